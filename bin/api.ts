@@ -1,0 +1,96 @@
+// Wires the api process: configuration, database (embedded or DATABASE_URL), migrations, secrets, routes.
+import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, type Config } from '../runtime/config.ts';
+import { connectDb, type Db } from '../runtime/db.ts';
+import { migrate } from '../runtime/migrate.ts';
+import { createLogger, type Logger } from '../runtime/logger.ts';
+import { createMetrics } from '../runtime/metrics.ts';
+import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
+import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
+import { buildServer } from '../http/server.ts';
+import { allRoutes } from '../http/routes/index.ts';
+import type { AppContext } from '../http/context.ts';
+import { ensureBundledCatalog } from '../domain/bootstrap.ts';
+
+export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+export interface RunningApi {
+  url: string;
+  port: number;
+  ctx: AppContext;
+  app: FastifyInstance;
+  db: Db;
+  /** graceful: not-ready first, then in-flight requests finish, then the pool closes */
+  close(): Promise<void>;
+}
+
+export async function databaseUrlFor(config: Config, logger: Logger): Promise<{ url: string; embedded?: EmbeddedPg }> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
+  if (config.POSTGRES_HOST) {
+    const u = new URL('postgres://localhost');
+    u.hostname = config.POSTGRES_HOST;
+    u.port = String(config.POSTGRES_PORT);
+    u.username = config.POSTGRES_USER;
+    u.password = config.POSTGRES_PASSWORD;
+    u.pathname = `/${config.POSTGRES_DB}`;
+    return { url: u.toString() };
+  }
+  const dir = resolve(config.DATA_DIR, 'pg');
+  logger.info({ dir }, 'starting embedded PostgreSQL');
+  const embedded = await startEmbeddedPostgres(dir, { onLog: (l) => logger.debug({ pg: l }, 'postgres') });
+  return { url: embedded.url, embedded };
+}
+
+export async function startApi(opts: { config?: Config; env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<RunningApi> {
+  const config = opts.config ?? loadConfig(opts.env ?? process.env);
+  const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'api' });
+  const dataDir = resolve(config.DATA_DIR);
+  const { url: dbUrl, embedded } = await databaseUrlFor(config, logger);
+  const db = await connectDb({
+    url: dbUrl,
+    poolSize: config.DB_POOL_SIZE,
+    maxOverflow: config.DB_MAX_OVERFLOW,
+    recycleSeconds: config.DB_POOL_RECYCLE_S,
+    applicationName: `eider-api-${config.REPLICA_ID}`,
+  });
+  const applied = await migrate(db, 'control');
+  if (applied.applied.length) logger.info({ applied: applied.applied }, 'migrations applied');
+  await ensureBundledCatalog(db, { bucket: config.STORE_BUCKET, endpoint: config.STORE_ENDPOINT, region: config.STORE_REGION });
+
+  const secretKey = loadOrCreateSecret(dataDir, 'secret-key', config.SECRET_KEY || null);
+  void secretKey;
+  const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
+  if (config.SETUP_TOKEN) writeSecretFile(dataDir, 'setup-token', setupToken);
+
+  const ctx: AppContext = {
+    db,
+    config,
+    logger,
+    metrics: config.METRICS_ENABLED ? createMetrics(() => db.stats) : undefined,
+    version: VERSION,
+    setupToken,
+    draining: { value: false },
+    onFirstAdmin: [],
+  };
+  const app = await buildServer({ ctx, routes: allRoutes });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
+  const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
+  logger.info({ port }, 'api listening');
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    ctx,
+    app,
+    db,
+    async close() {
+      ctx.draining.value = true;
+      await app.close();
+      await db.close();
+      if (embedded) await embedded.stop();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+// What every handler may reach: the database, configuration, logger and the process's services.
+import type { Db } from '../runtime/db.ts';
+import type { Config } from '../runtime/config.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+
+export interface AppContext {
+  db: Db;
+  config: Config;
+  logger: Logger;
+  metrics: Metrics | undefined;
+  version: string;
+  /** the setup token of this replica (spec: checked against the local file) */
+  setupToken: string;
+  /** true once shutdown began: readiness answers 503 */
+  draining: { value: boolean };
+  /** hooks that later subsystems register to run inside first-admin setup (default workspace, catalog attach) */
+  onFirstAdmin: Array<(tx: import('../runtime/db.ts').Queryable, adminId: string, workspaceId: string) => Promise<void>>;
+}

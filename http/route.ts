@@ -1,0 +1,116 @@
+// A route is declared once: method, path, operation id, who may call it, and effect Schemas for its inputs and
+// outputs. The same declaration validates requests, documents the route in OpenAPI, and feeds the authorization
+// matrix test, so a route added later is covered by all three automatically.
+import { Exit, Schema, SchemaIssue } from 'effect';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Permission, Principal } from '../domain/identity.ts';
+import type { WorkspaceAccess, WorkspaceRole } from '../domain/workspaces.ts';
+import { AppError } from '../domain/errors.ts';
+import type { AppContext } from './context.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Who may call a route. Checked before any input is decoded, in this order: authentication, then access. */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'permission'; permission: Permission }
+  | { kind: 'admin' }
+  | { kind: 'workspace'; role: WorkspaceRole }
+  /** the handler decides (per-resource tiers such as agents or queries); the matrix only checks authentication */
+  | { kind: 'resource'; note: string };
+
+export interface HandlerInput<P, Q, B> {
+  ctx: AppContext;
+  principal: Principal;
+  params: P;
+  query: Q;
+  body: B;
+  ws: WorkspaceAccess | undefined;
+  req: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteDef<P = any, Q = any, B = any> {
+  method: Method;
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  access: Access;
+  params?: Schema.Top;
+  query?: Schema.Top;
+  body?: Schema.Top;
+  /** documented responses; a null schema documents an empty body */
+  responses: Record<number, Schema.Top | null>;
+  /** raw routes skip JSON replies (HTML, SVG, text) */
+  produces?: string;
+  handler: (input: HandlerInput<P, Q, B>) => Promise<Reply>;
+}
+
+export function route<P = any, Q = any, B = any>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {
+  return def;
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1();
+
+/** Decodes one request part; failures become 422 naming every bad field. */
+export function decodePart<T>(schema: Schema.Top | undefined, value: unknown, where: 'path' | 'query' | 'body'): T {
+  if (!schema) return value as T;
+  const exit = Schema.decodeUnknownExit(schema as any)(value ?? (where === 'body' ? undefined : {}), { errors: 'all' });
+  if (Exit.isSuccess(exit)) return exit.value as T;
+  const failure = exit.cause.reasons.find((r: any) => r._tag === 'Fail') as any;
+  const issues = failure ? formatter(failure.error.issue).issues : [];
+  const fields = issues.map((i) => ({
+    field: i.path && i.path.length ? i.path.map(String).join('.') : where,
+    in: where,
+    message: i.message,
+  }));
+  const summary = fields.map((f) => `${f.field}: ${f.message}`).join('; ');
+  throw new AppError(422, 'unprocessable_content', `invalid ${where}: ${summary || 'malformed'}`, { fields });
+}
+
+/** JSON Schema for OpenAPI from an effect Schema (inline definitions, no $refs). */
+export function jsonSchemaOf(schema: Schema.Top): Record<string, unknown> {
+  const doc = Schema.toJsonSchemaDocument(schema as any) as any;
+  const defs = doc.definitions ?? {};
+  const inline = (node: any): any => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (node && typeof node === 'object') {
+      if (typeof node.$ref === 'string') {
+        const name = node.$ref.split('/').pop();
+        return defs[name] ? inline(defs[name]) : {};
+      }
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v)]));
+    }
+    return node;
+  };
+  return inline(doc.schema);
+}
+
+// ---- shared schema pieces ----------------------------------------------------------------------------------
+
+export const Uuid = Schema.String.check(Schema.isUUID());
+export const Limit = Schema.optionalKey(
+  Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 })),
+);
+export const Cursor = Schema.optionalKey(Schema.String);
+export const PageQuery = Schema.Struct({ limit: Limit, cursor: Cursor });
+export const pageOfSchema = (item: Schema.Top) =>
+  Schema.Struct({ items: Schema.Array(item as any), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
+export const ErrorEnvelope = Schema.Struct({
+  error: Schema.String,
+  message: Schema.String,
+  details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  detail: Schema.Struct({ error: Schema.String, detail: Schema.String }),
+});
+/** A query parameter that may repeat: always decoded to an array. */
+export const repeatable = <S extends Schema.Top>(item: S) =>
+  Schema.optionalKey(Schema.Union([item, Schema.Array(item)]));
+export const asArray = <T>(v: T | readonly T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? [...v] : [v as T]);

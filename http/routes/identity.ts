@@ -1,0 +1,335 @@
+// Setup, sign-in, the current user, personal tokens, users and service accounts.
+import { Schema } from 'effect';
+import { route, PageQuery, pageOfSchema } from '../route.ts';
+import { SESSION_COOKIE } from '../auth.ts';
+import { forbidden, notFound } from '../../domain/errors.ts';
+import * as identity from '../../domain/identity.ts';
+import { createWorkspaceForAdmin } from '../../domain/bootstrap.ts';
+import { listUserWorkspaces, toWorkspaceOut } from '../../domain/workspaces.ts';
+import { safeEqual } from '../../domain/identity.ts';
+
+const Email = Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+$/), Schema.isMaxLength(320));
+const Password = Schema.String.check(Schema.isMinLength(8), Schema.isMaxLength(1024));
+const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
+const Role = Schema.Literals(['admin', 'member']);
+
+export const UserOut = Schema.Struct({
+  id: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  role: Schema.String,
+  auth_provider: Schema.String,
+  is_active: Schema.Boolean,
+  permissions: Schema.Array(Schema.String),
+  created_at: Schema.String,
+});
+const TokenOut = Schema.Struct({
+  id: Schema.String,
+  created_at: Schema.String,
+  expires_at: Schema.NullOr(Schema.String),
+  current: Schema.optionalKey(Schema.Boolean),
+});
+const IssuedToken = Schema.Struct({ id: Schema.String, token: Schema.String, created_at: Schema.String, expires_at: Schema.NullOr(Schema.String) });
+const ServiceAccountOut = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  role: Schema.String,
+  is_active: Schema.Boolean,
+  permissions: Schema.Array(Schema.String),
+  created_at: Schema.String,
+});
+const UserIdParams = Schema.Struct({ user_id: Schema.String });
+const SaParams = Schema.Struct({ service_account_id: Schema.String });
+const SaPatParams = Schema.Struct({ service_account_id: Schema.String, pat_id: Schema.String });
+const PatchPrincipal = Schema.Struct({
+  name: Schema.optionalKey(Name),
+  role: Schema.optionalKey(Role),
+  is_active: Schema.optionalKey(Schema.Boolean),
+});
+
+const sessionCookie = (ctx: any, value: string, maxAge: number) =>
+  `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}${ctx.config.COOKIE_SECURE ? '; Secure' : ''}`;
+
+export const identityRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/setup/status',
+    operationId: 'get_setup_status',
+    summary: 'Whether the first admin still has to be created',
+    tags: ['identity'],
+    access: { kind: 'public' },
+    responses: { 200: Schema.Struct({ needs_admin: Schema.Boolean }) },
+    handler: async ({ ctx }) => ({ status: 200, body: { needs_admin: await identity.needsAdmin(ctx.db) } }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/setup/admin',
+    operationId: 'create_setup_admin',
+    summary: 'Create the first admin with the setup token (header X-Setup-Token)',
+    tags: ['identity'],
+    access: { kind: 'public' },
+    body: Schema.Struct({ email: Email, password: Password, name: Name }),
+    responses: { 201: UserOut, 403: null, 409: null },
+    handler: async ({ ctx, req, body }) => {
+      const given = req.headers['x-setup-token'];
+      if (typeof given !== 'string' || !safeEqual(given, ctx.setupToken)) throw forbidden('wrong or missing setup token');
+      const admin = await identity.createFirstAdmin(ctx.db, body, async (tx, a) => {
+        const wsId = await createWorkspaceForAdmin(tx, a.id);
+        for (const hook of ctx.onFirstAdmin) await hook(tx, a.id, wsId);
+      });
+      return { status: 201, body: identity.toUserOut(admin) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/auth/methods',
+    operationId: 'get_auth_methods',
+    summary: 'Sign-in methods offered',
+    tags: ['identity'],
+    access: { kind: 'public' },
+    responses: {
+      200: Schema.Struct({
+        local: Schema.Boolean,
+        ldap: Schema.Boolean,
+        oidc_providers: Schema.Array(Schema.Struct({ id: Schema.String, label: Schema.String })),
+      }),
+    },
+    handler: async ({ ctx }) => {
+      const providers = (ctx.config.OIDC_PROVIDERS as any[])
+        .filter((p) => p && typeof p.id === 'string')
+        .map((p) => ({ id: String(p.id), label: String(p.label ?? p.id) }));
+      if (!providers.length && ctx.config.OIDC_ENABLED) providers.push({ id: 'sso', label: ctx.config.OIDC_LABEL });
+      return { status: 200, body: { local: true, ldap: ctx.config.LDAP_ENABLED, oidc_providers: providers } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/auth/login',
+    operationId: 'create_login',
+    summary: 'Sign in with email and password; sets the session cookie',
+    tags: ['identity'],
+    access: { kind: 'public' },
+    body: Schema.Struct({ email: Schema.String, password: Schema.String }),
+    responses: { 200: UserOut, 401: null },
+    handler: async ({ ctx, body }) => {
+      const user = await identity.verifyLogin(ctx.db, body.email, body.password);
+      const sid = await identity.createSession(ctx.db, user.id, ctx.config.SESSION_MAX_AGE_SECONDS);
+      return {
+        status: 200,
+        body: identity.toUserOut(user),
+        headers: { 'set-cookie': sessionCookie(ctx, sid, ctx.config.SESSION_MAX_AGE_SECONDS) },
+      };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/auth/logout',
+    operationId: 'create_logout',
+    summary: 'Sign out: deletes the session server-side',
+    tags: ['identity'],
+    access: { kind: 'public' },
+    responses: { 204: null },
+    handler: async ({ ctx, req }) => {
+      const sid = req.cookies?.[SESSION_COOKIE];
+      if (sid) await identity.deleteSession(ctx.db, sid);
+      return { status: 204, headers: { 'set-cookie': sessionCookie(ctx, '', 0) } };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/me',
+    operationId: 'get_me',
+    summary: 'The signed-in user',
+    tags: ['identity'],
+    access: { kind: 'authenticated' },
+    responses: { 200: UserOut },
+    handler: async ({ principal }) => ({ status: 200, body: identity.toUserOut(principal.user) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/me/pats',
+    operationId: 'create_my_pat',
+    summary: 'Issue a personal access token (needs a browser session; the secret is shown once)',
+    tags: ['tokens'],
+    access: { kind: 'authenticated' },
+    body: Schema.Struct({ expires_in_days: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })) }),
+    responses: { 201: IssuedToken, 403: null, 409: null },
+    handler: async ({ ctx, principal, body }) => ({
+      status: 201,
+      body: await identity.issuePersonalToken(ctx.db, principal, body.expires_in_days),
+    }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/me/pats',
+    operationId: 'list_my_pats',
+    summary: 'My live tokens; current marks the one authenticating this request',
+    tags: ['tokens'],
+    access: { kind: 'authenticated' },
+    responses: { 200: Schema.Array(TokenOut) },
+    handler: async ({ ctx, principal }) => ({
+      status: 200,
+      body: await identity.listTokens(ctx.db, principal.user.id, principal.tokenId),
+    }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/me/pats/:pat_id',
+    operationId: 'delete_my_pat',
+    summary: 'Revoke one of my tokens (404 for anyone else’s)',
+    tags: ['tokens'],
+    access: { kind: 'authenticated' },
+    params: Schema.Struct({ pat_id: Schema.String }),
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      await identity.revokeToken(ctx.db, principal.user.id, params.pat_id);
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/users',
+    operationId: 'list_users',
+    summary: 'Users, paged',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    query: PageQuery,
+    responses: { 200: pageOfSchema(UserOut) },
+    handler: async ({ ctx, query }) => {
+      const page = await identity.listPrincipals(ctx.db, 'user', { limit: query.limit ?? 100, cursor: query.cursor });
+      return { status: 200, body: { ...page, items: page.items.map(identity.toUserOut) } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/admin/users',
+    operationId: 'create_user',
+    summary: 'Create a local user',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    body: Schema.Struct({ email: Email, name: Name, password: Password, role: Role }),
+    responses: { 201: UserOut, 409: null },
+    handler: async ({ ctx, body }) => ({ status: 201, body: identity.toUserOut(await identity.createUser(ctx.db, body)) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/admin/users/:user_id',
+    operationId: 'update_user',
+    summary: 'Rename, change role, activate or deactivate (deactivation revokes sessions and tokens)',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    params: UserIdParams,
+    body: PatchPrincipal,
+    responses: { 200: UserOut, 404: null },
+    handler: async ({ ctx, params, body }) => ({
+      status: 200,
+      body: identity.toUserOut(await identity.updatePrincipal(ctx.db, 'user', params.user_id, body)),
+    }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/users/:user_id/workspaces',
+    operationId: 'list_user_workspaces',
+    summary: 'The workspaces a user belongs to, with the role',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    params: UserIdParams,
+    responses: { 200: Schema.Array(Schema.Unknown) },
+    handler: async ({ ctx, params }) => {
+      const u = await identity.findUser(ctx.db, params.user_id);
+      if (!u) throw notFound('user');
+      const rows = await listUserWorkspaces(ctx.db, u.id);
+      return { status: 200, body: await Promise.all(rows.map(async (r) => ({ ...(await toWorkspaceOut(ctx.db, r)), role: r.role }))) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/service-accounts',
+    operationId: 'list_service_accounts',
+    summary: 'Service accounts, paged',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    query: PageQuery,
+    responses: { 200: pageOfSchema(ServiceAccountOut) },
+    handler: async ({ ctx, query }) => {
+      const page = await identity.listPrincipals(ctx.db, 'service_account', { limit: query.limit ?? 100, cursor: query.cursor });
+      return { status: 200, body: { ...page, items: page.items.map(identity.toServiceAccountOut) } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/admin/service-accounts',
+    operationId: 'create_service_account',
+    summary: 'Create a service account',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    body: Schema.Struct({ name: Name, role: Schema.optionalKey(Role) }),
+    responses: { 201: ServiceAccountOut },
+    handler: async ({ ctx, body }) => ({
+      status: 201,
+      body: identity.toServiceAccountOut(await identity.createServiceAccount(ctx.db, body)),
+    }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/admin/service-accounts/:service_account_id',
+    operationId: 'update_service_account',
+    summary: 'Rename, change role, activate or deactivate a service account',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    params: SaParams,
+    body: PatchPrincipal,
+    responses: { 200: ServiceAccountOut, 404: null },
+    handler: async ({ ctx, params, body }) => ({
+      status: 200,
+      body: identity.toServiceAccountOut(await identity.updatePrincipal(ctx.db, 'service_account', params.service_account_id, body)),
+    }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/admin/service-accounts/:service_account_id/pats',
+    operationId: 'create_service_account_pat',
+    summary: 'Issue a service-account token; expires_in_days may be null (never expires)',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    params: SaParams,
+    body: Schema.Struct({
+      expires_in_days: Schema.NullOr(Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 }))),
+    }),
+    responses: { 201: IssuedToken, 404: null, 409: null },
+    handler: async ({ ctx, params, body }) => ({
+      status: 201,
+      body: await identity.issueServiceAccountToken(ctx.db, params.service_account_id, body.expires_in_days),
+    }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/service-accounts/:service_account_id/pats',
+    operationId: 'list_service_account_pats',
+    summary: 'A service account’s live tokens',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    params: SaParams,
+    responses: { 200: Schema.Array(TokenOut) },
+    handler: async ({ ctx, params, principal }) => {
+      const sa = await identity.findServiceAccount(ctx.db, params.service_account_id);
+      return { status: 200, body: await identity.listTokens(ctx.db, sa.id, principal.tokenId) };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/admin/service-accounts/:service_account_id/pats/:pat_id',
+    operationId: 'delete_service_account_pat',
+    summary: 'Revoke a service-account token',
+    tags: ['admin'],
+    access: { kind: 'admin' },
+    params: SaPatParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, params }) => {
+      const sa = await identity.findServiceAccount(ctx.db, params.service_account_id);
+      await identity.revokeToken(ctx.db, sa.id, params.pat_id);
+      return { status: 204 };
+    },
+  }),
+];
+

@@ -1,0 +1,62 @@
+// Version, liveness, readiness and metrics.
+import { Schema } from 'effect';
+import { route } from '../route.ts';
+import { unavailable, notFound } from '../../domain/errors.ts';
+
+export const systemRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/version',
+    operationId: 'get_version',
+    summary: 'Server build and contract version',
+    tags: ['system'],
+    access: { kind: 'public' },
+    responses: { 200: Schema.Struct({ version: Schema.String, api_version: Schema.Number }) },
+    handler: async ({ ctx }) => ({ status: 200, body: { version: ctx.version, api_version: 2 } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/healthz',
+    operationId: 'get_health',
+    summary: 'Liveness: the process answers',
+    tags: ['system'],
+    access: { kind: 'public' },
+    responses: { 200: Schema.Struct({ status: Schema.String }) },
+    handler: async () => ({ status: 200, body: { status: 'ok' } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/readyz',
+    operationId: 'get_readiness',
+    summary: 'Readiness: the database answers and the process is not draining',
+    tags: ['system'],
+    access: { kind: 'public' },
+    responses: { 200: Schema.Struct({ status: Schema.String }), 503: null },
+    handler: async ({ ctx }) => {
+      if (ctx.draining.value) throw unavailable('shutting down', 'not_ready');
+      try {
+        await Promise.race([
+          ctx.db.query('select 1'),
+          new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 2000).unref()),
+        ]);
+      } catch {
+        throw unavailable('database unreachable', 'not_ready');
+      }
+      return { status: 200, body: { status: 'ready' } };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/metrics',
+    operationId: 'get_metrics',
+    summary: 'Prometheus metrics (when METRICS_ENABLED)',
+    tags: ['system'],
+    access: { kind: 'public' },
+    produces: 'text/plain; version=0.0.4',
+    responses: { 200: Schema.String },
+    handler: async ({ ctx }) => {
+      if (!ctx.metrics) throw notFound('metrics endpoint (METRICS_ENABLED is false)');
+      return { status: 200, body: await ctx.metrics.registry.metrics() };
+    },
+  }),
+];

@@ -1,0 +1,157 @@
+// The Fastify application: error envelope on every failure, authentication and access before input decoding,
+// effect-Schema validation, OpenAPI generated from the same route declarations, and metrics per route.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { randomUUID } from 'node:crypto';
+import { AppError, derivedCode } from '../domain/errors.ts';
+import { authenticate, authorize } from './auth.ts';
+import type { AppContext } from './context.ts';
+import { decodePart, jsonSchemaOf, type RouteDef } from './route.ts';
+
+export interface ServerOptions {
+  ctx: AppContext;
+  routes: RouteDef[];
+  /** hook for subsystems that register non-REST handlers (agent WebSocket, UI, /internal) */
+  extend?: (app: FastifyInstance) => Promise<void> | void;
+}
+
+export function envelope(code: string, message: string, details?: Record<string, unknown>) {
+  return { error: code, message, ...(details ? { details } : {}), detail: { error: code, detail: message } };
+}
+
+/** JSON with 64-bit integers as strings: a BigInt never fails a response. */
+export const toJson = (data: unknown) => JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+
+const pathRegex = (path: string) => new RegExp('^' + path.replace(/:[A-Za-z_]+/g, '[^/]+') + '/?$');
+
+export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+  const { ctx } = opts;
+  const options: FastifyServerOptions = {
+    logger: false,
+    bodyLimit: ctx.config.BODY_LIMIT_BYTES,
+    genReqId: () => randomUUID(),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  };
+  const app: FastifyInstance = Fastify(options);
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => toJson);
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Eider API', version: ctx.version, description: 'Control plane for SQL analytics over Apache Iceberg tables' },
+      components: {
+        securitySchemes: {
+          cookieAuth: { type: 'apiKey', in: 'cookie', name: 'session' },
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    (req as any).startedAt = process.hrtime.bigint();
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    if (!ctx.metrics) return;
+    const routeLabel = req.routeOptions?.url ?? 'unrouted';
+    const labels = { method: req.method, route: routeLabel, status: String(reply.statusCode) };
+    ctx.metrics.requests.inc(labels);
+    const started = (req as any).startedAt as bigint | undefined;
+    if (started) ctx.metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+  });
+
+  const sendError = (req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: Record<string, unknown>) =>
+    reply.status(status).type('application/json').send(envelope(code, message, details));
+
+  app.setErrorHandler((err: any, req, reply) => {
+    if (err instanceof AppError) {
+      if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return sendError(req, reply, err.status, err.code, err.message, err.details);
+    }
+    const status: number = typeof err?.statusCode === 'number' ? err.statusCode : 500;
+    if (status >= 500) {
+      ctx.logger.error({ reqId: req.id, method: req.method, url: req.url, err }, 'unhandled error');
+      return sendError(req, reply, 500, 'internal_error', 'internal server error');
+    }
+    const fastifyCode: string | undefined = err?.code;
+    const code =
+      fastifyCode === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError
+        ? 'invalid_json'
+        : fastifyCode === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'payload_too_large'
+          : fastifyCode === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+            ? 'unsupported_media_type'
+            : derivedCode(status);
+    const message =
+      code === 'invalid_json'
+        ? 'request body is not valid JSON'
+        : code === 'payload_too_large'
+          ? `request body exceeds ${ctx.config.BODY_LIMIT_BYTES} bytes`
+          : String(err?.message ?? 'bad request');
+    return sendError(req, reply, status, code, message);
+  });
+
+  const patterns = opts.routes.map((r) => ({ method: r.method, re: pathRegex(r.path) }));
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    const allowed = [...new Set(patterns.filter((p) => p.re.test(path)).map((p) => p.method))];
+    if (allowed.length && !allowed.includes(req.method as any)) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(req, reply, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`);
+    }
+    return sendError(req, reply, 404, 'not_found', `no route for ${req.method} ${path}`);
+  });
+
+  for (const def of opts.routes) registerRoute(app, ctx, def);
+  await opts.extend?.(app);
+
+  app.get('/api/openapi.json', { schema: { hide: true } as any }, async () => app.swagger());
+  return app;
+}
+
+function openApiSchema(def: RouteDef) {
+  const responses: Record<string, unknown> = {};
+  for (const [status, s] of Object.entries(def.responses)) {
+    responses[status] = s ? jsonSchemaOf(s) : { type: 'null', description: 'empty' };
+  }
+  const security =
+    def.access.kind === 'public' ? [] : [{ cookieAuth: [] }, { bearerAuth: [] }];
+  return {
+    operationId: def.operationId,
+    summary: def.summary,
+    tags: def.tags,
+    security,
+    ...(def.params ? { params: jsonSchemaOf(def.params) } : {}),
+    ...(def.query ? { querystring: jsonSchemaOf(def.query) } : {}),
+    ...(def.body ? { body: jsonSchemaOf(def.body) } : {}),
+    response: responses,
+  };
+}
+
+function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
+  app.route({
+    method: def.method,
+    url: def.path,
+    schema: openApiSchema(def) as any,
+    handler: async (req, reply) => {
+      const rawParams = (req.params ?? {}) as Record<string, string>;
+      const principal = await authenticate(ctx.db, req);
+      const ws = await authorize(ctx.db, def.access, principal, rawParams);
+      const params = decodePart(def.params, rawParams, 'path');
+      const query = decodePart(def.query, req.query, 'query');
+      const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
+      const out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
+      if (out.headers) for (const [k, v] of Object.entries(out.headers)) reply.header(k, v);
+      reply.status(out.status);
+      if (out.status === 204 || out.body === undefined) return reply.send();
+      if (def.produces) return reply.type(def.produces).send(out.body);
+      return reply.type('application/json').send(out.body);
+    },
+  });
+}

