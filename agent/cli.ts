@@ -1,0 +1,29 @@
+// `eider agent`: read the configuration from the environment, run until SIGINT/SIGTERM.
+import { agentConfigFromEnv, AgentConfigError, runAgent } from './main.ts';
+
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let config;
+  try {
+    config = agentConfigFromEnv(env);
+  } catch (error) {
+    if (error instanceof AgentConfigError) {
+      process.stderr.write(`eider agent: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw error;
+  }
+  const agent = await runAgent(config);
+  const shutdown = () => {
+    agent.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+if (import.meta.main) {
+  await main();
+}

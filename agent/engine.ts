@@ -1,0 +1,236 @@
+// One query's DuckDB engine: a fresh in-memory DuckDB instance and connection per query, so each query has its own
+// memory limit and its own locked sandbox (DuckDB's memory limit and configuration lock are per instance).
+// Order matters: sandbox first (EXPLAIN binds the statement, and binding read_csv already opens the file), then
+// EXPLAIN for the estimate, then the memory limit and profiling, then the configuration lock, then the statement.
+import { DuckDBInstance, StatementType as DuckStatementType, version as duckdbVersion } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
+import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
+import { normalizeProfile } from './profile.ts';
+import { leadingKeyword, quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';
+
+export interface EngineOptions {
+  readonly dataDir: string;
+  readonly resultsDir: string;
+  readonly disabledFilesystems: readonly string[];
+  readonly lockConfiguration: boolean;
+  readonly profilingEnabled: boolean;
+  /** Directories a query may also read (the Iceberg data-file cache). */
+  readonly extraReadableDirs: readonly string[];
+  /** Memory limit while estimating, before the reservation is known. */
+  readonly explainMemoryBytes: number;
+}
+
+export interface ExecutionResult {
+  readonly rowCount: number;
+  /** Relative to the agent data dir's results: `results/{query_id}.parquet`; null when there is no grid. */
+  readonly resultPath: string | null;
+  readonly columnSchema: ColumnSchemaEntry[] | null;
+  readonly columns: string[];
+  readonly statementType: StatementType | undefined;
+  /** True when the statement may have changed data (anything but a result-set query). */
+  readonly wrote: boolean;
+  readonly profile: QueryProfile | null;
+}
+
+const STATEMENT_NAMES = new Map<number, string>(
+  Object.entries(DuckStatementType as unknown as Record<string, number>)
+    .filter(([, v]) => typeof v === 'number')
+    .map(([k, v]) => [v, k]),
+);
+
+function protocolStatementType(duckType: number, sql: string): StatementType {
+  const name = STATEMENT_NAMES.get(duckType) ?? '';
+  if (name === 'SELECT') {
+    return ['DESCRIBE', 'DESC', 'SHOW', 'SUMMARIZE'].includes(leadingKeyword(sql)) ? 'describe' : 'select';
+  }
+  if (name.startsWith('MERGE')) return 'merge';
+  switch (name) {
+    case 'INSERT': return 'insert';
+    case 'UPDATE': return 'update';
+    case 'DELETE': return 'delete';
+    case 'COPY': return 'copy';
+    case 'CREATE':
+    case 'CREATE_FUNC': return 'create';
+    case 'ALTER': return 'alter';
+    case 'DROP': return 'drop';
+    default: return 'other';
+  }
+}
+
+function partialResultPath(resultsDir: string, queryId: string): string {
+  return join(resultsDir, `${queryId}.parquet.partial`);
+}
+
+export function engineVersion(): string {
+  return duckdbVersion();
+}
+
+// DuckDB's Parquet writer stores HUGEINT and UHUGEINT (also nested) as DOUBLE, losing digits past 2^53. Those
+// columns are written as text instead; column_schema still reports the engine type, and JSON carries such large
+// integers as strings anyway.
+function parquetSafeColumn(name: string, type: string): string {
+  const id = quoteIdentifier(name);
+  const safeType = type.replace(/\bU?HUGEINT\b/g, 'VARCHAR');
+  return safeType === type ? id : `CAST(${id} AS ${safeType}) AS ${id}`;
+}
+
+function bytesSetting(bytes: number): string {
+  return `${Math.max(1, Math.floor(bytes / 2 ** 20))}MiB`;
+}
+
+export class QueryEngine {
+  readonly #queryId: string;
+  readonly #options: EngineOptions;
+  readonly #instance: DuckDBInstance;
+  readonly #connection: DuckDBConnection;
+  readonly #tempDir: string;
+  #closed = false;
+
+  private constructor(queryId: string, options: EngineOptions, instance: DuckDBInstance, connection: DuckDBConnection, tempDir: string) {
+    this.#queryId = queryId;
+    this.#options = options;
+    this.#instance = instance;
+    this.#connection = connection;
+    this.#tempDir = tempDir;
+  }
+
+  /** A fresh sandboxed instance for one query (configuration not yet locked). */
+  static async open(queryId: string, options: EngineOptions): Promise<QueryEngine> {
+    const tempDir = join(options.dataDir, 'tmp', queryId);
+    const extensionDir = join(options.dataDir, 'extensions');
+    await mkdir(tempDir, { recursive: true });
+    await mkdir(extensionDir, { recursive: true });
+    await mkdir(options.resultsDir, { recursive: true });
+    const instance = await DuckDBInstance.create(':memory:', {
+      memory_limit: bytesSetting(options.explainMemoryBytes),
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+      extension_directory: extensionDir,
+      temp_directory: tempDir,
+    });
+    let connection: DuckDBConnection | undefined;
+    try {
+      connection = await instance.connect();
+      // Only this query's own scratch directory (spill files, profile) and its own result file: never the data dir
+      // as a whole, or a query could read another query's (another workspace's) results.
+      const dirs = [tempDir, ...options.extraReadableDirs].map((d) => quoteLiteral(d.endsWith('/') ? d : `${d}/`));
+      await connection.run(`SET allowed_directories=[${dirs.join(', ')}]`);
+      await connection.run(`SET allowed_paths=[${quoteLiteral(partialResultPath(options.resultsDir, queryId))}]`);
+      if (options.disabledFilesystems.length > 0) {
+        await connection.run(`SET disabled_filesystems=${quoteLiteral(options.disabledFilesystems.join(','))}`);
+      }
+      await connection.run('SET enable_external_access=false');
+      return new QueryEngine(queryId, options, instance, connection, tempDir);
+    } catch (error) {
+      connection?.closeSync();
+      instance.closeSync();
+      await rm(tempDir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Estimated peak bytes from EXPLAIN, or null when unestimable (not a single SELECT, error, or timeout). */
+  async explainEstimate(sql: string, timeoutMs: number): Promise<number | null> {
+    const extracted = await this.#connection.extractStatements(sql);
+    if (extracted.count !== 1) return null;
+    const body = statementBody(sql);
+    if (!['SELECT', 'WITH', 'FROM', 'VALUES', 'TABLE', ''].includes(leadingKeyword(body)) && !body.trimStart().startsWith('(')) {
+      return null;
+    }
+    const timer = setTimeout(() => this.#connection.interrupt(), timeoutMs);
+    try {
+      const reader = await this.#connection.runAndReadAll(`EXPLAIN (FORMAT json) ${body}`);
+      const rows = reader.getRows();
+      const plan = rows.find((r) => r[0] === 'physical_plan')?.[1];
+      return typeof plan === 'string' ? estimatePeakBytesFromExplain(plan) : null;
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Apply the granted memory limit and profiling, then lock the configuration. */
+  async configure(memoryLimitBytes: number): Promise<void> {
+    await this.#connection.run(`SET memory_limit=${quoteLiteral(bytesSetting(memoryLimitBytes))}`);
+    if (this.#options.profilingEnabled) {
+      await this.#connection.run(`SET enable_profiling='json'`);
+      await this.#connection.run(`SET profiling_coverage='ALL'`);
+      await this.#connection.run(`SET profiling_output=${quoteLiteral(this.#profilePath())}`);
+    }
+    if (this.#options.lockConfiguration) await this.#connection.run('SET lock_configuration=true');
+  }
+
+  /** Interrupt the running statement (cancel, timeout). Safe to call at any time. */
+  interrupt(): void {
+    if (!this.#closed) this.#connection.interrupt();
+  }
+
+  async execute(sql: string): Promise<ExecutionResult> {
+    const extracted = await this.#connection.extractStatements(sql);
+    if (extracted.count === 0) throw new Error('the query contains no statement');
+    if (extracted.count > 1) return this.#executeScript(extracted);
+    const prepared = await extracted.prepare(0);
+    const statementType = protocolStatementType(prepared.statementType, sql);
+    if (statementType !== 'select' && statementType !== 'describe') {
+      const result = await prepared.run();
+      const rowCount = ['insert', 'update', 'delete', 'merge', 'copy'].includes(statementType) ? Number(result.rowsChanged) : 0;
+      return { rowCount, resultPath: null, columnSchema: null, columns: [], statementType, wrote: true, profile: await this.#profile(rowCount) };
+    }
+    const names = Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
+    prepared.destroySync();
+    const columns = uniqueColumnNames(names);
+    const wrapped = `SELECT * FROM (\n${statementBody(sql)}\n) AS __eider_result(${columns.map(quoteIdentifier).join(', ')})`;
+    const described = await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`);
+    const columnSchema = described.getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
+    const projection = columnSchema.map((c) => parquetSafeColumn(c.name, c.type)).join(', ');
+    const fileName = `${this.#queryId}.parquet`;
+    const partial = partialResultPath(this.#options.resultsDir, this.#queryId);
+    const copied = await this.#connection.run(`COPY (SELECT ${projection} FROM (${wrapped})) TO ${quoteLiteral(partial)} (FORMAT parquet)`);
+    const rowCount = Number(copied.rowsChanged);
+    const profile = await this.#profile(rowCount);
+    await rename(partial, join(this.#options.resultsDir, fileName));
+    return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: false, profile };
+  }
+
+  async #executeScript(extracted: Awaited<ReturnType<DuckDBConnection['extractStatements']>>): Promise<ExecutionResult> {
+    let rowCount = 0;
+    for (let i = 0; i < extracted.count; i++) {
+      // Prepared one at a time: a later statement may depend on an earlier one (CREATE then INSERT).
+      const prepared = await extracted.prepare(i);
+      const type = STATEMENT_NAMES.get(prepared.statementType) ?? '';
+      const result = await prepared.run();
+      if (['INSERT', 'UPDATE', 'DELETE'].includes(type) || type.startsWith('MERGE')) rowCount += Number(result.rowsChanged);
+    }
+    return { rowCount, resultPath: null, columnSchema: null, columns: [], statementType: 'other', wrote: true, profile: await this.#profile(rowCount) };
+  }
+
+  #profilePath(): string {
+    return join(this.#tempDir, 'profile.json');
+  }
+
+  async #profile(rowCount: number): Promise<QueryProfile | null> {
+    if (!this.#options.profilingEnabled) return null;
+    try {
+      return normalizeProfile(await readFile(this.#profilePath(), 'utf8'), rowCount);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Close the instance and remove its spill directory and any partial result. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#connection.closeSync();
+    } finally {
+      this.#instance.closeSync();
+    }
+    await rm(this.#tempDir, { recursive: true, force: true });
+    await rm(partialResultPath(this.#options.resultsDir, this.#queryId), { force: true });
+  }
+}

@@ -1,0 +1,150 @@
+// The `eider agent` process: wires the result server, retention sweep, admission control, query runner and the
+// control channel. `runAgent` is what `eider agent` (bin/) and tests call.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AdmissionController } from './admission.ts';
+import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config.ts';
+import { ControlChannel } from './controlChannel.ts';
+import { engineVersion } from './engine.ts';
+import { createAgentLogger, type Logger } from './logger.ts';
+import { memoryBudget } from './memoryBudget.ts';
+import { MemoryAsk } from './memoryAsk.ts';
+import { QueryRunner } from './queryRunner.ts';
+import { startResultServer } from './resultServer.ts';
+import { startRetentionSweep } from './retention.ts';
+import { SessionTokenStore } from './sessionTokenStore.ts';
+import { AGENT_VERSION } from './version.ts';
+
+export { agentConfigFromEnv, AgentConfigError, type AgentConfig };
+
+export interface RunAgentOptions {
+  readonly logger?: Logger;
+}
+
+export interface AgentHandle {
+  /** The bound result-server port (useful with RESULTS_HTTP_PORT=0). */
+  readonly resultsPort: number;
+  readonly budgetBytes: number;
+  agentId(): string | null;
+  connected(): boolean;
+  stop(): Promise<void>;
+}
+
+// DuckDB's built-in extensions in this build (iceberg/httpfs are not available: the agent reads Iceberg itself).
+const BUILT_IN_EXTENSIONS = ['parquet', 'json', 'icu', 'core_functions'];
+
+export async function runAgent(config: AgentConfig, options: RunAgentOptions = {}): Promise<AgentHandle> {
+  const logger = options.logger ?? createAgentLogger({ level: config.logLevel, name: config.otelServiceName });
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  await mkdir(config.resultsDir, { recursive: true });
+  if (config.otelExporterOtlpEndpoint) {
+    logger.warn('OTEL_EXPORTER_OTLP_ENDPOINT is set but this build has no OpenTelemetry exporter: tracing is off');
+  }
+
+  const budget = memoryBudget(config.memoryHeadroomFraction);
+  logger.info({ budgetBytes: budget.budgetBytes, source: budget.source, profile: config.maxConcurrencyProfile }, 'memory budget');
+  const admission = new AdmissionController({
+    budgetBytes: budget.budgetBytes,
+    profile: config.maxConcurrencyProfile,
+    maxQueueDepth: config.maxQueueDepth,
+    queuedTimeoutMs: config.queuedTimeoutS * 1000,
+    admissionWaitMs: config.statementAdmissionWaitS * 1000,
+    admissionFloorFraction: config.statementAdmissionFloorFraction,
+    floorBytes: config.estimateFloorBytes,
+    elasticCeilingFraction: config.elasticCeilingFraction,
+  });
+  const memoryAsk = new MemoryAsk(config, budget.budgetBytes);
+
+  let sessionToken: string | null = null;
+  const resultServer = await startResultServer({
+    resultsDir: config.resultsDir,
+    host: config.resultsHttpHost,
+    port: config.resultsHttpPort,
+    sessionToken: () => sessionToken,
+    logger: logger.child({ component: 'results' }),
+  });
+  const stopSweep = startRetentionSweep(config.resultsDir, config.resultRetentionHours, logger.child({ component: 'retention' }));
+
+  let channel: ControlChannel | null = null;
+  const runner = new QueryRunner({
+    config,
+    admission,
+    memoryAsk,
+    logger: logger.child({ component: 'query' }),
+    engine: {
+      dataDir: config.dataDir,
+      resultsDir: config.resultsDir,
+      disabledFilesystems: config.sandboxDisabledFilesystems,
+      lockConfiguration: config.sandboxLockConfiguration,
+      profilingEnabled: config.profilingEnabled,
+      explainMemoryBytes: config.estimateFloorBytes,
+      extraReadableDirs: [join(config.dataDir, 'cache')],
+    },
+    send: (frame) => {
+      channel?.send(frame);
+    },
+  });
+
+  channel = new ControlChannel({
+    url: config.controlPlaneUrl,
+    bootstrapToken: config.bootstrapToken,
+    tokenStore: new SessionTokenStore(config.dataDir),
+    name: config.name,
+    resultsPort: resultServer.port,
+    agentVersion: AGENT_VERSION,
+    logger: logger.child({ component: 'control' }),
+    backoff: { initialMs: 500, maxMs: 30_000 },
+    authTimeoutMs: 15_000,
+    inFlight: () => runner.inFlightCount,
+    status: () => {
+      const stats = admission.stats;
+      return {
+        capabilities: {
+          engine_version: engineVersion(),
+          extensions: BUILT_IN_EXTENSIONS,
+          memory_limit_bytes: budget.budgetBytes,
+          max_concurrency_profile: config.maxConcurrencyProfile,
+          max_queue_depth: config.maxQueueDepth,
+          max_timeout_s: config.maxTimeoutS,
+          profiling_enabled: config.profilingEnabled,
+          features: ['cancel_ack', 'column_schema', 'statement_type', ...(config.profilingEnabled ? ['profile'] : [])],
+        },
+        load: { running: stats.running, queued: stats.queued, reserved_bytes: stats.reservedBytes, budget_bytes: stats.budgetBytes },
+      };
+    },
+    onSessionToken: (token) => {
+      sessionToken = token;
+    },
+    onFrame: (frame) => {
+      if (frame.type === 'dispatch_query') {
+        if (!runner.dispatch(frame.payload)) {
+          channel?.send({ type: 'error', payload: { code: 'duplicate_query', message: `query ${frame.payload.query_id} is already running`, frame_type: 'dispatch_query' } });
+        }
+      } else {
+        const found = runner.cancel(frame.payload.query_id);
+        channel?.send({ type: 'cancel_ack', payload: { query_id: frame.payload.query_id, found } });
+      }
+    },
+  });
+  await channel.start();
+
+  let stopping: Promise<void> | null = null;
+  return {
+    resultsPort: resultServer.port,
+    budgetBytes: budget.budgetBytes,
+    agentId: () => channel.agentId,
+    connected: () => channel.connected,
+    stop: () => {
+      stopping ??= (async () => {
+        logger.info('agent stopping');
+        admission.close();
+        await runner.close();
+        await channel.stop();
+        stopSweep();
+        await resultServer.close();
+        logger.info('agent stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { agentConfigFromEnv } from './config.ts';
+import { MemoryAsk } from './memoryAsk.ts';
+
+const MiB = 2 ** 20;
+const config = agentConfigFromEnv({ CONTROL_PLANE_URL: 'ws://x/agents/connect', BOOTSTRAP_TOKEN: 't', ESTIMATE_CACHE_MAX_ENTRIES: '2' });
+
+describe('MemoryAsk', () => {
+  const budget = 1024 * MiB;
+  it('clamps estimates to [floor, ceiling × budget] after the safety multiplier', () => {
+    const ask = new MemoryAsk(config, budget);
+    expect(ask.fromEstimate(100 * MiB)).toEqual({ bytes: 150 * MiB, source: 'estimate' });
+    expect(ask.fromEstimate(1)).toEqual({ bytes: 64 * MiB, source: 'estimate' });
+    expect(ask.fromEstimate(10_000 * MiB).bytes).toBe(budget);
+    expect(ask.fromEstimate(null)).toEqual({ bytes: budget / 8, source: 'fallback' });
+  });
+
+  it('sizes by the largest remembered peak and forgets after a write', () => {
+    const ask = new MemoryAsk(config, budget);
+    ask.rememberPeak('SELECT  1', 100 * MiB);
+    ask.rememberPeak('SELECT 1', 80 * MiB);
+    expect(ask.fromFeedback(' SELECT 1 ')).toEqual({ bytes: 150 * MiB, source: 'feedback' });
+    ask.clearAfterWrite();
+    expect(ask.fromFeedback('SELECT 1')).toBeNull();
+    const off = new MemoryAsk({ ...config, grantFeedbackEnabled: false }, budget);
+    off.rememberPeak('SELECT 1', 100 * MiB);
+    expect(off.fromFeedback('SELECT 1')).toBeNull();
+  });
+
+  it('caches estimates with a TTL and a size bound', () => {
+    const ask = new MemoryAsk(config, budget);
+    ask.rememberEstimate('a', 1, 0);
+    ask.rememberEstimate('b', null, 0);
+    expect(ask.cachedEstimate('b', 1)).toBeNull();
+    expect(ask.cachedEstimate('a', 1)).toBe(1);
+    ask.rememberEstimate('c', 3, 2); // evicts b, the least recently used
+    expect(ask.cachedEstimate('b', 3)).toBeUndefined();
+    expect(ask.cachedEstimate('a', 3)).toBe(1);
+    expect(ask.cachedEstimate('a', 3 + config.estimateCacheTtlS * 1000 + 1)).toBeUndefined();
+  });
+});

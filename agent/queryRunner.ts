@@ -1,0 +1,184 @@
+// Runs dispatched queries: estimate → admission → execute → query_done / query_failed. Owns the in-flight set,
+// cancellation and the agent-side timeout (both interrupt the running statement).
+import type { AgentFrame, DispatchQueryFrame, QueryErrorCode } from '../protocol/index.ts';
+import { AdmissionController, AdmissionError, type Grant } from './admission.ts';
+import type { AgentConfig } from './config.ts';
+import { QueryEngine, type EngineOptions } from './engine.ts';
+import type { Logger } from './logger.ts';
+import type { MemoryAsk } from './memoryAsk.ts';
+
+type Dispatch = DispatchQueryFrame['payload'];
+
+interface InFlight {
+  readonly queryId: string;
+  engine: QueryEngine | null;
+  stopReason: 'cancelled' | 'timeout' | null;
+  readonly done: Promise<void>;
+}
+
+export interface QueryRunnerOptions {
+  readonly config: AgentConfig;
+  readonly admission: AdmissionController;
+  readonly memoryAsk: MemoryAsk;
+  readonly engine: EngineOptions;
+  readonly logger: Logger;
+  /** Sends a frame to the control plane (dropped while disconnected; the control plane reaps by timeout). */
+  readonly send: (frame: AgentFrame) => void;
+}
+
+function message(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0].slice(0, 2000);
+}
+
+function classify(error: unknown): QueryErrorCode {
+  if (error instanceof AdmissionError) return error.code;
+  const text = error instanceof Error ? error.message : String(error);
+  if (/Out of Memory Error/i.test(text)) return 'out_of_memory';
+  // DuckDB errors carry their class as a prefix ("Binder Error: …", "Parser Error: …").
+  if (/^[A-Za-z ]*Error: /.test(text)) return 'sql_error';
+  return 'internal_error';
+}
+
+export class QueryRunner {
+  readonly #o: QueryRunnerOptions;
+  readonly #inFlight = new Map<string, InFlight>();
+
+  constructor(options: QueryRunnerOptions) {
+    this.#o = options;
+  }
+
+  get inFlightCount(): number {
+    return this.#inFlight.size;
+  }
+
+  has(queryId: string): boolean {
+    return this.#inFlight.has(queryId);
+  }
+
+  /** Start a dispatched query; its outcome is reported by frames. Returns false for a duplicate dispatch. */
+  dispatch(payload: Dispatch): boolean {
+    if (this.#inFlight.has(payload.query_id)) return false;
+    let entry!: InFlight;
+    const done = new Promise<void>((resolve) => {
+      queueMicrotask(() => {
+        this.#run(payload, entry).finally(() => {
+          this.#inFlight.delete(payload.query_id);
+          resolve();
+        });
+      });
+    });
+    entry = { queryId: payload.query_id, engine: null, stopReason: null, done };
+    this.#inFlight.set(payload.query_id, entry);
+    return true;
+  }
+
+  /** Cancel a query; false when the agent has no such query. The outcome still arrives as query_failed. */
+  cancel(queryId: string): boolean {
+    const entry = this.#inFlight.get(queryId);
+    if (!entry) return false;
+    this.#stop(entry, 'cancelled');
+    return true;
+  }
+
+  #stop(entry: InFlight, reason: 'cancelled' | 'timeout'): void {
+    if (entry.stopReason !== null) return;
+    entry.stopReason = reason;
+    if (!this.#o.admission.cancel(entry.queryId)) entry.engine?.interrupt();
+  }
+
+  /** Cancel everything and wait for the queries to wind down (shutdown). */
+  async close(): Promise<void> {
+    for (const entry of this.#inFlight.values()) this.#stop(entry, 'cancelled');
+    await Promise.all([...this.#inFlight.values()].map((e) => e.done));
+  }
+
+  async #run(payload: Dispatch, entry: InFlight): Promise<void> {
+    const { config, admission, memoryAsk, logger, send } = this.#o;
+    const queryId = payload.query_id;
+    const log = logger.child({ queryId, workspace: payload.workspace });
+    const startedAt = performance.now();
+    const timeoutS = Math.min(payload.timeout_s, config.maxTimeoutS);
+    // The timeout counts from receipt, like the control plane's view of the query, so queueing is included.
+    const timer = setTimeout(() => this.#stop(entry, 'timeout'), timeoutS * 1000);
+    let grant: Grant | null = null;
+    let outcome: AgentFrame;
+    const stopped = () => {
+      if (entry.stopReason !== null) throw new Error(`stopped: ${entry.stopReason}`);
+    };
+    try {
+      log.debug({ sql: payload.sql }, 'query received');
+      if (payload.catalogs && payload.catalogs.length > 0) {
+        log.warn({ catalogs: payload.catalogs.map((c) => c.name) }, 'catalog attachment is not available on this agent yet');
+      }
+      entry.engine = await QueryEngine.open(queryId, this.#o.engine);
+      stopped();
+      let askBytes = 0;
+      let askSource = 'ladder';
+      if (config.maxConcurrencyProfile === 'auto') {
+        let ask = memoryAsk.fromFeedback(payload.sql);
+        if (ask === null) {
+          let estimate = memoryAsk.cachedEstimate(payload.sql);
+          if (estimate === undefined) {
+            estimate = await entry.engine.explainEstimate(payload.sql, config.explainTimeoutS * 1000);
+            stopped();
+            memoryAsk.rememberEstimate(payload.sql, estimate);
+          }
+          ask = memoryAsk.fromEstimate(estimate);
+        }
+        askBytes = ask.bytes;
+        askSource = ask.source;
+      }
+      grant = await admission.acquire(queryId, askBytes);
+      stopped();
+      log.info({ askBytes, askSource, grantedBytes: grant.grantedBytes, limitBytes: grant.limitBytes, queuedMs: grant.queuedMs }, 'query admitted');
+      send({ type: 'query_started', payload: { query_id: queryId, queued_ms: grant.queuedMs, reserved_bytes: grant.grantedBytes } });
+      await entry.engine.configure(grant.limitBytes);
+      stopped();
+      const result = await entry.engine.execute(payload.sql);
+      const durationMs = performance.now() - startedAt;
+      if (result.wrote) memoryAsk.clearAfterWrite();
+      else if (result.profile?.summary.peak_memory_bytes) memoryAsk.rememberPeak(payload.sql, result.profile.summary.peak_memory_bytes);
+      outcome = {
+        type: 'query_done',
+        payload: {
+          query_id: queryId,
+          row_count: result.rowCount,
+          duration_ms: durationMs,
+          result_path: result.resultPath,
+          column_schema: result.columnSchema,
+          columns: result.columns,
+          ...(result.statementType ? { statement_type: result.statementType } : {}),
+          ...(result.profile ? { profile: result.profile } : {}),
+        },
+      };
+      log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'query done');
+    } catch (error) {
+      const durationMs = performance.now() - startedAt;
+      let code: QueryErrorCode;
+      let text: string;
+      if (entry.stopReason === 'timeout') {
+        code = 'timeout';
+        text = `query exceeded its timeout of ${timeoutS}s`;
+      } else if (entry.stopReason === 'cancelled') {
+        code = 'cancelled';
+        text = 'query cancelled';
+      } else {
+        code = classify(error);
+        text = message(error);
+      }
+      if (code === 'internal_error') log.error({ err: message(error) }, 'query failed');
+      else log.info({ code, err: text }, 'query failed');
+      outcome = { type: 'query_failed', payload: { query_id: queryId, error: { code, message: text }, duration_ms: durationMs } };
+    } finally {
+      clearTimeout(timer);
+      // Close before releasing: the reservation must cover the instance's memory until it is actually freed.
+      await entry.engine?.close().catch((error: unknown) => log.warn({ err: message(error) }, 'engine close failed'));
+      grant?.release();
+    }
+    // Reported only after cleanup, so when the control plane hears the outcome the memory is free again and the
+    // query is no longer in flight here.
+    this.#inFlight.delete(queryId);
+    send(outcome);
+  }
+}

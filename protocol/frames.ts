@@ -1,0 +1,220 @@
+// Every frame of the agent control channel as an effect Schema. A frame travels as JSON `{type, payload}`.
+// One schema per frame; `AgentFrame` is what the agent may send, `ServiceFrame` what the control plane may send, and
+// each side decodes what it receives against the other side's union, so both validate everything they read.
+import { Schema } from 'effect';
+
+const NonEmpty = Schema.String.check(Schema.isNonEmpty());
+const Uuid = Schema.String.check(Schema.isUUID());
+const Count = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0));
+const Millis = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0));
+const PositiveSeconds = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0));
+const Port = Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65535 }));
+
+function frame<T extends string, P extends Schema.Top>(type: T, payload: P) {
+  return Schema.Struct({ type: Schema.Literal(type), payload });
+}
+
+// --- shared payload parts -------------------------------------------------------------------------------------
+
+export const ErrorBody = Schema.Struct({ code: NonEmpty, message: Schema.String });
+export type ErrorBody = typeof ErrorBody.Type;
+
+// Failure codes the agent reports for a query. The spec's agent-side messages ("queue full", "queued timeout")
+// travel as the message of queue_full and queued_timeout.
+export const QueryErrorCode = Schema.Literals([
+  'sql_error',
+  'timeout',
+  'cancelled',
+  'queue_full',
+  'queued_timeout',
+  'out_of_memory',
+  'catalog_error',
+  'internal_error',
+]);
+export type QueryErrorCode = typeof QueryErrorCode.Type;
+
+export const StatementType = Schema.Literals([
+  'select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other',
+]);
+export type StatementType = typeof StatementType.Type;
+
+export const ColumnSchemaEntry = Schema.Struct({ name: Schema.String, type: NonEmpty });
+export type ColumnSchemaEntry = typeof ColumnSchemaEntry.Type;
+
+export interface ProfileOperator {
+  readonly name: string;
+  readonly timing_ms: number;
+  readonly cardinality: number;
+  readonly children: ReadonlyArray<ProfileOperator>;
+}
+export const ProfileOperator: Schema.Codec<ProfileOperator> = Schema.Struct({
+  name: Schema.String,
+  timing_ms: Millis,
+  cardinality: Count,
+  children: Schema.Array(Schema.suspend((): Schema.Codec<ProfileOperator> => ProfileOperator)),
+});
+
+// Normalized execution profile: a summary plus the operator tree, engine-neutral field names.
+export const QueryProfile = Schema.Struct({
+  summary: Schema.Struct({
+    total_ms: Millis,
+    rows: Count,
+    peak_memory_bytes: Schema.NullOr(Count),
+    cpu_ms: Schema.optional(Millis),
+  }),
+  operators: Schema.NullOr(ProfileOperator),
+});
+export type QueryProfile = typeof QueryProfile.Type;
+
+export const Capabilities = Schema.Struct({
+  engine_version: NonEmpty,
+  extensions: Schema.Array(Schema.String),
+  memory_limit_bytes: Count,
+  max_concurrency_profile: Schema.Literals(['auto', 'single', 'equal_2', 'decaying_2', 'decaying_3']),
+  max_queue_depth: Schema.optional(Count),
+  max_timeout_s: Schema.optional(PositiveSeconds),
+  profiling_enabled: Schema.optional(Schema.Boolean),
+  // Feature names the control plane may rely on (e.g. "cancel_ack", "column_schema", "profile").
+  features: Schema.optional(Schema.Array(Schema.String)),
+});
+export type Capabilities = typeof Capabilities.Type;
+
+export const AgentLoad = Schema.Struct({
+  running: Count,
+  queued: Count,
+  reserved_bytes: Count,
+  budget_bytes: Count,
+});
+export type AgentLoad = typeof AgentLoad.Type;
+
+// Iceberg attach information for dispatch. Its inner shape belongs to the Iceberg bridge and is validated there;
+// on the wire it is an object that names the catalog.
+export const CatalogAttachment = Schema.StructWithRest(
+  Schema.Struct({ name: NonEmpty }),
+  [Schema.Record(Schema.String, Schema.Unknown)],
+);
+export type CatalogAttachment = typeof CatalogAttachment.Type;
+
+// --- frames ----------------------------------------------------------------------------------------------------
+
+export const AuthFrame = frame(
+  'auth',
+  Schema.Struct({
+    bootstrap_token: Schema.optional(NonEmpty),
+    session_token: Schema.optional(NonEmpty),
+    protocol_version: Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)),
+    name: Schema.optional(Schema.String),
+    results_port: Port,
+    agent_version: NonEmpty,
+  }).check(
+    Schema.makeFilter((p) =>
+      p.bootstrap_token !== undefined || p.session_token !== undefined
+        ? true
+        : 'auth needs bootstrap_token or session_token',
+    ),
+  ),
+);
+export const AuthOkFrame = frame(
+  'auth_ok',
+  Schema.Struct({
+    agent_id: Uuid,
+    // Present when a new session credential was issued (bootstrap exchange or rotation).
+    session_token: Schema.optional(NonEmpty),
+    heartbeat_interval_s: PositiveSeconds,
+    heartbeat_ttl_s: PositiveSeconds,
+  }),
+);
+export const AuthErrorFrame = frame('auth_error', ErrorBody);
+export const AgentStatusFrame = frame(
+  'agent_status',
+  Schema.Struct({ capabilities: Capabilities, load: Schema.optional(AgentLoad) }),
+);
+export const HeartbeatFrame = frame(
+  'heartbeat',
+  Schema.Struct({ sent_at: NonEmpty, in_flight: Schema.optional(Count) }),
+);
+export const DispatchQueryFrame = frame(
+  'dispatch_query',
+  Schema.Struct({
+    query_id: Uuid,
+    sql: NonEmpty,
+    workspace: NonEmpty,
+    backend: NonEmpty,
+    timeout_s: PositiveSeconds,
+    catalogs: Schema.optional(Schema.Array(CatalogAttachment)),
+  }),
+);
+export const CancelQueryFrame = frame('cancel_query', Schema.Struct({ query_id: Uuid }));
+export const QueryStartedFrame = frame(
+  'query_started',
+  Schema.Struct({ query_id: Uuid, queued_ms: Schema.optional(Millis), reserved_bytes: Schema.optional(Count) }),
+);
+export const QueryDoneFrame = frame(
+  'query_done',
+  Schema.Struct({
+    query_id: Uuid,
+    row_count: Count,
+    duration_ms: Millis,
+    // Null when the statement produced no result grid (DDL, DML, multi-statement).
+    result_path: Schema.NullOr(NonEmpty),
+    column_schema: Schema.NullOr(Schema.Array(ColumnSchemaEntry)),
+    columns: Schema.Array(Schema.String),
+    statement_type: Schema.optional(StatementType),
+    profile: Schema.optional(QueryProfile),
+  }),
+);
+export const QueryFailedFrame = frame(
+  'query_failed',
+  Schema.Struct({
+    query_id: Uuid,
+    error: Schema.Struct({ code: QueryErrorCode, message: Schema.String }),
+    duration_ms: Schema.optional(Millis),
+  }),
+);
+export const CancelAckFrame = frame(
+  'cancel_ack',
+  // found=false: the agent had no such query (already finished or never received).
+  Schema.Struct({ query_id: Uuid, found: Schema.optional(Schema.Boolean) }),
+);
+export const ErrorFrame = frame(
+  'error',
+  Schema.Struct({ code: NonEmpty, message: Schema.String, frame_type: Schema.optional(Schema.String) }),
+);
+
+export const AgentFrame = Schema.Union([
+  AuthFrame, AgentStatusFrame, HeartbeatFrame, QueryStartedFrame, QueryDoneFrame, QueryFailedFrame, CancelAckFrame,
+  ErrorFrame,
+]);
+export const ServiceFrame = Schema.Union([
+  AuthOkFrame, AuthErrorFrame, HeartbeatFrame, DispatchQueryFrame, CancelQueryFrame, ErrorFrame,
+]);
+export type AgentFrame = typeof AgentFrame.Type;
+export type ServiceFrame = typeof ServiceFrame.Type;
+export type Frame = AgentFrame | ServiceFrame;
+export type FrameOf<F extends Frame, T extends F['type']> = Extract<F, { type: T }>;
+
+export type AuthFrame = typeof AuthFrame.Type;
+export type AuthOkFrame = typeof AuthOkFrame.Type;
+export type DispatchQueryFrame = typeof DispatchQueryFrame.Type;
+export type QueryDoneFrame = typeof QueryDoneFrame.Type;
+export type QueryFailedFrame = typeof QueryFailedFrame.Type;
+
+// Frame schemas by type and direction, so a decoder can name an unknown or misdirected type precisely.
+export const AGENT_FRAME_SCHEMAS = {
+  auth: AuthFrame,
+  agent_status: AgentStatusFrame,
+  heartbeat: HeartbeatFrame,
+  query_started: QueryStartedFrame,
+  query_done: QueryDoneFrame,
+  query_failed: QueryFailedFrame,
+  cancel_ack: CancelAckFrame,
+  error: ErrorFrame,
+} as const;
+export const SERVICE_FRAME_SCHEMAS = {
+  auth_ok: AuthOkFrame,
+  auth_error: AuthErrorFrame,
+  heartbeat: HeartbeatFrame,
+  dispatch_query: DispatchQueryFrame,
+  cancel_query: CancelQueryFrame,
+  error: ErrorFrame,
+} as const;
