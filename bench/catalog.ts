@@ -1,0 +1,94 @@
+// Catalog throughput, run by hand: `node bench/catalog.ts` (uses DATABASE_URL, else an embedded PostgreSQL).
+// Prints loadTable per second, and commits per second on one table (writers contending, retrying on 409) and
+// spread over 20 tables (one writer each).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connectDb } from '../runtime/db.ts';
+import { migrate } from '../runtime/migrate.ts';
+import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
+import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { load, fmt } from './support.ts';
+
+const SCHEMA = { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] };
+
+let nextId = 5_000_000_000_000_000_000n;
+
+/** One append commit against the table's current state; retries on 409 and counts the conflicts. */
+async function appendWithRetry(stack: CatalogStack, path: string, conflicts: { n: number }): Promise<void> {
+  // Jittered exponential backoff between retries, as Iceberg clients do (commit.retry.min-wait-ms).
+  for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+    const m = (await stack.request('GET', path)).body.metadata;
+    const parent = m['current-snapshot-id'];
+    const id = nextId++;
+    const res = await stack.request('POST', path, {
+      requirements: [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': parent }],
+      updates: [
+        {
+          action: 'add-snapshot',
+          snapshot: {
+            'snapshot-id': id,
+            ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
+            'sequence-number': BigInt(m['last-sequence-number']) + 1n,
+            'timestamp-ms': Date.now(),
+            'manifest-list': `${m.location}/metadata/snap-${id}.avro`,
+            summary: { operation: 'append' },
+          },
+        },
+        { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
+      ],
+    });
+    if (res.status === 200) return;
+    if (res.status !== 409) throw new Error(`commit failed: ${res.status} ${JSON.stringify(res.body)}`);
+    conflicts.n++;
+    await new Promise((r) => setTimeout(r, Math.random() * wait));
+  }
+}
+
+async function main() {
+  let pg: EmbeddedPg | undefined;
+  let pgDir: string | undefined;
+  let url = process.env.DATABASE_URL;
+  if (!url) {
+    pgDir = mkdtempSync(join(tmpdir(), 'eider-bench-pg-'));
+    pg = await startEmbeddedPostgres(pgDir);
+    url = pg.url;
+  }
+  const db = await connectDb({ url, poolSize: 10, maxOverflow: 10 });
+  await migrate(db, 'catalog');
+  const suffix = Date.now().toString(36);
+  const stack = await startCatalogStack({ db });
+  try {
+    const wh = `bench_${suffix}`;
+    await stack.createWarehouse(wh);
+    await stack.request('POST', `/v1/${wh}/namespaces`, { namespace: ['b'] });
+    for (let i = 0; i <= 20; i++) {
+      await stack.request('POST', `/v1/${wh}/namespaces/b/tables`, { name: `t${i}`, schema: SCHEMA });
+    }
+    const one = `/v1/${wh}/namespaces/b/tables/t0`;
+    // Warm up connections and the JIT.
+    await load(200, 8, async () => void (await stack.request('GET', one)));
+
+    console.log(`loadTable (8 in flight)            ${fmt(await load(3000, 8, async () => void (await stack.request('GET', one))))}`);
+    console.log(`loadTable, vended credentials      ${fmt(await load(2000, 8, async () => void (await stack.request('GET', one, undefined, { 'x-iceberg-access-delegation': 'vended-credentials' }))))}`);
+
+    const c1 = { n: 0 };
+    const single = await load(200, 1, () => appendWithRetry(stack, one, c1));
+    console.log(`commits, one table, 1 writer       ${fmt(single)}`);
+    const c8 = { n: 0 };
+    const contended = await load(200, 8, () => appendWithRetry(stack, one, c8));
+    console.log(`commits, one table, 8 writers      ${fmt(contended)}   ${c8.n} conflicts retried`);
+    const c20 = { n: 0 };
+    let rr = 0;
+    const spread = await load(400, 20, () => appendWithRetry(stack, `/v1/${wh}/namespaces/b/tables/t${(rr++ % 20) + 1}`, c20));
+    console.log(`commits, 20 tables, 20 writers     ${fmt(spread)}   ${c20.n} conflicts retried`);
+    console.log('(each commit = load + commit: the figures count landed commits, latency includes retries)');
+  } finally {
+    await stack.close();
+    await db.close();
+    await pg?.stop();
+    if (pgDir) rmSync(pgDir, { recursive: true, force: true });
+  }
+}
+
+await main();

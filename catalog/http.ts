@@ -1,0 +1,81 @@
+// HTTP helpers shared by the catalog routes: 64-bit-safe JSON replies, the ErrorModel error handler, namespace
+// path decoding and page tokens.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { stringifyJson, parseJson } from '../iceberg/json.ts';
+import { CatalogError, badRequest } from './errors.ts';
+import { NS_SEP } from './metastore.ts';
+
+export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).type('application/json').send(stringifyJson(body));
+}
+
+/** Request bodies go through the 64-bit-safe parser (snapshot ids in commits); forms for the OAuth endpoint. */
+export function installParsers(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, (body as string).length ? parseJson(body as string) : undefined);
+    } catch {
+      done(badRequest('request body is not valid JSON'), undefined);
+    }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+}
+
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: any, req, reply) => {
+    if (err instanceof CatalogError) return sendJson(reply, err.status, err.toBody());
+    if (err?.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return sendJson(reply, err.statusCode, { error: { message: err.message, type: 'BadRequestException', code: err.statusCode } });
+    }
+    req.log.error({ err }, 'catalog request failed');
+    return sendJson(reply, 500, { error: { message: 'internal error', type: 'InternalServerError', code: 500 } });
+  });
+  app.setNotFoundHandler((req, reply) =>
+    sendJson(reply, 404, { error: { message: `no route for ${req.method} ${req.url.split('?')[0]}`, type: 'NotFoundException', code: 404 } }),
+  );
+}
+
+/** A namespace path parameter: levels joined by U+001F (the client sends %1F). */
+export function namespaceParam(raw: string): string[] {
+  const levels = raw.split(NS_SEP);
+  if (levels.some((l) => l.length === 0)) throw badRequest(`invalid namespace: ${JSON.stringify(raw)}`);
+  return levels;
+}
+
+export function namespaceBody(ns: unknown): string[] {
+  if (!Array.isArray(ns) || ns.length === 0 || ns.some((l) => typeof l !== 'string' || l.length === 0 || l.includes(NS_SEP))) {
+    throw badRequest('namespace must be a non-empty array of non-empty strings');
+  }
+  return ns as string[];
+}
+
+export interface Page {
+  after: string | undefined;
+  limit: number;
+  /** Whether the client asked for pages (pageSize given). */
+  paged: boolean;
+}
+
+const MAX_UNPAGED = 10_000;
+
+export function pageParams(query: { pageToken?: string; pageSize?: string }): Page {
+  let limit = MAX_UNPAGED;
+  let paged = false;
+  if (query.pageSize !== undefined && query.pageSize !== '') {
+    const n = Number(query.pageSize);
+    if (!Number.isInteger(n) || n < 1) throw badRequest('pageSize must be a positive integer');
+    limit = Math.min(n, 1000);
+    paged = true;
+  }
+  let after: string | undefined;
+  if (query.pageToken) {
+    after = Buffer.from(query.pageToken, 'base64url').toString('utf8');
+    paged = true;
+  }
+  return { after, limit, paged };
+}
+
+export const pageToken = (lastKey: string) => Buffer.from(lastKey, 'utf8').toString('base64url');

@@ -1,0 +1,121 @@
+// GET /v1/config and the namespace routes of the Iceberg REST catalog, under the warehouse prefix.
+import type { FastifyInstance } from 'fastify';
+import * as store from '../metastore.ts';
+import type { CatalogContext } from '../context.ts';
+import { sendJson, namespaceParam, namespaceBody, pageParams, pageToken } from '../http.ts';
+import { badRequest, unprocessable } from '../errors.ts';
+
+type NsParams = { prefix: string; namespace: string };
+
+/** Endpoints this server implements, announced in GET /v1/config so clients need not probe. */
+const ENDPOINTS = [
+  'GET /v1/{prefix}/namespaces',
+  'POST /v1/{prefix}/namespaces',
+  'GET /v1/{prefix}/namespaces/{namespace}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}',
+  'POST /v1/{prefix}/namespaces/{namespace}/properties',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'POST /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}',
+  'GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials',
+  'POST /v1/{prefix}/tables/rename',
+  'POST /v1/{prefix}/transactions/commit',
+];
+
+export function namespaceRoutes(app: FastifyInstance, ctx: CatalogContext): void {
+  app.get<{ Querystring: { warehouse?: string } }>('/v1/config', async (req, reply) => {
+    const name = req.query.warehouse;
+    if (!name) throw badRequest('the warehouse query parameter is required (one catalog service hosts many warehouses)');
+    await store.getWarehouse(ctx.db, name);
+    return sendJson(reply, 200, { defaults: {}, overrides: { prefix: name }, endpoints: ENDPOINTS });
+  });
+
+  app.get<{ Params: { prefix: string }; Querystring: { parent?: string; pageToken?: string; pageSize?: string } }>(
+    '/v1/:prefix/namespaces',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const parent = req.query.parent ? namespaceParam(req.query.parent) : [];
+      if (parent.length) await store.getNamespace(ctx.db, w.name, parent);
+      const page = pageParams(req.query);
+      const namespaces = await store.listNamespaces(ctx.db, w.name, parent, page.after, page.limit);
+      const full = page.paged && namespaces.length === page.limit;
+      return sendJson(reply, 200, {
+        namespaces,
+        ...(full ? { 'next-page-token': pageToken(store.nsKey(namespaces[namespaces.length - 1])) } : {}),
+      });
+    },
+  );
+
+  app.post<{ Params: { prefix: string }; Body: { namespace?: unknown; properties?: Record<string, string> } }>(
+    '/v1/:prefix/namespaces',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const ns = namespaceBody(req.body?.namespace);
+      const properties = stringMap(req.body?.properties ?? {});
+      await store.createNamespace(ctx.db, w.name, ns, properties);
+      return sendJson(reply, 200, { namespace: ns, properties });
+    },
+  );
+
+  app.get<{ Params: NsParams }>('/v1/:prefix/namespaces/:namespace', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const row = await store.getNamespace(ctx.db, w.name, namespaceParam(req.params.namespace));
+    return sendJson(reply, 200, { namespace: row.namespace, properties: row.properties });
+  });
+
+  app.head<{ Params: NsParams }>('/v1/:prefix/namespaces/:namespace', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const row = await store.findNamespace(ctx.db, w.name, namespaceParam(req.params.namespace));
+    return reply.code(row ? 204 : 404).send();
+  });
+
+  app.delete<{ Params: NsParams }>('/v1/:prefix/namespaces/:namespace', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const ns = namespaceParam(req.params.namespace);
+    await ctx.db.tx((q) => store.deleteNamespace(q, w.name, ns));
+    return reply.code(204).send();
+  });
+
+  app.post<{ Params: NsParams; Body: { removals?: string[]; updates?: Record<string, string> } }>(
+    '/v1/:prefix/namespaces/:namespace/properties',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const ns = namespaceParam(req.params.namespace);
+      const removals = req.body?.removals ?? [];
+      const updates = stringMap(req.body?.updates ?? {});
+      if (!Array.isArray(removals) || removals.some((r) => typeof r !== 'string')) throw badRequest('removals must be an array of strings');
+      const both = removals.filter((k) => k in updates);
+      if (both.length) throw unprocessable(`properties both updated and removed: ${both.join(', ')}`);
+      const result = await ctx.db.tx(async (q) => {
+        const row = await store.getNamespace(q, w.name, ns, true);
+        const props = { ...row.properties };
+        const removed: string[] = [];
+        const missing: string[] = [];
+        for (const k of removals) {
+          if (k in props) {
+            delete props[k];
+            removed.push(k);
+          } else missing.push(k);
+        }
+        Object.assign(props, updates);
+        await store.setNamespaceProperties(q, w.name, ns, props);
+        return { updated: Object.keys(updates), removed, missing };
+      });
+      return sendJson(reply, 200, result);
+    },
+  );
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('properties must be an object of strings');
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v)) {
+    if (typeof val !== 'string') throw badRequest(`property ${k} must be a string`);
+    out[k] = val;
+  }
+  return out;
+}

@@ -1,0 +1,174 @@
+// The table routes of the Iceberg REST catalog: list, create, load (ETag / If-None-Match), exists, commit, drop,
+// rename, multi-table transactions and credentials.
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { parseJson, stringifyJson } from '../../iceberg/json.ts';
+import type { TableMetadata } from '../../iceberg/metadata.ts';
+import * as store from '../metastore.ts';
+import type { Warehouse } from '../metastore.ts';
+import type { CatalogContext } from '../context.ts';
+import type { CommitRequest, CreateTableRequest, LoadedTable, TableIdent } from '../tables.ts';
+import { sendJson, namespaceParam, namespaceBody, pageParams, pageToken } from '../http.ts';
+import { badRequest } from '../errors.ts';
+import { vendCredentials, wantsVendedCredentials } from '../vending.ts';
+
+type NsParams = { prefix: string; namespace: string };
+type TableParams = NsParams & { table: string };
+
+const DELEGATION = 'x-iceberg-access-delegation';
+
+function etagOf(metadataLocation: string, snapshots: string): string {
+  return `"${createHash('sha256').update(`${metadataLocation}|${snapshots}`).digest('hex').slice(0, 40)}"`;
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const v = t.trim().replace(/^W\//, '');
+    return v === '*' || v === etag;
+  });
+}
+
+/** Snapshots referenced by a branch or tag only (snapshots=refs). */
+function onlyRefSnapshots(json: string): string {
+  const m = parseJson<TableMetadata>(json);
+  const ids = new Set(Object.values(m.refs).map((r) => BigInt(r['snapshot-id'])));
+  return stringifyJson({ ...m, snapshots: m.snapshots.filter((s) => ids.has(BigInt(s['snapshot-id']))) });
+}
+
+/** LoadTableResult, with the stored metadata text spliced in as is (no parse/serialize on the hot path). */
+function sendLoadResult(
+  reply: FastifyReply,
+  loaded: LoadedTable,
+  metadataJson: string,
+  extra: { config: Record<string, string>; 'storage-credentials'?: unknown[] },
+): FastifyReply {
+  const parts = [
+    `"metadata-location":${loaded.metadataLocation === null ? 'null' : JSON.stringify(loaded.metadataLocation)}`,
+    `"metadata":${metadataJson}`,
+    `"config":${JSON.stringify(extra.config)}`,
+  ];
+  if (extra['storage-credentials']) parts.push(`"storage-credentials":${JSON.stringify(extra['storage-credentials'])}`);
+  return reply.code(200).type('application/json').send(`{${parts.join(',')}}`);
+}
+
+function locationOf(metadataJson: string): string {
+  const m = /"location"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(metadataJson);
+  return m ? JSON.parse(m[1]) : parseJson<TableMetadata>(metadataJson).location;
+}
+
+function identBody(v: unknown, what: string): TableIdent {
+  const id = v as { namespace?: unknown; name?: unknown } | undefined;
+  if (!id || typeof id.name !== 'string' || !id.name) throw badRequest(`${what} must have a namespace and a name`);
+  return { namespace: namespaceBody(id.namespace), name: id.name };
+}
+
+export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
+  const credentialsFor = (w: Warehouse, location: string) => vendCredentials(w, location, ctx.credentialTtlSeconds);
+
+  app.get<{ Params: NsParams; Querystring: { pageToken?: string; pageSize?: string } }>(
+    '/v1/:prefix/namespaces/:namespace/tables',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const ns = namespaceParam(req.params.namespace);
+      await store.getNamespace(ctx.db, w.name, ns);
+      const page = pageParams(req.query);
+      const names = await store.listTables(ctx.db, w.name, ns, page.after, page.limit);
+      const full = page.paged && names.length === page.limit;
+      return sendJson(reply, 200, {
+        identifiers: names.map((name) => ({ namespace: ns, name })),
+        ...(full ? { 'next-page-token': pageToken(names[names.length - 1]) } : {}),
+      });
+    },
+  );
+
+  app.post<{ Params: NsParams; Body: CreateTableRequest }>('/v1/:prefix/namespaces/:namespace/tables', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const ns = namespaceParam(req.params.namespace);
+    if (!req.body || typeof req.body !== 'object') throw badRequest('CreateTableRequest body is required');
+    const loaded = await ctx.tables.create(w, ns, req.body);
+    const vended = wantsVendedCredentials(req.headers[DELEGATION]) ? credentialsFor(w, loaded.metadata!.location) : undefined;
+    if (loaded.metadataLocation) reply.header('etag', etagOf(loaded.metadataLocation, 'all'));
+    return sendLoadResult(reply, loaded, loaded.metadataJson, vended ?? { config: {} });
+  });
+
+  app.get<{ Params: TableParams; Querystring: { snapshots?: string } }>(
+    '/v1/:prefix/namespaces/:namespace/tables/:table',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
+      const snapshots = req.query.snapshots ?? 'all';
+      if (snapshots !== 'all' && snapshots !== 'refs') throw badRequest('snapshots must be all or refs');
+      const loaded = await ctx.tables.load(w, id);
+      const etag = etagOf(loaded.metadataLocation!, snapshots);
+      reply.header('etag', etag);
+      if (matchesEtag(req.headers['if-none-match'], etag)) return reply.code(304).send();
+      const json = snapshots === 'refs' ? onlyRefSnapshots(loaded.metadataJson) : loaded.metadataJson;
+      const vended = wantsVendedCredentials(req.headers[DELEGATION]) ? credentialsFor(w, locationOf(loaded.metadataJson)) : undefined;
+      return sendLoadResult(reply, loaded, json, vended ?? { config: {} });
+    },
+  );
+
+  app.head<{ Params: TableParams }>('/v1/:prefix/namespaces/:namespace/tables/:table', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const found = await store.findTableLocation(ctx.db, w.name, namespaceParam(req.params.namespace), req.params.table);
+    return reply.code(found ? 204 : 404).send();
+  });
+
+  app.post<{ Params: TableParams; Body: CommitRequest }>('/v1/:prefix/namespaces/:namespace/tables/:table', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
+    if (!req.body || typeof req.body !== 'object') throw badRequest('CommitTableRequest body is required');
+    if (req.body.identifier) {
+      const given = identBody(req.body.identifier, 'identifier');
+      if (given.name !== id.name || given.namespace.join('\u001f') !== id.namespace.join('\u001f')) {
+        throw badRequest('the identifier in the body does not match the path');
+      }
+    }
+    const result = await ctx.tables.commit(w, id, req.body);
+    reply.header('etag', etagOf(result.metadataLocation!, 'all'));
+    return reply.code(200).type('application/json').send(`{"metadata-location":${JSON.stringify(result.metadataLocation)},"metadata":${result.metadataJson}}`);
+  });
+
+  app.delete<{ Params: TableParams; Querystring: { purgeRequested?: string } }>(
+    '/v1/:prefix/namespaces/:namespace/tables/:table',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
+      const purge = req.query.purgeRequested === 'true';
+      const { purgedFiles } = await ctx.tables.drop(w, id, purge);
+      if (purge) req.log.info({ warehouse: w.name, table: [...id.namespace, id.name].join('.'), purgedFiles }, 'table purged');
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<{ Params: TableParams }>('/v1/:prefix/namespaces/:namespace/tables/:table/credentials', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const loaded = await ctx.tables.load(w, { namespace: namespaceParam(req.params.namespace), name: req.params.table });
+    const vended = credentialsFor(w, locationOf(loaded.metadataJson));
+    return sendJson(reply, 200, { 'storage-credentials': vended['storage-credentials'] });
+  });
+
+  app.post<{ Params: { prefix: string }; Body: { source?: unknown; destination?: unknown } }>(
+    '/v1/:prefix/tables/rename',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      await ctx.tables.rename(w, identBody(req.body?.source, 'source'), identBody(req.body?.destination, 'destination'));
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { prefix: string }; Body: { 'table-changes'?: Array<CommitRequest & { identifier: TableIdent }> } }>(
+    '/v1/:prefix/transactions/commit',
+    async (req, reply) => {
+      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const changes = req.body?.['table-changes'];
+      if (!Array.isArray(changes)) throw badRequest('table-changes must be an array');
+      await ctx.tables.commitTransaction(
+        w,
+        changes.map((c) => ({ ...c, identifier: identBody(c?.identifier, 'identifier') })),
+      );
+      return reply.code(204).send();
+    },
+  );
+}

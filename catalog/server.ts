@@ -1,0 +1,93 @@
+// The Iceberg REST catalog service (`eider catalog`): one Fastify server hosting many warehouses (the REST
+// "prefix" is the warehouse name), its metastore in PostgreSQL schema `catalog`, metadata files on each
+// warehouse's S3 storage.
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { connectDb, type Db } from '../runtime/db.ts';
+import { migrate } from '../runtime/migrate.ts';
+import { makeTokenIssuer } from './auth.ts';
+import type { CatalogConfig } from './config.ts';
+import type { CatalogContext } from './context.ts';
+import { installErrorHandler, installParsers, sendJson } from './http.ts';
+import { WarehouseStorage } from './storage.ts';
+import { TableService } from './tables.ts';
+import { oauthRoutes } from './routes/oauth.ts';
+import { namespaceRoutes } from './routes/namespaces.ts';
+import { tableRoutes } from './routes/tables.ts';
+import { managementRoutes } from './routes/management.ts';
+import { notAuthorized } from './errors.ts';
+
+export interface CatalogServiceOptions extends Partial<Omit<CatalogConfig, 'clientSecret'>> {
+  clientSecret: string;
+  /** An open database; when absent one is opened from `databaseUrl`. */
+  db?: Db;
+  /** Apply migrations/catalog at start (default true). */
+  migrate?: boolean;
+  /** pino logger (fastify's); none by default. */
+  logger?: FastifyBaseLogger;
+}
+
+export interface CatalogService {
+  url: string;
+  port: number;
+  db: Db;
+  close(): Promise<void>;
+}
+
+const PUBLIC_ROUTES = new Set(['/v1/oauth/tokens', '/healthz']);
+
+export async function startCatalogService(opts: CatalogServiceOptions): Promise<CatalogService> {
+  const ownDb = !opts.db;
+  if (!opts.db && !opts.databaseUrl) throw new Error('startCatalogService needs db or databaseUrl');
+  const db = opts.db ?? (await connectDb({ url: opts.databaseUrl!, poolSize: 10, maxOverflow: 10, applicationName: 'eider-catalog' }));
+  if (opts.migrate !== false) await migrate(db, 'catalog');
+
+  const storage = new WarehouseStorage();
+  const ctx: CatalogContext = {
+    db,
+    storage,
+    tables: new TableService(db, storage),
+    credentialTtlSeconds: opts.credentialTtlSeconds ?? 900,
+  };
+  const tokens = makeTokenIssuer({
+    clientId: opts.clientId ?? 'root',
+    clientSecret: opts.clientSecret,
+    realm: opts.realm ?? 'POLARIS',
+    ttlSeconds: opts.tokenTtlSeconds ?? 3600,
+  });
+
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    // HEAD routes are real operations here (namespace/table exists), not GET without a body.
+    exposeHeadRoutes: false,
+    bodyLimit: 16 * 1024 * 1024,
+    routerOptions: { maxParamLength: 1024 },
+  });
+  installParsers(app);
+  installErrorHandler(app);
+  app.addHook('onRequest', async (req) => {
+    const path = req.url.split('?')[0];
+    if (PUBLIC_ROUTES.has(path)) return;
+    const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+    if (!m || !tokens.verify(m[1].trim())) throw notAuthorized('a valid bearer token is required (POST /v1/oauth/tokens)');
+  });
+  app.get('/healthz', async (_req, reply) => sendJson(reply, 200, { status: 'ok' }));
+  oauthRoutes(app, tokens);
+  namespaceRoutes(app, ctx);
+  tableRoutes(app, ctx);
+  managementRoutes(app, ctx);
+
+  const host = opts.host ?? '127.0.0.1';
+  await app.listen({ host, port: opts.port ?? 8181 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : (opts.port ?? 8181);
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    db,
+    async close() {
+      await app.close();
+      storage.close();
+      if (ownDb) await db.close();
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Storage credentials handed to clients that ask for `X-Iceberg-Access-Delegation: vended-credentials`.
+// object_store warehouses get short-lived keys scoped to the table's location, derived from the warehouse secret
+// (the bundled store recomputes them, see runtime/objectStore.ts) and revocable (per key, or all keys of a
+// warehouse by bumping its credential epoch). s3 warehouses get their configured keys as they are: this catalog
+// has no STS, so those are neither short-lived nor revocable by the catalog.
+import { deriveVendedKey, type VendedClaims } from '../runtime/objectStore.ts';
+import type { Queryable } from '../runtime/db.ts';
+import { isCredentialRevoked, type Warehouse } from './metastore.ts';
+import { parseS3Uri } from './storage.ts';
+
+export interface StorageCredential {
+  prefix: string;
+  config: Record<string, string>;
+}
+
+export interface VendedCredentials {
+  /** Goes into LoadTableResult.config (older clients read only this). */
+  config: Record<string, string>;
+  'storage-credentials': StorageCredential[];
+}
+
+/** Whether a request asked for vended credentials (the header is a comma-separated list). */
+export function wantsVendedCredentials(header: string | string[] | undefined): boolean {
+  const values = Array.isArray(header) ? header.join(',') : header ?? '';
+  return values.split(',').some((v) => v.trim().toLowerCase() === 'vended-credentials');
+}
+
+export function vendCredentials(w: Warehouse, tableLocation: string, ttlSeconds: number, nowMs = Date.now()): VendedCredentials {
+  const { bucket, key } = parseS3Uri(tableLocation);
+  const prefix = key.replace(/\/+$/, '') + '/';
+  const base: Record<string, string> = {
+    's3.region': w.region,
+    's3.path-style-access': String(w.pathStyle),
+    'client.region': w.region,
+  };
+  if (w.endpoint) base['s3.endpoint'] = w.endpoint;
+  let config: Record<string, string>;
+  if (w.kind === 'object_store') {
+    const expiresAt = Math.floor(nowMs / 1000) + ttlSeconds;
+    const vended = deriveVendedKey(w.secretAccessKey, { warehouse: w.name, bucket, prefix, expiresAt, epoch: w.credentialEpoch });
+    config = {
+      ...base,
+      's3.access-key-id': vended.accessKeyId,
+      's3.secret-access-key': vended.secretAccessKey,
+      's3.session-token-expires-at-ms': String(expiresAt * 1000),
+    };
+  } else {
+    config = { ...base, 's3.access-key-id': w.accessKeyId, 's3.secret-access-key': w.secretAccessKey };
+  }
+  return { config, 'storage-credentials': [{ prefix: `s3://${bucket}/${prefix}`, config }] };
+}
+
+/** The bundled store's revocation hook (ObjectStoreOptions.isRevoked), backed by the metastore. */
+export function revocationCheck(db: Queryable): (claims: VendedClaims, accessKeyId: string) => Promise<boolean> {
+  // Fails closed: when the metastore cannot answer, the key is refused.
+  return (claims, accessKeyId) => isCredentialRevoked(db, claims.warehouse, claims.epoch, accessKeyId).catch(() => true);
+}

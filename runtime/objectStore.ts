@@ -1,0 +1,344 @@
+// The bundled S3-compatible object store (@20minutes/s3rver behind a thin HTTP wrapper) and the S3 client
+// settings every Eider component needs to talk to it (or to any S3-compatible server).
+//
+// What the wrapper adds to s3rver, without forking it:
+//  - anonymous requests are refused (s3rver serves them);
+//  - secrets are resolved per server: the root key, plus *vended* keys derived from a signing secret
+//    (access key id = `EIDV` + base64url(claims), secret = HMAC-SHA256(signingSecret, access key id)), refused
+//    after expiry, after revocation, or outside the bucket/prefix they were issued for;
+//  - ListObjectsV2 paging uses a plain continuation token: s3rver's DES token needs `--openssl-legacy-provider`
+//    on Node 24 (ERR_OSSL_EVP_UNSUPPORTED), so its getBucket is replaced for list-type=2 only.
+// s3rver keeps accounts in a process-global registry; it is replaced by one that asks the server handling the
+// current request (AsyncLocalStorage), so several stores can run in one process with different keys.
+import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { S3Client } from '@aws-sdk/client-s3';
+
+const require = createRequire(import.meta.url);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Vended keys
+
+export const VENDED_KEY_PREFIX = 'EIDV';
+
+/** What a vended key grants: one bucket, one key prefix, until `expiresAt` (epoch seconds). */
+export interface VendedClaims {
+  /** Warehouse name, so a revocation check can look up its epoch. */
+  warehouse: string;
+  bucket: string;
+  /** Key prefix inside the bucket, ending with `/` (or '' for the whole bucket). */
+  prefix: string;
+  expiresAt: number;
+  /** Warehouse credential epoch at issue time; bumping the epoch revokes every key issued before. */
+  epoch: number;
+  nonce: string;
+}
+
+export interface VendedKey {
+  accessKeyId: string;
+  secretAccessKey: string;
+  claims: VendedClaims;
+}
+
+export function deriveVendedKey(signingSecret: string, claims: Omit<VendedClaims, 'nonce'> & { nonce?: string }): VendedKey {
+  const full: VendedClaims = { ...claims, nonce: claims.nonce ?? randomBytes(9).toString('base64url') };
+  const body = Buffer.from(
+    JSON.stringify([full.warehouse, full.bucket, full.prefix, full.expiresAt, full.epoch, full.nonce]),
+  ).toString('base64url');
+  const accessKeyId = `${VENDED_KEY_PREFIX}${body}`;
+  return { accessKeyId, secretAccessKey: vendedSecret(signingSecret, accessKeyId), claims: full };
+}
+
+export function vendedSecret(signingSecret: string, accessKeyId: string): string {
+  return createHmac('sha256', signingSecret).update(accessKeyId).digest('base64url');
+}
+
+/** The claims inside a vended access key id, or undefined when it is not one. */
+export function parseVendedKeyId(accessKeyId: string): VendedClaims | undefined {
+  if (!accessKeyId.startsWith(VENDED_KEY_PREFIX)) return undefined;
+  try {
+    const arr = JSON.parse(Buffer.from(accessKeyId.slice(VENDED_KEY_PREFIX.length), 'base64url').toString('utf8'));
+    if (!Array.isArray(arr) || arr.length !== 6) return undefined;
+    const [warehouse, bucket, prefix, expiresAt, epoch, nonce] = arr;
+    if (typeof warehouse !== 'string' || typeof bucket !== 'string' || typeof prefix !== 'string') return undefined;
+    if (typeof expiresAt !== 'number' || typeof epoch !== 'number' || typeof nonce !== 'string') return undefined;
+    return { warehouse, bucket, prefix, expiresAt, epoch, nonce };
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The server
+
+export interface ObjectStoreOptions {
+  /** Directory holding the objects. */
+  dir: string;
+  /** 9000 by default; 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** Bucket created at start when missing. */
+  bucket: string;
+  accessKey: string;
+  secretKey: string;
+  /** Secret that vended keys are derived from; defaults to `secretKey`. */
+  signingSecret?: string;
+  /**
+   * Asked for every request made with a vended key that is otherwise valid; true refuses it.
+   * The catalog provides one backed by its metastore (revoked keys, warehouse epochs).
+   */
+  isRevoked?: (claims: VendedClaims, accessKeyId: string) => Promise<boolean>;
+}
+
+export interface ObjectStore {
+  endpoint: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+interface RequestKeys {
+  resolve(accessKeyId: string): string | undefined;
+}
+
+const keyContext = new AsyncLocalStorage<RequestKeys>();
+let patched = false;
+
+/** Installs the per-server key registry and the ListObjectsV2 handler into s3rver (once per process). */
+function patchS3rver(): void {
+  if (patched) return;
+  patched = true;
+  const AWSAccount = require('@20minutes/s3rver/lib/models/account.js');
+  const account = (id: string) => {
+    const secret = keyContext.getStore()?.resolve(id);
+    if (secret === undefined) return undefined;
+    return { id: 123456789000, displayName: 'eider', accessKeys: { get: () => secret } };
+  };
+  // The built-in dummy key S3RVER/S3RVER must not open the store.
+  AWSAccount.registry = { get: account, set: () => undefined, delete: () => undefined };
+  const bucketCtrl = require('@20minutes/s3rver/lib/controllers/bucket.js');
+  const original = bucketCtrl.getBucket;
+  bucketCtrl.getBucket = (ctx: any) => (ctx.query['list-type'] === '2' ? listObjectsV2(ctx) : original(ctx));
+}
+
+const TOKEN_PREFIX = 'eid1:';
+
+async function listObjectsV2(ctx: any): Promise<void> {
+  const S3Error = require('@20minutes/s3rver/lib/models/error.js');
+  const q = ctx.query;
+  let maxKeys = 1000;
+  if (q['max-keys'] !== undefined) {
+    const n = Number(q['max-keys']);
+    if (!/^\d+$/.test(String(q['max-keys'])) || n > 2147483647) {
+      throw new S3Error('InvalidArgument', 'Provided max-keys not an integer or within integer range', {
+        ArgumentName: 'max-keys',
+        ArgumentValue: q['max-keys'],
+      });
+    }
+    maxKeys = Math.min(1000, n);
+  }
+  let startAfter: string | undefined = q['start-after'] || undefined;
+  if (q['continuation-token']) {
+    const decoded = Buffer.from(String(q['continuation-token']), 'base64url').toString('utf8');
+    if (!decoded.startsWith(TOKEN_PREFIX)) {
+      throw new S3Error('InvalidArgument', 'The continuation token provided is incorrect', {
+        ArgumentName: 'continuation-token',
+      });
+    }
+    startAfter = decoded.slice(TOKEN_PREFIX.length);
+  }
+  const options = { delimiter: q.delimiter || undefined, prefix: q.prefix || undefined, maxKeys, startAfter };
+  const result =
+    maxKeys === 0
+      ? { objects: [], commonPrefixes: [], isTruncated: false }
+      : await ctx.store.listObjects(ctx.params.bucket, options);
+  const lastKey = result.objects.length ? result.objects[result.objects.length - 1].key : '';
+  const lastPrefix = result.commonPrefixes.length ? result.commonPrefixes[result.commonPrefixes.length - 1] : '';
+  // After a common prefix, skip everything beneath it.
+  const resumeAfter = lastPrefix > lastKey ? `${lastPrefix}\u{10FFFF}` : lastKey;
+  ctx.body = {
+    ListBucketResult: {
+      '@': { xmlns: 'http://doc.s3.amazonaws.com/2006-03-01/' },
+      Name: ctx.params.bucket,
+      Prefix: options.prefix || '',
+      StartAfter: q['continuation-token'] ? undefined : q['start-after'] || undefined,
+      ContinuationToken: q['continuation-token'] || undefined,
+      NextContinuationToken: result.isTruncated
+        ? Buffer.from(`${TOKEN_PREFIX}${resumeAfter}`).toString('base64url')
+        : undefined,
+      KeyCount: result.objects.length + result.commonPrefixes.length,
+      MaxKeys: q['max-keys'] || 1000,
+      Delimiter: options.delimiter || undefined,
+      IsTruncated: result.isTruncated || false,
+      Contents: result.objects.map((o: any) => ({
+        Key: o.key,
+        LastModified: o.lastModifiedDate.toISOString(),
+        ETag: o.metadata.etag,
+        Size: o.size,
+        StorageClass: 'STANDARD',
+      })),
+      CommonPrefixes: result.commonPrefixes.map((p: string) => ({ Prefix: p })),
+    },
+  };
+}
+
+function s3ErrorXml(code: string, message: string): string {
+  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${esc(message)}</Message></Error>`;
+}
+
+function refuse(res: ServerResponse, status: number, code: string, message: string): void {
+  const body = s3ErrorXml(code, message);
+  res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The access key id a request is signed with (SigV4 header or query, SigV2 header or query). */
+function requestAccessKeyId(req: IncomingMessage, url: URL): string | undefined {
+  const auth = req.headers.authorization;
+  if (auth) {
+    const v4 = /Credential=([^/,\s]+)\//.exec(auth);
+    if (v4) return v4[1];
+    const v2 = /^AWS ([^:]+):/.exec(auth);
+    if (v2) return v2[1];
+    return undefined;
+  }
+  const cred = url.searchParams.get('X-Amz-Credential');
+  if (cred) return cred.split('/')[0];
+  return url.searchParams.get('AWSAccessKeyId') ?? undefined;
+}
+
+/** Why a vended key may not make this request (path-style URL), or undefined when it may. */
+function outsideScope(claims: VendedClaims, method: string, url: URL): string | undefined {
+  const segments = url.pathname.split('/');
+  const bucket = decodeURIComponent(segments[1] ?? '');
+  const key = segments.slice(2).map(decodeURIComponent).join('/');
+  if (bucket !== claims.bucket) return 'bucket';
+  if (key === '') {
+    // Bucket-level: listing under the prefix, or a HEAD of the bucket. DeleteObjects (keys in the body) is refused.
+    if (method === 'HEAD') return undefined;
+    if (method === 'GET' && url.searchParams.get('list-type') === '2') {
+      const prefix = url.searchParams.get('prefix') ?? '';
+      return prefix.startsWith(claims.prefix) ? undefined : 'prefix';
+    }
+    return 'bucket operation';
+  }
+  return key.startsWith(claims.prefix) ? undefined : 'key';
+}
+
+export async function startObjectStore(opts: ObjectStoreOptions): Promise<ObjectStore> {
+  patchS3rver();
+  const S3rver = require('@20minutes/s3rver');
+  mkdirSync(opts.dir, { recursive: true });
+  const s3rver = new S3rver({
+    directory: opts.dir,
+    silent: true,
+    vhostBuckets: false,
+    configureBuckets: [{ name: opts.bucket, configs: [] }],
+  });
+  await s3rver.configureBuckets();
+  const handler = s3rver.callback() as (req: IncomingMessage, res: ServerResponse) => void;
+  const signingSecret = opts.signingSecret ?? opts.secretKey;
+  const rootKey = Buffer.from(opts.accessKey);
+
+  const server: Server = createServer((req, res) => {
+    void serve(req, res).catch(() => {
+      if (!res.headersSent) refuse(res, 500, 'InternalError', 'We encountered an internal error. Please try again.');
+      else res.destroy();
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://store.invalid');
+    if (req.method === 'OPTIONS') return keyContext.run({ resolve: () => undefined }, () => handler(req, res));
+    const accessKeyId = requestAccessKeyId(req, url);
+    if (!accessKeyId) return refuse(res, 403, 'AccessDenied', 'Anonymous access is not allowed: sign the request.');
+    const given = Buffer.from(accessKeyId);
+    if (given.length === rootKey.length && timingSafeEqual(given, rootKey)) {
+      return keyContext.run({ resolve: (id) => (id === opts.accessKey ? opts.secretKey : undefined) }, () =>
+        handler(req, res),
+      );
+    }
+    const claims = parseVendedKeyId(accessKeyId);
+    if (!claims) {
+      return refuse(res, 403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+    }
+    if (claims.expiresAt * 1000 <= Date.now()) {
+      return refuse(res, 400, 'ExpiredToken', `The vended credential expired at ${new Date(claims.expiresAt * 1000).toISOString()}; load the table again for fresh credentials.`);
+    }
+    const scope = outsideScope(claims, req.method ?? 'GET', url);
+    if (scope) {
+      return refuse(res, 403, 'AccessDenied', `The vended credential does not cover this ${scope}: it is limited to s3://${claims.bucket}/${claims.prefix}`);
+    }
+    if (opts.isRevoked && (await opts.isRevoked(claims, accessKeyId))) {
+      return refuse(res, 403, 'InvalidAccessKeyId', 'The vended credential has been revoked; load the table again for fresh credentials.');
+    }
+    const secret = vendedSecret(signingSecret, accessKeyId);
+    return keyContext.run({ resolve: (id) => (id === accessKeyId ? secret : undefined) }, () => handler(req, res));
+  }
+
+  const port = opts.port ?? 9000;
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    endpoint: `http://${host}:${actual}`,
+    port: actual,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The client
+
+export interface S3ClientOptions {
+  endpoint?: string;
+  region?: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  /** Path-style addressing; true by default (S3-compatible servers need it). */
+  pathStyle?: boolean;
+}
+
+/** An S3 client with the settings S3-compatible servers need (see engineering notes: S3-compatible servers). */
+export function makeS3Client(opts: S3ClientOptions): S3Client {
+  const client = new S3Client({
+    endpoint: opts.endpoint || undefined,
+    region: opts.region || 'us-east-1',
+    forcePathStyle: opts.pathStyle ?? true,
+    credentials: {
+      accessKeyId: opts.accessKeyId,
+      secretAccessKey: opts.secretAccessKey,
+      ...(opts.sessionToken ? { sessionToken: opts.sessionToken } : {}),
+    },
+    // Default checksums send aws-chunked bodies that s3rver mis-stores.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  // The SDK signs bucket-level paths as `/bucket/`, s3rver verifies `/bucket`: strip the slash before signing.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { path?: string };
+      if (request && typeof request.path === 'string' && /^\/[^/]+\/$/.test(request.path)) {
+        request.path = request.path.slice(0, -1);
+      }
+      return next(args);
+    },
+    { step: 'build', name: 'eiderStripBucketSlash' },
+  );
+  return client;
+}

@@ -1,0 +1,107 @@
+// Concurrent commits to one table serialize on its metastore row: each lands or fails cleanly with 409, and the
+// table's history (snapshot log, metadata log, files on storage) stays one consistent chain.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { freshDatabase, type TestDatabase } from './support/database.ts';
+import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+
+let tdb: TestDatabase;
+let stack: CatalogStack;
+const TABLE = '/v1/wh/namespaces/db/tables/events';
+
+beforeAll(async () => {
+  tdb = await freshDatabase();
+  stack = await startCatalogStack({ db: tdb.db });
+  await stack.createWarehouse('wh');
+  await stack.request('POST', '/v1/wh/namespaces', { namespace: ['db'] });
+  const res = await stack.request('POST', '/v1/wh/namespaces/db/tables', {
+    name: 'events',
+    schema: { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] },
+  });
+  expect(res.status).toBe(200);
+});
+
+afterAll(async () => {
+  await stack?.close();
+  await tdb?.drop();
+});
+
+// Ids above 2^53, distinct per writer and attempt.
+const snapshotId = (writer: number, attempt: number) => 7_000_000_000_000_000_000n + BigInt(writer) * 1000n + BigInt(attempt);
+
+function append(id: bigint, parent: bigint | null, seq: bigint) {
+  return {
+    requirements: [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': parent }],
+    updates: [
+      {
+        action: 'add-snapshot',
+        snapshot: {
+          'snapshot-id': id,
+          ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
+          'sequence-number': seq,
+          'timestamp-ms': Date.now(),
+          'manifest-list': `s3://warehouse/wh/db/events/metadata/snap-${id}.avro`,
+          summary: { operation: 'append' },
+          'schema-id': 0,
+        },
+      },
+      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
+    ],
+  };
+}
+
+describe('eight concurrent commits to one table', () => {
+  it('lets exactly one of eight commits from the same base land; the others get 409', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, w) => stack.request('POST', TABLE, append(snapshotId(w, 0), null, 1n))),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    for (const r of results.filter((x) => x.status === 409)) {
+      expect(r.body.error).toMatchObject({ type: 'CommitFailedException', code: 409 });
+    }
+    const table = await stack.request('GET', TABLE);
+    expect(table.body.metadata.snapshots).toHaveLength(1);
+  });
+
+  it('lands all eight when writers retry on 409, leaving one consistent chain', async () => {
+    let conflicts = 0;
+    const writer = async (w: number) => {
+      for (let attempt = 1; attempt < 100; attempt++) {
+        const current = (await stack.request('GET', TABLE)).body.metadata;
+        const parent = current['current-snapshot-id'] as bigint;
+        const seq = BigInt(current['last-sequence-number']) + 1n;
+        const res = await stack.request('POST', TABLE, append(snapshotId(w + 10, attempt), parent, seq));
+        if (res.status === 200) return;
+        expect(res.status).toBe(409);
+        conflicts++;
+      }
+      throw new Error(`writer ${w} never landed`);
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, w) => writer(w)));
+    expect(conflicts).toBeGreaterThan(0);
+
+    const { body } = await stack.request('GET', TABLE);
+    const m = body.metadata;
+    // 1 from the first test + 8 here, each the child of the one before.
+    expect(m.snapshots).toHaveLength(9);
+    expect(m['snapshot-log']).toHaveLength(9);
+    const byId = new Map(m.snapshots.map((s: any) => [s['snapshot-id'], s]));
+    for (let i = 1; i < m['snapshot-log'].length; i++) {
+      const s: any = byId.get(m['snapshot-log'][i]['snapshot-id']);
+      expect(s['parent-snapshot-id']).toBe(m['snapshot-log'][i - 1]['snapshot-id']);
+      expect(BigInt(s['sequence-number'])).toBe(BigInt(i + 1));
+    }
+    expect(m['current-snapshot-id']).toBe(m['snapshot-log'][8]['snapshot-id']);
+    expect(BigInt(m['last-sequence-number'])).toBe(9n);
+
+    // Metadata log: create + 9 commits = versions 00000..00008 behind the current 00009, every file on storage.
+    const log = m['metadata-log'].map((e: any) => e['metadata-file']);
+    expect(log).toHaveLength(9);
+    expect(log.map((f: string) => /\/(\d{5})-/.exec(f)![1])).toEqual(['00000', '00001', '00002', '00003', '00004', '00005', '00006', '00007', '00008']);
+    expect(body['metadata-location']).toMatch(/\/00009-/);
+    for (const f of [...log, body['metadata-location']]) {
+      await stack.s3.send(new HeadObjectCommand({ Bucket: 'warehouse', Key: f.slice('s3://warehouse/'.length) }));
+    }
+  });
+});
