@@ -1,0 +1,398 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { assign, setup } from 'xstate';
+import { connectDb, type Queryable } from '../runtime/db.ts';
+import { createLogger } from '../runtime/logger.ts';
+import { freshDatabase, type TestDatabase } from '../tests/support/database.ts';
+import { createActorHost, type ActorKind, type EffectImpl } from './host.ts';
+import { ledgerMachine, projectLedger } from './testing/ledgerMachine.ts';
+import { faultyDb } from './testing/faultyDb.ts';
+
+const logger = createLogger({ level: 'silent' });
+const fast = { maxFailures: 3, backoffMs: 1, maxBackoffMs: 5 };
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await freshDatabase();
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+function ledgerKind(over: Partial<ActorKind> = {}, effects: Partial<Record<string, EffectImpl>> = {}): ActorKind {
+  return {
+    machine: ledgerMachine,
+    project: projectLedger,
+    effects: { recordEntry: () => {}, announceClosed: () => {}, ...effects } as Record<string, EffectImpl>,
+    ...over,
+  };
+}
+
+async function history(db: Queryable, id: string) {
+  return db.query<{ seq: bigint; event: string; event_payload: any; from_state: string | null; to_state: string; replica: string }>(
+    `select seq, event, event_payload, from_state, to_state, replica from actor_transitions where kind = 'ledger' and id = $1 order by seq`,
+    [id],
+  );
+}
+
+async function row(db: Queryable, id: string) {
+  const [r] = await db.query<any>(`select *, snapshot::text as snap from actors where kind = 'ledger' and id = $1`, [id]);
+  return r;
+}
+
+describe('actor host', () => {
+  it('persists the spawn and each transition with projected columns, history, and exact large integers', async () => {
+    const host = await createActorHost({ db: t.db, replicaId: 'r1', kinds: { ledger: ledgerKind() }, logger });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann', apiToken: 'sekret-token' });
+    await host.send('ledger', id, { type: 'add', n: 1, at: 1_000 });
+    const r = await host.send('ledger', id, { type: 'arm', ms: 500, at: 2_000 });
+    expect(r.outcome).toBe('persisted');
+    expect(r.actor.version).toBe(3);
+
+    const a = await row(t.db, id);
+    expect(a.version).toBe(3n);
+    expect(a.state).toBe('open');
+    expect(a.status).toBe('open');
+    expect(a.terminal).toBe(false);
+    expect(a.deadline_at.getTime()).toBe(2_500);
+    expect(a.owner_replica).toBe('r1');
+
+    const h = await history(t.db, id);
+    expect(h.map((x) => [Number(x.seq), x.event, x.from_state, x.to_state])).toEqual([
+      [1, 'xstate.init', null, 'open'],
+      [2, 'add', 'open', 'open'],
+      [3, 'arm', 'open', 'open'],
+    ]);
+    expect(h[0].event_payload).toEqual({ owner: 'ann' }); // the token never reaches the history
+    expect(h[1].event_payload).toEqual({ n: 1 });
+
+    // A fresh host restores the snapshot from the database, BigInt included.
+    const other = await createActorHost({ db: t.db, replicaId: 'r2', kinds: { ledger: ledgerKind() }, logger });
+    const view = await other.get('ledger', id);
+    expect(view!.snapshot.context.total).toBe(9007199254740993n);
+    expect(view!.snapshot.context.apiToken).toBe('sekret-token');
+    await other.close();
+    await host.close();
+  });
+
+  it('does not persist an event the machine ignores', async () => {
+    const host = await createActorHost({ db: t.db, replicaId: 'r1', kinds: { ledger: ledgerKind() }, logger });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    const r = await host.send('ledger', id, { type: 'poke' });
+    expect(r.outcome).toBe('unchanged');
+    const d = await host.send('ledger', id, { type: 'deadline' }); // no deadline armed: the guard refuses it
+    expect(d.outcome).toBe('unchanged');
+    expect((await row(t.db, id)).version).toBe(1n);
+    expect(await history(t.db, id)).toHaveLength(1);
+    await host.close();
+  });
+
+  it('runs effects after the commit, in order, with their params', async () => {
+    const seen: { n: number; version: bigint }[] = [];
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'r1',
+      logger,
+      kinds: {
+        ledger: ledgerKind({}, {
+          recordEntry: async (ctx, params: { n: number }) => {
+            // The transition that asked for this effect is already committed and visible to other connections.
+            const r = await row(t.db, ctx.id);
+            seen.push({ n: params.n, version: r.version });
+          },
+        }),
+      },
+    });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    const results = await Promise.all([1, 2, 3].map((n) => host.send('ledger', id, { type: 'add', n })));
+    await Promise.all(results.map((r) => r.effectsDone));
+    expect(seen.map((s) => s.n)).toEqual([1, 2, 3]);
+    for (const s of seen) expect(s.version).toBeGreaterThanOrEqual(BigInt(s.n + 1));
+    await host.close();
+  });
+
+  it('lets an effect send to its own actor and await it without deadlocking', async () => {
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'r1',
+      logger,
+      kinds: {
+        ledger: ledgerKind({}, {
+          recordEntry: async (ctx, params: { n: number }) => {
+            if (params.n === 42) {
+              const r = await ctx.send({ type: 'close' });
+              expect(r.outcome).toBe('persisted');
+            }
+          },
+        }),
+      },
+    });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    const sent = await host.send('ledger', id, { type: 'add', n: 42 });
+    await sent.effectsDone;
+    expect((await host.get('ledger', id))!.state).toBe('closed');
+    await host.close();
+  });
+
+  it('reloads and re-delivers after losing the version check to another replica', async () => {
+    const db2 = await connectDb({ url: t.url, poolSize: 2 });
+    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
+    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const id = randomUUID();
+    await a.spawn('ledger', id, { owner: 'ann' });
+    await b.send('ledger', id, { type: 'add', n: 1 }); // b now caches version 2
+    await a.send('ledger', id, { type: 'add', n: 2 }); // a's cache (version 1) is stale: conflict, reload, retry
+    await b.send('ledger', id, { type: 'add', n: 3 });
+    const view = await a.get('ledger', id);
+    expect(view!.snapshot.context.entries).toEqual([1, 2, 3]);
+    expect((await history(t.db, id)).map((h) => [Number(h.seq), h.replica])).toEqual([
+      [1, 'ra'],
+      [2, 'rb'],
+      [3, 'ra'],
+      [4, 'rb'],
+    ]);
+    await a.close();
+    await b.close();
+    await db2.close();
+  });
+
+  it('moves an actor whose transition keeps throwing to failed through its machine', async () => {
+    const host = await createActorHost({ db: t.db, replicaId: 'r1', kinds: { ledger: ledgerKind() }, logger, supervision: fast });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    const r = await host.send('ledger', id, { type: 'explode' });
+    expect(r.outcome).toBe('failed');
+    const a = await row(t.db, id);
+    expect([a.state, a.status, a.terminal]).toEqual(['failed', 'failed', true]);
+    expect(a.last_error).toMatch(/transition on explode threw: ledger exploded/);
+    expect((await history(t.db, id)).map((h) => h.event)).toEqual(['xstate.init', 'supervisor.failed']);
+    // A terminal actor ignores further events.
+    expect((await host.send('ledger', id, { type: 'add', n: 1 })).outcome).toBe('unchanged');
+    await host.close();
+  });
+
+  it('writes failed directly when the machine does not accept supervisor.failed', async () => {
+    const bare = setup({ types: {} as { events: { type: 'boom' } | { type: 'ok' } } }).createMachine({
+      initial: 'idle',
+      context: { n: 0 },
+      states: {
+        idle: {
+          on: {
+            ok: { actions: assign({ n: ({ context }) => context.n + 1 }) },
+            boom: {
+              actions: assign(() => {
+                throw new Error('bare exploded');
+              }),
+            },
+          },
+        },
+      },
+    });
+    const project = () => ({ status: 'idle', deadlineAt: null, terminal: false });
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'r1',
+      kinds: { bare: { machine: bare, project, effects: {} } },
+      logger,
+      supervision: fast,
+    });
+    const id = randomUUID();
+    await host.spawn('bare', id, undefined);
+    const r = await host.send('bare', id, { type: 'boom' });
+    expect(r.outcome).toBe('failed');
+    const [a] = await t.db.query<any>(`select * from actors where kind = 'bare' and id = $1`, [id]);
+    expect([a.state, a.status, a.terminal, a.version]).toEqual(['idle', 'failed', true, 2n]);
+    expect(a.last_error).toMatch(/bare exploded/);
+    await host.close();
+  });
+
+  it('fails an actor whose effect keeps failing directly when its machine ignores supervisor.failed', async () => {
+    const bare = setup({ actions: { ring: () => {} } }).createMachine({
+      initial: 'idle',
+      context: { n: 0 },
+      states: { idle: { on: { ring: { actions: [assign({ n: ({ context }) => context.n + 1 }), 'ring'] } } } },
+    });
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'r1',
+      kinds: {
+        bell: {
+          machine: bare,
+          project: () => ({ status: 'idle', deadlineAt: null, terminal: false }),
+          effects: {
+            ring: () => {
+              throw new Error('bell broken');
+            },
+          },
+        },
+      },
+      logger,
+      supervision: fast,
+    });
+    const id = randomUUID();
+    await host.spawn('bell', id, undefined);
+    const failed = host.waitForTerminal('bell', id, 5_000);
+    await host.send('bell', id, { type: 'ring' });
+    expect(await failed).toMatchObject({ status: 'failed', terminal: true, version: 3 });
+    const [a] = await t.db.query<any>(`select last_error from actors where kind = 'bell' and id = $1`, [id]);
+    expect(a.last_error).toBe('effect ring failed: bell broken');
+    await host.close();
+  });
+
+  it('retries a failing effect with backoff and fails the actor when it keeps failing', async () => {
+    let calls = 0;
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'r1',
+      logger,
+      supervision: fast,
+      kinds: {
+        ledger: ledgerKind({}, {
+          recordEntry: (_ctx, params: { n: number }) => {
+            calls++;
+            if (params.n === 99 || calls === 1) throw new Error('agent unreachable');
+          },
+        }),
+      },
+    });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    const ok = await host.send('ledger', id, { type: 'add', n: 1 });
+    await ok.effectsDone;
+    expect(calls).toBe(2); // failed once, succeeded on the retry
+    const done = host.waitForTerminal('ledger', id, 5_000);
+    await host.send('ledger', id, { type: 'add', n: 99 });
+    const failed = await done;
+    expect(failed.state).toBe('failed');
+    expect((await row(t.db, id)).last_error).toBe('effect recordEntry failed: agent unreachable');
+    await host.close();
+  });
+
+  it('writes entity columns in the same transaction, and persists nothing when that write fails', async () => {
+    await t.db.query(`create table if not exists ledger_entities (id uuid primary key, status text not null, deadline_at timestamptz)`);
+    let refuse = false;
+    const kind = ledgerKind({
+      onPersist: async (tx, id, _snapshot, p) => {
+        if (refuse) throw new Error('entity write refused');
+        await tx.query(
+          `insert into ledger_entities (id, status, deadline_at) values ($1, $2, $3::timestamptz)
+           on conflict (id) do update set status = excluded.status, deadline_at = excluded.deadline_at`,
+          [id, p.status, p.deadlineAt === null ? null : new Date(p.deadlineAt).toISOString()],
+        );
+      },
+    });
+    const host = await createActorHost({ db: t.db, replicaId: 'r1', kinds: { ledger: kind }, logger, supervision: fast });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    await host.send('ledger', id, { type: 'arm', ms: 10, at: 100 });
+    expect(await t.db.query(`select status, deadline_at from ledger_entities where id = $1`, [id])).toEqual([
+      { status: 'open', deadline_at: new Date(110) },
+    ]);
+    refuse = true;
+    await expect(host.send('ledger', id, { type: 'close' })).rejects.toMatchObject({ code: 'unavailable' });
+    expect((await row(t.db, id)).version).toBe(2n);
+    refuse = false;
+    await host.send('ledger', id, { type: 'close' });
+    expect(await t.db.query(`select status from ledger_entities where id = $1`, [id])).toEqual([{ status: 'closed' }]);
+    await host.close();
+  });
+
+  it('spawns inside a caller transaction and starts effects only when asked after the commit', async () => {
+    const effects: string[] = [];
+    const traced = setup({ actions: { hello: (_, _p: { who: string }) => {} } }).createMachine({
+      initial: 'a',
+      entry: { type: 'hello', params: { who: 'world' } },
+      states: { a: {} },
+    });
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'r1',
+      logger,
+      kinds: {
+        traced: {
+          machine: traced,
+          project: () => ({ status: 'a', deadlineAt: null, terminal: false }),
+          effects: { hello: (_c, p: { who: string }) => void effects.push(p.who) },
+        },
+      },
+    });
+    const id = randomUUID();
+    const spawned = await t.db.tx(async (tx) => {
+      const s = await host.spawn('traced', id, undefined, { tx });
+      expect(await t.db.query(`select 1 from actors where id = $1`, [id])).toHaveLength(0);
+      return s;
+    });
+    expect(effects).toEqual([]);
+    await spawned.start();
+    await spawned.start();
+    expect(effects).toEqual(['world']);
+    await expect(host.spawn('traced', id, undefined)).rejects.toMatchObject({ code: 'conflict' });
+    await host.close();
+  });
+
+  it('does not apply an event twice when the commit happened but its answer was lost', async () => {
+    const fdb = faultyDb(t.db);
+    const host = await createActorHost({ db: fdb, replicaId: 'r1', kinds: { ledger: ledgerKind() }, logger, supervision: fast });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    fdb.inject({ nth: 1, point: 'after', match: /update actors/ });
+    const r = await host.send('ledger', id, { type: 'add', n: 7 });
+    expect(fdb.fired).toBe(true);
+    expect(r.outcome).toBe('persisted');
+    expect((await history(t.db, id)).map((h) => h.event)).toEqual(['xstate.init', 'add']);
+    expect((await host.get('ledger', id))!.snapshot.context.entries).toEqual([7]);
+    await host.close();
+  });
+
+  it('rehydrates the live actors its replica owns', async () => {
+    const replicaId = `r-${randomUUID()}`;
+    const first = await createActorHost({ db: t.db, replicaId, kinds: { ledger: ledgerKind() }, logger });
+    const live = randomUUID();
+    const closed = randomUUID();
+    await first.spawn('ledger', live, { owner: 'ann' });
+    await first.spawn('ledger', closed, { owner: 'bob' });
+    await first.send('ledger', closed, { type: 'close' });
+    await first.close();
+    const second = await createActorHost({ db: t.db, replicaId, kinds: { ledger: ledgerKind() }, logger });
+    expect(await second.rehydrate()).toBe(1);
+    expect((await second.send('ledger', live, { type: 'add', n: 5 })).actor.version).toBe(2);
+    await second.close();
+  });
+
+  it('wakes a waiter on another replica through NOTIFY, and returns the current state on timeout', async () => {
+    const db2 = await connectDb({ url: t.url, poolSize: 2 });
+    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
+    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const id = randomUUID();
+    await a.spawn('ledger', id, { owner: 'ann' });
+    const timedOut = await b.waitForTerminal('ledger', id, 50);
+    expect(timedOut.terminal).toBe(false);
+    const started = Date.now();
+    const waiting = b.waitForTerminal('ledger', id, 30_000);
+    const notices: string[] = [];
+    b.subscribe('ledger', id, (n) => notices.push(`${n.replica}:${n.version}:${n.status}`));
+    await a.send('ledger', id, { type: 'close' });
+    const done = await waiting;
+    expect(done.status).toBe('closed');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(notices).toEqual(['ra:2:closed']);
+    await a.close();
+    await b.close();
+    await db2.close();
+  });
+
+  it('refuses a kind whose machine has an action without an effect implementation', async () => {
+    await expect(
+      createActorHost({
+        db: t.db,
+        replicaId: 'r1',
+        logger,
+        kinds: { ledger: { machine: ledgerMachine, project: projectLedger, effects: { recordEntry: () => {} } } },
+      }),
+    ).rejects.toThrow(/announceClosed/);
+  });
+});

@@ -1,0 +1,696 @@
+// The actor host: runs each lifecycle machine instance as a persisted, supervised actor. The machines decide
+// (xstate's pure `initialTransition`/`transition`); the host persists every accepted transition with an optimistic
+// version check, appends it to the history, and only then executes the effects the machine asked for.
+import { EventEmitter } from 'node:events';
+import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
+import type { Db, Queryable } from '../runtime/db.ts';
+import { isUniqueViolation } from '../runtime/db.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { ActorError } from './errors.ts';
+import { Mailboxes } from './mailbox.ts';
+import { redactSecrets } from './redact.ts';
+import { decodeSnapshot, encodeJson, encodeSnapshot, stateName } from './snapshotCodec.ts';
+import {
+  TRANSITIONS_CHANNEL,
+  insertActor,
+  listOwnedLive,
+  loadActor,
+  loadTransition,
+  writeTransition,
+  type ActorRow,
+  type TransitionWrite,
+} from './store.ts';
+
+/** What `machines/<kind>.ts` `project<Kind>(snapshot)` returns at least; a kind's own fields (agent id, row
+ *  count…) reach its onPersist hook untouched. */
+export interface Projection {
+  status: string;
+  deadlineAt: number | null;
+  terminal: boolean;
+  error?: string | null;
+}
+
+export interface ActorEvent {
+  type: string;
+  /** Epoch ms; the host fills it in when the sender did not, once per delivery (retries reuse it). */
+  at?: number;
+  [field: string]: unknown;
+}
+
+export interface EffectContext {
+  kind: string;
+  id: string;
+  /** The version the transition that asked for this effect was persisted at. */
+  version: number;
+  snapshot: AnyMachineSnapshot;
+  projection: Projection;
+  event: ActorEvent;
+  /** Sends a follow-up event to this actor (it queues behind the current delivery; never deadlocks). */
+  send(event: ActorEvent): Promise<SendResult>;
+  host: ActorHost;
+  logger: Logger;
+}
+
+/** Implements one named action of a machine. Effects run after the commit, at least once per accepted transition
+ *  while the replica lives (a failing one is retried), so they must tolerate repetition. */
+export type EffectImpl = (ctx: EffectContext, params: any) => unknown;
+
+export interface ActorKind<P extends Projection = Projection> {
+  machine: AnyStateMachine;
+  project: (snapshot: any) => P;
+  effects: Record<string, EffectImpl>;
+  /** Writes the kind's entity columns (queries, agents, sessions…) in the same transaction as the actor row.
+   *  When supervision fails an actor whose machine ignores `supervisor.failed`, it receives the projection of
+   *  the last snapshot with status `failed`, terminal, no deadline and the reason as `error`. */
+  onPersist?: (tx: Queryable, id: string, snapshot: any, projection: P) => Promise<void>;
+}
+
+export interface SupervisionOptions {
+  /** Consecutive failures of one delivery or one effect before the actor is moved to failed. */
+  maxFailures?: number;
+  backoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+export interface ActorHostOptions {
+  db: Db;
+  replicaId: string;
+  kinds: Record<string, ActorKind<any>>;
+  logger: Logger;
+  now?: () => number;
+  supervision?: SupervisionOptions;
+  /** Reload-and-redeliver attempts after losing the optimistic version check. */
+  maxConflictRetries?: number;
+  /** Live actors kept in memory; the oldest are dropped beyond this (they reload on their next event). */
+  cacheSize?: number;
+}
+
+export interface ActorView {
+  kind: string;
+  id: string;
+  version: number;
+  state: string;
+  status: string;
+  terminal: boolean;
+  deadlineAt: number | null;
+  snapshot: AnyMachineSnapshot;
+}
+
+export type SendOutcome = 'persisted' | 'unchanged' | 'failed';
+
+export interface SendResult {
+  /** persisted: a new transition was written; unchanged: the machine ignored the event (or the actor is
+   *  terminal); failed: the delivery kept throwing and supervision moved the actor to failed. */
+  outcome: SendOutcome;
+  actor: ActorView;
+  /** Settles when this transition's effects have run (or were given up); never rejects. */
+  effectsDone: Promise<void>;
+}
+
+export interface SpawnResult {
+  actor: ActorView;
+  /** Runs the initial effects (after the caller's transaction committed, when `tx` was given); idempotent. */
+  start(): Promise<void>;
+}
+
+/** Sent to subscribers for every transition persisted by this replica, and for every status change persisted by
+ *  another replica (announced through NOTIFY). */
+export interface TransitionNotice {
+  kind: string;
+  id: string;
+  version: number;
+  state: string;
+  status: string;
+  terminal: boolean;
+  replica: string;
+}
+
+export interface ActorHost {
+  readonly replicaId: string;
+  spawn(kind: string, id: string, input: unknown, opts?: { tx?: Queryable }): Promise<SpawnResult>;
+  send(kind: string, id: string, event: ActorEvent): Promise<SendResult>;
+  /** The actor's persisted state, read from the database. */
+  get(kind: string, id: string): Promise<ActorView | null>;
+  subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void;
+  /** Resolves with the actor once it is terminal, or with its current state when `timeoutMs` passes first. */
+  waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorView>;
+  /** Loads the live actors this replica owns into memory; returns how many. */
+  rehydrate(): Promise<number>;
+  /** Resolves once every queued delivery and effect has settled. */
+  idle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface CacheEntry {
+  snapshot: AnyMachineSnapshot;
+  snapshotText: string;
+  version: number;
+  state: string;
+  status: string;
+  terminal: boolean;
+  deadlineAt: number | null;
+}
+
+interface Committed {
+  entry: CacheEntry;
+  event: ActorEvent;
+  projection: Projection;
+  actions: readonly { type: string; params?: unknown }[];
+}
+
+const SUPERVISOR_FAILED = 'supervisor.failed';
+const key = (kind: string, id: string) => `${kind}:${id}`;
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export async function createActorHost(opts: ActorHostOptions): Promise<ActorHost> {
+  const host = new Host(opts);
+  await host.listen();
+  return host;
+}
+
+class Host implements ActorHost {
+  readonly replicaId: string;
+  private readonly db: Db;
+  private readonly kinds: Record<string, ActorKind>;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly maxFailures: number;
+  private readonly backoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly maxConflictRetries: number;
+  private readonly cacheSize: number;
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly mailboxes = new Mailboxes();
+  private readonly effectChains = new Mailboxes();
+  private readonly notices = new EventEmitter();
+  private readonly sleeps = new Set<{ timer: NodeJS.Timeout; reject: (e: unknown) => void }>();
+  private unlisten: (() => Promise<void>) | null = null;
+  private closed = false;
+
+  constructor(opts: ActorHostOptions) {
+    this.db = opts.db;
+    this.replicaId = opts.replicaId;
+    this.kinds = opts.kinds;
+    this.logger = opts.logger;
+    this.now = opts.now ?? Date.now;
+    this.maxFailures = opts.supervision?.maxFailures ?? 5;
+    this.backoffMs = opts.supervision?.backoffMs ?? 100;
+    this.maxBackoffMs = opts.supervision?.maxBackoffMs ?? 10_000;
+    this.maxConflictRetries = opts.maxConflictRetries ?? 20;
+    this.cacheSize = opts.cacheSize ?? 50_000;
+    this.notices.setMaxListeners(0);
+    for (const [kind, reg] of Object.entries(this.kinds)) {
+      // A machine action without an implementation would be silently skipped at run time: refuse it up front.
+      // Built-ins registered by name (assign, raise…) carry `resolve` and are applied inside transition().
+      const named = Object.entries((reg.machine as any).implementations?.actions ?? {})
+        .filter(([, impl]) => typeof (impl as any)?.resolve !== 'function')
+        .map(([name]) => name);
+      const missing = named.filter((a) => !(a in reg.effects));
+      if (missing.length > 0) throw new Error(`actor kind ${kind}: no effect implementation for ${missing.join(', ')}`);
+    }
+  }
+
+  async listen(): Promise<void> {
+    this.unlisten = await this.db.listen(TRANSITIONS_CHANNEL, (payload) => {
+      let n: TransitionNotice;
+      try {
+        n = JSON.parse(payload);
+      } catch {
+        return;
+      }
+      if (n.replica === this.replicaId) return; // already announced locally, before the NOTIFY arrived
+      const cached = this.cache.get(key(n.kind, n.id));
+      if (cached && cached.version < n.version) this.cache.delete(key(n.kind, n.id));
+      this.notices.emit(key(n.kind, n.id), n);
+    });
+  }
+
+  // ---- public interface ----
+
+  async spawn(kind: string, id: string, input: unknown, opts: { tx?: Queryable } = {}): Promise<SpawnResult> {
+    const reg = this.kindOf(kind);
+    const run = async (): Promise<SpawnResult> => {
+      this.assertOpen(kind, id);
+      // Machines take their creation time from `input.at` when given; the history row records the same instant.
+      const inputAt = (input as { at?: unknown } | null | undefined)?.at;
+      const at = typeof inputAt === 'number' ? inputAt : this.now();
+      const [snapshot, actions] = initialTransition(reg.machine, input as any) as [AnyMachineSnapshot, any[]];
+      const projection = reg.project(snapshot);
+      const entry = this.entryFor(snapshot, 1, projection);
+      const write = this.transitionWrite(kind, id, entry, projection, 'xstate.init', input, null, at);
+      try {
+        if (opts.tx) await this.insertWith(opts.tx, reg, id, write, snapshot, projection);
+        else if (reg.onPersist) await this.db.tx((tx) => this.insertWith(tx, reg, id, write, snapshot, projection));
+        else await insertActor(this.db, write);
+      } catch (e) {
+        if (isUniqueViolation(e)) throw new ActorError('conflict', kind, id, `actor ${kind} ${id} already exists`);
+        throw e;
+      }
+      const committed: Committed = { entry, event: { type: 'xstate.init', at }, projection, actions };
+      let started: Promise<void> | null = null;
+      const start = () => (started ??= this.afterCommit(reg, kind, id, committed).effectsDone);
+      if (!opts.tx) void start();
+      return { actor: this.view(kind, id, entry), start };
+    };
+    // Inside the caller's transaction the row is not visible until it commits: no mailbox ordering to keep yet.
+    return opts.tx ? run() : this.mailboxes.enqueue(key(kind, id), run);
+  }
+
+  async send(kind: string, id: string, event: ActorEvent): Promise<SendResult> {
+    const reg = this.kindOf(kind);
+    const stamped: ActorEvent = { ...event, at: typeof event.at === 'number' ? event.at : this.now() };
+    return this.mailboxes.enqueue(key(kind, id), () => this.deliver(reg, kind, id, stamped));
+  }
+
+  async get(kind: string, id: string): Promise<ActorView | null> {
+    const reg = this.kindOf(kind);
+    const row = await loadActor(this.db, kind, id);
+    return row ? this.view(kind, id, this.entryFromRow(reg, row)) : null;
+  }
+
+  subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void {
+    const k = key(kind, id);
+    this.notices.on(k, listener);
+    return () => this.notices.off(k, listener);
+  }
+
+  waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorView> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (err: unknown, view?: ActorView | null) => {
+        if (settled) return;
+        settled = true;
+        unsubscribe();
+        clearTimeout(timer);
+        if (err) reject(err);
+        else if (!view) reject(new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`));
+        else resolve(view);
+      };
+      const check = (force: boolean) =>
+        this.get(kind, id).then(
+          (v) => {
+            if (!v || v.terminal || force) finish(null, v);
+          },
+          (e) => finish(e),
+        );
+      // Subscribe before the first read, so a transition landing between the two still wakes this waiter.
+      const unsubscribe = this.subscribe(kind, id, (n) => {
+        if (n.terminal) void check(true);
+      });
+      timer = setTimeout(() => void check(true), timeoutMs);
+      void check(false);
+    });
+  }
+
+  async rehydrate(): Promise<number> {
+    const rows = await listOwnedLive(this.db, this.replicaId, Object.keys(this.kinds));
+    for (const row of rows) this.remember(key(row.kind, row.id), this.entryFromRow(this.kinds[row.kind], row));
+    this.logger.info({ replica: this.replicaId, actors: rows.length }, 'actors rehydrated');
+    return rows.length;
+  }
+
+  async idle(): Promise<void> {
+    while (this.mailboxes.size > 0 || this.effectChains.size > 0) {
+      await this.mailboxes.drain();
+      await this.effectChains.drain();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.sleeps) {
+      clearTimeout(s.timer);
+      s.reject(new ActorError('unavailable', '', '', 'actor host closed'));
+    }
+    this.sleeps.clear();
+    await this.unlisten?.();
+    await this.idle();
+    this.cache.clear();
+    this.notices.removeAllListeners();
+  }
+
+  // ---- delivery ----
+
+  private async deliver(reg: ActorKind, kind: string, id: string, event: ActorEvent): Promise<SendResult> {
+    const k = key(kind, id);
+    let failures = 0;
+    let conflicts = 0;
+    // A write whose outcome is unknown (the connection failed around the commit): checked before re-delivering,
+    // so an event that did commit is never applied a second time.
+    let unknown: { expectedVersion: number; committed: Committed } | null = null;
+    for (;;) {
+      this.assertOpen(kind, id);
+      let entry: CacheEntry;
+      try {
+        if (unknown) {
+          const u = unknown;
+          const t = await loadTransition(this.db, kind, id, u.expectedVersion + 1);
+          unknown = null;
+          if (t && t.replica === this.replicaId && t.event === event.type && t.toState === u.committed.entry.state) {
+            return this.afterCommit(reg, kind, id, u.committed);
+          }
+        }
+        entry = await this.current(reg, kind, id);
+      } catch (e) {
+        if (e instanceof ActorError) throw e;
+        failures = await this.backoffOrThrow(kind, id, failures, e, 'load');
+        continue;
+      }
+      if (entry.terminal) return this.unchanged(kind, id, entry);
+
+      let next: AnyMachineSnapshot;
+      let actions: any[];
+      let projection: Projection;
+      try {
+        [next, actions] = transition(reg.machine, entry.snapshot, event as any) as [AnyMachineSnapshot, any[]];
+        projection = reg.project(next);
+      } catch (e) {
+        failures++;
+        this.cache.delete(k);
+        this.logger.warn({ kind, id, event: event.type, failures, err: message(e) }, 'actor transition threw');
+        if (failures >= this.maxFailures) {
+          return this.fail(reg, kind, id, `transition on ${event.type} threw: ${message(e)}`);
+        }
+        await this.sleep(this.backoff(failures));
+        continue;
+      }
+      const nextEntry = this.entryFor(next, entry.version + 1, projection);
+      if (actions.length === 0 && nextEntry.snapshotText === entry.snapshotText) return this.unchanged(kind, id, entry);
+
+      // NOTIFY makes PostgreSQL serialize committing transactions (a global lock held through the commit), which
+      // cut concurrent throughput about fourfold when every transition notified; other replicas' waiters only
+      // wait for status changes, so only those are announced across replicas. Every transition is announced locally.
+      const announce = nextEntry.status !== entry.status || nextEntry.terminal !== entry.terminal;
+      const write = this.transitionWrite(kind, id, nextEntry, projection, event.type, event, entry.state, event.at!, announce);
+      const committed: Committed = { entry: nextEntry, event, projection, actions };
+      let version: number | null;
+      try {
+        version = await this.write(reg, id, entry.version, write, next, projection);
+      } catch (e) {
+        this.cache.delete(k);
+        unknown = { expectedVersion: entry.version, committed };
+        failures = await this.backoffOrThrow(kind, id, failures, e, 'persist');
+        continue;
+      }
+      if (version === null) {
+        // Another replica (or a stale cache) moved the actor on: reload and decide again on the newer snapshot.
+        this.cache.delete(k);
+        if (++conflicts > this.maxConflictRetries) {
+          throw new ActorError('conflict', kind, id, `actor ${kind} ${id}: version conflict persisted after ${conflicts} attempts`);
+        }
+        continue;
+      }
+      return this.afterCommit(reg, kind, id, committed);
+    }
+  }
+
+  /** Moves an actor that keeps failing to failed: through its machine if it accepts `supervisor.failed`,
+   *  otherwise by writing the failed status directly. Runs inside the actor's mailbox turn. */
+  private async fail(reg: ActorKind, kind: string, id: string, reason: string): Promise<SendResult> {
+    const k = key(kind, id);
+    this.logger.error({ kind, id, reason }, 'actor failed under supervision');
+    const event: ActorEvent = { type: SUPERVISOR_FAILED, reason, at: this.now() };
+    for (let attempt = 0; attempt <= this.maxConflictRetries; attempt++) {
+      this.assertOpen(kind, id);
+      this.cache.delete(k);
+      const entry = await this.current(reg, kind, id);
+      if (entry.terminal) return this.unchanged(kind, id, entry);
+      let next: AnyMachineSnapshot = entry.snapshot;
+      let actions: any[] = [];
+      let projection: Projection;
+      try {
+        [next, actions] = transition(reg.machine, entry.snapshot, event as any) as [AnyMachineSnapshot, any[]];
+        projection = reg.project(next);
+      } catch {
+        next = entry.snapshot;
+        actions = [];
+        projection = this.lastProjection(reg, entry);
+      }
+      let nextEntry = this.entryFor(next, entry.version + 1, projection);
+      if (nextEntry.snapshotText === entry.snapshotText) {
+        // The machine does not model supervision failure: record it on the actor row and entity directly.
+        next = entry.snapshot;
+        actions = [];
+        projection = { ...this.lastProjection(reg, entry), status: 'failed', terminal: true, deadlineAt: null, error: reason };
+        nextEntry = { ...entry, version: entry.version + 1, status: 'failed', terminal: true, deadlineAt: null };
+      }
+      const write = this.transitionWrite(kind, id, nextEntry, projection, SUPERVISOR_FAILED, event, entry.state, event.at!, true);
+      write.lastError = typeof projection.error === 'string' ? projection.error : reason;
+      const version = await this.write(reg, id, entry.version, write, next, projection);
+      if (version === null) continue;
+      const result = this.afterCommit(reg, kind, id, { entry: nextEntry, event, projection, actions });
+      return { ...result, outcome: 'failed' };
+    }
+    throw new ActorError('conflict', kind, id, `actor ${kind} ${id}: could not record supervision failure`);
+  }
+
+  private afterCommit(reg: ActorKind, kind: string, id: string, c: Committed): SendResult {
+    const k = key(kind, id);
+    if (c.entry.terminal) this.cache.delete(k);
+    else this.remember(k, c.entry);
+    const notice: TransitionNotice = {
+      kind,
+      id,
+      version: c.entry.version,
+      state: c.entry.state,
+      status: c.entry.status,
+      terminal: c.entry.terminal,
+      replica: this.replicaId,
+    };
+    this.notices.emit(k, notice);
+    const effectsDone =
+      c.actions.length === 0
+        ? Promise.resolve()
+        : this.effectChains.enqueue(k, () => this.runEffects(reg, kind, id, c)).catch((e) => {
+            this.logger.error({ kind, id, err: message(e) }, 'actor effects abandoned');
+          });
+    return { outcome: 'persisted', actor: this.view(kind, id, c.entry), effectsDone };
+  }
+
+  private async runEffects(reg: ActorKind, kind: string, id: string, c: Committed): Promise<void> {
+    const ctx: EffectContext = {
+      kind,
+      id,
+      version: c.entry.version,
+      snapshot: c.entry.snapshot,
+      projection: c.projection,
+      event: c.event,
+      send: (event) => this.send(kind, id, event),
+      host: this,
+      logger: this.logger,
+    };
+    for (const action of c.actions) {
+      if (action.type.startsWith('xstate.')) continue; // built-ins (assign, raise…) were applied by transition()
+      const impl = reg.effects[action.type];
+      if (!impl) throw new Error(`actor kind ${kind}: no effect implementation for ${action.type}`);
+      for (let failures = 0; ; ) {
+        if (this.closed) return;
+        try {
+          await impl(ctx, action.params);
+          break;
+        } catch (e) {
+          failures++;
+          this.logger.warn({ kind, id, effect: action.type, failures, err: message(e) }, 'actor effect threw');
+          if (failures >= this.maxFailures) {
+            // Through the mailbox like any event (it is free while effects run, so this cannot deadlock).
+            const reason = `effect ${action.type} failed: ${message(e)}`;
+            void this.mailboxes
+              .enqueue(key(kind, id), () => this.fail(reg, kind, id, reason))
+              .then(undefined, (err) => this.logger.error({ kind, id, err: message(err) }, 'could not fail actor'));
+            return;
+          }
+          await this.sleep(this.backoff(failures));
+        }
+      }
+    }
+  }
+
+  // ---- persistence ----
+
+  private async write(
+    reg: ActorKind,
+    id: string,
+    expectedVersion: number,
+    write: TransitionWrite,
+    snapshot: AnyMachineSnapshot,
+    projection: Projection,
+  ): Promise<number | null> {
+    if (!reg.onPersist) return writeTransition(this.db, expectedVersion, write);
+    const onPersist = reg.onPersist;
+    return this.db.tx(async (tx) => {
+      const version = await writeTransition(tx, expectedVersion, write);
+      if (version !== null) await onPersist(tx, id, snapshot, projection);
+      return version;
+    });
+  }
+
+  private async insertWith(
+    tx: Queryable,
+    reg: ActorKind,
+    id: string,
+    write: TransitionWrite,
+    snapshot: AnyMachineSnapshot,
+    projection: Projection,
+  ): Promise<void> {
+    await insertActor(tx, write);
+    await reg.onPersist?.(tx, id, snapshot, projection);
+  }
+
+  private transitionWrite(
+    kind: string,
+    id: string,
+    entry: CacheEntry,
+    projection: Projection,
+    eventType: string,
+    payload: unknown,
+    fromState: string | null,
+    at: number,
+    announce = false,
+  ): TransitionWrite {
+    const stored = redactSecrets(payload) as Record<string, unknown> | unknown;
+    // For events, `type` and `at` have their own columns; a spawn's payload is the machine's input, kept whole.
+    if (eventType !== 'xstate.init' && stored && typeof stored === 'object' && !Array.isArray(stored)) {
+      delete (stored as Record<string, unknown>).type;
+      delete (stored as Record<string, unknown>).at;
+    }
+    const notice: TransitionNotice = {
+      kind,
+      id,
+      version: entry.version,
+      state: entry.state,
+      status: entry.status,
+      terminal: entry.terminal,
+      replica: this.replicaId,
+    };
+    return {
+      kind,
+      id,
+      state: entry.state,
+      status: entry.status,
+      terminal: entry.terminal,
+      deadlineAt: entry.deadlineAt,
+      snapshotText: entry.snapshotText,
+      lastError: typeof projection.error === 'string' ? projection.error : null,
+      event: eventType,
+      payloadText: encodeJson(stored ?? {}),
+      fromState,
+      at,
+      replica: this.replicaId,
+      notifyPayload: announce ? JSON.stringify(notice) : null,
+    };
+  }
+
+  // ---- cache and helpers ----
+
+  private async current(reg: ActorKind, kind: string, id: string): Promise<CacheEntry> {
+    const k = key(kind, id);
+    const hit = this.cache.get(k);
+    if (hit) return hit;
+    const row = await loadActor(this.db, kind, id);
+    if (!row) throw new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`);
+    const entry = this.entryFromRow(reg, row);
+    if (!entry.terminal) this.remember(k, entry);
+    return entry;
+  }
+
+  private entryFromRow(reg: ActorKind, row: ActorRow): CacheEntry {
+    const snapshot = decodeSnapshot(reg.machine, row.snapshotText);
+    return {
+      snapshot,
+      // Re-encoded from the restored snapshot: jsonb reorders keys, and "unchanged" compares encodings.
+      snapshotText: encodeSnapshot(snapshot),
+      version: row.version,
+      state: row.state,
+      status: row.status,
+      terminal: row.terminal,
+      deadlineAt: row.deadlineAt ? row.deadlineAt.getTime() : null,
+    };
+  }
+
+  private entryFor(snapshot: AnyMachineSnapshot, version: number, p: Projection): CacheEntry {
+    return {
+      snapshot,
+      snapshotText: encodeSnapshot(snapshot),
+      version,
+      state: stateName(snapshot.value),
+      status: p.status,
+      terminal: p.terminal,
+      deadlineAt: p.deadlineAt,
+    };
+  }
+
+  /** The kind's projection of the persisted snapshot, or the persisted columns when projecting throws. */
+  private lastProjection(reg: ActorKind, entry: CacheEntry): Projection {
+    try {
+      return reg.project(entry.snapshot);
+    } catch {
+      return { status: entry.status, terminal: entry.terminal, deadlineAt: entry.deadlineAt };
+    }
+  }
+
+  private remember(k: string, entry: CacheEntry): void {
+    this.cache.delete(k);
+    this.cache.set(k, entry);
+    if (this.cache.size > this.cacheSize) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+
+  private unchanged(kind: string, id: string, entry: CacheEntry): SendResult {
+    return { outcome: 'unchanged', actor: this.view(kind, id, entry), effectsDone: Promise.resolve() };
+  }
+
+  private view(kind: string, id: string, e: CacheEntry): ActorView {
+    return {
+      kind,
+      id,
+      version: e.version,
+      state: e.state,
+      status: e.status,
+      terminal: e.terminal,
+      deadlineAt: e.deadlineAt,
+      snapshot: e.snapshot,
+    };
+  }
+
+  private kindOf(kind: string): ActorKind {
+    const reg = this.kinds[kind];
+    if (!reg) throw new ActorError('internal_error', kind, '', `actor kind ${kind} is not registered with this host`);
+    return reg;
+  }
+
+  private assertOpen(kind: string, id: string): void {
+    if (this.closed) throw new ActorError('unavailable', kind, id, 'actor host closed');
+  }
+
+  private backoff(failures: number): number {
+    return Math.min(this.maxBackoffMs, this.backoffMs * 2 ** (failures - 1));
+  }
+
+  /** Counts a database failure; waits out the backoff, or gives up with the error after maxFailures. */
+  private async backoffOrThrow(kind: string, id: string, failures: number, e: unknown, step: string): Promise<number> {
+    const n = failures + 1;
+    this.logger.warn({ kind, id, step, failures: n, err: message(e) }, 'actor persistence failed');
+    if (n >= this.maxFailures) {
+      throw new ActorError('unavailable', kind, id, `actor ${kind} ${id}: ${step} failed: ${message(e)}`, { cause: e });
+    }
+    await this.sleep(this.backoff(n));
+    return n;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const s = {
+        timer: setTimeout(() => {
+          this.sleeps.delete(s);
+          resolve();
+        }, ms),
+        reject,
+      };
+      this.sleeps.add(s);
+    });
+  }
+}

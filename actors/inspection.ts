@@ -1,0 +1,137 @@
+// Read-only views of the actors for operators: the machine definitions (for state-chart inspection), one actor's
+// persisted state, and its transition history. Response-shaped (snake_case) for the http layer to return as is.
+// Nothing secret-looking in a context or event payload ever leaves through here.
+import type { Queryable } from '../runtime/db.ts';
+import { machineDefinition, type MachineDefinition } from '../machines/definition.ts';
+import { machineKinds } from '../machines/index.ts';
+import { ActorError } from './errors.ts';
+import { redactSecrets } from './redact.ts';
+import { decodeJson, type PersistedSnapshot } from './snapshotCodec.ts';
+import { loadActor } from './store.ts';
+
+export interface MachineDefinitionOut {
+  kind: string;
+  description: string;
+  definition: MachineDefinition;
+}
+
+export function listMachineDefinitions(): MachineDefinitionOut[] {
+  return Object.entries(machineKinds).map(([kind, k]) => ({
+    kind,
+    description: k.description,
+    definition: machineDefinition(k.machine),
+  }));
+}
+
+export interface ActorOut {
+  kind: string;
+  id: string;
+  state: string;
+  status: string;
+  version: number;
+  terminal: boolean;
+  deadline_at: string | null;
+  owner_replica: string | null;
+  last_error: string | null;
+  /** The machine's context without secret-looking keys, long strings and arrays shortened. */
+  context: unknown;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TransitionOut {
+  seq: number;
+  event: string;
+  payload: unknown;
+  from_state: string | null;
+  to_state: string;
+  at: string;
+  replica: string;
+}
+
+export interface TransitionPage {
+  items: TransitionOut[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_STRING = 2_000;
+const MAX_ITEMS = 100;
+export const DEFAULT_TRANSITIONS_LIMIT = 50;
+export const MAX_TRANSITIONS_LIMIT = 500;
+
+/** Shortens what an operator does not need whole (a 1 MB SQL text, a 10,000-item list) after redaction. */
+function summarize(value: unknown): unknown {
+  if (typeof value === 'string') return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}… (${value.length} chars)` : value;
+  if (Array.isArray(value)) {
+    const head = value.slice(0, MAX_ITEMS).map(summarize);
+    return value.length > MAX_ITEMS ? [...head, `… (${value.length - MAX_ITEMS} more)`] : head;
+  }
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarize(v)]));
+  }
+  return value;
+}
+
+export async function getActor(db: Queryable, kind: string, id: string): Promise<ActorOut | null> {
+  if (!UUID.test(id)) return null;
+  const row = await loadActor(db, kind, id);
+  if (!row) return null;
+  const snapshot = decodeJson<PersistedSnapshot>(row.snapshotText);
+  return {
+    kind: row.kind,
+    id: row.id,
+    state: row.state,
+    status: row.status,
+    version: row.version,
+    terminal: row.terminal,
+    deadline_at: row.deadlineAt ? row.deadlineAt.toISOString() : null,
+    owner_replica: row.ownerReplica,
+    last_error: row.lastError,
+    context: summarize(redactSecrets(snapshot.context)),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(JSON.stringify({ seq }), 'utf8').toString('base64url');
+}
+
+function decodeCursor(kind: string, id: string, cursor: string): number {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Number.isSafeInteger(parsed?.seq) && parsed.seq >= 0) return parsed.seq;
+  } catch {
+    // falls through to the error below
+  }
+  throw new ActorError('invalid_cursor', kind, id, 'malformed cursor');
+}
+
+/** One actor's transitions in seq order, keyset-paged. */
+export async function listTransitions(
+  db: Queryable,
+  kind: string,
+  id: string,
+  opts: { cursor?: string | null; limit?: number } = {},
+): Promise<TransitionPage> {
+  const limit = Math.min(Math.max(1, Math.trunc(opts.limit ?? DEFAULT_TRANSITIONS_LIMIT)), MAX_TRANSITIONS_LIMIT);
+  const after = opts.cursor ? decodeCursor(kind, id, opts.cursor) : 0;
+  if (!UUID.test(id)) return { items: [], next_cursor: null };
+  const rows = await db.query<any>(
+    `select seq, event, event_payload, from_state, to_state, at, replica from actor_transitions
+     where kind = $1 and id = $2::uuid and seq > $3 order by seq limit $4`,
+    [kind, id, after, limit + 1],
+  );
+  const items: TransitionOut[] = rows.slice(0, limit).map((r) => ({
+    seq: Number(r.seq),
+    event: r.event,
+    payload: redactSecrets(r.event_payload),
+    from_state: r.from_state,
+    to_state: r.to_state,
+    at: r.at.toISOString(),
+    replica: r.replica,
+  }));
+  return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1].seq) : null };
+}

@@ -1,0 +1,62 @@
+// The persisted form of an actor's snapshot: JSON of { value, context, status }. Plain JSON would turn a BigInt
+// into a TypeError and a Date into a string that never comes back as a Date, so both travel tagged and are revived
+// on load; PostgreSQL stores the text as jsonb and the host reads it back as text (never through a lossy parse).
+import type { AnyMachineSnapshot, AnyStateMachine, StateValue } from 'xstate';
+
+export interface PersistedSnapshot {
+  value: StateValue;
+  context: Record<string, unknown>;
+  status: string;
+}
+
+const BIGINT_TAG = '$bigint';
+const DATE_TAG = '$date';
+
+function replacer(this: any, key: string, value: unknown): unknown {
+  const raw = this[key];
+  if (typeof raw === 'bigint') return { [BIGINT_TAG]: raw.toString() };
+  if (raw instanceof Date) return { [DATE_TAG]: raw.toISOString() };
+  return value;
+}
+
+function reviver(_key: string, value: any): unknown {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1) {
+      if (keys[0] === BIGINT_TAG && typeof value[BIGINT_TAG] === 'string') return BigInt(value[BIGINT_TAG]);
+      if (keys[0] === DATE_TAG && typeof value[DATE_TAG] === 'string') return new Date(value[DATE_TAG]);
+    }
+  }
+  return value;
+}
+
+/** JSON text with BigInt and Date tagged; usable for any value the host persists (snapshots, event payloads). */
+export function encodeJson(value: unknown): string {
+  return JSON.stringify(value, replacer);
+}
+
+export function decodeJson<T = unknown>(text: string): T {
+  return JSON.parse(text, reviver) as T;
+}
+
+export function encodeSnapshot(snapshot: AnyMachineSnapshot): string {
+  const persisted: PersistedSnapshot = { value: snapshot.value, context: snapshot.context ?? {}, status: snapshot.status };
+  return encodeJson(persisted);
+}
+
+export function decodeSnapshot(machine: AnyStateMachine, text: string): AnyMachineSnapshot {
+  const p = decodeJson<PersistedSnapshot>(text);
+  return machine.resolveState({ value: p.value, context: p.context, status: p.status } as any) as AnyMachineSnapshot;
+}
+
+/** The state value as one string: `running`, `open.busy`, parallel regions joined with `,`. */
+export function stateName(value: StateValue): string {
+  if (typeof value === 'string') return value;
+  return Object.entries(value)
+    .map(([k, v]) => {
+      if (v === undefined) return k;
+      const inner = stateName(v as StateValue);
+      return inner.includes(',') ? inner.split(',').map((s) => `${k}.${s}`).join(',') : `${k}.${inner}`;
+    })
+    .join(',');
+}

@@ -1,0 +1,70 @@
+// Wraps a real Db to inject the failures a crash or a network cut produces: a statement that never reaches the
+// server, or one the server committed whose answer never came back. Everything else goes to the real database.
+import type { Db, Queryable } from '../../runtime/db.ts';
+
+export type FaultPoint = 'before' | 'after';
+
+export interface Fault {
+  /** Which statement (counting from 1, matching `match` when given) fails. */
+  nth: number;
+  point: FaultPoint;
+  match?: RegExp;
+  /** After the fault, every later statement fails too, as if the process had died. */
+  dead?: boolean;
+}
+
+export class InjectedFault extends Error {
+  constructor(point: FaultPoint) {
+    super(`injected fault (${point})`);
+    this.name = 'InjectedFault';
+  }
+}
+
+export interface FaultyDb extends Db {
+  inject(fault: Fault): void;
+  /** True once an injected fault has fired. */
+  readonly fired: boolean;
+}
+
+export function faultyDb(real: Db): FaultyDb {
+  let fault: Fault | null = null;
+  let seen = 0;
+  let fired = false;
+  let dead = false;
+
+  const guard = async <T>(text: string, exec: () => Promise<T>): Promise<T> => {
+    if (dead) throw new InjectedFault('before');
+    if (fault && (!fault.match || fault.match.test(text)) && ++seen === fault.nth) {
+      const f = fault;
+      fault = null;
+      fired = true;
+      if (f.dead) dead = true;
+      if (f.point === 'before') throw new InjectedFault('before');
+      await exec();
+      throw new InjectedFault('after');
+    }
+    return exec();
+  };
+  const wrap = (q: Queryable): Queryable => ({
+    query: (text, params) => guard(text, () => q.query(text, params)),
+  });
+
+  return {
+    query: (text, params) => guard(text, () => real.query(text, params)),
+    tx: (fn) => real.tx((q) => fn(wrap(q))),
+    withConnection: (fn) => real.withConnection((q) => fn(wrap(q))),
+    listen: (channel, onPayload) => real.listen(channel, onPayload),
+    notify: (channel, payload) => real.notify(channel, payload),
+    get stats() {
+      return real.stats;
+    },
+    close: () => real.close(),
+    inject(f: Fault) {
+      fault = f;
+      seen = 0;
+    },
+    get fired() {
+      return fired;
+    },
+  };
+}
