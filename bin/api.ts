@@ -13,6 +13,13 @@ import { buildServer } from '../http/server.ts';
 import { allRoutes } from '../http/routes/index.ts';
 import type { AppContext } from '../http/context.ts';
 import { ensureBundledCatalog } from '../domain/bootstrap.ts';
+import { seedBootstrapToken } from '../domain/agents.ts';
+import { AgentSockets } from '../runtime/agentSockets.ts';
+import { createActorHost } from '../actors/host.ts';
+import { startActorReaper } from '../actors/reaper.ts';
+import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
+import { queryKind } from '../actors/queryKind.ts';
+import { registerAgentChannel } from '../http/agentSocket.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -64,6 +71,27 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
   if (config.SETUP_TOKEN) writeSecretFile(dataDir, 'setup-token', setupToken);
 
+  await seedBootstrapToken(db, config.AGENT_BOOTSTRAP_TOKEN);
+
+  const sockets = new AgentSockets();
+  const host = await createActorHost({
+    db,
+    replicaId: config.REPLICA_ID,
+    logger: logger.child({ part: 'actors' }),
+    kinds: {
+      agentConnection: agentConnectionKind({ db, sockets }),
+      query: queryKind({ db, sockets, logger }),
+    },
+  });
+  await host.rehydrate();
+  const reaper = startActorReaper({
+    db,
+    host,
+    kinds: ['agentConnection', 'query'],
+    logger: logger.child({ part: 'reaper' }),
+    tickMs: config.ACTOR_REAPER_TICK_S * 1000,
+  });
+
   const ctx: AppContext = {
     db,
     config,
@@ -72,23 +100,29 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     version: VERSION,
     setupToken,
     draining: { value: false },
+    host,
+    sockets,
     onFirstAdmin: [],
   };
-  const app = await buildServer({ ctx, routes: allRoutes });
+  const app = await buildServer({ ctx, routes: allRoutes, extend: (a) => registerAgentChannel(a, { ctx, host, sockets }) });
   await app.listen({ port: config.PORT, host: config.HOST });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
-  const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
+  const listenHost = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
   logger.info({ port }, 'api listening');
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${listenHost}:${port}`,
     port,
     ctx,
     app,
     db,
     async close() {
       ctx.draining.value = true;
+      // Agents reconnect to a live replica; their connection actors record the shutdown.
+      for (const conn of sockets.all()) conn.close(1012, 'replica shutting down');
+      await reaper.stop();
       await app.close();
+      await host.close();
       await db.close();
       if (embedded) await embedded.stop();
     },

@@ -41,6 +41,57 @@ async function cmdApi() {
   onSignals(() => api.close());
 }
 
+async function cmdAgent() {
+  const { main } = await import('../agent/cli.ts');
+  await main();
+}
+
+async function cmdCatalog() {
+  const { catalogConfigFromEnv, CatalogConfigError } = await import('../catalog/config.ts');
+  const { startCatalogService } = await import('../catalog/server.ts');
+  const config = loadConfig();
+  let cc;
+  try {
+    cc = catalogConfigFromEnv({ ...process.env, CATALOG_PORT: process.env.CATALOG_PORT ?? String(config.CATALOG_PORT), CATALOG_CLIENT_SECRET: config.CATALOG_CLIENT_SECRET });
+  } catch (e) {
+    if (e instanceof CatalogConfigError) throw new ConfigError(e.message);
+    throw e;
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'catalog' });
+  const { url, embedded } = await databaseUrlFor(config, logger);
+  const service = await startCatalogService({ ...cc, databaseUrl: url, logger } as any);
+  logger.info({ url: service.url }, 'catalog service listening');
+  onSignals(async () => {
+    await service.close();
+    await embedded?.stop();
+  });
+}
+
+async function cmdObjectStore() {
+  const { startObjectStore } = await import('../runtime/objectStore.ts');
+  const { revocationCheck } = await import('../catalog/vending.ts');
+  const config = loadConfig();
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'objectstore' });
+  const { url, embedded } = await databaseUrlFor(config, logger);
+  const db = await connectDb({ url, poolSize: 2, maxOverflow: 2, applicationName: 'eider-objectstore' });
+  // The catalog's revocation list lives in its schema: make sure it exists before the store consults it.
+  await migrate(db, 'catalog');
+  const store = await startObjectStore({
+    dir: resolve(config.DATA_DIR, 'objectstore'),
+    port: config.OBJECT_STORE_PORT,
+    bucket: config.STORE_BUCKET,
+    accessKey: config.OBJECT_STORE_ACCESS_KEY,
+    secretKey: config.OBJECT_STORE_SECRET_KEY,
+    isRevoked: revocationCheck(db),
+  });
+  logger.info({ endpoint: store.endpoint, bucket: config.STORE_BUCKET }, 'object store listening');
+  onSignals(async () => {
+    await store.close();
+    await db.close();
+    await embedded?.stop();
+  });
+}
+
 async function cmdMigrate() {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'migrate' });
@@ -54,6 +105,12 @@ async function cmdMigrate() {
   await embedded?.stop();
 }
 
+/** A persisted generated secret unless the environment names one (then used as given). */
+function secretFor(dataDir: string, file: string, envName: string): string {
+  const given = process.env[envName];
+  return given ? given : loadOrCreateSecret(dataDir, file, null);
+}
+
 async function cmdUp() {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'up' });
@@ -65,13 +122,25 @@ async function cmdUp() {
     env.DATABASE_URL = pg.url;
     stopPg = () => pg.stop();
   }
+  {
+    const db = await connectDb({ url: env.DATABASE_URL ?? config.DATABASE_URL!, poolSize: 1, maxOverflow: 1 });
+    for (const set of ['control', 'catalog'] as const) await migrate(db, set);
+    await db.close();
+  }
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
   const tokenFile = writeSecretFile(dataDir, 'setup-token', setupToken);
   env.SETUP_TOKEN = setupToken;
+  // The placeholder credentials of the spec are replaced by generated ones, kept under DATA_DIR (0600).
+  env.AGENT_BOOTSTRAP_TOKEN = secretFor(dataDir, 'agent-bootstrap-token', 'AGENT_BOOTSTRAP_TOKEN');
+  env.CATALOG_CLIENT_SECRET = secretFor(dataDir, 'catalog-client-secret', 'CATALOG_CLIENT_SECRET');
+  env.OBJECT_STORE_SECRET_KEY = secretFor(dataDir, 'object-store-secret-key', 'OBJECT_STORE_SECRET_KEY');
+  env.CATALOG_URL ??= `http://127.0.0.1:${config.CATALOG_PORT}`;
+  env.DATA_DIR = dataDir;
 
   const children: ChildProcess[] = [];
-  const start = (name: string) => {
-    const child = spawn(process.execPath, [SELF, name], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  let stopping = false;
+  const start = (name: string, extra: Record<string, string> = {}) => {
+    const child = spawn(process.execPath, [SELF, name], { env: { ...env, ...extra }, stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('exit', (code, signal) => {
       if (!stopping) {
         logger.error({ part: name, code, signal }, 'a part of the stack stopped; shutting down');
@@ -81,32 +150,56 @@ async function cmdUp() {
     children.push(child);
     return child;
   };
-  let stopping = false;
   const shutdown = async () => {
     stopping = true;
-    await Promise.all(
-      children.map(
-        (c) =>
-          new Promise<void>((res) => {
-            if (c.exitCode !== null || c.signalCode !== null) return res();
-            c.once('exit', () => res());
-            c.kill('SIGTERM');
-            setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
-          }),
-      ),
-    );
+    // Reverse order: the agent and api first, storage last.
+    for (const c of [...children].reverse()) {
+      await new Promise<void>((res) => {
+        if (c.exitCode !== null || c.signalCode !== null) return res();
+        c.once('exit', () => res());
+        c.kill('SIGTERM');
+        setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
+      });
+    }
     await stopPg?.();
   };
   onSignals(shutdown);
 
+  start('objectstore');
+  await waitForPort(config.OBJECT_STORE_PORT, 60_000);
+  start('catalog');
+  await waitForPort(config.CATALOG_PORT, 60_000);
   start('api');
   const url = `http://127.0.0.1:${config.PORT}`;
   await waitForReady(`${url}/api/readyz`, 120_000);
+  start('agent', {
+    CONTROL_PLANE_URL: `ws://127.0.0.1:${config.PORT}/agents/connect`,
+    BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
+    AGENT_NAME: 'bundled',
+  });
   process.stdout.write(
     `\nEider is up.\n  URL:          ${url}\n  Setup token:  ${setupToken}\n  (also in ${tokenFile})\n` +
       `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n` +
       `Press Ctrl-C to stop.\n\n`,
   );
+}
+
+async function waitForPort(port: number, timeoutMs: number) {
+  const { connect } = await import('node:net');
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const ok = await new Promise<boolean>((res) => {
+      const sock = connect(port, '127.0.0.1');
+      sock.once('connect', () => {
+        sock.destroy();
+        res(true);
+      });
+      sock.once('error', () => res(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for 127.0.0.1:${port}`);
 }
 
 async function waitForReady(url: string, timeoutMs: number) {
@@ -126,6 +219,9 @@ async function waitForReady(url: string, timeoutMs: number) {
 const commands: Record<string, () => Promise<void>> = {
   up: cmdUp,
   api: cmdApi,
+  agent: cmdAgent,
+  catalog: cmdCatalog,
+  objectstore: cmdObjectStore,
   migrate: cmdMigrate,
 };
 

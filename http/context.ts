@@ -3,6 +3,8 @@ import type { Db } from '../runtime/db.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Metrics } from '../runtime/metrics.ts';
+import type { AgentSockets } from '../runtime/agentSockets.ts';
+import type { ActorHost } from '../actors/host.ts';
 
 export interface AppContext {
   db: Db;
@@ -15,5 +17,9 @@ export interface AppContext {
   /** true once shutdown began: readiness answers 503 */
   draining: { value: boolean };
   /** hooks that later subsystems register to run inside first-admin setup (default workspace, catalog attach) */
+  /** the actor host running this replica's lifecycles */
+  host: ActorHost;
+  /** this replica's live agent sockets */
+  sockets: AgentSockets;
   onFirstAdmin: Array<(tx: import('../runtime/db.ts').Queryable, adminId: string, workspaceId: string) => Promise<void>>;
 }

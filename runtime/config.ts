@@ -40,6 +40,9 @@ export const CONFIG_VARIABLES = {
   CATALOG_PORT: i('process', '8181', 0, 65535),
   CATALOG_URL: u('process', null, ['http:', 'https:']),
   OBJECT_STORE_PORT: i('process', '9000', 0, 65535),
+  AGENT_HEARTBEAT_INTERVAL_S: n('process', '10', 0.05),
+  AGENT_HEARTBEAT_TTL_S: n('process', '30', 0.1),
+  QUERY_DEFAULT_TIMEOUT_S: i('process', '600', 1),
   // Control plane
   SECRET_KEY: s('control', null, true),
   SETUP_TOKEN: s('control', null, true),

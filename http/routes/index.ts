@@ -3,5 +3,15 @@ import type { RouteDef } from '../route.ts';
 import { systemRoutes } from './system.ts';
 import { identityRoutes } from './identity.ts';
 import { workspaceRoutes } from './workspaces.ts';
+import { agentRoutes } from './agents.ts';
+import { queryRoutes } from './queries.ts';
+import { inspectionRoutes } from './inspection.ts';
 
-export const allRoutes: RouteDef[] = [...systemRoutes, ...identityRoutes, ...workspaceRoutes];
+export const allRoutes: RouteDef[] = [
+  ...systemRoutes,
+  ...identityRoutes,
+  ...workspaceRoutes,
+  ...agentRoutes,
+  ...queryRoutes,
+  ...inspectionRoutes,
+];

@@ -1,0 +1,84 @@
+// The agent-connection actor's effects and entity projection: auth replies, the live socket registry, the agents
+// row, and failing an agent's in-flight work when its socket is gone.
+import { machineKinds } from '../machines/index.ts';
+import type { Db } from '../runtime/db.ts';
+import type { AgentSockets } from '../runtime/agentSockets.ts';
+import { CLOSE_CODES, type ServiceFrame } from '../protocol/index.ts';
+import type { ActorKind } from './host.ts';
+
+export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets }): ActorKind {
+  const { db, sockets } = deps;
+  const send = (connectionId: string, frame: ServiceFrame) => sockets.connection(connectionId)?.send(frame) ?? false;
+  return {
+    machine: machineKinds.agentConnection.machine,
+    project: (s) => ({ ...machineKinds.agentConnection.project(s) }),
+    effects: {
+      sendAuthOk: (_ctx, p: { connectionId: string; agentId: string; heartbeatIntervalMs: number; heartbeatTtlMs: number }) => {
+        const conn = sockets.connection(p.connectionId);
+        if (!conn) return;
+        const issued = conn.issuedToken;
+        conn.issuedToken = null;
+        send(p.connectionId, {
+          type: 'auth_ok',
+          payload: {
+            agent_id: p.agentId,
+            ...(issued ? { session_token: issued } : {}),
+            heartbeat_interval_s: p.heartbeatIntervalMs / 1000,
+            heartbeat_ttl_s: p.heartbeatTtlMs / 1000,
+          },
+        });
+      },
+      sendAuthError: (_ctx, p: { connectionId: string; code: string; message: string }) => {
+        send(p.connectionId, { type: 'auth_error', payload: { code: p.code, message: p.message } });
+      },
+      storeCapabilities: async (_ctx, p: { agentId: string; capabilities: Record<string, unknown> }) => {
+        await db.query(`update agents set capabilities = $2::jsonb where id = $1`, [p.agentId, JSON.stringify(p.capabilities)]);
+      },
+      registerAgent: (_ctx, p: { agentId: string; connectionId: string }) => {
+        const older = sockets.bind(p.agentId, p.connectionId);
+        older?.close(CLOSE_CODES.replaced, 'replaced by a newer connection of the same agent');
+      },
+      unregisterAgent: (_ctx, p: { agentId: string; connectionId: string }) => {
+        sockets.unbind(p.agentId, p.connectionId);
+      },
+      closeSocket: (_ctx, p: { connectionId: string; code: number; reason: string }) => {
+        sockets.connection(p.connectionId)?.close(p.code, p.reason);
+      },
+      failAgentWork: async (ctx, p: { agentId: string; reason: string }) => {
+        // Only when no newer connection of this agent is live: a replaced socket's end fails nothing.
+        if (sockets.agent(p.agentId)) return;
+        const live = await db.query<{ id: string }>(
+          `select id from queries where agent_id = $1 and status in ('queued', 'running')`,
+          [p.agentId],
+        );
+        await Promise.all(live.map((q) => ctx.host.send('query', q.id, { type: 'agentLost' })));
+      },
+    },
+    onPersist: async (tx, id, _snapshot, pr: any) => {
+      if (!pr.agentId) return;
+      const status = pr.state === 'healthy' ? 'healthy' : pr.state === 'registered' ? 'registered' : 'unavailable';
+      const toTs = (ms: number | null) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+      // The newest connection owns the row; an older one may only write while it still is the owner.
+      await tx.query(
+        `update agents set
+           connection_id = case when $3 in ('registered') then $2::uuid else connection_id end,
+           status = $3, owner_url = $4, result_url = coalesce($5, result_url),
+           connected_at = coalesce($6::timestamptz, connected_at), last_heartbeat_at = coalesce($7::timestamptz, last_heartbeat_at),
+           disconnected_at = $8::timestamptz,
+           capabilities = coalesce($9::jsonb, capabilities)
+         where id = $1 and (connection_id is null or connection_id = $2::uuid or $3 = 'registered')`,
+        [
+          pr.agentId,
+          id,
+          status,
+          pr.ownerUrl,
+          pr.resultAddress,
+          toTs(pr.connectedAt),
+          toTs(pr.lastHeartbeatAt),
+          toTs(pr.disconnectedAt),
+          pr.capabilities ? JSON.stringify(pr.capabilities) : null,
+        ],
+      );
+    },
+  };
+}

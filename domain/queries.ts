@@ -1,0 +1,183 @@
+// Queries as the api shows them, and the history listing with every filter and sort of the spec.
+import type { Queryable } from '../runtime/db.ts';
+import { AppError, forbidden, notFound, unprocessable } from './errors.ts';
+import { hasPermission, isUuid, type Principal } from './identity.ts';
+import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
+import { resolveWorkspace } from './workspaces.ts';
+
+export const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
+export const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
+/** Origins that exist for internal runs and are never listed (spec: Query resource). */
+export const HIDDEN_ORIGINS = ['sample', 'metadata', 'maintenance'];
+
+export interface QueryRow {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  user_id: string | null;
+  sql: string;
+  status: string;
+  statement_type: string | null;
+  origin: string;
+  session_id: string | null;
+  row_count: string | number | null;
+  duration_ms: number | null;
+  error: string | null;
+  error_code: string | null;
+  columns: string[] | null;
+  column_schema: { name: string; type: string }[] | null;
+  result_path: string | null;
+  started_at: Date;
+  running_at: Date | null;
+  finished_at: Date | null;
+}
+
+export interface QueryOut {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  user_id: string | null;
+  sql: string;
+  status: string;
+  statement_type: string | null;
+  origin: string;
+  session_id: string | null;
+  row_count: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  error_code: string | null;
+  columns: string[] | null;
+  column_schema: { name: string; type: string }[] | null;
+  started_at: string;
+  running_at: string | null;
+  finished_at: string | null;
+}
+
+export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, row_count, duration_ms,
+  error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at`;
+
+/** Duration: the agent-reported execution time when present, else finished_at minus started_at. */
+export function durationOf(r: QueryRow): number | null {
+  if (r.duration_ms !== null && r.duration_ms !== undefined) return Number(r.duration_ms);
+  if (r.finished_at) return r.finished_at.getTime() - r.started_at.getTime();
+  return null;
+}
+
+export const toQueryOut = (r: QueryRow): QueryOut => ({
+  id: r.id,
+  workspace_id: r.workspace_id,
+  agent_id: r.agent_id,
+  user_id: r.user_id,
+  sql: r.sql,
+  status: r.status,
+  statement_type: r.statement_type,
+  origin: r.origin,
+  session_id: r.session_id,
+  row_count: r.row_count === null ? null : Number(r.row_count),
+  duration_ms: durationOf(r),
+  error: r.error,
+  error_code: r.error_code,
+  columns: r.columns,
+  column_schema: r.column_schema,
+  started_at: r.started_at.toISOString(),
+  running_at: r.running_at?.toISOString() ?? null,
+  finished_at: r.finished_at?.toISOString() ?? null,
+});
+
+/** A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). */
+export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow> {
+  const row = isUuid(id) ? (await q.query<QueryRow>(`select ${QUERY_COLS} from queries where id = $1`, [id]))[0] : undefined;
+  if (!row) throw notFound('query');
+  try {
+    await resolveWorkspace(q, p, row.workspace_id, 'reader');
+  } catch (e) {
+    if (e instanceof AppError && e.status === 404) throw notFound('query');
+    throw e;
+  }
+  return row;
+}
+
+/** Cancelling: the submitter, a workspace writer, or a query-admin. */
+export async function assertMayCancel(q: Queryable, p: Principal, row: QueryRow) {
+  if (row.user_id === p.user.id || hasPermission(p, 'query-admin')) return;
+  await resolveWorkspace(q, p, row.workspace_id, 'writer');
+}
+
+export interface HistoryFilters {
+  workspaceId: string | null;
+  q?: string;
+  query_id?: string;
+  since?: string;
+  until?: string;
+  status: string[];
+  statement_type: string[];
+  slower_than_ms?: number;
+  sort: 'started_at' | 'duration';
+  dir: 'asc' | 'desc';
+  cursor?: string;
+  limit: number;
+  origin: string[];
+  session_id?: string;
+  agent_id?: string;
+  user_id?: string;
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+const DURATION_SQL = `coalesce(duration_ms, extract(epoch from (finished_at - started_at)) * 1000)`;
+
+/** History with every filter applied to the whole set before keyset paging. */
+export async function listHistory(q: Queryable, p: Principal, f: HistoryFilters): Promise<Page<QueryOut>> {
+  for (const s of f.status) if (!(QUERY_STATUSES as readonly string[]).includes(s)) throw unprocessable(`unknown status ${s}`, 'unprocessable_content', { fields: [{ field: 'status', message: `one of ${QUERY_STATUSES.join(', ')}` }] });
+  for (const s of f.statement_type) if (!(STATEMENT_TYPES as readonly string[]).includes(s)) throw unprocessable(`unknown statement_type ${s}`, 'unprocessable_content', { fields: [{ field: 'statement_type', message: `one of ${STATEMENT_TYPES.join(', ')}` }] });
+  if (f.user_id && f.user_id !== p.user.id && !hasPermission(p, 'query-admin')) throw forbidden('filtering by another user needs the query-admin permission');
+  if (f.workspaceId === null && !hasPermission(p, 'query-admin')) throw forbidden('all_workspaces needs the query-admin permission');
+
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, v: unknown) => {
+    params.push(v);
+    where.push(sql.replaceAll('$?', `$${params.length}`));
+  };
+  if (f.workspaceId) add('workspace_id = $?', f.workspaceId);
+  where.push(`origin <> all(array['${HIDDEN_ORIGINS.join("','")}'])`);
+  if (f.q) add(`sql ilike '%' || $? || '%' escape '\\'`, likeEscape(f.q));
+  if (f.query_id) add(`id::text like $? || '%'`, likeEscape(f.query_id.toLowerCase()));
+  if (f.since) add('started_at >= $?::timestamptz', f.since);
+  if (f.until) add('started_at < $?::timestamptz', f.until);
+  if (f.status.length) add('status = any($?::text[])', f.status);
+  if (f.statement_type.length) add('statement_type = any($?::text[])', f.statement_type);
+  if (f.slower_than_ms !== undefined) add(`finished_at is not null and ${DURATION_SQL} > $?`, f.slower_than_ms);
+  if (f.origin.length) add('origin = any($?::text[])', f.origin);
+  if (f.session_id) add('session_id = $?::uuid', isUuid(f.session_id) ? f.session_id : '00000000-0000-0000-0000-000000000000');
+  if (f.agent_id) add('agent_id = $?::uuid', isUuid(f.agent_id) ? f.agent_id : '00000000-0000-0000-0000-000000000000');
+  if (f.user_id) add('user_id = $?::uuid', isUuid(f.user_id) ? f.user_id : '00000000-0000-0000-0000-000000000000');
+
+  const sortTag = `${f.sort}:${f.dir}`;
+  const cmp = f.dir === 'desc' ? '<' : '>';
+  // Under duration, unfinished runs (null key) sort last in both directions.
+  const keyExpr = f.sort === 'started_at' ? 'started_at' : `case when finished_at is null then null else ${DURATION_SQL} end`;
+  if (f.cursor) {
+    const c = decodeCursor(f.cursor, sortTag);
+    const exists = isUuid(c.id) ? await q.query(`select 1 from queries where id = $1`, [c.id]) : [];
+    if (!exists.length) throw staleCursor();
+    params.push(c.k, c.id);
+    const k = `$${params.length - 1}`;
+    const id = `$${params.length}::uuid`;
+    if (f.sort === 'started_at') {
+      where.push(`(started_at, id) ${cmp} (${k}::timestamptz, ${id})`);
+    } else if (c.k === null) {
+      where.push(`(${keyExpr}) is null and id ${cmp} ${id}`);
+    } else {
+      where.push(`((${keyExpr}) ${cmp} ${k}::double precision or ((${keyExpr}) = ${k}::double precision and id ${cmp} ${id}) or (${keyExpr}) is null)`);
+    }
+  }
+  params.push(f.limit + 1);
+  const order =
+    f.sort === 'started_at' ? `started_at ${f.dir}, id ${f.dir}` : `(${keyExpr}) ${f.dir} nulls last, id ${f.dir}`;
+  const rows = await q.query<QueryRow & { sort_key: string | null }>(
+    `select ${QUERY_COLS}, (${f.sort === 'started_at' ? 'started_at::text' : `(${keyExpr})::text`}) as sort_key
+       from queries where ${where.join(' and ')} order by ${order} limit $${params.length}`,
+    params,
+  );
+  return pageOf(rows, f.limit, sortTag, (r) => ({ k: r.sort_key, id: r.id }), toQueryOut);
+}

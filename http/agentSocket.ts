@@ -1,0 +1,206 @@
+// The agent control channel at /agents/connect. Each socket is an agentConnection actor; frames become actor
+// events (the connection's own, or a query's). Credentials are checked here, before the machine hears of them,
+// so no token ever enters a snapshot. Frames of one socket are handled strictly in order.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import websocket from '@fastify/websocket';
+import type { WebSocket } from 'ws';
+import { CLOSE_CODES, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, type AgentFrame, type ServiceFrame } from '../protocol/index.ts';
+import * as agents from '../domain/agents.ts';
+import type { ActorHost } from '../actors/host.ts';
+import type { AgentSockets } from '../runtime/agentSockets.ts';
+import type { AppContext } from './context.ts';
+
+export interface AgentChannelDeps {
+  ctx: AppContext;
+  host: ActorHost;
+  sockets: AgentSockets;
+}
+
+/** The agent's result-server host as seen by the api: X-Forwarded-For first (behind a load balancer), else the peer. */
+export function agentAddress(req: FastifyRequest): string {
+  const fwd = req.headers['x-forwarded-for'];
+  const first = (Array.isArray(fwd) ? fwd[0] : fwd)?.split(',')[0]?.trim();
+  const raw = first || req.socket.remoteAddress || '127.0.0.1';
+  const host = raw.startsWith('::ffff:') ? raw.slice(7) : raw;
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export async function registerAgentChannel(app: FastifyInstance, deps: AgentChannelDeps) {
+  const { ctx, host, sockets } = deps;
+  const { config, logger, db } = ctx;
+  const heartbeatIntervalMs = config.AGENT_HEARTBEAT_INTERVAL_S * 1000;
+  const heartbeatTtlMs = config.AGENT_HEARTBEAT_TTL_S * 1000;
+  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
+
+  app.get('/agents/connect', { websocket: true, schema: { hide: true } as any }, (socket: WebSocket, req) => {
+    const connectionId = randomUUID();
+    const address = agentAddress(req);
+    const log = logger.child({ connectionId });
+    const send = (frame: ServiceFrame) => {
+      const enc = encodeServiceFrame(frame);
+      if (!enc.ok || socket.readyState !== socket.OPEN) return false;
+      socket.send(enc.text);
+      return true;
+    };
+    const conn = {
+      connectionId,
+      agentId: null as string | null,
+      sessionToken: null as string | null,
+      issuedToken: null as string | null,
+      resultUrl: null as string | null,
+      send: (f: { type: string; payload: unknown }) => send(f as ServiceFrame),
+      close: (code: number, reason: string) => {
+        if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, reason.slice(0, 120));
+      },
+    };
+    sockets.addConnection(conn);
+    const heartbeat = setInterval(() => send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString() } }), heartbeatIntervalMs);
+    heartbeat.unref();
+
+    let chain: Promise<unknown> = host
+      .spawn('agentConnection', connectionId, {
+        connectionId,
+        replicaUrl: config.REPLICA_INTERNAL_URL,
+        resultAddress: null,
+        at: Date.now(),
+        authTimeoutMs: 10_000,
+        heartbeatIntervalMs,
+        heartbeatTtlMs,
+        drainTimeoutMs: 10_000,
+      })
+      .then((s) => s.start())
+      .catch((err) => log.error({ err }, 'could not start the connection actor'));
+    const inOrder = (fn: () => Promise<unknown>) => {
+      chain = chain.then(fn).catch((err) => log.error({ err }, 'agent frame handling failed'));
+    };
+
+    socket.on('message', (data, isBinary) => {
+      const text = isBinary ? null : data.toString();
+      inOrder(async () => {
+        const decoded = decodeAgentFrame(text);
+        if (!decoded.ok) {
+          log.warn({ code: decoded.error.code, reason: decoded.error.message }, 'bad frame from agent');
+          send({ type: 'error', payload: { code: decoded.error.code, message: decoded.error.message } });
+          return;
+        }
+        await onFrame(decoded.frame);
+      });
+    });
+    socket.on('close', (code) => {
+      clearInterval(heartbeat);
+      inOrder(async () => {
+        await host.send('agentConnection', connectionId, { type: 'disconnected', reason: `socket closed (${code})` });
+        sockets.removeConnection(connectionId);
+      });
+    });
+    socket.on('error', (err) => log.warn({ err: err.message }, 'agent socket error'));
+
+    const authFail = async (code: string, message: string, closeCode: number) => {
+      log.warn({ code, reason: message }, 'agent authentication refused');
+      send({ type: 'auth_error', payload: { code, message } });
+      await host.send('agentConnection', connectionId, { type: 'authFailed', code, message });
+      conn.close(closeCode, code);
+    };
+
+    async function onFrame(frame: AgentFrame) {
+      switch (frame.type) {
+        case 'auth': {
+          if (conn.agentId) {
+            send({ type: 'error', payload: { code: 'unexpected_frame_type', message: 'already authenticated', frame_type: 'auth' } });
+            return;
+          }
+          const p = frame.payload;
+          if (p.protocol_version !== PROTOCOL_VERSION) {
+            return authFail(
+              'protocol_version_mismatch',
+              `control plane speaks protocol ${PROTOCOL_VERSION}, agent sent ${p.protocol_version}`,
+              CLOSE_CODES.protocolVersionMismatch,
+            );
+          }
+          let agentId: string;
+          let resumed = false;
+          let name = p.name ?? null;
+          if (p.session_token) {
+            const agent = await agents.agentBySessionToken(db, p.session_token);
+            if (!agent) return authFail('invalid_session_token', 'unknown or revoked agent session token', CLOSE_CODES.authFailed);
+            agentId = agent.id;
+            name = agent.name;
+            resumed = true;
+            conn.sessionToken = p.session_token;
+          } else {
+            const boot = await agents.consumeBootstrapToken(db, p.bootstrap_token!);
+            if (!boot) return authFail('invalid_bootstrap_token', 'unknown, used or expired bootstrap token', CLOSE_CODES.authFailed);
+            const reg = await agents.registerAgent(db, { name: p.name || boot.name || `agent-${address}`, version: p.agent_version });
+            agentId = reg.agentId;
+            conn.sessionToken = reg.sessionToken;
+            conn.issuedToken = reg.sessionToken;
+          }
+          conn.resultUrl = `http://${address}:${p.results_port}`;
+          await db.query(`update agents set result_url = $2, version = $3 where id = $1`, [agentId, conn.resultUrl, p.agent_version]);
+          log.info({ agentId, resumed }, 'agent authenticated');
+          const r = await host.send('agentConnection', connectionId, {
+            type: 'authenticated',
+            agentId,
+            name,
+            version: p.agent_version,
+            resumed,
+          });
+          // auth_ok and the registry binding happen in the effects: later frames of this socket wait for them.
+          await r.effectsDone;
+          conn.agentId = agentId;
+          return;
+        }
+        case 'agent_status':
+          if (!conn.agentId) return notAuthenticated(frame.type);
+          await host.send('agentConnection', connectionId, { type: 'status', capabilities: frame.payload.capabilities as any });
+          return;
+        case 'heartbeat':
+          if (!conn.agentId) return notAuthenticated(frame.type);
+          await host.send('agentConnection', connectionId, { type: 'heartbeat' });
+          return;
+        case 'query_started':
+          if (!conn.agentId) return notAuthenticated(frame.type);
+          await ownQuery(frame.payload.query_id, { type: 'started' });
+          return;
+        case 'query_done': {
+          if (!conn.agentId) return notAuthenticated(frame.type);
+          const p = frame.payload;
+          await ownQuery(p.query_id, {
+            type: 'done',
+            rowCount: p.row_count,
+            durationMs: p.duration_ms,
+            resultPath: p.result_path,
+            columns: p.result_path ? [...p.columns] : null,
+            columnSchema: p.column_schema ? p.column_schema.map((c) => ({ name: c.name, type: c.type })) : null,
+            profile: (p.profile ?? null) as any,
+          });
+          return;
+        }
+        case 'query_failed':
+          if (!conn.agentId) return notAuthenticated(frame.type);
+          await ownQuery(frame.payload.query_id, { type: 'failed', code: frame.payload.error.code, message: frame.payload.error.message });
+          return;
+        case 'cancel_ack':
+        case 'error':
+          if (frame.type === 'error') log.warn({ code: frame.payload.code, reason: frame.payload.message }, 'agent reported an error');
+          return;
+      }
+    }
+
+    function notAuthenticated(type: string) {
+      send({ type: 'error', payload: { code: 'unexpected_frame_type', message: 'authenticate first', frame_type: type } });
+    }
+
+    /** An agent may only report on queries dispatched to it. */
+    async function ownQuery(queryId: string, event: { type: string; [k: string]: unknown }) {
+      const rows = await db.query<{ agent_id: string | null }>(`select agent_id from queries where id = $1`, [queryId]);
+      if (!rows.length || rows[0].agent_id !== conn.agentId) {
+        log.warn({ queryId }, 'agent reported on a query it was not given');
+        send({ type: 'error', payload: { code: 'unknown_query', message: `no query ${queryId} was dispatched to this agent` } });
+        return;
+      }
+      await host.send('query', queryId, event);
+    }
+  });
+}

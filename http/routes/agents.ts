@@ -1,0 +1,303 @@
+// Agents: listings by visibility, per-agent tiers (use < operate < admin), access modes and grants, bootstrap
+// tokens, disconnect and credential revocation.
+import { Schema } from 'effect';
+import { route } from '../route.ts';
+import { unprocessable } from '../../domain/errors.ts';
+import * as agents from '../../domain/agents.ts';
+import type { AppContext } from '../context.ts';
+import type { Principal } from '../../domain/identity.ts';
+
+const AgentOutSchema = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  version: Schema.NullOr(Schema.String),
+  capabilities: Schema.Record(Schema.String, Schema.Unknown),
+  access_tier: Schema.String,
+  access_mode: Schema.String,
+  owner_url: Schema.NullOr(Schema.String),
+  connected_at: Schema.NullOr(Schema.String),
+  last_heartbeat_at: Schema.NullOr(Schema.String),
+});
+const AgentParams = Schema.Struct({ agent_id: Schema.String });
+const Tier = Schema.Literals(['use', 'operate', 'admin']);
+const ELASTIC_OFF = 'elastic compute is off (ELASTIC_COMPUTE_ENABLED=false): only elastic agents can be started, restarted or terminated';
+
+async function listVisible(ctx: AppContext, principal: Principal) {
+  return (await agents.visibleAgents(ctx.db, principal)).map(({ agent, tier }) => agents.toAgentOut(agent, tier));
+}
+
+export const agentRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/agents',
+    operationId: 'list_agents',
+    summary: 'Agents the caller can see, with the caller’s tier on each',
+    tags: ['agents'],
+    access: { kind: 'authenticated' },
+    responses: { 200: Schema.Array(AgentOutSchema) },
+    handler: async ({ ctx, principal }) => ({ status: 200, body: await listVisible(ctx, principal) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/agents',
+    operationId: 'list_admin_agents',
+    summary: 'Agents the caller can see (admin view)',
+    tags: ['agents'],
+    access: { kind: 'authenticated' },
+    responses: { 200: Schema.Array(AgentOutSchema) },
+    handler: async ({ ctx, principal }) => ({ status: 200, body: await listVisible(ctx, principal) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/agents/metrics',
+    operationId: 'list_agent_metrics',
+    summary: 'Live work per visible agent: running and queued queries, last heartbeat',
+    tags: ['agents'],
+    access: { kind: 'authenticated' },
+    responses: { 200: Schema.Array(Schema.Unknown) },
+    handler: async ({ ctx, principal }) => {
+      const visible = await agents.visibleAgents(ctx.db, principal);
+      const counts = await ctx.db.query<{ agent_id: string; running: number; queued: number }>(
+        `select agent_id, count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued
+           from queries where status in ('queued', 'running') and agent_id is not null group by agent_id`,
+      );
+      const byId = new Map(counts.map((c) => [c.agent_id, c]));
+      return {
+        status: 200,
+        body: visible.map(({ agent }) => ({
+          agent_id: agent.id,
+          name: agent.name,
+          status: agents.apiStatus(agent.status),
+          running_queries: byId.get(agent.id)?.running ?? 0,
+          queued_queries: byId.get(agent.id)?.queued ?? 0,
+          memory_limit_bytes: (agent.capabilities as any)?.memory_limit_bytes ?? null,
+          last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
+        })),
+      };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/admin/agents/bootstrap',
+    operationId: 'create_agent_bootstrap_token',
+    summary: 'A single-use bootstrap token for a new agent (shown once)',
+    tags: ['agents'],
+    access: { kind: 'permission', permission: 'agents:manage' },
+    body: Schema.Struct({
+      name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
+      expires_in_hours: Schema.optionalKey(Schema.Number.check(Schema.isFinite(), Schema.isBetween({ minimum: 0.01, maximum: 24 * 30 }))),
+    }),
+    responses: { 201: Schema.Struct({ token: Schema.String, expires_at: Schema.String }) },
+    handler: async ({ ctx, principal, body }) => ({ status: 201, body: await agents.createBootstrapToken(ctx.db, principal, body ?? {}) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/agents/compute-options',
+    operationId: 'get_agent_compute_options',
+    summary: 'What elastic compute can provision here',
+    tags: ['agents'],
+    access: { kind: 'permission', permission: 'agents:manage' },
+    responses: { 200: Schema.Unknown },
+    handler: async ({ ctx }) => ({
+      status: 200,
+      body: {
+        elastic_enabled: ctx.config.ELASTIC_COMPUTE_ENABLED,
+        provider: ctx.config.ELASTIC_PROVIDER === 'null' ? null : ctx.config.ELASTIC_PROVIDER,
+        default_cpu: ctx.config.ELASTIC_DEFAULT_CPU,
+        default_memory_gb: ctx.config.ELASTIC_DEFAULT_MEMORY_GB,
+        max_agents_per_pool: ctx.config.ELASTIC_MAX_AGENTS_PER_POOL,
+      },
+    }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/admin/agents/elastic',
+    operationId: 'create_elastic_agent',
+    summary: 'Provision an elastic agent (422 while elastic compute is off)',
+    tags: ['agents'],
+    access: { kind: 'permission', permission: 'agents:manage' },
+    body: Schema.Struct({ access_mode: Schema.optionalKey(Schema.Literals(['open', 'restricted'])) }),
+    responses: { 422: null },
+    handler: async () => {
+      throw unprocessable(ELASTIC_OFF, 'elastic_compute_disabled');
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/agents/:agent_id',
+    operationId: 'get_agent',
+    summary: 'One agent (use tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'use tier on the agent' },
+    params: AgentParams,
+    responses: { 200: AgentOutSchema, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const { agent, tier } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'use');
+      return { status: 200, body: agents.toAgentOut(agent, tier) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/agents/:agent_id/monitoring',
+    operationId: 'get_agent_monitoring',
+    summary: 'Recent work of an agent: status, live queries, recent outcomes (use tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'use tier on the agent' },
+    params: AgentParams,
+    responses: { 200: Schema.Unknown, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'use');
+      const [stats] = await ctx.db.query<Record<string, number | null>>(
+        `select count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued,
+                count(*) filter (where status = 'done' and finished_at > now() - interval '1 hour')::int as done_last_hour,
+                count(*) filter (where status = 'failed' and finished_at > now() - interval '1 hour')::int as failed_last_hour,
+                percentile_cont(0.5) within group (order by duration_ms) filter (where finished_at > now() - interval '1 hour') as p50_duration_ms_last_hour
+           from queries where agent_id = $1`,
+        [agent.id],
+      );
+      return {
+        status: 200,
+        body: {
+          agent_id: agent.id,
+          status: agents.apiStatus(agent.status),
+          capabilities: agent.capabilities,
+          connected_here: Boolean(ctx.sockets.agent(agent.id)),
+          last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
+          ...stats,
+        },
+      };
+    },
+  }),
+  ...(['restart', 'terminate'] as const).map((verb) =>
+    route({
+      method: 'POST',
+      path: `/api/admin/agents/:agent_id/${verb}`,
+      operationId: `${verb}_agent`,
+      summary: `${verb[0].toUpperCase()}${verb.slice(1)} an elastic agent (operate tier)`,
+      tags: ['agents'],
+      access: { kind: 'resource', note: 'operate tier on the agent' },
+      params: AgentParams,
+      responses: { 422: null, 404: null },
+      handler: async ({ ctx, principal, params }) => {
+        await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
+        throw unprocessable(ELASTIC_OFF, 'elastic_compute_disabled');
+      },
+    }),
+  ),
+  route({
+    method: 'POST',
+    path: '/api/admin/agents/:agent_id/disconnect',
+    operationId: 'disconnect_agent',
+    summary: 'Close the agent’s socket; it reconnects with its session token (operate tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'operate tier on the agent' },
+    params: AgentParams,
+    responses: { 202: AgentOutSchema, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const { agent, tier } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
+      ctx.sockets.agent(agent.id)?.close(1000, 'disconnected by an operator');
+      return { status: 202, body: agents.toAgentOut(agent, tier) };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/admin/agents/:agent_id/credential',
+    operationId: 'delete_agent_credential',
+    summary: 'Revoke the agent’s session credential: it is disconnected and must bootstrap again (operate tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'operate tier on the agent' },
+    params: AgentParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
+      await agents.revokeAgentCredential(ctx.db, agent.id);
+      const live = ctx.sockets.agent(agent.id);
+      if (live) await ctx.host.send('agentConnection', live.connectionId, { type: 'credentialRevoked' });
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/admin/agents/:agent_id',
+    operationId: 'delete_agent',
+    summary: 'Remove an agent from the registry (admin tier); its credential stops working',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'admin tier on the agent' },
+    params: AgentParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
+      await agents.revokeAgentCredential(ctx.db, agent.id);
+      const live = ctx.sockets.agent(agent.id);
+      if (live) await ctx.host.send('agentConnection', live.connectionId, { type: 'credentialRevoked' });
+      await ctx.db.query(`delete from agents where id = $1`, [agent.id]);
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/agents/:agent_id/access',
+    operationId: 'get_agent_access',
+    summary: 'Access mode, grants and candidate principals (admin tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'admin tier on the agent' },
+    params: AgentParams,
+    responses: { 200: Schema.Unknown, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
+      return { status: 200, body: await agents.accessPayload(ctx.db, params.agent_id) };
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/admin/agents/:agent_id/access-mode',
+    operationId: 'update_agent_access_mode',
+    summary: 'Open or restricted; returns the full access payload (admin tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'admin tier on the agent' },
+    params: AgentParams,
+    body: Schema.Struct({ access_mode: Schema.Literals(['open', 'restricted']) }),
+    responses: { 200: Schema.Unknown, 404: null },
+    handler: async ({ ctx, principal, params, body }) => {
+      await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
+      await agents.setAccessMode(ctx.db, params.agent_id, body.access_mode);
+      return { status: 200, body: await agents.accessPayload(ctx.db, params.agent_id) };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/admin/agents/:agent_id/grants',
+    operationId: 'put_agent_grant',
+    summary: 'Grant a tier to exactly one user or workspace (201 insert, 200 update; a workspace cannot hold admin)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'admin tier on the agent' },
+    params: AgentParams,
+    body: Schema.Struct({
+      user_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+      workspace_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
+      tier: Tier,
+    }),
+    responses: { 200: Schema.Unknown, 201: Schema.Unknown, 404: null, 422: null },
+    handler: async ({ ctx, principal, params, body }) => {
+      await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
+      const r = await agents.upsertGrant(ctx.db, params.agent_id, body);
+      return { status: r.created ? 201 : 200, body: r.grant };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/admin/agents/:agent_id/grants/:grant_id',
+    operationId: 'delete_agent_grant',
+    summary: 'Remove a grant (admin tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'admin tier on the agent' },
+    params: Schema.Struct({ agent_id: Schema.String, grant_id: Schema.String }),
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
+      await agents.deleteGrant(ctx.db, params.agent_id, params.grant_id);
+      return { status: 204 };
+    },
+  }),
+];

@@ -1,0 +1,85 @@
+// Operator inspection: machine definitions, server-rendered state charts, and a live actor with its history.
+import { Schema } from 'effect';
+import { route } from '../route.ts';
+import { AppError, notFound } from '../../domain/errors.ts';
+import { getActor, listMachineDefinitions, listTransitions } from '../../actors/inspection.ts';
+import { machineKinds } from '../../machines/index.ts';
+import { machineDefinition } from '../../machines/definition.ts';
+import { toMermaid, toSvg } from '../../machines/diagram.ts';
+
+const kinds = Object.keys(machineKinds);
+const Kind = Schema.String;
+const unknownKind = (k: string) => new AppError(404, 'not_found', `no machine kind ${k}; kinds: ${kinds.join(', ')}`);
+
+export const inspectionRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/admin/machines',
+    operationId: 'list_machines',
+    summary: 'Every lifecycle machine with its definition (states, events, transitions)',
+    tags: ['inspection'],
+    access: { kind: 'admin' },
+    responses: { 200: Schema.Array(Schema.Unknown) },
+    handler: async () => ({ status: 200, body: listMachineDefinitions() }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/machines/:kind/diagram',
+    operationId: 'get_machine_diagram',
+    summary: 'The state chart as SVG (or ?format=mermaid); ?actor={id} highlights that actor’s current state',
+    tags: ['inspection'],
+    access: { kind: 'admin' },
+    params: Schema.Struct({ kind: Kind }),
+    query: Schema.Struct({
+      format: Schema.optionalKey(Schema.Literals(['svg', 'mermaid'])),
+      actor: Schema.optionalKey(Schema.String),
+    }),
+    produces: 'image/svg+xml',
+    responses: { 200: Schema.String, 404: null },
+    handler: async ({ ctx, params, query, reply }) => {
+      const k = (machineKinds as Record<string, { machine: any }>)[params.kind];
+      if (!k) throw unknownKind(params.kind);
+      let current: string | undefined;
+      if (query.actor) {
+        const actor = await getActor(ctx.db, params.kind, query.actor);
+        if (!actor) throw notFound('actor');
+        current = actor.state;
+      }
+      const def = machineDefinition(k.machine);
+      if (query.format === 'mermaid') {
+        reply.type('text/plain; charset=utf-8');
+        return { status: 200, body: toMermaid(def, current) };
+      }
+      return { status: 200, body: toSvg(def, current) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/actors/:kind/:actor_id',
+    operationId: 'get_actor',
+    summary: 'A live actor: state, version, context summary (no secrets) and its transition history, paged',
+    tags: ['inspection'],
+    access: { kind: 'admin' },
+    params: Schema.Struct({ kind: Kind, actor_id: Schema.String }),
+    query: Schema.Struct({
+      cursor: Schema.optionalKey(Schema.String),
+      limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 500 }))),
+    }),
+    responses: { 200: Schema.Unknown, 404: null },
+    handler: async ({ ctx, params, query }) => {
+      if (!kinds.includes(params.kind)) throw unknownKind(params.kind);
+      const actor = await getActor(ctx.db, params.kind, params.actor_id);
+      if (!actor) throw notFound('actor');
+      let page;
+      try {
+        page = await listTransitions(ctx.db, params.kind, params.actor_id, { cursor: query.cursor, limit: query.limit });
+      } catch (e) {
+        throw new AppError(400, 'invalid_cursor', (e as Error).message);
+      }
+      return {
+        status: 200,
+        body: { ...actor, transitions: { items: page.items, cursor: page.next_cursor, has_more: page.next_cursor !== null } },
+      };
+    },
+  }),
+];

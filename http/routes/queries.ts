@@ -1,0 +1,264 @@
+// Queries: submit, read (optionally waiting for the end), rows, profile, cancel, and history.
+import { randomUUID } from 'node:crypto';
+import { Schema } from 'effect';
+import { route, asArray, repeatable, Uuid } from '../route.ts';
+import { AppError, forbidden, notFound, unavailable, unprocessable } from '../../domain/errors.ts';
+import { checkStatementPolicy } from '../../domain/statementPolicy.ts';
+import { requireAgentTier } from '../../domain/agents.ts';
+import * as queries from '../../domain/queries.ts';
+import { readRowsPage } from '../rows.ts';
+import type { AppContext } from '../context.ts';
+
+const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })));
+export const QueryOutSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  agent_id: Schema.NullOr(Schema.String),
+  user_id: Schema.NullOr(Schema.String),
+  sql: Schema.String,
+  status: Schema.String,
+  statement_type: Schema.NullOr(Schema.String),
+  origin: Schema.String,
+  session_id: Schema.NullOr(Schema.String),
+  row_count: Schema.NullOr(Schema.Number),
+  duration_ms: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  error_code: Schema.NullOr(Schema.String),
+  columns: Schema.NullOr(Schema.Array(Schema.String)),
+  column_schema: ColumnSchema,
+  started_at: Schema.String,
+  running_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+});
+const RowsPage = Schema.Struct({
+  rows: Schema.Array(Schema.Record(Schema.String, Schema.Unknown)),
+  columns: Schema.Array(Schema.String),
+  column_schema: ColumnSchema,
+  cursor: Schema.NullOr(Schema.String),
+  total: Schema.Number,
+});
+const QueryIdParams = Schema.Struct({ query_id: Schema.String });
+const WaitSeconds = Schema.NumberFromString.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0));
+const IntFromString = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0));
+
+async function readQuery(ctx: AppContext, id: string) {
+  const [row] = await ctx.db.query<queries.QueryRow>(`select ${queries.QUERY_COLS} from queries where id = $1`, [id]);
+  return row;
+}
+
+/** Submits a checked statement: a queries row and its actor in one transaction, then dispatch. */
+export async function submitQuery(
+  ctx: AppContext,
+  args: { workspaceId: string; workspaceSlug: string; userId: string; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; extras?: Record<string, unknown> },
+) {
+  const id = randomUUID();
+  const now = Date.now();
+  const spawned = await ctx.db.tx(async (tx) => {
+    await tx.query(
+      `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at)
+       values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz)`,
+      [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString()],
+    );
+    return ctx.host.spawn(
+      'query',
+      id,
+      {
+        queryId: id,
+        workspace: args.workspaceSlug,
+        sql: args.sql,
+        agentId: args.agentId,
+        at: now,
+        timeoutMs: args.timeoutS * 1000,
+        graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
+        dispatchAckTimeoutMs: 30_000,
+        computeWaitTimeoutMs: ctx.config.ELASTIC_PROVISIONING_DEADLINE_S * 1000,
+        dispatchExtras: (args.extras ?? null) as any,
+      },
+      { tx },
+    );
+  });
+  await spawned.start();
+  return id;
+}
+
+export const queryRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/workspaces/:workspace/queries',
+    operationId: 'create_query',
+    summary: 'Submit SQL to the chosen agent; 202 with the whole query once it is dispatched',
+    tags: ['queries'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: Schema.Struct({ workspace: Schema.String }),
+    body: Schema.Struct({
+      sql: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_000)),
+      agent_id: Schema.optionalKey(Schema.NullOr(Uuid)),
+      catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
+      timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)))),
+    }),
+    responses: { 202: QueryOutSchema, 403: null, 409: null, 422: null, 503: null },
+    handler: async ({ ctx, principal, ws, body }) => {
+      const policy = await checkStatementPolicy(body.sql, { mode: 'query' });
+      if (!policy.ok) throw new AppError(403, 'sql_not_allowed', policy.message);
+      if (policy.isWrite && ws!.role === 'reader') throw forbidden(`writing needs the writer role in workspace ${ws!.workspace.slug}`);
+      if (!body.agent_id) {
+        throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
+      }
+      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use');
+      if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+      const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
+      const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
+      const id = await submitQuery(ctx, {
+        workspaceId: ws!.workspace.id,
+        workspaceSlug: ws!.workspace.slug,
+        userId: principal.user.id,
+        sql: body.sql,
+        agentId: agent.id,
+        timeoutS,
+        statementType: policy.statementType,
+        tables: policy.tables,
+        catalog: body.catalog ?? null,
+      });
+      return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/queries',
+    operationId: 'list_queries',
+    summary: 'Query history with filters and sort, paged by cursor',
+    tags: ['queries'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: Schema.Struct({ workspace: Schema.String }),
+    query: Schema.Struct({
+      q: Schema.optionalKey(Schema.String),
+      query_id: Schema.optionalKey(Schema.String),
+      since: Schema.optionalKey(Schema.String.check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || 'an ISO 8601 time'))),
+      until: Schema.optionalKey(Schema.String.check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || 'an ISO 8601 time'))),
+      status: repeatable(Schema.String),
+      statement_type: repeatable(Schema.String),
+      slower_than_ms: Schema.optionalKey(IntFromString),
+      sort: Schema.optionalKey(Schema.Literals(['started_at', 'duration'])),
+      dir: Schema.optionalKey(Schema.Literals(['asc', 'desc'])),
+      cursor: Schema.optionalKey(Schema.String),
+      limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+      origin: repeatable(Schema.String),
+      session_id: Schema.optionalKey(Schema.String),
+      agent_id: Schema.optionalKey(Schema.String),
+      user_id: Schema.optionalKey(Schema.String),
+      all_workspaces: Schema.optionalKey(Schema.Literals(['true', 'false'])),
+    }),
+    responses: { 200: Schema.Struct({ items: Schema.Array(QueryOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }) },
+    handler: async ({ ctx, principal, ws, query }) => ({
+      status: 200,
+      body: await queries.listHistory(ctx.db, principal, {
+        workspaceId: query.all_workspaces === 'true' ? null : ws!.workspace.id,
+        q: query.q,
+        query_id: query.query_id,
+        since: query.since,
+        until: query.until,
+        status: asArray(query.status),
+        statement_type: asArray(query.statement_type),
+        slower_than_ms: query.slower_than_ms,
+        sort: query.sort ?? 'started_at',
+        dir: query.dir ?? 'desc',
+        cursor: query.cursor,
+        limit: query.limit ?? 100,
+        origin: asArray(query.origin),
+        session_id: query.session_id,
+        agent_id: query.agent_id,
+        user_id: query.user_id,
+      }),
+    }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/queries/:query_id',
+    operationId: 'get_query',
+    summary: 'One query; with wait_timeout_s it answers as soon as the query ends (or the wait passes)',
+    tags: ['queries'],
+    access: { kind: 'resource', note: 'member of the query’s workspace' },
+    params: QueryIdParams,
+    query: Schema.Struct({ wait_timeout_s: Schema.optionalKey(WaitSeconds) }),
+    responses: { 200: QueryOutSchema, 404: null },
+    handler: async ({ ctx, principal, params, query }) => {
+      let row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      const wait = query.wait_timeout_s ?? 0;
+      if (wait > ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
+        throw unprocessable(`wait_timeout_s is at most ${ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S}`, 'unprocessable_content', { fields: [{ field: 'wait_timeout_s', message: 'too large' }] });
+      }
+      if (wait > 0 && ['queued', 'running'].includes(row.status)) {
+        await ctx.host.waitForTerminal('query', row.id, wait * 1000);
+        row = await readQuery(ctx, row.id);
+      }
+      return { status: 200, body: queries.toQueryOut(row) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/queries/:query_id/rows',
+    operationId: 'get_query_rows',
+    summary: 'A page of result rows, read from the agent’s result file',
+    tags: ['queries'],
+    access: { kind: 'resource', note: 'member of the query’s workspace' },
+    params: QueryIdParams,
+    query: Schema.Struct({
+      limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+      cursor: Schema.optionalKey(Schema.String),
+    }),
+    responses: { 200: RowsPage, 404: null, 409: null },
+    handler: async ({ ctx, principal, params, query }) => {
+      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, query.cursor) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/queries/:query_id/profile',
+    operationId: 'get_query_profile',
+    summary: 'The normalized execution profile (summary plus operator tree)',
+    tags: ['queries'],
+    access: { kind: 'resource', note: 'member of the query’s workspace' },
+    params: QueryIdParams,
+    responses: { 200: Schema.Unknown, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      const [p] = await ctx.db.query<{ profile: unknown }>(`select profile from queries where id = $1`, [row.id]);
+      if (!p?.profile) throw notFound('profile');
+      return { status: 200, body: p.profile };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/queries/:query_id/cancel',
+    operationId: 'cancel_query',
+    summary: 'Cancel a queued or running query (202 with the query)',
+    tags: ['queries'],
+    access: { kind: 'resource', note: 'submitter, workspace writer, or query-admin' },
+    params: QueryIdParams,
+    responses: { 202: QueryOutSchema, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      await queries.assertMayCancel(ctx.db, principal, row);
+      await ctx.host.send('query', row.id, { type: 'cancel' });
+      return { status: 202, body: queries.toQueryOut(await readQuery(ctx, row.id)) };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/queries/:query_id',
+    operationId: 'delete_query',
+    summary: 'Cancel a query (204)',
+    tags: ['queries'],
+    access: { kind: 'resource', note: 'submitter, workspace writer, or query-admin' },
+    params: QueryIdParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      await queries.assertMayCancel(ctx.db, principal, row);
+      await ctx.host.send('query', row.id, { type: 'cancel' });
+      return { status: 204 };
+    },
+  }),
+];
+

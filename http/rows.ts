@@ -1,0 +1,53 @@
+// Result pages: the api reads the agent's Parquet file over HTTP with range requests and decodes only the page
+// asked for. The cursor is opaque (the next row offset, tied to the query); total is the persisted row_count.
+import { AppError, conflict, unavailable } from '../domain/errors.ts';
+import type { QueryRow } from '../domain/queries.ts';
+import { openResult, ResultUnavailableError } from '../runtime/resultReader.ts';
+import type { AppContext } from './context.ts';
+
+interface RowsCursor {
+  q: string;
+  o: number;
+}
+
+function decodeRowsCursor(cursor: string, queryId: string): number {
+  try {
+    const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as RowsCursor;
+    if (c && c.q === queryId && Number.isInteger(c.o) && c.o >= 0) return c.o;
+  } catch {
+    // fall through
+  }
+  throw new AppError(400, 'invalid_cursor', 'cursor is malformed or belongs to another query');
+}
+
+const encodeRowsCursor = (queryId: string, offset: number) => Buffer.from(JSON.stringify({ q: queryId, o: offset })).toString('base64url');
+
+export async function readRowsPage(ctx: AppContext, row: QueryRow, limit: number, cursor: string | undefined) {
+  if (row.status !== 'done') throw conflict(`the query is ${row.status}; rows exist only once it is done`, 'query_not_done');
+  const total = Number(row.row_count ?? 0);
+  if (!row.result_path) return { rows: [], columns: [], column_schema: null, cursor: null, total: 0 };
+  const offset = cursor ? decodeRowsCursor(cursor, row.id) : 0;
+  if (offset >= total) return { rows: [], columns: row.columns ?? [], column_schema: row.column_schema, cursor: null, total };
+  const live = row.agent_id ? ctx.sockets.agent(row.agent_id) : undefined;
+  if (!live?.sessionToken || !live.resultUrl) {
+    throw unavailable('the agent holding this result is not connected to this replica; retry when it reconnects', 'agent_unavailable');
+  }
+  try {
+    const file = await openResult({ url: `${live.resultUrl}/results/${row.id}.parquet`, bearerToken: live.sessionToken });
+    const page = await file.readPage(offset, limit, row.column_schema);
+    const next = offset + page.rows.length;
+    return {
+      rows: page.rows,
+      columns: row.columns ?? page.columns,
+      column_schema: row.column_schema,
+      cursor: next < total && page.rows.length > 0 ? encodeRowsCursor(row.id, next) : null,
+      total,
+    };
+  } catch (e) {
+    if (e instanceof ResultUnavailableError) {
+      if (e.status === 404) throw new AppError(410, 'result_expired', 'the result file is gone (retention); re-run the query from its SQL');
+      throw unavailable(`could not read the result from the agent: ${e.message}`, 'agent_unavailable');
+    }
+    throw e;
+  }
+}

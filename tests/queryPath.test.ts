@@ -1,0 +1,180 @@
+// The query path end to end: a real agent process dials the api over a real WebSocket, runs SQL in DuckDB,
+// and the api reads the result file back over HTTP.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newUser, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { startAgent, waitForHealthyAgent, cleanupAgentDir, type TestAgent } from './support/agent.ts';
+
+const BOOT = 'test-bootstrap-token-for-the-query-path';
+let t: TestApi;
+let admin: Caller & { id: string };
+let agent: TestAgent;
+let agentId: string;
+
+beforeAll(async () => {
+  t = await startTestApi({
+    AGENT_BOOTSTRAP_TOKEN: BOOT,
+    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+    AGENT_HEARTBEAT_TTL_S: '3',
+    ACTOR_REAPER_TICK_S: '0.2',
+  });
+  admin = await setupAdmin(t);
+  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'alpha' });
+  agentId = await waitForHealthyAgent(t, admin, 'alpha');
+});
+afterAll(async () => {
+  await agent?.stop();
+  if (agent) cleanupAgentDir(agent);
+  await t?.close();
+});
+
+async function run(sql: string, as: Caller = admin, extra: Record<string, unknown> = {}) {
+  const submit = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId, ...extra }, as });
+  if (submit.status !== 202) return { submit, final: undefined as any };
+  const final = await t.req('GET', `/api/queries/${submit.body.id}?wait_timeout_s=30`, { as });
+  return { submit, final: final.body };
+}
+
+describe('agent registration', () => {
+  it('registers with capabilities, healthy, and the bootstrap token is single use', async () => {
+    const a = await t.req('GET', `/api/admin/agents/${agentId}`, { as: admin });
+    expect(a.status).toBe(200);
+    expect(a.body).toMatchObject({ name: 'alpha', status: 'healthy', access_tier: 'admin', access_mode: 'open' });
+    expect(a.body.capabilities.engine_version).toMatch(/\d+\.\d+/);
+    const [row] = await t.database.db.query<{ session_token_hash: string }>(`select session_token_hash from eider.agents where id = $1`, [agentId]);
+    expect(row.session_token_hash).toMatch(/^[0-9a-f]{64}$/);
+    const left = await t.database.db.query(`select 1 from eider.agent_bootstrap_tokens`);
+    expect(left.length).toBe(0);
+
+    const second = await startAgent(t, { bootstrapToken: BOOT, name: 'intruder' });
+    const until = Date.now() + 10_000;
+    while (!second.logs().includes('invalid_bootstrap_token') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(second.logs()).toContain('invalid_bootstrap_token');
+    expect(second.logs()).not.toContain(BOOT);
+    await second.stop();
+    cleanupAgentDir(second);
+    const names = (await t.req('GET', '/api/agents', { as: admin })).body.map((x: any) => x.name);
+    expect(names).toEqual(['alpha']);
+  });
+
+  it('a fresh bootstrap token from the API registers another agent', async () => {
+    const boot = await t.req('POST', '/api/admin/agents/bootstrap', { body: { name: 'beta', expires_in_hours: 1 }, as: admin });
+    expect(boot.status).toBe(201);
+    expect(boot.body.token).toMatch(/^eid_boot_/);
+    const beta = await startAgent(t, { bootstrapToken: boot.body.token, name: 'beta' });
+    const id = await waitForHealthyAgent(t, admin, 'beta');
+    await beta.stop();
+    cleanupAgentDir(beta);
+    const until = Date.now() + 10_000;
+    let status = 'healthy';
+    while (status === 'healthy' && Date.now() < until) {
+      status = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status;
+    }
+    expect(status).toBe('unavailable');
+  });
+});
+
+describe('queries', () => {
+  it('SELECT 42: submitted (202, whole query), done, rows', async () => {
+    const { submit, final } = await run('SELECT 42 AS answer');
+    expect(submit.status).toBe(202);
+    expect(Object.keys(submit.body).sort()).toEqual(
+      ['agent_id', 'column_schema', 'columns', 'duration_ms', 'error', 'error_code', 'finished_at', 'id', 'origin', 'row_count', 'running_at', 'session_id', 'sql', 'started_at', 'statement_type', 'status', 'user_id', 'workspace_id'].sort(),
+    );
+    expect(['running', 'done']).toContain(submit.body.status);
+    expect(final).toMatchObject({ status: 'done', row_count: 1, statement_type: 'select', columns: ['answer'], column_schema: [{ name: 'answer', type: 'INTEGER' }] });
+    const rows = await t.req('GET', `/api/queries/${final.id}/rows?limit=1000`, { as: admin });
+    expect(rows.body).toEqual({ rows: [{ answer: 42 }], columns: ['answer'], column_schema: [{ name: 'answer', type: 'INTEGER' }], cursor: null, total: 1 });
+  });
+
+  it('DDL and DML have an empty rows page', async () => {
+    const { final } = await run('CREATE TABLE t AS SELECT 1 AS x');
+    expect(final.status).toBe('done');
+    expect(final.statement_type).toBe('create');
+    const rows = await t.req('GET', `/api/queries/${final.id}/rows?limit=1000`, { as: admin });
+    expect(rows.status).toBe(200);
+    expect(rows.body).toMatchObject({ rows: [], columns: [], total: 0, cursor: null });
+  });
+
+  it('the statement policy rejects before anything reaches an agent', async () => {
+    const before = await t.database.db.query(`select count(*)::int as n from eider.queries`);
+    for (const sql of ["ATTACH 'x.db'", 'SELECT 1; INSTALL httpfs', "SELECT * FROM read_csv('/etc/passwd')", 'PRAGMA version', 'SET threads=1']) {
+      const r = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
+      expect(r.status, sql).toBe(403);
+      expect(r.body.error).toBe('sql_not_allowed');
+    }
+    const after = await t.database.db.query(`select count(*)::int as n from eider.queries`);
+    expect(after).toEqual(before);
+  });
+
+  it('agent_required, unknown agents, readers cannot write, and agent tiers', async () => {
+    const none = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: 'SELECT 1' }, as: admin });
+    expect(none.status).toBe(422);
+    expect(none.body.error).toBe('agent_required');
+    const ghost = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: 'SELECT 1', agent_id: '00000000-0000-4000-8000-000000000000' }, as: admin });
+    expect(ghost.status).toBe(404);
+
+    const reader = await newUser(t, admin);
+    await t.req('PUT', `/api/workspaces/default/members/${reader.id}`, { body: { role: 'reader' }, as: admin });
+    const w = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: 'CREATE TABLE r (x INT)', agent_id: agentId }, as: reader });
+    expect(w.status).toBe(403);
+    expect(w.body.error).toBe('forbidden');
+    const ok = await run('SELECT 1 AS one', reader);
+    expect(ok.final.status).toBe('done');
+
+    // restricted: invisible without a grant (404), a grant of use lets them run, operate routes stay 403
+    await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: 'restricted' }, as: admin });
+    expect((await t.req('GET', `/api/admin/agents/${agentId}`, { as: reader })).status).toBe(404);
+    expect((await t.req('GET', '/api/agents', { as: reader })).body.map((a: any) => a.id)).not.toContain(agentId);
+    const hidden = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: 'SELECT 1', agent_id: agentId }, as: reader });
+    expect(hidden.status).toBe(404);
+    const g = await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: reader.id, tier: 'use' }, as: admin });
+    expect(g.status).toBe(201);
+    expect((await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: reader.id, tier: 'use' }, as: admin })).status).toBe(200);
+    expect((await run('SELECT 2 AS two', reader)).final.status).toBe('done');
+    const op = await t.req('POST', `/api/admin/agents/${agentId}/disconnect`, { as: reader });
+    expect(op.status).toBe(403);
+    expect(op.body.error).toBe('agent_forbidden');
+    const wsAdmin = await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { workspace_id: (await t.req('GET', '/api/workspaces/default', { as: admin })).body.id, tier: 'admin' }, as: admin });
+    expect(wsAdmin.status).toBe(422);
+    const both = await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: reader.id, workspace_id: reader.id, tier: 'use' }, as: admin });
+    expect(both.status).toBe(422);
+    await t.req('DELETE', `/api/admin/agents/${agentId}/grants/${g.body.id}`, { as: admin });
+    expect((await t.req('GET', `/api/admin/agents/${agentId}`, { as: reader })).status).toBe(404);
+    await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: 'open' }, as: admin });
+  });
+
+  it('cancel a long query; a timeout fails it', async () => {
+    const submit = await t.req('POST', '/api/workspaces/default/queries', {
+      body: { sql: 'SELECT count(*) FROM range(100000000000)', agent_id: agentId },
+      as: admin,
+    });
+    expect(submit.status).toBe(202);
+    const c = await t.req('POST', `/api/queries/${submit.body.id}/cancel`, { as: admin });
+    expect(c.status).toBe(202);
+    expect(c.body.status).toBe('cancelled');
+    const after = await t.req('GET', `/api/queries/${submit.body.id}`, { as: admin });
+    expect(after.body.status).toBe('cancelled');
+    expect((await t.req('GET', `/api/queries/${submit.body.id}/rows`, { as: admin })).status).toBe(409);
+
+    const { final } = await run('SELECT count(*) FROM range(100000000000)', admin, { timeout_s: 1 });
+    expect(final.status).toBe('failed');
+    expect(final.error).toMatch(/time/i);
+  });
+
+  it('the agent process killed mid-query fails the query; restarted, it reconnects with its session token', async () => {
+    const submit = await t.req('POST', '/api/workspaces/default/queries', {
+      body: { sql: 'SELECT count(*) FROM range(100000000000)', agent_id: agentId },
+      as: admin,
+    });
+    const t0 = Date.now();
+    await agent.kill();
+    const final = (await t.req('GET', `/api/queries/${submit.body.id}?wait_timeout_s=10`, { as: admin })).body;
+    expect(final.status).toBe('failed');
+    expect(Date.now() - t0).toBeLessThan(3_000 + 2_000);
+    expect(final.error).toMatch(/agent|lost|disconnect/i);
+    agent = await agent.restart();
+    const again = await waitForHealthyAgent(t, admin, 'alpha');
+    expect(again).toBe(agentId);
+    expect((await run('SELECT 7 AS seven')).final.status).toBe('done');
+  });
+});
