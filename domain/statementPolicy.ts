@@ -1,0 +1,398 @@
+// The statement policy: decides, by parsing only, whether user SQL may reach an agent (spec invariants I1, I8) and
+// which tables it references (for scoped grants, I10). Pure and deterministic; the parser is polyglot's
+// WebAssembly port of sqlglot with its DuckDB dialect (see docs/statement-policy.md for the choice).
+import { Dialect, init, parse, tokenize } from '@polyglot-sql/sdk';
+import { analyzeStatement, dedupeTables } from './statementPolicyAst.ts';
+import type { TableRef } from './statementPolicyAst.ts';
+import { isDeniedFunction, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './statementPolicyRules.ts';
+import { hasNul, normalizeLineEnds, strayCharacter } from './statementPolicyText.ts';
+
+export type { TableRef } from './statementPolicyAst.ts';
+
+export type StatementType =
+  | 'select'
+  | 'insert'
+  | 'update'
+  | 'delete'
+  | 'merge'
+  | 'copy'
+  | 'create'
+  | 'alter'
+  | 'drop'
+  | 'describe'
+  | 'other';
+
+export interface PolicyOptions {
+  mode: 'query' | 'session';
+  // SQL sessions: COPY may only read from or write under this prefix (e.g. s3://warehouse/_staging/<session_id>/).
+  stagingPrefix?: string;
+  // SQL sessions: catalog names that `ATTACH '<name>'` may name.
+  managedCatalogs?: string[];
+}
+
+export interface PolicyStatement {
+  type: StatementType;
+  tables: TableRef[];
+  isWrite: boolean;
+}
+
+export type PolicyResult =
+  | {
+      ok: true;
+      statementType: StatementType;
+      statements: PolicyStatement[];
+      tables: TableRef[];
+      isWrite: boolean;
+      materialize: boolean;
+    }
+  | { ok: false; code: 'sql_not_allowed'; message: string; statementType: StatementType | null };
+
+// The runtime token shape (the package's typings name the fields differently from what it returns).
+interface Token {
+  type: string;
+  text: string;
+  start: number;
+  end: number;
+}
+
+interface Segment {
+  tokens: Token[];
+}
+
+interface Verdict {
+  type: StatementType;
+  isWrite: boolean;
+  tables: TableRef[];
+  violation: string | null;
+}
+
+const DIALECT = Dialect.DuckDB;
+let ready: Promise<void> | null = null;
+
+export async function checkStatementPolicy(sql: string, opts: PolicyOptions = { mode: 'query' }): Promise<PolicyResult> {
+  ready ??= init();
+  await ready;
+  try {
+    return decide(sql, opts);
+  } catch (error) {
+    // A policy that cannot decide rejects.
+    return reject(`The SQL could not be checked: ${error instanceof Error ? error.message : String(error)}`, null);
+  }
+}
+
+function decide(original: string, opts: PolicyOptions): PolicyResult {
+  if (hasNul(original)) return reject('The SQL contains a NUL character.', null);
+  const sql = normalizeLineEnds(original);
+  const tokenized = tokenize(sql, DIALECT) as unknown as { success: boolean; tokens?: unknown[]; error?: string };
+  if (!tokenized.success || !tokenized.tokens) {
+    return reject(`The SQL could not be parsed: ${tokenized.error ?? 'tokenizer error'}`, null);
+  }
+  const tokens = tokenized.tokens.map(toToken);
+  const stray = strayCharacter(sql, tokens);
+  if (stray !== null) return reject(`The SQL could not be parsed: it contains ${stray}.`, null);
+  const segments = splitStatements(tokens);
+  if (segments.length === 0) return reject('The SQL contains no statement.', null);
+
+  const parsed = parse(sql, DIALECT);
+  if (!parsed.success) {
+    const at = parsed.errorStart ?? 0;
+    const index = Math.max(0, segments.findLastIndex((s) => s.tokens[0].start <= at));
+    return reject(`${where(sql, segments[index], index, null)} could not be parsed: ${parsed.error}`, null);
+  }
+  const asts = parsed.ast as unknown[];
+  // The tokenizer and the parser must agree on where statements end; if they do not, neither can be trusted.
+  if (asts.length !== segments.length) {
+    return reject(`The SQL could not be split into statements (${segments.length} by tokens, ${asts.length} parsed).`, null);
+  }
+
+  const verdicts: Verdict[] = [];
+  for (let i = 0; i < asts.length; i++) verdicts.push(judge(asts[i], segments[i], opts));
+  const statementType = overallType(verdicts);
+  const bad = verdicts.findIndex((v) => v.violation !== null);
+  if (bad >= 0) return reject(`${where(sql, segments[bad], bad, topKind(asts[bad]))} is not allowed: ${verdicts[bad].violation}`, statementType);
+
+  const statements = verdicts.map(({ type, tables, isWrite }) => ({ type, tables, isWrite }));
+  const only = statements.length === 1 ? statements[0] : null;
+  return {
+    ok: true,
+    statementType,
+    statements,
+    tables: dedupeTables(statements.flatMap((s) => s.tables)),
+    isWrite: statements.some((s) => s.isWrite),
+    materialize: only !== null && (only.type === 'select' || only.type === 'describe'),
+  };
+}
+
+function reject(message: string, statementType: StatementType | null): PolicyResult {
+  return { ok: false, code: 'sql_not_allowed', message, statementType };
+}
+
+// A multi-statement input is typed by its first write, or else by its first statement.
+function overallType(verdicts: Verdict[]): StatementType {
+  return (verdicts.find((v) => v.isWrite) ?? verdicts[0]).type;
+}
+
+// Classifies one statement by its top node, applies the mode's rules, then the walk and token checks.
+function judge(ast: unknown, segment: Segment, opts: PolicyOptions): Verdict {
+  const kind = topKind(ast);
+  const node = kind !== null && isObj(ast) && isObj(ast[kind]) ? ast[kind] : {};
+  const first = segment.tokens[0].text.toUpperCase();
+  const verdict = (type: StatementType, isWrite: boolean, violation: string | null = null): Verdict => {
+    if (violation !== null) return { type, isWrite, tables: [], violation };
+    const facts = analyzeStatement(ast);
+    return { type, isWrite, tables: facts.tables, violation: deniedCall(segment) ?? facts.violation };
+  };
+
+  switch (kind) {
+    case 'select':
+    case 'union':
+    case 'intersect':
+    case 'except':
+    case 'values':
+    case 'pivot':
+      return verdict('select', false);
+    case 'describe':
+      // polyglot parses EXPLAIN into the same node as DESCRIBE; EXPLAIN ANALYZE would run its statement.
+      return verdict('describe', false, first === 'DESCRIBE' || first === 'DESC' ? null : `${first} is not allowed`);
+    case 'summarize':
+      return verdict('describe', false);
+    case 'show':
+      return verdict('describe', false, showViolation(node));
+    case 'insert':
+      return verdict('insert', true);
+    case 'update':
+      return verdict('update', true);
+    case 'delete':
+    case 'truncate':
+      return verdict('delete', true);
+    case 'merge':
+      return verdict('merge', true);
+    case 'create_table':
+    case 'create_view':
+    case 'create_schema':
+      return verdict('create', true);
+    case 'alter_table':
+    case 'alter_view':
+      return verdict('alter', true);
+    case 'drop_table':
+    case 'drop_view':
+    case 'drop_schema':
+      return verdict('drop', true);
+    case 'copy':
+      return verdict('copy', node.kind === true, copyViolation(node, opts));
+    case 'attach':
+      return verdict('other', false, attachViolation(node, opts));
+    case 'set_statement':
+      return verdict('other', false, setViolation(node, opts));
+    case 'command':
+      if (first === 'RESET') return verdict('other', false, resetViolation(node, opts));
+  }
+  return verdict(typeOfRejected(kind, first), false, `${kindName(segment, kind)} statements are not allowed`);
+}
+
+function topKind(ast: unknown): string | null {
+  if (!isObj(ast)) return null;
+  const keys = Object.keys(ast);
+  return keys.length === 1 ? keys[0] : null;
+}
+
+function typeOfRejected(kind: string | null, first: string): StatementType {
+  const k = kind ?? '';
+  if (k.startsWith('create_') || first === 'CREATE') return 'create';
+  if (k.startsWith('drop_') || first === 'DROP') return 'drop';
+  if (k.startsWith('alter_') || first === 'ALTER') return 'alter';
+  if (k === 'copy' || first === 'COPY') return 'copy';
+  return 'other';
+}
+
+const SHOW_ALLOWED = new Set(['TABLES', 'ALL TABLES', 'DATABASES']);
+
+function showViolation(node: Record<string, unknown>): string | null {
+  const what = typeof node.this === 'string' ? node.this.toUpperCase() : '';
+  return SHOW_ALLOWED.has(what) ? null : `SHOW ${what} is not allowed (use DESCRIBE for a table)`;
+}
+
+// SQL sessions: COPY between a table or query and one file under the session's staging prefix.
+function copyViolation(node: Record<string, unknown>, opts: PolicyOptions): string | null {
+  if (opts.mode !== 'session') return 'COPY is only allowed in SQL sessions, within the session staging prefix';
+  if (!opts.stagingPrefix) return 'this session has no staging prefix for COPY';
+  const files = node.files;
+  const file = Array.isArray(files) && files.length === 1 ? stringLiteral(files[0]) : null;
+  if (file === null) return 'COPY must name exactly one file as a plain string';
+  if (!underPrefix(file, opts.stagingPrefix)) return `COPY may only use paths under ${opts.stagingPrefix}`;
+  const source = isObj(node.this) ? node.this : {};
+  const withColumns = isObj(source.schema) ? source.schema.this : source; // COPY t (a, b) FROM …
+  const table = isObj(withColumns) && isObj(withColumns.table);
+  if (node.kind === true && !table) return 'COPY … FROM must load into a table';
+  if (node.kind !== true && !table && !isObj(source.subquery)) return 'COPY … TO must read a table or a query';
+  const params = Array.isArray(node.params) ? node.params : [];
+  for (const p of params) {
+    const name = isObj(p) && typeof p.name === 'string' ? p.name.toLowerCase() : '';
+    if (!SESSION_COPY_OPTIONS.has(name)) return `COPY option ${name.toUpperCase() || '?'} is not allowed`;
+    if (isObj(p) && p.value != null && !isPlainValue(p.value)) return `COPY option ${name.toUpperCase()} must be a plain value`;
+  }
+  return null;
+}
+
+// The remainder after the prefix may not climb out of it or carry characters object stores or DuckDB reinterpret.
+function underPrefix(path: string, prefix: string): boolean {
+  const dir = prefix.endsWith('/') ? prefix : `${prefix}/`;
+  if (!path.startsWith(dir)) return false;
+  const rest = path.slice(dir.length);
+  if (rest === '' || /[\\%?#\u0000-\u001f\u007f]/.test(rest)) return false;
+  return !rest.split('/').some((segment) => segment === '..' || segment === '.');
+}
+
+// SQL sessions: `ATTACH '<managed catalog>' [AS <same name>] [(TYPE iceberg, READ_ONLY)]` and nothing else.
+function attachViolation(node: Record<string, unknown>, opts: PolicyOptions): string | null {
+  if (opts.mode !== 'session') return 'ATTACH is only allowed in SQL sessions, for a managed catalog';
+  const target = isObj(node.this) ? node.this : {};
+  const aliased = isObj(target.alias) ? target.alias : null;
+  const name = stringLiteral(aliased ? aliased.this : target);
+  if (name === null || !(opts.managedCatalogs ?? []).includes(name)) return 'ATTACH may only name a managed catalog, as a plain string';
+  const alias = aliased && isObj(aliased.alias) && typeof aliased.alias.name === 'string' ? aliased.alias.name : null;
+  if (alias !== null && alias.toLowerCase() !== name.toLowerCase()) return `ATTACH '${name}' may only use the alias ${name}`;
+  const options = Array.isArray(node.expressions) ? node.expressions : [];
+  for (const o of options) {
+    const opt = isObj(o) && isObj(o.attach_option) ? o.attach_option : null;
+    const key = opt ? identName(opt.this)?.toUpperCase() : undefined;
+    const value = opt?.expression == null ? null : (identName(opt.expression) ?? stringLiteral(opt.expression));
+    const ok = (key === 'TYPE' && value?.toLowerCase() === 'iceberg') || (key === 'READ_ONLY' && opt?.expression == null);
+    if (!ok) return `ATTACH option ${key ?? '?'} is not allowed`;
+  }
+  return null;
+}
+
+// SQL sessions: SET of a listed setting, at session or local scope, to a literal.
+function setViolation(node: Record<string, unknown>, opts: PolicyOptions): string | null {
+  if (opts.mode !== 'session') return 'SET is only allowed in SQL sessions';
+  const items = Array.isArray(node.items) ? node.items : [];
+  if (items.length === 0) return 'this SET form is not allowed';
+  for (const item of items) {
+    if (!isObj(item)) return 'this SET form is not allowed';
+    const name = isObj(item.name) ? identName(item.name.identifier) : null;
+    if (name === null || !SESSION_SETTINGS.has(name.toLowerCase())) return `SET ${name ?? '?'} is not allowed`;
+    if (item.kind != null && item.kind !== 'SESSION' && item.kind !== 'LOCAL') return `SET ${String(item.kind)} is not allowed`;
+    if (!isPlainValue(item.value)) return `SET ${name} must be set to a literal`;
+  }
+  return null;
+}
+
+function resetViolation(node: Record<string, unknown>, opts: PolicyOptions): string | null {
+  if (opts.mode !== 'session') return 'RESET is only allowed in SQL sessions';
+  const m = typeof node.this === 'string' ? /^RESET\s+(?:(?:SESSION|LOCAL)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*$/i.exec(node.this) : null;
+  if (!m || !SESSION_SETTINGS.has(m[1].toLowerCase())) return 'RESET of this setting is not allowed';
+  return null;
+}
+
+// Token-level check for calls of denied functions: it holds however the parser represents the call (plain,
+// quoted, schema-qualified, method syntax, inside a column default). Names directly after TABLE, INTO, VIEW,
+// EXISTS, AS, COPY or WITH are table or CTE names with a column list, not calls.
+const NOT_A_CALL_AFTER = new Set(['TABLE', 'INTO', 'VIEW', 'EXISTS', 'AS', 'COPY', 'WITH']);
+
+function deniedCall(segment: Segment): string | null {
+  const t = segment.tokens;
+  for (let i = 0; i + 1 < t.length; i++) {
+    if (t[i + 1].type !== 'L_PAREN' || !isWord(t[i]) || !isDeniedFunction(t[i].text)) continue;
+    let j = i - 1;
+    while (j >= 1 && t[j].type === 'DOT' && isWord(t[j - 1])) j -= 2;
+    if (j >= 0 && t[j].type !== 'QUOTED_IDENTIFIER' && NOT_A_CALL_AFTER.has(t[j].text.toUpperCase())) continue;
+    return `function ${t[i].text.toLowerCase()}() is not allowed`;
+  }
+  return null;
+}
+
+function isWord(t: Token): boolean {
+  return t.type === 'QUOTED_IDENTIFIER' || (t.type !== 'STRING' && /^[A-Za-z_][A-Za-z0-9_$]*$/.test(t.text));
+}
+
+function splitStatements(tokens: Token[]): Segment[] {
+  const segments: Segment[] = [];
+  let current: Token[] = [];
+  for (const t of tokens) {
+    if (t.type === 'SEMICOLON') {
+      if (current.length > 0) segments.push({ tokens: current });
+      current = [];
+    } else {
+      current.push(t);
+    }
+  }
+  if (current.length > 0) segments.push({ tokens: current });
+  return segments;
+}
+
+function toToken(raw: unknown): Token {
+  const r = isObj(raw) ? raw : {};
+  const span = isObj(r.span) ? r.span : {};
+  return {
+    type: String(r.token_type ?? r.tokenType ?? ''),
+    text: String(r.text ?? ''),
+    start: Number(span.start ?? 0),
+    end: Number(span.end ?? 0),
+  };
+}
+
+// "Statement 2 (DROP TABLE) at line 3, column 1" — positions count Unicode characters, as the tokenizer does.
+function where(sql: string, segment: Segment, index: number, astKind: string | null): string {
+  const chars = Array.from(sql);
+  const start = segment.tokens[0].start;
+  let line = 1;
+  let column = 1;
+  for (let i = 0; i < start && i < chars.length; i++) {
+    if (chars[i] === '\n') {
+      line++;
+      column = 1;
+    } else {
+      column++;
+    }
+  }
+  return `Statement ${index + 1} (${kindName(segment, astKind)}) at line ${line}, column ${column}`;
+}
+
+const KIND_MODIFIERS = new Set(['OR', 'REPLACE', 'TEMP', 'TEMPORARY', 'PERSISTENT', 'UNIQUE', 'IF', 'NOT', 'EXISTS']);
+
+// The statement's leading keywords (`CREATE SECRET`, `LOAD`); for `WITH …` and `(…)`, the parsed kind.
+function kindName(segment: Segment, astKind: string | null): string {
+  const words = segment.tokens.filter(isWord).map((t) => t.text.toUpperCase());
+  const first = words[0] ?? segment.tokens[0].text.toUpperCase();
+  if ((first === 'WITH' || segment.tokens[0].type === 'L_PAREN') && astKind !== null) {
+    return astKind.replaceAll('_', ' ').toUpperCase();
+  }
+  if (!['CREATE', 'DROP', 'ALTER', 'FORCE', 'EXPORT', 'IMPORT', 'UPDATE'].includes(first)) return first;
+  const next = words.slice(1).find((w) => !KIND_MODIFIERS.has(w));
+  return first === 'UPDATE' && next !== 'EXTENSIONS' ? first : next ? `${first} ${next}` : first;
+}
+
+function stringLiteral(v: unknown): string | null {
+  if (!isObj(v) || !isObj(v.literal)) return null;
+  const lit = v.literal;
+  return lit.literal_type === 'string' && typeof lit.value === 'string' ? lit.value : null;
+}
+
+function identName(v: unknown): string | null {
+  if (!isObj(v)) return null;
+  if (isObj(v.identifier) && typeof v.identifier.name === 'string') return v.identifier.name;
+  if (isObj(v.column) && v.column.table == null && isObj(v.column.name) && typeof v.column.name.name === 'string') {
+    return v.column.name.name;
+  }
+  if (isObj(v.var) && typeof v.var.this === 'string') return v.var.this;
+  return typeof v.name === 'string' ? v.name : null;
+}
+
+// Literals, bare names and lists of them: nothing that can call a function or read a table.
+function isPlainValue(v: unknown): boolean {
+  if (!isObj(v)) return false;
+  const keys = Object.keys(v);
+  if (keys.length !== 1) return false;
+  const [k] = keys;
+  const inner = v[k];
+  if (k === 'literal' || k === 'boolean' || k === 'null') return true;
+  if (k === 'identifier' || k === 'var' || k === 'column') return identName(v) !== null;
+  if (k === 'neg') return isObj(inner) && isPlainValue(inner.this);
+  if (k === 'tuple' || k === 'array_func') return isObj(inner) && Array.isArray(inner.expressions) && inner.expressions.every(isPlainValue);
+  return false;
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

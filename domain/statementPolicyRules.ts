@@ -1,0 +1,167 @@
+// The name lists of the statement policy: which functions, table sources and session settings user SQL may use.
+// Kept apart from the parser walk so that a reviewer can audit every allowance in one place.
+
+// Functions that read files, the environment, secrets or settings, change settings, or run SQL given as a string.
+// Matched on the last part of the name, case-insensitively, wherever a call appears (select list, FROM, defaults).
+export const DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
+  'getenv',
+  'current_setting',
+  'set_config',
+  'glob',
+  'sniff_csv',
+  'query',
+  'query_table',
+  'which_secret',
+  'json_execute_serialized_sql',
+  'checkpoint',
+  'force_checkpoint',
+  'enable_logging',
+  'disable_logging',
+  'truncate_duckdb_logs',
+  'enable_profiling',
+  'disable_profiling',
+  'enable_peg_parser',
+  'disable_peg_parser',
+  'check_peg_parser',
+  'duckdb_secrets',
+  'duckdb_secret_types',
+  'duckdb_settings',
+  'duckdb_databases',
+  'duckdb_extensions',
+  'duckdb_external_file_cache',
+  'duckdb_logs',
+  'duckdb_log_contexts',
+  'duckdb_memory',
+  'duckdb_temporary_files',
+  'duckdb_variables',
+  'duckdb_prepared_statements',
+  'duckdb_connection_count',
+  'duckdb_approx_database_count',
+  'st_read',
+  'seq_scan',
+]);
+
+// Whole families: file readers (read_csv*, read_json*, read_parquet, read_text, read_blob, read_duckdb), Parquet
+// metadata readers, PRAGMA table functions, scanners of other databases and formats, credential loaders.
+export const DENIED_FUNCTION_PREFIXES: readonly string[] = [
+  'read_',
+  'parquet_',
+  'pragma_',
+  'iceberg_',
+  'delta_',
+  'sqlite_',
+  'postgres_',
+  'mysql_',
+  'arrow_',
+  'ducklake_',
+  'http_',
+  'load_',
+];
+
+// Table functions allowed in FROM. Everything else in a FROM position is rejected, so a reader we did not list
+// above still cannot reach a file. These generate rows or list catalog objects and touch nothing outside.
+export const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
+  'range',
+  'generate_series',
+  'unnest',
+  'repeat',
+  'repeat_row',
+  'json_each',
+  'json_tree',
+  'duckdb_tables',
+  'duckdb_columns',
+  'duckdb_schemas',
+  'duckdb_views',
+  'duckdb_types',
+  'duckdb_functions',
+  'duckdb_keywords',
+  'duckdb_constraints',
+  'duckdb_indexes',
+  'duckdb_sequences',
+  'icu_calendar_names',
+  'pg_timezone_names',
+  'test_all_types',
+]);
+
+// DuckDB's built-in views over the denied functions (settings, attached database paths, logs). Only names that
+// exist as views are listed, so a user table called `query` or `checkpoint` stays usable.
+export const DENIED_TABLE_NAMES: ReadonlySet<string> = new Set([
+  'pg_settings',
+  'pg_prepared_statements',
+  'pragma_database_list',
+  'duckdb_databases',
+  'duckdb_logs',
+]);
+
+// SQL sessions only: settings a client may SET or RESET (SESSION or LOCAL scope, literal value). Settings that
+// change name resolution (schema, search_path) are left out: the grant check resolves unqualified table names
+// against the query's default catalog and would no longer match what the agent reads. Resource settings
+// (threads, memory_limit) belong to admission control; access settings are locked on the agent.
+export const SESSION_SETTINGS: ReadonlySet<string> = new Set(['timezone', 'calendar', 'default_order', 'default_null_order']);
+
+// SQL sessions only: COPY options accepted with a staging-prefix COPY. FILENAME_PATTERN and the like are left out
+// because they can steer the written path away from the prefix.
+export const SESSION_COPY_OPTIONS: ReadonlySet<string> = new Set([
+  'format',
+  'header',
+  'delimiter',
+  'delim',
+  'sep',
+  'quote',
+  'escape',
+  'null',
+  'nullstr',
+  'compression',
+  'codec',
+  'row_group_size',
+  'dateformat',
+  'timestampformat',
+  'auto_detect',
+  'skip',
+  'all_varchar',
+  'ignore_errors',
+  'new_line',
+  'overwrite',
+  'overwrite_or_ignore',
+  'partition_by',
+  'per_thread_output',
+  'field_ids',
+]);
+
+// DuckDB's reserved keywords (duckdb_keywords(), category 'reserved'). DuckDB only accepts them as table names
+// when quoted, so an unquoted one in a table position means the parser misread the statement (`DESCRIBE FROM t`
+// comes back as a table named FROM), and the table list cannot be trusted.
+export const RESERVED_KEYWORDS: ReadonlySet<string> = new Set(
+  ('all analyse analyze and any array as asc asymmetric both case cast check collate column constraint create ' +
+    'default deferrable desc describe distinct do else end except false fetch for foreign from group having in ' +
+    'initially intersect into lambda lateral leading limit not null offset on only or order pivot pivot_longer ' +
+    'pivot_wider placing primary qualify references returning select show some summarize symmetric table then to ' +
+    'trailing true union unique unpivot using variadic when where window with').split(' '),
+);
+
+// Characters that make a table name a file path or glob for DuckDB's replacement scans (FROM 'x.csv'); control
+// characters only reach a name through a dollar-quoted string in FROM.
+const PATH_LIKE = /[./\\:*?~[\]{}\u0000-\u001f]/;
+
+export function isDeniedFunction(name: string): boolean {
+  const n = lastPart(name).toLowerCase();
+  return DENIED_FUNCTIONS.has(n) || DENIED_FUNCTION_PREFIXES.some((p) => n.startsWith(p));
+}
+
+export function isAllowedTableFunction(name: string): boolean {
+  const n = lastPart(name).toLowerCase();
+  return ALLOWED_TABLE_FUNCTIONS.has(n) && !isDeniedFunction(n);
+}
+
+export function isDeniedTableName(name: string): boolean {
+  return DENIED_TABLE_NAMES.has(name.toLowerCase());
+}
+
+export function isPathLike(name: string): boolean {
+  return PATH_LIKE.test(name);
+}
+
+function lastPart(name: string): string {
+  const i = name.lastIndexOf('.');
+  return i < 0 ? name : name.slice(i + 1);
+}

@@ -1,0 +1,56 @@
+// The contract every lifecycle machine shares with the actor host (actors/): the events every machine
+// accepts, the shape of a projection, and the deadline arithmetic. Machines are pure: the host supplies
+// time as `at` (epoch ms) on every event and persists deadlines that its leader-elected reaper fires.
+
+/** Sent by the reaper when a persisted `deadlineAt` has passed. An early or stale one is ignored by the guard. */
+export interface DeadlineEvent {
+  type: 'deadline';
+  at: number;
+}
+
+/** Sent by the host's supervisor after repeated failures of a transition or effect: the entity fails. */
+export interface SupervisorFailedEvent {
+  type: 'supervisor.failed';
+  at: number;
+  reason: string;
+}
+
+/** The columns the host writes beside the snapshot. Every kind adds its own fields. */
+export interface MachineProjection {
+  /** The raw state name (the snapshot's value). */
+  state: string;
+  /** The API's status vocabulary for this kind. */
+  status: string;
+  deadlineAt: number | null;
+  terminal: boolean;
+  error: string | null;
+}
+
+/** A result column as the engine spells its type (`DECIMAL(10,2)`, `INTEGER[]`). */
+export interface ColumnType {
+  name: string;
+  type: string;
+}
+
+/** Any JSON value: context and action params stay JSON so the persisted snapshot round-trips exactly. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** The time of an event; the init event carries the input, whose `at` is the creation time. */
+export function eventTime(event: { type: string }, fallback: number): number {
+  const at = (event as { at?: unknown }).at;
+  if (typeof at === 'number') return at;
+  const input = (event as { input?: { at?: unknown } }).input;
+  if (input && typeof input.at === 'number') return input.at;
+  return fallback;
+}
+
+/** True when `event` is a deadline event at or after the persisted deadline (the reaper may fire early or twice). */
+export function deadlinePassed(event: { type: string }, deadlineAt: number | null): boolean {
+  return event.type === 'deadline' && deadlineAt !== null && (event as DeadlineEvent).at >= deadlineAt;
+}
+
+/** Validates a configured duration at machine creation: a deadline must lie in the future of its state's entry. */
+export function positiveMs(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds, got ${value}`);
+  return value;
+}

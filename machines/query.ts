@@ -1,0 +1,347 @@
+// The query lifecycle: one actor per query row, from submission to done, failed or cancelled.
+//
+// States: start (transient choice) → queued (agent chosen, dispatch being sent) | awaitingCompute (elastic compute,
+// no agent yet) → running → done | failed | cancelled.
+//
+// Actions the host executes after persisting (type → params):
+//   sendDispatchQuery   {queryId, agentId, sql, workspace, timeoutS, extras}  push dispatch_query on the agent socket,
+//                       then send `dispatched` (or `dispatchFailed` when the socket is gone)
+//   sendCancelQuery     {queryId, agentId}     push cancel_query (best effort; the agent may already be done)
+//   requestCompute      {queryId, workspace}   ask the elastic pool for an agent; answer with `computeReady`
+//   recordProfile       {queryId, profile}     store the best-effort execution profile, null when the agent sent
+//                                              none (profiling never fails the query)
+//   agentWorkChanged    {agentId}              the agent's in-flight work changed: recount for its elastic actor
+//
+// Deadlines (context.deadlineAt, fired by the reaper as `deadline`):
+//   queued           entry + dispatchAckTimeoutMs      the dispatch was never confirmed (replica died mid-send)
+//   awaitingCompute  entry + computeWaitTimeoutMs      no compute registered in time
+//   running          entry + timeoutMs + graceMs       the agent enforces timeoutMs itself; past the grace its
+//                                                      final frame is presumed lost (hard-killed replica, lost agent)
+import { assign, setup } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
+import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
+import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent } from './contract.ts';
+
+export interface QueryInput {
+  queryId: string;
+  workspace: string;
+  sql: string;
+  /** null while waiting for elastic compute (spec: queued with null agent_id). */
+  agentId: string | null;
+  /** Submission time (epoch ms): started_at. */
+  at: number;
+  /** The query's timeout (timeout_s), enforced agent-side by interrupting the statement. */
+  timeoutMs: number;
+  /** How long past the timeout the control plane waits for the agent's final frame before failing the query. */
+  graceMs: number;
+  /** How long a dispatch may stay unconfirmed in `queued`. */
+  dispatchAckTimeoutMs: number;
+  /** How long to wait for elastic compute to register. */
+  computeWaitTimeoutMs: number;
+  /** Non-secret extra fields for dispatch_query (backend kind, catalog attach info). Never credentials. */
+  dispatchExtras?: { [key: string]: Json } | null;
+}
+
+export type QueryEvent =
+  | { type: 'dispatched'; at: number }
+  | { type: 'dispatchFailed'; at: number; message: string }
+  | { type: 'started'; at: number }
+  | {
+      type: 'done';
+      at: number;
+      rowCount: number;
+      durationMs: number | null;
+      resultPath: string | null;
+      columns: string[] | null;
+      columnSchema: ColumnType[] | null;
+      profile?: Json;
+    }
+  | { type: 'failed'; at: number; code: string; message: string }
+  | { type: 'cancel'; at: number }
+  | { type: 'agentLost'; at: number }
+  | { type: 'computeReady'; at: number; agentId: string }
+  | DeadlineEvent
+  | SupervisorFailedEvent;
+
+export interface QueryContext {
+  queryId: string;
+  workspace: string;
+  sql: string;
+  agentId: string | null;
+  timeoutMs: number;
+  graceMs: number;
+  dispatchAckTimeoutMs: number;
+  computeWaitTimeoutMs: number;
+  dispatchExtras: { [key: string]: Json } | null;
+  createdAt: number;
+  enteredAt: number;
+  runningAt: number | null;
+  finishedAt: number | null;
+  deadlineAt: number | null;
+  rowCount: number | null;
+  durationMs: number | null;
+  resultPath: string | null;
+  columns: string[] | null;
+  columnSchema: ColumnType[] | null;
+  errorCode: string | null;
+  error: string | null;
+}
+
+type Failure = { code: string; message: string };
+
+function failureOf(event: QueryEvent, context: QueryContext): Failure {
+  switch (event.type) {
+    case 'failed':
+      return { code: event.code, message: event.message };
+    case 'dispatchFailed':
+      return { code: 'agent_unreachable', message: `dispatch failed: ${event.message}` };
+    case 'agentLost':
+      return { code: 'agent_disconnected', message: 'the agent disconnected while the query was in flight' };
+    case 'supervisor.failed':
+      return { code: 'internal_error', message: event.reason };
+    case 'deadline':
+      if (context.runningAt !== null) {
+        return {
+          code: 'timeout',
+          message: `no reply from the agent within the ${context.timeoutMs / 1000} s timeout plus ${context.graceMs / 1000} s grace`,
+        };
+      }
+      if (context.agentId === null) return { code: 'compute_unavailable', message: 'no compute registered in time' };
+      return { code: 'dispatch_timeout', message: 'the dispatch to the agent was never confirmed' };
+    default:
+      return { code: 'internal_error', message: `unexpected failure on ${event.type}` };
+  }
+}
+
+// Effect references shared by several transitions (params are computed from the context at transition time).
+const cancelOnAgent = {
+  type: 'sendCancelQuery' as const,
+  params: ({ context }: { context: QueryContext }) => ({ queryId: context.queryId, agentId: context.agentId! }),
+};
+const releaseAgentWork = {
+  type: 'agentWorkChanged' as const,
+  params: ({ context }: { context: QueryContext }) => ({ agentId: context.agentId! }),
+};
+const recordProfile = {
+  type: 'recordProfile' as const,
+  params: ({ context, event }: { context: QueryContext; event: QueryEvent }) => ({
+    queryId: context.queryId,
+    profile: event.type === 'done' && event.profile !== undefined ? event.profile : null,
+  }),
+};
+
+export const queryMachine = setup({
+  types: {
+    context: {} as QueryContext,
+    events: {} as QueryEvent,
+    input: {} as QueryInput,
+  },
+  actions: {
+    enterQueued: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      return { enteredAt: at, deadlineAt: at + context.dispatchAckTimeoutMs };
+    }),
+    enterAwaitingCompute: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      return { enteredAt: at, deadlineAt: at + context.computeWaitTimeoutMs };
+    }),
+    enterRunning: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      return { enteredAt: at, runningAt: at, deadlineAt: at + context.timeoutMs + context.graceMs };
+    }),
+    enterTerminal: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      return { enteredAt: at, finishedAt: at, deadlineAt: null };
+    }),
+    assignAgent: assign({
+      agentId: ({ context, event }) => (event.type === 'computeReady' ? event.agentId : context.agentId),
+    }),
+    assignResult: assign(({ event }) => {
+      if (event.type !== 'done') return {};
+      return {
+        rowCount: event.rowCount,
+        durationMs: event.durationMs,
+        resultPath: event.resultPath,
+        columns: event.columns,
+        columnSchema: event.columnSchema,
+      };
+    }),
+    assignFailure: assign(({ context, event }) => {
+      const failure = failureOf(event, context);
+      return { errorCode: failure.code, error: failure.message };
+    }),
+    sendDispatchQuery: (_, _params: {
+      queryId: string;
+      agentId: string;
+      sql: string;
+      workspace: string;
+      timeoutS: number;
+      extras: { [key: string]: Json } | null;
+    }) => {},
+    sendCancelQuery: (_, _params: { queryId: string; agentId: string }) => {},
+    requestCompute: (_, _params: { queryId: string; workspace: string }) => {},
+    recordProfile: (_, _params: { queryId: string; profile: Json }) => {},
+    agentWorkChanged: (_, _params: { agentId: string }) => {},
+  },
+  guards: {
+    hasAgent: ({ context }) => context.agentId !== null,
+    deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
+  },
+}).createMachine({
+  id: 'query',
+  description: 'One submitted query, from queued through running to done, failed or cancelled.',
+  initial: 'start',
+  context: ({ input }) => ({
+    queryId: input.queryId,
+    workspace: input.workspace,
+    sql: input.sql,
+    agentId: input.agentId,
+    timeoutMs: positiveMs('timeoutMs', input.timeoutMs),
+    graceMs: positiveMs('graceMs', input.graceMs),
+    dispatchAckTimeoutMs: positiveMs('dispatchAckTimeoutMs', input.dispatchAckTimeoutMs),
+    computeWaitTimeoutMs: positiveMs('computeWaitTimeoutMs', input.computeWaitTimeoutMs),
+    dispatchExtras: input.dispatchExtras ?? null,
+    createdAt: input.at,
+    enteredAt: input.at,
+    runningAt: null,
+    finishedAt: null,
+    deadlineAt: null,
+    rowCount: null,
+    durationMs: null,
+    resultPath: null,
+    columns: null,
+    columnSchema: null,
+    errorCode: null,
+    error: null,
+  }),
+  states: {
+    start: {
+      description: 'Transient choice: an agent was named (dispatch now) or compute must start first.',
+      always: [{ guard: 'hasAgent', target: 'queued' }, { target: 'awaitingCompute' }],
+    },
+    awaitingCompute: {
+      description: 'Queued with no agent: elastic compute is starting (pool scaled to zero or agent idle-terminated).',
+      entry: [
+        'enterAwaitingCompute',
+        { type: 'requestCompute', params: ({ context }) => ({ queryId: context.queryId, workspace: context.workspace }) },
+      ],
+      on: {
+        computeReady: { target: 'queued', actions: 'assignAgent' },
+        cancel: { target: 'cancelled' },
+        deadline: { guard: 'deadlinePassed', target: 'failed', actions: 'assignFailure' },
+        'supervisor.failed': { target: 'failed', actions: 'assignFailure' },
+      },
+    },
+    queued: {
+      description: 'Agent chosen; the dispatch_query frame is being pushed over its socket.',
+      entry: [
+        'enterQueued',
+        {
+          type: 'sendDispatchQuery',
+          params: ({ context }) => ({
+            queryId: context.queryId,
+            agentId: context.agentId!,
+            sql: context.sql,
+            workspace: context.workspace,
+            timeoutS: context.timeoutMs / 1000,
+            extras: context.dispatchExtras,
+          }),
+        },
+        { type: 'agentWorkChanged', params: ({ context }) => ({ agentId: context.agentId! }) },
+      ],
+      on: {
+        dispatched: { target: 'running' },
+        // query_started may overtake the host's own `dispatched` confirmation.
+        started: { target: 'running' },
+        done: { target: 'done', actions: ['assignResult', recordProfile, releaseAgentWork] },
+        failed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
+        dispatchFailed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
+        agentLost: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
+        cancel: { target: 'cancelled', actions: [cancelOnAgent, releaseAgentWork] },
+        deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
+        'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
+      },
+    },
+    running: {
+      description: 'The agent runs the statement; it reports query_done or query_failed.',
+      entry: 'enterRunning',
+      on: {
+        done: { target: 'done', actions: ['assignResult', recordProfile, releaseAgentWork] },
+        failed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
+        agentLost: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
+        cancel: { target: 'cancelled', actions: [cancelOnAgent, releaseAgentWork] },
+        deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
+        'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
+      },
+    },
+    done: {
+      type: 'final',
+      description: 'The agent finished; row_count and the result path are recorded.',
+      entry: 'enterTerminal',
+    },
+    failed: {
+      type: 'final',
+      description: 'Agent error, agent lost, dispatch failure or timeout; error is set.',
+      entry: 'enterTerminal',
+    },
+    cancelled: {
+      type: 'final',
+      description: 'Cancelled by a client; cancel_query was sent if the agent had the query.',
+      entry: 'enterTerminal',
+    },
+  },
+});
+
+export type QueryMachine = typeof queryMachine;
+export type QuerySnapshot = SnapshotFrom<QueryMachine>;
+
+export type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface QueryProjection extends MachineProjection {
+  status: QueryStatus;
+  agentId: string | null;
+  errorCode: string | null;
+  rowCount: number | null;
+  durationMs: number | null;
+  resultPath: string | null;
+  columns: string[] | null;
+  columnSchema: ColumnType[] | null;
+  startedAt: number;
+  runningAt: number | null;
+  finishedAt: number | null;
+}
+
+const queryStatusByState: Record<string, QueryStatus> = {
+  start: 'queued',
+  awaitingCompute: 'queued',
+  queued: 'queued',
+  running: 'running',
+  done: 'done',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+/** The query row's columns: status in the API's vocabulary, deadline for the reaper, the recorded result. */
+export function projectQuery(snapshot: { value: unknown; context: QueryContext }): QueryProjection {
+  const state = String(snapshot.value);
+  const c = snapshot.context;
+  const status = queryStatusByState[state];
+  if (status === undefined) throw new Error(`unknown query state ${state}`);
+  return {
+    state,
+    status,
+    deadlineAt: c.deadlineAt,
+    terminal: status === 'done' || status === 'failed' || status === 'cancelled',
+    error: c.error,
+    errorCode: c.errorCode,
+    agentId: c.agentId,
+    rowCount: c.rowCount,
+    durationMs: c.durationMs,
+    resultPath: c.resultPath,
+    columns: c.columns,
+    columnSchema: c.columnSchema,
+    startedAt: c.createdAt,
+    runningAt: c.runningAt,
+    finishedAt: c.finishedAt,
+  };
+}

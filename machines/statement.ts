@@ -1,0 +1,302 @@
+// The SQL-session statement lifecycle: one actor per statement sent to an open session.
+// The session machine decides acceptance (only an open session accepts, see sqlSession.ts); this machine starts
+// once the session accepted it.
+//
+// States: queued → running → done | failed | cancelled.
+//
+// Actions the host executes after persisting (type → params):
+//   sendExecuteStatement  {statementId, sessionId, agentId, sql, timeoutS}  push the statement over the agent socket,
+//                         then send `dispatched`
+//   sendCancelStatement   {statementId, sessionId, agentId}   interrupt it on the agent (best effort)
+//   statementFinished     {sessionId, statementId, status}    tell the session actor (`statementFinished`): it
+//                         renews its idle deadline and counts the statement completed
+//
+// Deadlines (context.deadlineAt):
+//   queued, agent acks     entry + ackDeadlineMs (SQL_STATEMENT_ACK_DEADLINE_S); only agents advertising ack support
+//   queued, no ack support entry + timeout + graceMs (a backstop: a dispatch that never happened must not hang)
+//   running                entry + timeout + graceMs, timeout = timeout_s or SQL_STATEMENT_DEFAULT_TIMEOUT_S
+import { assign, setup } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
+import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
+import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
+
+export interface StatementInput {
+  statementId: string;
+  sessionId: string;
+  agentId: string;
+  sql: string;
+  at: number;
+  /** The statement's timeout_s in ms; null when none was recorded (defaultTimeoutMs applies). */
+  timeoutMs: number | null;
+  /** SQL_STATEMENT_DEFAULT_TIMEOUT_S in ms. */
+  defaultTimeoutMs: number;
+  /** SQL_STATEMENT_TIMEOUT_GRACE_S in ms. */
+  graceMs: number;
+  /** SQL_STATEMENT_ACK_DEADLINE_S in ms. */
+  ackDeadlineMs: number;
+  /** Whether the session's agent advertises statement acknowledgement. */
+  ackSupported: boolean;
+}
+
+export type StatementEvent =
+  | { type: 'dispatched'; at: number }
+  | { type: 'ack'; at: number }
+  | {
+      type: 'done';
+      at: number;
+      rowCount: number;
+      durationMs: number | null;
+      resultPath: string | null;
+      columns: string[] | null;
+      columnSchema: ColumnType[] | null;
+    }
+  | { type: 'failed'; at: number; code: string; message: string }
+  | { type: 'cancel'; at: number }
+  | { type: 'agentLost'; at: number }
+  | { type: 'sessionClosed'; at: number }
+  | DeadlineEvent
+  | SupervisorFailedEvent;
+
+export interface StatementContext {
+  statementId: string;
+  sessionId: string;
+  agentId: string;
+  sql: string;
+  timeoutMs: number | null;
+  defaultTimeoutMs: number;
+  graceMs: number;
+  ackDeadlineMs: number;
+  ackSupported: boolean;
+  createdAt: number;
+  enteredAt: number;
+  dispatchedAt: number | null;
+  runningAt: number | null;
+  finishedAt: number | null;
+  deadlineAt: number | null;
+  rowCount: number | null;
+  durationMs: number | null;
+  resultPath: string | null;
+  columns: string[] | null;
+  columnSchema: ColumnType[] | null;
+  errorCode: string | null;
+  error: string | null;
+}
+
+/** The timeout that applies: the recorded one, else the configured default. */
+export function effectiveTimeoutMs(context: StatementContext): number {
+  return context.timeoutMs ?? context.defaultTimeoutMs;
+}
+
+function failureOf(event: StatementEvent, context: StatementContext): { code: string; message: string } {
+  switch (event.type) {
+    case 'failed':
+      return { code: event.code, message: event.message };
+    case 'agentLost':
+      return { code: 'agent_disconnected', message: 'the agent disconnected while the statement was in flight' };
+    case 'supervisor.failed':
+      return { code: 'internal_error', message: event.reason };
+    case 'deadline':
+      if (context.runningAt === null && context.ackSupported) {
+        return { code: 'ack_timeout', message: `the agent did not acknowledge the statement within ${context.ackDeadlineMs / 1000} s` };
+      }
+      return {
+        code: 'timeout',
+        message: `no reply within the ${effectiveTimeoutMs(context) / 1000} s timeout plus ${context.graceMs / 1000} s grace`,
+      };
+    default:
+      return { code: 'internal_error', message: `unexpected failure on ${event.type}` };
+  }
+}
+
+const cancelOnAgent = {
+  type: 'sendCancelStatement' as const,
+  params: ({ context }: { context: StatementContext }) => ({
+    statementId: context.statementId,
+    sessionId: context.sessionId,
+    agentId: context.agentId,
+  }),
+};
+
+function finished(status: 'done' | 'failed' | 'cancelled') {
+  return {
+    type: 'statementFinished' as const,
+    params: ({ context }: { context: StatementContext }) => ({
+      sessionId: context.sessionId,
+      statementId: context.statementId,
+      status,
+    }),
+  };
+}
+
+export const statementMachine = setup({
+  types: {
+    context: {} as StatementContext,
+    events: {} as StatementEvent,
+    input: {} as StatementInput,
+  },
+  actions: {
+    enterQueued: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      const wait = context.ackSupported ? context.ackDeadlineMs : effectiveTimeoutMs(context) + context.graceMs;
+      return { enteredAt: at, deadlineAt: at + wait };
+    }),
+    markDispatched: assign(({ event }) => ({ dispatchedAt: eventTime(event, 0) })),
+    enterRunning: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      return {
+        enteredAt: at,
+        runningAt: at,
+        dispatchedAt: context.dispatchedAt ?? at,
+        deadlineAt: at + effectiveTimeoutMs(context) + context.graceMs,
+      };
+    }),
+    enterTerminal: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      return { enteredAt: at, finishedAt: at, deadlineAt: null };
+    }),
+    assignResult: assign(({ event }) => {
+      if (event.type !== 'done') return {};
+      return {
+        rowCount: event.rowCount,
+        durationMs: event.durationMs,
+        resultPath: event.resultPath,
+        columns: event.columns,
+        columnSchema: event.columnSchema,
+      };
+    }),
+    assignFailure: assign(({ context, event }) => {
+      const failure = failureOf(event, context);
+      return { errorCode: failure.code, error: failure.message };
+    }),
+    assignSessionClosed: assign({ errorCode: 'session_closed', error: 'the session closed before the statement finished' }),
+    sendExecuteStatement: (_, _params: {
+      statementId: string;
+      sessionId: string;
+      agentId: string;
+      sql: string;
+      timeoutS: number;
+    }) => {},
+    sendCancelStatement: (_, _params: { statementId: string; sessionId: string; agentId: string }) => {},
+    statementFinished: (_, _params: { sessionId: string; statementId: string; status: 'done' | 'failed' | 'cancelled' }) => {},
+  },
+  guards: {
+    deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
+    awaitsAck: ({ context }) => context.ackSupported,
+  },
+}).createMachine({
+  id: 'statement',
+  description: 'One statement of a SQL session, from queued to done, failed or cancelled.',
+  initial: 'queued',
+  context: ({ input }) => ({
+    statementId: input.statementId,
+    sessionId: input.sessionId,
+    agentId: input.agentId,
+    sql: input.sql,
+    timeoutMs: input.timeoutMs === null ? null : positiveMs('timeoutMs', input.timeoutMs),
+    defaultTimeoutMs: positiveMs('defaultTimeoutMs', input.defaultTimeoutMs),
+    graceMs: positiveMs('graceMs', input.graceMs),
+    ackDeadlineMs: positiveMs('ackDeadlineMs', input.ackDeadlineMs),
+    ackSupported: input.ackSupported,
+    createdAt: input.at,
+    enteredAt: input.at,
+    dispatchedAt: null,
+    runningAt: null,
+    finishedAt: null,
+    deadlineAt: null,
+    rowCount: null,
+    durationMs: null,
+    resultPath: null,
+    columns: null,
+    columnSchema: null,
+    errorCode: null,
+    error: null,
+  }),
+  states: {
+    queued: {
+      description: 'Accepted by the open session; waiting to be dispatched (and acknowledged, when the agent acks).',
+      entry: [
+        'enterQueued',
+        {
+          type: 'sendExecuteStatement',
+          params: ({ context }) => ({
+            statementId: context.statementId,
+            sessionId: context.sessionId,
+            agentId: context.agentId,
+            sql: context.sql,
+            timeoutS: effectiveTimeoutMs(context) / 1000,
+          }),
+        },
+      ],
+      on: {
+        // With ack support the statement runs only once the agent says so; otherwise the sent frame is enough.
+        dispatched: [{ guard: 'awaitsAck', actions: 'markDispatched' }, { target: 'running' }],
+        ack: { target: 'running' },
+        done: { target: 'done', actions: ['assignResult', finished('done')] },
+        failed: { target: 'failed', actions: ['assignFailure', finished('failed')] },
+        agentLost: { target: 'failed', actions: ['assignFailure', finished('failed')] },
+        cancel: { target: 'cancelled', actions: [cancelOnAgent, finished('cancelled')] },
+        sessionClosed: { target: 'cancelled', actions: ['assignSessionClosed', cancelOnAgent, finished('cancelled')] },
+        deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
+        'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
+      },
+    },
+    running: {
+      description: 'The agent executes the statement on the session connection.',
+      entry: 'enterRunning',
+      on: {
+        done: { target: 'done', actions: ['assignResult', finished('done')] },
+        failed: { target: 'failed', actions: ['assignFailure', finished('failed')] },
+        agentLost: { target: 'failed', actions: ['assignFailure', finished('failed')] },
+        cancel: { target: 'cancelled', actions: [cancelOnAgent, finished('cancelled')] },
+        sessionClosed: { target: 'cancelled', actions: ['assignSessionClosed', cancelOnAgent, finished('cancelled')] },
+        deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
+        'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
+      },
+    },
+    done: { type: 'final', description: 'Finished; row_count and the result are recorded.', entry: 'enterTerminal' },
+    failed: { type: 'final', description: 'Failed (counts as completed); error is set.', entry: 'enterTerminal' },
+    cancelled: { type: 'final', description: 'Cancelled by the client or by its session closing.', entry: 'enterTerminal' },
+  },
+});
+
+export type StatementMachine = typeof statementMachine;
+export type StatementSnapshot = SnapshotFrom<StatementMachine>;
+
+export type StatementStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface StatementProjection extends MachineProjection {
+  status: StatementStatus;
+  errorCode: string | null;
+  rowCount: number | null;
+  durationMs: number | null;
+  resultPath: string | null;
+  columns: string[] | null;
+  columnSchema: ColumnType[] | null;
+  startedAt: number;
+  runningAt: number | null;
+  finishedAt: number | null;
+}
+
+/** The statement row's columns. */
+export function projectStatement(snapshot: { value: unknown; context: StatementContext }): StatementProjection {
+  const state = String(snapshot.value);
+  const c = snapshot.context;
+  if (!['queued', 'running', 'done', 'failed', 'cancelled'].includes(state)) throw new Error(`unknown statement state ${state}`);
+  const status = state as StatementStatus;
+  return {
+    state,
+    status,
+    deadlineAt: c.deadlineAt,
+    terminal: status === 'done' || status === 'failed' || status === 'cancelled',
+    error: c.error,
+    errorCode: c.errorCode,
+    rowCount: c.rowCount,
+    durationMs: c.durationMs,
+    resultPath: c.resultPath,
+    columns: c.columns,
+    columnSchema: c.columnSchema,
+    startedAt: c.createdAt,
+    runningAt: c.runningAt,
+    finishedAt: c.finishedAt,
+  };
+}
