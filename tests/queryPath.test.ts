@@ -178,3 +178,47 @@ describe('queries', () => {
     expect((await run('SELECT 7 AS seven')).final.status).toBe('done');
   });
 });
+
+describe('operator inspection', () => {
+  it('lists the six machines with real definitions', async () => {
+    const r = await t.req('GET', '/api/admin/machines', { as: admin });
+    expect(r.status).toBe(200);
+    expect(r.body.map((m: any) => m.kind).sort()).toEqual(['agentConnection', 'elasticAgent', 'query', 'sqlSession', 'statement', 'storageMigration']);
+    const q = r.body.find((m: any) => m.kind === 'query').definition;
+    expect(q.states.map((s: any) => s.name)).toEqual(expect.arrayContaining(['queued', 'running', 'done', 'failed', 'cancelled']));
+    expect(q.transitions).toEqual(expect.arrayContaining([expect.objectContaining({ from: 'running', event: 'done', to: 'done' })]));
+    const member = await newUser(t, admin);
+    expect((await t.req('GET', '/api/admin/machines', { as: member })).status).toBe(403);
+  });
+
+  it('serves the state chart as SVG and mermaid, highlighting a live actor, and the actor with its history', async () => {
+    const { final } = await run('SELECT 1 AS x');
+    const svg = await fetch(`${t.url}/api/admin/machines/query/diagram?actor=${final.id}`, { headers: { authorization: `Bearer ${admin.token}` } });
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get('content-type')).toContain('image/svg+xml');
+    const text = await svg.text();
+    expect(text.startsWith('<svg') || text.startsWith('<?xml')).toBe(true);
+    expect(text).toContain('xmlns="http://www.w3.org/2000/svg"');
+    const plain = await (await fetch(`${t.url}/api/admin/machines/query/diagram`, { headers: { authorization: `Bearer ${admin.token}` } })).text();
+    expect(text).not.toEqual(plain);
+    const mermaid = await t.req('GET', '/api/admin/machines/query/diagram?format=mermaid', { as: admin });
+    expect(mermaid.text).toContain('stateDiagram');
+    expect((await t.req('GET', '/api/admin/machines/nope/diagram', { as: admin })).status).toBe(404);
+
+    const actor = await t.req('GET', `/api/admin/actors/query/${final.id}`, { as: admin });
+    expect(actor.status).toBe(200);
+    expect(actor.body).toMatchObject({ kind: 'query', id: final.id, state: 'done', status: 'done', terminal: true });
+    const path = actor.body.transitions.items.map((x: any) => x.to_state);
+    expect(path.at(-1)).toBe('done');
+    expect(path).toContain('running');
+    expect(actor.body.transitions.has_more).toBe(false);
+    const conn = await t.database.db.query<{ connection_id: string }>(`select connection_id from eider.agents where id = $1`, [agentId]);
+    const ca = await t.req('GET', `/api/admin/actors/agentConnection/${conn[0].connection_id}?limit=2`, { as: admin });
+    expect(ca.body.state).toBe('healthy');
+    expect(ca.body.transitions.items.length).toBe(2);
+    expect(ca.body.transitions.has_more).toBe(true);
+    expect(JSON.stringify(ca.body)).not.toMatch(/eid_agent_|session_token/);
+    const next = await t.req('GET', `/api/admin/actors/agentConnection/${conn[0].connection_id}?limit=2&cursor=${ca.body.transitions.cursor}`, { as: admin });
+    expect(next.body.transitions.items[0].seq).toBe(ca.body.transitions.items[1].seq + 1);
+  });
+});
