@@ -20,6 +20,8 @@ import { startActorReaper } from '../actors/reaper.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { registerAgentChannel } from '../http/agentSocket.ts';
+import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
+import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -102,8 +104,10 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     draining: { value: false },
     host,
     sockets,
+    catalog: catalogClientFromConfig(config),
     onFirstAdmin: [],
   };
+  const warehouses = keepWarehousesRegistered(ctx);
   const app = await buildServer({ ctx, routes: allRoutes, extend: (a) => registerAgentChannel(a, { ctx, host, sockets }) });
   await app.listen({ port: config.PORT, host: config.HOST });
   const addr = app.server.address();
@@ -120,11 +124,46 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       ctx.draining.value = true;
       // Agents reconnect to a live replica; their connection actors record the shutdown.
       for (const conn of sockets.all()) conn.close(1012, 'replica shutting down');
+      warehouses.stop();
       await reaper.stop();
       await app.close();
       await host.close();
       await db.close();
       if (embedded) await embedded.stop();
+    },
+  };
+}
+
+/**
+ * Registers every catalog's warehouse with the catalog service, retrying in the background until the service
+ * answers: the api may start before the catalog service, and the two are separate processes.
+ */
+function keepWarehousesRegistered(ctx: AppContext): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let attempt = 0;
+  const tryOnce = async () => {
+    if (stopped || !ctx.catalog) return;
+    try {
+      const r = await ensureCatalogWarehouses(ctx.db, ctx.catalog, ctx.config, ctx.logger);
+      if (r.failed.length === 0) {
+        ctx.logger.info({ created: r.created, updated: r.updated }, 'catalog warehouses registered');
+        return;
+      }
+    } catch (err) {
+      (attempt === 0 ? ctx.logger.warn.bind(ctx.logger) : ctx.logger.debug.bind(ctx.logger))(
+        { err: (err as Error).message },
+        'catalog service not reachable yet; will retry',
+      );
+    }
+    attempt++;
+    if (!stopped) timer = setTimeout(tryOnce, Math.min(30_000, 500 * 2 ** Math.min(attempt, 6))).unref();
+  };
+  void tryOnce();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
     },
   };
 }

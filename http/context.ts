@@ -5,6 +5,7 @@ import type { Logger } from '../runtime/logger.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorHost } from '../actors/host.ts';
+import type { CatalogClient } from '../runtime/catalogClient.ts';
 
 export interface AppContext {
   db: Db;
@@ -21,5 +22,7 @@ export interface AppContext {
   host: ActorHost;
   /** this replica's live agent sockets */
   sockets: AgentSockets;
+  /** the catalog service client; absent when this process runs without one */
+  catalog?: CatalogClient;
   onFirstAdmin: Array<(tx: import('../runtime/db.ts').Queryable, adminId: string, workspaceId: string) => Promise<void>>;
 }

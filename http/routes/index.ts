@@ -6,6 +6,7 @@ import { workspaceRoutes } from './workspaces.ts';
 import { agentRoutes } from './agents.ts';
 import { queryRoutes } from './queries.ts';
 import { inspectionRoutes } from './inspection.ts';
+import { catalogRoutes } from './catalogs.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
@@ -13,5 +14,6 @@ export const allRoutes: RouteDef[] = [
   ...workspaceRoutes,
   ...agentRoutes,
   ...queryRoutes,
+  ...catalogRoutes,
   ...inspectionRoutes,
 ];

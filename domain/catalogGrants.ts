@@ -1,0 +1,230 @@
+// Scoped attachments (I10): when a workspace attaches a catalog with access_mode=scoped, its members reach only
+// what the attachment's grants name, at catalog, schema or table level, for reading or also writing. The api
+// enforces this itself, for REST browsing and for every table the statement parser extracts from a query; the
+// catalog service's own checks are defence in depth. Names compare case-insensitively, as DuckDB resolves them.
+import { DbError, type Queryable } from '../runtime/db.ts';
+import { AppError, notFound, unprocessable } from './errors.ts';
+import { isUuid, type Principal } from './identity.ts';
+import { mayManageCatalog, type AccessMode, type AttachedCatalog } from './catalogs.ts';
+import type { TableRef } from './statementPolicy.ts';
+
+export type Privilege = 'read' | 'write';
+
+export interface GrantRow {
+  id: string;
+  workspace_id: string;
+  catalog_id: string;
+  schema_name: string | null;
+  table_name: string | null;
+  privilege: Privilege;
+  created_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface GrantOut {
+  id: string;
+  catalog: string;
+  level: 'catalog' | 'schema' | 'table';
+  schema: string | null;
+  table: string | null;
+  privilege: Privilege;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GrantTarget {
+  schema?: string | null;
+  table?: string | null;
+  privilege: Privilege;
+}
+
+const GRANT_COLS = `id, workspace_id, catalog_id, schema_name, table_name, privilege, created_by, created_at, updated_at`;
+
+const toGrantOut = (g: GrantRow, catalogSlug: string): GrantOut => ({
+  id: g.id,
+  catalog: catalogSlug,
+  level: g.table_name !== null ? 'table' : g.schema_name !== null ? 'schema' : 'catalog',
+  schema: g.schema_name,
+  table: g.table_name,
+  privilege: g.privilege,
+  created_by: g.created_by,
+  created_at: g.created_at.toISOString(),
+  updated_at: g.updated_at.toISOString(),
+});
+
+/** Not allowed by a scoped attachment's grants. The same code for REST and for queries. */
+export const notGranted = (what: string, privilege: Privilege) =>
+  new AppError(403, 'not_granted', `${what} is not granted ${privilege === 'write' ? 'for writing ' : ''}to this workspace (scoped catalog attachment)`);
+
+/**
+ * PUT semantics: one grant per target (catalog, schema or table), replaced in place (200) or created (201).
+ * Granting shapes what a workspace may reach, so it takes a catalog manager, as attaching does.
+ */
+export async function putGrant(db: Queryable, p: Principal, workspaceId: string, c: AttachedCatalog, target: GrantTarget): Promise<{ created: boolean; grant: GrantOut }> {
+  if (!mayManageCatalog(p, c)) {
+    throw new AppError(403, 'forbidden', `granting on catalog ${c.slug} needs the catalogs permission or being its creator`);
+  }
+  const schema = target.schema ?? null;
+  const table = target.table ?? null;
+  if (table !== null && schema === null) {
+    throw unprocessable('a table grant names its schema too', 'unprocessable_content', { fields: [{ field: 'schema', in: 'body', message: 'required with table' }] });
+  }
+  // One statement, so concurrent PUTs of one target cannot both insert; xmax = 0 marks a freshly inserted row.
+  let row: GrantRow & { inserted: boolean };
+  try {
+    [row] = await db.query<GrantRow & { inserted: boolean }>(
+      `insert into catalog_grants (workspace_id, catalog_id, schema_name, table_name, privilege, created_by)
+       values ($1, $2, $3, $4, $5, $6)
+       on conflict (workspace_id, catalog_id, coalesce(schema_name, ''), coalesce(table_name, ''))
+       do update set privilege = excluded.privilege, updated_at = now()
+       returning ${GRANT_COLS}, (xmax = 0) as inserted`,
+      [workspaceId, c.id, schema, table, target.privilege, p.user.id],
+    );
+  } catch (e) {
+    // the attachment was removed meanwhile
+    if (e instanceof DbError && e.code === '23503') throw notFound('catalog');
+    throw e;
+  }
+  return { created: row.inserted, grant: toGrantOut(row, c.slug) };
+}
+
+export async function listGrants(q: Queryable, workspaceId: string, c: AttachedCatalog): Promise<GrantOut[]> {
+  const rows = await q.query<GrantRow>(
+    `select ${GRANT_COLS} from catalog_grants where workspace_id = $1 and catalog_id = $2
+      order by schema_name nulls first, table_name nulls first`,
+    [workspaceId, c.id],
+  );
+  return rows.map((g) => toGrantOut(g, c.slug));
+}
+
+export async function deleteGrant(q: Queryable, p: Principal, workspaceId: string, c: AttachedCatalog, grantId: string): Promise<void> {
+  if (!mayManageCatalog(p, c)) {
+    throw new AppError(403, 'forbidden', `revoking on catalog ${c.slug} needs the catalogs permission or being its creator`);
+  }
+  const rows = isUuid(grantId)
+    ? await q.query(`delete from catalog_grants where id = $1 and workspace_id = $2 and catalog_id = $3 returning id`, [grantId, workspaceId, c.id])
+    : [];
+  if (!rows.length) throw notFound('grant');
+}
+
+// ---- the scope of an attachment -------------------------------------------------------------------------------
+
+const fold = (s: string) => s.toLowerCase();
+const covers = (have: Privilege, need: Privilege) => have === 'write' || need === 'read';
+
+/** What one attachment lets a workspace reach. A full attachment reaches everything. */
+export class AttachmentScope {
+  readonly mode: AccessMode;
+  private readonly catalogGrant: Privilege | undefined;
+  private readonly schemas = new Map<string, Privilege>();
+  private readonly tables = new Map<string, Privilege>();
+  private readonly schemasWithTables = new Set<string>();
+
+  constructor(mode: AccessMode, grants: ReadonlyArray<Pick<GrantRow, 'schema_name' | 'table_name' | 'privilege'>>) {
+    this.mode = mode;
+    let catalogGrant: Privilege | undefined;
+    for (const g of grants) {
+      if (g.schema_name === null) catalogGrant = g.privilege;
+      else if (g.table_name === null) this.schemas.set(fold(g.schema_name), g.privilege);
+      else {
+        this.tables.set(`${fold(g.schema_name)}\u0000${fold(g.table_name)}`, g.privilege);
+        this.schemasWithTables.add(fold(g.schema_name));
+      }
+    }
+    this.catalogGrant = catalogGrant;
+  }
+
+  get isFull(): boolean {
+    return this.mode === 'full';
+  }
+
+  /** Creating or dropping schemas, refreshing stats of the whole catalog. */
+  catalog(need: Privilege): boolean {
+    return this.isFull || (this.catalogGrant !== undefined && covers(this.catalogGrant, need));
+  }
+
+  /** The schema as a whole: its every table, creating tables in it, dropping it. */
+  schema(schema: string, need: Privilege): boolean {
+    if (this.catalog(need)) return true;
+    const g = this.schemas.get(fold(schema));
+    return g !== undefined && covers(g, need);
+  }
+
+  /** Whether the schema shows in listings: anything in it is granted. */
+  seesSchema(schema: string): boolean {
+    return this.schema(schema, 'read') || this.schemasWithTables.has(fold(schema));
+  }
+
+  table(schema: string, table: string, need: Privilege): boolean {
+    if (this.schema(schema, need)) return true;
+    const g = this.tables.get(`${fold(schema)}\u0000${fold(table)}`);
+    return g !== undefined && covers(g, need);
+  }
+}
+
+export async function scopeOf(q: Queryable, workspaceId: string, c: Pick<AttachedCatalog, 'id' | 'access_mode'>): Promise<AttachmentScope> {
+  if (c.access_mode === 'full') return new AttachmentScope('full', []);
+  const grants = await q.query<GrantRow>(
+    `select schema_name, table_name, privilege from catalog_grants where workspace_id = $1 and catalog_id = $2`,
+    [workspaceId, c.id],
+  );
+  return new AttachmentScope('scoped', grants);
+}
+
+/** DuckDB's own databases on an agent: they hold no catalog data, so no grant applies to them. */
+const ENGINE_CATALOGS = new Set(['memory', 'system', 'temp']);
+/** The schema DuckDB uses when a name has none. */
+export const DEFAULT_SCHEMA = 'main';
+
+/**
+ * I10 for the query path: throws 403 unless every table the parser extracted is reachable from this workspace.
+ * - A name whose catalog part is not a catalog attached to the workspace (nor one of DuckDB's own databases) is
+ *   403 `catalog_not_attached`, whether or not such a catalog exists: a query has no resource to 404, and the
+ *   answer says nothing about catalogs the workspace cannot see.
+ * - In a scoped attachment the table needs a grant covering it (`not_granted`); `need` is `write` for a writing
+ *   statement, and then every table it names must be writable (conservative: the parser does not tell targets
+ *   from sources).
+ * - Names resolve as DuckDB resolves them: `t` is default_catalog.main.t; `a.t` is schema `a` of the default
+ *   catalog, or catalog `a`'s main schema when `a` is an attached catalog: both readings are checked.
+ */
+export async function checkScopedAccess(
+  db: Queryable,
+  workspaceId: string,
+  tables: readonly TableRef[],
+  defaultCatalog: string | null,
+  need: Privilege = 'read',
+): Promise<void> {
+  if (!tables.length) return;
+  const attached = await db.query<{ id: string; slug: string; access_mode: AccessMode }>(
+    `select c.id, c.slug, wc.access_mode from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = $1`,
+    [workspaceId],
+  );
+  const bySlug = new Map(attached.map((a) => [fold(a.slug), a]));
+  const scopes = new Map<string, AttachmentScope>();
+  const scopeFor = async (a: { id: string; access_mode: AccessMode }) => {
+    let s = scopes.get(a.id);
+    if (!s) scopes.set(a.id, (s = await scopeOf(db, workspaceId, a)));
+    return s;
+  };
+  const fallback = defaultCatalog === null ? null : fold(defaultCatalog);
+
+  for (const ref of tables) {
+    const readings: Array<{ catalog: string; schema: string }> = [];
+    if (ref.catalog !== null) {
+      readings.push({ catalog: fold(ref.catalog), schema: ref.schema ?? DEFAULT_SCHEMA });
+    } else if (ref.schema !== null) {
+      if (fallback !== null) readings.push({ catalog: fallback, schema: ref.schema });
+      if (bySlug.has(fold(ref.schema))) readings.push({ catalog: fold(ref.schema), schema: DEFAULT_SCHEMA });
+    } else if (fallback !== null) {
+      readings.push({ catalog: fallback, schema: DEFAULT_SCHEMA });
+    }
+    for (const r of readings) {
+      if (ENGINE_CATALOGS.has(r.catalog)) continue;
+      const a = bySlug.get(r.catalog);
+      if (!a) throw new AppError(403, 'catalog_not_attached', `catalog ${r.catalog} is not attached to this workspace`);
+      if (!(await scopeFor(a)).table(r.schema, ref.name, need)) throw notGranted(`table ${a.slug}.${r.schema}.${ref.name}`, need);
+    }
+  }
+}

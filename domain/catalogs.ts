@@ -1,0 +1,500 @@
+// Storage backends, catalogs and their attachment to workspaces. Each catalog is one warehouse in the catalog
+// service, named by the catalog slug and rooted at `{backend root_uri}{slug}/` (I4: every table location derives
+// from the backend root). Only the binding and the attachments live in our database; the structure inside a
+// catalog lives in the catalog service (I3).
+import type { Db, Queryable } from '../runtime/db.ts';
+import { DbError, isUniqueViolation } from '../runtime/db.ts';
+import type { Config } from '../runtime/config.ts';
+import { CatalogServiceError, CatalogUnreachableError, type CatalogClient, type WarehouseInput } from '../runtime/catalogClient.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
+import { hasPermission, isUuid, type Principal } from './identity.ts';
+import type { WorkspaceAccess } from './workspaces.ts';
+import { BUNDLED_BACKEND } from './bootstrap.ts';
+
+export type StorageKind = 'object_store' | 's3' | 'azure';
+export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
+export type AccessMode = 'full' | 'scoped';
+
+/** The catalog-service settings a warehouse needs beyond what a backend row holds. */
+export type WarehouseConfig = Pick<
+  Config,
+  'OBJECT_STORE_ACCESS_KEY' | 'OBJECT_STORE_SECRET_KEY' | 'AWS_ACCESS_KEY_ID' | 'AWS_SECRET_ACCESS_KEY' | 'AWS_REGION' | 'STORE_REGION'
+>;
+
+// ---- storage backends ---------------------------------------------------------------------------------------
+
+export interface BackendRow {
+  id: string;
+  name: string;
+  kind: StorageKind;
+  root_uri: string;
+  endpoint: string | null;
+  region: string | null;
+  access_key_id: string | null;
+  secret_access_key: string | null;
+  created_at: Date;
+}
+
+export interface BackendOut {
+  id: string;
+  name: string;
+  kind: StorageKind;
+  root_uri: string;
+  endpoint: string | null;
+  region: string | null;
+  has_credentials: boolean;
+  catalog_count: number;
+  created_at: string;
+}
+
+export interface BackendInput {
+  name: string;
+  kind: StorageKind;
+  root_uri: string;
+  endpoint?: string | null;
+  region?: string | null;
+  access_key_id?: string | null;
+  secret_access_key?: string | null;
+}
+
+const BACKEND_COLS = `b.id, b.name, b.kind, b.root_uri, b.endpoint, b.region, b.access_key_id, b.secret_access_key, b.created_at`;
+
+// Secrets never leave this module in a response shape: only whether they are set.
+const toBackendOut = (b: BackendRow & { catalog_count?: number }): BackendOut => ({
+  id: b.id,
+  name: b.name,
+  kind: b.kind,
+  root_uri: b.root_uri,
+  endpoint: b.endpoint,
+  region: b.region,
+  has_credentials: !!(b.access_key_id && b.secret_access_key),
+  catalog_count: Number(b.catalog_count ?? 0),
+  created_at: b.created_at.toISOString(),
+});
+
+const field = (name: string, message: string) => unprocessable(`${name}: ${message}`, 'unprocessable_content', { fields: [{ field: name, in: 'body', message }] });
+
+/**
+ * The root as stored: one trailing slash. object_store and s3 take `s3://bucket/optional/path/`; azure (ADLS
+ * Gen2) takes `abfss://container@account.dfs.core.windows.net/optional/path/`.
+ */
+export function normalizeRootUri(kind: StorageKind, raw: string): string {
+  const uri = raw.trim();
+  if (kind === 'azure') {
+    const m = /^abfss?:\/\/([a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?)@([a-z0-9]+\.dfs\.core\.windows\.net)(?:\/(.*))?$/.exec(uri);
+    if (!m) throw field('root_uri', 'an azure backend root is abfss://<container>@<account>.dfs.core.windows.net/<path>/');
+    const path = (m[3] ?? '').replace(/^\/+|\/+$/g, '');
+    return `abfss://${m[1]}@${m[2]}/${path ? path + '/' : ''}`;
+  }
+  const m = /^s3a?:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(uri);
+  if (!m) throw field('root_uri', 'an S3 root is s3://<bucket>/<optional path>/ (bucket names are lowercase)');
+  const path = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
+  if (path.split('/').some((p) => p === '.' || p === '..') || /\/\//.test(path)) throw field('root_uri', 'the path has empty or relative segments');
+  return `s3://${m[1]}/${path ? path + '/' : ''}`;
+}
+
+export async function createBackend(q: Queryable, input: BackendInput): Promise<BackendOut> {
+  const root = normalizeRootUri(input.kind, input.root_uri);
+  const hasKey = !!input.access_key_id;
+  const hasSecret = !!input.secret_access_key;
+  if (hasKey !== hasSecret) throw field(hasKey ? 'secret_access_key' : 'access_key_id', 'access_key_id and secret_access_key go together');
+  if (input.kind === 'object_store' && !input.endpoint) throw field('endpoint', 'an object_store backend needs the endpoint of its S3-compatible store');
+  if (input.endpoint) {
+    let u: URL | undefined;
+    try {
+      u = new URL(input.endpoint);
+    } catch {}
+    if (!u || !['http:', 'https:'].includes(u.protocol)) throw field('endpoint', 'an http or https URL');
+  }
+  try {
+    const [row] = await q.query<BackendRow>(
+      `insert into storage_backends as b (name, kind, root_uri, endpoint, region, access_key_id, secret_access_key)
+       values ($1, $2, $3, $4, $5, $6, $7) returning ${BACKEND_COLS}`,
+      [input.name, input.kind, root, input.endpoint || null, input.region || null, input.access_key_id || null, input.secret_access_key || null],
+    );
+    return toBackendOut(row);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict(`storage backend ${input.name} already exists`);
+    throw e;
+  }
+}
+
+export async function listBackends(q: Queryable): Promise<BackendOut[]> {
+  const rows = await q.query<BackendRow & { catalog_count: number }>(
+    `select ${BACKEND_COLS}, (select count(*)::int from catalogs c where c.storage_backend_id = b.id) as catalog_count
+       from storage_backends b order by b.name`,
+  );
+  return rows.map(toBackendOut);
+}
+
+async function findBackend(q: Queryable, id: string): Promise<BackendRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return (await q.query<BackendRow>(`select ${BACKEND_COLS} from storage_backends b where b.id = $1`, [id]))[0];
+}
+
+export async function getBackend(q: Queryable, id: string): Promise<BackendOut> {
+  const b = await findBackend(q, id);
+  if (!b) throw notFound('storage backend');
+  const [{ n }] = await q.query<{ n: number }>(`select count(*)::int as n from catalogs where storage_backend_id = $1`, [id]);
+  return toBackendOut({ ...b, catalog_count: n });
+}
+
+/** 409 while a catalog is bound to the backend: the binding changes only by a storage migration. */
+export async function deleteBackend(db: Db, id: string): Promise<void> {
+  await db.tx(async (tx) => {
+    const b = isUuid(id) ? (await tx.query<{ id: string }>(`select id from storage_backends where id = $1 for update`, [id]))[0] : undefined;
+    if (!b) throw notFound('storage backend');
+    const bound = await tx.query<{ slug: string }>(`select slug from catalogs where storage_backend_id = $1 order by slug`, [id]);
+    if (bound.length) {
+      throw conflict(`storage backend is bound to catalog(s) ${bound.map((c) => c.slug).join(', ')}`, 'storage_backend_in_use', {
+        catalogs: bound.map((c) => c.slug),
+      });
+    }
+    await tx.query(`delete from storage_backends where id = $1`, [id]);
+  });
+}
+
+// ---- catalogs -----------------------------------------------------------------------------------------------
+
+export interface CatalogRow {
+  id: string;
+  slug: string;
+  storage_backend_id: string;
+  storage_kind: StorageKind;
+  backend_root_uri: string;
+  created_by: string | null;
+  created_at: Date;
+}
+
+export interface CatalogOut {
+  id: string;
+  slug: string;
+  storage_backend_id: string;
+  storage_kind: StorageKind;
+  root_uri: string;
+  created_by: string | null;
+  created_at: string;
+}
+
+export interface WorkspaceCatalogOut extends CatalogOut {
+  is_default: boolean;
+  access_mode: AccessMode;
+}
+
+/** An attached catalog as seen from one workspace. */
+export interface AttachedCatalog extends CatalogRow {
+  access_mode: AccessMode;
+  is_default: boolean;
+}
+
+const CATALOG_COLS = `c.id, c.slug, c.storage_backend_id, b.kind as storage_kind, b.root_uri as backend_root_uri, c.created_by, c.created_at`;
+const CATALOG_FROM = `catalogs c join storage_backends b on b.id = c.storage_backend_id`;
+
+/** The warehouse root of a catalog: the backend root plus the slug (I4). */
+export const catalogRootUri = (c: Pick<CatalogRow, 'slug' | 'backend_root_uri'>) => `${c.backend_root_uri}${c.slug}/`;
+/** The catalog service warehouse that holds a catalog. */
+export const warehouseName = (c: Pick<CatalogRow, 'slug'>) => c.slug;
+
+export const toCatalogOut = (c: CatalogRow): CatalogOut => ({
+  id: c.id,
+  slug: c.slug,
+  storage_backend_id: c.storage_backend_id,
+  storage_kind: c.storage_kind,
+  root_uri: catalogRootUri(c),
+  created_by: c.created_by,
+  created_at: c.created_at.toISOString(),
+});
+
+const toWorkspaceCatalogOut = (c: AttachedCatalog): WorkspaceCatalogOut => ({
+  ...toCatalogOut(c),
+  is_default: c.is_default,
+  access_mode: c.access_mode,
+});
+
+/** Who may bind, attach, scope and drop a catalog: holders of the `catalogs` permission and its creator. */
+export const mayManageCatalog = (p: Principal, c: Pick<CatalogRow, 'created_by'>) =>
+  hasPermission(p, 'catalogs') || (c.created_by !== null && c.created_by === p.user.id);
+
+/**
+ * What the catalog service needs to host a catalog on a backend. The bundled backend carries no keys of its own:
+ * it uses the bundled store's root keys from configuration; an s3 backend without keys falls back to the
+ * deployment's AWS_* variables. Azure backends cannot be hosted yet: the catalog service speaks S3 only.
+ */
+export function warehouseInputFor(backend: BackendRow, catalogSlug: string, config: WarehouseConfig): WarehouseInput {
+  if (backend.kind === 'azure') {
+    throw unprocessable(
+      `storage backend ${backend.name} is of kind azure, which the catalog service cannot host yet (it speaks S3 only)`,
+      'storage_kind_unsupported',
+    );
+  }
+  let accessKeyId = backend.access_key_id;
+  let secretAccessKey = backend.secret_access_key;
+  if (!accessKeyId || !secretAccessKey) {
+    if (backend.kind === 'object_store' && backend.name === BUNDLED_BACKEND) {
+      accessKeyId = config.OBJECT_STORE_ACCESS_KEY;
+      secretAccessKey = config.OBJECT_STORE_SECRET_KEY;
+    } else if (backend.kind === 's3' && config.AWS_ACCESS_KEY_ID && config.AWS_SECRET_ACCESS_KEY) {
+      accessKeyId = config.AWS_ACCESS_KEY_ID;
+      secretAccessKey = config.AWS_SECRET_ACCESS_KEY;
+    }
+  }
+  if (!accessKeyId || !secretAccessKey) {
+    throw unprocessable(`storage backend ${backend.name} has no credentials the catalog service could use`, 'storage_credentials_missing');
+  }
+  return {
+    name: catalogSlug,
+    root_uri: `${backend.root_uri}${catalogSlug}/`,
+    kind: backend.kind,
+    endpoint: backend.endpoint,
+    region: backend.region || (backend.kind === 's3' ? config.AWS_REGION : '') || config.STORE_REGION,
+    access_key_id: accessKeyId,
+    secret_access_key: secretAccessKey,
+    // S3-compatible stores (and the bundled one) want path-style; AWS itself uses virtual-hosted addressing.
+    path_style: backend.kind === 'object_store' || !!backend.endpoint,
+  };
+}
+
+export async function findCatalog(q: Queryable, ref: string): Promise<CatalogRow | undefined> {
+  return (await q.query<CatalogRow>(`select ${CATALOG_COLS} from ${CATALOG_FROM} where ${isUuid(ref) ? 'c.id = $1::uuid' : 'c.slug = $1'}`, [ref]))[0];
+}
+
+/** Every catalog for catalog managers; for anyone else those attached to one of their workspaces or made by them. */
+export async function listCatalogs(q: Queryable, p: Principal): Promise<CatalogOut[]> {
+  const rows = hasPermission(p, 'catalogs')
+    ? await q.query<CatalogRow>(`select ${CATALOG_COLS} from ${CATALOG_FROM} order by c.slug`)
+    : await q.query<CatalogRow>(
+        `select ${CATALOG_COLS} from ${CATALOG_FROM}
+          where c.created_by = $1
+             or exists (select 1 from workspace_catalogs wc join workspace_members m on m.workspace_id = wc.workspace_id
+                         where wc.catalog_id = c.id and m.user_id = $1)
+          order by c.slug`,
+        [p.user.id],
+      );
+  return rows.map(toCatalogOut);
+}
+
+export async function getVisibleCatalog(q: Queryable, p: Principal, id: string): Promise<CatalogOut> {
+  const visible = (await listCatalogs(q, p)).find((c) => c.id === id);
+  if (!visible) throw notFound('catalog');
+  return visible;
+}
+
+/**
+ * Binds a new catalog to a backend and registers its warehouse in the catalog service, in one database
+ * transaction: if the catalog service refuses, no catalog row is left behind.
+ */
+export async function createCatalog(
+  db: Db,
+  client: CatalogClient,
+  config: WarehouseConfig,
+  p: Principal,
+  input: { slug: string; storage_backend_id: string },
+): Promise<CatalogOut> {
+  return db.tx(async (tx) => {
+    const backend = await findBackend(tx, input.storage_backend_id);
+    if (!backend) throw field('storage_backend_id', 'no storage backend has this id');
+    const warehouse = warehouseInputFor(backend, input.slug, config);
+    let row: CatalogRow;
+    try {
+      const [c] = await tx.query<{ id: string }>(
+        `insert into catalogs (slug, storage_backend_id, created_by) values ($1, $2, $3) returning id`,
+        [input.slug, backend.id, p.user.id],
+      );
+      row = (await findCatalog(tx, c.id))!;
+    } catch (e) {
+      if (isUniqueViolation(e)) throw conflict(`catalog slug ${input.slug} is taken`);
+      throw e;
+    }
+    await registerWarehouse(client, warehouse);
+    return toCatalogOut(row);
+  });
+}
+
+/**
+ * Creates the warehouse; one left by an earlier attempt (same name, same root) is adopted, since a create whose
+ * database commit failed leaves exactly that. A warehouse of that name with another root is a conflict.
+ */
+async function registerWarehouse(client: CatalogClient, w: WarehouseInput): Promise<'created' | 'adopted'> {
+  try {
+    await client.createWarehouse(w);
+    return 'created';
+  } catch (e) {
+    if (!(e instanceof CatalogServiceError) || e.status !== 409) throw e;
+    const existing = await client.getWarehouse(w.name);
+    if (existing && existing.root_uri === w.root_uri) {
+      await client.updateWarehouse(w.name, { kind: w.kind, endpoint: w.endpoint, region: w.region, access_key_id: w.access_key_id, secret_access_key: w.secret_access_key, path_style: w.path_style });
+      return 'adopted';
+    }
+    throw conflict(`the catalog service already hosts a warehouse named ${w.name} elsewhere (${existing?.root_uri ?? 'unknown root'})`, 'warehouse_exists');
+  }
+}
+
+/**
+ * Drops a catalog that no workspace attaches: every table (purged) and schema in its warehouse, the warehouse,
+ * then the row (its sidecar rows go with it). Attachments are checked under the row lock, so an attach racing
+ * this either lands first (and this answers 409) or waits and then finds no catalog.
+ */
+export async function deleteCatalog(db: Db, client: CatalogClient, p: Principal, id: string, logger?: Logger): Promise<void> {
+  await db.tx(async (tx) => {
+    const locked = isUuid(id) ? (await tx.query<{ id: string }>(`select id from catalogs where id = $1 for update`, [id]))[0] : undefined;
+    if (!locked) throw notFound('catalog');
+    const c = (await findCatalog(tx, id))!;
+    if (!mayManageCatalog(p, c)) throw forbidden('dropping a catalog needs the catalogs permission or being its creator');
+    const attached = await tx.query<{ slug: string }>(
+      `select w.slug from workspace_catalogs wc join workspaces w on w.id = wc.workspace_id where wc.catalog_id = $1 order by w.slug`,
+      [id],
+    );
+    if (attached.length) {
+      throw conflict(`catalog ${c.slug} is attached to workspace(s) ${attached.map((w) => w.slug).join(', ')}; detach it first`, 'catalog_attached', {
+        workspaces: attached.map((w) => w.slug),
+      });
+    }
+    const wh = warehouseName(c);
+    if (await client.getWarehouse(wh)) {
+      for (const ns of await client.listNamespaces(wh)) {
+        for (const t of await client.listTables(wh, ns)) await client.dropTable(wh, ns, t, { purge: true });
+        await client.dropNamespace(wh, ns);
+      }
+      await client.dropWarehouse(wh);
+    }
+    await tx.query(`delete from catalogs where id = $1`, [id]);
+    logger?.info({ catalog: c.slug, catalogId: c.id }, 'catalog dropped');
+  });
+}
+
+export interface EnsureReport {
+  created: string[];
+  updated: string[];
+  unchanged: string[];
+  failed: Array<{ catalog: string; error: string }>;
+}
+
+/**
+ * Idempotent, for startup once the catalog service is up: every catalog (the bundled `warehouse` first of all)
+ * has its warehouse, with the connection settings its backend implies. Settings the service shows (root, kind,
+ * endpoint, region, path style) are compared and updated when they differ; keys are never shown back, so a
+ * rotated key is applied by `updateWarehouse` from an operator action, not here (an update revokes every vended
+ * credential, which a restart must not do).
+ */
+export async function ensureCatalogWarehouses(db: Queryable, client: CatalogClient, config: WarehouseConfig, logger?: Logger): Promise<EnsureReport> {
+  const report: EnsureReport = { created: [], updated: [], unchanged: [], failed: [] };
+  const rows = await db.query<CatalogRow>(`select ${CATALOG_COLS} from ${CATALOG_FROM} order by c.slug`);
+  for (const c of rows) {
+    try {
+      const backend = (await findBackend(db, c.storage_backend_id))!;
+      const want = warehouseInputFor(backend, c.slug, config);
+      const have = await client.getWarehouse(warehouseName(c));
+      if (!have) {
+        report[(await registerWarehouse(client, want)) === 'created' ? 'created' : 'updated'].push(c.slug);
+      } else if (
+        have.root_uri !== want.root_uri ||
+        have.kind !== want.kind ||
+        (have.endpoint ?? null) !== (want.endpoint ?? null) ||
+        have.region !== want.region ||
+        have.path_style !== want.path_style
+      ) {
+        const { name: _n, ...settings } = want;
+        await client.updateWarehouse(want.name, settings);
+        report.updated.push(c.slug);
+      } else {
+        report.unchanged.push(c.slug);
+      }
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      report.failed.push({ catalog: c.slug, error: message });
+      logger?.error({ catalog: c.slug, error: message }, 'catalog warehouse could not be ensured');
+    }
+  }
+  return report;
+}
+
+// ---- attachments --------------------------------------------------------------------------------------------
+
+const ATTACHED_COLS = `${CATALOG_COLS}, wc.access_mode, (w.default_catalog_id is not distinct from c.id) as is_default`;
+const ATTACHED_FROM = `workspace_catalogs wc join ${CATALOG_FROM} on c.id = wc.catalog_id join workspaces w on w.id = wc.workspace_id`;
+
+export async function listWorkspaceCatalogs(q: Queryable, workspaceId: string): Promise<WorkspaceCatalogOut[]> {
+  const rows = await q.query<AttachedCatalog>(`select ${ATTACHED_COLS} from ${ATTACHED_FROM} where wc.workspace_id = $1 order by c.slug`, [workspaceId]);
+  return rows.map(toWorkspaceCatalogOut);
+}
+
+/** `{catalog}` (slug or id) as attached to the workspace; 404 when it is not attached there. */
+export async function resolveAttachedCatalog(q: Queryable, workspaceId: string, ref: string): Promise<AttachedCatalog> {
+  const rows = await q.query<AttachedCatalog>(
+    `select ${ATTACHED_COLS} from ${ATTACHED_FROM} where wc.workspace_id = $1 and ${isUuid(ref) ? 'c.id = $2::uuid' : 'c.slug = $2'}`,
+    [workspaceId, ref],
+  );
+  if (!rows[0]) throw notFound('catalog');
+  return rows[0];
+}
+
+/**
+ * PUT semantics for an attachment. Attaching grants the workspace's members access to the catalog's data, so a
+ * new attachment, and widening a scoped one to full, need a catalog manager (besides the workspace owner role the
+ * route declares); narrowing to scoped, changing the default or re-sending the same attachment need only the
+ * owner role. `access_mode` absent keeps the current mode (`full` on first attach). The first catalog attached to
+ * a workspace without a default becomes its default; `make_default: false` never unsets a default.
+ */
+export async function attachCatalog(
+  db: Db,
+  p: Principal,
+  ws: WorkspaceAccess,
+  ref: string,
+  input: { make_default: boolean; access_mode?: AccessMode },
+): Promise<{ created: boolean; catalog: WorkspaceCatalogOut }> {
+  return db.tx(async (tx) => {
+    const c = await findCatalog(tx, ref);
+    if (!c) throw notFound('catalog');
+    await tx.query(`select id from workspaces where id = $1 for update`, [ws.workspace.id]);
+    const existing = (await tx.query<{ access_mode: AccessMode }>(
+      `select access_mode from workspace_catalogs where workspace_id = $1 and catalog_id = $2`,
+      [ws.workspace.id, c.id],
+    ))[0];
+    const mode: AccessMode = input.access_mode ?? existing?.access_mode ?? 'full';
+    const widens = !existing || (existing.access_mode === 'scoped' && mode === 'full');
+    if (widens && !mayManageCatalog(p, c)) {
+      throw forbidden(
+        existing
+          ? `widening catalog ${c.slug} to full access needs the catalogs permission or being its creator`
+          : `attaching catalog ${c.slug} needs the catalogs permission or being its creator`,
+      );
+    }
+    try {
+      await tx.query(
+        `insert into workspace_catalogs (workspace_id, catalog_id, access_mode) values ($1, $2, $3)
+         on conflict (workspace_id, catalog_id) do update set access_mode = excluded.access_mode`,
+        [ws.workspace.id, c.id, mode],
+      );
+    } catch (e) {
+      // the catalog was dropped between our read and the insert
+      if (e instanceof DbError && e.code === '23503') throw notFound('catalog');
+      throw e;
+    }
+    await tx.query(
+      `update workspaces set default_catalog_id = $2 where id = $1 and ($3::boolean or default_catalog_id is null)`,
+      [ws.workspace.id, c.id, input.make_default],
+    );
+    return { created: !existing, catalog: toWorkspaceCatalogOut(await resolveAttachedCatalog(tx, ws.workspace.id, c.id)) };
+  });
+}
+
+/** Detaches (its grants go with it). Detaching the default leaves the workspace without a default catalog. */
+export async function detachCatalog(db: Db, workspaceId: string, ref: string): Promise<void> {
+  await db.tx(async (tx) => {
+    await tx.query(`select id from workspaces where id = $1 for update`, [workspaceId]);
+    const c = await resolveAttachedCatalog(tx, workspaceId, ref);
+    await tx.query(`delete from workspace_catalogs where workspace_id = $1 and catalog_id = $2`, [workspaceId, c.id]);
+    await tx.query(`update workspaces set default_catalog_id = null where id = $1 and default_catalog_id = $2`, [workspaceId, c.id]);
+  });
+}
+
+/** For errors the catalog service answers on our behalf: its conflicts and missing objects keep their status. */
+export function fromCatalogService(e: unknown, what: string): unknown {
+  if (e instanceof CatalogUnreachableError) return new AppError(503, 'catalog_unavailable', 'the catalog service is not reachable');
+  if (!(e instanceof CatalogServiceError)) return e;
+  if (e.status === 404) return notFound(what);
+  if (e.status === 409) return conflict(e.message);
+  if (e.status === 400 || e.status === 422) return unprocessable(e.message);
+  return new AppError(502, 'catalog_error', `the catalog service failed: ${e.message}`);
+}

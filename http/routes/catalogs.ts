@@ -1,0 +1,195 @@
+// Catalogs (global, bound to a storage backend), their attachment to workspaces and the grants of scoped
+// attachments. `catalogRoutes` is everything this part serves, storage backends and catalog contents included.
+import { Schema } from 'effect';
+import { route, type RouteDef } from '../route.ts';
+import * as catalogs from '../../domain/catalogs.ts';
+import * as grants from '../../domain/catalogGrants.ts';
+import { SLUG_PATTERN } from '../../domain/workspaces.ts';
+import { notFound } from '../../domain/errors.ts';
+import { catalogClientOf, viaCatalog } from '../catalogService.ts';
+import { storageRoutes } from './storage.ts';
+import { catalogTableRoutes, NameSchema } from './catalogTables.ts';
+
+const CatalogFields = {
+  id: Schema.String,
+  slug: Schema.String,
+  storage_backend_id: Schema.String,
+  storage_kind: Schema.Literals(catalogs.STORAGE_KINDS),
+  root_uri: Schema.String,
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+};
+export const CatalogOut = Schema.Struct(CatalogFields);
+export const WorkspaceCatalogOut = Schema.Struct({
+  ...CatalogFields,
+  is_default: Schema.Boolean,
+  access_mode: Schema.Literals(['full', 'scoped']),
+});
+const GrantOut = Schema.Struct({
+  id: Schema.String,
+  catalog: Schema.String,
+  level: Schema.Literals(['catalog', 'schema', 'table']),
+  schema: Schema.NullOr(Schema.String),
+  table: Schema.NullOr(Schema.String),
+  privilege: Schema.Literals(['read', 'write']),
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+});
+
+const CatalogIdParams = Schema.Struct({ catalog_id: Schema.String });
+const WsParams = Schema.Struct({ workspace: Schema.String });
+const WsCatalogParams = Schema.Struct({ workspace: Schema.String, catalog: Schema.String });
+const GrantParams = Schema.Struct({ workspace: Schema.String, catalog: Schema.String, grant_id: Schema.String });
+
+const catalogOwnRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/catalogs',
+    operationId: 'list_catalogs',
+    summary: 'Catalogs: all of them for catalog managers, else those attached to your workspaces or made by you',
+    tags: ['catalogs'],
+    access: { kind: 'authenticated' },
+    responses: { 200: Schema.Array(CatalogOut) },
+    handler: async ({ ctx, principal }) => ({ status: 200, body: await catalogs.listCatalogs(ctx.db, principal) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/catalogs/:catalog_id',
+    operationId: 'get_catalog',
+    summary: 'One catalog (404 when it is not visible to the caller)',
+    tags: ['catalogs'],
+    access: { kind: 'authenticated' },
+    params: CatalogIdParams,
+    responses: { 200: CatalogOut, 404: null },
+    handler: async ({ ctx, principal, params }) => ({ status: 200, body: await catalogs.getVisibleCatalog(ctx.db, principal, params.catalog_id) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/catalogs',
+    operationId: 'create_catalog',
+    summary: 'Create a catalog bound to a storage backend; its warehouse is rooted at {backend root_uri}{slug}/',
+    tags: ['catalogs'],
+    access: { kind: 'permission', permission: 'catalogs' },
+    body: Schema.Struct({
+      slug: Schema.String.check(Schema.isPattern(new RegExp(SLUG_PATTERN))),
+      storage_backend_id: Schema.String,
+    }),
+    responses: { 201: CatalogOut, 409: null, 422: null, 503: null },
+    handler: async ({ ctx, principal, body }) => {
+      const client = catalogClientOf(ctx);
+      const out = await viaCatalog('catalog', () => catalogs.createCatalog(ctx.db, client, ctx.config, principal, body));
+      return { status: 201, body: out };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/catalogs/:catalog_id',
+    operationId: 'delete_catalog',
+    summary: 'Drop a catalog with everything in it; 409 catalog_attached while any workspace attaches it',
+    tags: ['catalogs'],
+    access: { kind: 'permission', permission: 'catalogs' },
+    params: CatalogIdParams,
+    responses: { 204: null, 404: null, 409: null, 503: null },
+    handler: async ({ ctx, principal, params }) => {
+      if (!(await catalogs.findCatalog(ctx.db, params.catalog_id))) throw notFound('catalog');
+      const client = catalogClientOf(ctx);
+      await viaCatalog('catalog', () => catalogs.deleteCatalog(ctx.db, client, principal, params.catalog_id, ctx.logger));
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/catalogs',
+    operationId: 'list_workspace_catalogs',
+    summary: 'Catalogs attached to the workspace; is_default marks the default',
+    tags: ['catalogs'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: WsParams,
+    responses: { 200: Schema.Array(WorkspaceCatalogOut) },
+    handler: async ({ ctx, ws }) => ({ status: 200, body: await catalogs.listWorkspaceCatalogs(ctx.db, ws!.workspace.id) }),
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/workspaces/:workspace/catalogs/:catalog',
+    operationId: 'attach_workspace_catalog',
+    summary: 'Attach a catalog (201) or update the attachment (200); a new attachment also needs a catalog manager',
+    tags: ['catalogs'],
+    access: { kind: 'workspace', role: 'owner' },
+    params: WsCatalogParams,
+    body: Schema.Struct({
+      make_default: Schema.Boolean,
+      access_mode: Schema.optionalKey(Schema.Literals(['full', 'scoped'])),
+    }),
+    responses: { 200: WorkspaceCatalogOut, 201: WorkspaceCatalogOut, 403: null, 404: null },
+    handler: async ({ ctx, principal, ws, params, body }) => {
+      const r = await catalogs.attachCatalog(ctx.db, principal, ws!, params.catalog, body);
+      return { status: r.created ? 201 : 200, body: r.catalog };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/workspaces/:workspace/catalogs/:catalog',
+    operationId: 'detach_workspace_catalog',
+    summary: 'Detach a catalog; detaching the default leaves the workspace without a default catalog',
+    tags: ['catalogs'],
+    access: { kind: 'workspace', role: 'owner' },
+    params: WsCatalogParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, ws, params }) => {
+      await catalogs.detachCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/catalogs/:catalog/grants',
+    operationId: 'list_workspace_catalog_grants',
+    summary: 'Grants of the attachment (enforced while its access_mode is scoped)',
+    tags: ['catalogs'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: WsCatalogParams,
+    responses: { 200: Schema.Array(GrantOut), 404: null },
+    handler: async ({ ctx, ws, params }) => {
+      const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      return { status: 200, body: await grants.listGrants(ctx.db, ws!.workspace.id, c) };
+    },
+  }),
+  route({
+    method: 'PUT',
+    path: '/api/workspaces/:workspace/catalogs/:catalog/grants',
+    operationId: 'put_workspace_catalog_grant',
+    summary: 'Grant the workspace a catalog, a schema or a table (named in the body) for read or write: 201 new, 200 replaced',
+    tags: ['catalogs'],
+    access: { kind: 'workspace', role: 'owner' },
+    params: WsCatalogParams,
+    body: Schema.Struct({
+      schema: Schema.optionalKey(Schema.NullOr(NameSchema)),
+      table: Schema.optionalKey(Schema.NullOr(NameSchema)),
+      privilege: Schema.Literals(['read', 'write']),
+    }),
+    responses: { 200: GrantOut, 201: GrantOut, 403: null, 404: null, 422: null },
+    handler: async ({ ctx, principal, ws, params, body }) => {
+      const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      const r = await grants.putGrant(ctx.db, principal, ws!.workspace.id, c, body);
+      return { status: r.created ? 201 : 200, body: r.grant };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/workspaces/:workspace/catalogs/:catalog/grants/:grant_id',
+    operationId: 'delete_workspace_catalog_grant',
+    summary: 'Revoke one grant of the attachment',
+    tags: ['catalogs'],
+    access: { kind: 'workspace', role: 'owner' },
+    params: GrantParams,
+    responses: { 204: null, 403: null, 404: null },
+    handler: async ({ ctx, principal, ws, params }) => {
+      const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      await grants.deleteGrant(ctx.db, principal, ws!.workspace.id, c, params.grant_id);
+      return { status: 204 };
+    },
+  }),
+];
+
+export const catalogRoutes: RouteDef[] = [...storageRoutes, ...catalogOwnRoutes, ...catalogTableRoutes];

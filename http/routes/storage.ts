@@ -1,0 +1,78 @@
+// Admin storage backends: where catalogs keep their files. Secrets go in and never come out (has_credentials).
+import { Schema } from 'effect';
+import { route } from '../route.ts';
+import * as catalogs from '../../domain/catalogs.ts';
+import { SLUG_PATTERN } from '../../domain/workspaces.ts';
+
+export const StorageBackendOut = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  kind: Schema.Literals(catalogs.STORAGE_KINDS),
+  root_uri: Schema.String,
+  endpoint: Schema.NullOr(Schema.String),
+  region: Schema.NullOr(Schema.String),
+  has_credentials: Schema.Boolean,
+  catalog_count: Schema.Number,
+  created_at: Schema.String,
+});
+
+const Text = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max));
+const OptionalText = (max: number) => Schema.optionalKey(Schema.NullOr(Text(max)));
+const BackendParams = Schema.Struct({ storage_backend_id: Schema.String });
+
+export const storageRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/admin/storage-backends',
+    operationId: 'list_storage_backends',
+    summary: 'Every storage backend (secrets never shown)',
+    tags: ['catalogs'],
+    access: { kind: 'admin' },
+    responses: { 200: Schema.Array(StorageBackendOut) },
+    handler: async ({ ctx }) => ({ status: 200, body: await catalogs.listBackends(ctx.db) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/admin/storage-backends',
+    operationId: 'create_storage_backend',
+    summary: 'Register a storage backend: object_store (S3-compatible endpoint), s3 (AWS S3) or azure (ADLS Gen2)',
+    tags: ['catalogs'],
+    access: { kind: 'admin' },
+    body: Schema.Struct({
+      name: Schema.String.check(Schema.isPattern(new RegExp(SLUG_PATTERN))),
+      kind: Schema.Literals(catalogs.STORAGE_KINDS),
+      root_uri: Text(1024),
+      endpoint: OptionalText(1024),
+      region: OptionalText(64),
+      access_key_id: OptionalText(256),
+      secret_access_key: OptionalText(1024),
+    }),
+    responses: { 201: StorageBackendOut, 409: null, 422: null },
+    handler: async ({ ctx, body }) => ({ status: 201, body: await catalogs.createBackend(ctx.db, body) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/storage-backends/:storage_backend_id',
+    operationId: 'get_storage_backend',
+    summary: 'One storage backend',
+    tags: ['catalogs'],
+    access: { kind: 'admin' },
+    params: BackendParams,
+    responses: { 200: StorageBackendOut, 404: null },
+    handler: async ({ ctx, params }) => ({ status: 200, body: await catalogs.getBackend(ctx.db, params.storage_backend_id) }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/admin/storage-backends/:storage_backend_id',
+    operationId: 'delete_storage_backend',
+    summary: 'Remove a storage backend; 409 storage_backend_in_use while a catalog is bound to it',
+    tags: ['catalogs'],
+    access: { kind: 'admin' },
+    params: BackendParams,
+    responses: { 204: null, 404: null, 409: null },
+    handler: async ({ ctx, params }) => {
+      await catalogs.deleteBackend(ctx.db, params.storage_backend_id);
+      return { status: 204 };
+    },
+  }),
+];

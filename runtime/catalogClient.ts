@@ -1,0 +1,297 @@
+// The api's HTTP client for the Iceberg REST catalog service (I3: catalog structure lives there, never in our
+// database). It holds one OAuth2 client-credentials token, refreshed before it expires and re-fetched once when the
+// service answers 401 (a rotated CATALOG_CLIENT_SECRET invalidates every token issued before), and speaks the
+// warehouse management routes plus the REST routes the control plane needs. Bodies are parsed 64-bit-safe:
+// snapshot ids exceed 2^53 and JSON.parse would round them.
+import type { Config } from './config.ts';
+
+export interface CatalogClientOptions {
+  /** Base URL of the catalog service, e.g. http://127.0.0.1:8181 */
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Per-request timeout; the catalog answers in milliseconds, so a hung call is a fault, not load. */
+  timeoutMs?: number;
+}
+
+/** Connection settings of a warehouse as the management API takes them. Secrets go in and never come out. */
+export interface WarehouseInput {
+  name: string;
+  root_uri: string;
+  kind: 'object_store' | 's3';
+  endpoint: string | null;
+  region: string;
+  access_key_id: string;
+  secret_access_key: string;
+  path_style: boolean;
+}
+
+export interface WarehouseInfo {
+  name: string;
+  root_uri: string;
+  kind: 'object_store' | 's3';
+  endpoint: string | null;
+  region: string;
+  path_style: boolean;
+  credential_epoch: number;
+  created_at: string;
+}
+
+export interface LoadedTable<M> {
+  metadataLocation: string | null;
+  metadata: M;
+  config: Record<string, string>;
+}
+
+/** An answer of the catalog service that is not a success: `type` is the Iceberg exception name. */
+export class CatalogServiceError extends Error {
+  readonly status: number;
+  readonly type: string;
+  constructor(status: number, type: string, message: string) {
+    super(message);
+    this.name = 'CatalogServiceError';
+    this.status = status;
+    this.type = type;
+  }
+}
+
+/** The catalog service could not be reached at all (refused, timed out). */
+export class CatalogUnreachableError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause });
+    this.name = 'CatalogUnreachableError';
+  }
+}
+
+// Same technique as iceberg/json.ts (runtime may not import it): Node 24 gives revivers each number's source
+// text, and JSON.rawJSON writes a bigint back exactly.
+const INTEGER = /^-?\d+$/;
+function revive(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source && INTEGER.test(context.source)) {
+    return BigInt(context.source);
+  }
+  return value;
+}
+const replace = (_key: string, value: unknown): unknown =>
+  typeof value === 'bigint' ? (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(value.toString()) : value;
+const parseBody = (text: string): any => (text ? JSON.parse(text, revive as (k: string, v: unknown) => unknown) : undefined);
+
+/** Namespace levels joined by U+001F, the REST path encoding of multi-level namespaces. */
+const nsPath = (ns: readonly string[]) => encodeURIComponent(ns.join('\u001f'));
+const seg = encodeURIComponent;
+
+// Refresh when less than this share of the token's life is left, so no request carries an expiring token.
+const REFRESH_AT_REMAINING = 0.2;
+
+export class CatalogClient {
+  readonly baseUrl: string;
+  private readonly clientId: string;
+  private readonly clientSecret: string;
+  private readonly timeoutMs: number;
+  private cached: { token: string; expiresAt: number; refreshAt: number } | undefined;
+  private inflight: Promise<{ token: string; expiresAt: number }> | undefined;
+
+  constructor(opts: CatalogClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.clientId = opts.clientId;
+    this.clientSecret = opts.clientSecret;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  /**
+   * A bearer token for the catalog and when it expires, for handing to an agent with a dispatch: agents load
+   * tables and get vended storage credentials with it. Never log it.
+   */
+  async catalogToken(): Promise<{ token: string; expiresAt: Date }> {
+    const t = await this.token();
+    return { token: t.token, expiresAt: new Date(t.expiresAt) };
+  }
+
+  private async token(forceNew = false): Promise<{ token: string; expiresAt: number }> {
+    const now = Date.now();
+    if (!forceNew && this.cached && now < this.cached.refreshAt) return this.cached;
+    // One token request at a time: concurrent callers share it instead of stampeding the token endpoint.
+    this.inflight ??= this.fetchToken().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  private async fetchToken(): Promise<{ token: string; expiresAt: number }> {
+    const started = Date.now();
+    const res = await this.send(`${this.baseUrl}/v1/oauth/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: this.clientId,
+        client_secret: this.clientSecret,
+        scope: 'catalog',
+      }).toString(),
+    });
+    const text = await res.text();
+    if (res.status !== 200) {
+      // RFC 6749 error body ({error, error_description}); never echo the request (it holds the secret).
+      let code = 'token_request_failed';
+      try {
+        code = JSON.parse(text).error ?? code;
+      } catch {}
+      throw new CatalogServiceError(res.status, 'NotAuthorizedException', `catalog token request refused (${res.status} ${code})`);
+    }
+    const body = JSON.parse(text) as { access_token: string; expires_in?: number };
+    const lifeMs = Math.max(1, body.expires_in ?? 3600) * 1000;
+    const entry = { token: body.access_token, expiresAt: started + lifeMs, refreshAt: started + lifeMs * (1 - REFRESH_AT_REMAINING) };
+    this.cached = entry;
+    return entry;
+  }
+
+  private async send(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (e) {
+      throw new CatalogUnreachableError(`catalog service unreachable at ${this.baseUrl}: ${(e as Error).message}`, e);
+    }
+  }
+
+  /** An authenticated request; a 401 fetches a new token and retries once. Errors become CatalogServiceError. */
+  private async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+    for (let attempt = 0; ; attempt++) {
+      const { token } = await this.token(attempt > 0);
+      const res = await this.send(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body, replace),
+      });
+      if (res.status === 401 && attempt === 0) {
+        await res.arrayBuffer();
+        continue;
+      }
+      const text = await res.text();
+      let parsed: any;
+      try {
+        parsed = parseBody(text);
+      } catch {
+        parsed = undefined;
+      }
+      if (res.status >= 400) {
+        const err = parsed?.error;
+        throw new CatalogServiceError(
+          res.status,
+          typeof err?.type === 'string' ? err.type : 'CatalogServiceError',
+          typeof err?.message === 'string' ? err.message : `catalog service answered ${res.status} to ${method} ${path.split('?')[0]}`,
+        );
+      }
+      return { status: res.status, body: parsed };
+    }
+  }
+
+  // ---- warehouses (management API) --------------------------------------------------------------------------
+
+  async createWarehouse(input: WarehouseInput): Promise<WarehouseInfo> {
+    return (await this.request('POST', '/management/v1/warehouses', input)).body;
+  }
+
+  async getWarehouse(name: string): Promise<WarehouseInfo | undefined> {
+    try {
+      return (await this.request('GET', `/management/v1/warehouses/${seg(name)}`)).body;
+    } catch (e) {
+      if (e instanceof CatalogServiceError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  async listWarehouses(): Promise<WarehouseInfo[]> {
+    return (await this.request('GET', '/management/v1/warehouses')).body.warehouses;
+  }
+
+  /** Changes connection settings; the service revokes every credential vended before. */
+  async updateWarehouse(name: string, patch: Partial<Omit<WarehouseInput, 'name'>>): Promise<WarehouseInfo> {
+    return (await this.request('PUT', `/management/v1/warehouses/${seg(name)}`, patch)).body;
+  }
+
+  /** Drops a warehouse; the service refuses (409) while it still has namespaces. */
+  async dropWarehouse(name: string): Promise<void> {
+    await this.request('DELETE', `/management/v1/warehouses/${seg(name)}`);
+  }
+
+  // ---- namespaces -------------------------------------------------------------------------------------------
+
+  /** Every namespace under `parent` (top level by default), following page tokens. */
+  async listNamespaces(warehouse: string, parent: readonly string[] = []): Promise<string[][]> {
+    const out: string[][] = [];
+    let pageToken: string | undefined;
+    do {
+      const q = new URLSearchParams({ pageSize: '1000' });
+      if (parent.length) q.set('parent', parent.join('\u001f'));
+      if (pageToken) q.set('pageToken', pageToken);
+      const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces?${q}`);
+      out.push(...(body.namespaces as string[][]));
+      pageToken = body['next-page-token'] ?? undefined;
+    } while (pageToken);
+    return out;
+  }
+
+  async createNamespace(warehouse: string, ns: readonly string[], properties: Record<string, string> = {}): Promise<void> {
+    await this.request('POST', `/v1/${seg(warehouse)}/namespaces`, { namespace: ns, properties });
+  }
+
+  async namespaceExists(warehouse: string, ns: readonly string[]): Promise<boolean> {
+    try {
+      await this.request('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}`);
+      return true;
+    } catch (e) {
+      if (e instanceof CatalogServiceError && e.status === 404) return false;
+      throw e;
+    }
+  }
+
+  /** Drops a namespace; 409 NamespaceNotEmptyException while it holds tables. */
+  async dropNamespace(warehouse: string, ns: readonly string[]): Promise<void> {
+    await this.request('DELETE', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}`);
+  }
+
+  // ---- tables -----------------------------------------------------------------------------------------------
+
+  /** Every table name in a namespace, following page tokens. */
+  async listTables(warehouse: string, ns: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    let pageToken: string | undefined;
+    do {
+      const q = new URLSearchParams({ pageSize: '1000' });
+      if (pageToken) q.set('pageToken', pageToken);
+      const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables?${q}`);
+      out.push(...(body.identifiers as Array<{ name: string }>).map((i) => i.name));
+      pageToken = body['next-page-token'] ?? undefined;
+    } while (pageToken);
+    return out;
+  }
+
+  /** Creates a table from an Iceberg schema (a CreateTableRequest); the catalog picks the location under the root. */
+  async createTable<M>(warehouse: string, ns: readonly string[], request: { name: string; schema: unknown; properties?: Record<string, string> }): Promise<LoadedTable<M>> {
+    const { body } = await this.request('POST', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables`, request);
+    return { metadataLocation: body['metadata-location'] ?? null, metadata: body.metadata as M, config: body.config ?? {} };
+  }
+
+  async loadTable<M>(warehouse: string, ns: readonly string[], name: string): Promise<LoadedTable<M>> {
+    const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables/${seg(name)}`);
+    return { metadataLocation: body['metadata-location'] ?? null, metadata: body.metadata as M, config: body.config ?? {} };
+  }
+
+  /** Drops a table; with `purge` the catalog deletes every object under the table location. */
+  async dropTable(warehouse: string, ns: readonly string[], name: string, opts: { purge: boolean }): Promise<void> {
+    await this.request('DELETE', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables/${seg(name)}?purgeRequested=${opts.purge}`);
+  }
+}
+
+/** The client the api uses, from CATALOG_URL (else the local catalog on CATALOG_PORT) and CATALOG_CLIENT_*. */
+export function catalogClientFromConfig(config: Pick<Config, 'CATALOG_URL' | 'CATALOG_PORT' | 'CATALOG_CLIENT_ID' | 'CATALOG_CLIENT_SECRET'>): CatalogClient {
+  return new CatalogClient({
+    baseUrl: config.CATALOG_URL ?? `http://127.0.0.1:${config.CATALOG_PORT}`,
+    clientId: config.CATALOG_CLIENT_ID,
+    clientSecret: config.CATALOG_CLIENT_SECRET,
+  });
+}
