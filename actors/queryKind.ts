@@ -6,7 +6,15 @@ import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorKind } from './host.ts';
 
-export function queryKind(deps: { db: Db; sockets: AgentSockets; logger: Logger }): ActorKind {
+export interface QueryKindDeps {
+  db: Db;
+  sockets: AgentSockets;
+  logger: Logger;
+  /** A short-lived bearer for the catalog service, handed to the agent with each dispatch (memory only). */
+  catalogToken?: () => Promise<string>;
+}
+
+export function queryKind(deps: QueryKindDeps): ActorKind {
   const { db, sockets } = deps;
   return {
     machine: machineKinds.query.machine,
@@ -17,6 +25,21 @@ export function queryKind(deps: { db: Db; sockets: AgentSockets; logger: Logger 
         p: { queryId: string; agentId: string; sql: string; workspace: string; timeoutS: number; extras: Record<string, any> | null },
       ) => {
         const live = sockets.agent(p.agentId);
+        const catalogs: Array<Record<string, unknown>> = Array.isArray(p.extras?.catalogs) ? p.extras.catalogs : [];
+        let token: string | null = null;
+        if (catalogs.length && deps.catalogToken) {
+          try {
+            token = await deps.catalogToken();
+          } catch (err) {
+            // A statement that names no table needs no catalog: it runs without them.
+            const tables = Array.isArray(p.extras?.tables) ? p.extras.tables : [];
+            if (tables.length) {
+              await ctx.send({ type: 'dispatchFailed', message: `the catalog service is unavailable: ${(err as Error).message}` });
+              return;
+            }
+            ctx.logger.warn({ queryId: p.queryId, err: (err as Error).message }, 'catalog service unavailable; dispatching without catalogs');
+          }
+        }
         const sent =
           live?.send({
             type: 'dispatch_query',
@@ -26,7 +49,7 @@ export function queryKind(deps: { db: Db; sockets: AgentSockets; logger: Logger 
               workspace: p.workspace,
               backend: String(p.extras?.backend ?? 'object_store'),
               timeout_s: p.timeoutS,
-              ...(p.extras?.catalogs ? { catalogs: p.extras.catalogs } : {}),
+              ...(token ? { catalogs: catalogs.map((c) => ({ ...c, token })) } : {}),
             },
           }) ?? false;
         await ctx.send(sent ? { type: 'dispatched' } : { type: 'dispatchFailed', message: 'the agent is not connected' });

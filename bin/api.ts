@@ -76,13 +76,14 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   await seedBootstrapToken(db, config.AGENT_BOOTSTRAP_TOKEN);
 
   const sockets = new AgentSockets();
+  const catalog = catalogClientFromConfig(config);
   const host = await createActorHost({
     db,
     replicaId: config.REPLICA_ID,
     logger: logger.child({ part: 'actors' }),
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets }),
-      query: queryKind({ db, sockets, logger }),
+      query: queryKind({ db, sockets, logger, catalogToken: async () => (await catalog.catalogToken()).token }),
     },
   });
   await host.rehydrate();
@@ -104,7 +105,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     draining: { value: false },
     host,
     sockets,
-    catalog: catalogClientFromConfig(config),
+    catalog,
     onFirstAdmin: [],
   };
   const warehouses = keepWarehousesRegistered(ctx);

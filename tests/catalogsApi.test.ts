@@ -2,13 +2,9 @@
 // catalog service and bundled object store (catalog/harness.ts) and a real api on a fresh database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import type { FastifyInstance } from 'fastify';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { newUser, setupAdmin, startTestApi, type Caller, type TestApi, type Res } from './support/api.ts';
-import { startCatalogStack, STACK_CLIENT, type CatalogStack } from '../catalog/harness.ts';
-import { buildServer } from '../http/server.ts';
-import { allRoutes } from '../http/routes/index.ts';
-import { catalogRoutes } from '../http/routes/catalogs.ts';
+import type { TestDatabase } from './support/database.ts';
+import { newUser, setupAdmin, startTestStack, type Caller, type TestStack, type Res } from './support/api.ts';
+import type { CatalogStack } from '../catalog/harness.ts';
 import { CatalogClient, CatalogServiceError, catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { startCatalogService } from '../catalog/server.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
@@ -17,9 +13,8 @@ import { recordTableWrite } from '../domain/tableMetadata.ts';
 
 let database: TestDatabase;
 let stack: CatalogStack;
-let t: TestApi;
+let t: TestStack;
 let client: CatalogClient;
-let server: FastifyInstance;
 let base: string;
 let rootKey: { accessKeyId: string; secretAccessKey: string };
 const who = {} as Record<'admin' | 'owner' | 'writer' | 'reader' | 'outsider', Caller & { id: string }>;
@@ -52,28 +47,13 @@ async function keysUnder(prefix: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  stack = await startCatalogStack({ db: database.db });
+  t = await startTestStack();
+  database = t.database;
+  stack = t.stack;
   // The bundled store's root keys, as `eider up` hands them to the api through configuration.
   rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };
-  t = await startTestApi(
-    {
-      STORE_ENDPOINT: stack.store.endpoint,
-      OBJECT_STORE_ACCESS_KEY: rootKey.accessKeyId,
-      OBJECT_STORE_SECRET_KEY: rootKey.secretAccessKey,
-      CATALOG_URL: stack.catalog.url,
-      CATALOG_CLIENT_ID: STACK_CLIENT.id,
-      CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
-    },
-    { database },
-  );
   client = catalogClientFromConfig(t.api.ctx.config);
-  // Until the lead wires catalogRoutes into the api, a server of this test serves them over the same context.
-  const wired = catalogRoutes.every((r) => allRoutes.includes(r));
-  server = await buildServer({ ctx: { ...t.api.ctx, catalog: t.api.ctx.catalog ?? client }, routes: wired ? allRoutes : [...allRoutes, ...catalogRoutes] });
-  await server.listen({ port: 0, host: '127.0.0.1' });
-  const addr = server.server.address() as { port: number };
-  base = `http://127.0.0.1:${addr.port}`;
+  base = t.url;
 
   who.admin = await setupAdmin(t);
   for (const k of ['owner', 'writer', 'reader', 'outsider'] as const) who[k] = await newUser(t, who.admin);
@@ -84,10 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server?.close();
   await t?.close();
-  await stack?.close();
-  await database?.drop();
 });
 
 describe('startup: the bundled catalog as a warehouse', () => {

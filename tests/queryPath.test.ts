@@ -1,17 +1,17 @@
 // The query path end to end: a real agent process dials the api over a real WebSocket, runs SQL in DuckDB,
 // and the api reads the result file back over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
 import { startAgent, waitForHealthyAgent, cleanupAgentDir, type TestAgent } from './support/agent.ts';
 
 const BOOT = 'test-bootstrap-token-for-the-query-path';
-let t: TestApi;
+let t: TestStack;
 let admin: Caller & { id: string };
 let agent: TestAgent;
 let agentId: string;
 
 beforeAll(async () => {
-  t = await startTestApi({
+  t = await startTestStack({
     AGENT_BOOTSTRAP_TOKEN: BOOT,
     AGENT_HEARTBEAT_INTERVAL_S: '0.5',
     AGENT_HEARTBEAT_TTL_S: '3',

@@ -7,6 +7,8 @@ import { checkStatementPolicy } from '../../domain/statementPolicy.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
 import { readRowsPage } from '../rows.ts';
+import { listWorkspaceCatalogs, warehouseName } from '../../domain/catalogs.ts';
+import { checkScopedAccess } from '../../domain/catalogGrants.ts';
 import type { AppContext } from '../context.ts';
 
 const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })));
@@ -106,6 +108,22 @@ export const queryRoutes = [
       }
       const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use');
       if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+      // Catalogs: every attached catalog goes to the agent (the default one current), after scoped grants pass (I10).
+      const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
+      const defaultSlug = body.catalog ?? attached.find((c) => c.is_default)?.slug ?? null;
+      if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
+        throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws!.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
+      }
+      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read');
+      const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
+      const extras = {
+        backend: attached.find((c) => c.slug === defaultSlug)?.storage_kind ?? 'object_store',
+        // Non-secret: the catalog token is added by the dispatch effect at send time, never persisted.
+        catalogs: catalogUrl
+          ? attached.map((c) => ({ name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode }))
+          : [],
+        tables: policy.tables,
+      };
       const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
       const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
       const id = await submitQuery(ctx, {
@@ -117,7 +135,8 @@ export const queryRoutes = [
         timeoutS,
         statementType: policy.statementType,
         tables: policy.tables,
-        catalog: body.catalog ?? null,
+        catalog: defaultSlug,
+        extras,
       });
       return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
     },

@@ -7,6 +7,7 @@ import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { startApi, type RunningApi } from '../../bin/api.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
+import { startCatalogStack, STACK_CLIENT, type CatalogStack } from '../../catalog/harness.ts';
 
 export const SETUP_TOKEN = 'test-setup-token-0123456789';
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1', name: 'Admin' };
@@ -109,4 +110,40 @@ export async function newUser(t: TestApi, admin: Caller, role: 'admin' | 'member
   const r = await t.req('POST', '/api/admin/users', { body: { email, name: `User ${seq}`, password, role }, as: admin });
   if (r.status !== 201) throw new Error(`create user failed: ${r.status} ${r.text}`);
   return { ...(await signIn(t, email, password)), email };
+}
+
+export interface TestStack extends TestApi {
+  stack: CatalogStack;
+}
+
+/**
+ * The api with a real catalog service and bundled object store beside it, configured as `eider up` configures
+ * them: the bundled `warehouse` catalog is registered as a warehouse at startup.
+ */
+export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+  const database = await freshDatabase();
+  const stack = await startCatalogStack({ db: database.db });
+  const rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };
+  const t = await startTestApi(
+    {
+      STORE_ENDPOINT: stack.store.endpoint,
+      OBJECT_STORE_ACCESS_KEY: rootKey.accessKeyId,
+      OBJECT_STORE_SECRET_KEY: rootKey.secretAccessKey,
+      CATALOG_URL: stack.catalog.url,
+      CATALOG_CLIENT_ID: STACK_CLIENT.id,
+      CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
+      ...env,
+    },
+    { database },
+  );
+  const close = t.close;
+  return {
+    ...t,
+    stack,
+    async close() {
+      await close();
+      await stack.close();
+      await database.drop();
+    },
+  };
 }
