@@ -20,6 +20,7 @@ import { startActorReaper } from '../actors/reaper.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { registerAgentChannel } from '../http/agentSocket.ts';
+import { registerUi } from '../http/ui.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
 
@@ -109,7 +110,14 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     onFirstAdmin: [],
   };
   const warehouses = keepWarehousesRegistered(ctx);
-  const app = await buildServer({ ctx, routes: allRoutes, extend: (a) => registerAgentChannel(a, { ctx, host, sockets }) });
+  const app = await buildServer({
+    ctx,
+    routes: allRoutes,
+    extend: async (a) => {
+      await registerAgentChannel(a, { ctx, host, sockets });
+      registerUi(a, resolve(import.meta.dirname, '..', 'ui', 'dist'));
+    },
+  });
   await app.listen({ port: config.PORT, host: config.HOST });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;

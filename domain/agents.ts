@@ -20,6 +20,7 @@ export interface AgentRow {
   owner_url: string | null;
   owner_replica: string | null;
   result_url: string | null;
+  connection_id: string | null;
   credential_revoked_at: Date | null;
   connected_at: Date | null;
   last_heartbeat_at: Date | null;
@@ -35,6 +36,8 @@ export interface AgentOut {
   access_tier: AgentTier;
   access_mode: 'open' | 'restricted';
   owner_url: string | null;
+  /** the agentConnection actor of its latest socket (operators inspect it at /api/admin/actors/agentConnection/{id}) */
+  connection_id: string | null;
   connected_at: string | null;
   last_heartbeat_at: string | null;
 }
@@ -51,12 +54,13 @@ export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
   access_tier: tier,
   access_mode: a.access_mode,
   owner_url: a.owner_url,
+  connection_id: a.connection_id,
   connected_at: a.connected_at?.toISOString() ?? null,
   last_heartbeat_at: a.last_heartbeat_at?.toISOString() ?? null,
 });
 
 const AGENT_COLS =
-  'a.id, a.name, a.status, a.version, a.capabilities, a.access_mode, a.owner_url, a.owner_replica, a.result_url, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at';
+  'a.id, a.name, a.status, a.version, a.capabilities, a.access_mode, a.owner_url, a.owner_replica, a.result_url, a.connection_id, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at';
 
 /** Every agent with the caller's tier on it; agents with no tier are left out. */
 export async function visibleAgents(q: Queryable, p: Principal): Promise<Array<{ agent: AgentRow; tier: AgentTier }>> {

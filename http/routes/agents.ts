@@ -16,6 +16,7 @@ const AgentOutSchema = Schema.Struct({
   access_tier: Schema.String,
   access_mode: Schema.String,
   owner_url: Schema.NullOr(Schema.String),
+  connection_id: Schema.NullOr(Schema.String),
   connected_at: Schema.NullOr(Schema.String),
   last_heartbeat_at: Schema.NullOr(Schema.String),
 });

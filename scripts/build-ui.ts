@@ -1,0 +1,15 @@
+// Builds the web app at install time (npm's postinstall), so a fresh clone serves the UI with no extra command.
+// An install without dev dependencies has no Vite: then the api serves a page saying how to build the UI.
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+let vite: string;
+try {
+  vite = require.resolve('vite/bin/vite.js');
+} catch {
+  console.warn('eider: Vite is not installed (dev dependencies omitted); the web app is not built');
+  process.exit(0);
+}
+const r = spawnSync(process.execPath, [vite, 'build', '--config', 'ui/vite.config.ts', '--logLevel', 'warn'], { stdio: 'inherit' });
+process.exit(r.status ?? 1);

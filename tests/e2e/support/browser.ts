@@ -1,0 +1,66 @@
+// Debian's Chromium driven by playwright-core for the browser tests: installed by scripts/ensure-chromium.sh when
+// missing, launched headless with a fresh profile, and a screenshot folder that the run prints.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+
+export function ensureChromium(): string {
+  return execFileSync('sh', [join(ROOT, 'scripts/ensure-chromium.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  shot(name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+const runStamp = new Date().toISOString().replace(/[:.]/g, '-');
+
+/** The folder screenshots of this run go to (printed once per test file). */
+export function screenshotDir(suite: string): string {
+  const dir = join(ROOT, '.test-data', 'screenshots', runStamp, suite);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export async function launchBrowser(suite: string): Promise<Browser> {
+  const executablePath = ensureChromium();
+  const profile = mkdtempSync(join(tmpdir(), 'eider-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    acceptDownloads: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(10_000);
+  const dir = screenshotDir(suite);
+  console.log(`[e2e] screenshots: ${dir}`);
+  return {
+    context,
+    page,
+    async shot(name) {
+      const file = join(dir, `${name}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      return file;
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}

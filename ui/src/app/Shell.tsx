@@ -1,0 +1,153 @@
+// The signed-in frame: navigation, workspace switcher, theme and sign-out, and the screen for the current path.
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { match, navigate, useLocation } from './router.ts';
+import { isAdmin, useSession } from './session.tsx';
+import { applyTheme, currentTheme, type Theme } from './theme.ts';
+import { Link } from '../components/Link.tsx';
+import { Loading } from '../components/ErrorNotice.tsx';
+import { WorkspaceSwitcher, rememberWorkspace, preferredWorkspace } from './WorkspaceSwitcher.tsx';
+import { CatalogScreen } from '../screens/CatalogScreen.tsx';
+import { HistoryScreen } from '../screens/HistoryScreen.tsx';
+import { AgentsScreen } from '../screens/AgentsScreen.tsx';
+import { AgentDetailScreen } from '../screens/AgentDetailScreen.tsx';
+import { TokensScreen } from '../screens/TokensScreen.tsx';
+import { UsersScreen } from '../screens/admin/UsersScreen.tsx';
+import { ServiceAccountsScreen } from '../screens/admin/ServiceAccountsScreen.tsx';
+import { StorageScreen } from '../screens/admin/StorageScreen.tsx';
+import { CatalogsAdminScreen } from '../screens/admin/CatalogsAdminScreen.tsx';
+import { MachinesScreen } from '../screens/admin/MachinesScreen.tsx';
+import { InspectScreen } from '../charts/InspectScreen.tsx';
+import { NoWorkspaceScreen } from '../screens/NoWorkspaceScreen.tsx';
+
+// The editor (CodeMirror) is the largest dependency: loaded with the worksheet, not before sign-in.
+const WorksheetsScreen = lazy(() => import('../worksheet/WorksheetsScreen.tsx').then((m) => ({ default: m.WorksheetsScreen })));
+
+export function Shell() {
+  const session = useSession();
+  const { path } = useLocation();
+  const [theme, setTheme] = useState<Theme>(currentTheme());
+
+  const wsMatch = match('/w/:ws/*', path) ?? match('/w/:ws', path);
+  const wsSlug = wsMatch?.ws ?? preferredWorkspace(session.workspaces);
+
+  useEffect(() => {
+    if (path === '/' || path === '/index.html') {
+      navigate(wsSlug ? `/w/${encodeURIComponent(wsSlug)}/worksheets` : '/workspaces/new', { replace: true });
+    }
+  }, [path, wsSlug]);
+  useEffect(() => {
+    if (wsMatch?.ws) rememberWorkspace(wsMatch.ws);
+  }, [wsMatch?.ws]);
+
+  const changeTheme = (t: Theme) => {
+    applyTheme(t);
+    setTheme(t);
+  };
+
+  const admin = isAdmin(session.user);
+  const wsBase = wsSlug ? `/w/${encodeURIComponent(wsSlug)}` : null;
+  const navItem = (href: string, label: string) => (
+    <Link href={href} aria-current={path === href || path.startsWith(href + '/') ? 'page' : undefined}>
+      {label}
+    </Link>
+  );
+
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">Eider</span>
+        <WorkspaceSwitcher current={wsSlug} />
+        <nav aria-label="Main" className="mainnav">
+          {wsBase ? navItem(`${wsBase}/worksheets`, 'Worksheets') : null}
+          {wsBase ? navItem(`${wsBase}/catalog`, 'Catalog') : null}
+          {wsBase ? navItem(`${wsBase}/history`, 'History') : null}
+          {navItem('/agents', 'Agents')}
+          {admin ? navItem('/admin', 'Admin') : null}
+        </nav>
+        <span className="grow" />
+        <label className="inline">
+          <span className="sr-only">Theme</span>
+          <select aria-label="Theme" value={theme} onChange={(e) => changeTheme(e.target.value as Theme)}>
+            <option value="system">System theme</option>
+            <option value="light">Light</option>
+            <option value="dark">Dark</option>
+          </select>
+        </label>
+        <Link href="/me/tokens" className="user" aria-label={`Account and tokens for ${session.user.name}`}>
+          {session.user.name}
+        </Link>
+        <button type="button" className="secondary" onClick={() => void session.signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" className="content">
+        <Suspense fallback={<Loading />}>
+          <Screen path={path} />
+        </Suspense>
+      </main>
+    </div>
+  );
+}
+
+function Screen({ path }: { path: string }) {
+  const session = useSession();
+  let m: Record<string, string> | null;
+  if ((m = match('/w/:ws/worksheets', path))) return <WorksheetsScreen key={m.ws} ws={m.ws} />;
+  if ((m = match('/w/:ws/catalog/*', path)) || (m = match('/w/:ws/catalog', path)))
+    return <CatalogScreen key={m.ws} ws={m.ws} trail={(m['*'] ?? '').split('/').filter(Boolean)} />;
+  if ((m = match('/w/:ws/history', path))) return <HistoryScreen key={m.ws} ws={m.ws} />;
+  if ((m = match('/w/:ws', path))) return <Redirect to={`/w/${encodeURIComponent(m.ws)}/worksheets`} />;
+  if (match('/agents', path)) return <AgentsScreen />;
+  if ((m = match('/agents/:id', path))) return <AgentDetailScreen id={m.id} />;
+  if (match('/me/tokens', path)) return <TokensScreen />;
+  if (match('/workspaces/new', path)) return <NoWorkspaceScreen />;
+  if ((m = match('/inspect/:kind/:id', path))) return <InspectScreen kind={m.kind} id={m.id} />;
+  if (path.startsWith('/admin')) {
+    if (!isAdmin(session.user)) return <p>Administration needs the admin role.</p>;
+    return <AdminScreen path={path} />;
+  }
+  if (path === '/' || path === '/index.html') return null;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        Nothing lives at <code>{path}</code>. <Link href="/">Go to your worksheets</Link>.
+      </p>
+    </section>
+  );
+}
+
+function AdminScreen({ path }: { path: string }) {
+  const tabs: Array<[string, string]> = [
+    ['/admin/users', 'Users'],
+    ['/admin/service-accounts', 'Service accounts'],
+    ['/admin/storage', 'Storage backends'],
+    ['/admin/catalogs', 'Catalogs'],
+    ['/admin/machines', 'State machines'],
+  ];
+  const current = path === '/admin' ? '/admin/users' : path;
+  return (
+    <div>
+      <nav aria-label="Administration" className="subnav">
+        {tabs.map(([href, label]) => (
+          <Link key={href} href={href} aria-current={current === href ? 'page' : undefined}>
+            {label}
+          </Link>
+        ))}
+      </nav>
+      {current === '/admin/users' ? <UsersScreen /> : null}
+      {current === '/admin/service-accounts' ? <ServiceAccountsScreen /> : null}
+      {current === '/admin/storage' ? <StorageScreen /> : null}
+      {current === '/admin/catalogs' ? <CatalogsAdminScreen /> : null}
+      {current === '/admin/machines' ? <MachinesScreen /> : null}
+    </div>
+  );
+}
+
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, { replace: true }), [to]);
+  return null;
+}

@@ -1,0 +1,141 @@
+// @vitest-environment happy-dom
+// The grid over a 1,000,000-row result: it fetches the first pages only, then as the user scrolls only the pages
+// that come into view (and, the cursor being forward-only, the pages between), and never renders more than a screen.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { act } from 'react';
+import { createRoot, type Root } from 'react-dom/client';
+import { ResultGrid, ROW_HEIGHT } from './ResultGrid.tsx';
+import { RowPager } from './rowPager.ts';
+import type { RowsPage } from '../api/types.ts';
+
+(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
+
+const VIEWPORT = 480;
+beforeAll(() => {
+  // happy-dom does no layout: give the grid's scroll box the size a browser would.
+  Object.defineProperty(HTMLElement.prototype, 'clientHeight', {
+    configurable: true,
+    get() {
+      return (this as HTMLElement).classList.contains('grid-viewport') ? VIEWPORT : 0;
+    },
+  });
+  Object.defineProperty(HTMLElement.prototype, 'clientWidth', {
+    configurable: true,
+    get() {
+      return (this as HTMLElement).classList.contains('grid-viewport') ? 900 : 0;
+    },
+  });
+});
+
+/** Serves a result of `total` rows by opaque cursor, as the rows endpoint does, recording each request. */
+function millionRows(total = 1_000_000) {
+  const requests: Array<string | null> = [];
+  const fetchPage = async (cursor: string | null, limit: number): Promise<RowsPage> => {
+    requests.push(cursor);
+    const start = cursor ? Number(atob(cursor)) : 0;
+    const end = Math.min(total, start + limit);
+    const rows = [];
+    for (let i = start; i < end; i++) rows.push({ id: i, label: `row ${i}` });
+    return {
+      rows,
+      columns: ['id', 'label'],
+      column_schema: [
+        { name: 'id', type: 'BIGINT' },
+        { name: 'label', type: 'VARCHAR' },
+      ],
+      cursor: end < total ? btoa(String(end)) : null,
+      total,
+    };
+  };
+  return { fetchPage, requests };
+}
+
+const settle = async () => {
+  for (let i = 0; i < 10; i++) await act(async () => new Promise((r) => setTimeout(r, 5)));
+};
+
+let root: Root | null = null;
+let host: HTMLElement | null = null;
+afterEach(() => {
+  act(() => root?.unmount());
+  host?.remove();
+  root = null;
+});
+
+async function mount(pager: RowPager) {
+  host = document.createElement('div');
+  document.body.appendChild(host);
+  root = createRoot(host);
+  const columns = [
+    { name: 'id', type: 'BIGINT' },
+    { name: 'label', type: 'VARCHAR' },
+  ];
+  await act(async () => root!.render(<ResultGrid pager={pager} columns={columns} height={VIEWPORT} />));
+  await settle();
+  return host.querySelector('.grid-viewport') as HTMLElement;
+}
+
+async function scrollTo(el: HTMLElement, top: number) {
+  el.scrollTop = top;
+  await act(async () => {
+    el.dispatchEvent(new Event('scroll'));
+  });
+  await settle();
+}
+
+const renderedIds = (el: HTMLElement) =>
+  [...el.querySelectorAll('.grid-row:not(.loading)')].map((r) => Number(r.querySelector('[role=gridcell]')!.textContent));
+
+describe('result grid paging', () => {
+  it('shows the column types and loads only the first page of a 1,000,000-row result', async () => {
+    const src = millionRows();
+    const first = await src.fetchPage(null, 500);
+    src.requests.length = 0;
+    const pager = new RowPager(src.fetchPage, { pageSize: 500, firstPage: first });
+    const el = await mount(pager);
+    expect(el.querySelector('[role=columnheader] .col-type')?.textContent).toBe('BIGINT');
+    expect(el.getAttribute('aria-rowcount')).toBe('1000001');
+    expect(src.requests).toEqual([]); // the first page was handed over: nothing else is needed on screen
+    const rows = el.querySelectorAll('.grid-row');
+    expect(rows.length).toBeLessThan(80); // a screen and the overscan, not a million
+    expect(renderedIds(el)[0]).toBe(0);
+  });
+
+  it('fetches pages as the user scrolls, only up to what is on screen', async () => {
+    const src = millionRows();
+    const pager = new RowPager(src.fetchPage, { pageSize: 500, maxPages: 6 });
+    const el = await mount(pager);
+    expect(pager.fetched).toEqual([0]);
+
+    await scrollTo(el, 1_400 * ROW_HEIGHT); // rows ~1400-1420: page 2
+    expect(pager.fetched).toEqual([0, 1, 2]); // page 1 only to learn page 2's cursor
+    expect(renderedIds(el)).toContain(1_405);
+
+    await scrollTo(el, 1_500 * ROW_HEIGHT); // still within page 2 and 3
+    expect(pager.fetched).toEqual([0, 1, 2, 3]);
+
+    await scrollTo(el, 10_000 * ROW_HEIGHT); // a jump: walks the cursor to page 20
+    expect(pager.fetched.at(-1)).toBe(20);
+    expect(Math.max(...pager.fetched)).toBe(20);
+    expect(renderedIds(el)).toContain(10_010);
+    expect(pager.loadedPages.length).toBeLessThanOrEqual(6); // memory stays bounded
+
+    const before = pager.fetched.length;
+    await scrollTo(el, 1_450 * ROW_HEIGHT); // back up: evicted pages refetched by their remembered cursors, no walk
+    expect(renderedIds(el)).toContain(1_460);
+    const refetched = pager.fetched.slice(before);
+    expect(refetched.length).toBeGreaterThan(0);
+    expect(refetched.every((p) => p === 2 || p === 3)).toBe(true);
+    expect(src.requests.length).toBe(pager.fetched.length);
+    expect(pager.fetched.length).toBeLessThan(30); // of 2,000 pages
+  });
+
+  it('stops at the end of the result', async () => {
+    const src = millionRows(1_234);
+    const pager = new RowPager(src.fetchPage, { pageSize: 500 });
+    const el = await mount(pager);
+    await scrollTo(el, 1_234 * ROW_HEIGHT);
+    expect(pager.fetched).toEqual([0, 1, 2]);
+    expect(renderedIds(el).at(-1)).toBe(1_233);
+  });
+});

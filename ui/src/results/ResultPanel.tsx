@@ -1,0 +1,117 @@
+// What a finished query shows: row count and duration, the result grid (paged by cursor), CSV export of the whole
+// result, and the profile. A DDL or DML statement has no grid, just its outcome.
+import { useEffect, useMemo, useState } from 'react';
+import { api, enc } from '../api/client.ts';
+import type { ColumnSchema, QueryOut, QueryProfile, RowsPage } from '../api/types.ts';
+import { useAsync } from '../app/useAsync.ts';
+import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { formatCount, formatDuration } from '../components/format.ts';
+import { exportCsv } from './csv.ts';
+import { ProfileTree } from './ProfileTree.tsx';
+import { ResultGrid } from './ResultGrid.tsx';
+import { RowPager } from './rowPager.ts';
+
+export const fetchRows = (queryId: string) => (cursor: string | null, limit: number) =>
+  api.get<RowsPage>(`/api/queries/${enc(queryId)}/rows`, { query: { limit, cursor } });
+
+function download(chunks: string[], name: string) {
+  const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv;charset=utf-8' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export function ResultPanel(props: { query: QueryOut }) {
+  const q = props.query;
+  const [tab, setTab] = useState<'rows' | 'profile'>('rows');
+  const pager = useMemo(() => new RowPager(fetchRows(q.id), { pageSize: 500 }), [q.id]);
+  useEffect(() => () => pager.dispose(), [pager]);
+  const [, force] = useState(0);
+  useEffect(() => pager.subscribe(() => force((n) => n + 1)), [pager]);
+
+  const schema: ColumnSchema[] =
+    q.column_schema ?? (q.columns ?? pager.columns).map((name) => ({ name, type: '' }));
+  const hasGrid = schema.length > 0;
+
+  const [exporting, setExporting] = useState<{ rows: number; total: number; ctl: AbortController } | null>(null);
+  const [exportError, setExportError] = useState<unknown>(null);
+  const startExport = async () => {
+    const ctl = new AbortController();
+    setExportError(null);
+    setExporting({ rows: 0, total: q.row_count ?? 0, ctl });
+    try {
+      const chunks = await exportCsv(fetchRows(q.id), {
+        pageSize: 1000,
+        signal: ctl.signal,
+        onProgress: (p) => setExporting((e) => (e ? { ...e, rows: p.rows, total: p.total } : e)),
+      });
+      download(chunks, `query-${q.id.slice(0, 8)}.csv`);
+    } catch (e) {
+      if ((e as Error)?.name !== 'AbortError') setExportError(e);
+    } finally {
+      setExporting(null);
+    }
+  };
+
+  return (
+    <div className="result-panel">
+      <div className="result-bar" role="toolbar" aria-label="Result">
+        <div role="tablist" aria-label="Result views" className="tabs small">
+          <button type="button" role="tab" aria-selected={tab === 'rows'} onClick={() => setTab('rows')}>
+            Results
+          </button>
+          <button type="button" role="tab" aria-selected={tab === 'profile'} onClick={() => setTab('profile')}>
+            Profile
+          </button>
+        </div>
+        <span className="result-facts" aria-live="polite">
+          {hasGrid ? `${formatCount(pager.total ?? q.row_count)} rows` : `${q.statement_type ?? 'statement'} completed`}
+          {' · '}
+          {formatDuration(q.duration_ms)}
+        </span>
+        <span className="grow" />
+        {hasGrid ? (
+          exporting ? (
+            <span className="row">
+              <span role="status">
+                Exporting {formatCount(exporting.rows)} / {formatCount(exporting.total)}
+              </span>
+              <button type="button" className="secondary" onClick={() => exporting.ctl.abort()}>
+                Stop export
+              </button>
+            </span>
+          ) : (
+            <button type="button" className="secondary" onClick={() => void startExport()}>
+              Export CSV
+            </button>
+          )
+        ) : null}
+      </div>
+      {exportError ? <ErrorNotice error={exportError} what="CSV export" /> : null}
+      {tab === 'rows' ? (
+        hasGrid ? (
+          pager.error ? (
+            <ErrorNotice error={pager.error} what="Result rows" />
+          ) : (
+            <ResultGrid pager={pager} columns={schema} />
+          )
+        ) : (
+          <p className="hint">This statement returns no rows.</p>
+        )
+      ) : (
+        <ProfilePane queryId={q.id} />
+      )}
+    </div>
+  );
+}
+
+function ProfilePane(props: { queryId: string }) {
+  const profile = useAsync((signal) => api.get<QueryProfile>(`/api/queries/${enc(props.queryId)}/profile`, { signal }), [props.queryId]);
+  if (profile.error) return <ErrorNotice error={profile.error} what="Profile" />;
+  if (!profile.data) return <Loading label="Loading profile…" />;
+  return <ProfileTree profile={profile.data} />;
+}

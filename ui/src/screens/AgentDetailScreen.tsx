@@ -1,0 +1,214 @@
+// One agent: its details and live connection state chart; for its admins, disconnect, credential revocation,
+// access mode and grants.
+import { useState, type FormEvent } from 'react';
+import { api, enc } from '../api/client.ts';
+import type { Agent } from '../api/types.ts';
+import { useAsync } from '../app/useAsync.ts';
+import { StateChart, StateDiagram } from '../charts/StateChart.tsx';
+import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { formatTime } from '../components/format.ts';
+import { capabilitySummary } from './AgentsScreen.tsx';
+
+interface Grant {
+  id: string;
+  user_id?: string | null;
+  workspace_id?: string | null;
+  tier: string;
+  [k: string]: unknown;
+}
+interface AccessPayload {
+  access_mode: string;
+  grants: Grant[];
+  candidates?: {
+    users?: Array<{ id: string; name: string; email: string | null; kind?: string }>;
+    workspaces?: Array<{ id: string; slug: string; name: string }>;
+  };
+}
+
+const tierRank: Record<string, number> = { use: 1, operate: 2, admin: 3 };
+
+export function AgentDetailScreen(props: { id: string }) {
+  const agent = useAsync((signal) => api.get<Agent>(`/api/admin/agents/${enc(props.id)}`, { signal }), [props.id]);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const tier = tierRank[agent.data?.access_tier ?? ''] ?? 0;
+
+  const act = async (label: string, fn: () => Promise<unknown>) => {
+    if (!confirm(`${label}?`)) return;
+    setError(null);
+    setDone(null);
+    try {
+      await fn();
+      setDone(`${label}: done.`);
+      agent.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  if (agent.error) return <ErrorNotice error={agent.error} what="Agent" />;
+  if (!agent.data) return <Loading />;
+  const a = agent.data;
+  return (
+    <section className="stack">
+      <h1>Agent {a.name}</h1>
+      <dl className="facts">
+        <dt>Status</dt>
+        <dd>{a.status}</dd>
+        <dt>Your tier</dt>
+        <dd>{a.access_tier ?? '—'}</dd>
+        <dt>Access mode</dt>
+        <dd>{a.access_mode ?? '—'}</dd>
+        <dt>Version</dt>
+        <dd>{a.version ?? '—'}</dd>
+        <dt>Capabilities</dt>
+        <dd>{capabilitySummary(a.capabilities)}</dd>
+        <dt>Connected</dt>
+        <dd>{formatTime(a.connected_at)}</dd>
+        <dt>Last heartbeat</dt>
+        <dd>{formatTime(a.last_heartbeat_at)}</dd>
+        <dt>Replica</dt>
+        <dd>{a.owner_url ?? '—'}</dd>
+      </dl>
+      {tier >= 2 ? (
+        <div className="row">
+          <button type="button" className="secondary" onClick={() => void act('Disconnect this agent', () => api.post(`/api/admin/agents/${enc(a.id)}/disconnect`))}>
+            Disconnect
+          </button>
+          <button type="button" className="danger" onClick={() => void act('Revoke this agent’s credentials', () => api.del(`/api/admin/agents/${enc(a.id)}/credential`))}>
+            Revoke credentials
+          </button>
+        </div>
+      ) : null}
+      {done ? <p role="status">{done}</p> : null}
+      {error ? <ErrorNotice error={error} /> : null}
+      {tier >= 3 ? <AccessPanel agentId={a.id} /> : null}
+      <h2>Connection state</h2>
+      {a.connection_id ? (
+        <StateChart kind="agentConnection" id={a.connection_id} />
+      ) : (
+        <>
+          <p className="hint">The server does not name this agent's connection actor yet, so the chart below shows the machine without its current state.</p>
+          <StateDiagram kind="agentConnection" />
+        </>
+      )}
+    </section>
+  );
+}
+
+function AccessPanel(props: { agentId: string }) {
+  const base = `/api/admin/agents/${enc(props.agentId)}`;
+  const access = useAsync((signal) => api.get<AccessPayload>(`${base}/access`, { signal }), [base]);
+  const [principal, setPrincipal] = useState<'user_id' | 'workspace_id'>('user_id');
+  const [target, setTarget] = useState('');
+  const [tier, setTier] = useState('use');
+  const [error, setError] = useState<unknown>(null);
+
+  const run = async (fn: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await fn();
+      access.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const grant = (e: FormEvent) => {
+    e.preventDefault();
+    void run(() => api.put(`${base}/grants`, { [principal]: target.trim(), tier }));
+  };
+
+  return (
+    <div className="card stack">
+      <h2>Access</h2>
+      {access.error ? <ErrorNotice error={access.error} what="Access" /> : null}
+      {access.data ? (
+        <>
+          <label className="inline">
+            Access mode
+            <select
+              value={access.data.access_mode}
+              onChange={(e) => void run(() => api.patch(`${base}/access-mode`, { access_mode: e.target.value }))}
+            >
+              <option value="open">open (every member may use it)</option>
+              <option value="restricted">restricted (grants only)</option>
+            </select>
+          </label>
+          <table className="table" aria-label="Grants">
+            <thead>
+              <tr>
+                <th>Principal</th>
+                <th>Tier</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {access.data.grants.length === 0 ? (
+                <tr>
+                  <td colSpan={3}>No grants{access.data.access_mode === 'open' ? ': every workspace member may use this agent.' : '.'}</td>
+                </tr>
+              ) : null}
+              {access.data.grants.map((g) => (
+                <tr key={g.id}>
+                  <td>{g.user_id ? `user ${String(g.principal_name ?? g.user_id)}` : `workspace ${String(g.principal_name ?? g.workspace_id)}`}</td>
+                  <td>{g.tier}</td>
+                  <td>
+                    <button type="button" className="danger" onClick={() => void run(() => api.del(`${base}/grants/${enc(g.id)}`))}>
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <form className="row" onSubmit={grant} aria-label="Grant access">
+            <select
+              aria-label="Principal kind"
+              value={principal}
+              onChange={(e) => {
+                setPrincipal(e.target.value as 'user_id' | 'workspace_id');
+                setTarget('');
+                if (e.target.value === 'workspace_id' && tier === 'admin') setTier('operate');
+              }}
+            >
+              <option value="user_id">User</option>
+              <option value="workspace_id">Workspace</option>
+            </select>
+            {principal === 'user_id' && access.data.candidates?.users ? (
+              <select aria-label="User" required value={target} onChange={(e) => setTarget(e.target.value)}>
+                <option value="">Choose a user…</option>
+                {access.data.candidates.users.map((u) => (
+                  <option key={u.id} value={u.id}>
+                    {u.name}
+                    {u.email ? ` <${u.email}>` : ''}
+                    {u.kind && u.kind !== 'user' ? ` (${u.kind})` : ''}
+                  </option>
+                ))}
+              </select>
+            ) : principal === 'workspace_id' && access.data.candidates?.workspaces ? (
+              <select aria-label="Workspace" required value={target} onChange={(e) => setTarget(e.target.value)}>
+                <option value="">Choose a workspace…</option>
+                {access.data.candidates.workspaces.map((w) => (
+                  <option key={w.id} value={w.id}>
+                    {w.name} ({w.slug})
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input aria-label="Principal id" required value={target} onChange={(e) => setTarget(e.target.value)} />
+            )}
+            <select aria-label="Tier" value={tier} onChange={(e) => setTier(e.target.value)}>
+              <option value="use">use</option>
+              <option value="operate">operate</option>
+              {principal === 'user_id' ? <option value="admin">admin</option> : null}
+            </select>
+            <button type="submit">Grant</button>
+          </form>
+        </>
+      ) : null}
+      {error ? <ErrorNotice error={error} /> : null}
+    </div>
+  );
+}

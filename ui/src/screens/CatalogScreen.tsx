@@ -1,0 +1,177 @@
+// Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, snapshots, size and row
+// statistics and sample rows, with "Query this table" opening a worksheet.
+import { api, enc } from '../api/client.ts';
+import type { CatalogOut, TableOut } from '../api/types.ts';
+import { navigate } from '../app/router.ts';
+import { useAsync } from '../app/useAsync.ts';
+import { DataTable } from '../components/DataTable.tsx';
+import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { Link } from '../components/Link.tsx';
+import { formatBytes, formatCount, formatTime } from '../components/format.ts';
+import { openInWorksheet } from '../worksheet/worksheetStore.ts';
+
+const quoteIdent = (s: string) => (/^[a-z_][a-z0-9_]*$/.test(s) ? s : `"${s.replace(/"/g, '""')}"`);
+
+export function CatalogScreen(props: { ws: string; trail: string[] }) {
+  const [catalog, schema, table] = props.trail;
+  const base = `/w/${enc(props.ws)}/catalog`;
+  return (
+    <section className="catalog">
+      <h1>Catalog</h1>
+      <nav aria-label="Breadcrumb" className="breadcrumb">
+        <Link href={base}>Catalogs</Link>
+        {catalog ? (
+          <>
+            {' / '}
+            <Link href={`${base}/${enc(catalog)}`}>{catalog}</Link>
+          </>
+        ) : null}
+        {schema ? (
+          <>
+            {' / '}
+            <Link href={`${base}/${enc(catalog)}/${enc(schema)}`}>{schema}</Link>
+          </>
+        ) : null}
+        {table ? <> / {table}</> : null}
+      </nav>
+      {!catalog ? <CatalogList ws={props.ws} base={base} /> : null}
+      {catalog && !schema ? <SchemaList ws={props.ws} catalog={catalog} base={base} /> : null}
+      {schema && !table ? <TableList ws={props.ws} catalog={catalog} schema={schema} base={base} /> : null}
+      {table ? <TableDetail ws={props.ws} catalog={catalog} schema={schema} table={table} /> : null}
+    </section>
+  );
+}
+
+function CatalogList(props: { ws: string; base: string }) {
+  const list = useAsync((signal) => api.get<CatalogOut[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
+  if (list.error) return <ErrorNotice error={list.error} what="Catalogs" />;
+  if (!list.data) return <Loading />;
+  if (!list.data.length) return <p>No catalog is attached to this workspace.</p>;
+  return (
+    <ul className="item-list" aria-label="Catalogs">
+      {list.data.map((c) => (
+        <li key={c.id}>
+          <Link href={`${props.base}/${enc(c.slug)}`}>{c.slug}</Link>
+          {c.is_default ? <span className="badge">default</span> : null}
+          {c.access_mode ? <span className="hint"> access {c.access_mode}</span> : null}
+          {c.storage_kind ? <span className="hint"> · {c.storage_kind}</span> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function SchemaList(props: { ws: string; catalog: string; base: string }) {
+  const list = useAsync(
+    (signal) => api.get<Array<{ name: string }>>(`/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas`, { signal }),
+    [props.ws, props.catalog],
+  );
+  if (list.error) return <ErrorNotice error={list.error} what="Schemas" />;
+  if (!list.data) return <Loading />;
+  if (!list.data.length) return <p>This catalog has no schemas yet.</p>;
+  return (
+    <ul className="item-list" aria-label="Schemas">
+      {list.data.map((s) => (
+        <li key={s.name}>
+          <Link href={`${props.base}/${enc(props.catalog)}/${enc(s.name)}`}>{s.name}</Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function TableList(props: { ws: string; catalog: string; schema: string; base: string }) {
+  const list = useAsync(
+    (signal) =>
+      api.get<Array<{ name: string; table_type?: string }>>(
+        `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables`,
+        { signal },
+      ),
+    [props.ws, props.catalog, props.schema],
+  );
+  if (list.error) return <ErrorNotice error={list.error} what="Tables" />;
+  if (!list.data) return <Loading />;
+  if (!list.data.length) return <p>This schema has no tables yet.</p>;
+  return (
+    <ul className="item-list" aria-label="Tables">
+      {list.data.map((t) => (
+        <li key={t.name}>
+          <Link href={`${props.base}/${enc(props.catalog)}/${enc(props.schema)}/${enc(t.name)}`}>{t.name}</Link>
+          {t.table_type ? <span className="hint"> {t.table_type}</span> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function TableDetail(props: { ws: string; catalog: string; schema: string; table: string }) {
+  const path = `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables/${enc(props.table)}`;
+  const detail = useAsync((signal) => api.get<TableOut>(path, { signal }), [path]);
+  const snapshots = useAsync((signal) => api.get<Array<Record<string, unknown>>>(`${path}/snapshots`, { signal }), [path]);
+  const sample = useAsync((signal) => api.get<any>(`${path}/sample`, { signal }), [path]);
+
+  const queryThis = () => {
+    const name = [props.catalog, props.schema, props.table].map(quoteIdent).join('.');
+    openInWorksheet(props.ws, `SELECT *\nFROM ${name}\nLIMIT 100;`, props.table, props.catalog);
+    navigate(`/w/${enc(props.ws)}/worksheets`);
+  };
+
+  return (
+    <div className="stack">
+      <div className="row">
+        <h2 className="grow">{props.table}</h2>
+        <button type="button" onClick={queryThis}>
+          Query this table
+        </button>
+      </div>
+      {detail.error ? <ErrorNotice error={detail.error} what="Table" /> : null}
+      {detail.data ? (
+        <>
+          <dl className="facts">
+            <dt>Rows</dt>
+            <dd>{formatCount(detail.data.row_count)}</dd>
+            <dt>Size</dt>
+            <dd>{formatBytes(detail.data.size_bytes)}</dd>
+            <dt>Current snapshot</dt>
+            <dd className="mono">{detail.data.current_snapshot_id ?? '—'}</dd>
+            <dt>Location</dt>
+            <dd className="mono">{detail.data.location ?? '—'}</dd>
+            {detail.data.last_write ? (
+              <>
+                <dt>Last write</dt>
+                <dd>{typeof detail.data.last_write === 'string' ? formatTime(detail.data.last_write) : JSON.stringify(detail.data.last_write)}</dd>
+              </>
+            ) : null}
+          </dl>
+          <h3>Columns</h3>
+          <DataTable
+            label="Columns"
+            columns={['name', 'type', 'nullable']}
+            rows={detail.data.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable ?? '' }))}
+          />
+        </>
+      ) : detail.loading ? (
+        <Loading />
+      ) : null}
+      <h3>Snapshots</h3>
+      {snapshots.error ? <ErrorNotice error={snapshots.error} what="Snapshots" /> : null}
+      {snapshots.data ? (
+        snapshots.data.length ? (
+          <DataTable label="Snapshots" columns={Object.keys(snapshots.data[0])} rows={snapshots.data} />
+        ) : (
+          <p>No snapshots: the table has never been written.</p>
+        )
+      ) : null}
+      <h3>Sample rows</h3>
+      {sample.error ? <ErrorNotice error={sample.error} what="Sample rows" /> : null}
+      {sample.data ? <SampleRows data={sample.data} /> : null}
+    </div>
+  );
+}
+
+function SampleRows(props: { data: any }) {
+  const rows: Array<Record<string, unknown>> = Array.isArray(props.data) ? props.data : (props.data?.rows ?? props.data?.items ?? []);
+  const columns: string[] = props.data?.columns ?? (rows[0] ? Object.keys(rows[0]) : []);
+  if (!rows.length) return <p>No rows.</p>;
+  return <DataTable label="Sample rows" columns={columns} rows={rows} />;
+}

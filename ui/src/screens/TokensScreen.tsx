@@ -1,0 +1,96 @@
+// Personal access tokens for every user: create one (its secret is shown once), list, revoke.
+import { useState, type FormEvent } from 'react';
+import { api, enc } from '../api/client.ts';
+import type { IssuedToken, Token } from '../api/types.ts';
+import { useAsync } from '../app/useAsync.ts';
+import { useSession } from '../app/session.tsx';
+import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { SecretOnce } from '../components/SecretOnce.tsx';
+import { formatTime } from '../components/format.ts';
+
+export function TokensScreen() {
+  const { user } = useSession();
+  const list = useAsync((signal) => api.get<Token[]>('/api/me/pats', { signal }), []);
+  const [days, setDays] = useState(30);
+  const [issued, setIssued] = useState<IssuedToken | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const create = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      setIssued(await api.post<IssuedToken>('/api/me/pats', { expires_in_days: days }));
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const revoke = async (t: Token) => {
+    if (!confirm(`Revoke the token created ${formatTime(t.created_at)}? Programs using it stop working.`)) return;
+    setError(null);
+    try {
+      await api.del(`/api/me/pats/${enc(t.id)}`);
+      list.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <section>
+      <h1>Your account</h1>
+      <p>
+        {user.name} · {user.email} · role <strong>{user.role}</strong>
+        {user.permissions.length ? ` · permissions: ${user.permissions.join(', ')}` : ''}
+      </p>
+      <h2>Personal access tokens</h2>
+      <p className="hint">A token acts as you for scripts and tools (Authorization: Bearer …). It expires after the days you choose, at most 365.</p>
+      <form className="row" onSubmit={create} aria-label="Create a personal token">
+        <label className="inline">
+          Expires in (days)
+          <input type="number" min={1} max={365} required value={days} onChange={(e) => setDays(Number(e.target.value))} />
+        </label>
+        <button type="submit">Create token</button>
+      </form>
+      {issued ? <SecretOnce label="New personal token" secret={issued.token} onDismiss={() => setIssued(null)} /> : null}
+      {error ? <ErrorNotice error={error} /> : null}
+      {list.loading && !list.data ? <Loading /> : null}
+      {list.error ? <ErrorNotice error={list.error} /> : null}
+      {list.data ? (
+        list.data.length === 0 ? (
+          <p>No tokens.</p>
+        ) : (
+          <table className="table" aria-label="Personal tokens">
+            <thead>
+              <tr>
+                <th>Id</th>
+                <th>Created</th>
+                <th>Expires</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((t) => (
+                <tr key={t.id}>
+                  <td className="mono">
+                    {t.id.slice(0, 8)}
+                    {t.current ? ' (this request)' : ''}
+                  </td>
+                  <td>{formatTime(t.created_at)}</td>
+                  <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
+                  <td>
+                    <button type="button" className="danger" onClick={() => void revoke(t)} aria-label={`Revoke token ${t.id.slice(0, 8)}`}>
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,126 @@
+// Catalogs and their attachments: create a catalog on a storage backend, drop one, attach a catalog to a workspace
+// (optionally as its default) or detach it.
+import { useState, type FormEvent } from 'react';
+import { api, enc } from '../../api/client.ts';
+import type { CatalogOut, StorageBackend } from '../../api/types.ts';
+import { useAsync } from '../../app/useAsync.ts';
+import { useSession } from '../../app/session.tsx';
+import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
+import { formatTime } from '../../components/format.ts';
+
+export function CatalogsAdminScreen() {
+  const { workspaces } = useSession();
+  const catalogs = useAsync((signal) => api.get<CatalogOut[]>('/api/catalogs', { signal }), []);
+  const backends = useAsync((signal) => api.get<StorageBackend[]>('/api/admin/storage-backends', { signal }), []);
+  const [slug, setSlug] = useState('');
+  const [backend, setBackend] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [attachWs, setAttachWs] = useState(workspaces[0]?.slug ?? '');
+  const attached = useAsync(
+    (signal) => (attachWs ? api.get<CatalogOut[]>(`/api/workspaces/${enc(attachWs)}/catalogs`, { signal }) : Promise.resolve([])),
+    [attachWs],
+  );
+
+  const run = async (fn: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await fn();
+      catalogs.reload();
+      attached.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const create = (e: FormEvent) => {
+    e.preventDefault();
+    void run(async () => {
+      await api.post('/api/catalogs', { slug, storage_backend_id: backend });
+      setSlug('');
+    });
+  };
+  const isAttached = (c: CatalogOut) => attached.data?.find((a) => a.slug === c.slug);
+
+  return (
+    <section>
+      <h1>Catalogs</h1>
+      {catalogs.error ? <ErrorNotice error={catalogs.error} what="Catalogs" /> : null}
+      {catalogs.loading && !catalogs.data ? <Loading /> : null}
+      <label className="inline">
+        Attachments of workspace
+        <select value={attachWs} onChange={(e) => setAttachWs(e.target.value)}>
+          {workspaces.map((w) => (
+            <option key={w.id} value={w.slug}>
+              {w.slug}
+            </option>
+          ))}
+        </select>
+      </label>
+      {attached.error ? <ErrorNotice error={attached.error} what="Attachments" /> : null}
+      {catalogs.data ? (
+        <table className="table" aria-label="Catalogs">
+          <thead>
+            <tr>
+              <th>Slug</th>
+              <th>Storage</th>
+              <th>Root</th>
+              <th>Created</th>
+              <th>In {attachWs}</th>
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {catalogs.data.map((c) => {
+              const a = isAttached(c);
+              const path = `/api/workspaces/${enc(attachWs)}/catalogs/${enc(c.slug)}`;
+              return (
+                <tr key={c.id}>
+                  <td>{c.slug}</td>
+                  <td>{c.storage_kind ?? '—'}</td>
+                  <td className="mono">{c.root_uri ?? '—'}</td>
+                  <td>{formatTime(c.created_at)}</td>
+                  <td>{a ? (a.is_default ? 'attached (default)' : 'attached') : 'no'}</td>
+                  <td className="row">
+                    {!a || !a.is_default ? (
+                      <button type="button" className="secondary" onClick={() => void run(() => api.put(path, { make_default: Boolean(a) }))}>
+                        {a ? 'Make default' : 'Attach'}
+                      </button>
+                    ) : null}
+                    {a ? (
+                      <button type="button" className="secondary" onClick={() => void run(() => api.del(path))}>
+                        Detach
+                      </button>
+                    ) : null}
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => confirm(`Drop catalog ${c.slug}?`) && void run(() => api.del(`/api/catalogs/${enc(c.id)}`))}
+                    >
+                      Drop
+                    </button>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      ) : null}
+      <h2>New catalog</h2>
+      <form className="row" onSubmit={create} aria-label="Create a catalog">
+        <input aria-label="Catalog slug" placeholder="slug" required value={slug} onChange={(e) => setSlug(e.target.value)} />
+        <select aria-label="Storage backend" required value={backend} onChange={(e) => setBackend(e.target.value)}>
+          <option value="">Storage backend…</option>
+          {(backends.data ?? []).map((b) => (
+            <option key={b.id} value={b.id}>
+              {b.name} ({b.kind})
+            </option>
+          ))}
+        </select>
+        <button type="submit">Create catalog</button>
+      </form>
+      {backends.error ? <ErrorNotice error={backends.error} what="Storage backends" /> : null}
+      {error ? <ErrorNotice error={error} /> : null}
+    </section>
+  );
+}

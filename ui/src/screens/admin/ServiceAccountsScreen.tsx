@@ -1,0 +1,148 @@
+// Service accounts and their tokens: create an account, issue a token (secret shown once; may never expire),
+// list and revoke tokens, deactivate an account.
+import { useState, type FormEvent } from 'react';
+import { api, enc } from '../../api/client.ts';
+import type { IssuedToken, ServiceAccount, Token } from '../../api/types.ts';
+import { usePaged } from '../../app/usePaged.ts';
+import { useAsync } from '../../app/useAsync.ts';
+import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
+import { SecretOnce } from '../../components/SecretOnce.tsx';
+import { formatTime } from '../../components/format.ts';
+
+export function ServiceAccountsScreen() {
+  const accounts = usePaged<ServiceAccount>('/api/admin/service-accounts');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState('member');
+  const [error, setError] = useState<unknown>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const create = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await api.post('/api/admin/service-accounts', { name, role });
+      setName('');
+      accounts.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section>
+      <h1>Service accounts</h1>
+      <form className="row" onSubmit={create} aria-label="Create a service account">
+        <input aria-label="Service account name" placeholder="name" required value={name} onChange={(e) => setName(e.target.value)} />
+        <select aria-label="Role" value={role} onChange={(e) => setRole(e.target.value)}>
+          <option value="member">member</option>
+          <option value="admin">admin</option>
+        </select>
+        <button type="submit">Create service account</button>
+      </form>
+      {error ? <ErrorNotice error={error} /> : null}
+      {accounts.error ? <ErrorNotice error={accounts.error} what="Service accounts" /> : null}
+      <ul className="item-list" aria-label="Service accounts">
+        {accounts.items.map((sa) => (
+          <li key={sa.id} className="stack">
+            <div className="row">
+              <strong>{sa.name}</strong>
+              <span className="hint">
+                {sa.role} · {sa.is_active ? 'active' : 'inactive'} · created {formatTime(sa.created_at)}
+              </span>
+              <span className="grow" />
+              <button type="button" className="secondary" aria-expanded={open === sa.id} onClick={() => setOpen(open === sa.id ? null : sa.id)}>
+                Tokens
+              </button>
+              <button
+                type="button"
+                className={sa.is_active ? 'danger' : 'secondary'}
+                onClick={async () => {
+                  try {
+                    await api.patch(`/api/admin/service-accounts/${enc(sa.id)}`, { is_active: !sa.is_active });
+                    accounts.reload();
+                  } catch (err) {
+                    setError(err);
+                  }
+                }}
+              >
+                {sa.is_active ? 'Deactivate' : 'Reactivate'}
+              </button>
+            </div>
+            {open === sa.id ? <AccountTokens id={sa.id} /> : null}
+          </li>
+        ))}
+      </ul>
+      {accounts.loading ? <Loading /> : null}
+      {accounts.hasMore && !accounts.loading ? (
+        <button type="button" className="secondary" onClick={accounts.more}>
+          Load more
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+function AccountTokens(props: { id: string }) {
+  const base = `/api/admin/service-accounts/${enc(props.id)}/pats`;
+  const tokens = useAsync((signal) => api.get<Token[]>(base, { signal }), [base]);
+  const [days, setDays] = useState('90');
+  const [issued, setIssued] = useState<IssuedToken | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const issue = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      setIssued(await api.post<IssuedToken>(base, { expires_in_days: days === 'never' ? null : Number(days) }));
+      tokens.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <div className="card">
+      <form className="row" onSubmit={issue} aria-label="Issue a token">
+        <label className="inline">
+          Expires
+          <select value={days} onChange={(e) => setDays(e.target.value)}>
+            <option value="30">in 30 days</option>
+            <option value="90">in 90 days</option>
+            <option value="365">in 365 days</option>
+            <option value="never">never</option>
+          </select>
+        </label>
+        <button type="submit">Issue token</button>
+      </form>
+      {issued ? <SecretOnce label="New service-account token" secret={issued.token} onDismiss={() => setIssued(null)} /> : null}
+      {error ? <ErrorNotice error={error} /> : null}
+      {tokens.error ? <ErrorNotice error={tokens.error} /> : null}
+      {tokens.data ? (
+        tokens.data.length ? (
+          <ul aria-label="Tokens">
+            {tokens.data.map((t) => (
+              <li key={t.id} className="row">
+                <span className="mono">{t.id.slice(0, 8)}</span>
+                <span className="hint">
+                  created {formatTime(t.created_at)} · {t.expires_at ? `expires ${formatTime(t.expires_at)}` : 'never expires'}
+                </span>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={async () => {
+                    try {
+                      await api.del(`${base}/${enc(t.id)}`);
+                      tokens.reload();
+                    } catch (err) {
+                      setError(err);
+                    }
+                  }}
+                >
+                  Revoke
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p>No tokens.</p>
+        )
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,99 @@
+// Users: list (paged), create, change role, deactivate (which revokes their sessions and tokens) or reactivate.
+import { useState, type FormEvent } from 'react';
+import { api, enc } from '../../api/client.ts';
+import type { User } from '../../api/types.ts';
+import { usePaged } from '../../app/usePaged.ts';
+import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
+import { formatTime } from '../../components/format.ts';
+
+export function UsersScreen() {
+  const users = usePaged<User>('/api/admin/users');
+  const [form, setForm] = useState({ email: '', name: '', password: '', role: 'member' });
+  const [error, setError] = useState<unknown>(null);
+  const run = async (fn: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await fn();
+      users.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const create = (e: FormEvent) => {
+    e.preventDefault();
+    void run(async () => {
+      await api.post('/api/admin/users', form);
+      setForm({ email: '', name: '', password: '', role: 'member' });
+    });
+  };
+  const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
+
+  return (
+    <section>
+      <h1>Users</h1>
+      <form className="row wrap" onSubmit={create} aria-label="Create a user">
+        <input aria-label="Email" type="email" placeholder="email" required value={form.email} onChange={set('email')} />
+        <input aria-label="Name" placeholder="name" required value={form.name} onChange={set('name')} />
+        <input aria-label="Initial password" type="password" placeholder="initial password" minLength={8} required value={form.password} onChange={set('password')} />
+        <select aria-label="Role" value={form.role} onChange={set('role')}>
+          <option value="member">member</option>
+          <option value="admin">admin</option>
+        </select>
+        <button type="submit">Create user</button>
+      </form>
+      {error ? <ErrorNotice error={error} /> : null}
+      {users.error ? <ErrorNotice error={users.error} what="Users" /> : null}
+      <table className="table" aria-label="Users">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Role</th>
+            <th>Sign-in</th>
+            <th>Active</th>
+            <th>Created</th>
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {users.items.map((u) => (
+            <tr key={u.id}>
+              <td>{u.name}</td>
+              <td>{u.email}</td>
+              <td>
+                <select
+                  aria-label={`Role of ${u.name}`}
+                  value={u.role}
+                  onChange={(e) => void run(() => api.patch(`/api/admin/users/${enc(u.id)}`, { role: e.target.value }))}
+                >
+                  <option value="member">member</option>
+                  <option value="admin">admin</option>
+                </select>
+              </td>
+              <td>{u.auth_provider}</td>
+              <td>{u.is_active ? 'yes' : 'no'}</td>
+              <td>{formatTime(u.created_at)}</td>
+              <td>
+                <button
+                  type="button"
+                  className={u.is_active ? 'danger' : 'secondary'}
+                  onClick={() => void run(() => api.patch(`/api/admin/users/${enc(u.id)}`, { is_active: !u.is_active }))}
+                >
+                  {u.is_active ? 'Deactivate' : 'Reactivate'}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {users.loading ? <Loading /> : null}
+      {users.hasMore && !users.loading ? (
+        <button type="button" className="secondary" onClick={users.more}>
+          Load more
+        </button>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,58 @@
+// @vitest-environment happy-dom
+// What Ctrl/Cmd+Enter runs in the real editor: the selection when there is one, else the statement under the cursor;
+// and the key binding itself submits it.
+import { afterEach, describe, expect, it } from 'vitest';
+import { act } from 'react';
+import { createRoot, type Root } from 'react-dom/client';
+import { EditorView } from '@codemirror/view';
+import { EditorSelection } from '@codemirror/state';
+import { SqlEditor, sqlToRun } from './Editor.tsx';
+import { CatalogNames } from './completion.ts';
+
+(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
+
+let root: Root | null = null;
+afterEach(() => {
+  act(() => root?.unmount());
+  document.body.innerHTML = '';
+});
+
+async function mount(sql: string) {
+  const host = document.createElement('div');
+  document.body.appendChild(host);
+  const ran: string[] = [];
+  root = createRoot(host);
+  await act(async () =>
+    root!.render(<SqlEditor value={sql} onChange={() => {}} onRun={(s) => ran.push(s)} names={new CatalogNames('default')} label="SQL" />),
+  );
+  const view = EditorView.findFromDOM(host.querySelector('.cm-editor') as HTMLElement)!;
+  return { view, ran };
+}
+
+describe('editor: what runs', () => {
+  const sql = 'SELECT 1;\nSELECT 2 AS two;\nSELECT 3;';
+
+  it('the statement under the cursor', async () => {
+    const { view } = await mount(sql);
+    view.dispatch({ selection: EditorSelection.cursor(sql.indexOf('two')) });
+    expect(sqlToRun(view)).toBe('SELECT 2 AS two');
+    view.dispatch({ selection: EditorSelection.cursor(sql.length) });
+    expect(sqlToRun(view)).toBe('SELECT 3');
+  });
+
+  it('the selection when there is one', async () => {
+    const { view } = await mount(sql);
+    view.dispatch({ selection: EditorSelection.range(sql.indexOf('SELECT 2'), sql.indexOf(' AS two')) });
+    expect(sqlToRun(view)).toBe('SELECT 2');
+  });
+
+  it('Mod-Enter submits it', async () => {
+    const { view, ran } = await mount(sql);
+    view.dispatch({ selection: EditorSelection.cursor(2) });
+    view.focus();
+    const key = { key: 'Enter', code: 'Enter', ctrlKey: true, metaKey: false, bubbles: true, cancelable: true };
+    const isMac = /Mac/.test(navigator.platform);
+    view.contentDOM.dispatchEvent(new KeyboardEvent('keydown', isMac ? { ...key, ctrlKey: false, metaKey: true } : key));
+    expect(ran).toEqual(['SELECT 1']);
+  });
+});

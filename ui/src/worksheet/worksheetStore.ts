@@ -1,0 +1,48 @@
+// Worksheet tabs, kept in browser storage per workspace until the server has a worksheets API.
+
+export interface Worksheet {
+  id: string;
+  title: string;
+  sql: string;
+  agentId: string | null;
+  catalog: string | null;
+}
+
+export interface WorksheetState {
+  tabs: Worksheet[];
+  active: string;
+}
+
+const key = (ws: string) => `eider.worksheets.${ws}`;
+
+const newId = () => (crypto.randomUUID ? crypto.randomUUID() : Math.random().toString(36).slice(2));
+
+export function blankWorksheet(n: number, sql = ''): Worksheet {
+  return { id: newId(), title: `Worksheet ${n}`, sql, agentId: null, catalog: null };
+}
+
+export function loadWorksheets(ws: string): WorksheetState {
+  try {
+    const raw = localStorage.getItem(key(ws));
+    if (raw) {
+      const s = JSON.parse(raw) as WorksheetState;
+      if (Array.isArray(s.tabs) && s.tabs.length) return { tabs: s.tabs, active: s.tabs.some((t) => t.id === s.active) ? s.active : s.tabs[0].id };
+    }
+  } catch {
+    // unreadable storage: start fresh rather than fail the screen
+  }
+  const first = blankWorksheet(1, 'SELECT 42 AS answer;');
+  return { tabs: [first], active: first.id };
+}
+
+export function saveWorksheets(ws: string, state: WorksheetState): void {
+  localStorage.setItem(key(ws), JSON.stringify(state));
+}
+
+/** Opens `sql` in a new tab of `ws`'s worksheets (from the catalog or history); the worksheet screen picks it up. */
+export function openInWorksheet(ws: string, sql: string, title?: string, catalog?: string | null): void {
+  const state = loadWorksheets(ws);
+  const tab = { ...blankWorksheet(state.tabs.length + 1, sql), catalog: catalog ?? null };
+  if (title) tab.title = title;
+  saveWorksheets(ws, { tabs: [...state.tabs, tab], active: tab.id });
+}
