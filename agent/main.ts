@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { AdmissionController } from './admission.ts';
 import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config.ts';
 import { ControlChannel } from './controlChannel.ts';
+import { cacheMaxBytesFromEnv, DataFileCache } from './dataCache.ts';
 import { engineVersion } from './engine.ts';
 import { createAgentLogger, type Logger } from './logger.ts';
 import { memoryBudget } from './memoryBudget.ts';
@@ -19,6 +20,8 @@ export { agentConfigFromEnv, AgentConfigError, type AgentConfig };
 
 export interface RunAgentOptions {
   readonly logger?: Logger;
+  /** Bound of the Iceberg data-file cache; default from ICEBERG_CACHE_MAX_BYTES (10 GiB). */
+  readonly icebergCacheMaxBytes?: number;
 }
 
 export interface AgentHandle {
@@ -65,6 +68,9 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   });
   const stopSweep = startRetentionSweep(config.resultsDir, config.resultRetentionHours, logger.child({ component: 'retention' }));
 
+  const cacheDir = join(config.dataDir, 'cache');
+  const dataCache = new DataFileCache(cacheDir, options.icebergCacheMaxBytes ?? cacheMaxBytesFromEnv(process.env));
+
   let channel: ControlChannel | null = null;
   const runner = new QueryRunner({
     config,
@@ -78,8 +84,9 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
       lockConfiguration: config.sandboxLockConfiguration,
       profilingEnabled: config.profilingEnabled,
       explainMemoryBytes: config.estimateFloorBytes,
-      extraReadableDirs: [join(config.dataDir, 'cache')],
+      extraReadableDirs: [cacheDir],
     },
+    dataCache,
     send: (frame) => {
       channel?.send(frame);
     },

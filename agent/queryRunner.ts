@@ -4,6 +4,10 @@ import type { AgentFrame, DispatchQueryFrame, QueryErrorCode } from '../protocol
 import { AdmissionController, AdmissionError, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
 import { QueryEngine, type EngineOptions } from './engine.ts';
+import type { DataFileCache } from './dataCache.ts';
+import { decodeAttachments } from './icebergAttachments.ts';
+import { IcebergBridge } from './icebergBridge.ts';
+import { BridgeError } from './icebergErrors.ts';
 import type { Logger } from './logger.ts';
 import type { MemoryAsk } from './memoryAsk.ts';
 
@@ -22,6 +26,10 @@ export interface QueryRunnerOptions {
   readonly memoryAsk: MemoryAsk;
   readonly engine: EngineOptions;
   readonly logger: Logger;
+  /** The Iceberg data-file cache (needed when dispatches carry catalogs). */
+  readonly dataCache?: DataFileCache;
+  /** Test hook: runs between a write's upload and its catalog commit. */
+  readonly beforeIcebergCommit?: () => Promise<void>;
   /** Sends a frame to the control plane (dropped while disconnected; the control plane reaps by timeout). */
   readonly send: (frame: AgentFrame) => void;
 }
@@ -33,6 +41,7 @@ function message(error: unknown): string {
 
 function classify(error: unknown): QueryErrorCode {
   if (error instanceof AdmissionError) return error.code;
+  if (error instanceof BridgeError) return error.code;
   const text = error instanceof Error ? error.message : String(error);
   if (/Out of Memory Error/i.test(text)) return 'out_of_memory';
   // DuckDB errors carry their class as a prefix ("Binder Error: …", "Parser Error: …").
@@ -102,17 +111,35 @@ export class QueryRunner {
     // The timeout counts from receipt, like the control plane's view of the query, so queueing is included.
     const timer = setTimeout(() => this.#stop(entry, 'timeout'), timeoutS * 1000);
     let grant: Grant | null = null;
+    let bridge: IcebergBridge | null = null;
     let outcome: AgentFrame;
     const stopped = () => {
       if (entry.stopReason !== null) throw new Error(`stopped: ${entry.stopReason}`);
     };
     try {
       log.debug({ sql: payload.sql }, 'query received');
-      if (payload.catalogs && payload.catalogs.length > 0) {
-        log.warn({ catalogs: payload.catalogs.map((c) => c.name) }, 'catalog attachment is not available on this agent yet');
-      }
       entry.engine = await QueryEngine.open(queryId, this.#o.engine);
       stopped();
+      let sql = payload.sql;
+      if (payload.catalogs && payload.catalogs.length > 0) {
+        if (!this.#o.dataCache) throw new BridgeError('catalog_error', 'this agent has no Iceberg data cache configured');
+        // Attach the catalogs and prepare the first statement's tables before EXPLAIN, which binds them.
+        bridge = await IcebergBridge.open(
+          {
+            attachments: decodeAttachments(payload.catalogs),
+            connection: entry.engine.connection,
+            workDir: entry.engine.tempDir,
+            cache: this.#o.dataCache,
+            logger: log,
+            ...(this.#o.beforeIcebergCommit ? { beforeCommit: this.#o.beforeIcebergCommit } : {}),
+          },
+          payload.sql,
+        );
+        stopped();
+        await bridge.before(0);
+        stopped();
+        sql = bridge.sql;
+      }
       let askBytes = 0;
       let askSource = 'ladder';
       if (config.maxConcurrencyProfile === 'auto') {
@@ -120,7 +147,7 @@ export class QueryRunner {
         if (ask === null) {
           let estimate = memoryAsk.cachedEstimate(payload.sql);
           if (estimate === undefined) {
-            estimate = await entry.engine.explainEstimate(payload.sql, config.explainTimeoutS * 1000);
+            estimate = await entry.engine.explainEstimate(sql, config.explainTimeoutS * 1000);
             stopped();
             memoryAsk.rememberEstimate(payload.sql, estimate);
           }
@@ -135,7 +162,8 @@ export class QueryRunner {
       send({ type: 'query_started', payload: { query_id: queryId, queued_ms: grant.queuedMs, reserved_bytes: grant.grantedBytes } });
       await entry.engine.configure(grant.limitBytes);
       stopped();
-      const result = await entry.engine.execute(payload.sql);
+      const result = await entry.engine.execute(sql, bridge ?? undefined);
+      if (bridge) log.info({ ...bridge.stats }, 'iceberg bridge');
       const durationMs = performance.now() - startedAt;
       if (result.wrote) memoryAsk.clearAfterWrite();
       else if (result.profile?.summary.peak_memory_bytes) memoryAsk.rememberPeak(payload.sql, result.profile.summary.peak_memory_bytes);
@@ -174,6 +202,8 @@ export class QueryRunner {
       clearTimeout(timer);
       // Close before releasing: the reservation must cover the instance's memory until it is actually freed.
       await entry.engine?.close().catch((error: unknown) => log.warn({ err: message(error) }, 'engine close failed'));
+      // Unpinned only once DuckDB is closed: its views read the cached files lazily.
+      bridge?.close();
       grant?.release();
     }
     // Reported only after cleanup, so when the control plane hears the outcome the memory is free again and the

@@ -1,7 +1,7 @@
 // The catalog's own access to warehouse storage over the S3 protocol: writing metadata files, and purging a
 // dropped table's files. One client per warehouse connection, rebuilt when the connection settings change.
 import { PutObjectCommand, GetObjectCommand, ListObjectsV2Command, DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
-import { makeS3Client } from '../runtime/objectStore.ts';
+import { makeS3Client } from '../iceberg/s3Client.ts';
 import type { Warehouse } from './metastore.ts';
 import { badRequest } from './errors.ts';
 

@@ -96,11 +96,13 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
     });
     socket.on('error', (err) => log.warn({ err: err.message }, 'agent socket error'));
 
+    // Answered here at once, with the protocol's close code (4001/4002) that the agent logs; the machine's own
+    // auth_error and close effects then find the socket closing and do nothing.
     const authFail = async (code: string, message: string, closeCode: number) => {
       log.warn({ code, reason: message }, 'agent authentication refused');
       send({ type: 'auth_error', payload: { code, message } });
-      await host.send('agentConnection', connectionId, { type: 'authFailed', code, message });
       conn.close(closeCode, code);
+      await host.send('agentConnection', connectionId, { type: 'authFailed', code, message });
     };
 
     async function onFrame(frame: AgentFrame) {

@@ -16,7 +16,6 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { S3Client } from '@aws-sdk/client-s3';
 
 const require = createRequire(import.meta.url);
 
@@ -303,42 +302,3 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
 
 // ---------------------------------------------------------------------------------------------------------------
 // The client
-
-export interface S3ClientOptions {
-  endpoint?: string;
-  region?: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-  /** Path-style addressing; true by default (S3-compatible servers need it). */
-  pathStyle?: boolean;
-}
-
-/** An S3 client with the settings S3-compatible servers need (see engineering notes: S3-compatible servers). */
-export function makeS3Client(opts: S3ClientOptions): S3Client {
-  const client = new S3Client({
-    endpoint: opts.endpoint || undefined,
-    region: opts.region || 'us-east-1',
-    forcePathStyle: opts.pathStyle ?? true,
-    credentials: {
-      accessKeyId: opts.accessKeyId,
-      secretAccessKey: opts.secretAccessKey,
-      ...(opts.sessionToken ? { sessionToken: opts.sessionToken } : {}),
-    },
-    // Default checksums send aws-chunked bodies that s3rver mis-stores.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-  // The SDK signs bucket-level paths as `/bucket/`, s3rver verifies `/bucket`: strip the slash before signing.
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      const request = args.request as { path?: string };
-      if (request && typeof request.path === 'string' && /^\/[^/]+\/$/.test(request.path)) {
-        request.path = request.path.slice(0, -1);
-      }
-      return next(args);
-    },
-    { step: 'build', name: 'eiderStripBucketSlash' },
-  );
-  return client;
-}

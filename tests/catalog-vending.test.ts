@@ -4,7 +4,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { PutObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
 import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
-import { makeS3Client } from '../runtime/objectStore.ts';
+import { makeS3Client } from '../iceberg/s3Client.ts';
 
 let tdb: TestDatabase;
 let stack: CatalogStack;

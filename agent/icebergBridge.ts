@@ -1,0 +1,612 @@
+// The Iceberg bridge of one query. DuckDB's iceberg and httpfs extensions are not available, so the agent does the
+// Iceberg work itself and lets DuckDB run the user's statement unchanged:
+//  - every attached catalog becomes an in-memory DuckDB database of the same name holding one schema per
+//    namespace; the default catalog is made current, so `schema.table` and `catalog.schema.table` both resolve;
+//  - before each statement, every Iceberg table it reads becomes a view over `read_parquet` of locally cached data
+//    files (pruned, fetched over S3 in Node with the credentials vended for this query) with field-id column
+//    mapping; a table it writes becomes a real DuckDB table (empty for INSERT, loaded for UPDATE/DELETE/MERGE);
+//  - after the statement, what changed in DuckDB is turned into Iceberg: new data files and a snapshot
+//    (copy-on-write of only the files whose rows changed), a new schema, a created or dropped table or namespace.
+// Credentials and the catalog token live in this object only and die with the query.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { randomUUID } from 'node:crypto';
+import { duckdbToIceberg, icebergToDuckdb } from '../iceberg/duckdbTypes.ts';
+import { currentSchema, defaultSpec, type NestedField, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
+import { defaultAttachment, type IcebergAttachment } from './icebergAttachments.ts';
+import { CatalogHttpError, IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
+import { commitSchema, commitSnapshot, type TableHandle } from './icebergCommit.ts';
+import type { DataFileCache } from './dataCache.ts';
+import { BridgeError, catalogError, unsupported } from './icebergErrors.ts';
+import { planScan, type PlannedFile } from './icebergScan.ts';
+import { analyzeStatement, snapshotSuffix, splitStatements, type StatementInfo, type TableRef } from './icebergStatements.ts';
+import { TableStorage } from './icebergStorage.ts';
+import { quoteIdent, quoteLiteral, writeDataFiles } from './icebergWrite.ts';
+import type { Logger } from './logger.ts';
+
+export interface BridgeOptions {
+  readonly attachments: readonly IcebergAttachment[];
+  readonly connection: DuckDBConnection;
+  /** The query's scratch directory (inside DuckDB's allowed directories): data files are written here first. */
+  readonly workDir: string;
+  readonly cache: DataFileCache;
+  readonly logger: Logger;
+  /** Called between uploading a write's files and committing it (tests abort a commit here). */
+  readonly beforeCommit?: () => Promise<void>;
+}
+
+export interface BridgeStats {
+  tablesLoaded: number;
+  filesScanned: number;
+  filesSkipped: number;
+  manifestsSkipped: number;
+  commits: number;
+  commitAttempts: number;
+}
+
+interface Attached {
+  readonly attachment: IcebergAttachment;
+  readonly client: IcebergCatalogClient;
+  /** Namespace by lower-case name (DuckDB compares identifiers case-insensitively). */
+  readonly namespaces: Map<string, string>;
+}
+
+interface Resolved {
+  att: Attached;
+  namespace: string;
+  /** Table name in the catalog (suffix removed). */
+  table: string;
+  /** The name as written in SQL (DuckDB object name). */
+  sqlName: string;
+  snapshotId?: bigint;
+}
+
+interface TargetState {
+  kind: StatementInfo['kind'];
+  resolved: Resolved;
+  handle: TableHandle | null;
+  /** Files loaded into the DuckDB table, with their rowid ranges. */
+  ranges: Array<{ planned: PlannedFile; lo: number; hi: number }>;
+  baseRows: number;
+  /** ALTER: the columns before the statement. */
+  columnsBefore?: Array<{ name: string; type: string }>;
+  existed: boolean;
+  tag: string;
+}
+
+// DuckDB's own catalogs cannot be shadowed by an attachment.
+const RESERVED_CATALOGS = new Set(['memory', 'system', 'temp', 'main']);
+const DOWNLOAD_CONCURRENCY = 8;
+
+const objectPath = (catalog: string, schema: string, name: string) => `${quoteIdent(catalog)}.${quoteIdent(schema)}.${quoteIdent(name)}`;
+
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
+
+/**
+ * `SELECT` over data files with field-id column mapping; an empty table is a typed empty relation. A table whose
+ * schema never changed (`evolved` false) has every file written with the current names and types, so it is read
+ * by name: field-id mapping costs DuckDB about a fifth more on a full scan.
+ */
+export function scanSql(schema: Schema, paths: readonly string[], evolved = true): string {
+  if (paths.length === 0) {
+    const cols = schema.fields.map((f) => `CAST(NULL AS ${icebergToDuckdb(f.type)}) AS ${quoteIdent(f.name)}`);
+    return `SELECT ${cols.join(', ')} LIMIT 0`;
+  }
+  if (!evolved) {
+    return `SELECT ${schema.fields.map((f) => quoteIdent(f.name)).join(', ')} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])`;
+  }
+  const map = schema.fields
+    .map((f) => `${f.id}: {name: ${quoteLiteral(f.name)}, type: ${quoteLiteral(icebergToDuckdb(f.type))}, default_value: NULL}`)
+    .join(', ');
+  return `SELECT * FROM read_parquet([${paths.map(quoteLiteral).join(', ')}], schema = MAP {${map}})`;
+}
+
+function columnDefs(schema: Schema): string {
+  return schema.fields.map((f) => `${quoteIdent(f.name)} ${icebergToDuckdb(f.type)}`).join(', ');
+}
+
+export class IcebergBridge {
+  readonly #o: BridgeOptions;
+  readonly #attached = new Map<string, Attached>();
+  readonly #default: Attached | undefined;
+  readonly #statements: StatementInfo[];
+  readonly #prepared = new Set<number>();
+  readonly #targets = new Map<number, TargetState | null>();
+  readonly #pinned: string[] = [];
+  readonly #storages: TableStorage[] = [];
+  readonly stats: BridgeStats = { tablesLoaded: 0, filesScanned: 0, filesSkipped: 0, manifestsSkipped: 0, commits: 0, commitAttempts: 0 };
+
+  private constructor(options: BridgeOptions, statements: StatementInfo[]) {
+    this.#o = options;
+    this.#statements = statements;
+    for (const a of options.attachments) {
+      this.#attached.set(a.name.toLowerCase(), { attachment: a, client: new IcebergCatalogClient(a), namespaces: new Map() });
+    }
+    const d = defaultAttachment(options.attachments);
+    this.#default = d ? this.#attached.get(d.name.toLowerCase()) : undefined;
+  }
+
+  /** Attaches every catalog (namespaces as DuckDB schemas) and analyzes the statements of `sql`. */
+  static async open(options: BridgeOptions, sql: string): Promise<IcebergBridge> {
+    const statements = splitStatements(sql).map(analyzeStatement);
+    const bridge = new IcebergBridge(options, statements);
+    await bridge.#attach();
+    return bridge;
+  }
+
+  /** The SQL DuckDB runs: the user's statements, with only `PARTITIONED BY (…)` clauses removed. */
+  get sql(): string {
+    return this.#statements.map((s) => s.sql).join(';\n');
+  }
+
+  get statementCount(): number {
+    return this.#statements.length;
+  }
+
+  async #attach(): Promise<void> {
+    const c = this.#o.connection;
+    await Promise.all(
+      [...this.#attached.values()].map(async (att) => {
+        for (const ns of await att.client.listNamespaces()) att.namespaces.set(ns.toLowerCase(), ns);
+      }),
+    );
+    for (const att of this.#attached.values()) {
+      const name = att.attachment.name;
+      if (RESERVED_CATALOGS.has(name.toLowerCase())) throw catalogError(`a catalog cannot be named ${name} on the agent (reserved by DuckDB)`);
+      await c.run(`ATTACH ':memory:' AS ${quoteIdent(name)}`);
+      for (const ns of att.namespaces.values()) {
+        if (ns.toLowerCase() !== 'main') await c.run(`CREATE SCHEMA ${quoteIdent(name)}.${quoteIdent(ns)}`);
+      }
+    }
+    if (this.#default) await c.run(`USE ${quoteIdent(this.#default.attachment.name)}`);
+  }
+
+  #byName(name: string | null): Attached | undefined {
+    return name === null ? undefined : this.#attached.get(name.toLowerCase());
+  }
+
+  #resolve(ref: TableRef): Resolved | null {
+    let att: Attached | undefined;
+    let ns: string;
+    if (ref.catalog !== null) {
+      att = this.#byName(ref.catalog);
+      ns = ref.schema ?? 'main';
+    } else if (ref.schema !== null) {
+      if (this.#default?.namespaces.has(ref.schema.toLowerCase())) att = this.#default;
+      else if (this.#byName(ref.schema)) return this.#resolve({ catalog: ref.schema, schema: 'main', name: ref.name });
+      else att = this.#default;
+      ns = ref.schema;
+    } else {
+      att = this.#default;
+      ns = 'main';
+    }
+    if (!att) return null;
+    const namespace = att.namespaces.get(ns.toLowerCase()) ?? ns;
+    const travel = snapshotSuffix(ref.name);
+    return { att, namespace, table: travel?.base ?? ref.name, sqlName: ref.name, ...(travel ? { snapshotId: travel.snapshotId } : {}) };
+  }
+
+  #path(r: Resolved): string {
+    return objectPath(r.att.attachment.name, r.namespace, r.sqlName);
+  }
+
+  async #load(r: Resolved): Promise<TableHandle | null> {
+    if (!r.att.namespaces.has(r.namespace.toLowerCase())) return null;
+    let name = r.table;
+    let loaded: LoadedTable | null = await r.att.client.loadTable(r.namespace, name);
+    if (!loaded) {
+      // DuckDB resolves names case-insensitively; Iceberg names are exact.
+      const match = (await r.att.client.listTables(r.namespace)).find((t) => t.toLowerCase() === r.table.toLowerCase());
+      if (!match) return null;
+      name = match;
+      loaded = await r.att.client.loadTable(r.namespace, name);
+      if (!loaded) return null;
+    }
+    const storage = new TableStorage(`${r.att.attachment.name}.${r.namespace}.${name}`, loaded.storage);
+    this.#storages.push(storage);
+    this.stats.tablesLoaded++;
+    return { client: r.att.client, namespace: r.namespace, name, loaded, storage };
+  }
+
+  async #fetch(handle: TableHandle, files: readonly PlannedFile[]): Promise<string[]> {
+    const paths = await pool(files, DOWNLOAD_CONCURRENCY, (f) =>
+      this.#o.cache.acquire(f.file.file_path, Number(f.file.file_size_in_bytes), (path) => handle.storage.download(f.file.file_path, path)),
+    );
+    this.#pinned.push(...paths);
+    return paths;
+  }
+
+  /** Prepares statement `index`: views for the tables it reads, a DuckDB table for the one it writes. Idempotent. */
+  async before(index: number): Promise<void> {
+    if (this.#prepared.has(index)) return;
+    this.#prepared.add(index);
+    const info = this.#statements[index];
+    if (!info) return;
+    const c = this.#o.connection;
+    const target = await this.#prepareTarget(index, info);
+    const targetKey = target ? `${target.resolved.att.attachment.name}.${target.resolved.namespace}.${target.resolved.sqlName}`.toLowerCase() : null;
+    const seen = new Set<string>();
+    const icebergRefs = info.refs.map((ref) => ({ ref, resolved: this.#resolve(ref) })).filter((x) => x.resolved !== null) as Array<{ ref: TableRef; resolved: Resolved }>;
+    for (const { resolved } of icebergRefs) {
+      const key = `${resolved.att.attachment.name}.${resolved.namespace}.${resolved.sqlName}`.toLowerCase();
+      if (key === targetKey || seen.has(key)) continue;
+      seen.add(key);
+      const handle = await this.#load(resolved);
+      if (!handle) continue;
+      // Predicates prune only when this is the statement's one table reference (a join's WHERE may name columns of
+      // several tables, and a self-join reads the table twice).
+      const single = icebergRefs.length === 1 && info.refs.length === 1;
+      const plan = await planScan(handle.loaded.metadata, handle.storage, {
+        ...(resolved.snapshotId !== undefined ? { snapshotId: resolved.snapshotId } : {}),
+        predicates: single ? info.predicates : [],
+        qualifiers: [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])],
+      });
+      this.#count(plan);
+      const paths = await this.#fetch(handle, plan.files);
+      await this.#clearObject(resolved);
+      await c.run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1)}`);
+    }
+  }
+
+  #count(plan: { files: unknown[]; filesSkipped: number; manifestsSkipped: number }): void {
+    this.stats.filesScanned += plan.files.length;
+    this.stats.filesSkipped += plan.filesSkipped;
+    this.stats.manifestsSkipped += plan.manifestsSkipped;
+  }
+
+  async #prepareTarget(index: number, info: StatementInfo): Promise<TargetState | null> {
+    const writes = ['insert', 'update', 'delete', 'merge', 'create_table', 'alter_table', 'drop_table'];
+    if (!writes.includes(info.kind) || !info.target || info.temporary) {
+      this.#targets.set(index, null);
+      return null;
+    }
+    const resolved = this.#resolve(info.target);
+    if (!resolved) {
+      this.#targets.set(index, null);
+      return null;
+    }
+    if (resolved.snapshotId !== undefined) throw unsupported(`${info.target.name} is a snapshot of a table: snapshots are read-only`);
+    const c = this.#o.connection;
+    const handle = await this.#load(resolved);
+    const state: TargetState = { kind: info.kind, resolved, handle, ranges: [], baseRows: 0, existed: handle !== null, tag: randomUUID().replace(/-/g, '') };
+    this.#targets.set(index, state);
+    if (resolved.att.namespaces.has(resolved.namespace.toLowerCase())) await this.#clearObject(resolved);
+    if (info.kind === 'create_table') {
+      // An existing table is present in DuckDB too, so IF NOT EXISTS / OR REPLACE / "already exists" behave as usual.
+      if (handle) await c.run(`CREATE TABLE ${this.#path(resolved)} (${columnDefs(currentSchema(handle.loaded.metadata))})`);
+      else if (resolved.namespace.toLowerCase() === 'main' && !resolved.att.namespaces.has('main')) {
+        // `main` is DuckDB's default schema: a table created there lands in the catalog's namespace `main`.
+        await resolved.att.client.createNamespace('main').catch((e) => {
+          if (!(e instanceof CatalogHttpError && e.status === 409)) throw e;
+        });
+        resolved.att.namespaces.set('main', 'main');
+      }
+      return state;
+    }
+    if (!handle) return state; // DuckDB reports the missing table in its own words
+    const metadata = handle.loaded.metadata;
+    const schema = currentSchema(metadata);
+    const path = this.#path(resolved);
+    await c.run(`CREATE TABLE ${path} (${columnDefs(schema)})`);
+    if (info.kind === 'alter_table') {
+      state.columnsBefore = await this.#columns(resolved);
+      return state;
+    }
+    if (info.kind === 'drop_table') return state;
+    const selfRead = info.refs.filter((r) => {
+      const x = this.#resolve(r);
+      return x && x.att === resolved.att && x.namespace.toLowerCase() === resolved.namespace.toLowerCase() && x.sqlName.toLowerCase() === resolved.sqlName.toLowerCase();
+    }).length;
+    // INSERT only appends: the table's rows are needed only when the statement also reads the table.
+    if (info.kind === 'insert' && selfRead <= 1) return state;
+    const prune = (info.kind === 'update' || info.kind === 'delete') && selfRead === 1;
+    const plan = await planScan(metadata, handle.storage, {
+      predicates: prune ? info.predicates : [],
+      qualifiers: [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])],
+    });
+    this.#count(plan);
+    const paths = await this.#fetch(handle, plan.files);
+    let lo = 0;
+    for (let i = 0; i < paths.length; i++) {
+      // One INSERT per file: DuckDB numbers the rows of one append contiguously, so each file is a rowid range.
+      const res = await c.run(`INSERT INTO ${path} ${scanSql(schema, [paths[i]])}`);
+      const n = Number(res.rowsChanged);
+      state.ranges.push({ planned: plan.files[i], lo, hi: lo + n });
+      lo += n;
+    }
+    state.baseRows = lo;
+    const check = await c.runAndReadAll(`SELECT count(*), coalesce(max(rowid), -1) FROM ${path}`);
+    const [count, maxRowid] = check.getRows()[0] as [bigint, bigint];
+    if (Number(count) !== lo || Number(maxRowid) !== lo - 1) throw new Error('internal: loaded rows are not numbered contiguously');
+    if (state.ranges.length) {
+      const values = state.ranges.map((r, i) => `(${i}, ${r.lo}, ${r.hi})`).join(', ');
+      await c.run(`CREATE TEMP TABLE __eider_ranges_${state.tag} AS SELECT * FROM (VALUES ${values}) AS r(idx, lo, hi)`);
+      await c.run(`CREATE TEMP TABLE __eider_before_${state.tag} AS ${this.#digestSql(path, state.tag)}`);
+    }
+    return state;
+  }
+
+  // Per loaded file: row count and a sum of row hashes. A file whose digest changed had a row updated or deleted.
+  #digestSql(path: string, tag: string): string {
+    return `SELECT r.idx, count(*) AS n, sum(hash(__eider_row)::HUGEINT) AS h FROM ${path} AS __eider_row JOIN __eider_ranges_${tag} AS r ON __eider_row.rowid >= r.lo AND __eider_row.rowid < r.hi GROUP BY r.idx`;
+  }
+
+  /** Drops what an earlier statement of the script left under this name (a view or a loaded table). */
+  async #clearObject(r: Resolved): Promise<void> {
+    const where = `database_name = ${quoteLiteral(r.att.attachment.name)} AND schema_name = ${quoteLiteral(r.namespace)} AND lower(${'%'}) = ${quoteLiteral(r.sqlName.toLowerCase())}`;
+    const c = this.#o.connection;
+    const tables = await c.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE ${where.replace('%', 'table_name')}`);
+    if (Number(tables.getRows()[0][0]) > 0) await c.run(`DROP TABLE ${this.#path(r)}`);
+    const views = await c.runAndReadAll(`SELECT count(*) FROM duckdb_views() WHERE ${where.replace('%', 'view_name')}`);
+    if (Number(views.getRows()[0][0]) > 0) await c.run(`DROP VIEW ${this.#path(r)}`);
+  }
+
+  async #columns(r: Resolved): Promise<Array<{ name: string; type: string }>> {
+    const rows = await this.#o.connection.runAndReadAll(
+      `SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = ${quoteLiteral(r.att.attachment.name)} AND schema_name = ${quoteLiteral(r.namespace)} AND table_name = ${quoteLiteral(r.sqlName)} ORDER BY column_index`,
+    );
+    return rows.getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
+  }
+
+  async #exists(r: Resolved): Promise<boolean> {
+    const rows = await this.#o.connection.runAndReadAll(
+      `SELECT count(*) FROM duckdb_tables() WHERE database_name = ${quoteLiteral(r.att.attachment.name)} AND schema_name = ${quoteLiteral(r.namespace)} AND lower(table_name) = ${quoteLiteral(r.sqlName.toLowerCase())}`,
+    );
+    return Number(rows.getRows()[0][0]) > 0;
+  }
+
+  /** Applies statement `index`'s effect to Iceberg. Returns the row count to report, or null to keep DuckDB's. */
+  async after(index: number, rowsChanged: number): Promise<number | null> {
+    const info = this.#statements[index];
+    if (!info) return null;
+    switch (info.kind) {
+      case 'create_schema':
+        await this.#afterCreateSchema(info);
+        return null;
+      case 'drop_schema':
+        await this.#afterDropSchema(info);
+        return null;
+    }
+    const state = this.#targets.get(index);
+    if (!state) return null;
+    switch (state.kind) {
+      case 'insert':
+      case 'update':
+      case 'delete':
+      case 'merge':
+        if (state.handle) await this.#afterDml(state);
+        return rowsChanged;
+      case 'create_table':
+        return this.#afterCreateTable(info, state);
+      case 'alter_table':
+        if (state.handle) await this.#afterAlter(info, state);
+        return null;
+      case 'drop_table':
+        if (state.handle && !(await this.#exists(state.resolved))) {
+          await state.handle.client.dropTable(state.handle.namespace, state.handle.name, true);
+        }
+        return null;
+    }
+    return null;
+  }
+
+  async #afterDml(state: TargetState): Promise<void> {
+    const c = this.#o.connection;
+    const handle = state.handle!;
+    const path = this.#path(state.resolved);
+    const affected: number[] = [];
+    if (state.ranges.length) {
+      const rows = await c.runAndReadAll(
+        `SELECT b.idx FROM __eider_before_${state.tag} AS b LEFT JOIN (${this.#digestSql(path, state.tag)}) AS a ON a.idx = b.idx WHERE a.idx IS NULL OR a.n <> b.n OR a.h <> b.h`,
+      );
+      for (const row of rows.getRows()) affected.push(Number(row[0]));
+    }
+    const added = await c.runAndReadAll(`SELECT count(*) FROM ${path} WHERE rowid >= ${state.baseRows}`);
+    const newRows = Number(added.getRows()[0][0]);
+    if (affected.length === 0 && newRows === 0) return;
+    const metadata = handle.loaded.metadata;
+    const schema = currentSchema(metadata);
+    let source = `SELECT * FROM ${path} WHERE rowid >= ${state.baseRows}`;
+    if (affected.length) {
+      await c.run(`CREATE TEMP TABLE __eider_affected_${state.tag} AS SELECT * FROM __eider_ranges_${state.tag} WHERE idx IN (${affected.join(', ')})`);
+      source += ` UNION ALL SELECT __eider_row.* FROM ${path} AS __eider_row JOIN __eider_affected_${state.tag} AS r ON __eider_row.rowid >= r.lo AND __eider_row.rowid < r.hi`;
+    }
+    const written = await writeDataFiles(c, source, { schema, spec: defaultSpec(metadata), location: metadata.location.replace(/\/+$/, '') }, handle.storage, this.#o.workDir, this.#o.cache, this.#pinned);
+    const removed = new Map(affected.map((i) => [state.ranges[i].planned.file.file_path, state.ranges[i].planned.manifestPath]));
+    await this.#commit(handle, written.files, removed);
+  }
+
+  async #commit(handle: TableHandle, added: Parameters<typeof commitSnapshot>[1]['added'], removed: Map<string, string>): Promise<void> {
+    const result = await commitSnapshot(handle, { added, removed }, { ...(this.#o.beforeCommit ? { beforeCommit: this.#o.beforeCommit } : {}) });
+    this.stats.commits++;
+    this.stats.commitAttempts += result.attempts;
+    handle.loaded.metadata = result.metadata;
+    this.#o.logger.info(
+      { table: `${handle.namespace}.${handle.name}`, snapshotId: String(result.snapshotId), attempts: result.attempts, addedFiles: added.length, removedFiles: removed.size },
+      'iceberg commit',
+    );
+  }
+
+  async #afterCreateTable(info: StatementInfo, state: TargetState): Promise<number | null> {
+    const r = state.resolved;
+    if (!(await this.#exists(r))) return null;
+    if (state.existed && !info.orReplace) return null; // IF NOT EXISTS on an existing table
+    if (state.existed && state.handle) await state.handle.client.dropTable(state.handle.namespace, state.handle.name, true);
+    const columns = await this.#columns(r);
+    let id = columns.length;
+    const fields: NestedField[] = columns.map((col, i) => ({
+      id: i + 1,
+      name: col.name,
+      // Every field is optional: DuckDB's Parquet writer marks all columns OPTIONAL, and a required Iceberg field
+      // over an OPTIONAL Parquet column is flagged by strict readers (engineering notes).
+      required: false,
+      type: duckdbToIceberg(col.type, () => ++id),
+    }));
+    const schema = { type: 'struct' as const, fields };
+    const spec = {
+      fields: (info.partitionBy ?? []).map((p) => {
+        const source = fields.find((f) => f.name === p.column) ?? fields.find((f) => f.name.toLowerCase() === p.column.toLowerCase());
+        if (!source) throw unsupported(`partition column ${p.column} is not a column of the table`);
+        const base = p.transform.replace(/\[.*$/, '');
+        const suffix = base === 'identity' ? '' : `_${base}`;
+        return { 'source-id': source.id, transform: p.transform, name: `${source.name}${suffix}` };
+      }),
+    };
+    const loaded = await r.att.client.createTable(r.namespace, r.table, schema, spec);
+    const storage = new TableStorage(`${r.att.attachment.name}.${r.namespace}.${r.table}`, loaded.storage);
+    this.#storages.push(storage);
+    const handle: TableHandle = { client: r.att.client, namespace: r.namespace, name: r.table, loaded, storage };
+    const metadata = loaded.metadata;
+    const written = await writeDataFiles(
+      this.#o.connection,
+      `SELECT * FROM ${this.#path(r)}`,
+      { schema: currentSchema(metadata), spec: defaultSpec(metadata), location: metadata.location.replace(/\/+$/, '') },
+      storage,
+      this.#o.workDir,
+      this.#o.cache,
+      this.#pinned,
+    );
+    if (written.files.length) await this.#commit(handle, written.files, new Map());
+    return info.asSelect ? written.rows : null;
+  }
+
+  async #afterAlter(info: StatementInfo, state: TargetState): Promise<void> {
+    const handle = state.handle!;
+    if (info.renameTo) {
+      const to = info.renameTo;
+      const ns = to.schema ?? handle.namespace;
+      if (to.catalog && to.catalog.toLowerCase() !== state.resolved.att.attachment.name.toLowerCase()) throw unsupported('a table cannot be renamed into another catalog');
+      await handle.client.renameTable(handle.namespace, handle.name, ns, to.name);
+      return;
+    }
+    const before = state.columnsBefore ?? [];
+    const after = await this.#columns(state.resolved);
+    const change = diffColumns(before, after);
+    if (!change) return;
+    await commitSchema(handle, (metadata) => evolveSchema(metadata, change));
+  }
+
+  async #afterCreateSchema(info: StatementInfo): Promise<void> {
+    const t = info.target;
+    if (!t) return;
+    const att = t.catalog !== null ? this.#byName(t.catalog) : this.#default;
+    if (!att || att.namespaces.has(t.name.toLowerCase())) return;
+    await att.client.createNamespace(t.name);
+    att.namespaces.set(t.name.toLowerCase(), t.name);
+  }
+
+  async #afterDropSchema(info: StatementInfo): Promise<void> {
+    const t = info.target;
+    if (!t) return;
+    const att = t.catalog !== null ? this.#byName(t.catalog) : this.#default;
+    const ns = att?.namespaces.get(t.name.toLowerCase());
+    if (!att || ns === undefined) return;
+    if (info.cascade) {
+      for (const table of await att.client.listTables(ns)) await att.client.dropTable(ns, table, true);
+    }
+    try {
+      await att.client.dropNamespace(ns);
+    } catch (error) {
+      if (error instanceof CatalogHttpError && error.status === 409) {
+        throw catalogError(`schema ${att.attachment.name}.${ns} is not empty: drop its tables first or use DROP SCHEMA … CASCADE`);
+      }
+      throw error;
+    }
+    att.namespaces.delete(t.name.toLowerCase());
+  }
+
+  /** Unpins cached files (after DuckDB is closed) and drops storage clients. */
+  close(): void {
+    this.#o.cache.release(this.#pinned.splice(0));
+    for (const s of this.#storages.splice(0)) s.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// ALTER TABLE → schema evolution. DuckDB applies one change per ALTER; comparing its columns before and after
+// tells which one, and the change is then replayed by name on the Iceberg schema (also on a newer base after 409).
+
+export type ColumnChange =
+  | { op: 'add'; name: string; duckType: string }
+  | { op: 'drop'; name: string }
+  | { op: 'rename'; from: string; to: string }
+  | { op: 'retype'; name: string; duckType: string };
+
+export function diffColumns(before: ReadonlyArray<{ name: string; type: string }>, after: ReadonlyArray<{ name: string; type: string }>): ColumnChange | null {
+  if (after.length === before.length + 1) {
+    const added = after.find((a) => !before.some((b) => b.name === a.name));
+    return added ? { op: 'add', name: added.name, duckType: added.type } : null;
+  }
+  if (after.length === before.length - 1) {
+    const dropped = before.find((b) => !after.some((a) => a.name === b.name));
+    return dropped ? { op: 'drop', name: dropped.name } : null;
+  }
+  if (after.length !== before.length) throw unsupported('this ALTER TABLE changes several columns at once');
+  const diffs = before.map((b, i) => ({ b, a: after[i] })).filter(({ a, b }) => a.name !== b.name || a.type !== b.type);
+  if (diffs.length === 0) return null;
+  if (diffs.length > 1) throw unsupported('this ALTER TABLE changes several columns at once');
+  const { a, b } = diffs[0];
+  if (a.name !== b.name && a.type === b.type) return { op: 'rename', from: b.name, to: a.name };
+  if (a.name === b.name) return { op: 'retype', name: a.name, duckType: a.type };
+  throw unsupported('this ALTER TABLE changes several columns at once');
+}
+
+function widens(from: string, to: string): boolean {
+  if (from === to) return true;
+  if (from === 'int' && to === 'long') return true;
+  if (from === 'float' && to === 'double') return true;
+  const d1 = /^decimal\((\d+),\s*(\d+)\)$/.exec(from);
+  const d2 = /^decimal\((\d+),\s*(\d+)\)$/.exec(to);
+  return Boolean(d1 && d2 && d1[2] === d2[2] && Number(d2[1]) >= Number(d1[1]));
+}
+
+export function evolveSchema(metadata: TableMetadata, change: ColumnChange): { schema: Schema; lastColumnId: number } {
+  const schema = currentSchema(metadata);
+  let last = metadata['last-column-id'];
+  const find = (name: string) => {
+    const f = schema.fields.find((x) => x.name === name) ?? schema.fields.find((x) => x.name.toLowerCase() === name.toLowerCase());
+    if (!f) throw new BridgeError('catalog_error', `column ${name} does not exist in the table's current schema`);
+    return f;
+  };
+  const sourceIds = new Set(metadata['partition-specs'].flatMap((s) => s.fields.map((f) => f['source-id'])));
+  let fields = schema.fields.map((f) => ({ ...f }));
+  switch (change.op) {
+    case 'add':
+      if (schema.fields.some((f) => f.name.toLowerCase() === change.name.toLowerCase())) throw unsupported(`column ${change.name} already exists`);
+      fields.push({ id: ++last, name: change.name, required: false, type: duckdbToIceberg(change.duckType, () => ++last) });
+      break;
+    case 'drop': {
+      const f = find(change.name);
+      if (sourceIds.has(f.id)) throw unsupported(`column ${f.name} is a partition source and cannot be dropped`);
+      fields = fields.filter((x) => x.id !== f.id);
+      break;
+    }
+    case 'rename': {
+      const f = find(change.from);
+      fields = fields.map((x) => (x.id === f.id ? { ...x, name: change.to } : x));
+      break;
+    }
+    case 'retype': {
+      const f = find(change.name);
+      const to = duckdbToIceberg(change.duckType, () => ++last);
+      if (typeof f.type !== 'string' || typeof to !== 'string' || !widens(f.type, to)) {
+        throw unsupported(`column ${f.name} cannot change from ${typeof f.type === 'string' ? f.type : 'a nested type'} to ${typeof to === 'string' ? to : 'a nested type'}: Iceberg allows int→bigint, float→double and wider decimals`);
+      }
+      fields = fields.map((x) => (x.id === f.id ? { ...x, type: to } : x));
+      break;
+    }
+  }
+  const { 'schema-id': _id, ...rest } = schema;
+  void _id;
+  return { schema: { ...rest, 'schema-id': 0, fields } as Schema, lastColumnId: last };
+}

@@ -1,0 +1,303 @@
+// Committing a new snapshot: a manifest for the added data files, rewritten manifests for the ones whose files were
+// replaced (copy-on-write: removed entries marked deleted, the others carried as existing), every other manifest
+// of the base carried over untouched, a manifest list, then the REST commit with requirements (table uuid, main's
+// snapshot id). A 409 means another writer committed first: the table is loaded again and the snapshot is rebuilt
+// on the new base, as long as every manifest holding a file this change removes is still there (else the change
+// conflicts and fails).
+import { randomBytes } from 'node:crypto';
+import {
+  encodeBound,
+  partitionFieldTypes,
+  readManifest,
+  inheritFromManifest,
+  writeManifest,
+  writeManifestList,
+  type DataFile,
+  type FieldSummary,
+  type ManifestEntry,
+  type ManifestFile,
+} from '../iceberg/avro.ts';
+import { toBigInt } from '../iceberg/json.ts';
+import { currentSchema, defaultSpec, type PartitionSpec, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
+import type { TableUpdate, TableRequirement } from '../iceberg/updates.ts';
+import { CatalogHttpError, type IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
+import { catalogError } from './icebergErrors.ts';
+import { findSnapshot, mainSnapshotId, readManifestFiles } from './icebergScan.ts';
+import type { TableStorage } from './icebergStorage.ts';
+
+export interface TableHandle {
+  client: IcebergCatalogClient;
+  namespace: string;
+  name: string;
+  loaded: LoadedTable;
+  storage: TableStorage;
+}
+
+export interface SnapshotChange {
+  added: DataFile[];
+  /** Removed data files: file path → path of the manifest its live entry is in. */
+  removed: Map<string, string>;
+}
+
+export interface CommitOptions {
+  /** Called after the data files are uploaded, before manifests and the catalog commit (tests abort here). */
+  beforeCommit?: () => Promise<void>;
+  maxAttempts?: number;
+}
+
+export interface CommitResult {
+  snapshotId: bigint;
+  attempts: number;
+  metadata: TableMetadata;
+}
+
+export function newSnapshotId(): bigint {
+  // Positive 63-bit, as the reference implementation's ids are.
+  return randomBytes(8).readBigUInt64BE() & 0x7fffffffffffffffn;
+}
+
+function compareValues(a: unknown, b: unknown): number {
+  if (typeof a === 'bigint' || typeof b === 'bigint') {
+    const x = BigInt(a as bigint);
+    const y = BigInt(b as bigint);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return (a as number | string) < (b as number | string) ? -1 : (a as number | string) > (b as number | string) ? 1 : 0;
+}
+
+/** The manifest list's per-partition-field summaries for a manifest's live entries. */
+export function partitionSummaries(spec: PartitionSpec, schema: Schema, entries: readonly ManifestEntry[]): FieldSummary[] {
+  const types = partitionFieldTypes(spec, schema);
+  return types.map((t) => {
+    let lower: unknown;
+    let upper: unknown;
+    let containsNull = false;
+    let containsNan = false;
+    for (const e of entries) {
+      if (e.status === 2) continue;
+      const v = e.data_file.partition[t.name];
+      if (v === null || v === undefined) {
+        containsNull = true;
+        continue;
+      }
+      if (typeof v === 'number' && Number.isNaN(v)) {
+        containsNan = true;
+        continue;
+      }
+      if (lower === undefined || compareValues(v, lower) < 0) lower = v;
+      if (upper === undefined || compareValues(v, upper) > 0) upper = v;
+    }
+    return {
+      contains_null: containsNull,
+      contains_nan: containsNan,
+      lower_bound: lower === undefined ? null : encodeBound(t.type, lower),
+      upper_bound: upper === undefined ? null : encodeBound(t.type, upper),
+    };
+  });
+}
+
+function sum(values: Iterable<bigint>): bigint {
+  let s = 0n;
+  for (const v of values) s += v;
+  return s;
+}
+
+interface RewrittenManifest {
+  record: Omit<ManifestFile, 'sequence_number'>;
+  removedRecords: bigint;
+}
+
+export async function commitSnapshot(handle: TableHandle, change: SnapshotChange, options: CommitOptions = {}): Promise<CommitResult> {
+  const snapshotId = newSnapshotId();
+  const maxAttempts = options.maxAttempts ?? 40;
+  const location = handle.loaded.metadata.location.replace(/\/+$/, '');
+  let added: ManifestFile | null = null;
+  const rewritten = new Map<string, RewrittenManifest>();
+  let metadata = handle.loaded.metadata;
+  // The data files are uploaded; nothing references them until the commit lands.
+  if (options.beforeCommit) await options.beforeCommit();
+  for (let attempt = 1; ; attempt++) {
+    const schema = currentSchema(metadata);
+    const spec = defaultSpec(metadata);
+    const base = findSnapshot(metadata, mainSnapshotId(metadata));
+    const baseManifests = await readManifestFiles(handle.storage, base);
+    const basePaths = new Set(baseManifests.map((m) => m.manifest_path));
+    for (const manifestPath of new Set(change.removed.values())) {
+      if (!basePaths.has(manifestPath)) {
+        throw catalogError(`concurrent modification of ${handle.namespace}.${handle.name}: files this statement rewrites were changed by another commit; run it again`);
+      }
+    }
+    if (change.added.length && added === null) {
+      const entries: ManifestEntry[] = change.added.map((f) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: f }));
+      const bytes = writeManifest({ schema, spec, content: 'data', entries });
+      const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-m0.avro`;
+      await handle.storage.put(path, bytes);
+      added = {
+        manifest_path: path,
+        manifest_length: BigInt(bytes.byteLength),
+        partition_spec_id: spec['spec-id'],
+        content: 0,
+        sequence_number: 0n,
+        min_sequence_number: 0n,
+        added_snapshot_id: snapshotId,
+        added_files_count: entries.length,
+        existing_files_count: 0,
+        deleted_files_count: 0,
+        added_rows_count: sum(change.added.map((f) => f.record_count)),
+        existing_rows_count: 0n,
+        deleted_rows_count: 0n,
+        partitions: partitionSummaries(spec, schema, entries),
+      };
+    }
+    for (const m of baseManifests) {
+      if (rewritten.has(m.manifest_path)) continue;
+      const removedHere = [...change.removed.entries()].filter(([, mp]) => mp === m.manifest_path).map(([fp]) => fp);
+      if (removedHere.length === 0) continue;
+      const gone = new Set(removedHere);
+      const contents = readManifest(await handle.storage.getBytes(m.manifest_path));
+      const entries: ManifestEntry[] = [];
+      let removedRecords = 0n;
+      for (const raw of contents.entries) {
+        if (raw.status === 2) continue;
+        const e = inheritFromManifest(raw, m);
+        if (gone.has(e.data_file.file_path)) {
+          entries.push({ ...e, status: 2, snapshot_id: snapshotId });
+          removedRecords += e.data_file.record_count;
+          gone.delete(e.data_file.file_path);
+        } else entries.push({ ...e, status: 0 });
+      }
+      if (gone.size) throw catalogError(`concurrent modification of ${handle.namespace}.${handle.name}: a file this statement rewrites is no longer live`);
+      const mSpec = metadata['partition-specs'].find((s) => s['spec-id'] === m.partition_spec_id) ?? spec;
+      const bytes = writeManifest({ schema, spec: mSpec, content: 'data', entries });
+      const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-m${rewritten.size + 1}.avro`;
+      await handle.storage.put(path, bytes);
+      const live = entries.filter((e) => e.status === 0);
+      rewritten.set(m.manifest_path, {
+        removedRecords,
+        record: {
+          manifest_path: path,
+          manifest_length: BigInt(bytes.byteLength),
+          partition_spec_id: m.partition_spec_id,
+          content: 0,
+          min_sequence_number: live.reduce((a, e) => (e.sequence_number !== null && e.sequence_number < a ? e.sequence_number : a), m.min_sequence_number),
+          added_snapshot_id: snapshotId,
+          added_files_count: 0,
+          existing_files_count: live.length,
+          deleted_files_count: entries.length - live.length,
+          added_rows_count: 0n,
+          existing_rows_count: sum(live.map((e) => e.data_file.record_count)),
+          deleted_rows_count: removedRecords,
+          partitions: partitionSummaries(mSpec, schema, live),
+        },
+      });
+    }
+
+    const sequenceNumber = toBigInt(metadata['last-sequence-number']) + 1n;
+    const manifests: ManifestFile[] = [];
+    if (added) manifests.push({ ...added, sequence_number: sequenceNumber, min_sequence_number: sequenceNumber });
+    for (const m of baseManifests) {
+      const r = rewritten.get(m.manifest_path);
+      if (!r) manifests.push(m);
+      else if (r.record.existing_files_count > 0 || r.record.deleted_files_count > 0) {
+        const minSeq = r.record.existing_files_count > 0 ? r.record.min_sequence_number : sequenceNumber;
+        manifests.push({ ...r.record, sequence_number: sequenceNumber, min_sequence_number: minSeq });
+      }
+    }
+    const listBytes = writeManifestList({
+      snapshotId,
+      parentSnapshotId: base ? toBigInt(base['snapshot-id']) : null,
+      sequenceNumber,
+      manifests,
+    });
+    const listPath = `${location}/metadata/snap-${snapshotId}-${attempt}-${randomBytes(6).toString('hex')}.avro`;
+    await handle.storage.put(listPath, listBytes);
+
+    const addedRecords = sum(change.added.map((f) => f.record_count));
+    const deletedRecords = sum([...rewritten.values()].map((r) => r.removedRecords));
+    const prev = base?.summary ?? { operation: 'append' };
+    const totalRecords = BigInt(prev['total-records'] ?? '0') + addedRecords - deletedRecords;
+    const totalFiles = BigInt(prev['total-data-files'] ?? '0') + BigInt(change.added.length) - BigInt(change.removed.size);
+    const operation = change.removed.size === 0 ? 'append' : change.added.length === 0 ? 'delete' : 'overwrite';
+    const summary: Record<string, string> = {
+      operation,
+      'added-data-files': String(change.added.length),
+      'added-records': String(addedRecords),
+      'deleted-data-files': String(change.removed.size),
+      'deleted-records': String(deletedRecords),
+      'total-records': String(totalRecords),
+      'total-data-files': String(totalFiles),
+      'total-delete-files': '0',
+      'total-position-deletes': '0',
+      'total-equality-deletes': '0',
+      'engine-name': 'eider-agent',
+    };
+    const requirements: TableRequirement[] = [
+      { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
+      { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base ? base['snapshot-id'] : null },
+    ];
+    const updates: TableUpdate[] = [
+      {
+        action: 'add-snapshot',
+        snapshot: {
+          'snapshot-id': snapshotId,
+          ...(base ? { 'parent-snapshot-id': base['snapshot-id'] } : {}),
+          'sequence-number': sequenceNumber,
+          'timestamp-ms': Date.now(),
+          'manifest-list': listPath,
+          summary,
+          'schema-id': schema['schema-id'],
+        },
+      },
+      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
+    ];
+    try {
+      const next = await handle.client.commit(handle.namespace, handle.name, requirements, updates);
+      return { snapshotId, attempts: attempt, metadata: next };
+    } catch (error) {
+      if (!(error instanceof CatalogHttpError) || error.status !== 409 || attempt >= maxAttempts) {
+        if (error instanceof CatalogHttpError && error.status === 409) {
+          throw catalogError(`commit to ${handle.namespace}.${handle.name} kept conflicting after ${attempt} attempts: ${error.message}`);
+        }
+        throw error;
+      }
+      const reloaded = await handle.client.loadTable(handle.namespace, handle.name);
+      if (!reloaded || reloaded.metadata['table-uuid'] !== metadata['table-uuid']) {
+        throw catalogError(`table ${handle.namespace}.${handle.name} was dropped or replaced while this statement ran`);
+      }
+      metadata = reloaded.metadata;
+      // Jittered pause so that writers racing on one table spread out.
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * Math.min(attempt, 5)));
+    }
+  }
+}
+
+/** Commits a schema change (add-schema + set-current-schema), retried on 409 by re-deriving it from the new base. */
+export async function commitSchema(
+  handle: TableHandle,
+  evolve: (metadata: TableMetadata) => { schema: Schema; lastColumnId: number },
+): Promise<TableMetadata> {
+  let metadata = handle.loaded.metadata;
+  for (let attempt = 1; ; attempt++) {
+    const next = evolve(metadata);
+    try {
+      return await handle.client.commit(
+        handle.namespace,
+        handle.name,
+        [
+          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
+          { type: 'assert-current-schema-id', 'current-schema-id': metadata['current-schema-id'] },
+          { type: 'assert-last-assigned-field-id', 'last-assigned-field-id': metadata['last-column-id'] },
+        ],
+        [
+          { action: 'add-schema', schema: next.schema, 'last-column-id': next.lastColumnId },
+          { action: 'set-current-schema', 'schema-id': -1 },
+        ],
+      );
+    } catch (error) {
+      if (!(error instanceof CatalogHttpError) || error.status !== 409 || attempt >= 10) throw error;
+      const reloaded = await handle.client.loadTable(handle.namespace, handle.name);
+      if (!reloaded) throw catalogError(`table ${handle.namespace}.${handle.name} was dropped while this statement ran`);
+      metadata = reloaded.metadata;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+// Scan planning: snapshot → manifest list → manifests → live data files, pruned by the manifest list's partition
+// summaries, then by each file's partition values and column bounds (icebergPredicates.ts). Also what a write
+// needs to know about the files it read: which manifest held each of them.
+import { inheritFromManifest, readManifest, readManifestList, type DataFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
+import { toBigInt } from '../iceberg/json.ts';
+import { currentSchema, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
+import { catalogError, unsupported } from './icebergErrors.ts';
+import { bindPredicates, fileMayMatch, manifestMayMatch, type Predicate } from './icebergPredicates.ts';
+import type { TableStorage } from './icebergStorage.ts';
+
+export interface PlannedFile {
+  file: DataFile;
+  /** The manifest (path) the file's live entry is in. */
+  manifestPath: string;
+}
+
+export interface ScanPlan {
+  snapshot: Snapshot | undefined;
+  schema: Schema;
+  files: PlannedFile[];
+  manifestsRead: number;
+  manifestsSkipped: number;
+  filesSkipped: number;
+}
+
+export interface ScanOptions {
+  /** Time travel: read this snapshot instead of the current one. */
+  snapshotId?: bigint;
+  predicates?: readonly Predicate[];
+  /** Names the table is referred to by in the statement (name, alias), lower case: predicate qualifiers. */
+  qualifiers?: readonly string[];
+}
+
+export function findSnapshot(metadata: TableMetadata, id: bigint | null | undefined): Snapshot | undefined {
+  if (id === null || id === undefined || id === -1n) return undefined;
+  return metadata.snapshots.find((s) => toBigInt(s['snapshot-id']) === id);
+}
+
+export function mainSnapshotId(metadata: TableMetadata): bigint | null {
+  const ref = metadata.refs?.main;
+  if (ref) return toBigInt(ref['snapshot-id']);
+  const cur = metadata['current-snapshot-id'];
+  return cur === null || cur === undefined || toBigInt(cur) === -1n ? null : toBigInt(cur);
+}
+
+export function schemaOf(metadata: TableMetadata, snapshot: Snapshot | undefined): Schema {
+  if (snapshot && snapshot['schema-id'] !== undefined) {
+    const s = metadata.schemas.find((x) => x['schema-id'] === snapshot['schema-id']);
+    if (s) return s;
+  }
+  return currentSchema(metadata);
+}
+
+export async function readManifestFiles(storage: TableStorage, snapshot: Snapshot | undefined): Promise<ManifestFile[]> {
+  if (!snapshot) return [];
+  return readManifestList(await storage.getBytes(snapshot['manifest-list'])).manifests;
+}
+
+/** Live (status added/existing) entries of one manifest, with inherited snapshot and sequence numbers. */
+export async function liveEntries(storage: TableStorage, manifest: ManifestFile): Promise<ManifestEntry[]> {
+  const contents = readManifest(await storage.getBytes(manifest.manifest_path));
+  return contents.entries.filter((e) => e.status !== 2).map((e) => inheritFromManifest(e, manifest));
+}
+
+export async function planScan(metadata: TableMetadata, storage: TableStorage, options: ScanOptions = {}): Promise<ScanPlan> {
+  const snapshot = options.snapshotId !== undefined ? findSnapshot(metadata, options.snapshotId) : findSnapshot(metadata, mainSnapshotId(metadata));
+  if (options.snapshotId !== undefined && !snapshot) {
+    throw catalogError(`snapshot ${options.snapshotId} does not exist in this table`);
+  }
+  const schema = schemaOf(metadata, snapshot);
+  // Bounds and partition values are by field id: bind predicate columns with the current schema's names.
+  const bound = bindPredicates(options.predicates ?? [], currentSchema(metadata), options.qualifiers ?? []);
+  const specs = new Map<number, PartitionSpec>(metadata['partition-specs'].map((s) => [s['spec-id'], s]));
+  const manifests = await readManifestFiles(storage, snapshot);
+  const plan: ScanPlan = { snapshot, schema, files: [], manifestsRead: 0, manifestsSkipped: 0, filesSkipped: 0 };
+  const wanted = manifests.filter((m) => {
+    if (m.content !== 0) {
+      throw unsupported('this table has delete files (merge-on-read deletes), which this agent cannot apply yet');
+    }
+    const keep = manifestMayMatch(bound, specs.get(m.partition_spec_id), m.partitions);
+    if (!keep) plan.manifestsSkipped++;
+    return keep;
+  });
+  const read = await Promise.all(wanted.map(async (m) => ({ m, entries: await liveEntries(storage, m) })));
+  for (const { m, entries } of read) {
+    plan.manifestsRead++;
+    const spec = specs.get(m.partition_spec_id);
+    for (const e of entries) {
+      if (e.data_file.content !== 0) throw unsupported('this table has delete files, which this agent cannot apply yet');
+      if (String(e.data_file.file_format).toUpperCase() !== 'PARQUET') {
+        throw unsupported(`data file format ${e.data_file.file_format} is not supported (Parquet only)`);
+      }
+      if (!fileMayMatch(bound, spec, e.data_file)) {
+        plan.filesSkipped++;
+        continue;
+      }
+      plan.files.push({ file: e.data_file, manifestPath: m.manifest_path });
+    }
+  }
+  return plan;
+}

@@ -1,0 +1,93 @@
+// Object-store access for one table with the credentials vended for it (held in memory for the query only).
+// All S3 traffic of the bridge goes through here, in Node: DuckDB never reaches the network (no httpfs), it reads
+// local cache files only. Credential failures become catalog_error with a message naming the credential problem.
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createWriteStream } from 'node:fs';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { makeS3Client } from '../iceberg/s3Client.ts';
+import { catalogError } from './icebergErrors.ts';
+
+export function parseS3Uri(uri: string): { bucket: string; key: string } {
+  const m = /^s3a?:\/\/([^/]+)\/(.*)$/.exec(uri);
+  if (!m) throw catalogError(`unsupported storage location ${uri} (only s3:// is supported)`);
+  return { bucket: m[1], key: m[2] };
+}
+
+const CREDENTIAL_CODES = new Set(['ExpiredToken', 'InvalidAccessKeyId', 'AccessDenied', 'SignatureDoesNotMatch', 'InvalidToken', 'TokenRefreshRequired']);
+
+export class TableStorage {
+  readonly #client: S3Client;
+  readonly #table: string;
+
+  constructor(table: string, config: Record<string, string>) {
+    this.#table = table;
+    const accessKeyId = config['s3.access-key-id'];
+    const secretAccessKey = config['s3.secret-access-key'];
+    if (!accessKeyId || !secretAccessKey) {
+      throw catalogError(`the catalog vended no storage credential for ${table} (is credential vending enabled for its warehouse?)`);
+    }
+    this.#client = makeS3Client({
+      endpoint: config['s3.endpoint'],
+      region: config['s3.region'] ?? config['client.region'],
+      accessKeyId,
+      secretAccessKey,
+      sessionToken: config['s3.session-token'],
+      pathStyle: config['s3.path-style-access'] !== 'false',
+    });
+  }
+
+  #fail(error: unknown, what: string): never {
+    const e = error as { name?: string; Code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+    const code = e.Code ?? e.name ?? 'Error';
+    if (CREDENTIAL_CODES.has(code)) {
+      throw catalogError(`storage credential for ${this.#table} was refused (${code}): ${e.message ?? ''}`.trim());
+    }
+    if (code === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) {
+      throw catalogError(`${what}: object not found in storage`);
+    }
+    throw catalogError(`${what}: ${code}: ${e.message ?? String(error)}`);
+  }
+
+  async getBytes(uri: string): Promise<Uint8Array> {
+    const { bucket, key } = parseS3Uri(uri);
+    try {
+      const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return await res.Body!.transformToByteArray();
+    } catch (error) {
+      this.#fail(error, `reading ${uri}`);
+    }
+  }
+
+  /** Streams an object to `path` (via a temporary name, so a half-written file is never seen). */
+  async download(uri: string, path: string): Promise<void> {
+    const { bucket, key } = parseS3Uri(uri);
+    const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.partial`;
+    try {
+      const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      await pipeline(res.Body as Readable, createWriteStream(partial));
+      await rename(partial, path);
+    } catch (error) {
+      await rm(partial, { force: true });
+      this.#fail(error, `fetching ${uri}`);
+    }
+  }
+
+  async put(uri: string, body: Uint8Array): Promise<void> {
+    const { bucket, key } = parseS3Uri(uri);
+    try {
+      await this.#client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength }));
+    } catch (error) {
+      this.#fail(error, `writing ${uri}`);
+    }
+  }
+
+  async putFile(uri: string, path: string): Promise<void> {
+    await this.put(uri, await readFile(path));
+  }
+
+  close(): void {
+    this.#client.destroy();
+  }
+}

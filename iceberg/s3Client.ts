@@ -1,0 +1,42 @@
+// The S3 client settings every Eider component needs to talk to the bundled store or any S3-compatible server
+// (engineering notes: S3-compatible servers). Shared by the catalog service, the object store's tests and the agent.
+import { S3Client } from '@aws-sdk/client-s3';
+
+export interface S3ClientOptions {
+  endpoint?: string;
+  region?: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  /** Path-style addressing; true by default (S3-compatible servers need it). */
+  pathStyle?: boolean;
+}
+
+/** An S3 client with the settings S3-compatible servers need (see engineering notes: S3-compatible servers). */
+export function makeS3Client(opts: S3ClientOptions): S3Client {
+  const client = new S3Client({
+    endpoint: opts.endpoint || undefined,
+    region: opts.region || 'us-east-1',
+    forcePathStyle: opts.pathStyle ?? true,
+    credentials: {
+      accessKeyId: opts.accessKeyId,
+      secretAccessKey: opts.secretAccessKey,
+      ...(opts.sessionToken ? { sessionToken: opts.sessionToken } : {}),
+    },
+    // Default checksums send aws-chunked bodies that s3rver mis-stores.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  // The SDK signs bucket-level paths as `/bucket/`, s3rver verifies `/bucket`: strip the slash before signing.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { path?: string };
+      if (request && typeof request.path === 'string' && /^\/[^/]+\/$/.test(request.path)) {
+        request.path = request.path.slice(0, -1);
+      }
+      return next(args);
+    },
+    { step: 'build', name: 'eiderStripBucketSlash' },
+  );
+  return client;
+}

@@ -1,0 +1,170 @@
+// The agent control channel from the api's side, driven by a raw WebSocket client speaking the protocol, and
+// the operator actions on a real agent process (disconnect, credential revocation).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { PROTOCOL_VERSION, CLOSE_CODES } from '../protocol/index.ts';
+import { setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { startAgent, waitForHealthyAgent, cleanupAgentDir } from './support/agent.ts';
+
+let t: TestApi;
+let admin: Caller;
+
+beforeAll(async () => {
+  t = await startTestApi({ AGENT_BOOTSTRAP_TOKEN: 'seeded-bootstrap-token-xyz', AGENT_HEARTBEAT_INTERVAL_S: '0.3', AGENT_HEARTBEAT_TTL_S: '1.5', ACTOR_REAPER_TICK_S: '0.2' });
+  admin = await setupAdmin(t);
+});
+afterAll(async () => t?.close());
+
+interface Peer {
+  ws: WebSocket;
+  frames: any[];
+  next(type: string, timeoutMs?: number): Promise<any>;
+  closed: Promise<{ code: number; reason: string }>;
+  send(frame: unknown): void;
+}
+
+async function connect(opts: { forwardedFor?: string } = {}): Promise<Peer> {
+  const ws = new WebSocket(t.url.replace(/^http/, 'ws') + '/agents/connect', { headers: opts.forwardedFor ? { 'x-forwarded-for': opts.forwardedFor } : {} });
+  const frames: any[] = [];
+  const waiters: Array<() => void> = [];
+  ws.on('message', (d) => {
+    frames.push(JSON.parse(String(d)));
+    waiters.splice(0).forEach((w) => w());
+  });
+  const closed = new Promise<{ code: number; reason: string }>((res) => ws.on('close', (code, reason) => res({ code, reason: String(reason) })));
+  await new Promise((res, rej) => {
+    ws.once('open', res);
+    ws.once('error', rej);
+  });
+  return {
+    ws,
+    frames,
+    closed,
+    send: (f) => ws.send(typeof f === 'string' ? f : JSON.stringify(f)),
+    async next(type, timeoutMs = 5000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const i = frames.findIndex((f) => f.type === type);
+        if (i >= 0) return frames.splice(i, 1)[0];
+        if (Date.now() > until) throw new Error(`no ${type} frame; got ${JSON.stringify(frames)}`);
+        await new Promise<void>((res) => {
+          waiters.push(res);
+          setTimeout(res, 50);
+        });
+      }
+    },
+  };
+}
+
+const auth = (p: Record<string, unknown>) => ({ type: 'auth', payload: { protocol_version: PROTOCOL_VERSION, results_port: 8001, agent_version: 'test', ...p } });
+const capabilities = { engine_version: 'v1.5.6', extensions: [], memory_limit_bytes: 1024, max_concurrency_profile: 'auto' };
+
+describe('agent channel', () => {
+  it('bad frames get an error frame and the socket stays usable', async () => {
+    const p = await connect();
+    p.send('{not json');
+    expect((await p.next('error')).payload.code).toBe('bad_json');
+    p.send({ type: 'query_done', payload: { nope: 1 } });
+    expect((await p.next('error')).payload.code).toBe('bad_frame');
+    p.send({ type: 'teleport', payload: {} });
+    expect((await p.next('error')).payload.code).toBe('unknown_frame_type');
+    p.send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString() } });
+    expect((await p.next('error')).payload.message).toMatch(/authenticate first/);
+    expect(p.ws.readyState).toBe(WebSocket.OPEN);
+    p.ws.close();
+  });
+
+  it('a protocol version mismatch is refused with a reason and close code 4002', async () => {
+    const p = await connect();
+    p.send({ ...auth({ bootstrap_token: 'whatever' }), payload: { ...auth({ bootstrap_token: 'whatever' }).payload, protocol_version: 999 } });
+    const err = await p.next('auth_error');
+    expect(err.payload.code).toBe('protocol_version_mismatch');
+    expect((await p.closed).code).toBe(CLOSE_CODES.protocolVersionMismatch);
+  });
+
+  it('an unknown bootstrap token is refused (4001); the seeded one registers once; the result address honours X-Forwarded-For', async () => {
+    const bad = await connect();
+    bad.send(auth({ bootstrap_token: 'not-a-token' }));
+    expect((await bad.next('auth_error')).payload.code).toBe('invalid_bootstrap_token');
+    expect((await bad.closed).code).toBe(CLOSE_CODES.authFailed);
+
+    const p = await connect({ forwardedFor: '10.1.2.3, 192.168.0.1' });
+    p.send(auth({ bootstrap_token: 'seeded-bootstrap-token-xyz', name: 'raw' }));
+    const ok = await p.next('auth_ok');
+    expect(ok.payload.session_token).toMatch(/^eid_agent_/);
+    expect(ok.payload.heartbeat_interval_s).toBe(0.3);
+    p.send({ type: 'agent_status', payload: { capabilities } });
+    const id = await waitForHealthyAgent(t, admin, 'raw');
+    expect(id).toBe(ok.payload.agent_id);
+    const [row] = await t.database.db.query<{ result_url: string }>(`select result_url from eider.agents where id = $1`, [id]);
+    expect(row.result_url).toBe('http://10.1.2.3:8001');
+    // the api heartbeats too
+    expect((await p.next('heartbeat')).payload.sent_at).toBeTruthy();
+
+    const again = await connect();
+    again.send(auth({ bootstrap_token: 'seeded-bootstrap-token-xyz', name: 'raw2' }));
+    expect((await again.next('auth_error')).payload.code).toBe('invalid_bootstrap_token');
+
+    // a silent agent (no heartbeats) becomes unavailable after the TTL, by the reaper
+    const until = Date.now() + 10_000;
+    let status = 'healthy';
+    while (status === 'healthy' && Date.now() < until) {
+      status = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe('unavailable');
+    const closed = await p.closed;
+    expect(closed.code).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('an agent may not report on a query it was not given', async () => {
+    const boot = await t.req('POST', '/api/admin/agents/bootstrap', { body: {}, as: admin });
+    const p = await connect();
+    p.send(auth({ bootstrap_token: boot.body.token, name: 'liar' }));
+    await p.next('auth_ok');
+    p.send({ type: 'agent_status', payload: { capabilities } });
+    p.send({ type: 'query_done', payload: { query_id: '00000000-0000-4000-8000-000000000000', row_count: 1, duration_ms: 1, result_path: null, column_schema: null, columns: [] } });
+    expect((await p.next('error')).payload.code).toBe('unknown_query');
+    p.ws.close();
+  });
+});
+
+describe('operator actions on a real agent', () => {
+  it('disconnect: the agent reconnects with its session token; revoking the credential keeps it out', async () => {
+    const boot = await t.req('POST', '/api/admin/agents/bootstrap', { body: {}, as: admin });
+    const agent = await startAgent(t, { bootstrapToken: boot.body.token, name: 'ops', env: { LOG_LEVEL: 'info' } });
+    try {
+      const id = await waitForHealthyAgent(t, admin, 'ops');
+      const before = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.connection_id;
+      expect((await t.req('POST', `/api/admin/agents/${id}/disconnect`, { as: admin })).status).toBe(202);
+      const until = Date.now() + 15_000;
+      let after = before;
+      while (after === before && Date.now() < until) {
+        const a = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body;
+        if (a.status === 'healthy') after = a.connection_id;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(after).not.toBe(before);
+
+      expect((await t.req('DELETE', `/api/admin/agents/${id}/credential`, { as: admin })).status).toBe(204);
+      const [row] = await t.database.db.query<{ session_token_hash: string | null }>(`select session_token_hash from eider.agents where id = $1`, [id]);
+      expect(row.session_token_hash).toBeNull();
+      const until2 = Date.now() + 10_000;
+      let status = 'healthy';
+      while (status === 'healthy' && Date.now() < until2) {
+        status = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe('unavailable');
+      // it cannot come back: its session token is refused and its bootstrap token was used
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status).toBe('unavailable');
+      expect(agent.logs()).toContain('invalid_session_token');
+      expect((await t.req('DELETE', `/api/admin/agents/${id}`, { as: admin })).status).toBe(204);
+      expect((await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).status).toBe(404);
+    } finally {
+      await agent.stop();
+      cleanupAgentDir(agent);
+    }
+  });
+});
