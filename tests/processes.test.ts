@@ -51,7 +51,7 @@ describe('api processes', () => {
     } finally {
       a.child.kill('SIGTERM');
       b.child.kill('SIGTERM');
-      expect(await a.exited).toBe(0);
+      expect(await a.exited, a.output().err + a.output().out.slice(-2000)).toBe(0);
       expect(await b.exited).toBe(0);
       await database.drop();
       rmSync(dir, { recursive: true, force: true });
