@@ -105,6 +105,7 @@ function sum(values: Iterable<bigint>): bigint {
 interface RewrittenManifest {
   record: Omit<ManifestFile, 'sequence_number'>;
   removedRecords: bigint;
+  removedBytes: bigint;
 }
 
 export async function commitSnapshot(handle: TableHandle, change: SnapshotChange, options: CommitOptions = {}): Promise<CommitResult> {
@@ -157,12 +158,14 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
       const contents = readManifest(await handle.storage.getBytes(m.manifest_path));
       const entries: ManifestEntry[] = [];
       let removedRecords = 0n;
+      let removedBytes = 0n;
       for (const raw of contents.entries) {
         if (raw.status === 2) continue;
         const e = inheritFromManifest(raw, m);
         if (gone.has(e.data_file.file_path)) {
           entries.push({ ...e, status: 2, snapshot_id: snapshotId });
           removedRecords += e.data_file.record_count;
+          removedBytes += e.data_file.file_size_in_bytes;
           gone.delete(e.data_file.file_path);
         } else entries.push({ ...e, status: 0 });
       }
@@ -174,6 +177,7 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
       const live = entries.filter((e) => e.status === 0);
       rewritten.set(m.manifest_path, {
         removedRecords,
+        removedBytes,
         record: {
           manifest_path: path,
           manifest_length: BigInt(bytes.byteLength),
@@ -217,6 +221,10 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
     const prev = base?.summary ?? { operation: 'append' };
     const totalRecords = BigInt(prev['total-records'] ?? '0') + addedRecords - deletedRecords;
     const totalFiles = BigInt(prev['total-data-files'] ?? '0') + BigInt(change.added.length) - BigInt(change.removed.size);
+    const addedBytes = sum(change.added.map((f) => f.file_size_in_bytes));
+    const removedBytes = sum([...rewritten.values()].map((r) => r.removedBytes));
+    // A base written before sizes were recorded has no total: keep it unknown rather than guess.
+    const totalBytes = base && prev['total-files-size'] === undefined ? null : BigInt(prev['total-files-size'] ?? '0') + addedBytes - removedBytes;
     const operation = change.removed.size === 0 ? 'append' : change.added.length === 0 ? 'delete' : 'overwrite';
     const summary: Record<string, string> = {
       operation,
@@ -225,6 +233,9 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
       'deleted-data-files': String(change.removed.size),
       'deleted-records': String(deletedRecords),
       'total-records': String(totalRecords),
+      'added-files-size': String(addedBytes),
+      'removed-files-size': String(removedBytes),
+      ...(totalBytes === null ? {} : { 'total-files-size': String(totalBytes) }),
       'total-data-files': String(totalFiles),
       'total-delete-files': '0',
       'total-position-deletes': '0',

@@ -21,6 +21,7 @@ import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { registerAgentChannel } from '../http/agentSocket.ts';
 import { registerUi } from '../http/ui.ts';
+import { startSamplesSeed } from '../http/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
 
@@ -110,6 +111,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     onFirstAdmin: [],
   };
   const warehouses = keepWarehousesRegistered(ctx);
+  const seed = startSamplesSeed(ctx);
   const app = await buildServer({
     ctx,
     routes: allRoutes,
@@ -134,6 +136,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       // Agents reconnect to a live replica; their connection actors record the shutdown.
       for (const conn of sockets.all()) conn.close(1012, 'replica shutting down');
       warehouses.stop();
+      await seed.stop();
       await reaper.stop();
       await app.close();
       await host.close();

@@ -136,6 +136,7 @@ async function cmdUp() {
   env.OBJECT_STORE_SECRET_KEY = secretFor(dataDir, 'object-store-secret-key', 'OBJECT_STORE_SECRET_KEY');
   env.CATALOG_URL ??= `http://127.0.0.1:${config.CATALOG_PORT}`;
   env.DATA_DIR = dataDir;
+  env.SEED_SAMPLES ??= 'true';
 
   const children: ChildProcess[] = [];
   let stopping = false;

@@ -43,6 +43,7 @@ export const CONFIG_VARIABLES = {
   AGENT_HEARTBEAT_INTERVAL_S: n('process', '10', 0.05),
   AGENT_HEARTBEAT_TTL_S: n('process', '30', 0.1),
   QUERY_DEFAULT_TIMEOUT_S: i('process', '600', 1),
+  SEED_SAMPLES: b('process', 'false'),
   // Control plane
   SECRET_KEY: s('control', null, true),
   SETUP_TOKEN: s('control', null, true),

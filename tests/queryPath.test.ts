@@ -222,3 +222,26 @@ describe('operator inspection', () => {
     expect(next.body.transitions.items[0].seq).toBe(ca.body.transitions.items[1].seq + 1);
   });
 });
+
+describe('Iceberg tables written through the agent', () => {
+  it('appear in the catalog API with their row and size stats', async () => {
+    expect((await run('CREATE SCHEMA IF NOT EXISTS sales')).final.status).toBe('done');
+    expect((await run('CREATE TABLE sales.orders AS SELECT range AS id, range % 10 AS shop FROM range(2500)')).final.status).toBe('done');
+    const ins = (await run('INSERT INTO sales.orders SELECT 9999 AS id, 1 AS shop')).final;
+    expect(ins).toMatchObject({ status: 'done', statement_type: 'insert', row_count: 1 });
+    const detail = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders', { as: admin });
+    expect(detail.status).toBe(200);
+    expect(detail.body).toMatchObject({ name: 'orders', schema: 'sales', catalog: 'warehouse', row_count: 2501 });
+    expect(detail.body.size_bytes).toBeGreaterThan(0);
+    expect(detail.body.current_snapshot_id).toMatch(/^-?\d+$/);
+    const snaps = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders/snapshots', { as: admin });
+    expect(snaps.body.length).toBe(2);
+    const tables = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables', { as: admin });
+    expect(tables.body).toEqual([{ name: 'orders', table_type: expect.any(String) }]);
+    const { final } = await run('SELECT count(*) AS n, sum(id) AS s FROM warehouse.sales.orders');
+    const rows = await t.req('GET', `/api/queries/${final.id}/rows`, { as: admin });
+    // sum(BIGINT) is a HUGEINT in DuckDB: always a string in JSON
+    expect(rows.body.rows).toEqual([{ n: 2501, s: String((2499 * 2500) / 2 + 9999) }]);
+  });
+});
+

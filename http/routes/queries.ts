@@ -51,7 +51,7 @@ async function readQuery(ctx: AppContext, id: string) {
 /** Submits a checked statement: a queries row and its actor in one transaction, then dispatch. */
 export async function submitQuery(
   ctx: AppContext,
-  args: { workspaceId: string; workspaceSlug: string; userId: string; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; extras?: Record<string, unknown> },
+  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; extras?: Record<string, unknown> },
 ) {
   const id = randomUUID();
   const now = Date.now();
