@@ -54,20 +54,19 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets }): Ac
         await Promise.all(live.map((q) => ctx.host.send('query', q.id, { type: 'agentLost' })));
       },
     },
-    onPersist: async (tx, id, _snapshot, pr: any) => {
-      if (!pr.agentId) return;
+    // The newest connection owns the agent row; an older one may only write while it still is the owner.
+    entityWrite: (id, pr: any) => {
       const status = pr.state === 'healthy' ? 'healthy' : pr.state === 'registered' ? 'registered' : 'unavailable';
       const toTs = (ms: number | null) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-      // The newest connection owns the row; an older one may only write while it still is the owner.
-      await tx.query(
-        `update agents set
-           connection_id = case when $3 in ('registered') then $2::uuid else connection_id end,
-           status = $3, owner_url = $4, result_url = coalesce($5, result_url),
-           connected_at = coalesce($6::timestamptz, connected_at), last_heartbeat_at = coalesce($7::timestamptz, last_heartbeat_at),
-           disconnected_at = $8::timestamptz,
-           capabilities = coalesce($9::jsonb, capabilities)
-         where id = $1 and (connection_id is null or connection_id = $2::uuid or $3 = 'registered')`,
-        [
+      return {
+        sql: `update agents set
+                connection_id = case when $3 = 'registered' then $2::uuid else connection_id end,
+                status = $3, owner_url = $4, result_url = coalesce($5, result_url),
+                connected_at = coalesce($6::timestamptz, connected_at), last_heartbeat_at = coalesce($7::timestamptz, last_heartbeat_at),
+                disconnected_at = $8::timestamptz,
+                capabilities = coalesce($9::jsonb, capabilities)
+              where $1::uuid is not null and id = $1::uuid and (connection_id is null or connection_id = $2::uuid or $3 = 'registered')`,
+        params: [
           pr.agentId,
           id,
           status,
@@ -78,7 +77,7 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets }): Ac
           toTs(pr.disconnectedAt),
           pr.capabilities ? JSON.stringify(pr.capabilities) : null,
         ],
-      );
+      };
     },
   };
 }

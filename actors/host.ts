@@ -18,8 +18,11 @@ import {
   loadTransition,
   writeTransition,
   type ActorRow,
+  type EntityWrite,
   type TransitionWrite,
 } from './store.ts';
+
+export type { EntityWrite };
 
 /** What `machines/<kind>.ts` `project<Kind>(snapshot)` returns at least; a kind's own fields (agent id, row
  *  count…) reach its onPersist hook untouched. */
@@ -63,6 +66,9 @@ export interface ActorKind<P extends Projection = Projection> {
    *  When supervision fails an actor whose machine ignores `supervisor.failed`, it receives the projection of
    *  the last snapshot with status `failed`, terminal, no deadline and the reason as `error`. */
   onPersist?: (tx: Queryable, id: string, snapshot: any, projection: P) => Promise<void>;
+  /** The same, as one `UPDATE … WHERE …` statement the host folds into the transition's own statement (no
+   *  BEGIN/COMMIT round trips): the hot path for kinds whose entity is a single row. Same projection rules. */
+  entityWrite?: (id: string, projection: P) => EntityWrite;
 }
 
 export interface SupervisionOptions {
@@ -240,7 +246,7 @@ class Host implements ActorHost {
       const write = this.transitionWrite(kind, id, entry, projection, 'xstate.init', input, null, at);
       try {
         if (opts.tx) await this.insertWith(opts.tx, reg, id, write, snapshot, projection);
-        else if (reg.onPersist) await this.db.tx((tx) => this.insertWith(tx, reg, id, write, snapshot, projection));
+        else if (reg.onPersist || reg.entityWrite) await this.db.tx((tx) => this.insertWith(tx, reg, id, write, snapshot, projection));
         else await insertActor(this.db, write);
       } catch (e) {
         if (isUniqueViolation(e)) throw new ActorError('conflict', kind, id, `actor ${kind} ${id} already exists`);
@@ -517,10 +523,11 @@ class Host implements ActorHost {
     snapshot: AnyMachineSnapshot,
     projection: Projection,
   ): Promise<number | null> {
-    if (!reg.onPersist) return writeTransition(this.db, expectedVersion, write);
+    const entity = reg.entityWrite?.(id, projection);
+    if (!reg.onPersist) return writeTransition(this.db, expectedVersion, write, entity);
     const onPersist = reg.onPersist;
     return this.db.tx(async (tx) => {
-      const version = await writeTransition(tx, expectedVersion, write);
+      const version = await writeTransition(tx, expectedVersion, write, entity);
       if (version !== null) await onPersist(tx, id, snapshot, projection);
       return version;
     });
@@ -535,6 +542,8 @@ class Host implements ActorHost {
     projection: Projection,
   ): Promise<void> {
     await insertActor(tx, write);
+    const entity = reg.entityWrite?.(id, projection);
+    if (entity) await tx.query(entity.sql, entity.params);
     await reg.onPersist?.(tx, id, snapshot, projection);
   }
 

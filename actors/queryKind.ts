@@ -5,6 +5,8 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorKind } from './host.ts';
+import { recordTableWrite } from '../domain/tableMetadata.ts';
+import { STATEMENT_WRITES } from '../domain/queries.ts';
 
 export interface QueryKindDeps {
   db: Db;
@@ -13,6 +15,8 @@ export interface QueryKindDeps {
   /** A short-lived bearer for the catalog service, handed to the agent with each dispatch (memory only). */
   catalogToken?: () => Promise<string>;
 }
+
+const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 export function queryKind(deps: QueryKindDeps): ActorKind {
   const { db, sockets } = deps;
@@ -57,10 +61,12 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       sendCancelQuery: (_ctx, p: { queryId: string; agentId: string | null }) => {
         if (p.agentId) sockets.agent(p.agentId)?.send({ type: 'cancel_query', payload: { query_id: p.queryId } });
       },
+      // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
       recordProfile: async (_ctx, p: { queryId: string; profile: unknown }) => {
         if (p.profile !== null && p.profile !== undefined) {
           await db.query(`update queries set profile = $2::jsonb where id = $1`, [p.queryId, JSON.stringify(p.profile)]);
         }
+        await recordWrites(db, p.queryId);
       },
       // Elastic compute is not built: with ELASTIC_COMPUTE_ENABLED off a query without an agent is refused (422
       // agent_required) before an actor exists, so these are reached only by the machine's own paths.
@@ -69,27 +75,43 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       },
       agentWorkChanged: () => undefined,
     },
-    onPersist: async (tx, id, _snapshot, pr: any) => {
-      const toTs = (ms: number | null) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-      await tx.query(
-        `update queries set status = $2, agent_id = $3, row_count = $4, duration_ms = $5, error = $6, error_code = $7,
-           columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz
-         where id = $1`,
-        [
-          id,
-          pr.status,
-          pr.agentId,
-          pr.rowCount,
-          pr.durationMs,
-          pr.error,
-          pr.errorCode,
-          pr.columns ? JSON.stringify(pr.columns) : null,
-          pr.columnSchema ? JSON.stringify(pr.columnSchema) : null,
-          pr.resultPath,
-          toTs(pr.runningAt),
-          toTs(pr.finishedAt),
-        ],
-      );
-    },
+    entityWrite: (id, pr: any) => ({
+      sql: `update queries set status = $2, agent_id = $3, row_count = $4, duration_ms = $5, error = $6, error_code = $7,
+              columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz
+            where id = $1`,
+      params: [
+        id,
+        pr.status,
+        pr.agentId,
+        pr.rowCount,
+        pr.durationMs,
+        pr.error,
+        pr.errorCode,
+        pr.columns ? JSON.stringify(pr.columns) : null,
+        pr.columnSchema ? JSON.stringify(pr.columnSchema) : null,
+        pr.resultPath,
+        toTs(pr.runningAt),
+        toTs(pr.finishedAt),
+      ],
+    }),
   };
+}
+
+/** The sidecar's last-write provenance for every table a finished write named, in the catalog it resolved to. */
+async function recordWrites(db: Db, queryId: string) {
+  const [q] = await db.query<{ statement_type: string | null; tables: Array<{ catalog: string | null; schema: string | null; name: string }>; catalog: string | null; user_id: string | null; workspace_id: string }>(
+    `select statement_type, tables, catalog, user_id, workspace_id from queries where id = $1`,
+    [queryId],
+  );
+  if (!q || !q.statement_type || !STATEMENT_WRITES.includes(q.statement_type)) return;
+  for (const t of q.tables ?? []) {
+    const slug = t.catalog ?? q.catalog;
+    if (!slug) continue;
+    const [c] = await db.query<{ id: string }>(
+      `select c.id from catalogs c join workspace_catalogs wc on wc.catalog_id = c.id where c.slug = $1 and wc.workspace_id = $2`,
+      [slug, q.workspace_id],
+    );
+    if (!c) continue;
+    await recordTableWrite(db, { catalogId: c.id, schema: t.schema ?? 'main', table: t.name, userId: q.user_id, queryId, operation: q.statement_type });
+  }
 }

@@ -82,19 +82,31 @@ export async function insertActor(q: Queryable, w: TransitionWrite): Promise<voi
  * Writes a transition if the actor is still at `expectedVersion`; returns the new version, or null when another
  * writer got there first (the caller reloads and re-delivers).
  */
-export async function writeTransition(q: Queryable, expectedVersion: number, w: TransitionWrite): Promise<number | null> {
+/** An entity row update (`UPDATE … WHERE …`, its own $1…$n parameters) written with the transition. */
+export interface EntityWrite {
+  sql: string;
+  params: unknown[];
+}
+
+const TRANSITION_PARAMS = 15;
+
+export async function writeTransition(q: Queryable, expectedVersion: number, w: TransitionWrite, entity?: EntityWrite): Promise<number | null> {
+  // The entity update rides in the same statement, guarded on the actor update having won the version check.
+  const entityCte = entity
+    ? `, e as (${entity.sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + TRANSITION_PARAMS}`)} and exists (select 1 from u) returning 1)`
+    : '';
   const rows = await q.query<{ seq: bigint }>(
     `with u as (
        update actors set version = version + 1, state = $4, status = $5, terminal = $6, deadline_at = $7::timestamptz,
          snapshot = $8::jsonb, last_error = $9, updated_at = now()
        where kind = $1 and id = $2::uuid and version = $3
        returning version
-     )
+     )${entityCte}
      insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
      select $1, $2::uuid, u.version, $10, $11::jsonb, $12, $4, $13::timestamptz, $14 from u
      returning seq, case when $15::text is null then null else pg_notify('${TRANSITIONS_CHANNEL}', $15::text) end as n`,
     [w.kind, w.id, expectedVersion, w.state, w.status, w.terminal, iso(w.deadlineAt), w.snapshotText, w.lastError,
-      w.event, w.payloadText, w.fromState, iso(w.at), w.replica, w.notifyPayload],
+      w.event, w.payloadText, w.fromState, iso(w.at), w.replica, w.notifyPayload, ...(entity?.params ?? [])],
   );
   return rows.length === 0 ? null : Number(rows[0].seq);
 }

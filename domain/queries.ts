@@ -7,6 +7,8 @@ import { resolveWorkspace } from './workspaces.ts';
 
 export const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
 export const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
+/** Statement types that change a table. */
+export const STATEMENT_WRITES: readonly string[] = ['insert', 'update', 'delete', 'merge', 'create', 'alter', 'copy'];
 /** Origins that exist for internal runs and are never listed (spec: Query resource). */
 export const HIDDEN_ORIGINS = ['sample', 'metadata', 'maintenance'];
 

@@ -233,6 +233,10 @@ describe('Iceberg tables written through the agent', () => {
     expect(detail.status).toBe(200);
     expect(detail.body).toMatchObject({ name: 'orders', schema: 'sales', catalog: 'warehouse', row_count: 2501 });
     expect(detail.body.size_bytes).toBeGreaterThan(0);
+    // last-write provenance from the sidecar: the INSERT, by its submitter
+    await t.api.ctx.host.idle();
+    const after = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders', { as: admin });
+    expect(after.body.last_write).toMatchObject({ query_id: ins.id, operation: 'insert', user_id: admin.id });
     expect(detail.body.current_snapshot_id).toMatch(/^-?\d+$/);
     const snaps = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders/snapshots', { as: admin });
     expect(snaps.body.length).toBe(2);
