@@ -15,6 +15,9 @@ export interface LoadedTable {
 }
 
 /** A REST error answer: status plus the ErrorModel type (NoSuchTableException, CommitFailedException, …). */
+// A warehouse's REST prefix does not change while it exists: asked once per agent, not once per query.
+const KNOWN_PREFIXES = new Map<string, string>();
+
 export class CatalogHttpError extends BridgeError {
   readonly status: number;
   readonly type: string;
@@ -74,9 +77,15 @@ export class IcebergCatalogClient {
 
   async #base(): Promise<string> {
     if (this.#prefix === null) {
-      const config = await this.#request('GET', `/v1/config?warehouse=${encodeURIComponent(this.#attachment.warehouse)}`);
-      const prefix = config?.overrides?.prefix ?? config?.defaults?.prefix ?? '';
-      this.#prefix = prefix ? `/v1/${encodeURIComponent(prefix)}` : '/v1';
+      const key = `${this.#attachment.catalog_url}\0${this.#attachment.warehouse}`;
+      let base = KNOWN_PREFIXES.get(key);
+      if (base === undefined) {
+        const config = await this.#request('GET', `/v1/config?warehouse=${encodeURIComponent(this.#attachment.warehouse)}`);
+        const prefix = config?.overrides?.prefix ?? config?.defaults?.prefix ?? '';
+        base = prefix ? `/v1/${encodeURIComponent(prefix)}` : '/v1';
+        KNOWN_PREFIXES.set(key, base);
+      }
+      this.#prefix = base;
     }
     return this.#prefix;
   }

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../runtime/postgres.ts';
+import { freePort, startEmbeddedPostgres } from '../runtime/postgres.ts';
 
 export interface BenchApi {
   url: string;
@@ -12,30 +12,61 @@ export interface BenchApi {
   stop(): Promise<void>;
 }
 
+/**
+ * The api as `eider up` runs it: embedded PostgreSQL (started here), the bundled object store and the catalog
+ * service as their own processes, then the api, each on a free port.
+ */
 export async function startApiProcess(env: Record<string, string> = {}): Promise<BenchApi> {
-  const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'eider-bench-'));
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'eider.ts'), 'api'], {
-    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', SETUP_TOKEN: 'bench-setup-token-000000', ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const pg = await startEmbeddedPostgres(join(dataDir, 'pg'));
+  const [port, storePort, catalogPort] = [await freePort(), await freePort(), await freePort()];
+  const common = {
+    ...process.env,
+    DATABASE_URL: pg.url,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    OBJECT_STORE_PORT: String(storePort),
+    STORE_ENDPOINT: `http://127.0.0.1:${storePort}`,
+    CATALOG_PORT: String(catalogPort),
+    CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
+    CATALOG_CLIENT_SECRET: 'bench-catalog-secret',
+    OBJECT_STORE_SECRET_KEY: 'bench-object-store-secret',
+  };
+  const eider = join(import.meta.dirname, '..', 'bin', 'eider.ts');
+  const part = (name: string, extra: Record<string, string> = {}) =>
+    spawn(process.execPath, [eider, name], { env: { ...common, ...extra }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const parts = [part('objectstore')];
+  await waitFor(`http://127.0.0.1:${storePort}/`, () => true);
+  parts.push(part('catalog'));
+  await waitFor(`http://127.0.0.1:${catalogPort}/v1/config`, () => true);
+  const child = part('api', { PORT: String(port), SETUP_TOKEN: 'bench-setup-token-000000', ...env });
+  parts.push(child);
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 120_000;
-  for (;;) {
-    if (await fetch(`${url}/api/readyz`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > until) throw new Error('api did not become ready');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(`${url}/api/readyz`, (r) => r.ok);
   return {
     url,
     child,
     dataDir,
-    stop: () =>
-      new Promise((res) => {
-        child.once('exit', () => res());
-        child.kill('SIGTERM');
-      }),
+    async stop() {
+      for (const p of parts.reverse()) {
+        await new Promise<void>((res) => {
+          if (p.exitCode !== null || p.signalCode !== null) return res();
+          p.once('exit', () => res());
+          p.kill('SIGTERM');
+        });
+      }
+      await pg.stop();
+    },
   };
+}
+
+async function waitFor(url: string, ok: (r: Response) => boolean) {
+  const until = Date.now() + 120_000;
+  for (;;) {
+    if (await fetch(url).then(ok, () => false)) return;
+    if (Date.now() > until) throw new Error(`${url} did not answer`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 export interface LoadResult {

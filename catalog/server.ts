@@ -57,6 +57,8 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
 
   const app = Fastify({
     loggerInstance: opts.logger,
+    // One log line per request at info is most of a small request's cost; failures are still logged.
+    disableRequestLogging: true,
     // HEAD routes are real operations here (namespace/table exists), not GET without a body.
     exposeHeadRoutes: false,
     bodyLimit: 16 * 1024 * 1024,
