@@ -5,7 +5,7 @@
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
 import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 import { DEFAULT_WORKSPACE } from '../domain/bootstrap.ts';
-import { listWorkspaceCatalogs, warehouseName } from '../domain/catalogs.ts';
+import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
 import { submitQuery } from './routes/queries.ts';
 import type { AppContext } from './context.ts';
 
@@ -65,11 +65,6 @@ export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}
         tables: policy.tables,
         catalog: target.slug,
         origin: 'maintenance',
-        extras: {
-          backend: target.storage_kind,
-          catalogs: [{ name: target.slug, default: true, catalog_url: ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog.baseUrl, warehouse: warehouseName(target), access_mode: target.access_mode }],
-          tables: policy.tables,
-        },
       });
       await ctx.db.query(
         `insert into seeds (name, status, query_id) values ($1, 'running', $2) on conflict (name) do update set status = 'running', query_id = $2, updated_at = now()`,

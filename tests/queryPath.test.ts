@@ -242,6 +242,14 @@ describe('Iceberg tables written through the agent', () => {
     expect(snaps.body.length).toBe(2);
     const tables = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables', { as: admin });
     expect(tables.body).toEqual([{ name: 'orders', table_type: expect.any(String) }]);
+    const sample = await t.req('GET', `/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders/sample?agent_id=${agentId}&limit=3`, { as: admin });
+    expect(sample.status, sample.text).toBe(200);
+    expect(sample.body.columns).toEqual(['id', 'shop']);
+    expect(sample.body.rows.length).toBe(3);
+    // samples are hidden from history
+    const hist = await t.req('GET', '/api/workspaces/default/queries?limit=1000', { as: admin });
+    expect(hist.body.items.map((q: any) => q.id)).not.toContain(sample.body.query_id);
+    expect((await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders/sample', { as: admin })).body.error).toBe('agent_required');
     const { final } = await run('SELECT count(*) AS n, sum(id) AS s FROM warehouse.sales.orders');
     const rows = await t.req('GET', `/api/queries/${final.id}/rows`, { as: admin });
     // sum(BIGINT) is a HUGEINT in DuckDB: always a string in JSON

@@ -48,13 +48,30 @@ async function readQuery(ctx: AppContext, id: string) {
   return row;
 }
 
+/**
+ * What the agent needs besides the SQL: every catalog attached to the workspace (the default one current), with no
+ * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted).
+ */
+export async function dispatchExtras(ctx: AppContext, workspaceId: string, defaultSlug: string | null, tables: unknown[]) {
+  const attached = await listWorkspaceCatalogs(ctx.db, workspaceId);
+  const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
+  return {
+    backend: attached.find((c) => c.slug === defaultSlug)?.storage_kind ?? 'object_store',
+    catalogs: catalogUrl
+      ? attached.map((c) => ({ name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode }))
+      : [],
+    tables,
+  };
+}
+
 /** Submits a checked statement: a queries row and its actor in one transaction, then dispatch. */
 export async function submitQuery(
   ctx: AppContext,
-  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; extras?: Record<string, unknown> },
+  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string },
 ) {
   const id = randomUUID();
   const now = Date.now();
+  const extras = await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables);
   const spawned = await ctx.db.tx(async (tx) => {
     await tx.query(
       `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at)
@@ -74,7 +91,7 @@ export async function submitQuery(
         graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
         dispatchAckTimeoutMs: 30_000,
         computeWaitTimeoutMs: ctx.config.ELASTIC_PROVISIONING_DEADLINE_S * 1000,
-        dispatchExtras: (args.extras ?? null) as any,
+        dispatchExtras: extras as any,
       },
       { tx },
     );
@@ -108,22 +125,13 @@ export const queryRoutes = [
       }
       const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use');
       if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
-      // Catalogs: every attached catalog goes to the agent (the default one current), after scoped grants pass (I10).
+      // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
       const defaultSlug = body.catalog ?? attached.find((c) => c.is_default)?.slug ?? null;
       if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
         throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws!.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
       }
       await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read');
-      const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
-      const extras = {
-        backend: attached.find((c) => c.slug === defaultSlug)?.storage_kind ?? 'object_store',
-        // Non-secret: the catalog token is added by the dispatch effect at send time, never persisted.
-        catalogs: catalogUrl
-          ? attached.map((c) => ({ name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode }))
-          : [],
-        tables: policy.tables,
-      };
       const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
       const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
       const id = await submitQuery(ctx, {
@@ -136,7 +144,6 @@ export const queryRoutes = [
         statementType: policy.statementType,
         tables: policy.tables,
         catalog: defaultSlug,
-        extras,
       });
       return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
     },
