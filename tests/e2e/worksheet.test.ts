@@ -4,10 +4,10 @@
 // endpoints answer (probed for real below), so they switch on as the api grows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { ADMIN, setupAdmin, startTestApi, type Caller, type TestApi } from '../support/api.ts';
+import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
 import { launchBrowser, type Browser } from './support/browser.ts';
-import { endpointAvailable, serveUi } from './support/uiServer.ts';
+import { serveUi } from './support/uiServer.ts';
 
 const BOOT = 'e2e-bootstrap-token-for-the-worksheet';
 let ui: { url: string; close(): Promise<void> };
@@ -15,23 +15,14 @@ let b: Browser;
 let agent: TestAgent | undefined;
 const rowsRequests: string[] = [];
 
-// Probed before the tests are declared, so `skipIf` sees the answers: the api is started at module load.
-const t: TestApi = await startTestApi({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
+// The api with a real catalog service and object store beside it, as `eider up` runs them.
+const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
 const admin: Caller & { id: string } = await setupAdmin(t);
-const available = {
-  queries:
-    (await endpointAvailable(t, 'POST', '/api/workspaces/default/queries', admin.cookie)) &&
-    (await endpointAvailable(t, 'GET', '/api/agents', admin.cookie)),
-  catalogs: await endpointAvailable(t, 'GET', '/api/workspaces/default/catalogs', admin.cookie),
-  schemas: (await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas', { as: { cookie: admin.cookie } })).status === 200,
-  inspection: await endpointAvailable(t, 'GET', '/api/admin/machines', admin.cookie),
-};
-console.log(`[e2e] endpoints available: ${JSON.stringify(available)}`);
 
 beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), available.queries ? startAgent(t, { bootstrapToken: BOOT, name: 'e2e-agent' }).then((a) => (agent = a)) : null]);
+  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: 'e2e-agent' }).then((a) => (agent = a))]);
   ui = u;
-  if (agent) await waitForHealthyAgent(t, admin, 'e2e-agent');
+  await waitForHealthyAgent(t, admin, 'e2e-agent');
   b = await launchBrowser('worksheet');
   b.page.on('request', (r) => r.url().includes('/rows') && rowsRequests.push(r.url()));
   b.page.on('dialog', (d) => void d.accept());
@@ -82,7 +73,7 @@ async function waitForStatus(pane: ReturnType<Browser['page']['locator']>, statu
 }
 
 describe('web app: worksheets, results, history, catalog', () => {
-  it.skipIf(!available.queries)('runs the statement under the cursor and scrolls 1,000,000 rows without loading them', async () => {
+  it('runs the statement under the cursor and scrolls 1,000,000 rows without loading them', async () => {
     const { page } = b;
     const started = Date.now();
     await page.goto(ui.url + '/w/default/worksheets');
@@ -124,7 +115,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await b.shot('03-profile');
   });
 
-  it.skipIf(!available.queries)('shows a failed statement with its code and message, and a policy rejection', async () => {
+  it('shows a failed statement with its code and message, and a policy rejection', async () => {
     const { page } = b;
     const pane = page.locator('[role=tabpanel]:not([hidden])');
     await typeAndRun("SELECT CAST('not a number' AS INTEGER) AS bad");
@@ -138,7 +129,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await b.shot('05-rejected');
   });
 
-  it.skipIf(!available.queries)('exports the whole result as CSV, paging through it, with escaping', async () => {
+  it('exports the whole result as CSV, paging through it, with escaping', async () => {
     const { page } = b;
     const pane = page.locator('[role=tabpanel]:not([hidden])');
     await typeAndRun(`SELECT i, CASE WHEN i = 1 THEN 'a,"b"' ELSE 'plain' END AS txt FROM range(2500) t(i) ORDER BY i`);
@@ -154,7 +145,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     expect(rowsRequests.filter((u) => u.includes('limit=1000')).length).toBe(3);
   });
 
-  it.skipIf(!available.queries)('cancels a running query', async () => {
+  it('cancels a running query', async () => {
     const { page } = b;
     const pane = page.locator('[role=tabpanel]:not([hidden])');
     await typeAndRun('SELECT count(*) FROM range(100000000000) a');
@@ -164,7 +155,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await b.shot('06-cancelled');
   });
 
-  it.skipIf(!available.queries)('history filters by status and text, reopens SQL in a worksheet, links the state chart', async () => {
+  it('history filters by status and text, reopens SQL in a worksheet, links the state chart', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'History' }).click();
     await page.getByRole('table', { name: 'Queries' }).waitFor();
@@ -185,7 +176,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await expect.poll(() => pane.locator('.cm-content').textContent()).toContain("CAST('not a number' AS INTEGER)");
     expect(await page.getByRole('tab', { selected: true }).count()).toBeGreaterThan(0);
 
-    if (available.inspection) {
+    {
       await page.goto(ui.url + chartHref);
       await expect.poll(() => page.getByTestId('current-state').textContent()).toBe('failed');
       await page.getByRole('table', { name: 'Transitions' }).waitFor();
@@ -194,7 +185,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     }
   });
 
-  it.skipIf(!available.queries)('agents: list with health and tier, detail, a bootstrap token shown once', async () => {
+  it('agents: list with health and tier, detail, a bootstrap token shown once', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Agents', exact: true }).click();
     const table = page.getByRole('table', { name: 'Agents' });
@@ -225,7 +216,14 @@ describe('web app: worksheets, results, history, catalog', () => {
     await b.shot('10-agent-detail');
   });
 
-  it.skipIf(!available.catalogs)('catalog browser lists the workspace catalogs with the default marked', async () => {
+  it('catalog browser: catalogs (default marked) → schema → table with columns, stats and sample rows; query this table', async () => {
+    // a table written through the agent, like any user's
+    const agentId = (await t.req('GET', '/api/agents', { as: admin })).body.find((a: any) => a.name === 'e2e-agent').id;
+    for (const sql of ['CREATE SCHEMA IF NOT EXISTS shop', "CREATE TABLE shop.products AS SELECT range AS id, 'item ' || range AS label FROM range(42)"]) {
+      const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
+      const done = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin });
+      expect(done.body.status, done.body.error).toBe('done');
+    }
     const { page } = b;
     await page.goto(ui.url + '/w/default/catalog');
     const list = page.getByRole('list', { name: 'Catalogs' });
@@ -233,9 +231,19 @@ describe('web app: worksheets, results, history, catalog', () => {
     expect(await list.textContent()).toContain('default');
     await b.shot('11-catalogs');
     await list.getByRole('link', { name: 'warehouse' }).click();
-    await page.waitForURL(/\/catalog\/warehouse$/);
-    if (available.schemas) await page.getByRole('list', { name: 'Schemas' }).or(page.getByText('no schemas yet')).first().waitFor();
-    else await page.locator('.notice').first().waitFor();
-    await b.shot('12-schemas');
+    await page.getByRole('list', { name: 'Schemas' }).getByRole('link', { name: 'shop' }).click();
+    await page.getByRole('list', { name: 'Tables' }).getByRole('link', { name: 'products' }).click();
+    await page.getByText('item 0', { exact: true }).first().waitFor({ timeout: 20_000 });
+    expect(await page.getByRole('table', { name: 'Columns' }).textContent()).toContain('label');
+    expect(await page.locator('dl.facts').textContent()).toContain('42');
+    await b.shot('12-table');
+    await page.getByRole('button', { name: 'Query this table' }).click();
+    await page.waitForURL(/\/worksheets$/);
+    await page.getByRole('button', { name: 'Run' }).click();
+    try {
+      await page.getByText('42 rows').first().waitFor({ timeout: 20_000 });
+    } finally {
+      await b.shot('13-query-this-table');
+    }
   });
 });

@@ -52,14 +52,3 @@ export async function serveUi(t: TestApi): Promise<{ url: string; close(): Promi
     },
   };
 }
-
-/**
- * Whether the api offers an endpoint: a real request, where "not offered" is the router's own 404 ("no route for")
- * or a 405, as opposed to a 4xx from a handler that exists.
- */
-export async function endpointAvailable(t: TestApi, method: string, path: string, cookie?: string, body: unknown = {}): Promise<boolean> {
-  const r = await t.req(method, path, { as: cookie ? { cookie } : undefined, body: method === 'GET' || method === 'DELETE' ? undefined : body });
-  if (r.status === 405) return false;
-  if (r.status === 404 && String(r.body?.message ?? '').startsWith('no route for')) return false;
-  return true;
-}

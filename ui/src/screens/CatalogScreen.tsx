@@ -108,7 +108,13 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
   const path = `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables/${enc(props.table)}`;
   const detail = useAsync((signal) => api.get<TableOut>(path, { signal }), [path]);
   const snapshots = useAsync((signal) => api.get<Array<Record<string, unknown>>>(`${path}/snapshots`, { signal }), [path]);
-  const sample = useAsync((signal) => api.get<any>(`${path}/sample`, { signal }), [path]);
+  // Sample rows are read by an agent like any query: the first healthy agent the caller may use.
+  const sample = useAsync(async (signal) => {
+    const agents = await api.get<Array<{ id: string; status: string }>>('/api/agents', { signal });
+    const agent = agents.find((a) => a.status === 'healthy');
+    if (!agent) throw new Error('no healthy agent is available to read sample rows');
+    return api.get<any>(`${path}/sample?agent_id=${enc(agent.id)}&limit=20`, { signal });
+  }, [path]);
 
   const queryThis = () => {
     const name = [props.catalog, props.schema, props.table].map(quoteIdent).join('.');
@@ -139,7 +145,7 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
             {detail.data.last_write ? (
               <>
                 <dt>Last write</dt>
-                <dd>{typeof detail.data.last_write === 'string' ? formatTime(detail.data.last_write) : JSON.stringify(detail.data.last_write)}</dd>
+                <dd>{describeLastWrite(detail.data.last_write)}</dd>
               </>
             ) : null}
           </dl>
@@ -174,4 +180,11 @@ function SampleRows(props: { data: any }) {
   const columns: string[] = props.data?.columns ?? (rows[0] ? Object.keys(rows[0]) : []);
   if (!rows.length) return <p>No rows.</p>;
   return <DataTable label="Sample rows" columns={columns} rows={rows} />;
+}
+
+function describeLastWrite(w: unknown): string {
+  if (typeof w === 'string') return formatTime(w);
+  const o = w as { at?: string; operation?: string | null } | null;
+  if (!o?.at) return '—';
+  return o.operation ? `${formatTime(o.at)} (${o.operation})` : formatTime(o.at);
 }

@@ -1,4 +1,5 @@
 // Chooses the agent that runs the worksheet's queries, showing each agent's health.
+import { useEffect } from 'react';
 import { api } from '../api/client.ts';
 import type { Agent } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
@@ -9,6 +10,11 @@ export function AgentPicker(props: { value: string | null; onChange: (id: string
   if (agents.error) return <ErrorNotice error={agents.error} what="Agents" />;
   const list = agents.data ?? [];
   const healthy = (a: Agent) => a.status === 'healthy';
+  // A worksheet with no agent yet runs on the first healthy one, so a first query needs no extra step.
+  const firstHealthy = list.find(healthy)?.id ?? null;
+  useEffect(() => {
+    if (!props.value && firstHealthy) props.onChange(firstHealthy);
+  }, [props.value, firstHealthy]);
   return (
     <label className="inline">
       Agent

@@ -42,7 +42,8 @@ export function saveWorksheets(ws: string, state: WorksheetState): void {
 /** Opens `sql` in a new tab of `ws`'s worksheets (from the catalog or history); the worksheet screen picks it up. */
 export function openInWorksheet(ws: string, sql: string, title?: string, catalog?: string | null): void {
   const state = loadWorksheets(ws);
-  const tab = { ...blankWorksheet(state.tabs.length + 1, sql), catalog: catalog ?? null };
+  const current = state.tabs.find((t) => t.id === state.active);
+  const tab = { ...blankWorksheet(state.tabs.length + 1, sql), catalog: catalog ?? null, agentId: current?.agentId ?? null };
   if (title) tab.title = title;
   saveWorksheets(ws, { tabs: [...state.tabs, tab], active: tab.id });
 }
