@@ -2,11 +2,13 @@
 // An install without dev dependencies has no Vite: then the api serves a page saying how to build the UI.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 let vite: string;
 try {
-  vite = require.resolve('vite/bin/vite.js');
+  // vite's exports do not list its bin: find it beside its package.json
+  vite = join(dirname(require.resolve('vite/package.json')), 'bin', 'vite.js');
 } catch {
   console.warn('eider: Vite is not installed (dev dependencies omitted); the web app is not built');
   process.exit(0);

@@ -7,7 +7,7 @@ import { checkStatementPolicy } from '../../domain/statementPolicy.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
 import { readRowsPage } from '../rows.ts';
-import { listWorkspaceCatalogs, warehouseName } from '../../domain/catalogs.ts';
+import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../../domain/catalogs.ts';
 import { checkScopedAccess } from '../../domain/catalogGrants.ts';
 import type { AppContext } from '../context.ts';
 
@@ -52,8 +52,8 @@ async function readQuery(ctx: AppContext, id: string) {
  * What the agent needs besides the SQL: every catalog attached to the workspace (the default one current), with no
  * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted).
  */
-export async function dispatchExtras(ctx: AppContext, workspaceId: string, defaultSlug: string | null, tables: unknown[]) {
-  const attached = await listWorkspaceCatalogs(ctx.db, workspaceId);
+export async function dispatchExtras(ctx: AppContext, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[]) {
+  const attached = known ?? (await listWorkspaceCatalogs(ctx.db, workspaceId));
   const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
   return {
     backend: attached.find((c) => c.slug === defaultSlug)?.storage_kind ?? 'object_store',
@@ -67,11 +67,11 @@ export async function dispatchExtras(ctx: AppContext, workspaceId: string, defau
 /** Submits a checked statement: a queries row and its actor in one transaction, then dispatch. */
 export async function submitQuery(
   ctx: AppContext,
-  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string },
+  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; attached?: WorkspaceCatalogOut[] },
 ) {
   const id = randomUUID();
   const now = Date.now();
-  const extras = await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables);
+  const extras = await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached);
   const spawned = await ctx.db.tx(async (tx) => {
     await tx.query(
       `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at)
@@ -144,6 +144,7 @@ export const queryRoutes = [
         statementType: policy.statementType,
         tables: policy.tables,
         catalog: defaultSlug,
+        attached,
       });
       return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
     },
