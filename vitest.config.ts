@@ -8,7 +8,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
-    reporters: ['default'],
+    reporters: ['default', './tests/support/summaryReporter.ts'],
     projects: [
       {
         extends: true,

@@ -1,21 +1,13 @@
 // Cost of authentication: GET /api/me with a bearer token against GET /api/version, same run, same process.
 // Run by hand: node bench/auth.ts [requests] [concurrency]
-import { startApiProcess, load, fmt } from './support.ts';
+import { adminToken, startApiProcess, load, fmt } from './support.ts';
 
 const total = Number(process.argv[2] ?? 5000);
 const concurrency = Number(process.argv[3] ?? 16);
 const api = await startApiProcess();
 try {
-  const json = { 'content-type': 'application/json' };
-  await fetch(`${api.url}/api/setup/admin`, {
-    method: 'POST',
-    headers: { ...json, 'x-setup-token': 'bench-setup-token-000000' },
-    body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password', name: 'Bench' }),
-  });
-  const login = await fetch(`${api.url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) });
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
-  const pat = await (await fetch(`${api.url}/api/me/pats`, { method: 'POST', headers: { ...json, cookie }, body: JSON.stringify({ expires_in_days: 1 }) })).json();
-  const auth = { authorization: `Bearer ${pat.token}` };
+  const token = await adminToken(api);
+  const auth = { authorization: `Bearer ${token}` };
   const hit = (path: string, headers: Record<string, string> = {}) => async () => {
     const r = await fetch(api.url + path, { headers });
     if (r.status !== 200) throw new Error(`${path}: ${r.status}`);

@@ -5,8 +5,8 @@ import { BENCH_BOOTSTRAP, adminToken, agentIdByName, percentiles, runQuery, star
 
 const n = Number(process.argv[2] ?? 300);
 const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP });
-const agent = await startAgentProcess(api, await adminToken(api).then((t) => ((globalThis as any).token = t)), 'bench', BENCH_BOOTSTRAP);
-const token: string = (globalThis as any).token;
+const token = await adminToken(api);
+const agent = await startAgentProcess(api, token, 'bench', BENCH_BOOTSTRAP);
 try {
   const agentId = await agentIdByName(api, token, 'bench');
   for (let i = 0; i < 20; i++) await runQuery(api, token, agentId, 'SELECT 42');

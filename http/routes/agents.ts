@@ -29,26 +29,22 @@ async function listVisible(ctx: AppContext, principal: Principal) {
 }
 
 export const agentRoutes = [
-  route({
-    method: 'GET',
-    path: '/api/agents',
-    operationId: 'list_agents',
-    summary: 'Agents the caller can see, with the caller’s tier on each',
-    tags: ['agents'],
-    access: { kind: 'authenticated' },
-    responses: { 200: Schema.Array(AgentOutSchema) },
-    handler: async ({ ctx, principal }) => ({ status: 200, body: await listVisible(ctx, principal) }),
-  }),
-  route({
-    method: 'GET',
-    path: '/api/admin/agents',
-    operationId: 'list_admin_agents',
-    summary: 'Agents the caller can see (admin view)',
-    tags: ['agents'],
-    access: { kind: 'authenticated' },
-    responses: { 200: Schema.Array(AgentOutSchema) },
-    handler: async ({ ctx, principal }) => ({ status: 200, body: await listVisible(ctx, principal) }),
-  }),
+  // The same listing at both paths of the spec's Agents table.
+  ...([
+    ['/api/agents', 'list_agents', 'Agents the caller can see, with the caller’s tier on each'],
+    ['/api/admin/agents', 'list_admin_agents', 'Agents the caller can see (admin view)'],
+  ] as const).map(([path, operationId, summary]) =>
+    route({
+      method: 'GET',
+      path,
+      operationId,
+      summary,
+      tags: ['agents'],
+      access: { kind: 'authenticated' },
+      responses: { 200: Schema.Array(AgentOutSchema) },
+      handler: async ({ ctx, principal }) => ({ status: 200, body: await listVisible(ctx, principal) }),
+    }),
+  ),
   route({
     method: 'GET',
     path: '/api/admin/agents/metrics',
