@@ -155,11 +155,15 @@ export class IcebergBridge {
 
   async #attach(): Promise<void> {
     const c = this.#o.connection;
-    await Promise.all(
-      [...this.#attached.values()].map(async (att) => {
-        for (const ns of await att.client.listNamespaces()) att.namespaces.set(ns.toLowerCase(), ns);
-      }),
-    );
+    // A read that names no table (`SELECT 42`) needs nothing from the catalog service: no round trip, and no
+    // failure when it is unreachable.
+    if (this.#statements.some((st) => st.kind !== 'select' || st.refs.length > 0)) {
+      await Promise.all(
+        [...this.#attached.values()].map(async (att) => {
+          for (const ns of await att.client.listNamespaces()) att.namespaces.set(ns.toLowerCase(), ns);
+        }),
+      );
+    }
     for (const att of this.#attached.values()) {
       const name = att.attachment.name;
       if (RESERVED_CATALOGS.has(name.toLowerCase())) throw catalogError(`a catalog cannot be named ${name} on the agent (reserved by DuckDB)`);

@@ -70,8 +70,9 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   if (applied.applied.length) logger.info({ applied: applied.applied }, 'migrations applied');
   await ensureBundledCatalog(db, { bucket: config.STORE_BUCKET, endpoint: config.STORE_ENDPOINT, region: config.STORE_REGION });
 
-  const secretKey = loadOrCreateSecret(dataDir, 'secret-key', config.SECRET_KEY || null);
-  void secretKey;
+  // Generated on first boot (or SECRET_KEY) so every replica of a deployment can share it; its only consumer in the
+  // spec, the OIDC handshake cookie, is not built yet.
+  loadOrCreateSecret(dataDir, 'secret-key', config.SECRET_KEY || null);
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
   if (config.SETUP_TOKEN) writeSecretFile(dataDir, 'setup-token', setupToken);
 

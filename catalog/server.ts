@@ -1,7 +1,7 @@
 // The Iceberg REST catalog service (`eider catalog`): one Fastify server hosting many warehouses (the REST
 // "prefix" is the warehouse name), its metastore in PostgreSQL schema `catalog`, metadata files on each
 // warehouse's S3 storage.
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { connectDb, type Db } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { makeTokenIssuer } from './auth.ts';
@@ -58,7 +58,7 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
   const app = Fastify({
     loggerInstance: opts.logger,
     // One log line per request at info is most of a small request's cost; failures are still logged.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // HEAD routes are real operations here (namespace/table exists), not GET without a body.
     exposeHeadRoutes: false,
     bodyLimit: 16 * 1024 * 1024,

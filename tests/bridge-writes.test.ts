@@ -102,8 +102,11 @@ describe('bridge writes', () => {
     const err = failure(await agent.run('SELECT * FROM app.events', { token: 'not-a-token' }));
     expect(err).toMatchObject({ code: 'catalog_error', message: expect.stringContaining('refused the query') });
     expect(err?.message).not.toContain('not-a-token');
-    const bad = failure(await agent.run('SELECT 1', { catalogs: [{ name: 'wh', catalog_url: 'http://127.0.0.1:1', warehouse: 'wh', token: 't' }] }));
+    const unreachable = [{ name: 'wh', catalog_url: 'http://127.0.0.1:1', warehouse: 'wh', token: 't' }];
+    const bad = failure(await agent.run('SELECT * FROM wh.s.t', { catalogs: unreachable }));
     expect(bad).toMatchObject({ code: 'catalog_error', message: expect.stringContaining('unreachable') });
+    // a read that names no table never asks the catalog service
+    expect(failure(await agent.run('SELECT 1', { catalogs: unreachable }))).toBeNull();
     const malformed = failure(await agent.run('SELECT 1', { catalogs: [{ name: 'wh' }] }));
     expect(malformed?.code).toBe('catalog_error');
   });
