@@ -21,6 +21,7 @@ import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { registerAgentChannel } from '../http/agentSocket.ts';
 import { registerUi } from '../http/ui.ts';
+import { registerAbsentFeatures } from '../http/absentFeatures.ts';
 import { startSamplesSeed } from '../http/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
@@ -118,6 +119,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     routes: allRoutes,
     extend: async (a) => {
       await registerAgentChannel(a, { ctx, host, sockets });
+      registerAbsentFeatures(a);
       registerUi(a, resolve(import.meta.dirname, '..', 'ui', 'dist'));
     },
   });

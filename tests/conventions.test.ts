@@ -63,6 +63,22 @@ describe('error envelope', () => {
   });
 });
 
+describe('features not offered', () => {
+  it('SQL session routes answer 404 with "not enabled", as existing clients expect', async () => {
+    for (const [method, path] of [
+      ['POST', '/api/workspaces/default/sql/sessions'],
+      ['GET', '/api/sql/sessions/00000000-0000-4000-8000-000000000000'],
+      ['POST', '/api/sql/sessions/00000000-0000-4000-8000-000000000000/statements'],
+      ['DELETE', '/api/sql/sessions/00000000-0000-4000-8000-000000000000'],
+    ] as const) {
+      const r = await t.req(method, path, { as: admin, ...(method === 'POST' ? { body: {} } : {}) });
+      expect(r.status, path).toBe(404);
+      expect(r.body.error).toBe('not_found');
+      expect(r.body.message).toContain('not enabled');
+    }
+  });
+});
+
 describe('version, health, readiness', () => {
   it('version is api_version 2, unauthenticated', async () => {
     const r = await t.req('GET', '/api/version');
