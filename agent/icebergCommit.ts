@@ -22,7 +22,7 @@ import { currentSchema, defaultSpec, type PartitionSpec, type Schema, type Table
 import type { TableUpdate, TableRequirement } from '../iceberg/updates.ts';
 import { CatalogHttpError, type IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
 import { catalogError } from './icebergErrors.ts';
-import { findSnapshot, mainSnapshotId, readManifestFiles } from './icebergScan.ts';
+import { findSnapshot, mainSnapshotId, readImmutable, readManifestFiles } from './icebergScan.ts';
 import type { TableStorage } from './icebergStorage.ts';
 
 export interface TableHandle {
@@ -155,7 +155,7 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
       const removedHere = [...change.removed.entries()].filter(([, mp]) => mp === m.manifest_path).map(([fp]) => fp);
       if (removedHere.length === 0) continue;
       const gone = new Set(removedHere);
-      const contents = readManifest(await handle.storage.getBytes(m.manifest_path));
+      const contents = readManifest(await readImmutable(handle.storage, m.manifest_path));
       const entries: ManifestEntry[] = [];
       let removedRecords = 0n;
       let removedBytes = 0n;

@@ -51,14 +51,54 @@ export function schemaOf(metadata: TableMetadata, snapshot: Snapshot | undefined
   return currentSchema(metadata);
 }
 
+/**
+ * Manifest lists and manifests are immutable once written (a change writes new ones), so their bytes are kept in
+ * memory across queries, bounded by size. Only paths taken from a loadTable the query was authorized for are ever
+ * looked up, so the cache hands no query a file its catalog token could not have read.
+ */
+class ImmutableBytes {
+  readonly #entries = new Map<string, Uint8Array>();
+  #bytes = 0;
+  readonly #maxBytes: number;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  async get(uri: string, load: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    const hit = this.#entries.get(uri);
+    if (hit) {
+      // refresh its place: the map's order is the eviction order
+      this.#entries.delete(uri);
+      this.#entries.set(uri, hit);
+      return hit;
+    }
+    const bytes = await load();
+    if (bytes.byteLength <= this.#maxBytes / 4) {
+      this.#entries.set(uri, bytes);
+      this.#bytes += bytes.byteLength;
+      for (const [k, v] of this.#entries) {
+        if (this.#bytes <= this.#maxBytes) break;
+        this.#entries.delete(k);
+        this.#bytes -= v.byteLength;
+      }
+    }
+    return bytes;
+  }
+}
+
+const manifestBytes = new ImmutableBytes(64 * 1024 * 1024);
+
+export const readImmutable = (storage: TableStorage, uri: string) => manifestBytes.get(uri, () => storage.getBytes(uri));
+
 export async function readManifestFiles(storage: TableStorage, snapshot: Snapshot | undefined): Promise<ManifestFile[]> {
   if (!snapshot) return [];
-  return readManifestList(await storage.getBytes(snapshot['manifest-list'])).manifests;
+  return readManifestList(await readImmutable(storage, snapshot['manifest-list'])).manifests;
 }
 
 /** Live (status added/existing) entries of one manifest, with inherited snapshot and sequence numbers. */
 export async function liveEntries(storage: TableStorage, manifest: ManifestFile): Promise<ManifestEntry[]> {
-  const contents = readManifest(await storage.getBytes(manifest.manifest_path));
+  const contents = readManifest(await readImmutable(storage, manifest.manifest_path));
   return contents.entries.filter((e) => e.status !== 2).map((e) => inheritFromManifest(e, manifest));
 }
 
