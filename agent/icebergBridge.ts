@@ -58,6 +58,8 @@ interface Resolved {
   /** The name as written in SQL (DuckDB object name). */
   sqlName: string;
   snapshotId?: bigint;
+  /** read the snapshot current at this instant (epoch ms) */
+  asOfMs?: number;
 }
 
 interface TargetState {
@@ -197,7 +199,14 @@ export class IcebergBridge {
     if (!att) return null;
     const namespace = att.namespaces.get(ns.toLowerCase()) ?? ns;
     const travel = snapshotSuffix(ref.name);
-    return { att, namespace, table: travel?.base ?? ref.name, sqlName: ref.name, ...(travel ? { snapshotId: travel.snapshotId } : {}) };
+    return {
+      att,
+      namespace,
+      table: travel?.base ?? ref.name,
+      sqlName: ref.name,
+      ...(travel && 'snapshotId' in travel ? { snapshotId: travel.snapshotId } : {}),
+      ...(travel && 'asOfMs' in travel ? { asOfMs: travel.asOfMs } : {}),
+    };
   }
 
   #path(r: Resolved): string {
@@ -250,8 +259,9 @@ export class IcebergBridge {
       // Predicates prune only when this is the statement's one table reference (a join's WHERE may name columns of
       // several tables, and a self-join reads the table twice).
       const single = icebergRefs.length === 1 && info.refs.length === 1;
+      const snapshotId = resolved.asOfMs !== undefined ? snapshotAsOf(handle.loaded.metadata, resolved.asOfMs) : resolved.snapshotId;
       const plan = await planScan(handle.loaded.metadata, handle.storage, {
-        ...(resolved.snapshotId !== undefined ? { snapshotId: resolved.snapshotId } : {}),
+        ...(snapshotId !== undefined ? { snapshotId } : {}),
         predicates: single ? info.predicates : [],
         qualifiers: [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])],
       });
@@ -279,7 +289,9 @@ export class IcebergBridge {
       this.#targets.set(index, null);
       return null;
     }
-    if (resolved.snapshotId !== undefined) throw unsupported(`${info.target.name} is a snapshot of a table: snapshots are read-only`);
+    if (resolved.snapshotId !== undefined || resolved.asOfMs !== undefined) {
+      throw unsupported(`${info.target.name} is a snapshot of a table: snapshots are read-only`);
+    }
     const c = this.#o.connection;
     const handle = await this.#load(resolved);
     const state: TargetState = { kind: info.kind, resolved, handle, ranges: [], baseRows: 0, existed: handle !== null, tag: randomUUID().replace(/-/g, '') };
@@ -613,4 +625,14 @@ export function evolveSchema(metadata: TableMetadata, change: ColumnChange): { s
   const { 'schema-id': _id, ...rest } = schema;
   void _id;
   return { schema: { ...rest, 'schema-id': 0, fields } as Schema, lastColumnId: last };
+}
+
+/** The snapshot that was the table's current one at `asOfMs`: the last snapshot-log entry at or before it. */
+function snapshotAsOf(metadata: { 'snapshot-log'?: Array<{ 'snapshot-id': unknown; 'timestamp-ms': unknown }> }, asOfMs: number): bigint {
+  let found: bigint | undefined;
+  for (const e of metadata['snapshot-log'] ?? []) {
+    if (Number(e['timestamp-ms']) <= asOfMs) found = BigInt(e['snapshot-id'] as any);
+  }
+  if (found === undefined) throw catalogError(`the table has no snapshot at or before ${new Date(asOfMs).toISOString()}`);
+  return found;
 }

@@ -351,7 +351,13 @@ export function analyzeStatement(text: string): StatementInfo {
 }
 
 /** Table names ending `__snapshot_<id>` read that snapshot of the table (time travel). */
-export function snapshotSuffix(name: string): { base: string; snapshotId: bigint } | null {
-  const m = /^(.+)__snapshot_(\d+)$/.exec(name);
-  return m ? { base: m[1], snapshotId: BigInt(m[2]) } : null;
+/**
+ * Time travel by name: `t__snapshot_<snapshot id>` reads that snapshot; `t__at_<epoch milliseconds>` reads the
+ * snapshot that was current at that instant (the last one of the snapshot log at or before it).
+ */
+export function snapshotSuffix(name: string): { base: string; snapshotId: bigint } | { base: string; asOfMs: number } | null {
+  const id = /^(.+)__snapshot_(\d+)$/.exec(name);
+  if (id) return { base: id[1], snapshotId: BigInt(id[2]) };
+  const at = /^(.+)__at_(\d{1,16})$/.exec(name);
+  return at ? { base: at[1], asOfMs: Number(at[2]) } : null;
 }

@@ -189,6 +189,9 @@ export const DEFAULT_SCHEMA = 'main';
  * - Names resolve as DuckDB resolves them: `t` is default_catalog.main.t; `a.t` is schema `a` of the default
  *   catalog, or catalog `a`'s main schema when `a` is an attached catalog: both readings are checked.
  */
+/** The table a time-travel name reads (`t__snapshot_<id>`, `t__at_<epoch ms>`, see docs/iceberg-bridge.md). */
+export const timeTravelBase = (name: string) => name.replace(/__(snapshot|at)_\d+$/, '');
+
 export async function checkScopedAccess(
   db: Queryable,
   workspaceId: string,
@@ -224,7 +227,8 @@ export async function checkScopedAccess(
       if (ENGINE_CATALOGS.has(r.catalog)) continue;
       const a = bySlug.get(r.catalog);
       if (!a) throw new AppError(403, 'catalog_not_attached', `catalog ${r.catalog} is not attached to this workspace`);
-      if (!(await scopeFor(a)).table(r.schema, ref.name, need)) throw notGranted(`table ${a.slug}.${r.schema}.${ref.name}`, need);
+      const name = timeTravelBase(ref.name);
+      if (!(await scopeFor(a)).table(r.schema, name, need)) throw notGranted(`table ${a.slug}.${r.schema}.${name}`, need);
     }
   }
 }

@@ -199,6 +199,21 @@ describe('the Iceberg bridge', () => {
     expect(missing.type === 'query_failed' && missing.payload.error).toMatchObject({ code: 'catalog_error', message: expect.stringContaining('snapshot 12345 does not exist') });
   });
 
+  it('reads the table as it was at an instant with the __at_<epoch ms> suffix', async () => {
+    await agent.exec('CREATE TABLE sales.tat (id INTEGER)');
+    await agent.exec('INSERT INTO sales.tat VALUES (1)');
+    const log = (await loadMetadata(stack, 'wh', 'sales', 'tat')).metadata['snapshot-log'];
+    const firstAt = Number(log[log.length - 1]['timestamp-ms']);
+    await new Promise((r) => setTimeout(r, 5));
+    await agent.exec('INSERT INTO sales.tat VALUES (2)');
+    expect(norm(await agent.query(`SELECT id FROM sales.tat__at_${firstAt} ORDER BY id`))).toEqual([{ id: 1 }]);
+    expect(norm(await agent.query(`SELECT id FROM sales.tat__at_${Date.now()} ORDER BY id`))).toEqual([{ id: 1 }, { id: 2 }]);
+    const before = await agent.run(`SELECT * FROM sales.tat__at_${firstAt - 60_000}`);
+    expect(before.type === 'query_failed' && before.payload.error).toMatchObject({ code: 'catalog_error', message: expect.stringContaining('no snapshot at or before') });
+    const write = await agent.run(`INSERT INTO sales.tat__at_${firstAt} VALUES (3)`);
+    expect(write.type).toBe('query_failed');
+  });
+
   it('runs a script statement by statement, each seeing the previous one\'s commit', async () => {
     expect(await agent.exec(`CREATE TABLE sales.sc (id INTEGER); INSERT INTO sales.sc VALUES (1), (2); UPDATE sales.sc SET id = id * 10; INSERT INTO sales.sc SELECT id + 1 FROM sales.sc`)).toBe(6);
     expect(norm(await reader.query('SELECT id FROM sales.sc ORDER BY id'))).toEqual([{ id: 10 }, { id: 11 }, { id: 20 }, { id: 21 }]);

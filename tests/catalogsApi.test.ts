@@ -389,6 +389,9 @@ describe('scoped attachments (I10)', () => {
     expect(await code(ok([{ catalog: null, schema: 'crm', name: 'ACCOUNTS' }]))).toBe('allowed');
     expect(await code(ok([{ catalog: 'sales', schema: 'crm', name: 'accounts' }], 'sales', 'write'))).toBe('403 not_granted');
     expect(await code(ok([{ catalog: 'sales', schema: 'crm', name: 'leads' }]))).toBe('403 not_granted');
+    // time travel reads the same table: the same grant applies
+    expect(await code(ok([{ catalog: 'sales', schema: 'crm', name: 'accounts__snapshot_8744736658442914487' }]))).toBe('allowed');
+    expect(await code(ok([{ catalog: 'sales', schema: 'crm', name: 'leads__at_1767225600000' }]))).toBe('403 not_granted');
     expect(await code(ok([{ catalog: null, schema: null, name: 'accounts' }]))).toBe('403 not_granted'); // sales.main.accounts
     expect(await code(ok([{ catalog: 'sales', schema: 'crm', name: 'accounts' }, { catalog: 'sales', schema: 'ops', name: 't' }]))).toBe('403 not_granted');
     // full attachments reach everything; engine-local databases hold no catalog data
