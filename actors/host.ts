@@ -133,7 +133,8 @@ export interface TransitionNotice {
 
 export interface ActorHost {
   readonly replicaId: string;
-  spawn(kind: string, id: string, input: unknown, opts?: { tx?: Queryable }): Promise<SpawnResult>;
+  /** `entity`: the entity row's INSERT, written in the actor's own statement; it must hold the initial projection. */
+  spawn(kind: string, id: string, input: unknown, opts?: { tx?: Queryable; entity?: EntityWrite }): Promise<SpawnResult>;
   send(kind: string, id: string, event: ActorEvent): Promise<SendResult>;
   /** The actor's persisted state, read from the database. */
   get(kind: string, id: string): Promise<ActorView | null>;
@@ -233,7 +234,7 @@ class Host implements ActorHost {
 
   // ---- public interface ----
 
-  async spawn(kind: string, id: string, input: unknown, opts: { tx?: Queryable } = {}): Promise<SpawnResult> {
+  async spawn(kind: string, id: string, input: unknown, opts: { tx?: Queryable; entity?: EntityWrite } = {}): Promise<SpawnResult> {
     const reg = this.kindOf(kind);
     const run = async (): Promise<SpawnResult> => {
       this.assertOpen(kind, id);
@@ -245,7 +246,9 @@ class Host implements ActorHost {
       const entry = this.entryFor(snapshot, 1, projection);
       const write = this.transitionWrite(kind, id, entry, projection, 'xstate.init', input, null, at);
       try {
-        if (opts.tx) await this.insertWith(opts.tx, reg, id, write, snapshot, projection);
+        // An entity created with the actor (its INSERT carrying the initial projection) needs no entity update.
+        if (opts.entity) await insertActor(opts.tx ?? this.db, write, opts.entity);
+        else if (opts.tx) await this.insertWith(opts.tx, reg, id, write, snapshot, projection);
         else if (reg.onPersist || reg.entityWrite) await this.db.tx((tx) => this.insertWith(tx, reg, id, write, snapshot, projection));
         else await insertActor(this.db, write);
       } catch (e) {

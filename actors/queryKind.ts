@@ -56,6 +56,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
               ...(token ? { catalogs: catalogs.map((c) => ({ ...c, token })) } : {}),
             },
           }) ?? false;
+        if (sent) sockets.rememberDispatch(p.queryId, p.agentId);
         await ctx.send(sent ? { type: 'dispatched' } : { type: 'dispatchFailed', message: 'the agent is not connected' });
       },
       sendCancelQuery: (_ctx, p: { queryId: string; agentId: string | null }) => {
@@ -63,10 +64,12 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
       recordProfile: async (_ctx, p: { queryId: string; profile: unknown }) => {
-        if (p.profile !== null && p.profile !== undefined) {
-          await db.query(`update queries set profile = $2::jsonb where id = $1`, [p.queryId, JSON.stringify(p.profile)]);
-        }
-        await recordWrites(db, p.queryId);
+        const [q] = await db.query<FinishedQuery>(
+          `update queries set profile = coalesce($2::jsonb, profile) where id = $1
+           returning statement_type, tables, catalog, user_id, workspace_id`,
+          [p.queryId, p.profile === null || p.profile === undefined ? null : JSON.stringify(p.profile)],
+        );
+        if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) await recordWrites(db, p.queryId, q);
       },
       // Elastic compute is not built: with ELASTIC_COMPUTE_ENABLED off a query without an agent is refused (422
       // agent_required) before an actor exists, so these are reached only by the machine's own paths.
@@ -97,13 +100,16 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
   };
 }
 
+interface FinishedQuery {
+  statement_type: string | null;
+  tables: Array<{ catalog: string | null; schema: string | null; name: string }>;
+  catalog: string | null;
+  user_id: string | null;
+  workspace_id: string;
+}
+
 /** The sidecar's last-write provenance for every table a finished write named, in the catalog it resolved to. */
-async function recordWrites(db: Db, queryId: string) {
-  const [q] = await db.query<{ statement_type: string | null; tables: Array<{ catalog: string | null; schema: string | null; name: string }>; catalog: string | null; user_id: string | null; workspace_id: string }>(
-    `select statement_type, tables, catalog, user_id, workspace_id from queries where id = $1`,
-    [queryId],
-  );
-  if (!q || !q.statement_type || !STATEMENT_WRITES.includes(q.statement_type)) return;
+async function recordWrites(db: Db, queryId: string, q: FinishedQuery) {
   for (const t of q.tables ?? []) {
     const slug = t.catalog ?? q.catalog;
     if (!slug) continue;
@@ -112,6 +118,6 @@ async function recordWrites(db: Db, queryId: string) {
       [slug, q.workspace_id],
     );
     if (!c) continue;
-    await recordTableWrite(db, { catalogId: c.id, schema: t.schema ?? 'main', table: t.name, userId: q.user_id, queryId, operation: q.statement_type });
+    await recordTableWrite(db, { catalogId: c.id, schema: t.schema ?? 'main', table: t.name, userId: q.user_id, queryId, operation: q.statement_type! });
   }
 }

@@ -63,20 +63,25 @@ const ACTOR_COLUMNS = `kind, id::text as id, version, state, status, terminal, d
   owner_replica, last_error, created_at, updated_at`;
 
 /** Inserts a new actor at version 1 with its first history row; a duplicate (kind, id) raises 23505. */
-export async function insertActor(q: Queryable, w: TransitionWrite): Promise<void> {
+export async function insertActor(q: Queryable, w: TransitionWrite, entity?: EntityWrite): Promise<void> {
+  // The entity's own row (its INSERT) may ride in the same statement: one round trip, no transaction.
+  const entityCte = entity ? `, e as (${renumber(entity.sql, INSERT_PARAMS)} returning 1)` : '';
   await q.query(
     `with a as (
        insert into actors (kind, id, version, state, status, terminal, deadline_at, snapshot, owner_replica, last_error)
        values ($1, $2::uuid, 1, $3, $4, $5, $6::timestamptz, $7::jsonb, $8, $9)
        returning version
-     )
+     )${entityCte}
      insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
      select $1, $2::uuid, a.version, $10, $11::jsonb, null, $3, $12::timestamptz, $8 from a
      returning seq, case when $13::text is null then null else pg_notify('${TRANSITIONS_CHANNEL}', $13::text) end as n`,
     [w.kind, w.id, w.state, w.status, w.terminal, iso(w.deadlineAt), w.snapshotText, w.replica, w.lastError,
-      w.event, w.payloadText, iso(w.at), w.notifyPayload],
+      w.event, w.payloadText, iso(w.at), w.notifyPayload, ...(entity?.params ?? [])],
   );
 }
+
+const INSERT_PARAMS = 13;
+const renumber = (sql: string, offset: number) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
 
 /**
  * Writes a transition if the actor is still at `expectedVersion`; returns the new version, or null when another
@@ -93,7 +98,7 @@ const TRANSITION_PARAMS = 15;
 export async function writeTransition(q: Queryable, expectedVersion: number, w: TransitionWrite, entity?: EntityWrite): Promise<number | null> {
   // The entity update rides in the same statement, guarded on the actor update having won the version check.
   const entityCte = entity
-    ? `, e as (${entity.sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + TRANSITION_PARAMS}`)} and exists (select 1 from u) returning 1)`
+    ? `, e as (${renumber(entity.sql, TRANSITION_PARAMS)} and exists (select 1 from u) returning 1)`
     : '';
   const rows = await q.query<{ seq: bigint }>(
     `with u as (

@@ -5,7 +5,7 @@ import { BENCH_BOOTSTRAP, adminToken, agentIdByName, bootstrapToken, percentiles
 const seconds = Number(process.argv[2] ?? 15);
 const agentCount = Number(process.argv[3] ?? 4);
 const clients = Number(process.argv[4] ?? 32);
-const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP });
+const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP, ...(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {}) });
 const token = await adminToken(api);
 const children = [];
 try {

@@ -196,12 +196,17 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
 
     /** An agent may only report on queries dispatched to it. */
     async function ownQuery(queryId: string, event: { type: string; [k: string]: unknown }) {
-      const rows = await db.query<{ agent_id: string | null }>(`select agent_id from queries where id = $1`, [queryId]);
-      if (!rows.length || rows[0].agent_id !== conn.agentId) {
+      let owner = sockets.dispatchedTo(queryId);
+      if (owner === undefined) {
+        const rows = await db.query<{ agent_id: string | null }>(`select agent_id from queries where id = $1`, [queryId]);
+        owner = rows[0]?.agent_id ?? undefined;
+      }
+      if (owner !== conn.agentId) {
         log.warn({ queryId }, 'agent reported on a query it was not given');
         send({ type: 'error', payload: { code: 'unknown_query', message: `no query ${queryId} was dispatched to this agent` } });
         return;
       }
+      if (event.type === 'done' || event.type === 'failed') sockets.forgetDispatch(queryId);
       await host.send('query', queryId, event);
     }
   });

@@ -19,9 +19,27 @@ export interface LiveConnection {
   close(code: number, reason: string): void;
 }
 
+const MAX_REMEMBERED_DISPATCHES = 100_000;
+
 export class AgentSockets {
   private readonly connections = new Map<string, LiveConnection>();
   private readonly byAgent = new Map<string, string>();
+  /** query → agent, for the queries this replica dispatched and has not heard the end of (saves a lookup a frame) */
+  private readonly dispatches = new Map<string, string>();
+
+  rememberDispatch(queryId: string, agentId: string) {
+    this.dispatches.set(queryId, agentId);
+    if (this.dispatches.size > MAX_REMEMBERED_DISPATCHES) this.dispatches.delete(this.dispatches.keys().next().value!);
+  }
+
+  /** The agent a query was dispatched to from here, if this replica still remembers it. */
+  dispatchedTo(queryId: string): string | undefined {
+    return this.dispatches.get(queryId);
+  }
+
+  forgetDispatch(queryId: string) {
+    this.dispatches.delete(queryId);
+  }
 
   addConnection(conn: LiveConnection) {
     this.connections.set(conn.connectionId, conn);

@@ -64,7 +64,7 @@ export async function dispatchExtras(ctx: AppContext, workspaceId: string, defau
   };
 }
 
-/** Submits a checked statement: a queries row and its actor in one transaction, then dispatch. */
+/** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */
 export async function submitQuery(
   ctx: AppContext,
   args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; attached?: WorkspaceCatalogOut[] },
@@ -72,30 +72,30 @@ export async function submitQuery(
   const id = randomUUID();
   const now = Date.now();
   const extras = await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached);
-  const spawned = await ctx.db.tx(async (tx) => {
-    await tx.query(
-      `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at)
-       values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz)`,
-      [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString()],
-    );
-    return ctx.host.spawn(
-      'query',
-      id,
-      {
-        queryId: id,
-        workspace: args.workspaceSlug,
-        sql: args.sql,
-        agentId: args.agentId,
-        at: now,
-        timeoutMs: args.timeoutS * 1000,
-        graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
-        dispatchAckTimeoutMs: 30_000,
-        computeWaitTimeoutMs: ctx.config.ELASTIC_PROVISIONING_DEADLINE_S * 1000,
-        dispatchExtras: extras as any,
+  // The row and its actor in one statement; the row holds the actor's initial projection (queued).
+  const spawned = await ctx.host.spawn(
+    'query',
+    id,
+    {
+      queryId: id,
+      workspace: args.workspaceSlug,
+      sql: args.sql,
+      agentId: args.agentId,
+      at: now,
+      timeoutMs: args.timeoutS * 1000,
+      graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
+      dispatchAckTimeoutMs: 30_000,
+      computeWaitTimeoutMs: ctx.config.ELASTIC_PROVISIONING_DEADLINE_S * 1000,
+      dispatchExtras: extras as any,
+    },
+    {
+      entity: {
+        sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at)
+              values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz)`,
+        params: [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString()],
       },
-      { tx },
-    );
-  });
+    },
+  );
   await spawned.start();
   return id;
 }
