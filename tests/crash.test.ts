@@ -1,0 +1,104 @@
+// Nothing is lost when the api process dies: state lives in PostgreSQL. A hard-killed api leaves its running query
+// behind; a new api process rehydrates it and the query still ends: failed by the agent's own timeout report on its
+// new connection, or by the reaper once the persisted deadline passes, whichever comes first.
+import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase } from './support/database.ts';
+import { freePort } from '../runtime/postgres.ts';
+import { ADMIN, SETUP_TOKEN } from './support/api.ts';
+
+const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
+
+function start(name: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [EIDER, name], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+}
+const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
+
+async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('an api process killed mid-query', () => {
+  it('leaves the query to the next api process, which ends it; the agent reconnects to it', async () => {
+    const database = await freshDatabase({ empty: true });
+    const dir = mkdtempSync(join(tmpdir(), 'eider-crash-'));
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const apiEnv = {
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      DATA_DIR: join(dir, 'api'),
+      SETUP_TOKEN,
+      AGENT_BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
+      ACTOR_REAPER_TICK_S: '0.2',
+      AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+      AGENT_HEARTBEAT_TTL_S: '3',
+    };
+    let api = start('api', apiEnv);
+    const agent = start('agent', {
+      CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
+      BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
+      AGENT_DATA_DIR: join(dir, 'agent'),
+      AGENT_NAME: 'survivor',
+      RESULTS_HTTP_PORT: '0',
+    });
+    try {
+      await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready');
+      const json = { 'content-type': 'application/json' };
+      await fetch(`${url}/api/setup/admin`, { method: 'POST', headers: { ...json, 'x-setup-token': SETUP_TOKEN }, body: JSON.stringify(ADMIN) });
+      const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+      const auth = { cookie };
+      const agentId = await until(async () => {
+        const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
+        return list.find((a) => a.name === 'survivor' && a.status === 'healthy')?.id as string | undefined;
+      }, 30_000, 'agent healthy');
+
+      const submit = await fetch(`${url}/api/workspaces/default/queries`, {
+        method: 'POST',
+        headers: { ...json, ...auth },
+        body: JSON.stringify({ sql: 'SELECT count(*) FROM range(100000000000)', agent_id: agentId, timeout_s: 2 }),
+      });
+      const q = (await submit.json()) as any;
+      expect(q.status).toBe('running');
+
+      api.kill('SIGKILL');
+      await exited(api);
+      api = start('api', apiEnv);
+      await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
+
+      // the agent reports its timeout to the new process, or the query's persisted deadline passes there
+      const final = await until(async () => {
+        const r = (await (await fetch(`${url}/api/queries/${q.id}`, { headers: auth })).json()) as any;
+        return ['failed', 'done', 'cancelled'].includes(r.status) ? r : undefined;
+      }, 30_000, 'query ended');
+      expect(final.status).toBe('failed');
+      const history = await database.db.query<{ to_state: string; replica: string }>(
+        `select to_state, replica from eider.actor_transitions where kind = 'query' and id = $1 order by seq`,
+        [q.id],
+      );
+      expect(history.map((h) => h.to_state)).toEqual(expect.arrayContaining(['queued', 'running', 'failed']));
+      // the agent came back to the new process with its session token
+      const back = await until(async () => {
+        const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
+        return list.find((a) => a.id === agentId && a.status === 'healthy');
+      }, 30_000, 'agent back');
+      expect(back.name).toBe('survivor');
+    } finally {
+      agent.kill('SIGTERM');
+      api.kill('SIGTERM');
+      await Promise.all([exited(agent), exited(api)]);
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
