@@ -28,7 +28,12 @@ async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: stri
 }
 
 describe('an api process killed mid-query', () => {
-  it('leaves the query to the next api process, which ends it; the agent reconnects to it', async () => {
+  it('leaves the query to the next api process, which ends it; the agent reconnects to it', () => scenario({ agentDiesToo: false }), 120_000);
+  it('with the agent dead too, the next process\'s reaper fails the query past its deadline', () => scenario({ agentDiesToo: true }), 120_000);
+});
+
+async function scenario(opts: { agentDiesToo: boolean }) {
+  {
     const database = await freshDatabase({ empty: true });
     const dir = mkdtempSync(join(tmpdir(), 'eider-crash-'));
     const port = await freePort();
@@ -73,6 +78,10 @@ describe('an api process killed mid-query', () => {
 
       api.kill('SIGKILL');
       await exited(api);
+      if (opts.agentDiesToo) {
+        agent.kill('SIGKILL');
+        await exited(agent);
+      }
       api = start('api', apiEnv);
       await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
 
@@ -87,12 +96,19 @@ describe('an api process killed mid-query', () => {
         [q.id],
       );
       expect(history.map((h) => h.to_state)).toEqual(expect.arrayContaining(['queued', 'running', 'failed']));
-      // the agent came back to the new process with its session token
-      const back = await until(async () => {
-        const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
-        return list.find((a) => a.id === agentId && a.status === 'healthy');
-      }, 30_000, 'agent back');
-      expect(back.name).toBe('survivor');
+      if (opts.agentDiesToo) {
+        // nobody reported: the deadline (agent heartbeat TTL, or the query's timeout plus grace) ended it
+        expect(final.error).toMatch(/agent|deadline|time/i);
+        const [row] = await database.db.query<{ status: string }>(`select status from eider.agents where id = $1`, [agentId]);
+        expect(row.status).toBe('unavailable');
+      } else {
+        // the agent came back to the new process with its session token
+        const back = await until(async () => {
+          const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
+          return list.find((a) => a.id === agentId && a.status === 'healthy');
+        }, 30_000, 'agent back');
+        expect(back.name).toBe('survivor');
+      }
     } finally {
       agent.kill('SIGTERM');
       api.kill('SIGTERM');
@@ -100,5 +116,5 @@ describe('an api process killed mid-query', () => {
       await database.drop();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
-});
+  }
+}
