@@ -33,88 +33,86 @@ describe('an api process killed mid-query', () => {
 });
 
 async function scenario(opts: { agentDiesToo: boolean }) {
-  {
-    const database = await freshDatabase({ empty: true });
-    const dir = mkdtempSync(join(tmpdir(), 'eider-crash-'));
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const apiEnv = {
-      DATABASE_URL: database.url,
-      PORT: String(port),
-      DATA_DIR: join(dir, 'api'),
-      SETUP_TOKEN,
-      AGENT_BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
-      ACTOR_REAPER_TICK_S: '0.2',
-      AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-      AGENT_HEARTBEAT_TTL_S: '3',
-    };
-    let api = start('api', apiEnv);
-    const agent = start('agent', {
-      CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
-      BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
-      AGENT_DATA_DIR: join(dir, 'agent'),
-      AGENT_NAME: 'survivor',
-      RESULTS_HTTP_PORT: '0',
+  const database = await freshDatabase({ empty: true });
+  const dir = mkdtempSync(join(tmpdir(), 'eider-crash-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const apiEnv = {
+    DATABASE_URL: database.url,
+    PORT: String(port),
+    DATA_DIR: join(dir, 'api'),
+    SETUP_TOKEN,
+    AGENT_BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
+    ACTOR_REAPER_TICK_S: '0.2',
+    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+    AGENT_HEARTBEAT_TTL_S: '3',
+  };
+  let api = start('api', apiEnv);
+  const agent = start('agent', {
+    CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
+    BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
+    AGENT_DATA_DIR: join(dir, 'agent'),
+    AGENT_NAME: 'survivor',
+    RESULTS_HTTP_PORT: '0',
+  });
+  try {
+    await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready');
+    const json = { 'content-type': 'application/json' };
+    await fetch(`${url}/api/setup/admin`, { method: 'POST', headers: { ...json, 'x-setup-token': SETUP_TOKEN }, body: JSON.stringify(ADMIN) });
+    const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const auth = { cookie };
+    const agentId = await until(async () => {
+      const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
+      return list.find((a) => a.name === 'survivor' && a.status === 'healthy')?.id as string | undefined;
+    }, 30_000, 'agent healthy');
+
+    const submit = await fetch(`${url}/api/workspaces/default/queries`, {
+      method: 'POST',
+      headers: { ...json, ...auth },
+      body: JSON.stringify({ sql: 'SELECT count(*) FROM range(100000000000)', agent_id: agentId, timeout_s: 2 }),
     });
-    try {
-      await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready');
-      const json = { 'content-type': 'application/json' };
-      await fetch(`${url}/api/setup/admin`, { method: 'POST', headers: { ...json, 'x-setup-token': SETUP_TOKEN }, body: JSON.stringify(ADMIN) });
-      const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
-      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
-      const auth = { cookie };
-      const agentId = await until(async () => {
-        const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
-        return list.find((a) => a.name === 'survivor' && a.status === 'healthy')?.id as string | undefined;
-      }, 30_000, 'agent healthy');
+    const q = (await submit.json()) as any;
+    expect(q.status).toBe('running');
 
-      const submit = await fetch(`${url}/api/workspaces/default/queries`, {
-        method: 'POST',
-        headers: { ...json, ...auth },
-        body: JSON.stringify({ sql: 'SELECT count(*) FROM range(100000000000)', agent_id: agentId, timeout_s: 2 }),
-      });
-      const q = (await submit.json()) as any;
-      expect(q.status).toBe('running');
-
-      api.kill('SIGKILL');
-      await exited(api);
-      if (opts.agentDiesToo) {
-        agent.kill('SIGKILL');
-        await exited(agent);
-      }
-      api = start('api', apiEnv);
-      await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
-
-      // the agent reports its timeout to the new process, or the query's persisted deadline passes there
-      const final = await until(async () => {
-        const r = (await (await fetch(`${url}/api/queries/${q.id}`, { headers: auth })).json()) as any;
-        return ['failed', 'done', 'cancelled'].includes(r.status) ? r : undefined;
-      }, 30_000, 'query ended');
-      expect(final.status).toBe('failed');
-      const history = await database.db.query<{ to_state: string; replica: string }>(
-        `select to_state, replica from eider.actor_transitions where kind = 'query' and id = $1 order by seq`,
-        [q.id],
-      );
-      expect(history.map((h) => h.to_state)).toEqual(expect.arrayContaining(['queued', 'running', 'failed']));
-      if (opts.agentDiesToo) {
-        // nobody reported: the deadline (agent heartbeat TTL, or the query's timeout plus grace) ended it
-        expect(final.error).toMatch(/agent|deadline|time/i);
-        const [row] = await database.db.query<{ status: string }>(`select status from eider.agents where id = $1`, [agentId]);
-        expect(row.status).toBe('unavailable');
-      } else {
-        // the agent came back to the new process with its session token
-        const back = await until(async () => {
-          const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
-          return list.find((a) => a.id === agentId && a.status === 'healthy');
-        }, 30_000, 'agent back');
-        expect(back.name).toBe('survivor');
-      }
-    } finally {
-      agent.kill('SIGTERM');
-      api.kill('SIGTERM');
-      await Promise.all([exited(agent), exited(api)]);
-      await database.drop();
-      rmSync(dir, { recursive: true, force: true });
+    api.kill('SIGKILL');
+    await exited(api);
+    if (opts.agentDiesToo) {
+      agent.kill('SIGKILL');
+      await exited(agent);
     }
+    api = start('api', apiEnv);
+    await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
+
+    // the agent reports its timeout to the new process, or the query's persisted deadline passes there
+    const final = await until(async () => {
+      const r = (await (await fetch(`${url}/api/queries/${q.id}`, { headers: auth })).json()) as any;
+      return ['failed', 'done', 'cancelled'].includes(r.status) ? r : undefined;
+    }, 30_000, 'query ended');
+    expect(final.status).toBe('failed');
+    const history = await database.db.query<{ to_state: string; replica: string }>(
+      `select to_state, replica from eider.actor_transitions where kind = 'query' and id = $1 order by seq`,
+      [q.id],
+    );
+    expect(history.map((h) => h.to_state)).toEqual(expect.arrayContaining(['queued', 'running', 'failed']));
+    if (opts.agentDiesToo) {
+      // nobody reported: the deadline (agent heartbeat TTL, or the query's timeout plus grace) ended it
+      expect(final.error).toMatch(/agent|deadline|time/i);
+      const [row] = await database.db.query<{ status: string }>(`select status from eider.agents where id = $1`, [agentId]);
+      expect(row.status).toBe('unavailable');
+    } else {
+      // the agent came back to the new process with its session token
+      const back = await until(async () => {
+        const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
+        return list.find((a) => a.id === agentId && a.status === 'healthy');
+      }, 30_000, 'agent back');
+      expect(back.name).toBe('survivor');
+    }
+  } finally {
+    agent.kill('SIGTERM');
+    api.kill('SIGTERM');
+    await Promise.all([exited(agent), exited(api)]);
+    await database.drop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
