@@ -26,6 +26,19 @@ export interface MachineProjection {
   error: string | null;
 }
 
+/** What a run of SQL records, shared by the query and statement projections. */
+export interface RunProjection {
+  errorCode: string | null;
+  rowCount: number | null;
+  durationMs: number | null;
+  resultPath: string | null;
+  columns: string[] | null;
+  columnSchema: ColumnType[] | null;
+  startedAt: number;
+  runningAt: number | null;
+  finishedAt: number | null;
+}
+
 /** A result column as the engine spells its type (`DECIMAL(10,2)`, `INTEGER[]`). */
 export interface ColumnType {
   name: string;

@@ -20,7 +20,7 @@
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
-import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent } from './contract.ts';
+import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunProjection } from './contract.ts';
 
 export interface QueryInput {
   queryId: string;
@@ -297,18 +297,9 @@ export type QuerySnapshot = SnapshotFrom<QueryMachine>;
 
 export type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
-export interface QueryProjection extends MachineProjection {
+export interface QueryProjection extends MachineProjection, RunProjection {
   status: QueryStatus;
   agentId: string | null;
-  errorCode: string | null;
-  rowCount: number | null;
-  durationMs: number | null;
-  resultPath: string | null;
-  columns: string[] | null;
-  columnSchema: ColumnType[] | null;
-  startedAt: number;
-  runningAt: number | null;
-  finishedAt: number | null;
 }
 
 const queryStatusByState: Record<string, QueryStatus> = {

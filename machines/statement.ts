@@ -18,7 +18,7 @@
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
-import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
+import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunProjection } from './contract.ts';
 
 export interface StatementInput {
   statementId: string;
@@ -264,17 +264,8 @@ export type StatementSnapshot = SnapshotFrom<StatementMachine>;
 
 export type StatementStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
-export interface StatementProjection extends MachineProjection {
+export interface StatementProjection extends MachineProjection, RunProjection {
   status: StatementStatus;
-  errorCode: string | null;
-  rowCount: number | null;
-  durationMs: number | null;
-  resultPath: string | null;
-  columns: string[] | null;
-  columnSchema: ColumnType[] | null;
-  startedAt: number;
-  runningAt: number | null;
-  finishedAt: number | null;
 }
 
 /** The statement row's columns. */
