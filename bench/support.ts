@@ -129,6 +129,8 @@ export async function startAgentProcess(api: BenchApi, token: string, name: stri
       AGENT_NAME: name,
       RESULTS_HTTP_PORT: '0',
       LOG_LEVEL: 'warn',
+      // e.g. AGENT_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile the agents of a bench
+      ...(process.env.AGENT_NODE_OPTIONS ? { NODE_OPTIONS: process.env.AGENT_NODE_OPTIONS } : {}),
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -1,5 +1,6 @@
 // Throughput: trivial queries per second with 4 agents and 32 concurrent clients.
 // Run by hand: node bench/throughput.ts [seconds] [agents] [clients]
+// (API_NODE_OPTIONS / AGENT_NODE_OPTIONS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof', profile the api / agents)
 import { BENCH_BOOTSTRAP, adminToken, agentIdByName, bootstrapToken, percentiles, runQuery, startAgentProcess, startApiProcess } from './support.ts';
 
 const seconds = Number(process.argv[2] ?? 15);
