@@ -242,6 +242,13 @@ describe('Iceberg tables written through the agent', () => {
     expect(snaps.body.length).toBe(2);
     const tables = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables', { as: admin });
     expect(tables.body).toEqual([{ name: 'orders', table_type: expect.any(String) }]);
+    // how existing clients read a table's columns
+    const described = (await run('SELECT column_name, column_type FROM (DESCRIBE "warehouse"."sales"."orders")')).final;
+    expect(described).toMatchObject({ status: 'done', statement_type: 'select' });
+    const cols = await t.req('GET', `/api/queries/${described.id}/rows?limit=1000`, { as: admin });
+    expect(cols.body.rows).toEqual([{ column_name: 'id', column_type: 'BIGINT' }, { column_name: 'shop', column_type: 'BIGINT' }]);
+    const desc = (await run('DESCRIBE sales.orders')).final;
+    expect(desc).toMatchObject({ status: 'done', statement_type: 'describe', row_count: 2 });
     const sample = await t.req('GET', `/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders/sample?agent_id=${agentId}&limit=3`, { as: admin });
     expect(sample.status, sample.text).toBe(200);
     expect(sample.body.columns).toEqual(['id', 'shop']);
