@@ -32,6 +32,7 @@ export interface QueryRow {
   started_at: Date;
   running_at: Date | null;
   finished_at: Date | null;
+  user_name: string | null;
 }
 
 export interface QueryOut {
@@ -39,12 +40,16 @@ export interface QueryOut {
   workspace_id: string;
   agent_id: string | null;
   user_id: string | null;
+  user_name: string | null;
   sql: string;
   status: string;
   statement_type: string | null;
   origin: string;
   session_id: string | null;
+  /** no scheduler yet: always null */
+  schedule_id: string | null;
   row_count: number | null;
+  /** whole milliseconds (existing clients read an integer) */
   duration_ms: number | null;
   error: string | null;
   error_code: string | null;
@@ -56,11 +61,12 @@ export interface QueryOut {
 }
 
 export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, row_count, duration_ms,
-  error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at`;
+  error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at,
+  (select u.name from users u where u.id = queries.user_id) as user_name`;
 
-/** Duration: the agent-reported execution time when present, else finished_at minus started_at. */
+/** Duration: the agent-reported execution time when present, else finished_at minus started_at; whole ms. */
 export function durationOf(r: QueryRow): number | null {
-  if (r.duration_ms !== null && r.duration_ms !== undefined) return Number(r.duration_ms);
+  if (r.duration_ms !== null && r.duration_ms !== undefined) return Math.round(Number(r.duration_ms));
   if (r.finished_at) return r.finished_at.getTime() - r.started_at.getTime();
   return null;
 }
@@ -70,11 +76,13 @@ export const toQueryOut = (r: QueryRow): QueryOut => ({
   workspace_id: r.workspace_id,
   agent_id: r.agent_id,
   user_id: r.user_id,
+  user_name: r.user_name ?? null,
   sql: r.sql,
   status: r.status,
   statement_type: r.statement_type,
   origin: r.origin,
   session_id: r.session_id,
+  schedule_id: null,
   row_count: r.row_count === null ? null : Number(r.row_count),
   duration_ms: durationOf(r),
   error: r.error,

@@ -78,10 +78,13 @@ describe('queries', () => {
     const { submit, final } = await run('SELECT 42 AS answer');
     expect(submit.status).toBe(202);
     expect(Object.keys(submit.body).sort()).toEqual(
-      ['agent_id', 'column_schema', 'columns', 'duration_ms', 'error', 'error_code', 'finished_at', 'id', 'origin', 'row_count', 'running_at', 'session_id', 'sql', 'started_at', 'statement_type', 'status', 'user_id', 'workspace_id'].sort(),
+      ['agent_id', 'column_schema', 'columns', 'duration_ms', 'error', 'error_code', 'finished_at', 'id', 'origin', 'row_count', 'running_at', 'schedule_id', 'session_id', 'sql', 'started_at', 'statement_type', 'status', 'user_id', 'user_name', 'workspace_id'].sort(),
     );
+    // what existing clients (a DB-API connector) parse: duration_ms an integer, the submitter's name
+    expect(final.user_name).toBe('Admin');
     expect(['running', 'done']).toContain(submit.body.status);
     expect(final).toMatchObject({ status: 'done', row_count: 1, statement_type: 'select', columns: ['answer'], column_schema: [{ name: 'answer', type: 'INTEGER' }] });
+    expect(Number.isInteger(final.duration_ms)).toBe(true);
     const rows = await t.req('GET', `/api/queries/${final.id}/rows?limit=1000`, { as: admin });
     expect(rows.body).toEqual({ rows: [{ answer: 42 }], columns: ['answer'], column_schema: [{ name: 'answer', type: 'INTEGER' }], cursor: null, total: 1 });
   });
