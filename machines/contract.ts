@@ -39,6 +39,22 @@ export interface RunProjection {
   finishedAt: number | null;
 }
 
+/** The agent's report that a run of SQL finished (query_done), as query and statement machines receive it. */
+export interface RunDoneEvent {
+  type: 'done';
+  at: number;
+  rowCount: number;
+  durationMs: number | null;
+  resultPath: string | null;
+  columns: string[] | null;
+  columnSchema: ColumnType[] | null;
+}
+
+/** The context fields a finished run records. */
+export function runResultOf(e: RunDoneEvent) {
+  return { rowCount: e.rowCount, durationMs: e.durationMs, resultPath: e.resultPath, columns: e.columns, columnSchema: e.columnSchema };
+}
+
 /** A result column as the engine spells its type (`DECIMAL(10,2)`, `INTEGER[]`). */
 export interface ColumnType {
   name: string;

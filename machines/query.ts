@@ -19,8 +19,8 @@
 //                                                      final frame is presumed lost (hard-killed replica, lost agent)
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
-import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunProjection } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, runResultOf } from './contract.ts';
+import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
 
 export interface QueryInput {
   queryId: string;
@@ -46,16 +46,7 @@ export type QueryEvent =
   | { type: 'dispatched'; at: number }
   | { type: 'dispatchFailed'; at: number; message: string }
   | { type: 'started'; at: number }
-  | {
-      type: 'done';
-      at: number;
-      rowCount: number;
-      durationMs: number | null;
-      resultPath: string | null;
-      columns: string[] | null;
-      columnSchema: ColumnType[] | null;
-      profile?: Json;
-    }
+  | (RunDoneEvent & { profile?: Json })
   | { type: 'failed'; at: number; code: string; message: string }
   | { type: 'cancel'; at: number }
   | { type: 'agentLost'; at: number }
@@ -156,16 +147,7 @@ export const queryMachine = setup({
     assignAgent: assign({
       agentId: ({ context, event }) => (event.type === 'computeReady' ? event.agentId : context.agentId),
     }),
-    assignResult: assign(({ event }) => {
-      if (event.type !== 'done') return {};
-      return {
-        rowCount: event.rowCount,
-        durationMs: event.durationMs,
-        resultPath: event.resultPath,
-        columns: event.columns,
-        columnSchema: event.columnSchema,
-      };
-    }),
+    assignResult: assign(({ event }) => (event.type === 'done' ? runResultOf(event) : {})),
     assignFailure: assign(({ context, event }) => {
       const failure = failureOf(event, context);
       return { errorCode: failure.code, error: failure.message };

@@ -17,8 +17,8 @@
 //   running                entry + timeout + graceMs, timeout = timeout_s or SQL_STATEMENT_DEFAULT_TIMEOUT_S
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
-import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunProjection } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, runResultOf } from './contract.ts';
+import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
 
 export interface StatementInput {
   statementId: string;
@@ -41,15 +41,7 @@ export interface StatementInput {
 export type StatementEvent =
   | { type: 'dispatched'; at: number }
   | { type: 'ack'; at: number }
-  | {
-      type: 'done';
-      at: number;
-      rowCount: number;
-      durationMs: number | null;
-      resultPath: string | null;
-      columns: string[] | null;
-      columnSchema: ColumnType[] | null;
-    }
+  | RunDoneEvent
   | { type: 'failed'; at: number; code: string; message: string }
   | { type: 'cancel'; at: number }
   | { type: 'agentLost'; at: number }
@@ -154,16 +146,7 @@ export const statementMachine = setup({
       const at = eventTime(event, context.createdAt);
       return { enteredAt: at, finishedAt: at, deadlineAt: null };
     }),
-    assignResult: assign(({ event }) => {
-      if (event.type !== 'done') return {};
-      return {
-        rowCount: event.rowCount,
-        durationMs: event.durationMs,
-        resultPath: event.resultPath,
-        columns: event.columns,
-        columnSchema: event.columnSchema,
-      };
-    }),
+    assignResult: assign(({ event }) => (event.type === 'done' ? runResultOf(event) : {})),
     assignFailure: assign(({ context, event }) => {
       const failure = failureOf(event, context);
       return { errorCode: failure.code, error: failure.message };
