@@ -11,7 +11,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { startObjectStore, deriveVendedKey, parseVendedKeyId, type ObjectStore } from './objectStore.ts';
+import { startObjectStore, deriveVendedKey, parseVendedKeyId, type ObjectStore } from '../runtime/objectStore.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 
 const ROOT = { accessKey: 'root-key', secretKey: 'root-secret-0123456789' };
