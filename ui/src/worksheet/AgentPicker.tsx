@@ -5,16 +5,19 @@ import type { Agent } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 
+const healthy = (a: Agent) => a.status === 'healthy';
+
 export function AgentPicker(props: { value: string | null; onChange: (id: string | null) => void }) {
   const agents = useAsync((signal) => api.get<Agent[]>('/api/agents', { signal }), []);
-  if (agents.error) return <ErrorNotice error={agents.error} what="Agents" />;
   const list = agents.data ?? [];
-  const healthy = (a: Agent) => a.status === 'healthy';
   // A worksheet with no agent yet runs on the first healthy one, so a first query needs no extra step.
   const firstHealthy = list.find(healthy)?.id ?? null;
+  const { value, onChange } = props;
+  // Hooks run on every render, before any early return (Rules of Hooks): an error render must not skip this one.
   useEffect(() => {
-    if (!props.value && firstHealthy) props.onChange(firstHealthy);
-  }, [props.value, firstHealthy]);
+    if (!value && firstHealthy) onChange(firstHealthy);
+  }, [value, firstHealthy, onChange]);
+  if (agents.error) return <ErrorNotice error={agents.error} what="Agents" />;
   return (
     <label className="inline">
       Agent
