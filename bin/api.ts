@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config } from '../runtime/config.ts';
+import { loadConfig, unbuiltSettings, type Config } from '../runtime/config.ts';
 import { connectDb, type Db } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
@@ -58,6 +58,8 @@ export async function databaseUrlFor(config: Config, logger: Logger): Promise<{ 
 export async function startApi(opts: { config?: Config; env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<RunningApi> {
   const config = opts.config ?? loadConfig(opts.env ?? process.env);
   const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'api' });
+  for (const { name, feature } of unbuiltSettings(opts.env ?? process.env))
+    logger.warn({ variable: name, feature }, `${name} is set, but ${feature} is not built yet: it has no effect`);
   const dataDir = resolve(config.DATA_DIR);
   const { url: dbUrl, embedded } = await databaseUrlFor(config, logger);
   const db = await connectDb({

@@ -94,13 +94,9 @@ export const identityRoutes = [
         oidc_providers: Schema.Array(Schema.Struct({ id: Schema.String, label: Schema.String })),
       }),
     },
-    handler: async ({ ctx }) => {
-      const providers = (ctx.config.OIDC_PROVIDERS as any[])
-        .filter((p) => p && typeof p.id === 'string')
-        .map((p) => ({ id: String(p.id), label: String(p.label ?? p.id) }));
-      if (!providers.length && ctx.config.OIDC_ENABLED) providers.push({ id: 'sso', label: ctx.config.OIDC_LABEL });
-      return { status: 200, body: { local: true, ldap: ctx.config.LDAP_ENABLED, oidc_providers: providers } };
-    },
+    // Federated sign-in is not built yet: listing configured providers would offer buttons that lead nowhere. Their
+    // variables are validated and log a warning at startup (runtime/config.ts, notBuilt).
+    handler: async () => ({ status: 200, body: { local: true, ldap: false, oidc_providers: [] } }),
   }),
   route({
     method: 'POST',

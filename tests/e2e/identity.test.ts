@@ -1,4 +1,4 @@
-// The web app in a real browser against a real api: first-run setup, sign-in (with the SSO buttons the server
+// The web app in a real browser against a real api: first-run setup, sign-in (only with the methods that exist),
 // lists), the workspace switcher, and a personal token created then revoked, checked against the api itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, SETUP_TOKEN, cookieFrom, startTestApi, type TestApi } from '../support/api.ts';
@@ -102,14 +102,14 @@ describe('web app: identity', () => {
     await b.shot('05-token-revoked');
   });
 
-  it('signs out, shows a failed sign-in with its code, offers the SSO button, signs back in', async () => {
+  it('signs out, shows a failed sign-in with its code, offers no SSO button while OIDC is not built, signs back in', async () => {
     const { page } = b;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to Eider' }).waitFor();
     expect((await page.context().cookies()).find((c) => c.name === 'session')).toBeUndefined();
-    const sso = page.getByRole('link', { name: 'Sign in with Corp SSO' });
-    await sso.waitFor();
-    expect(await sso.getAttribute('href')).toBe('/api/auth/oidc/sso/login');
+    // OIDC_ENABLED is set for this api, but a button would lead to a route that does not exist yet.
+    await page.getByLabel('Email').waitFor();
+    expect(await page.getByRole('link', { name: /Sign in with/ }).count()).toBe(0);
 
     await page.getByLabel('Email').fill(ADMIN.email);
     await page.getByLabel('Password').fill('not-the-password');

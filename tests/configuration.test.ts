@@ -1,0 +1,56 @@
+// Configuration is honest: docs/configuration.md is the loader's own table, and a variable whose feature is not
+// built is never accepted silently (the api logs one warning naming the feature).
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CONFIG_VARIABLES, unbuiltSettings } from '../runtime/config.ts';
+import { renderConfigDocs } from '../runtime/configDocs.ts';
+import { freshDatabase } from './support/database.ts';
+import { freePort } from '../runtime/postgres.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+
+describe('configuration', () => {
+  it('docs/configuration.md is generated from the variables the loader accepts', () => {
+    const path = join(ROOT, 'docs', 'configuration.md');
+    const rendered = renderConfigDocs();
+    if (process.env.UPDATE_DOCS) writeFileSync(path, rendered);
+    expect(readFileSync(path, 'utf8')).toBe(rendered);
+    for (const name of Object.keys(CONFIG_VARIABLES)) expect(rendered).toContain(`\`${name}\``);
+  });
+
+  it('names the variables that are set but whose feature is not built', () => {
+    expect(unbuiltSettings({ LDAP_SERVER_URI: 'ldap://dir', CORS_ORIGINS: 'http://a', PORT: '8000', MCP_ENABLED: '' })).toEqual([
+      { name: 'CORS_ORIGINS', feature: 'CORS and the /mcp origin check' },
+      { name: 'LDAP_SERVER_URI', feature: 'LDAP sign-in' },
+    ]);
+    expect(unbuiltSettings({ PORT: '8000', DATA_DIR: '/x' })).toEqual([]);
+  });
+
+  it('an api given such a variable starts and logs one warning for it', async () => {
+    const database = await freshDatabase({ empty: true });
+    const dir = mkdtempSync(join(tmpdir(), 'eider-cfgwarn-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'eider.ts'), 'api'], {
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(port), DATA_DIR: dir, SETUP_TOKEN: 'x'.repeat(24), LDAP_SERVER_URI: 'ldap://directory.example' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const exited = new Promise((res) => child.on('exit', res));
+    try {
+      await expect.poll(() => fetch(`http://127.0.0.1:${port}/api/readyz`).then((r) => r.status, () => 0), { timeout: 60_000, interval: 100 }).toBe(200);
+      const warnings = out.split('\n').filter((l) => l.includes('"variable":"LDAP_SERVER_URI"'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0])).toMatchObject({ level: 40, feature: 'LDAP sign-in', msg: 'LDAP_SERVER_URI is set, but LDAP sign-in is not built yet: it has no effect' });
+      expect(out).not.toContain('"variable":"PORT"');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
