@@ -10,6 +10,8 @@ export default tseslint.config(
       // `any` is still common at the database and schema boundaries; the typed route contract (issue 11) removes it
       // folder by folder, and the typecheck proves handlers are typed. Until then it is not a lint error.
       '@typescript-eslint/no-explicit-any': 'off',
+      // a timer or entry declared before the closures that read it, assigned once after them
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
   },

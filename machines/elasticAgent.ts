@@ -157,7 +157,7 @@ export const elasticAgentMachine = setup({
     assignProviderRef: assign({
       providerRef: ({ context, event }) => (event.type === 'provisioningStarted' ? event.providerRef : context.providerRef),
     }),
-    assignRegistration: assign(({ context, event }) => {
+    assignRegistration: assign(({ event }) => {
       if (event.type !== 'registered') return {};
       return { agentId: event.agentId, registeredAt: event.at };
     }),

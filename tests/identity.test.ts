@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, SETUP_TOKEN, cookieFrom, newUser, setupAdmin, signIn, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { ADMIN, SETUP_TOKEN, cookieFrom, newUser, signIn, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { sha256 } from '../domain/identity.ts';
 
 let t: TestApi;

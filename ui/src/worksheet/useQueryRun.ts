@@ -22,11 +22,12 @@ export function useQueryRun(ws: string) {
   const runSeq = useRef(0);
 
   // The elapsed clock.
+  const ticking = state.startedAtMs !== null && !(state.query && isTerminal(state.query.status)) && !state.error;
   useEffect(() => {
-    if (state.startedAtMs === null || (state.query && isTerminal(state.query.status)) || state.error) return;
+    if (!ticking) return;
     const t = setInterval(() => setState((s) => (s.startedAtMs === null ? s : { ...s, elapsedMs: Date.now() - s.startedAtMs })), 100);
     return () => clearInterval(t);
-  }, [state.startedAtMs, state.query?.status, state.error]);
+  }, [ticking]);
 
   const run = useCallback(
     async (sql: string, agentId: string | null, catalog: string | null) => {
