@@ -5,7 +5,7 @@ import { inheritFromManifest, readManifest, readManifestList, type DataFile, typ
 import { toBigInt } from '../iceberg/json.ts';
 import { currentSchema, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
 import { catalogError, unsupported } from './icebergErrors.ts';
-import { bindPredicates, fileMayMatch, manifestMayMatch, type Predicate } from './icebergPredicates.ts';
+import { bindPredicates, fileMayMatch, manifestMayMatch, type Predicate } from '../iceberg/predicates.ts';
 import type { TableStorage } from './icebergStorage.ts';
 
 export interface PlannedFile {

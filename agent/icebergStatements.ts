@@ -6,7 +6,7 @@
 // splitting a script into statement texts, and the `PARTITIONED BY (...)` clause of CREATE TABLE, which DuckDB
 // parses but refuses for its own tables, so the bridge strips it before DuckDB sees the statement.
 import { parse } from '@polyglot-sql/sdk';
-import { extractPredicates, type Predicate } from './icebergPredicates.ts';
+import { extractPredicates, type Predicate } from '../iceberg/predicates.ts';
 
 export interface TableRef {
   catalog: string | null;

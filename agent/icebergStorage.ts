@@ -7,12 +7,16 @@ import { readFile, rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { makeS3Client } from '../iceberg/s3Client.ts';
+import { parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
 import { catalogError } from './icebergErrors.ts';
 
-export function parseS3Uri(uri: string): { bucket: string; key: string } {
-  const m = /^s3a?:\/\/([^/]+)\/(.*)$/.exec(uri);
-  if (!m) throw catalogError(`unsupported storage location ${uri} (only s3:// is supported)`);
-  return { bucket: m[1], key: m[2] };
+function locate(uri: string): ObjectLocation {
+  try {
+    return parseS3Uri(uri);
+  } catch (e) {
+    if (e instanceof StorageUriError) throw catalogError(`unsupported storage location ${uri} (only s3:// is supported)`);
+    throw e;
+  }
 }
 
 const CREDENTIAL_CODES = new Set(['ExpiredToken', 'InvalidAccessKeyId', 'AccessDenied', 'SignatureDoesNotMatch', 'InvalidToken', 'TokenRefreshRequired']);
@@ -51,7 +55,7 @@ export class TableStorage {
   }
 
   async getBytes(uri: string): Promise<Uint8Array> {
-    const { bucket, key } = parseS3Uri(uri);
+    const { bucket, key } = locate(uri);
     try {
       const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       return await res.Body!.transformToByteArray();
@@ -62,7 +66,7 @@ export class TableStorage {
 
   /** Streams an object to `path` (via a temporary name, so a half-written file is never seen). */
   async download(uri: string, path: string): Promise<void> {
-    const { bucket, key } = parseS3Uri(uri);
+    const { bucket, key } = locate(uri);
     const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.partial`;
     try {
       const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -75,7 +79,7 @@ export class TableStorage {
   }
 
   async put(uri: string, body: Uint8Array): Promise<void> {
-    const { bucket, key } = parseS3Uri(uri);
+    const { bucket, key } = locate(uri);
     try {
       await this.#client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength }));
     } catch (error) {

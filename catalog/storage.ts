@@ -2,32 +2,28 @@
 // dropped table's files. One client per warehouse connection, rebuilt when the connection settings change.
 import { PutObjectCommand, GetObjectCommand, ListObjectsV2Command, DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { makeS3Client } from '../iceberg/s3Client.ts';
+import { normalizeS3Root, parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
 import type { Warehouse } from './metastore.ts';
 import { badRequest } from './errors.ts';
 
-export interface S3Location {
-  bucket: string;
-  key: string;
+/** Parses with the shared parser; a location the catalog cannot use is the client's 400. */
+export function locate(uri: string): ObjectLocation {
+  try {
+    return parseS3Uri(uri);
+  } catch (e) {
+    if (e instanceof StorageUriError) throw badRequest(e.message);
+    throw e;
+  }
 }
 
-/** `s3://bucket/key` (s3a:// and s3n:// too) → bucket and key. */
-export function parseS3Uri(uri: string): S3Location {
-  const m = /^s3[an]?:\/\/([^/]+)\/?(.*)$/.exec(uri);
-  if (!m) throw badRequest(`not an s3:// location: ${uri}`);
-  return { bucket: m[1], key: m[2] };
-}
-
-/** The warehouse root as `s3://bucket/path/` (always one trailing slash). */
+/** The warehouse root as `s3://bucket/path/` (always one trailing slash); a bad root is the client's 400. */
 export function normalizeRootUri(uri: string): string {
-  const { bucket, key } = parseS3Uri(uri.trim());
-  const path = key.replace(/^\/+|\/+$/g, '');
-  return `s3://${bucket}/${path ? path + '/' : ''}`;
-}
-
-/** True when `location` lies under the warehouse root (I4: every table location derives from root_uri). */
-export function isUnderRoot(location: string, rootUri: string): boolean {
-  const root = normalizeRootUri(rootUri);
-  return `${location.replace(/\/+$/, '')}/`.startsWith(root) && location.replace(/\/+$/, '') + '/' !== root;
+  try {
+    return normalizeS3Root(uri);
+  } catch (e) {
+    if (e instanceof StorageUriError) throw badRequest(e.message);
+    throw e;
+  }
 }
 
 export class WarehouseStorage {
@@ -50,19 +46,19 @@ export class WarehouseStorage {
   }
 
   async writeText(w: Warehouse, uri: string, text: string): Promise<void> {
-    const { bucket, key } = parseS3Uri(uri);
+    const { bucket, key } = locate(uri);
     await this.client(w).send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: text, ContentType: 'application/json' }));
   }
 
   async readText(w: Warehouse, uri: string): Promise<string> {
-    const { bucket, key } = parseS3Uri(uri);
+    const { bucket, key } = locate(uri);
     const out = await this.client(w).send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     return out.Body!.transformToString('utf8');
   }
 
   /** Deletes every object under `location/`; returns how many. */
   async purgePrefix(w: Warehouse, location: string): Promise<number> {
-    const { bucket, key } = parseS3Uri(location);
+    const { bucket, key } = locate(location);
     const prefix = key.replace(/\/+$/, '') + '/';
     const client = this.client(w);
     let deleted = 0;

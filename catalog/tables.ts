@@ -27,7 +27,8 @@ import {
 import { TransformError } from '../iceberg/transforms.ts';
 import * as store from './metastore.ts';
 import type { Warehouse } from './metastore.ts';
-import { WarehouseStorage, isUnderRoot, normalizeRootUri } from './storage.ts';
+import { WarehouseStorage, normalizeRootUri } from './storage.ts';
+import { isUnderRoot } from '../iceberg/storageUri.ts';
 import { badRequest, commitFailed, noSuchTable, CatalogError } from './errors.ts';
 
 export interface TableIdent {

@@ -6,7 +6,7 @@
 import { deriveVendedKey, type VendedClaims } from '../runtime/objectStore.ts';
 import type { Queryable } from '../runtime/db.ts';
 import { isCredentialRevoked, type Warehouse } from './metastore.ts';
-import { parseS3Uri } from './storage.ts';
+import { locate } from './storage.ts';
 
 export interface StorageCredential {
   prefix: string;
@@ -26,7 +26,7 @@ export function wantsVendedCredentials(header: string | string[] | undefined): b
 }
 
 export function vendCredentials(w: Warehouse, tableLocation: string, ttlSeconds: number, nowMs = Date.now()): VendedCredentials {
-  const { bucket, key } = parseS3Uri(tableLocation);
+  const { bucket, key } = locate(tableLocation);
   const prefix = key.replace(/\/+$/, '') + '/';
   const base: Record<string, string> = {
     's3.region': w.region,

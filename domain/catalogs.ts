@@ -11,6 +11,7 @@ import { AppError, conflict, forbidden, notFound, unprocessable } from './errors
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
 import { BUNDLED_BACKEND } from './bootstrap.ts';
+import { normalizeS3Root, StorageUriError } from '../iceberg/storageUri.ts';
 
 export type StorageKind = 'object_store' | 's3' | 'azure';
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
@@ -87,11 +88,13 @@ export function normalizeRootUri(kind: StorageKind, raw: string): string {
     const path = (m[3] ?? '').replace(/^\/+|\/+$/g, '');
     return `abfss://${m[1]}@${m[2]}/${path ? path + '/' : ''}`;
   }
-  const m = /^s3a?:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(uri);
-  if (!m) throw field('root_uri', 'an S3 root is s3://<bucket>/<optional path>/ (bucket names are lowercase)');
-  const path = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
-  if (path.split('/').some((p) => p === '.' || p === '..') || /\/\//.test(path)) throw field('root_uri', 'the path has empty or relative segments');
-  return `s3://${m[1]}/${path ? path + '/' : ''}`;
+  if (!/^s3a?:\/\//.test(uri)) throw field('root_uri', 'an S3 root is s3://<bucket>/<optional path>/ (bucket names are lowercase)');
+  try {
+    return normalizeS3Root(uri);
+  } catch (e) {
+    if (e instanceof StorageUriError) throw field('root_uri', e.message);
+    throw e;
+  }
 }
 
 export async function createBackend(q: Queryable, input: BackendInput): Promise<BackendOut> {

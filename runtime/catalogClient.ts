@@ -4,6 +4,7 @@
 // warehouse management routes plus the REST routes the control plane needs. Bodies are parsed 64-bit-safe:
 // snapshot ids exceed 2^53 and JSON.parse would round them.
 import type { Config } from './config.ts';
+import { parseJson, stringifyJson } from '../iceberg/json.ts';
 
 export interface CatalogClientOptions {
   /** Base URL of the catalog service, e.g. http://127.0.0.1:8181 */
@@ -63,18 +64,7 @@ export class CatalogUnreachableError extends Error {
   }
 }
 
-// Same technique as iceberg/json.ts (runtime may not import it): Node 24 gives revivers each number's source
-// text, and JSON.rawJSON writes a bigint back exactly.
-const INTEGER = /^-?\d+$/;
-function revive(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
-  if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source && INTEGER.test(context.source)) {
-    return BigInt(context.source);
-  }
-  return value;
-}
-const replace = (_key: string, value: unknown): unknown =>
-  typeof value === 'bigint' ? (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(value.toString()) : value;
-const parseBody = (text: string): any => (text ? JSON.parse(text, revive as (k: string, v: unknown) => unknown) : undefined);
+const parseBody = (text: string): any => (text ? parseJson(text) : undefined);
 
 /** Namespace levels joined by U+001F, the REST path encoding of multi-level namespaces. */
 const nsPath = (ns: readonly string[]) => encodeURIComponent(ns.join('\u001f'));
@@ -164,7 +154,7 @@ export class CatalogClient {
           ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
           ...headers,
         },
-        body: body === undefined ? undefined : JSON.stringify(body, replace),
+        body: body === undefined ? undefined : stringifyJson(body),
       });
       if (res.status === 401 && attempt === 0) {
         await res.arrayBuffer();

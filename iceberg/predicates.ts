@@ -3,9 +3,9 @@
 // year/month/day/hour, truncate: equality and ranges; bucket: equality and IN) and its column lower/upper bounds.
 // Anything else (OR, functions of columns, subqueries, NOT) is simply not used: pruning only ever skips files that
 // cannot hold a matching row, and DuckDB still applies the whole WHERE to what is read.
-import { decodeBound, type DataFile, type FieldSummary } from '../iceberg/avro.ts';
-import type { NestedField, PartitionSpec, Schema } from '../iceberg/metadata.ts';
-import { applyTransform, parseTransform, transformResultType, type Transform } from '../iceberg/transforms.ts';
+import { decodeBound, type DataFile, type FieldSummary } from './avro.ts';
+import type { NestedField, PartitionSpec, Schema } from './metadata.ts';
+import { applyTransform, parseTransform, transformResultType, type Transform } from './transforms.ts';
 
 export type Op = '=' | '<' | '<=' | '>' | '>=' | 'in';
 

@@ -1,9 +1,9 @@
 import { describe, it, expect } from 'vitest';
-import type { DataFile } from '../iceberg/avro.ts';
-import { encodeBound } from '../iceberg/avro.ts';
-import type { PartitionSpec, Schema } from '../iceberg/metadata.ts';
-import { bucketOf } from '../iceberg/transforms.ts';
-import { bindPredicates, fileMayMatch, literalValue, type Predicate } from './icebergPredicates.ts';
+import type { DataFile } from './avro.ts';
+import { encodeBound } from './avro.ts';
+import type { PartitionSpec, Schema } from './metadata.ts';
+import { bucketOf } from './transforms.ts';
+import { bindPredicates, fileMayMatch, literalValue, type Predicate } from './predicates.ts';
 
 const schema: Schema = {
   type: 'struct',
