@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `eider` command: `up` (the whole stack on one machine), `api`, `agent`, `catalog`, `migrate`.
+// The `eider` command: `up` (the whole stack on one machine), `api`, `agent`, `catalog`, `migrate`, `openapi`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ import { connectDb } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { startEmbeddedPostgres } from '../runtime/postgres.ts';
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
-import { databaseUrlFor, startApi } from './api.ts';
+import { databaseUrlFor, startApi, VERSION } from './api.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -217,6 +217,15 @@ async function waitForReady(url: string, timeoutMs: number) {
   throw new Error(`timed out waiting for ${url}`);
 }
 
+/** Prints the api's OpenAPI document (or, with --typescript, the web app's types written from it); no database. */
+async function cmdOpenApi() {
+  const { openApiDocument } = await import('../http/openapi.ts');
+  const { typesFromOpenApi } = await import('../http/openapiTypes.ts');
+  const { allRoutes } = await import('../http/routes/index.ts');
+  const doc = await openApiDocument(allRoutes, VERSION);
+  process.stdout.write(process.argv.includes('--typescript') ? typesFromOpenApi(doc as any) : `${JSON.stringify(doc, null, 2)}\n`);
+}
+
 const commands: Record<string, () => Promise<void>> = {
   up: cmdUp,
   api: cmdApi,
@@ -224,6 +233,7 @@ const commands: Record<string, () => Promise<void>> = {
   catalog: cmdCatalog,
   objectstore: cmdObjectStore,
   migrate: cmdMigrate,
+  openapi: cmdOpenApi,
 };
 
 const name = process.argv[2] ?? 'up';

@@ -3,12 +3,13 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
+import { openApiSchema, swaggerOptions } from './openapi.ts';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
 import { AppError, derivedCode } from '../domain/errors.ts';
 import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
-import { decodePart, jsonSchemaOf, type RouteDef } from './route.ts';
+import { decodePart, type RouteDef } from './route.ts';
 
 export interface ServerOptions {
   ctx: AppContext;
@@ -39,18 +40,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.setSerializerCompiler(() => toJson);
 
   await app.register(cookie);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Eider API', version: ctx.version, description: 'Control plane for SQL analytics over Apache Iceberg tables' },
-      components: {
-        securitySchemes: {
-          cookieAuth: { type: 'apiKey', in: 'cookie', name: 'session' },
-          bearerAuth: { type: 'http', scheme: 'bearer' },
-        },
-      },
-    },
-  });
+  await app.register(swagger, swaggerOptions(ctx.version));
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
   app.addHook('onRequest', async (req, reply) => {
@@ -113,25 +103,6 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   app.get('/api/openapi.json', { schema: { hide: true } as any }, async () => app.swagger());
   return app;
-}
-
-function openApiSchema(def: RouteDef) {
-  const responses: Record<string, unknown> = {};
-  for (const [status, s] of Object.entries(def.responses)) {
-    responses[status] = s ? jsonSchemaOf(s) : { type: 'null', description: 'empty' };
-  }
-  const security =
-    def.access.kind === 'public' ? [] : [{ cookieAuth: [] }, { bearerAuth: [] }];
-  return {
-    operationId: def.operationId,
-    summary: def.summary,
-    tags: def.tags,
-    security,
-    ...(def.params ? { params: jsonSchemaOf(def.params) } : {}),
-    ...(def.query ? { querystring: jsonSchemaOf(def.query) } : {}),
-    ...(def.body ? { body: jsonSchemaOf(def.body) } : {}),
-    response: responses,
-  };
 }
 
 function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {

@@ -41,7 +41,7 @@ export function renderConfigDocs(): string {
   const out: string[] = [
     '# Configuration',
     '',
-    'Generated from `CONFIG_VARIABLES` in `runtime/config.ts` by `UPDATE_DOCS=1 npx vitest run tests/configuration.test.ts`;',
+    'Generated from `CONFIG_VARIABLES` in `runtime/config.ts` by `UPDATE_GENERATED=1 npx vitest run tests/configuration.test.ts`;',
     'do not edit by hand. Every variable is optional. A bad value stops the process with one line naming it.',
     'A variable marked "not built" is validated, but its feature does not exist yet: setting it logs one warning',
     'naming the feature, and it has no effect. Secrets are never printed or logged. The agent reads its own',

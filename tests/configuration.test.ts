@@ -16,7 +16,7 @@ describe('configuration', () => {
   it('docs/configuration.md is generated from the variables the loader accepts', () => {
     const path = join(ROOT, 'docs', 'configuration.md');
     const rendered = renderConfigDocs();
-    if (process.env.UPDATE_DOCS) writeFileSync(path, rendered);
+    if (process.env.UPDATE_GENERATED) writeFileSync(path, rendered);
     expect(readFileSync(path, 'utf8')).toBe(rendered);
     for (const name of Object.keys(CONFIG_VARIABLES)) expect(rendered).toContain(`\`${name}\``);
   });

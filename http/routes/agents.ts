@@ -83,7 +83,7 @@ export const agentRoutes = [
     access: { kind: 'permission', permission: 'agents:manage' },
     body: Schema.Struct({
       name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
-      expires_in_hours: Schema.optionalKey(Schema.Number.check(Schema.isFinite(), Schema.isBetween({ minimum: 0.01, maximum: 24 * 30 }))),
+      expires_in_hours: Schema.optionalKey(Schema.Finite.check(Schema.isFinite(), Schema.isBetween({ minimum: 0.01, maximum: 24 * 30 }))),
     }),
     responses: { 201: Schema.Struct({ token: Schema.String, expires_at: Schema.String }) },
     handler: async ({ ctx, principal, body }) => ({ status: 201, body: await agents.createBootstrapToken(ctx.db, principal, body ?? {}) }),

@@ -148,7 +148,7 @@ export const identityRoutes = [
     summary: 'Issue a personal access token (needs a browser session; the secret is shown once)',
     tags: ['tokens'],
     access: { kind: 'authenticated' },
-    body: Schema.Struct({ expires_in_days: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })) }),
+    body: Schema.Struct({ expires_in_days: Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })) }),
     responses: { 201: IssuedToken, 403: null, 409: null },
     handler: async ({ ctx, principal, body }) => ({
       status: 201,
@@ -290,7 +290,7 @@ export const identityRoutes = [
     access: { kind: 'admin' },
     params: SaParams,
     body: Schema.Struct({
-      expires_in_days: Schema.NullOr(Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 }))),
+      expires_in_days: Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 }))),
     }),
     responses: { 201: IssuedToken, 404: null, 409: null },
     handler: async ({ ctx, params, body }) => ({

@@ -24,8 +24,8 @@ export const QueryOutSchema = Schema.Struct({
   origin: Schema.String,
   session_id: Schema.NullOr(Schema.String),
   schedule_id: Schema.NullOr(Schema.String),
-  row_count: Schema.NullOr(Schema.Number),
-  duration_ms: Schema.NullOr(Schema.Number),
+  row_count: Schema.NullOr(Schema.Finite),
+  duration_ms: Schema.NullOr(Schema.Finite),
   error: Schema.NullOr(Schema.String),
   error_code: Schema.NullOr(Schema.String),
   columns: Schema.NullOr(Schema.Array(Schema.String)),
@@ -39,7 +39,7 @@ const RowsPage = Schema.Struct({
   columns: Schema.Array(Schema.String),
   column_schema: ColumnSchema,
   cursor: Schema.NullOr(Schema.String),
-  total: Schema.Number,
+  total: Schema.Finite,
 });
 const QueryIdParams = Schema.Struct({ query_id: Schema.String });
 const WaitSeconds = Schema.NumberFromString.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0));
@@ -115,7 +115,7 @@ export const queryRoutes = [
       sql: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_000)),
       agent_id: Schema.optionalKey(Schema.NullOr(Uuid)),
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
-      timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)))),
+      timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)))),
     }),
     responses: { 202: QueryOutSchema, 403: null, 409: null, 422: null, 503: null },
     handler: async ({ ctx, principal, ws, body }) => {

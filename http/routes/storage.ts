@@ -12,7 +12,7 @@ export const StorageBackendOut = Schema.Struct({
   endpoint: Schema.NullOr(Schema.String),
   region: Schema.NullOr(Schema.String),
   has_credentials: Schema.Boolean,
-  catalog_count: Schema.Number,
+  catalog_count: Schema.Finite,
   created_at: Schema.String,
 });
 

@@ -11,7 +11,7 @@ export const systemRoutes = [
     summary: 'Server build and contract version',
     tags: ['system'],
     access: { kind: 'public' },
-    responses: { 200: Schema.Struct({ version: Schema.String, api_version: Schema.Number }) },
+    responses: { 200: Schema.Struct({ version: Schema.String, api_version: Schema.Finite }) },
     handler: async ({ ctx }) => ({ status: 200, body: { version: ctx.version, api_version: 2 } }),
   }),
   route({

@@ -1,7 +1,7 @@
 // Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, snapshots, size and row
 // statistics and sample rows, with "Query this table" opening a worksheet.
 import { api, enc } from '../api/client.ts';
-import type { CatalogOut, TableOut } from '../api/types.ts';
+import type { WorkspaceCatalog, TableOut } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { DataTable } from '../components/DataTable.tsx';
@@ -43,7 +43,7 @@ export function CatalogScreen(props: { ws: string; trail: string[] }) {
 }
 
 function CatalogList(props: { ws: string; base: string }) {
-  const list = useAsync((signal) => api.get<CatalogOut[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
+  const list = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
   if (list.error) return <ErrorNotice error={list.error} what="Catalogs" />;
   if (!list.data) return <Loading />;
   if (!list.data.length) return <p>No catalog is attached to this workspace.</p>;

@@ -1,7 +1,7 @@
 // Worksheets: tabs of SQL, each with its agent and catalog, its editor, run controls and the last run's result.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, enc } from '../api/client.ts';
-import type { CatalogOut } from '../api/types.ts';
+import type { WorkspaceCatalog } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { ResultPanel } from '../results/ResultPanel.tsx';
@@ -16,7 +16,7 @@ export function WorksheetsScreen(props: { ws: string }) {
   const [state, setState] = useState<WorksheetState>(() => loadWorksheets(props.ws));
   useEffect(() => saveWorksheets(props.ws, state), [props.ws, state]);
   const names = useMemo(() => new CatalogNames(props.ws), [props.ws]);
-  const catalogs = useAsync((signal) => api.get<CatalogOut[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
+  const catalogs = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
 
   const active = state.tabs.find((t) => t.id === state.active) ?? state.tabs[0];
   const update = (id: string, patch: Partial<Worksheet>) =>
@@ -82,7 +82,7 @@ function WorksheetPane(props: {
   ws: string;
   sheet: Worksheet;
   names: CatalogNames;
-  catalogs: CatalogOut[] | null;
+  catalogs: WorkspaceCatalog[] | null;
   catalogsError: unknown;
   onChange: (patch: Partial<Worksheet>) => void;
 }) {

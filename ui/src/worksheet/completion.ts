@@ -2,7 +2,7 @@
 // dotted name and cached for the life of the worksheet screen.
 import type { CompletionContext, CompletionResult, Completion } from '@codemirror/autocomplete';
 import { api, enc } from '../api/client.ts';
-import type { CatalogOut, TableOut } from '../api/types.ts';
+import type { WorkspaceCatalog, TableOut } from '../api/types.ts';
 
 export class CatalogNames {
   private readonly ws: string;
@@ -27,7 +27,7 @@ export class CatalogNames {
 
   catalogs(): Promise<string[]> {
     return this.cached('', async () => {
-      const list = await api.get<CatalogOut[]>(`/api/workspaces/${enc(this.ws)}/catalogs`);
+      const list = await api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(this.ws)}/catalogs`);
       this.defaultCatalog = list.find((c) => c.is_default)?.slug ?? this.defaultCatalog;
       return list.map((c) => c.slug);
     });

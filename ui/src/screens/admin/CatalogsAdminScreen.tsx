@@ -2,7 +2,7 @@
 // (optionally as its default) or detach it.
 import { useState, type FormEvent } from 'react';
 import { api, enc } from '../../api/client.ts';
-import type { CatalogOut, StorageBackend } from '../../api/types.ts';
+import type { CatalogOut, StorageBackend, WorkspaceCatalog } from '../../api/types.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { useSession } from '../../app/session.tsx';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
@@ -17,7 +17,7 @@ export function CatalogsAdminScreen() {
   const [error, setError] = useState<unknown>(null);
   const [attachWs, setAttachWs] = useState(workspaces[0]?.slug ?? '');
   const attached = useAsync(
-    (signal) => (attachWs ? api.get<CatalogOut[]>(`/api/workspaces/${enc(attachWs)}/catalogs`, { signal }) : Promise.resolve([])),
+    (signal) => (attachWs ? api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(attachWs)}/catalogs`, { signal }) : Promise.resolve([])),
     [attachWs],
   );
 

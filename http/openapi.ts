@@ -1,0 +1,53 @@
+// The OpenAPI document: each route's declaration becomes its operation (the server registers these with
+// @fastify/swagger), and the same document can be built offline, without a database, for `eider openapi` and for
+// generating the web app's API types.
+import Fastify from 'fastify';
+import swagger from '@fastify/swagger';
+import { jsonSchemaOf, type RouteDef } from './route.ts';
+
+export function swaggerOptions(version: string) {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Eider API', version, description: 'Control plane for SQL analytics over Apache Iceberg tables' },
+      components: {
+        securitySchemes: {
+          cookieAuth: { type: 'apiKey' as const, in: 'cookie', name: 'session' },
+          bearerAuth: { type: 'http' as const, scheme: 'bearer' },
+        },
+      },
+    },
+  };
+}
+
+/** One route's Fastify schema, from which @fastify/swagger writes its operation. */
+export function openApiSchema(def: RouteDef) {
+  const responses: Record<string, unknown> = {};
+  for (const [status, s] of Object.entries(def.responses)) {
+    responses[status] = s ? jsonSchemaOf(s) : { type: 'null', description: 'empty' };
+  }
+  const security = def.access.kind === 'public' ? [] : [{ cookieAuth: [] }, { bearerAuth: [] }];
+  return {
+    operationId: def.operationId,
+    summary: def.summary,
+    tags: def.tags,
+    security,
+    ...(def.params ? { params: jsonSchemaOf(def.params) } : {}),
+    ...(def.query ? { querystring: jsonSchemaOf(def.query) } : {}),
+    ...(def.body ? { body: jsonSchemaOf(def.body) } : {}),
+    response: responses,
+  };
+}
+
+/** The document the running server serves at /api/openapi.json, built from the declarations alone. */
+export async function openApiDocument(routes: readonly RouteDef[], version: string): Promise<Record<string, any>> {
+  const app = Fastify({ logger: false });
+  await app.register(swagger, swaggerOptions(version));
+  for (const def of routes) {
+    app.route({ method: def.method, url: def.path, schema: openApiSchema(def) as any, handler: async () => undefined });
+  }
+  await app.ready();
+  const doc = app.swagger() as Record<string, any>;
+  await app.close();
+  return doc;
+}

@@ -1,0 +1,89 @@
+// TypeScript types for the web app, written from the server's OpenAPI document: one `<Operation>Response` per
+// operation that answers JSON (the union of its 2xx bodies) and one `<Operation>Body` per JSON request body, named
+// from the operationId. The web app imports these instead of declaring the shapes again, so a server change that
+// breaks the app fails its typecheck (tests/openapiTypes.test.ts keeps the generated file current).
+
+type JsonSchema = Record<string, any>;
+
+const pascal = (operationId: string) => operationId.split(/[_\W]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function union(parts: string[]): string {
+  const unique = [...new Set(parts)];
+  return unique.length === 1 ? unique[0] : unique.map((p) => (p.includes(' | ') && !p.startsWith('{') ? `(${p})` : p)).join(' | ');
+}
+
+/** One JSON Schema (as effect's toJsonSchema writes them, inlined) as a TypeScript type expression. */
+export function typeOf(schema: JsonSchema | undefined, indent = ''): string {
+  if (!schema || typeof schema !== 'object' || Object.keys(schema).length === 0) return 'unknown';
+  if ('const' in schema) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.enum)) return union(schema.enum.map((v: unknown) => JSON.stringify(v)));
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (Array.isArray(alternatives)) return union(alternatives.map((s: JsonSchema) => typeOf(s, indent)));
+  if (Array.isArray(schema.type)) return union(schema.type.map((t: string) => typeOf({ ...schema, type: t }, indent)));
+  switch (schema.type) {
+    case 'string':
+      return 'string';
+    case 'number':
+    case 'integer':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'null':
+      return 'null';
+    case 'array': {
+      if (Array.isArray(schema.prefixItems)) {
+        const head = schema.prefixItems.map((s: JsonSchema) => typeOf(s, indent));
+        const rest = schema.items ? [`...${arrayOf(typeOf(schema.items, indent))}`] : [];
+        return `[${[...head, ...rest].join(', ')}]`;
+      }
+      return arrayOf(typeOf(schema.items, indent));
+    }
+    case 'object':
+      return objectOf(schema, indent);
+    default:
+      return schema.properties ? objectOf(schema, indent) : 'unknown';
+  }
+}
+
+const arrayOf = (item: string) => (/^[\w.]+$/.test(item) ? `${item}[]` : `Array<${item}>`);
+
+function objectOf(schema: JsonSchema, indent: string): string {
+  const props = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>);
+  const extra = schema.additionalProperties;
+  // Structs are written with `additionalProperties: true` (decoding tolerates extra keys), but the fields are the
+  // contract: an index signature there would let the app read a misspelt field as `unknown` without an error.
+  const index = extra && typeof extra === 'object' ? typeOf(extra, `${indent}  `) : !props.length ? 'unknown' : null;
+  if (!props.length) return index ? `Record<string, ${index}>` : '{}';
+  const required = new Set<string>(schema.required ?? []);
+  const inner = `${indent}  `;
+  const lines = props.map(([name, s]) => `${inner}${IDENT.test(name) ? name : JSON.stringify(name)}${required.has(name) ? '' : '?'}: ${typeOf(s, inner)};`);
+  if (index) lines.push(`${inner}[key: string]: ${index === 'unknown' ? 'unknown' : `${index} | undefined`};`);
+  return `{\n${lines.join('\n')}\n${indent}}`;
+}
+
+/** The whole generated module for an OpenAPI document. */
+export function typesFromOpenApi(doc: { paths: Record<string, Record<string, any>> }): string {
+  const out: string[] = [
+    '// Generated from the server\'s OpenAPI document by `node bin/eider.ts openapi --typescript` (http/openapiTypes.ts).',
+    '// Do not edit: tests/openapiTypes.test.ts fails when this file and the server disagree.',
+  ];
+  const ops: [string, any][] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) if (op?.operationId) ops.push([`${method.toUpperCase()} ${path}`, op]);
+  }
+  ops.sort((a, b) => a[1].operationId.localeCompare(b[1].operationId));
+  for (const [where, op] of ops) {
+    const name = pascal(op.operationId);
+    const bodies = Object.entries((op.responses ?? {}) as Record<string, any>)
+      .filter(([status]) => /^2\d\d$/.test(status))
+      .map(([, r]) => r?.content?.['application/json']?.schema)
+      .filter((s) => s && s.type !== 'null');
+    const request = op.requestBody?.content?.['application/json']?.schema;
+    if (!bodies.length && !request) continue;
+    out.push('', `/** ${where}: ${String(op.summary ?? '').replace(/\*\//g, '*\\/')} */`);
+    if (bodies.length) out.push(`export type ${name}Response = ${union(bodies.map((s) => typeOf(s)))};`);
+    if (request) out.push(`export type ${name}Body = ${typeOf(request)};`);
+  }
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,769 @@
+// Generated from the server's OpenAPI document by `node bin/eider.ts openapi --typescript` (http/openapiTypes.ts).
+// Do not edit: tests/openapiTypes.test.ts fails when this file and the server disagree.
+
+/** PUT /api/workspaces/{workspace}/catalogs/{catalog}: Attach a catalog (201) or update the attachment (200); a new attachment also needs a catalog manager */
+export type AttachWorkspaceCatalogResponse = {
+  id: string;
+  slug: string;
+  storage_backend_id: string;
+  storage_kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  created_by: string | null;
+  created_at: string;
+  is_default: boolean;
+  access_mode: "full" | "scoped";
+};
+export type AttachWorkspaceCatalogBody = {
+  make_default: boolean;
+  access_mode?: "full" | "scoped";
+};
+
+/** POST /api/queries/{query_id}/cancel: Cancel a queued or running query (202 with the query) */
+export type CancelQueryResponse = {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  sql: string;
+  status: string;
+  statement_type: string | null;
+  origin: string;
+  session_id: string | null;
+  schedule_id: string | null;
+  row_count: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  error_code: string | null;
+  columns: string[] | null;
+  column_schema: Array<{
+    name: string;
+    type: string;
+  }> | null;
+  started_at: string;
+  running_at: string | null;
+  finished_at: string | null;
+};
+
+/** POST /api/admin/agents/bootstrap: A single-use bootstrap token for a new agent (shown once) */
+export type CreateAgentBootstrapTokenResponse = {
+  token: string;
+  expires_at: string;
+};
+export type CreateAgentBootstrapTokenBody = {
+  name?: string;
+  expires_in_hours?: number;
+};
+
+/** POST /api/catalogs: Create a catalog bound to a storage backend; its warehouse is rooted at {backend root_uri}{slug}/ */
+export type CreateCatalogResponse = {
+  id: string;
+  slug: string;
+  storage_backend_id: string;
+  storage_kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  created_by: string | null;
+  created_at: string;
+};
+export type CreateCatalogBody = {
+  slug: string;
+  storage_backend_id: string;
+};
+
+/** POST /api/workspaces/{workspace}/catalogs/{catalog}/schemas: Create a schema (an Iceberg namespace); 409 when it exists */
+export type CreateCatalogSchemaResponse = {
+  name: string;
+};
+export type CreateCatalogSchemaBody = {
+  name: string;
+};
+
+/** POST /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables: Create an empty table from columns typed as DuckDB spells types; 409 when it exists */
+export type CreateCatalogTableResponse = {
+  name: string;
+  schema: string;
+  catalog: string;
+  columns: Array<{
+    name: string;
+    type: string;
+    nullable: boolean;
+  }>;
+  location: string;
+  current_snapshot_id: string | null;
+  row_count: number | null;
+  size_bytes: number | null;
+  last_write: {
+    at: string;
+    user_id: string | null;
+    query_id: string | null;
+    operation: string | null;
+  } | null;
+  owner_id: string | null;
+};
+export type CreateCatalogTableBody = {
+  name: string;
+  columns: Array<{
+    name: string;
+    type: string;
+    nullable?: boolean;
+  }>;
+};
+
+/** POST /api/admin/agents/elastic: Provision an elastic agent (422 while elastic compute is off) */
+export type CreateElasticAgentBody = {
+  access_mode?: "open" | "restricted";
+};
+
+/** POST /api/auth/login: Sign in with email and password; sets the session cookie */
+export type CreateLoginResponse = {
+  id: string;
+  email: string | null;
+  name: string;
+  role: string;
+  auth_provider: string;
+  is_active: boolean;
+  permissions: string[];
+  created_at: string;
+};
+export type CreateLoginBody = {
+  email: string;
+  password: string;
+};
+
+/** POST /api/me/pats: Issue a personal access token (needs a browser session; the secret is shown once) */
+export type CreateMyPatResponse = {
+  id: string;
+  token: string;
+  created_at: string;
+  expires_at: string | null;
+};
+export type CreateMyPatBody = {
+  expires_in_days: number;
+};
+
+/** POST /api/workspaces/{workspace}/queries: Submit SQL to the chosen agent; 202 with the whole query once it is dispatched */
+export type CreateQueryResponse = {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  sql: string;
+  status: string;
+  statement_type: string | null;
+  origin: string;
+  session_id: string | null;
+  schedule_id: string | null;
+  row_count: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  error_code: string | null;
+  columns: string[] | null;
+  column_schema: Array<{
+    name: string;
+    type: string;
+  }> | null;
+  started_at: string;
+  running_at: string | null;
+  finished_at: string | null;
+};
+export type CreateQueryBody = {
+  sql: string;
+  agent_id?: string | null;
+  catalog?: string | null;
+  timeout_s?: number | null;
+};
+
+/** POST /api/admin/service-accounts: Create a service account */
+export type CreateServiceAccountResponse = {
+  id: string;
+  name: string;
+  role: string;
+  is_active: boolean;
+  permissions: string[];
+  created_at: string;
+};
+export type CreateServiceAccountBody = {
+  name: string;
+  role?: "admin" | "member";
+};
+
+/** POST /api/admin/service-accounts/{service_account_id}/pats: Issue a service-account token; expires_in_days may be null (never expires) */
+export type CreateServiceAccountPatResponse = {
+  id: string;
+  token: string;
+  created_at: string;
+  expires_at: string | null;
+};
+export type CreateServiceAccountPatBody = {
+  expires_in_days: number | null;
+};
+
+/** POST /api/setup/admin: Create the first admin with the setup token (header X-Setup-Token) */
+export type CreateSetupAdminResponse = {
+  id: string;
+  email: string | null;
+  name: string;
+  role: string;
+  auth_provider: string;
+  is_active: boolean;
+  permissions: string[];
+  created_at: string;
+};
+export type CreateSetupAdminBody = {
+  email: string;
+  password: string;
+  name: string;
+};
+
+/** POST /api/admin/storage-backends: Register a storage backend: object_store (S3-compatible endpoint), s3 (AWS S3) or azure (ADLS Gen2) */
+export type CreateStorageBackendResponse = {
+  id: string;
+  name: string;
+  kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  endpoint: string | null;
+  region: string | null;
+  has_credentials: boolean;
+  catalog_count: number;
+  created_at: string;
+};
+export type CreateStorageBackendBody = {
+  name: string;
+  kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  endpoint?: string | null;
+  region?: string | null;
+  access_key_id?: string | null;
+  secret_access_key?: string | null;
+};
+
+/** POST /api/admin/users: Create a local user */
+export type CreateUserResponse = {
+  id: string;
+  email: string | null;
+  name: string;
+  role: string;
+  auth_provider: string;
+  is_active: boolean;
+  permissions: string[];
+  created_at: string;
+};
+export type CreateUserBody = {
+  email: string;
+  name: string;
+  password: string;
+  role: "admin" | "member";
+};
+
+/** POST /api/workspaces: Create a workspace; the caller becomes its owner */
+export type CreateWorkspaceResponse = {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+  default_catalog: string | null;
+};
+export type CreateWorkspaceBody = {
+  slug: string;
+  name: string;
+};
+
+/** POST /api/admin/agents/{agent_id}/disconnect: Close the agent’s socket; it reconnects with its session token (operate tier) */
+export type DisconnectAgentResponse = {
+  id: string;
+  name: string;
+  status: string;
+  version: string | null;
+  capabilities: Record<string, unknown>;
+  access_tier: string;
+  access_mode: string;
+  owner_url: string | null;
+  connection_id: string | null;
+  connected_at: string | null;
+  last_heartbeat_at: string | null;
+};
+
+/** GET /api/admin/actors/{kind}/{actor_id}: A live actor: state, version, context summary (no secrets) and its transition history, paged */
+export type GetActorResponse = unknown;
+
+/** GET /api/admin/agents/{agent_id}: One agent (use tier) */
+export type GetAgentResponse = {
+  id: string;
+  name: string;
+  status: string;
+  version: string | null;
+  capabilities: Record<string, unknown>;
+  access_tier: string;
+  access_mode: string;
+  owner_url: string | null;
+  connection_id: string | null;
+  connected_at: string | null;
+  last_heartbeat_at: string | null;
+};
+
+/** GET /api/admin/agents/{agent_id}/access: Access mode, grants and candidate principals (admin tier) */
+export type GetAgentAccessResponse = unknown;
+
+/** GET /api/admin/agents/compute-options: What elastic compute can provision here */
+export type GetAgentComputeOptionsResponse = unknown;
+
+/** GET /api/admin/agents/{agent_id}/monitoring: Recent work of an agent: status, live queries, recent outcomes (use tier) */
+export type GetAgentMonitoringResponse = unknown;
+
+/** GET /api/auth/methods: Sign-in methods offered */
+export type GetAuthMethodsResponse = {
+  local: boolean;
+  ldap: boolean;
+  oidc_providers: Array<{
+    id: string;
+    label: string;
+  }>;
+};
+
+/** GET /api/catalogs/{catalog_id}: One catalog (404 when it is not visible to the caller) */
+export type GetCatalogResponse = {
+  id: string;
+  slug: string;
+  storage_backend_id: string;
+  storage_kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  created_by: string | null;
+  created_at: string;
+};
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}: A table: columns, location, current snapshot, row and size stats, last write */
+export type GetCatalogTableResponse = {
+  name: string;
+  schema: string;
+  catalog: string;
+  columns: Array<{
+    name: string;
+    type: string;
+    nullable: boolean;
+  }>;
+  location: string;
+  current_snapshot_id: string | null;
+  row_count: number | null;
+  size_bytes: number | null;
+  last_write: {
+    at: string;
+    user_id: string | null;
+    query_id: string | null;
+    operation: string | null;
+  } | null;
+  owner_id: string | null;
+};
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/sample: The first rows of a table, read by the agent named in agent_id (a hidden query of origin sample) */
+export type GetCatalogTableSampleResponse = {
+  query_id: string;
+  rows: Array<Record<string, unknown>>;
+  columns: string[];
+  column_schema: Array<{
+    name: string;
+    type: string;
+  }> | null;
+};
+
+/** GET /api/healthz: Liveness: the process answers */
+export type GetHealthResponse = {
+  status: string;
+};
+
+/** GET /api/admin/machines/{kind}/diagram: The state chart as SVG (or ?format=mermaid); ?actor={id} highlights that actor’s current state */
+export type GetMachineDiagramResponse = string;
+
+/** GET /api/me: The signed-in user */
+export type GetMeResponse = {
+  id: string;
+  email: string | null;
+  name: string;
+  role: string;
+  auth_provider: string;
+  is_active: boolean;
+  permissions: string[];
+  created_at: string;
+};
+
+/** GET /api/metrics: Prometheus metrics (when METRICS_ENABLED) */
+export type GetMetricsResponse = string;
+
+/** GET /api/queries/{query_id}: One query; with wait_timeout_s it answers as soon as the query ends (or the wait passes) */
+export type GetQueryResponse = {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  sql: string;
+  status: string;
+  statement_type: string | null;
+  origin: string;
+  session_id: string | null;
+  schedule_id: string | null;
+  row_count: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  error_code: string | null;
+  columns: string[] | null;
+  column_schema: Array<{
+    name: string;
+    type: string;
+  }> | null;
+  started_at: string;
+  running_at: string | null;
+  finished_at: string | null;
+};
+
+/** GET /api/queries/{query_id}/profile: The normalized execution profile (summary plus operator tree) */
+export type GetQueryProfileResponse = unknown;
+
+/** GET /api/queries/{query_id}/rows: A page of result rows, read from the agent’s result file */
+export type GetQueryRowsResponse = {
+  rows: Array<Record<string, unknown>>;
+  columns: string[];
+  column_schema: Array<{
+    name: string;
+    type: string;
+  }> | null;
+  cursor: string | null;
+  total: number;
+};
+
+/** GET /api/readyz: Readiness: the database answers and the process is not draining */
+export type GetReadinessResponse = {
+  status: string;
+};
+
+/** GET /api/setup/status: Whether the first admin still has to be created */
+export type GetSetupStatusResponse = {
+  needs_admin: boolean;
+};
+
+/** GET /api/admin/storage-backends/{storage_backend_id}: One storage backend */
+export type GetStorageBackendResponse = {
+  id: string;
+  name: string;
+  kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  endpoint: string | null;
+  region: string | null;
+  has_credentials: boolean;
+  catalog_count: number;
+  created_at: string;
+};
+
+/** GET /api/version: Server build and contract version */
+export type GetVersionResponse = {
+  version: string;
+  api_version: number;
+};
+
+/** GET /api/workspaces/{workspace}: One workspace, by slug or id */
+export type GetWorkspaceResponse = {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+  default_catalog: string | null;
+};
+
+/** GET /api/admin/agents: Agents the caller can see (admin view) */
+export type ListAdminAgentsResponse = Array<{
+  id: string;
+  name: string;
+  status: string;
+  version: string | null;
+  capabilities: Record<string, unknown>;
+  access_tier: string;
+  access_mode: string;
+  owner_url: string | null;
+  connection_id: string | null;
+  connected_at: string | null;
+  last_heartbeat_at: string | null;
+}>;
+
+/** GET /api/admin/agents/metrics: Live work per visible agent: running and queued queries, last heartbeat */
+export type ListAgentMetricsResponse = unknown[];
+
+/** GET /api/agents: Agents the caller can see, with the caller’s tier on each */
+export type ListAgentsResponse = Array<{
+  id: string;
+  name: string;
+  status: string;
+  version: string | null;
+  capabilities: Record<string, unknown>;
+  access_tier: string;
+  access_mode: string;
+  owner_url: string | null;
+  connection_id: string | null;
+  connected_at: string | null;
+  last_heartbeat_at: string | null;
+}>;
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas: Schemas of an attached catalog */
+export type ListCatalogSchemasResponse = Array<{
+  name: string;
+}>;
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/snapshots: Every snapshot of a table, newest first (ids are 64-bit: strings) */
+export type ListCatalogTableSnapshotsResponse = Array<{
+  snapshot_id: string;
+  parent_snapshot_id: string | null;
+  sequence_number: number | null;
+  committed_at: string;
+  operation: string | null;
+  schema_id: number | null;
+  is_current: boolean;
+  summary: Record<string, string>;
+}>;
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables: Every table of a schema (unpaged) */
+export type ListCatalogTablesResponse = Array<{
+  name: string;
+  table_type: string;
+}>;
+
+/** GET /api/catalogs: Catalogs: all of them for catalog managers, else those attached to your workspaces or made by you */
+export type ListCatalogsResponse = Array<{
+  id: string;
+  slug: string;
+  storage_backend_id: string;
+  storage_kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  created_by: string | null;
+  created_at: string;
+}>;
+
+/** GET /api/admin/machines: Every lifecycle machine with its definition (states, events, transitions) */
+export type ListMachinesResponse = unknown[];
+
+/** GET /api/me/pats: My live tokens; current marks the one authenticating this request */
+export type ListMyPatsResponse = Array<{
+  id: string;
+  created_at: string;
+  expires_at: string | null;
+  current?: boolean;
+}>;
+
+/** GET /api/workspaces/{workspace}/queries: Query history with filters and sort, paged by cursor */
+export type ListQueriesResponse = {
+  items: Array<{
+    id: string;
+    workspace_id: string;
+    agent_id: string | null;
+    user_id: string | null;
+    user_name: string | null;
+    sql: string;
+    status: string;
+    statement_type: string | null;
+    origin: string;
+    session_id: string | null;
+    schedule_id: string | null;
+    row_count: number | null;
+    duration_ms: number | null;
+    error: string | null;
+    error_code: string | null;
+    columns: string[] | null;
+    column_schema: Array<{
+      name: string;
+      type: string;
+    }> | null;
+    started_at: string;
+    running_at: string | null;
+    finished_at: string | null;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/admin/service-accounts/{service_account_id}/pats: A service account’s live tokens */
+export type ListServiceAccountPatsResponse = Array<{
+  id: string;
+  created_at: string;
+  expires_at: string | null;
+  current?: boolean;
+}>;
+
+/** GET /api/admin/service-accounts: Service accounts, paged */
+export type ListServiceAccountsResponse = {
+  items: Array<{
+    id: string;
+    name: string;
+    role: string;
+    is_active: boolean;
+    permissions: string[];
+    created_at: string;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/admin/storage-backends: Every storage backend (secrets never shown) */
+export type ListStorageBackendsResponse = Array<{
+  id: string;
+  name: string;
+  kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  endpoint: string | null;
+  region: string | null;
+  has_credentials: boolean;
+  catalog_count: number;
+  created_at: string;
+}>;
+
+/** GET /api/admin/users/{user_id}/workspaces: The workspaces a user belongs to, with the role */
+export type ListUserWorkspacesResponse = unknown[];
+
+/** GET /api/admin/users: Users, paged */
+export type ListUsersResponse = {
+  items: Array<{
+    id: string;
+    email: string | null;
+    name: string;
+    role: string;
+    auth_provider: string;
+    is_active: boolean;
+    permissions: string[];
+    created_at: string;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/grants: Grants of the attachment (enforced while its access_mode is scoped) */
+export type ListWorkspaceCatalogGrantsResponse = Array<{
+  id: string;
+  catalog: string;
+  level: "catalog" | "schema" | "table";
+  schema: string | null;
+  table: string | null;
+  privilege: "read" | "write";
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}>;
+
+/** GET /api/workspaces/{workspace}/catalogs: Catalogs attached to the workspace; is_default marks the default */
+export type ListWorkspaceCatalogsResponse = Array<{
+  id: string;
+  slug: string;
+  storage_backend_id: string;
+  storage_kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  created_by: string | null;
+  created_at: string;
+  is_default: boolean;
+  access_mode: "full" | "scoped";
+}>;
+
+/** GET /api/workspaces/{workspace}/members: Members and their roles */
+export type ListWorkspaceMembersResponse = Array<{
+  user_id: string;
+  email: string | null;
+  name: string;
+  role: string;
+}>;
+
+/** GET /api/workspaces: The caller’s workspaces (admins: all) */
+export type ListWorkspacesResponse = Array<{
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+  default_catalog: string | null;
+}>;
+
+/** PUT /api/admin/agents/{agent_id}/grants: Grant a tier to exactly one user or workspace (201 insert, 200 update; a workspace cannot hold admin) */
+export type PutAgentGrantResponse = unknown;
+export type PutAgentGrantBody = {
+  user_id?: string | null;
+  workspace_id?: string | null;
+  tier: "use" | "operate" | "admin";
+};
+
+/** PUT /api/workspaces/{workspace}/catalogs/{catalog}/grants: Grant the workspace a catalog, a schema or a table (named in the body) for read or write: 201 new, 200 replaced */
+export type PutWorkspaceCatalogGrantResponse = {
+  id: string;
+  catalog: string;
+  level: "catalog" | "schema" | "table";
+  schema: string | null;
+  table: string | null;
+  privilege: "read" | "write";
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+};
+export type PutWorkspaceCatalogGrantBody = {
+  schema?: string | null;
+  table?: string | null;
+  privilege: "read" | "write";
+};
+
+/** PUT /api/workspaces/{workspace}/members/{user_id}: Add a member (201) or change a role (200) */
+export type PutWorkspaceMemberResponse = {
+  user_id: string;
+  email: string | null;
+  name: string;
+  role: string;
+};
+export type PutWorkspaceMemberBody = {
+  role: "reader" | "writer" | "owner";
+};
+
+/** POST /api/workspaces/{workspace}/catalogs/{catalog}/refresh-stats: Recount row and size stats of every reachable table from its metadata into the sidecar (a report) */
+export type RefreshCatalogStatsResponse = {
+  catalog: string;
+  tables_scanned: number;
+  tables_updated: number;
+  tables_without_totals: Array<{
+    schema: string;
+    table: string;
+  }>;
+  removed: number;
+  failed: Array<{
+    schema: string;
+    table: string;
+    error: string;
+  }>;
+  refreshed_at: string;
+};
+
+/** PATCH /api/admin/agents/{agent_id}/access-mode: Open or restricted; returns the full access payload (admin tier) */
+export type UpdateAgentAccessModeResponse = unknown;
+export type UpdateAgentAccessModeBody = {
+  access_mode: "open" | "restricted";
+};
+
+/** PATCH /api/admin/service-accounts/{service_account_id}: Rename, change role, activate or deactivate a service account */
+export type UpdateServiceAccountResponse = {
+  id: string;
+  name: string;
+  role: string;
+  is_active: boolean;
+  permissions: string[];
+  created_at: string;
+};
+export type UpdateServiceAccountBody = {
+  name?: string;
+  role?: "admin" | "member";
+  is_active?: boolean;
+};
+
+/** PATCH /api/admin/users/{user_id}: Rename, change role, activate or deactivate (deactivation revokes sessions and tokens) */
+export type UpdateUserResponse = {
+  id: string;
+  email: string | null;
+  name: string;
+  role: string;
+  auth_provider: string;
+  is_active: boolean;
+  permissions: string[];
+  created_at: string;
+};
+export type UpdateUserBody = {
+  name?: string;
+  role?: "admin" | "member";
+  is_active?: boolean;
+};
