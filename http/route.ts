@@ -31,13 +31,40 @@ export interface HandlerInput<P, Q, B> {
   reply: FastifyReply;
 }
 
-export interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
+/** What a handler returns for one declared status: the body is that status's schema type (nothing for a null one). */
+type ReplyFor<S, Status extends number> = S extends Schema.Top
+  ? { status: Status; body: S['Type']; headers?: Record<string, string> }
+  : { status: Status; body?: undefined; headers?: Record<string, string> };
+
+/** A handler's reply: one of the statuses the route declares, with the body its schema describes. */
+export type ReplyOf<R extends Responses> = { [K in keyof R & number]: ReplyFor<R[K], K> }[keyof R & number];
+
+/** Documented responses; a null schema documents an empty body. */
+export type Responses = Record<number, Schema.Top | null>;
+
+/** The decoded type of an optional request part. */
+type Decoded<S> = S extends Schema.Top ? S['Type'] : undefined;
+
+/** A route as declared: its schemas type its handler's inputs and replies, so a handler never sees `any`. */
+export interface RouteSpec<PS extends Schema.Top | undefined, QS extends Schema.Top | undefined, BS extends Schema.Top | undefined, R extends Responses> {
+  method: Method;
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  access: Access;
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  responses: R;
+  /** raw routes skip JSON replies (HTML, SVG, text) */
+  produces?: string;
+  // NoInfer: R is fixed from `responses` first, so a literal status in a reply keeps its literal type.
+  handler: (input: HandlerInput<Decoded<PS>, Decoded<QS>, Decoded<BS>>) => Promise<ReplyOf<NoInfer<R>>>;
 }
 
-export interface RouteDef<P = any, Q = any, B = any> {
+/** A declared route with its types erased, as the server, OpenAPI and the authorization matrix consume it. */
+export interface RouteDef {
   method: Method;
   path: string;
   operationId: string;
@@ -47,15 +74,18 @@ export interface RouteDef<P = any, Q = any, B = any> {
   params?: Schema.Top;
   query?: Schema.Top;
   body?: Schema.Top;
-  /** documented responses; a null schema documents an empty body */
-  responses: Record<number, Schema.Top | null>;
-  /** raw routes skip JSON replies (HTML, SVG, text) */
+  responses: Responses;
   produces?: string;
-  handler: (input: HandlerInput<P, Q, B>) => Promise<Reply>;
+  handler: (input: HandlerInput<unknown, unknown, unknown>) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
 }
 
-export function route<P = any, Q = any, B = any>(def: RouteDef<P, Q, B>): RouteDef<P, Q, B> {
-  return def;
+export function route<
+  const R extends Responses,
+  PS extends Schema.Top | undefined = undefined,
+  QS extends Schema.Top | undefined = undefined,
+  BS extends Schema.Top | undefined = undefined,
+>(def: RouteSpec<PS, QS, BS, R>): RouteDef {
+  return def as unknown as RouteDef;
 }
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1();

@@ -6,6 +6,7 @@ import swagger from '@fastify/swagger';
 import { openApiSchema, swaggerOptions } from './openapi.ts';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
+import { Cause, Exit, Schema } from 'effect';
 import { AppError, derivedCode } from '../domain/errors.ts';
 import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
@@ -105,6 +106,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   return app;
 }
 
+/**
+ * The body as its declared schema encodes it: fields the schema does not name are dropped, so a handler can never
+ * leak a column it happened to read. A body its schema refuses is a bug of ours: it is logged and answered 500.
+ */
+function encodeResponse(def: RouteDef, status: number, body: unknown): unknown {
+  const schema = def.responses[status];
+  if (!schema) return body;
+  const exit = Schema.encodeUnknownExit(schema as Schema.Codec<unknown, unknown>)(body);
+  if (Exit.isSuccess(exit)) return exit.value;
+  throw new Error(`${def.operationId} answered ${status} with a body its schema refuses: ${String(Cause.squash(exit.cause)).slice(0, 500)}`);
+}
+
 function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
   app.route({
     method: def.method,
@@ -122,7 +135,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
       reply.status(out.status);
       if (out.status === 204 || out.body === undefined) return reply.send();
       if (def.produces) return reply.type(def.produces).send(out.body);
-      return reply.type('application/json').send(out.body);
+      return reply.type('application/json').send(encodeResponse(def, out.status, out.body));
     },
   });
 }

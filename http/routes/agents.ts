@@ -68,7 +68,7 @@ export const agentRoutes = [
           status: agents.apiStatus(agent.status),
           running_queries: byId.get(agent.id)?.running ?? 0,
           queued_queries: byId.get(agent.id)?.queued ?? 0,
-          memory_limit_bytes: (agent.capabilities as any)?.memory_limit_bytes ?? null,
+          memory_limit_bytes: (agent.capabilities as Record<string, unknown> | null)?.memory_limit_bytes ?? null,
           last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
         })),
       };

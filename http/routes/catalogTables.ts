@@ -273,7 +273,7 @@ export const catalogTableRoutes = [
       const { c, scope } = await attached(ctx, ws, params.catalog);
       requireSchema(scope, params.schema, 'write');
       const seen = new Set<string>();
-      for (const [i, col] of (body.columns as Array<{ name: string }>).entries()) {
+      for (const [i, col] of body.columns.entries()) {
         const key = col.name.toLowerCase();
         if (seen.has(key)) throw unprocessable(`column ${col.name} appears twice`, 'unprocessable_content', { fields: [{ field: `columns.${i}.name`, in: 'body', message: 'duplicate' }] });
         seen.add(key);

@@ -1,5 +1,6 @@
 // Setup, sign-in, the current user, personal tokens, users and service accounts.
 import { Schema } from 'effect';
+import type { AppContext } from '../context.ts';
 import { route, PageQuery, pageOfSchema } from '../route.ts';
 import { SESSION_COOKIE } from '../auth.ts';
 import { forbidden, notFound } from '../../domain/errors.ts';
@@ -47,7 +48,7 @@ const PatchPrincipal = Schema.Struct({
   is_active: Schema.optionalKey(Schema.Boolean),
 });
 
-const sessionCookie = (ctx: any, value: string, maxAge: number) =>
+const sessionCookie = (ctx: AppContext, value: string, maxAge: number) =>
   `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}${ctx.config.COOKIE_SECURE ? '; Secure' : ''}`;
 
 export const identityRoutes = [

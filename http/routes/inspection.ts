@@ -37,7 +37,7 @@ export const inspectionRoutes = [
     produces: 'image/svg+xml',
     responses: { 200: Schema.String, 404: null },
     handler: async ({ ctx, params, query, reply }) => {
-      const k = (machineKinds as Record<string, { machine: any }>)[params.kind];
+      const k = (machineKinds as Record<string, (typeof machineKinds)[keyof typeof machineKinds]>)[params.kind];
       if (!k) throw unknownKind(params.kind);
       let current: string | undefined;
       if (query.actor) {

@@ -421,7 +421,7 @@ export type GetQueryProfileResponse = unknown;
 
 /** GET /api/queries/{query_id}/rows: A page of result rows, read from the agent’s result file */
 export type GetQueryRowsResponse = {
-  rows: Array<Record<string, unknown>>;
+  rows: unknown[];
   columns: string[];
   column_schema: Array<{
     name: string;

@@ -11,7 +11,8 @@ export type IssuedToken = Api.CreateMyPatResponse;
 export type ServiceAccount = Api.ListServiceAccountsResponse['items'][number];
 export type QueryOut = Api.GetQueryResponse;
 export type ColumnSchema = NonNullable<QueryOut['column_schema']>[number];
-export type RowsPage = Api.GetQueryRowsResponse;
+/** the server declares rows opaque (see http/routes/queries.ts); each is an object keyed by column name */
+export type RowsPage = Omit<Api.GetQueryRowsResponse, 'rows'> & { rows: Array<Record<string, unknown>> };
 export type Agent = Api.ListAgentsResponse[number];
 export type CatalogOut = Api.ListCatalogsResponse[number];
 /** a catalog as a workspace's listing shows it: with is_default and the attachment's access_mode */
