@@ -1,5 +1,6 @@
 // `eider agent`: read the configuration from the environment, run until SIGINT/SIGTERM.
 import { agentConfigFromEnv, AgentConfigError, runAgent } from './main.ts';
+import { unbuiltAgentSettings } from './config.ts';
 
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   let config;
@@ -13,7 +14,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     }
     throw error;
   }
-  const agent = await runAgent(config);
+  const agent = await runAgent(config, { unbuilt: unbuiltAgentSettings(env) });
   const shutdown = () => {
     agent.stop().then(
       () => process.exit(0),

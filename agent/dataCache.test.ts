@@ -2,7 +2,7 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { mkdtemp, rm, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataFileCache, cacheMaxBytesFromEnv } from './dataCache.ts';
+import { DataFileCache } from './dataCache.ts';
 
 let dir: string;
 beforeEach(async () => {
@@ -45,11 +45,5 @@ describe('DataFileCache', () => {
     const cache = new DataFileCache(join(dir, 'c'), 100);
     await expect(cache.acquire('s3://b/x', 11, filler(10))).rejects.toThrow(/10 bytes, the manifest says 11/);
     expect(cache.stats.files).toBe(0);
-  });
-
-  it('reads its bound from ICEBERG_CACHE_MAX_BYTES', () => {
-    expect(cacheMaxBytesFromEnv({ ICEBERG_CACHE_MAX_BYTES: '512MiB' })).toBe(512 * 2 ** 20);
-    expect(cacheMaxBytesFromEnv({})).toBe(10 * 2 ** 30);
-    expect(() => cacheMaxBytesFromEnv({ ICEBERG_CACHE_MAX_BYTES: 'lots' })).toThrow(/ICEBERG_CACHE_MAX_BYTES/);
   });
 });

@@ -152,13 +152,3 @@ export class DataFileCache {
     }
   }
 }
-
-/** `ICEBERG_CACHE_MAX_BYTES` (bytes, or with a unit: 512MiB, 10GB); the default when unset. */
-export function cacheMaxBytesFromEnv(env: Record<string, string | undefined>): number {
-  const raw = env.ICEBERG_CACHE_MAX_BYTES?.trim();
-  if (!raw) return DEFAULT_CACHE_MAX_BYTES;
-  const m = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)?$/i.exec(raw);
-  if (!m) throw new Error(`ICEBERG_CACHE_MAX_BYTES: not a size: ${raw}`);
-  const units: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, KIB: 2 ** 10, MIB: 2 ** 20, GIB: 2 ** 30, TIB: 2 ** 40 };
-  return Math.floor(Number(m[1]) * units[(m[2] ?? 'B').toUpperCase()]);
-}

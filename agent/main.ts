@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { AdmissionController } from './admission.ts';
 import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config.ts';
 import { ControlChannel } from './controlChannel.ts';
-import { cacheMaxBytesFromEnv, DataFileCache } from './dataCache.ts';
+import { DataFileCache } from './dataCache.ts';
 import { engineVersion } from './engine.ts';
 import { createAgentLogger, type Logger } from './logger.ts';
 import { memoryBudget } from './memoryBudget.ts';
@@ -20,8 +20,10 @@ export { agentConfigFromEnv, AgentConfigError, type AgentConfig };
 
 export interface RunAgentOptions {
   readonly logger?: Logger;
-  /** Bound of the Iceberg data-file cache; default from ICEBERG_CACHE_MAX_BYTES (10 GiB). */
+  /** Bound of the Iceberg data-file cache; default from the configuration (ICEBERG_CACHE_MAX_BYTES, 10 GiB). */
   readonly icebergCacheMaxBytes?: number;
+  /** variables set whose feature is not built: one warning each at start */
+  readonly unbuilt?: readonly { name: string; feature: string }[];
 }
 
 export interface AgentHandle {
@@ -40,9 +42,8 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   const logger = options.logger ?? createAgentLogger({ level: config.logLevel, name: config.otelServiceName });
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   await mkdir(config.resultsDir, { recursive: true });
-  if (config.otelExporterOtlpEndpoint) {
-    logger.warn('OTEL_EXPORTER_OTLP_ENDPOINT is set but this build has no OpenTelemetry exporter: tracing is off');
-  }
+  for (const { name, feature } of options.unbuilt ?? [])
+    logger.warn({ variable: name, feature }, `${name} is set, but ${feature} is not built yet: it has no effect`);
 
   const budget = memoryBudget(config.memoryHeadroomFraction);
   logger.info({ budgetBytes: budget.budgetBytes, source: budget.source, profile: config.maxConcurrencyProfile }, 'memory budget');
@@ -69,7 +70,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   const stopSweep = startRetentionSweep(config.resultsDir, config.resultRetentionHours, logger.child({ component: 'retention' }));
 
   const cacheDir = join(config.dataDir, 'cache');
-  const dataCache = new DataFileCache(cacheDir, options.icebergCacheMaxBytes ?? cacheMaxBytesFromEnv(process.env));
+  const dataCache = new DataFileCache(cacheDir, options.icebergCacheMaxBytes ?? config.icebergCacheMaxBytes);
 
   let channel: ControlChannel | null = null;
   const runner = new QueryRunner({

@@ -47,16 +47,11 @@ async function cmdAgent() {
 }
 
 async function cmdCatalog() {
-  const { catalogConfigFromEnv, CatalogConfigError } = await import('../catalog/config.ts');
+  const { catalogConfigFromEnv } = await import('../catalog/config.ts');
   const { startCatalogService } = await import('../catalog/server.ts');
   const config = loadConfig();
-  let cc;
-  try {
-    cc = catalogConfigFromEnv({ ...process.env, CATALOG_PORT: process.env.CATALOG_PORT ?? String(config.CATALOG_PORT), CATALOG_CLIENT_SECRET: config.CATALOG_CLIENT_SECRET });
-  } catch (e) {
-    if (e instanceof CatalogConfigError) throw new ConfigError(e.message);
-    throw e;
-  }
+  // Both loaders throw the shared ConfigError, which fail() prints as one line.
+  const cc = catalogConfigFromEnv({ ...process.env, CATALOG_PORT: process.env.CATALOG_PORT ?? String(config.CATALOG_PORT), CATALOG_CLIENT_SECRET: config.CATALOG_CLIENT_SECRET });
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'catalog' });
   const { url, embedded } = await databaseUrlFor(config, logger);
   const service = await startCatalogService({ ...cc, databaseUrl: url, logger } as any);

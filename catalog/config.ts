@@ -1,4 +1,7 @@
-// Configuration of the catalog service, read from the environment by `eider catalog` (and `eider up`).
+// Configuration of the catalog service, read from the environment by `eider catalog` (and `eider up`) with the
+// loader every Eider process shares (settings/variables.ts).
+import { ConfigError, int, readVariables, str, url, type VariableTable } from '../settings/variables.ts';
+
 export interface CatalogConfig {
   host: string;
   port: number;
@@ -14,32 +17,31 @@ export interface CatalogConfig {
   credentialTtlSeconds: number;
 }
 
-export class CatalogConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CatalogConfigError';
-  }
-}
+/** A bad or missing variable: the catalog service stops with this one line. */
+export { ConfigError as CatalogConfigError };
 
-function int(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new CatalogConfigError(`${name} must be an integer between ${min} and ${max}`);
-  return n;
-}
+export const CATALOG_VARIABLES = {
+  CATALOG_HOST: str('catalog', '127.0.0.1'),
+  CATALOG_PORT: int('catalog', '8181', 0, 65535),
+  DATABASE_URL: url('catalog', null, ['postgres:', 'postgresql:'], true),
+  CATALOG_CLIENT_ID: str('catalog', 'root'),
+  CATALOG_CLIENT_SECRET: str('catalog', undefined, true),
+  CATALOG_REALM: str('catalog', 'POLARIS'),
+  CATALOG_TOKEN_TTL_SECONDS: int('catalog', '3600', 60, 86400),
+  CATALOG_CREDENTIAL_TTL_SECONDS: int('catalog', '900', 1, 43200),
+} as const satisfies VariableTable;
 
 export function catalogConfigFromEnv(env: Record<string, string | undefined> = process.env): CatalogConfig {
-  const clientSecret = env.CATALOG_CLIENT_SECRET;
-  if (!clientSecret) throw new CatalogConfigError('CATALOG_CLIENT_SECRET is required (the OAuth2 client secret clients present)');
+  const v = readVariables(CATALOG_VARIABLES, env);
+  if (!v.CATALOG_CLIENT_SECRET) throw new ConfigError('CATALOG_CLIENT_SECRET', 'CATALOG_CLIENT_SECRET is required: the OAuth2 client secret clients present');
   return {
-    host: env.CATALOG_HOST || '127.0.0.1',
-    port: int(env, 'CATALOG_PORT', 8181, 0, 65535),
-    databaseUrl: env.DATABASE_URL || undefined,
-    clientId: env.CATALOG_CLIENT_ID || 'root',
-    clientSecret,
-    realm: env.CATALOG_REALM || 'POLARIS',
-    tokenTtlSeconds: int(env, 'CATALOG_TOKEN_TTL_SECONDS', 3600, 60, 86400),
-    credentialTtlSeconds: int(env, 'CATALOG_CREDENTIAL_TTL_SECONDS', 900, 1, 43200),
+    host: v.CATALOG_HOST,
+    port: v.CATALOG_PORT,
+    databaseUrl: v.DATABASE_URL ?? undefined,
+    clientId: v.CATALOG_CLIENT_ID,
+    clientSecret: v.CATALOG_CLIENT_SECRET,
+    realm: v.CATALOG_REALM,
+    tokenTtlSeconds: v.CATALOG_TOKEN_TTL_SECONDS,
+    credentialTtlSeconds: v.CATALOG_CREDENTIAL_TTL_SECONDS,
   };
 }

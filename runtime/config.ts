@@ -1,35 +1,12 @@
-// Every configuration variable of the spec's Limits section, read, validated and defaulted here and nowhere else.
-// A bad value stops the process with one line naming the variable, the problem and the expected form.
-import { Exit, Schema, SchemaIssue } from 'effect';
+// The api's configuration (and what `eider up` passes on): every variable of the spec's Limits section for the
+// control plane, declared here and read by the shared loader (settings/variables.ts) that the agent and the catalog
+// service use too. A bad value stops the process with one line naming the variable and the expected form.
+import {
+  bool, ConfigError, int, json, notBuilt, num, oneOf, readVariables, secretNames, str, unbuiltSettings as unbuiltIn, url,
+  type Values, type VariableTable,
+} from '../settings/variables.ts';
 
-type Kind =
-  | { t: 'string' }
-  | { t: 'int'; min?: number; max?: number }
-  | { t: 'number'; min?: number; max?: number }
-  | { t: 'bool' }
-  | { t: 'enum'; values: readonly string[] }
-  | { t: 'json'; shape: 'array' | 'object' }
-  | { t: 'url'; protocols: readonly string[] };
-
-interface VarSpec {
-  kind: Kind;
-  def: string | null;
-  secret?: boolean;
-  group: string;
-  /** the feature that would read it, while that feature is not built */
-  notBuilt?: string;
-}
-
-// Builders keep each variable's kind and default as literal types, so Config below is typed per variable.
-const str = <D extends string | null>(group: string, def: D, secret = false) => ({ kind: { t: 'string' } as const, def, secret, group });
-const int = (group: string, def: string, min = 0, max?: number) => ({ kind: { t: 'int', min, max } as const, def, group });
-const num = (group: string, def: string, min = 0, max?: number) => ({ kind: { t: 'number', min, max } as const, def, group });
-const bool = (group: string, def: 'true' | 'false') => ({ kind: { t: 'bool' } as const, def, group });
-const oneOf = <D extends string | null>(group: string, def: D, values: readonly string[]) => ({ kind: { t: 'enum', values } as const, def, group });
-const json = <S extends 'array' | 'object'>(group: string, def: string, shape: S, secret = false) => ({ kind: { t: 'json', shape } as const, def, secret, group });
-const url = <D extends string | null>(group: string, def: D, protocols: readonly string[], secret = false) => ({ kind: { t: 'url', protocols } as const, def, secret, group });
-/** Marks a variable whose feature is not built yet: it is validated, and setting it logs one warning naming the feature. */
-const notBuilt = <V extends VarSpec>(feature: string, v: V): V & { notBuilt: string } => ({ ...v, notBuilt: feature });
+export { ConfigError };
 
 const DEFAULT_CREDENTIAL = 'eider-default-credential';
 
@@ -195,123 +172,25 @@ export const CONFIG_VARIABLES = {
   AGENT_METRICS_RETENTION_HOURS: notBuilt('agent monitoring history', int('mcp', '168', 1)),
   OTEL_EXPORTER_OTLP_ENDPOINT: str('mcp', ''),
   OTEL_SERVICE_NAME: str('mcp', 'eider-api'),
-} as const satisfies Record<string, VarSpec>;
+} as const satisfies VariableTable;
 
 export type ConfigName = keyof typeof CONFIG_VARIABLES;
-
-type ValueOf<K extends Kind> = K extends { t: 'int' | 'number' }
-  ? number
-  : K extends { t: 'bool' }
-    ? boolean
-    : K extends { t: 'json'; shape: 'array' }
-      ? unknown[]
-      : K extends { t: 'json' }
-        ? Record<string, unknown>
-        : string;
-
-export type Config = {
-  readonly [K in ConfigName]: (typeof CONFIG_VARIABLES)[K]['def'] extends null
-    ? ValueOf<(typeof CONFIG_VARIABLES)[K]['kind']> | null
-    : ValueOf<(typeof CONFIG_VARIABLES)[K]['kind']>;
-};
-
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
-
-const expected = (k: Kind): string => {
-  switch (k.t) {
-    case 'string':
-      return 'a string';
-    case 'int':
-      return `an integer${k.min !== undefined ? ` >= ${k.min}` : ''}${k.max !== undefined ? ` and <= ${k.max}` : ''}`;
-    case 'number':
-      return `a number${k.min !== undefined ? ` >= ${k.min}` : ''}${k.max !== undefined ? ` and <= ${k.max}` : ''}`;
-    case 'bool':
-      return 'true or false';
-    case 'enum':
-      return `one of ${k.values.join(', ')}`;
-    case 'json':
-      return `a JSON ${k.shape}`;
-    case 'url':
-      return `a URL starting with ${k.protocols.map((p) => `${p}//`).join(' or ')}`;
-  }
-};
-
-/** The effect Schema that decodes one variable's text into its typed value. */
-function schemaFor(k: Kind): Schema.Top {
-  const str = Schema.String;
-  switch (k.t) {
-    case 'string':
-      return str;
-    case 'int': {
-      let num = Schema.NumberFromString.check(Schema.isInt());
-      if (k.min !== undefined) num = num.check(Schema.isGreaterThanOrEqualTo(k.min));
-      if (k.max !== undefined) num = num.check(Schema.isLessThanOrEqualTo(k.max));
-      return num;
-    }
-    case 'number': {
-      let num = Schema.NumberFromString.check(Schema.isFinite());
-      if (k.min !== undefined) num = num.check(Schema.isGreaterThanOrEqualTo(k.min));
-      if (k.max !== undefined) num = num.check(Schema.isLessThanOrEqualTo(k.max));
-      return num;
-    }
-    case 'bool':
-      return Schema.Literals(['true', 'false', '1', '0', 'yes', 'no']);
-    case 'enum':
-      return Schema.Literals(k.values as [string, ...string[]]);
-    case 'json':
-      return Schema.fromJsonString(k.shape === 'array' ? Schema.Array(Schema.Unknown) : Schema.Record(Schema.String, Schema.Unknown));
-    case 'url':
-      return str.check(
-        Schema.makeFilter((v: string) => {
-          try {
-            return k.protocols.includes(new URL(v).protocol);
-          } catch {
-            return false;
-          }
-        }),
-      );
-  }
-}
-
-const formatter = SchemaIssue.makeFormatterStandardSchemaV1();
+export type Config = Values<typeof CONFIG_VARIABLES>;
 
 /** Reads the whole configuration from `env`; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const out: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(CONFIG_VARIABLES) as [ConfigName, VarSpec][]) {
-    const raw = env[name];
-    const text = raw === undefined || (raw === '' && spec.kind.t !== 'string') ? spec.def : raw;
-    if (text === null) {
-      out[name] = null;
-      continue;
-    }
-    const exit = Schema.decodeUnknownExit(schemaFor(spec.kind) as any)(spec.kind.t === 'bool' ? text.toLowerCase() : text);
-    if (Exit.isFailure(exit)) {
-      const failure = exit.cause.reasons.find((r: any) => r._tag === 'Fail') as any;
-      const problem = failure ? formatter(failure.error.issue).issues.map((x) => x.message.replace('Expected <filter>', 'not a valid URL')).join('; ') : 'invalid';
-      const shown = spec.secret ? '(hidden)' : JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
-      throw new ConfigError(`${name}: invalid value ${shown}: ${problem}; expected ${expected(spec.kind)}`);
-    }
-    out[name] = spec.kind.t === 'bool' ? ['true', '1', 'yes'].includes(exit.value as string) : exit.value;
-  }
-  const cfg = out as Config;
+  const cfg = readVariables(CONFIG_VARIABLES, env);
   if (cfg.SQL_SESSION_OPENING_DEADLINE_S <= cfg.SQL_SESSION_OPEN_TIMEOUT_S) {
     throw new ConfigError(
+      'SQL_SESSION_OPENING_DEADLINE_S',
       `SQL_SESSION_OPENING_DEADLINE_S: invalid value ${cfg.SQL_SESSION_OPENING_DEADLINE_S}: must exceed SQL_SESSION_OPEN_TIMEOUT_S (${cfg.SQL_SESSION_OPEN_TIMEOUT_S}); expected an integer > ${cfg.SQL_SESSION_OPEN_TIMEOUT_S}`,
     );
   }
-  return Object.freeze(cfg);
+  return cfg;
 }
 
 /** Names of variables whose values must never be printed. */
-export const SECRET_VARIABLES: readonly ConfigName[] = (Object.entries(CONFIG_VARIABLES) as [ConfigName, VarSpec][])
-  .filter(([, v]) => v.secret)
-  .map(([k]) => k);
+export const SECRET_VARIABLES = secretNames(CONFIG_VARIABLES) as readonly ConfigName[];
 
 /** The configuration with secrets replaced, for diagnostics. */
 export function redactedConfig(cfg: Config): Record<string, unknown> {
@@ -320,9 +199,7 @@ export function redactedConfig(cfg: Config): Record<string, unknown> {
   return out;
 }
 
-/** Variables set in `env` whose feature is not built yet: each is validated but has no effect, so say so once. */
+/** Variables set in `env` whose feature is not built yet. */
 export function unbuiltSettings(env: Record<string, string | undefined> = process.env): { name: ConfigName; feature: string }[] {
-  return (Object.entries(CONFIG_VARIABLES) as [ConfigName, VarSpec][])
-    .filter(([name, spec]) => spec.notBuilt && env[name] !== undefined && env[name] !== '')
-    .map(([name, spec]) => ({ name, feature: spec.notBuilt! }));
+  return unbuiltIn(CONFIG_VARIABLES, env) as { name: ConfigName; feature: string }[];
 }

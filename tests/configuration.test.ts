@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_VARIABLES, unbuiltSettings } from '../runtime/config.ts';
-import { renderConfigDocs } from '../runtime/configDocs.ts';
+import { renderConfigDocs } from '../bin/configDocs.ts';
 import { freshDatabase } from './support/database.ts';
 import { freePort } from '../runtime/postgres.ts';
 

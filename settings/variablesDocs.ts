@@ -1,6 +1,6 @@
-// Renders the configuration table of docs/configuration.md from CONFIG_VARIABLES, so the page cannot drift from
-// what the loader accepts (tests/configuration.test.ts compares the two).
-import { CONFIG_VARIABLES, type ConfigName } from './config.ts';
+// Renders variable tables as Markdown for docs/configuration.md, so the page cannot drift from what the loaders
+// accept (bin/configDocs.ts assembles the page; tests/configuration.test.ts compares it with the committed one).
+import type { VarSpec, VariableTable } from './variables.ts';
 
 const GROUP_TITLES: Record<string, string> = {
   process: 'Processes and local layout',
@@ -12,9 +12,11 @@ const GROUP_TITLES: Record<string, string> = {
   elastic: 'Elastic compute',
   assistant: 'AI assistant',
   mcp: 'Tool-protocol endpoint and observability',
+  agent: 'Agent (`eider agent`)',
+  catalog: 'Catalog service (`eider catalog`)',
 };
 
-type Spec = (typeof CONFIG_VARIABLES)[ConfigName] & { secret?: boolean; notBuilt?: string };
+type Spec = VarSpec;
 
 function form(spec: Spec): string {
   const k = spec.kind as { t: string; min?: number; max?: number; values?: readonly string[]; shape?: string; protocols?: readonly string[] };
@@ -32,34 +34,33 @@ function form(spec: Spec): string {
       return `JSON ${k.shape}`;
     case 'url':
       return `URL (${(k.protocols ?? []).join(' ')})`;
+    case 'bytes':
+      return 'bytes (64MiB, 1GB, …)';
+    case 'list':
+      return 'list (commas or spaces)';
     default:
       return 'text';
   }
 }
 
-export function renderConfigDocs(): string {
-  const out: string[] = [
-    '# Configuration',
-    '',
-    'Generated from `CONFIG_VARIABLES` in `runtime/config.ts` by `UPDATE_GENERATED=1 npx vitest run tests/configuration.test.ts`;',
-    'do not edit by hand. Every variable is optional. A bad value stops the process with one line naming it.',
-    'A variable marked "not built" is validated, but its feature does not exist yet: setting it logs one warning',
-    'naming the feature, and it has no effect. Secrets are never printed or logged. The agent reads its own',
-    'variables, listed in `docs/agent.md`.',
-  ];
+/** The tables, grouped, each group a Markdown section. */
+export function renderVariableTables(tables: readonly VariableTable[]): string[] {
+  const out: string[] = [];
   const byGroup = new Map<string, [string, Spec][]>();
-  for (const [name, spec] of Object.entries(CONFIG_VARIABLES) as [string, Spec][]) {
-    const list = byGroup.get(spec.group) ?? [];
-    list.push([name, spec]);
-    byGroup.set(spec.group, list);
+  for (const table of tables) {
+    for (const [name, spec] of Object.entries(table)) {
+      const list = byGroup.get(spec.group) ?? [];
+      list.push([name, spec]);
+      byGroup.set(spec.group, list);
+    }
   }
   for (const [group, vars] of byGroup) {
     out.push('', `## ${GROUP_TITLES[group] ?? group}`, '', '| Variable | Default | Form | State |', '|---|---|---|---|');
     for (const [name, spec] of vars) {
-      const def = spec.def === null ? 'unset' : spec.def === '' ? 'empty' : spec.secret ? '(generated or placeholder)' : `\`${spec.def}\``;
+      const def = spec.def === undefined ? 'required' : spec.def === null ? 'unset' : spec.def === '' ? 'empty' : spec.secret ? '(generated or placeholder)' : `\`${spec.def}\``;
       const state = [spec.notBuilt ? `not built: ${spec.notBuilt}` : 'in use', spec.secret ? 'secret' : ''].filter(Boolean).join('; ');
       out.push(`| \`${name}\` | ${def} | ${form(spec)} | ${state} |`);
     }
   }
-  return `${out.join('\n')}\n`;
+  return out;
 }
