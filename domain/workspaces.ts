@@ -1,21 +1,27 @@
 // Workspaces and their members. Membership is checked before anything else on every workspace route; a
 // non-member learns nothing (404). Global admins act as owners everywhere.
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import { conflict, forbidden, notFound } from './errors.ts';
 import { isUuid, type Principal } from './identity.ts';
 
-export type WorkspaceRole = 'reader' | 'writer' | 'owner';
-export const WORKSPACE_ROLES: readonly WorkspaceRole[] = ['reader', 'writer', 'owner'];
+export const WORKSPACE_ROLES = ['reader', 'writer', 'owner'] as const;
+export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
 const rank = (r: WorkspaceRole) => WORKSPACE_ROLES.indexOf(r);
+const Role = Schema.Literals(WORKSPACE_ROLES);
 
-export interface WorkspaceRow {
-  id: string;
-  slug: string;
-  name: string;
-  default_catalog_id: string | null;
-  created_at: Date;
-}
+// Row shapes at the database boundary.
+const WorkspaceRowSchema = Schema.Struct({
+  id: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  default_catalog_id: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+});
+export type WorkspaceRow = typeof WorkspaceRowSchema.Type;
+const MemberRow = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.String, role: Role });
 
 export interface WorkspaceOut {
   id: string;
@@ -30,19 +36,14 @@ export interface WorkspaceAccess {
   role: WorkspaceRole;
 }
 
-export interface MemberOut {
-  user_id: string;
-  email: string | null;
-  name: string;
-  role: WorkspaceRole;
-}
+export type MemberOut = typeof MemberRow.Type;
 
-const WS_COLS = 'w.id, w.slug, w.name, w.default_catalog_id, w.created_at';
+const WS_COLS = sql`w.id, w.slug, w.name, w.default_catalog_id, w.created_at`;
 
 export async function toWorkspaceOut(q: Queryable, w: WorkspaceRow): Promise<WorkspaceOut> {
   let default_catalog: string | null = null;
   if (w.default_catalog_id) {
-    const r = await q.query<{ slug: string }>(`select slug from catalogs where id = $1`, [w.default_catalog_id]);
+    const r = await rows(q, Schema.Struct({ slug: Schema.String }), sql`select slug from catalogs where id = ${w.default_catalog_id}`);
     default_catalog = r[0]?.slug ?? null;
   }
   return { id: w.id, slug: w.slug, name: w.name, created_at: w.created_at.toISOString(), default_catalog };
@@ -50,13 +51,14 @@ export async function toWorkspaceOut(q: Queryable, w: WorkspaceRow): Promise<Wor
 
 /** Resolves `{workspace}` (slug or UUID) for the caller, requiring at least `min`; 404 for non-members. */
 export async function resolveWorkspace(q: Queryable, p: Principal, ref: string, min: WorkspaceRole = 'reader'): Promise<WorkspaceAccess> {
-  const rows = await q.query<WorkspaceRow & { member_role: WorkspaceRole | null }>(
-    `select ${WS_COLS}, m.role as member_role from workspaces w
-       left join workspace_members m on m.workspace_id = w.id and m.user_id = $2
-      where ${isUuid(ref) ? 'w.id = $1::uuid' : 'w.slug = $1'}`,
-    [ref, p.user.id],
+  const found = await rows(
+    q,
+    Schema.Struct({ ...WorkspaceRowSchema.fields, member_role: Schema.NullOr(Role) }),
+    sql`select ${WS_COLS}, m.role as member_role from workspaces w
+          left join workspace_members m on m.workspace_id = w.id and m.user_id = ${p.user.id}
+         where ${isUuid(ref) ? sql`w.id = ${ref}::uuid` : sql`w.slug = ${ref}`}`,
   );
-  const row = rows[0];
+  const row = found[0];
   const role: WorkspaceRole | null = p.user.role === 'admin' ? 'owner' : (row?.member_role ?? null);
   if (!row || !role) throw notFound('workspace');
   if (rank(role) < rank(min)) throw forbidden(`this needs the ${min} role in workspace ${row.slug}`);
@@ -69,11 +71,12 @@ export const SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,62}$';
 export async function createWorkspace(db: Db, p: Principal, input: { slug: string; name: string }): Promise<WorkspaceRow> {
   return db.tx(async (tx) => {
     try {
-      const [w] = await tx.query<WorkspaceRow>(
-        `insert into workspaces (slug, name) values ($1, $2) returning id, slug, name, default_catalog_id, created_at`,
-        [input.slug, input.name],
+      const [w] = await rows(
+        tx,
+        WorkspaceRowSchema,
+        sql`insert into workspaces (slug, name) values (${input.slug}, ${input.name}) returning id, slug, name, default_catalog_id, created_at`,
       );
-      await tx.query(`insert into workspace_members (workspace_id, user_id, role) values ($1, $2, 'owner')`, [w.id, p.user.id]);
+      await exec(tx, sql`insert into workspace_members (workspace_id, user_id, role) values (${w.id}, ${p.user.id}, 'owner')`);
       return w;
     } catch (e) {
       if (isUniqueViolation(e)) throw conflict(`workspace slug ${input.slug} is taken`);
@@ -83,45 +86,43 @@ export async function createWorkspace(db: Db, p: Principal, input: { slug: strin
 }
 
 export async function listWorkspaces(q: Queryable, p: Principal): Promise<WorkspaceRow[]> {
-  if (p.user.role === 'admin') {
-    return q.query<WorkspaceRow>(`select ${WS_COLS} from workspaces w order by w.slug`);
-  }
-  return q.query<WorkspaceRow>(
-    `select ${WS_COLS} from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = $1 order by w.slug`,
-    [p.user.id],
+  if (p.user.role === 'admin') return rows(q, WorkspaceRowSchema, sql`select ${WS_COLS} from workspaces w order by w.slug`);
+  return rows(
+    q,
+    WorkspaceRowSchema,
+    sql`select ${WS_COLS} from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = ${p.user.id} order by w.slug`,
   );
 }
 
 export async function listUserWorkspaces(q: Queryable, userId: string): Promise<(WorkspaceRow & { role: WorkspaceRole })[]> {
-  return q.query(
-    `select ${WS_COLS}, m.role from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = $1 order by w.slug`,
-    [userId],
+  return rows(
+    q,
+    Schema.Struct({ ...WorkspaceRowSchema.fields, role: Role }),
+    sql`select ${WS_COLS}, m.role from workspaces w join workspace_members m on m.workspace_id = w.id and m.user_id = ${userId} order by w.slug`,
   );
 }
 
 export async function listMembers(q: Queryable, workspaceId: string): Promise<MemberOut[]> {
-  return q.query<MemberOut>(
-    `select m.user_id, u.email, u.name, m.role from workspace_members m join users u on u.id = m.user_id
-      where m.workspace_id = $1 order by u.name, m.user_id`,
-    [workspaceId],
+  return rows(
+    q,
+    MemberRow,
+    sql`select m.user_id, u.email, u.name, m.role from workspace_members m join users u on u.id = m.user_id
+         where m.workspace_id = ${workspaceId} order by u.name, m.user_id`,
   );
 }
 
 /** PUT semantics: insert (created: true) or change the role. The last owner cannot be demoted. */
 export async function putMember(db: Db, workspaceId: string, userId: string, role: WorkspaceRole): Promise<{ member: MemberOut; created: boolean }> {
   return db.tx(async (tx) => {
-    const user = isUuid(userId) ? (await tx.query(`select id from users where id = $1`, [userId]))[0] : undefined;
+    const user = isUuid(userId) ? (await exec(tx, sql`select id from users where id = ${userId}`))[0] : undefined;
     if (!user) throw notFound('user');
-    await tx.query(`select id from workspaces where id = $1 for update`, [workspaceId]);
-    const existing = (await tx.query<{ role: WorkspaceRole }>(
-      `select role from workspace_members where workspace_id = $1 and user_id = $2`,
-      [workspaceId, userId],
-    ))[0];
+    await exec(tx, sql`select id from workspaces where id = ${workspaceId} for update`);
+    const [existing] = await memberRole(tx, workspaceId, userId);
     if (existing?.role === 'owner' && role !== 'owner') await assertAnotherOwner(tx, workspaceId, userId);
-    await tx.query(
-      `insert into workspace_members (workspace_id, user_id, role) values ($1, $2, $3)
-       on conflict (workspace_id, user_id) do update set role = excluded.role`,
-      [workspaceId, userId, role],
+    await exec(
+      tx,
+      sql`insert into workspace_members (workspace_id, user_id, role) values (${workspaceId}, ${userId}, ${role})
+          on conflict (workspace_id, user_id) do update set role = excluded.role`,
     );
     const member = (await listMembers(tx, workspaceId)).find((m) => m.user_id === userId)!;
     return { member, created: !existing };
@@ -130,20 +131,22 @@ export async function putMember(db: Db, workspaceId: string, userId: string, rol
 
 export async function removeMember(db: Db, workspaceId: string, userId: string): Promise<void> {
   await db.tx(async (tx) => {
-    await tx.query(`select id from workspaces where id = $1 for update`, [workspaceId]);
-    const existing = isUuid(userId)
-      ? (await tx.query<{ role: WorkspaceRole }>(`select role from workspace_members where workspace_id = $1 and user_id = $2`, [workspaceId, userId]))[0]
-      : undefined;
+    await exec(tx, sql`select id from workspaces where id = ${workspaceId} for update`);
+    const [existing] = isUuid(userId) ? await memberRole(tx, workspaceId, userId) : [];
     if (!existing) throw notFound('member');
     if (existing.role === 'owner') await assertAnotherOwner(tx, workspaceId, userId);
-    await tx.query(`delete from workspace_members where workspace_id = $1 and user_id = $2`, [workspaceId, userId]);
+    await exec(tx, sql`delete from workspace_members where workspace_id = ${workspaceId} and user_id = ${userId}`);
   });
 }
 
+const memberRole = (q: Queryable, workspaceId: string, userId: string) =>
+  rows(q, Schema.Struct({ role: Role }), sql`select role from workspace_members where workspace_id = ${workspaceId} and user_id = ${userId}`);
+
 async function assertAnotherOwner(tx: Queryable, workspaceId: string, userId: string) {
-  const [{ n }] = await tx.query<{ n: number }>(
-    `select count(*)::int as n from workspace_members where workspace_id = $1 and role = 'owner' and user_id <> $2`,
-    [workspaceId, userId],
+  const [{ n }] = await rows(
+    tx,
+    Schema.Struct({ n: Schema.Finite }),
+    sql`select count(*)::int as n from workspace_members where workspace_id = ${workspaceId} and role = 'owner' and user_id <> ${userId}`,
   );
   if (n === 0) throw conflict('a workspace keeps at least one owner');
 }
