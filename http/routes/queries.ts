@@ -133,7 +133,7 @@ export const queryRoutes = [
       if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
         throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws!.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
       }
-      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read');
+      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas);
       const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
       const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
       const id = await submitQuery(ctx, {
