@@ -125,7 +125,7 @@ export const queryRoutes = [
       if (!body.agent_id) {
         throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
       }
-      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use');
+      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', ws!.workspace.id);
       if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
       // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
