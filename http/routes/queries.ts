@@ -6,6 +6,7 @@ import { AppError, forbidden, notFound, unavailable, unprocessable } from '../..
 import { checkStatementPolicy } from '../../domain/statementPolicy.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
+import { isTimestamp } from '../../domain/pagination.ts';
 import { readRowsPage } from '../rows.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../../domain/catalogs.ts';
 import { checkScopedAccess } from '../../domain/catalogGrants.ts';
@@ -43,7 +44,9 @@ const RowsPage = Schema.Struct({
 });
 const QueryIdParams = Schema.Struct({ query_id: Schema.String });
 const WaitSeconds = Schema.NumberFromString.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0));
-const IntFromString = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0));
+const IntFromString = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER));
+// An ISO 8601 date or date-time with a real calendar day (isTimestamp), so PostgreSQL never sees one it refuses.
+const IsoTime = Schema.String.check(Schema.makeFilter((s: string) => isTimestamp(s) || 'an ISO 8601 time such as 2024-02-29T12:00:00Z'));
 
 async function readQuery(ctx: AppContext, id: string) {
   const [row] = await ctx.db.query<queries.QueryRow>(`select ${queries.QUERY_COLS} from queries where id = $1`, [id]);
@@ -162,8 +165,8 @@ export const queryRoutes = [
     query: Schema.Struct({
       q: Schema.optionalKey(Schema.String),
       query_id: Schema.optionalKey(Schema.String),
-      since: Schema.optionalKey(Schema.String.check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || 'an ISO 8601 time'))),
-      until: Schema.optionalKey(Schema.String.check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || 'an ISO 8601 time'))),
+      since: Schema.optionalKey(IsoTime),
+      until: Schema.optionalKey(IsoTime),
       status: repeatable(Schema.String),
       statement_type: repeatable(Schema.String),
       slower_than_ms: Schema.optionalKey(IntFromString),
