@@ -62,16 +62,26 @@ export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
 const AGENT_COLS =
   'a.id, a.name, a.status, a.version, a.capabilities, a.access_mode, a.owner_url, a.owner_replica, a.result_url, a.connection_id, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at';
 
-/** Every agent with the caller's tier on it (or just `onlyId`); agents with no tier are left out. */
-export async function visibleAgents(q: Queryable, p: Principal, onlyId?: string): Promise<Array<{ agent: AgentRow; tier: AgentTier }>> {
+/**
+ * Every agent with the caller's tier on it (or just `onlyId`); agents with no tier are left out. With `workspaceId`
+ * (work submitted in a workspace) a grant to a workspace counts only for that workspace, so a grant to W does not
+ * carry the user's queries in other workspaces onto the agent.
+ */
+export async function visibleAgents(
+  q: Queryable,
+  p: Principal,
+  onlyId?: string,
+  workspaceId?: string,
+): Promise<Array<{ agent: AgentRow; tier: AgentTier }>> {
   const rows = await q.query<AgentRow & { grant_tier: AgentTier | null }>(
     `select ${AGENT_COLS},
             (select g.tier from agent_grants g
               where g.agent_id = a.id
-                and (g.user_id = $1 or g.workspace_id in (select workspace_id from workspace_members where user_id = $1))
+                and (g.user_id = $1 or g.workspace_id in (
+                      select workspace_id from workspace_members where user_id = $1 and ($3::uuid is null or workspace_id = $3::uuid)))
               order by case g.tier when 'admin' then 3 when 'operate' then 2 else 1 end desc limit 1) as grant_tier
        from agents a where $2::uuid is null or a.id = $2::uuid order by a.created_at, a.id`,
-    [p.user.id, onlyId ?? null],
+    [p.user.id, onlyId ?? null, workspaceId ?? null],
   );
   const out: Array<{ agent: AgentRow; tier: AgentTier }> = [];
   for (const r of rows) {
@@ -91,9 +101,15 @@ function tierFor(p: Principal, agent: AgentRow, grant: AgentTier | null): AgentT
  * The caller's tier on one agent, requiring at least `min`: 404 when the caller has no tier (the agent is invisible),
  * 403 agent_forbidden when the tier is below `min`.
  */
-export async function requireAgentTier(q: Queryable, p: Principal, agentId: string, min: AgentTier): Promise<{ agent: AgentRow; tier: AgentTier }> {
+export async function requireAgentTier(
+  q: Queryable,
+  p: Principal,
+  agentId: string,
+  min: AgentTier,
+  workspaceId?: string,
+): Promise<{ agent: AgentRow; tier: AgentTier }> {
   if (!isUuid(agentId)) throw notFound('agent');
-  const [found] = await visibleAgents(q, p, agentId);
+  const [found] = await visibleAgents(q, p, agentId, workspaceId);
   if (!found) throw notFound('agent');
   if (tierRank(found.tier) < tierRank(min)) {
     throw new AppError(403, 'agent_forbidden', `this needs the ${min} tier on agent ${found.agent.name}; you have ${found.tier}`);

@@ -6,7 +6,7 @@ import { DbError, type Queryable } from '../runtime/db.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { isUuid, type Principal } from './identity.ts';
 import { mayManageCatalog, type AccessMode, type AttachedCatalog } from './catalogs.ts';
-import type { TableRef } from './statementPolicy.ts';
+import type { SchemaRef, TableRef } from './statementPolicy.ts';
 
 export type Privilege = 'read' | 'write';
 
@@ -198,8 +198,8 @@ export async function checkScopedAccess(
   tables: readonly TableRef[],
   defaultCatalog: string | null,
   need: Privilege = 'read',
+  schemas: { create: readonly SchemaRef[]; drop: readonly SchemaRef[] } = { create: [], drop: [] },
 ): Promise<void> {
-  if (!tables.length) return;
   const attached = await db.query<{ id: string; slug: string; access_mode: AccessMode }>(
     `select c.id, c.slug, wc.access_mode from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = $1`,
     [workspaceId],
@@ -229,6 +229,19 @@ export async function checkScopedAccess(
       if (!a) throw new AppError(403, 'catalog_not_attached', `catalog ${r.catalog} is not attached to this workspace`);
       const name = timeTravelBase(ref.name);
       if (!(await scopeFor(a)).table(r.schema, name, need)) throw notGranted(`table ${a.slug}.${r.schema}.${name}`, need);
+    }
+  }
+  // CREATE SCHEMA / DROP SCHEMA in SQL need what the REST schema routes need: a catalog write grant to create, a
+  // write grant on the schema to drop.
+  for (const [kind, list] of [['create', schemas.create], ['drop', schemas.drop]] as const) {
+    for (const ref of list) {
+      const catalog = ref.catalog !== null ? fold(ref.catalog) : fallback;
+      if (catalog === null || ENGINE_CATALOGS.has(catalog)) continue;
+      const a = bySlug.get(catalog);
+      if (!a) throw new AppError(403, 'catalog_not_attached', `catalog ${catalog} is not attached to this workspace`);
+      const scope = await scopeFor(a);
+      if (kind === 'create' && !scope.catalog('write')) throw notGranted(`creating schemas in catalog ${a.slug}`, 'write');
+      if (kind === 'drop' && !scope.schema(ref.name, 'write')) throw notGranted(`schema ${a.slug}.${ref.name}`, 'write');
     }
   }
 }

@@ -3,11 +3,11 @@
 // WebAssembly port of sqlglot with its DuckDB dialect (see docs/statement-policy.md for the choice).
 import { Dialect, init, parse, tokenize } from '@polyglot-sql/sdk';
 import { analyzeStatement, dedupeTables } from './statementPolicyAst.ts';
-import type { TableRef } from './statementPolicyAst.ts';
+import type { SchemaRef, TableRef } from './statementPolicyAst.ts';
 import { isDeniedFunction, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './statementPolicyRules.ts';
 import { hasNul, normalizeLineEnds, strayCharacter } from './statementPolicyText.ts';
 
-export type { TableRef } from './statementPolicyAst.ts';
+export type { SchemaRef, TableRef } from './statementPolicyAst.ts';
 
 export type StatementType =
   | 'select'
@@ -33,6 +33,8 @@ export interface PolicyOptions {
 export interface PolicyStatement {
   type: StatementType;
   tables: TableRef[];
+  // CREATE SCHEMA / DROP SCHEMA targets, checked against grants like the REST schema routes.
+  schemas?: { create: SchemaRef[]; drop: SchemaRef[] };
   isWrite: boolean;
 }
 
@@ -42,6 +44,7 @@ export type PolicyResult =
       statementType: StatementType;
       statements: PolicyStatement[];
       tables: TableRef[];
+      schemas: { create: SchemaRef[]; drop: SchemaRef[] };
       isWrite: boolean;
       materialize: boolean;
     }
@@ -63,6 +66,7 @@ interface Verdict {
   type: StatementType;
   isWrite: boolean;
   tables: TableRef[];
+  schemas?: { create: SchemaRef[]; drop: SchemaRef[] };
   violation: string | null;
 }
 
@@ -111,13 +115,17 @@ function decide(original: string, opts: PolicyOptions): PolicyResult {
   const bad = verdicts.findIndex((v) => v.violation !== null);
   if (bad >= 0) return reject(`${where(sql, segments[bad], bad, topKind(asts[bad]))} is not allowed: ${verdicts[bad].violation}`, statementType);
 
-  const statements = verdicts.map(({ type, tables, isWrite }) => ({ type, tables, isWrite }));
+  const statements: PolicyStatement[] = verdicts.map(({ type, tables, schemas, isWrite }) => (schemas ? { type, tables, schemas, isWrite } : { type, tables, isWrite }));
   const only = statements.length === 1 ? statements[0] : null;
   return {
     ok: true,
     statementType,
     statements,
     tables: dedupeTables(statements.flatMap((s) => s.tables)),
+    schemas: {
+      create: statements.flatMap((s) => s.schemas?.create ?? []),
+      drop: statements.flatMap((s) => s.schemas?.drop ?? []),
+    },
     isWrite: statements.some((s) => s.isWrite),
     materialize: only !== null && (only.type === 'select' || only.type === 'describe'),
   };
@@ -140,7 +148,10 @@ function judge(ast: unknown, segment: Segment, opts: PolicyOptions): Verdict {
   const verdict = (type: StatementType, isWrite: boolean, violation: string | null = null): Verdict => {
     if (violation !== null) return { type, isWrite, tables: [], violation };
     const facts = analyzeStatement(ast);
-    return { type, isWrite, tables: facts.tables, violation: deniedCall(segment) ?? facts.violation };
+    // A write must name what it writes: an empty target list would mean "nothing to check" downstream (I10).
+    const blind = isWrite && facts.tables.length === 0 && facts.schemas.length === 0 ? 'the statement\'s write target could not be determined' : null;
+    const schemas = kind === 'create_schema' ? { create: facts.schemas, drop: [] } : kind === 'drop_schema' ? { create: [], drop: facts.schemas } : undefined;
+    return { type, isWrite, tables: facts.tables, ...(schemas ? { schemas } : {}), violation: deniedCall(segment) ?? facts.violation ?? blind };
   };
 
   switch (kind) {

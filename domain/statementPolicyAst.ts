@@ -16,8 +16,15 @@ export interface TableRef {
   name: string;
 }
 
+// The schema a CREATE SCHEMA or DROP SCHEMA names; `catalog` null means the query's default catalog.
+export interface SchemaRef {
+  catalog: string | null;
+  name: string;
+}
+
 export interface StatementFacts {
   tables: TableRef[];
+  schemas: SchemaRef[];
   violation: string | null;
 }
 
@@ -80,14 +87,19 @@ const TABLE_SOURCE_KINDS: ReadonlySet<string> = new Set([
 // polyglot caps parse depth well below this; the cap here keeps the recursive walk safe whatever it is handed.
 const MAX_DEPTH = 4000;
 
+// Statements whose target is always a catalog table: DuckDB binds the target of INSERT, UPDATE, DELETE, MERGE and
+// TRUNCATE from the catalog, never from a CTE of the same name (`WITH v AS (…) INSERT INTO v` writes the table v).
+const WRITE_TARGET_KINDS: ReadonlySet<string> = new Set(['insert', 'update', 'delete', 'merge', 'truncate']);
+
 export function analyzeStatement(root: unknown): StatementFacts {
   const walk = new Walk();
   walk.visit(root, new Set(), 0, true);
-  return { tables: dedupeTables(walk.tables), violation: walk.violation };
+  return { tables: dedupeTables(walk.tables), schemas: walk.schemas, violation: walk.violation };
 }
 
 class Walk {
   tables: TableRef[] = [];
+  schemas: SchemaRef[] = [];
   violation: string | null = null;
 
   reject(reason: string): void {
@@ -114,6 +126,8 @@ class Walk {
       return this.reject(`${kind.replaceAll('_', ' ').toUpperCase()} inside another statement`);
     }
     const v = isObj(value) ? value : null;
+    if (isRoot && v && WRITE_TARGET_KINDS.has(kind)) this.writeTargets(v, depth);
+    if (isRoot && v && (kind === 'create_schema' || kind === 'drop_schema')) this.schemaTarget(v.name);
     if (kind === 'function' && v && typeof v.name === 'string' && isDeniedFunction(v.name)) {
       return this.reject(`function ${v.name.toLowerCase()}() is not allowed`);
     }
@@ -168,6 +182,23 @@ class Walk {
     this.addTable(ref, ctes);
     // Time-travel clauses and the like can hold expressions; names and aliases cannot.
     if (t.when != null) this.visit(t.when, ctes, depth + 1, false);
+  }
+
+  // Targets are recorded with no CTE in scope, so a CTE that shadows the target cannot hide it from the grant check.
+  writeTargets(v: Obj, depth: number): void {
+    for (const key of ['table', 'this', 'target']) {
+      const t = v[key];
+      const struct = isObj(t) && isTableStruct(t) ? t : isObj(t) && isObj(t.table) && isTableStruct(t.table) ? t.table : null;
+      if (struct) this.tableStruct(struct, new Set(), depth + 1);
+    }
+  }
+
+  // CREATE SCHEMA names [catalog.]schema; DROP SCHEMA one identifier or a list of parts.
+  schemaTarget(name: unknown): void {
+    const parts = (Array.isArray(name) ? name : [name]).map(ident);
+    if (parts.length < 1 || parts.length > 2 || parts.some((p) => p === null)) return this.reject('the schema name could not be read');
+    const [a, b] = parts as Ident[];
+    this.schemas.push(b ? { catalog: norm(a), name: norm(b) } : { catalog: null, name: norm(a) });
   }
 
   addTable(ref: TableRef, ctes: ReadonlySet<string>): void {

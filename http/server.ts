@@ -73,14 +73,14 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const fastifyCode: string | undefined = err?.code;
     const code =
       fastifyCode === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError
-        ? 'invalid_json'
+        ? 'bad_request' // the spec's code for a 400; the message says what was wrong
         : fastifyCode === 'FST_ERR_CTP_BODY_TOO_LARGE'
           ? 'payload_too_large'
           : fastifyCode === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
             ? 'unsupported_media_type'
             : derivedCode(status);
     const message =
-      code === 'invalid_json'
+      code === 'bad_request' && (fastifyCode === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError)
         ? 'request body is not valid JSON'
         : code === 'payload_too_large'
           ? `request body exceeds ${ctx.config.BODY_LIMIT_BYTES} bytes`

@@ -9,6 +9,7 @@ import { CatalogClient, CatalogServiceError, catalogClientFromConfig } from '../
 import { startCatalogService } from '../catalog/server.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
 import { checkScopedAccess } from '../domain/catalogGrants.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 
 let database: TestDatabase;
@@ -410,6 +411,31 @@ describe('scoped attachments (I10)', () => {
     expect((await req('DELETE', `/api/workspaces/team/catalogs/sales/grants/${cat.body.id}`, who.admin)).status).toBe(204);
     expectError(await req('DELETE', `/api/workspaces/team/catalogs/sales/grants/${cat.body.id}`, who.admin), 404, 'not_found');
     expect(await code(ok([{ catalog: null, schema: null, name: 'anything' }]))).toBe('403 not_granted');
+  });
+
+  // SQL must meet the same grants as REST, whatever hides the target: a CTE named like the written table, or a
+  // schema statement that names no table at all.
+  it('SQL writes are grant-checked on their real targets, schema DDL like the REST schema routes', async () => {
+    const check = async (sql: string) => {
+      const policy = await checkStatementPolicy(sql, { mode: 'query' });
+      if (!policy.ok) return `policy ${policy.message}`;
+      return checkScopedAccess(database.db, ws, policy.tables, 'sales', policy.isWrite ? 'write' : 'read', policy.schemas).then(
+        () => 'allowed',
+        (e) => `${e.status} ${e.code}`,
+      );
+    };
+    // crm.accounts is readable only; ops is writable as a schema (grants from the test above)
+    expect(await check('WITH accounts AS (SELECT 1 AS x) INSERT INTO accounts VALUES (666)')).toBe('403 not_granted');
+    expect(await check('WITH victim AS (SELECT 1 AS x) INSERT INTO crm.victim VALUES (666)')).toBe('403 not_granted');
+    expect(await check('WITH accounts AS (SELECT 1 AS x) UPDATE crm.accounts SET a = 1')).toBe('403 not_granted');
+    expect(await check('WITH t AS (SELECT 1 AS x) INSERT INTO ops.t SELECT * FROM t')).toBe('allowed');
+    expect(await check('CREATE SCHEMA sales.fresh')).toBe('403 not_granted');
+    expect(await check('CREATE SCHEMA fresh')).toBe('403 not_granted');
+    expect(await check('DROP SCHEMA crm CASCADE')).toBe('403 not_granted');
+    expect(await check('DROP SCHEMA ops')).toBe('allowed');
+    expect(await check('CREATE SCHEMA elsewhere.s')).toBe('403 catalog_not_attached');
+    // the REST route answers the same for the same schema
+    expectError(await req('POST', '/api/workspaces/team/catalogs/sales/schemas', who.writer, { name: 'fresh' }), 403, 'not_granted');
   });
 
   it('REST browsing shows and reaches only what is granted', async () => {

@@ -29,16 +29,50 @@ describe('error envelope', () => {
     expect(p.status).toBe(405);
   });
 
-  it('malformed JSON is 400 invalid_json; schema violations are 422 naming each field', async () => {
+  it('malformed JSON is 400 bad_request (the spec code for a 400); schema violations are 422 naming each field', async () => {
     const r = await t.req('POST', '/api/workspaces', { rawBody: '{"slug":', as: admin });
     expect(r.status).toBe(400);
-    expect(r.body.error).toBe('invalid_json');
+    expect(r.body.error).toBe('bad_request');
+    expect(r.body.message).toMatch(/not valid JSON/);
     const v = await t.req('POST', '/api/admin/users', { body: { email: 'not-an-email', role: 'king', name: '' }, as: admin });
     expect(v.status).toBe(422);
     expect(v.body.error).toBe('unprocessable_content');
     expect(v.body.details.fields.map((f: any) => f.field).sort()).toEqual(['email', 'name', 'password', 'role']);
     const missing = await t.req('POST', '/api/admin/users', { as: admin });
     expect(missing.status).toBe(422);
+  });
+
+  // Dates JavaScript accepts but PostgreSQL refuses, and forged cursors, used to reach SQL and answer 500.
+  it('history filters and cursors are validated: 422 or invalid_cursor, never 500', async () => {
+    const H = '/api/workspaces/default/queries';
+    for (const bad of ['1', 'Feb 30 2024', '2024-02-30', '2023-02-29T00:00:00Z', '99999-01-01', '2024-13-01', '2024-01-01T25:00:00Z', 'yesterday']) {
+      for (const key of ['since', 'until']) {
+        const r = await t.req('GET', `${H}?${key}=${encodeURIComponent(bad)}`, { as: admin });
+        expect({ key, bad, status: r.status, error: r.body?.error }).toEqual({ key, bad, status: 422, error: 'unprocessable_content' });
+      }
+    }
+    for (const good of ['2024-02-29', '2024-02-29T12:00:00Z', '2024-02-29T12:00:00.123+02:00']) {
+      expect((await t.req('GET', `${H}?since=${encodeURIComponent(good)}`, { as: admin })).status).toBe(200);
+    }
+    const forge = (p: unknown) => Buffer.from(JSON.stringify(p)).toString('base64url');
+    const id = '00000000-0000-4000-8000-000000000001';
+    const forged = [
+      forge({ s: 'started_at:desc', k: 'Feb 30 2024', id }),
+      forge({ s: 'started_at:desc', k: '1', id }),
+      forge({ s: 'duration:desc', k: 'abc', id }),
+      forge({ s: 'started_at:desc', k: 5, id }),
+      forge([1, 2]),
+      'not base64 at all!',
+    ];
+    for (const [i, cursor] of forged.entries()) {
+      const sort = i === 2 ? '&sort=duration' : '';
+      const r = await t.req('GET', `${H}?cursor=${encodeURIComponent(cursor)}${sort}`, { as: admin });
+      expect({ i, status: r.status < 500, error: r.body?.error }).toEqual({ i, status: true, error: 'invalid_cursor' });
+    }
+    for (const n of ['1e400', '-1', '1.5', 'NaN', '99999999999999999999']) {
+      const r = await t.req('GET', `${H}?slower_than_ms=${n}&limit=${n}`, { as: admin });
+      expect({ n, status: r.status }).toEqual({ n, status: 422 });
+    }
   });
 
   it('oversized bodies are 413 in the envelope', async () => {

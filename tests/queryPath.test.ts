@@ -146,6 +146,29 @@ describe('queries', () => {
     await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: 'open' }, as: admin });
   });
 
+  // A grant to workspace W carries only work submitted in W: the same user's query in another workspace finds the
+  // restricted agent invisible.
+  it('a workspace grant on a restricted agent counts only in that workspace', async () => {
+    const member = await newUser(t, admin);
+    for (const slug of ['granted-ws', 'other-ws']) {
+      expect((await t.req('POST', '/api/workspaces', { body: { slug, name: slug }, as: admin })).status).toBe(201);
+      expect((await t.req('PUT', `/api/workspaces/${slug}/members/${member.id}`, { body: { role: 'writer' }, as: admin })).status).toBe(201);
+    }
+    const granted = (await t.req('GET', '/api/workspaces/granted-ws', { as: admin })).body.id;
+    await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: 'restricted' }, as: admin });
+    try {
+      const g = await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { workspace_id: granted, tier: 'use' }, as: admin });
+      expect(g.status).toBe(201);
+      const submit = (slug: string) => t.req('POST', `/api/workspaces/${slug}/queries`, { body: { sql: 'SELECT 1 AS one', agent_id: agentId }, as: member });
+      const inGranted = await submit('granted-ws');
+      expect(inGranted.status, inGranted.text).toBe(202);
+      const elsewhere = await submit('other-ws');
+      expect({ status: elsewhere.status, error: elsewhere.body?.error }).toEqual({ status: 404, error: 'not_found' });
+    } finally {
+      await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: 'open' }, as: admin });
+    }
+  });
+
   it('cancel a long query; a timeout fails it', async () => {
     const submit = await t.req('POST', '/api/workspaces/default/queries', {
       body: { sql: 'SELECT count(*) FROM range(100000000000)', agent_id: agentId },

@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 import type { PolicyOptions, PolicyResult, StatementType, TableRef } from '../domain/statementPolicy.ts';
-import { isDeniedFunction, isPathLike } from '../domain/statementPolicyRules.ts';
+import { isAllowedTableFunction, isDeniedFunction, isPathLike } from '../domain/statementPolicyRules.ts';
 import { POLICY_CORPUS, SESSION_OPTIONS } from './fixtures/policy-corpus.ts';
 import type { CorpusEntry } from './fixtures/policy-corpus.ts';
 
@@ -257,4 +257,152 @@ describe('statement policy properties', () => {
     expect(allowed).toBeGreaterThan(300);
   });
 
+});
+
+// Functions that bind, plan or run SQL given as a string, and readers of settings and the environment: the policy
+// never sees the SQL inside the string, so any such function is a way around it (json_serialize_plan with
+// optimize := true leaked another workspace's rows through EMPTY_RESULT). The deny list lives in
+// statementPolicyRules.ts; these tests find the candidates in DuckDB itself so a new DuckDB version cannot add one
+// unnoticed.
+describe('statement policy: SQL strings that reach the binder', () => {
+  // Reviewed by hand: their names match the pattern below but they take no SQL string and read no setting.
+  const REVIEWED_HARMLESS = new Set(['pg_ts_config_is_visible', 'verify_serializer', 'disable_verify_serializer']);
+  const SUSPECT = /(sql|query|plan|setting|getenv|environ|variable|secret|execut|prepar|serializ|config|statement|eval)/i;
+
+  async function functionNames(where: string): Promise<{ name: string; type: string; params: string[]; types: string[] }[]> {
+    const reader = await duck.runAndReadAll(
+      `SELECT DISTINCT function_name, function_type, parameters::VARCHAR[] AS parameters, parameter_types::VARCHAR[] AS parameter_types FROM duckdb_functions() WHERE ${where}`,
+    );
+    return reader.getRowObjectsJS().map((r) => ({
+      name: String(r.function_name),
+      type: String(r.function_type),
+      params: (r.parameters as string[] | null) ?? [],
+      types: (r.parameter_types as string[] | null) ?? [],
+    }));
+  }
+
+  it('denies every DuckDB function whose name says it handles SQL text, settings, variables or the environment', async () => {
+    const suspects = (await functionNames("function_type <> 'pragma'")).filter((f) => SUSPECT.test(f.name));
+    const undecided = [...new Set(suspects.map((f) => f.name))].filter((n) => !isDeniedFunction(n) && !REVIEWED_HARMLESS.has(n));
+    expect(undecided, 'classify these in statementPolicyRules.ts (deny) or here (reviewed harmless)').toEqual([]);
+  });
+
+  // Behavioural probe: call every function that takes one string, once with SQL naming a table that does not exist
+  // and once with that table's bare name. A function that binds its argument as SQL, or reads a table named by a
+  // string, answers "Table with name eider_probe_missing_table does not exist"; whatever DuckDB adds later is caught
+  // by what it does, not by its name. Table functions outside the FROM allow-list are rejected anyway.
+  it('denies every one-string function that binds its argument as SQL or as a table name', async () => {
+    const candidates = (await functionNames("function_type IN ('scalar', 'table') AND len(parameters) = 1")).filter(
+      (f) => ['VARCHAR', 'ANY'].includes(f.types[0] ?? '') && !isDeniedFunction(f.name) && (f.type === 'scalar' || isAllowedTableFunction(f.name)),
+    );
+    expect(candidates.length).toBeGreaterThan(50);
+    const probe = await DuckDBInstance.create(':memory:', { enable_external_access: 'false' });
+    const conn = await probe.connect();
+    const binders: string[] = [];
+    try {
+      for (const f of candidates) {
+        for (const arg of ["'SELECT * FROM eider_probe_missing_table'", "'eider_probe_missing_table'"]) {
+          const call = `"${f.name}"(${arg})`;
+          // The answer may be an error or, like json_serialize_plan, a value that carries the binder's error.
+          let answer: string;
+          try {
+            const r = await conn.runAndReadAll(f.type === 'table' ? `SELECT * FROM ${call} LIMIT 0` : `SELECT ${call}::VARCHAR`);
+            answer = JSON.stringify(r.getRowsJS());
+          } catch (e) {
+            answer = String((e as Error).message);
+          }
+          if (/Table with name \\?"?eider_probe_missing_table\\?"? does not exist/i.test(answer)) binders.push(f.name);
+        }
+      }
+    } finally {
+      conn.closeSync();
+      probe.closeSync();
+    }
+    expect(binders).toEqual([]);
+  });
+
+  it('denies built-in macros whose body calls a denied function', async () => {
+    const reader = await duck.runAndReadAll(
+      "SELECT DISTINCT function_name, function_type, macro_definition FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro')",
+    );
+    const leaky = reader
+      .getRowObjectsJS()
+      // A table macro outside the FROM allow-list cannot be called at all.
+      .filter((r) => r.function_type !== 'table_macro' || isAllowedTableFunction(String(r.function_name)))
+      .filter((r) => [...String(r.macro_definition).matchAll(/([a-z_][a-z0-9_]*)\s*\(/gi)].some((m) => isDeniedFunction(m[1])))
+      .map((r) => String(r.function_name))
+      .filter((n) => !isDeniedFunction(n));
+    expect(leaky).toEqual([]);
+  });
+
+  it.each([
+    "SELECT json_serialize_plan('SELECT * FROM other.secret.t WHERE v = 42', optimize := true)",
+    "SELECT json_serialize_sql('SELECT 1')",
+    "SELECT json_deserialize_sql(json_serialize_sql('SELECT 1'))",
+    "SELECT * FROM json_execute_serialized_sql('{}')",
+    "SELECT * FROM query('SELECT 1')",
+    "SELECT * FROM query_table('t')",
+    "SELECT current_query()",
+    "SELECT getvariable('x')",
+    "SELECT * FROM sql_auto_complete('SELECT * FROM ')",
+    "SELECT * FROM duckdb_profiling_settings()",
+    "SELECT current_setting('s3_secret_access_key')",
+    "SELECT 'SELECT 1'.json_serialize_plan()",
+    "SELECT main.JSON_SERIALIZE_PLAN('SELECT 1')",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 2) SELECT json_serialize_plan('SELECT ' || n) FROM r",
+  ])('rejects %s', async (sql) => {
+    const r = await checkStatementPolicy(sql);
+    expect(r.ok).toBe(false);
+  });
+
+  // Random nesting of allowed constructs around a denied call: whatever the wrapping, the verdict is a rejection.
+  it('rejects a denied call under any nesting of allowed constructs', async () => {
+    const denied = fc.constantFrom(
+      "json_serialize_plan('SELECT 1', optimize := true)",
+      "json_serialize_sql('SELECT 1')",
+      "getenv('HOME')",
+      "current_setting('threads')",
+      "getvariable('v')",
+      'current_query()',
+      "\"json_serialize_plan\"('SELECT 1')",
+      "system.main.current_setting('x')",
+      "'SELECT 1'.json_serialize_plan()",
+    );
+    const { expr } = fc.letrec((tie) => ({
+      expr: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        denied,
+        tie('expr').map((e) => `(${String(e)})`),
+        tie('expr').map((e) => `coalesce(${String(e)}, NULL)`),
+        tie('expr').map((e) => `CASE WHEN true THEN ${String(e)} ELSE NULL END`),
+        tie('expr').map((e) => `[${String(e)}]`),
+        tie('expr').map((e) => `list_transform([1, 2], x -> ${String(e)})`),
+        tie('expr').map((e) => `CAST(${String(e)} AS VARCHAR)`),
+        tie('expr').map((e) => `(SELECT ${String(e)})`),
+        tie('expr').map((e) => `(SELECT max(a) FROM t WHERE b = ${String(e)})`),
+        tie('expr').map((e) => `{'k': ${String(e)}}`),
+      ),
+    }));
+    const statement = fc.tuple(
+      expr,
+      fc.constantFrom(
+        (e: string) => `SELECT ${e}`,
+        (e: string) => `SELECT * FROM t WHERE a = ${e}`,
+        (e: string) => `WITH c AS (SELECT ${e} AS v) SELECT * FROM c`,
+        (e: string) => `SELECT 1 UNION ALL SELECT ${e}`,
+        (e: string) => `SELECT * FROM (SELECT ${e}) s`,
+        (e: string) => `INSERT INTO t SELECT ${e}`,
+        (e: string) => `UPDATE t SET a = ${e}`,
+        (e: string) => `SELECT * FROM range(3) r ORDER BY ${e}`,
+        (e: string) => `SELECT sum(a) FILTER (WHERE ${e} IS NULL) FROM t`,
+        (e: string) => `SELECT 1; SELECT ${e}`,
+      ),
+    ).map(([e, wrap]) => wrap(String(e)));
+    await fc.assert(
+      fc.asyncProperty(statement, async (sql) => {
+        expect((await checkStatementPolicy(sql)).ok, sql).toBe(false);
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

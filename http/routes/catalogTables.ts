@@ -144,7 +144,7 @@ export async function sampleTable(
   const sql = sampleSql(args.catalog, args.schema, args.table, args.limit);
   const policy = await checkStatementPolicy(sql, { mode: 'query' });
   if (!policy.ok) throw new AppError(403, 'sql_not_allowed', policy.message);
-  const { agent } = await requireAgentTier(ctx.db, args.principal, args.agentId, 'use');
+  const { agent } = await requireAgentTier(ctx.db, args.principal, args.agentId, 'use', args.ws.workspace.id);
   if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
   const id = await submitQuery(ctx, {
     workspaceId: args.ws.workspace.id,

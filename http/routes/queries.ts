@@ -6,6 +6,7 @@ import { AppError, forbidden, notFound, unavailable, unprocessable } from '../..
 import { checkStatementPolicy } from '../../domain/statementPolicy.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
+import { isTimestamp } from '../../domain/pagination.ts';
 import { readRowsPage } from '../rows.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../../domain/catalogs.ts';
 import { checkScopedAccess } from '../../domain/catalogGrants.ts';
@@ -45,7 +46,9 @@ const RowsPage = Schema.Struct({
 });
 const QueryIdParams = Schema.Struct({ query_id: Schema.String });
 const WaitSeconds = Schema.NumberFromString.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0));
-const IntFromString = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0));
+const IntFromString = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER));
+// An ISO 8601 date or date-time with a real calendar day (isTimestamp), so PostgreSQL never sees one it refuses.
+const IsoTime = Schema.String.check(Schema.makeFilter((s: string) => isTimestamp(s) || 'an ISO 8601 time such as 2024-02-29T12:00:00Z'));
 
 async function readQuery(ctx: AppContext, id: string) {
   const [row] = await ctx.db.query<queries.QueryRow>(`select ${queries.QUERY_COLS} from queries where id = $1`, [id]);
@@ -127,7 +130,7 @@ export const queryRoutes = [
       if (!body.agent_id) {
         throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
       }
-      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use');
+      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', ws!.workspace.id);
       if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
       // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
@@ -135,7 +138,7 @@ export const queryRoutes = [
       if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
         throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws!.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
       }
-      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read');
+      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas);
       const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
       const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
       const id = await submitQuery(ctx, {
@@ -164,8 +167,8 @@ export const queryRoutes = [
     query: Schema.Struct({
       q: Schema.optionalKey(Schema.String),
       query_id: Schema.optionalKey(Schema.String),
-      since: Schema.optionalKey(Schema.String.check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || 'an ISO 8601 time'))),
-      until: Schema.optionalKey(Schema.String.check(Schema.makeFilter((s: string) => !Number.isNaN(Date.parse(s)) || 'an ISO 8601 time'))),
+      since: Schema.optionalKey(IsoTime),
+      until: Schema.optionalKey(IsoTime),
       status: repeatable(Schema.String),
       statement_type: repeatable(Schema.String),
       slower_than_ms: Schema.optionalKey(IntFromString),
