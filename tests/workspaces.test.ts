@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
-
-let t: TestApi;
-let admin: Caller & { id: string };
-
-beforeAll(async () => {
-  t = await startTestApi();
-  admin = await setupAdmin(t);
-});
-afterAll(async () => t?.close());
+import { describe, expect } from 'vitest';
+import { newUser } from './support/api.ts';
+import { apiTest as it } from './support/fixtures.ts';
 
 describe('workspaces', () => {
-  it('creates with the caller as owner; 409 on a taken slug; 422 on a bad slug', async () => {
-    const u = await newUser(t, admin);
+  it('creates with the caller as owner; 409 on a taken slug; 422 on a bad slug', async ({ api: t, admin, user: u }) => {
     const r = await t.req('POST', '/api/workspaces', { body: { slug: 'sales', name: 'Sales' }, as: u });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ slug: 'sales', name: 'Sales', default_catalog: null });
@@ -27,7 +18,7 @@ describe('workspaces', () => {
     expect(bad.body.details.fields.map((f: any) => f.field)).toEqual(['slug']);
   });
 
-  it('lists the caller’s workspaces; admins see all; addressed by slug or UUID; non-members get 404', async () => {
+  it('lists the caller’s workspaces; admins see all; addressed by slug or UUID; non-members get 404', async ({ api: t, admin }) => {
     const a = await newUser(t, admin);
     const b = await newUser(t, admin);
     const wa = (await t.req('POST', '/api/workspaces', { body: { slug: 'team-a', name: 'A' }, as: a })).body;
@@ -48,7 +39,7 @@ describe('workspaces', () => {
     expect((await t.req('GET', `/api/workspaces/team-a/members`, { as: b })).status).toBe(404);
   });
 
-  it('members: PUT adds (201) then changes (200); roles are ordered; the last owner stays', async () => {
+  it('members: PUT adds (201) then changes (200); roles are ordered; the last owner stays', async ({ api: t, admin }) => {
     const owner = await newUser(t, admin);
     const m = await newUser(t, admin);
     await t.req('POST', '/api/workspaces', { body: { slug: 'ops', name: 'Ops' }, as: owner });

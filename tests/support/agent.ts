@@ -1,4 +1,5 @@
 // Agents as real processes (`eider agent`) dialling a test api over a real WebSocket.
+import { vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,14 +60,16 @@ export async function startAgent(t: TestApi, opts: { bootstrapToken: string; nam
 
 /** Waits until an agent named `name` is healthy as `caller` sees it; returns its id. */
 export async function waitForHealthyAgent(t: TestApi, caller: Caller, name: string, timeoutMs = 30_000): Promise<string> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await t.req('GET', '/api/agents', { as: caller });
-    const a = (r.body as any[] | undefined)?.find?.((x) => x.name === name && x.status === 'healthy');
-    if (a) return a.id;
-    if (Date.now() > until) throw new Error(`agent ${name} not healthy: ${JSON.stringify(r.body)}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  // vi.waitFor, not expect.poll: this also runs in beforeAll hooks, outside any test.
+  return vi.waitFor(
+    async () => {
+      const r = await t.req('GET', '/api/agents', { as: caller });
+      const id = (r.body as { id: string; name: string; status: string }[] | undefined)?.find?.((x) => x.name === name && x.status === 'healthy')?.id;
+      if (!id) throw new Error(`agent ${name} not healthy: ${r.text}`);
+      return id;
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 export function cleanupAgentDir(a: TestAgent) {
