@@ -42,6 +42,8 @@ export interface RouteDef<P = any, Q = any, B = any> {
   path: string;
   operationId: string;
   summary: string;
+  /** longer OpenAPI description: rules a client must know that the schemas cannot say */
+  description?: string;
   tags: string[];
   access: Access;
   params?: Schema.Top;
