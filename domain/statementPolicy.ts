@@ -30,6 +30,8 @@ export interface PolicyOptions {
   stagingPrefix?: string;
   // SQL sessions: catalog names that `ATTACH '<name>'` may name.
   managedCatalogs?: string[];
+  // More statements than this are refused before parsing (the parse is what costs).
+  maxStatements?: number;
 }
 
 export interface PolicyStatement {
@@ -53,7 +55,9 @@ export type PolicyResult =
   | { ok: false; code: 'sql_not_allowed'; message: string; statementType: StatementType | null }
   // Text that does not parse as SQL at all is the author's mistake, not a policy verdict: its own code and the
   // position (1-based line and column, 0-based character offset) so an editor can mark it.
-  | { ok: false; code: 'sql_syntax_error'; message: string; statementType: null; position: SqlPosition };
+  | { ok: false; code: 'sql_syntax_error'; message: string; statementType: null; position: SqlPosition }
+  // Too many statements, or not checked within its time budget: bounded work, not a verdict on the SQL.
+  | { ok: false; code: 'sql_too_complex'; message: string; statementType: null };
 
 export interface SqlPosition {
   line: number;
@@ -87,15 +91,24 @@ const DIALECT = Dialect.DuckDB;
 let ready: Promise<void> | null = null;
 
 export async function checkStatementPolicy(sql: string, opts: PolicyOptions = { mode: 'query' }): Promise<PolicyResult> {
+  return finishPolicy(sql, await decidePolicy(sql, opts));
+}
+
+/** The parse and the verdict, pure and synchronous after init: what a policy worker thread runs. */
+export async function decidePolicy(sql: string, opts: PolicyOptions = { mode: 'query' }): Promise<Unparsed> {
   ready ??= init();
   await ready;
   try {
-    const r = decide(sql, opts);
-    return r.ok || !r.unparsed ? strip(r) : await syntaxOrRejection(sql, r);
+    return decide(sql, opts);
   } catch (error) {
     // A policy that cannot decide rejects.
     return reject(`The SQL could not be checked: ${error instanceof Error ? error.message : String(error)}`, null);
   }
+}
+
+/** Tells a syntax error from a policy rejection when the policy's parser failed (DuckDB's parser, asynchronous). */
+export async function finishPolicy(sql: string, r: Unparsed): Promise<PolicyResult> {
+  return r.ok || !r.unparsed ? strip(r) : await syntaxOrRejection(sql, r);
 }
 
 function decide(original: string, opts: PolicyOptions): Unparsed {
@@ -112,6 +125,9 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
   if (stray !== null) return reject(`The SQL could not be parsed: it contains ${stray}.`, null);
   const segments = splitStatements(tokens);
   if (segments.length === 0) return reject('The SQL contains no statement.', null);
+  if (opts.maxStatements !== undefined && segments.length > opts.maxStatements) {
+    return tooComplex(`The SQL holds ${segments.length} statements; at most ${opts.maxStatements} are accepted in one submission.`);
+  }
 
   const parsed = parse(sql, DIALECT);
   if (!parsed.success) {
@@ -151,11 +167,16 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
 /** The api's answer to a rejected statement: 400 sql_syntax_error with its position, or 403 sql_not_allowed. */
 export function policyRejection(r: PolicyResult & { ok: false }): AppError {
   if (r.code === 'sql_syntax_error') return new AppError(400, 'sql_syntax_error', r.message, { position: r.position });
+  if (r.code === 'sql_too_complex') return new AppError(422, 'unprocessable_content', r.message, { fields: [{ field: 'sql', in: 'body', message: r.message }] });
   return new AppError(403, 'sql_not_allowed', r.message);
 }
 
+export function tooComplex(message: string): PolicyResult {
+  return { ok: false, code: 'sql_too_complex', message, statementType: null };
+}
+
 // A rejection because the policy's parser failed, with where it failed; DuckDB decides what it is.
-type Unparsed = PolicyResult & { unparsed?: SqlPosition };
+export type Unparsed = PolicyResult & { unparsed?: SqlPosition };
 
 function unparsed(r: PolicyResult, position: SqlPosition): Unparsed {
   return { ...r, unparsed: position };

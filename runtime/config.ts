@@ -43,6 +43,10 @@ export const CONFIG_VARIABLES = {
   AGENT_HEARTBEAT_INTERVAL_S: n('process', '10', 0.05),
   AGENT_HEARTBEAT_TTL_S: n('process', '30', 0.1),
   QUERY_DEFAULT_TIMEOUT_S: i('process', '600', 1),
+  // Bounds on the statement policy's work per submission (ours, issue 9): size, statement count, parse time.
+  SQL_MAX_BYTES: i('process', '262144', 64),
+  SQL_MAX_STATEMENTS: i('process', '1000', 1),
+  SQL_POLICY_TIME_BUDGET_MS: i('process', '5000', 10),
   SEED_SAMPLES: b('process', 'false'),
   // Control plane
   SECRET_KEY: s('control', null, true),

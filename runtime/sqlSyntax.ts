@@ -2,18 +2,18 @@
 // The statement policy's parser is narrower than DuckDB's: when it fails, this tells a real syntax error (answered
 // with DuckDB's message and position) from a statement DuckDB accepts but the policy cannot read (a rejection).
 // Parse only: the instance has no external access and never autoloads an extension.
-import { DuckDBInstance } from '@duckdb/node-api';
+// Loaded on first use only: the policy module also runs in worker threads, which never need the native engine.
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 let connection: Promise<DuckDBConnection> | null = null;
 
 async function parser(): Promise<DuckDBConnection> {
-  connection ??= DuckDBInstance.create(':memory:', {
+  connection ??= import('@duckdb/node-api').then(({ DuckDBInstance }) => DuckDBInstance.create(':memory:', {
     enable_external_access: 'false',
     autoload_known_extensions: 'false',
     autoinstall_known_extensions: 'false',
     threads: '1',
-  }).then((i) => i.connect());
+  })).then((i) => i.connect());
   return connection;
 }
 

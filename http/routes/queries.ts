@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
 import { route, asArray, repeatable, Uuid } from '../route.ts';
 import { AppError, forbidden, notFound, unavailable, unprocessable } from '../../domain/errors.ts';
-import { checkStatementPolicy, policyRejection } from '../../domain/statementPolicy.ts';
+import { policyRejection } from '../../domain/statementPolicy.ts';
+import { checkPolicyOffThread } from '../policyPool.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
@@ -126,9 +127,13 @@ export const queryRoutes = [
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
       timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)))),
     }),
-    responses: { 202: QueryOutSchema, 400: null, 403: null, 409: null, 422: null, 503: null },
+    responses: { 202: QueryOutSchema, 400: null, 403: null, 409: null, 413: null, 422: null, 503: null },
     handler: async ({ ctx, principal, ws, body }) => {
-      const policy = await checkStatementPolicy(body.sql, { mode: 'query' });
+      const bytes = Buffer.byteLength(body.sql, 'utf8');
+      if (bytes > ctx.config.SQL_MAX_BYTES) {
+        throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${ctx.config.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
+      }
+      const policy = await checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS);
       if (!policy.ok) throw policyRejection(policy);
       // A script returns no rows (only a single read is materialized): a read inside one would end `done` with
       // nothing to show, so it is refused instead of silently dropping its rows.
