@@ -7,7 +7,7 @@ import { connectDb, type Db } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
 import { createMetrics } from '../runtime/metrics.ts';
-import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
+import { loadOrCreateSecret } from '../runtime/bootSecrets.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
 import { buildServer } from '../http/server.ts';
 import { allRoutes } from '../http/routes/index.ts';
@@ -76,8 +76,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   // Generated on first boot (or SECRET_KEY) so every replica of a deployment can share it; its only consumer in the
   // spec, the OIDC handshake cookie, is not built yet.
   loadOrCreateSecret(dataDir, 'secret-key', config.SECRET_KEY || null);
+  // SETUP_TOKEN from the environment is used as given and never written to DATA_DIR (decisions.md).
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
-  if (config.SETUP_TOKEN) writeSecretFile(dataDir, 'setup-token', setupToken);
 
   await seedBootstrapToken(db, config.AGENT_BOOTSTRAP_TOKEN);
 

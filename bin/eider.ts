@@ -10,6 +10,7 @@ import { migrate } from '../runtime/migrate.ts';
 import { startEmbeddedPostgres } from '../runtime/postgres.ts';
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
+import { agentEnvironment } from './agentEnv.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -122,8 +123,9 @@ async function cmdUp() {
     for (const set of ['control', 'catalog'] as const) await migrate(db, set);
     await db.close();
   }
+  // A generated token is kept in DATA_DIR/setup-token for the operator; one given by SETUP_TOKEN is never written.
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
-  const tokenFile = writeSecretFile(dataDir, 'setup-token', setupToken);
+  const tokenFile = config.SETUP_TOKEN ? null : writeSecretFile(dataDir, 'setup-token', setupToken);
   env.SETUP_TOKEN = setupToken;
   // The placeholder credentials of the spec are replaced by generated ones, kept under DATA_DIR (0600).
   env.AGENT_BOOTSTRAP_TOKEN = secretFor(dataDir, 'agent-bootstrap-token', 'AGENT_BOOTSTRAP_TOKEN');
@@ -136,7 +138,9 @@ async function cmdUp() {
   const children: ChildProcess[] = [];
   let stopping = false;
   const start = (name: string, extra: Record<string, string> = {}) => {
-    const child = spawn(process.execPath, [SELF, name], { env: { ...env, ...extra }, stdio: ['ignore', 'inherit', 'inherit'] });
+    // The agent runs user SQL: it gets an allow-listed environment, not the stack's secrets.
+    const childEnv = name === 'agent' ? agentEnvironment(env, extra) : { ...env, ...extra };
+    const child = spawn(process.execPath, [SELF, name], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('exit', (code, signal) => {
       if (!stopping) {
         logger.error({ part: name, code, signal }, 'a part of the stack stopped; shutting down');
@@ -174,7 +178,7 @@ async function cmdUp() {
     AGENT_NAME: 'bundled',
   });
   process.stdout.write(
-    `\nEider is up.\n  URL:          ${url}\n  Setup token:  ${setupToken}\n  (also in ${tokenFile})\n` +
+    `\nEider is up.\n  URL:          ${url}\n  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
       `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n` +
       `Press Ctrl-C to stop.\n\n`,
   );

@@ -6,6 +6,8 @@ import { analyzeStatement, dedupeTables } from './statementPolicyAst.ts';
 import type { SchemaRef, TableRef } from './statementPolicyAst.ts';
 import { isDeniedFunction, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './statementPolicyRules.ts';
 import { hasNul, normalizeLineEnds, strayCharacter } from './statementPolicyText.ts';
+import { AppError } from './errors.ts';
+import { duckdbSyntaxError } from '../runtime/sqlSyntax.ts';
 
 export type { SchemaRef, TableRef } from './statementPolicyAst.ts';
 
@@ -28,6 +30,8 @@ export interface PolicyOptions {
   stagingPrefix?: string;
   // SQL sessions: catalog names that `ATTACH '<name>'` may name.
   managedCatalogs?: string[];
+  // More statements than this are refused before parsing (the parse is what costs).
+  maxStatements?: number;
 }
 
 export interface PolicyStatement {
@@ -48,7 +52,20 @@ export type PolicyResult =
       isWrite: boolean;
       materialize: boolean;
     }
-  | { ok: false; code: 'sql_not_allowed'; message: string; statementType: StatementType | null };
+  | { ok: false; code: 'sql_not_allowed'; message: string; statementType: StatementType | null }
+  // Text that does not parse as SQL at all is the author's mistake, not a policy verdict: its own code and the
+  // position (1-based line and column, 0-based character offset) so an editor can mark it.
+  | { ok: false; code: 'sql_syntax_error'; message: string; statementType: null; position: SqlPosition }
+  // Too many statements, or not checked within its time budget: bounded work, not a verdict on the SQL.
+  | { ok: false; code: 'sql_too_complex'; message: string; statementType: null };
+
+export interface SqlPosition {
+  line: number;
+  column: number;
+  offset: number;
+}
+
+
 
 // The runtime token shape (the package's typings name the fields differently from what it returns).
 interface Token {
@@ -74,6 +91,11 @@ const DIALECT = Dialect.DuckDB;
 let ready: Promise<void> | null = null;
 
 export async function checkStatementPolicy(sql: string, opts: PolicyOptions = { mode: 'query' }): Promise<PolicyResult> {
+  return finishPolicy(sql, await decidePolicy(sql, opts));
+}
+
+/** The parse and the verdict, pure and synchronous after init: what a policy worker thread runs. */
+export async function decidePolicy(sql: string, opts: PolicyOptions = { mode: 'query' }): Promise<Unparsed> {
   ready ??= init();
   await ready;
   try {
@@ -84,24 +106,35 @@ export async function checkStatementPolicy(sql: string, opts: PolicyOptions = { 
   }
 }
 
-function decide(original: string, opts: PolicyOptions): PolicyResult {
+/** Tells a syntax error from a policy rejection when the policy's parser failed (DuckDB's parser, asynchronous). */
+export async function finishPolicy(sql: string, r: Unparsed): Promise<PolicyResult> {
+  return r.ok || !r.unparsed ? strip(r) : await syntaxOrRejection(sql, r);
+}
+
+function decide(original: string, opts: PolicyOptions): Unparsed {
   if (hasNul(original)) return reject('The SQL contains a NUL character.', null);
   const sql = normalizeLineEnds(original);
   const tokenized = tokenize(sql, DIALECT) as unknown as { success: boolean; tokens?: unknown[]; error?: string };
   if (!tokenized.success || !tokenized.tokens) {
-    return reject(`The SQL could not be parsed: ${tokenized.error ?? 'tokenizer error'}`, null);
+    const m = /line (\d+), column (\d+)/.exec(tokenized.error ?? '');
+    const position = m ? positionOfLineColumn(sql, Number(m[1]), Number(m[2])) : positionOf(sql, 0);
+    return unparsed(reject(`The SQL could not be parsed: ${tokenized.error ?? 'tokenizer error'}`, null), position);
   }
   const tokens = tokenized.tokens.map(toToken);
   const stray = strayCharacter(sql, tokens);
   if (stray !== null) return reject(`The SQL could not be parsed: it contains ${stray}.`, null);
   const segments = splitStatements(tokens);
   if (segments.length === 0) return reject('The SQL contains no statement.', null);
+  if (opts.maxStatements !== undefined && segments.length > opts.maxStatements) {
+    return tooComplex(`The SQL holds ${segments.length} statements; at most ${opts.maxStatements} are accepted in one submission.`);
+  }
 
   const parsed = parse(sql, DIALECT);
   if (!parsed.success) {
     const at = parsed.errorStart ?? 0;
     const index = Math.max(0, segments.findLastIndex((s) => s.tokens[0].start <= at));
-    return reject(`${where(sql, segments[index], index, null)} could not be parsed: ${parsed.error}`, null);
+    const rejection = reject(`${where(sql, segments[index], index, null)} could not be parsed: ${parsed.error}`, null);
+    return unparsed(rejection, positionOf(sql, at));
   }
   const asts = parsed.ast as unknown[];
   // The tokenizer and the parser must agree on where statements end; if they do not, neither can be trusted.
@@ -129,6 +162,67 @@ function decide(original: string, opts: PolicyOptions): PolicyResult {
     isWrite: statements.some((s) => s.isWrite),
     materialize: only !== null && (only.type === 'select' || only.type === 'describe'),
   };
+}
+
+/** The api's answer to a rejected statement: 400 sql_syntax_error with its position, or 403 sql_not_allowed. */
+export function policyRejection(r: PolicyResult & { ok: false }): AppError {
+  if (r.code === 'sql_syntax_error') return new AppError(400, 'sql_syntax_error', r.message, { position: r.position });
+  if (r.code === 'sql_too_complex') return new AppError(422, 'unprocessable_content', r.message, { fields: [{ field: 'sql', in: 'body', message: r.message }] });
+  return new AppError(403, 'sql_not_allowed', r.message);
+}
+
+export function tooComplex(message: string): PolicyResult {
+  return { ok: false, code: 'sql_too_complex', message, statementType: null };
+}
+
+// A rejection because the policy's parser failed, with where it failed; DuckDB decides what it is.
+export type Unparsed = PolicyResult & { unparsed?: SqlPosition };
+
+function unparsed(r: PolicyResult, position: SqlPosition): Unparsed {
+  return { ...r, unparsed: position };
+}
+
+function strip(r: Unparsed): PolicyResult {
+  if (!('unparsed' in r)) return r;
+  const { unparsed: _, ...rest } = r;
+  return rest;
+}
+
+// DuckDB refuses the text too: a syntax error with DuckDB's message and position. DuckDB accepts it: the policy's
+// parser is the one that cannot read it, and a statement the policy cannot read is rejected.
+async function syntaxOrRejection(sql: string, r: Unparsed & { ok: false }): Promise<PolicyResult> {
+  const duck = await duckdbSyntaxError(sql);
+  if (duck === null) return strip(r);
+  const position = duck.line !== null && duck.column !== null ? positionOfLineColumn(sql, duck.line, duck.column) : (r.unparsed as SqlPosition);
+  return {
+    ok: false,
+    code: 'sql_syntax_error',
+    message: `Syntax error at line ${position.line}, column ${position.column}: ${duck.message}`,
+    statementType: null,
+    position,
+  };
+}
+
+function positionOf(sql: string, offset: number): SqlPosition {
+  const chars = Array.from(sql);
+  let line = 1;
+  let column = 1;
+  for (let i = 0; i < offset && i < chars.length; i++) {
+    if (chars[i] === '\n') {
+      line++;
+      column = 1;
+    } else {
+      column++;
+    }
+  }
+  return { line, column, offset };
+}
+
+function positionOfLineColumn(sql: string, line: number, column: number): SqlPosition {
+  const lines = Array.from(sql).join('').split('\n');
+  let offset = 0;
+  for (let i = 0; i < line - 1 && i < lines.length; i++) offset += Array.from(lines[i]).length + 1;
+  return { line, column, offset: offset + column - 1 };
 }
 
 function reject(message: string, statementType: StatementType | null): PolicyResult {

@@ -30,6 +30,7 @@ export function openApiSchema(def: RouteDef) {
   return {
     operationId: def.operationId,
     summary: def.summary,
+    ...(def.description ? { description: def.description } : {}),
     tags: def.tags,
     security,
     ...(def.params ? { params: jsonSchemaOf(def.params) } : {}),

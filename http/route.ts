@@ -51,6 +51,8 @@ export interface RouteSpec<PS extends Schema.Top | undefined, QS extends Schema.
   path: string;
   operationId: string;
   summary: string;
+  /** longer OpenAPI description: rules a client must know that the schemas cannot say */
+  description?: string;
   tags: string[];
   access: Access;
   params?: PS;
@@ -69,6 +71,8 @@ export interface RouteDef {
   path: string;
   operationId: string;
   summary: string;
+  /** longer OpenAPI description: rules a client must know that the schemas cannot say */
+  description?: string;
   tags: string[];
   access: Access;
   params?: Schema.Top;

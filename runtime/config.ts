@@ -24,6 +24,10 @@ export const CONFIG_VARIABLES = {
   AGENT_HEARTBEAT_INTERVAL_S: num('process', '10', 0.05),
   AGENT_HEARTBEAT_TTL_S: num('process', '30', 0.1),
   QUERY_DEFAULT_TIMEOUT_S: int('process', '600', 1),
+  // Bounds on the statement policy's work per submission (ours, issue 9): size, statement count, parse time.
+  SQL_MAX_BYTES: int('process', '262144', 64),
+  SQL_MAX_STATEMENTS: int('process', '1000', 1),
+  SQL_POLICY_TIME_BUDGET_MS: int('process', '5000', 10),
   SEED_SAMPLES: bool('process', 'false'),
   // Control plane
   SECRET_KEY: str('control', null, true),

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, SETUP_TOKEN, cookieFrom, newUser, signIn, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { sha256 } from '../domain/identity.ts';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 let t: TestApi;
 let admin: Caller & { id: string };
@@ -11,6 +13,12 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 describe('first admin setup', () => {
+  it('a SETUP_TOKEN given by the environment is never written to DATA_DIR', () => {
+    // the test api is started with SETUP_TOKEN set
+    expect(existsSync(join(t.dataDir, 'setup-token'))).toBe(false);
+    expect(existsSync(join(t.dataDir, 'secret-key'))).toBe(true); // generated secrets still are
+  });
+
   it('reports needs_admin, refuses a wrong token, creates once, then 409', async () => {
     expect((await t.req('GET', '/api/setup/status')).body).toEqual({ needs_admin: true });
     const wrong = await t.req('POST', '/api/setup/admin', { body: ADMIN, headers: { 'x-setup-token': 'nope' } });

@@ -109,6 +109,27 @@ describe('queries', () => {
     expect(after).toEqual(before);
   });
 
+  it('a syntax error is 400 sql_syntax_error with its position; a script with a read is refused, not emptied', async () => {
+    const before = await t.database.db.query(`select count(*)::int as n from eider.queries`);
+    const bad = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: 'SELECT 1;\nSELECT * FRM t', agent_id: agentId }, as: admin });
+    expect({ status: bad.status, error: bad.body.error }).toEqual({ status: 400, error: 'sql_syntax_error' });
+    expect(bad.body.details.position).toEqual({ line: 2, column: 14, offset: 23 }); // the 't' after FRM
+    expect(bad.body.message).toMatch(/syntax error at or near "t"/);
+    for (const sql of ['SELECT 1; SELECT 2', 'CREATE TABLE s1 (x INT); SELECT * FROM s1']) {
+      const r = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
+      expect({ sql, status: r.status, error: r.body.error }).toEqual({ sql, status: 422, error: 'unprocessable_content' });
+      expect(r.body.message).toMatch(/is a read/);
+    }
+    expect(await t.database.db.query(`select count(*)::int as n from eider.queries`)).toEqual(before);
+    // a script of writes still runs
+    const { final } = await run('CREATE TABLE script_t (x INT); INSERT INTO script_t VALUES (1), (2)');
+    expect(final.status).toBe('done');
+    expect((await run('SELECT count(*) AS n FROM script_t')).final.status).toBe('done');
+    const spec = await t.req('GET', '/api/openapi.json', { as: admin });
+    expect(spec.status).toBe(200);
+    expect(JSON.stringify(spec.body)).toContain('a script with a read');
+  });
+
   it('agent_required, unknown agents, readers cannot write, and agent tiers', async () => {
     const none = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: 'SELECT 1' }, as: admin });
     expect(none.status).toBe(422);

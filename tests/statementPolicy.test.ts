@@ -107,6 +107,10 @@ describe('statement policy corpus', () => {
       expect(r.tables.map(fmt).sort()).toEqual([...(e.tables ?? [])].sort());
       expect(r.materialize).toBe(r.statements.length === 1 && (r.statementType === 'select' || r.statementType === 'describe'));
       await expectDuckdbAgrees(e.sql, r);
+    } else if (r.code === 'sql_syntax_error') {
+      // only text DuckDB itself cannot parse is a syntax error
+      expect(await duckdbStatementCount(e.sql)).toBeNull();
+      expect(r.message).toMatch(/^Syntax error at line \d+, column \d+: /);
     } else {
       expect(r.code).toBe('sql_not_allowed');
       expect(r.message).toMatch(/^(Statement \d+ \(.+\) at line \d+, column \d+|The SQL)/);
@@ -124,6 +128,23 @@ describe('statement policy results', () => {
     if (!p.ok) expect(p.message).toContain('Statement 2 (LOAD) at line 1, column 11 could not be parsed');
     const c = await checkStatementPolicy('CREATE OR REPLACE SECRET s (TYPE s3)');
     if (!c.ok) expect(c.message).toContain('(CREATE SECRET)');
+  });
+
+  // A syntax error is the author's mistake, not a policy verdict: its own code, DuckDB's words and the position.
+  it('reports text DuckDB cannot parse as sql_syntax_error with its position', async () => {
+    expect(await checkStatementPolicy('SELECT * FRM t')).toMatchObject({
+      ok: false,
+      code: 'sql_syntax_error',
+      statementType: null,
+      position: { line: 1, column: 14, offset: 13 },
+    });
+    const second = await checkStatementPolicy('SELECT 1;\n  SELEC 2');
+    expect(second).toMatchObject({ ok: false, code: 'sql_syntax_error', position: { line: 2, column: 3 } });
+    if (!second.ok) expect(second.message).toContain('syntax error at or near "SELEC"');
+    expect(await checkStatementPolicy("SELECT 'abc")).toMatchObject({ ok: false, code: 'sql_syntax_error' });
+    // DuckDB parses these; the policy's parser cannot, so they stay policy rejections
+    expect(await checkStatementPolicy('DROP SCHEMA c.s CASCADE')).toMatchObject({ ok: false, code: 'sql_not_allowed' });
+    expect(await checkStatementPolicy('SELECT 1; LOAD httpfs')).toMatchObject({ ok: false, code: 'sql_not_allowed' });
   });
 
   it('reports each statement and types a script by its first write', async () => {
@@ -219,7 +240,8 @@ describe('statement policy properties', () => {
         // These are all plain reads: a rejection can only be the parser failing closed (FROM-first inside IN,
         // nesting past its depth limit), never a policy verdict.
         if (!r.ok) {
-          expect(r.message).toMatch(/could not be parsed|could not be read reliably/);
+          if (r.code === 'sql_syntax_error') expect(await duckdbStatementCount(String(sql))).toBeNull();
+          else expect(r.message).toMatch(/could not be parsed|could not be read reliably/);
           return;
         }
         allowed++;

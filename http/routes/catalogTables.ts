@@ -11,7 +11,7 @@ import * as sidecar from '../../domain/tableMetadata.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
 import type { Principal } from '../../domain/identity.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
-import { checkStatementPolicy } from '../../domain/statementPolicy.ts';
+import { checkStatementPolicy, policyRejection } from '../../domain/statementPolicy.ts';
 import type { QueryRow } from '../../domain/queries.ts';
 import { QUERY_COLS } from '../../domain/queries.ts';
 import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceberg/duckdbTypes.ts';
@@ -143,7 +143,7 @@ export async function sampleTable(
   }
   const sql = sampleSql(args.catalog, args.schema, args.table, args.limit);
   const policy = await checkStatementPolicy(sql, { mode: 'query' });
-  if (!policy.ok) throw new AppError(403, 'sql_not_allowed', policy.message);
+  if (!policy.ok) throw policyRejection(policy);
   const { agent } = await requireAgentTier(ctx.db, args.principal, args.agentId, 'use', args.ws.workspace.id);
   if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
   const id = await submitQuery(ctx, {

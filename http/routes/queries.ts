@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
 import { route, asArray, repeatable, Uuid } from '../route.ts';
 import { AppError, forbidden, notFound, unavailable, unprocessable } from '../../domain/errors.ts';
-import { checkStatementPolicy } from '../../domain/statementPolicy.ts';
+import { policyRejection } from '../../domain/statementPolicy.ts';
+import { checkPolicyOffThread } from '../policyPool.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
@@ -113,6 +114,12 @@ export const queryRoutes = [
     path: '/api/workspaces/:workspace/queries',
     operationId: 'create_query',
     summary: 'Submit SQL to the chosen agent; 202 with the whole query once it is dispatched',
+    description:
+      'The text may hold one statement or a script of several separated by `;`. A script runs its statements in ' +
+      'order and returns no rows, so it may contain only writes (INSERT, UPDATE, DELETE, MERGE, CREATE, ALTER, ' +
+      'DROP): a script with a read (SELECT, DESCRIBE, SUMMARIZE, SHOW) is refused with 422, because its rows would ' +
+      'be discarded; submit the read on its own. Text that does not parse is 400 `sql_syntax_error` with ' +
+      '`details.position` {line, column, offset}; a statement the policy refuses is 403 `sql_not_allowed`.',
     tags: ['queries'],
     access: { kind: 'workspace', role: 'reader' },
     params: Schema.Struct({ workspace: Schema.String }),
@@ -122,10 +129,24 @@ export const queryRoutes = [
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
       timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)))),
     }),
-    responses: { 202: QueryOutSchema, 403: null, 409: null, 422: null, 503: null },
+    responses: { 202: QueryOutSchema, 400: null, 403: null, 409: null, 413: null, 422: null, 503: null },
     handler: async ({ ctx, principal, ws, body }) => {
-      const policy = await checkStatementPolicy(body.sql, { mode: 'query' });
-      if (!policy.ok) throw new AppError(403, 'sql_not_allowed', policy.message);
+      const bytes = Buffer.byteLength(body.sql, 'utf8');
+      if (bytes > ctx.config.SQL_MAX_BYTES) {
+        throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${ctx.config.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
+      }
+      const policy = await checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS);
+      if (!policy.ok) throw policyRejection(policy);
+      // A script returns no rows (only a single read is materialized): a read inside one would end `done` with
+      // nothing to show, so it is refused instead of silently dropping its rows.
+      const read = policy.statements.findIndex((s) => s.type === 'select' || s.type === 'describe');
+      if (policy.statements.length > 1 && read >= 0) {
+        throw unprocessable(
+          `statement ${read + 1} of ${policy.statements.length} is a read; a script of several statements returns no rows, so it may hold only writes: submit the read on its own`,
+          'unprocessable_content',
+          { fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }] },
+        );
+      }
       if (policy.isWrite && ws!.role === 'reader') throw forbidden(`writing needs the writer role in workspace ${ws!.workspace.slug}`);
       if (!body.agent_id) {
         throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });

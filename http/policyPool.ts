@@ -1,0 +1,103 @@
+// The statement policy off the event loop. Parsing is CPU work that grows with the text (a 900 KB script took 36 s
+// on the main thread and stalled every request and agent heartbeat), so it runs in worker threads with a time
+// budget: a worker that overruns is terminated and replaced, and the submission gets 422 instead of a stall.
+import { Worker } from 'node:worker_threads';
+import { finishPolicy, tooComplex } from '../domain/statementPolicy.ts';
+import type { PolicyOptions, PolicyResult, Unparsed } from '../domain/statementPolicy.ts';
+
+const WORKER_URL = new URL('./policyWorker.ts', import.meta.url);
+const POOL_SIZE = 2;
+
+interface Slot {
+  worker: Worker;
+  // settles when the worker has loaded the parser
+  ready: Promise<void>;
+  busy: boolean;
+}
+
+let nextId = 0;
+const slots: Slot[] = [];
+const waiting: Array<(slot: Slot) => void> = [];
+
+function spawn(): Slot {
+  const worker = new Worker(WORKER_URL);
+  worker.unref(); // an idle pool never keeps the process alive
+  const ready = new Promise<void>((resolve, reject) => {
+    const onMessage = (m: { ready?: boolean }) => {
+      if (!m.ready) return;
+      worker.off('message', onMessage);
+      worker.off('error', reject);
+      resolve();
+    };
+    worker.on('message', onMessage);
+    worker.once('error', reject);
+  });
+  ready.catch(() => {}); // observed by the caller that waits on it
+  return { worker, ready, busy: false };
+}
+
+function replace(slot: Slot): void {
+  const fresh = spawn();
+  slot.worker = fresh.worker;
+  slot.ready = fresh.ready;
+}
+
+function acquire(): Promise<Slot> {
+  const free = slots.find((s) => !s.busy);
+  if (free) return Promise.resolve(((free.busy = true), free));
+  if (slots.length < POOL_SIZE) {
+    const slot = spawn();
+    slot.busy = true;
+    slots.push(slot);
+    return Promise.resolve(slot);
+  }
+  return new Promise((resolve) => waiting.push(resolve));
+}
+
+function release(slot: Slot): void {
+  const next = waiting.shift();
+  if (next) next(slot);
+  else slot.busy = false;
+}
+
+/** checkStatementPolicy in a worker thread, answering `sql_too_complex` when it does not finish in `budgetMs`. */
+export async function checkPolicyOffThread(sql: string, opts: PolicyOptions, budgetMs: number): Promise<PolicyResult> {
+  const slot = await acquire();
+  const id = nextId++;
+  try {
+    await slot.ready;
+  } catch {
+    replace(slot);
+    release(slot);
+    throw new Error('the statement policy worker failed to start');
+  }
+  const decided = await new Promise<Unparsed | null>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      cleanup();
+      // The worker is mid-parse and cannot be interrupted: replace it.
+      void slot.worker.terminate();
+      replace(slot);
+      resolve(null);
+    }, budgetMs);
+    const onMessage = (m: { id: number; result: Unparsed }) => {
+      if (m.id !== id) return;
+      cleanup();
+      resolve(m.result);
+    };
+    const onError = (e: Error) => {
+      cleanup();
+      replace(slot); // a worker that failed is not reused
+      reject(e);
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      slot.worker.off('message', onMessage);
+      slot.worker.off('error', onError);
+    };
+    slot.worker.on('message', onMessage);
+    slot.worker.on('error', onError);
+    slot.worker.postMessage({ id, sql, opts });
+  }).finally(() => release(slot));
+  if (decided === null) return tooComplex(`The SQL could not be checked within ${budgetMs} ms; split it into smaller submissions.`);
+  return finishPolicy(sql, decided);
+}
