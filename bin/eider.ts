@@ -134,6 +134,9 @@ async function cmdUp() {
   env.CATALOG_URL ??= `http://127.0.0.1:${config.CATALOG_PORT}`;
   env.DATA_DIR = dataDir;
   env.SEED_SAMPLES ??= 'true';
+  env.STORE_ENDPOINT ??= `http://127.0.0.1:${config.OBJECT_STORE_PORT}`;
+  // The api says ready only once the README's next steps work: the bundled agent connected, the samples seeded.
+  env.READY_AFTER_AGENT ??= 'bundled';
 
   const children: ChildProcess[] = [];
   let stopping = false;
@@ -171,12 +174,14 @@ async function cmdUp() {
   await waitForPort(config.CATALOG_PORT, 60_000);
   start('api');
   const url = `http://127.0.0.1:${config.PORT}`;
-  await waitForReady(`${url}/api/readyz`, 120_000);
+  await waitForReady(`${url}/api/healthz`, 120_000);
   start('agent', {
     CONTROL_PLANE_URL: `ws://127.0.0.1:${config.PORT}/agents/connect`,
     BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
     AGENT_NAME: 'bundled',
   });
+  // Readiness names what it still waits for (the agent, the sample data): say it while waiting.
+  await waitForReady(`${url}/api/readyz`, 600_000, (waiting) => logger.info({ waiting }, 'starting'));
   process.stdout.write(
     `\nEider is up.\n  URL:          ${url}\n  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
       `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n` +
@@ -202,18 +207,22 @@ async function waitForPort(port: number, timeoutMs: number) {
   throw new Error(`timed out waiting for 127.0.0.1:${port}`);
 }
 
-async function waitForReady(url: string, timeoutMs: number) {
+async function waitForReady(url: string, timeoutMs: number, onWaiting?: (message: string) => void) {
   const until = Date.now() + timeoutMs;
+  let said = '';
+  let last = '';
   while (Date.now() < until) {
     try {
       const r = await fetch(url);
       if (r.ok) return;
+      last = String(((await r.json().catch(() => ({}))) as { message?: string }).message ?? r.status);
+      if (onWaiting && last !== said) onWaiting((said = last));
     } catch {
       // not listening yet
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`timed out waiting for ${url}`);
+  throw new Error(`timed out waiting for ${url}${last ? ` (${last})` : ''}`);
 }
 
 /** Prints the api's OpenAPI document (or, with --typescript, the web app's types written from it); no database. */

@@ -24,14 +24,24 @@ export async function ensureBundledCatalog(db: Queryable, opts: { bucket: string
 
 /** Creates workspace `default` (admin is owner) and attaches `warehouse` as its default catalog when it exists. */
 export async function createWorkspaceForAdmin(tx: Queryable, adminId: string): Promise<string> {
-  const [ws] = await tx.query<{ id: string }>(
-    `insert into workspaces (slug, name) values ($1, 'Default') on conflict (slug) do update set slug = excluded.slug returning id`,
-    [DEFAULT_WORKSPACE],
-  );
+  const wsId = await ensureDefaultWorkspace(tx);
   await tx.query(
     `insert into workspace_members (workspace_id, user_id, role) values ($1, $2, 'owner')
      on conflict (workspace_id, user_id) do update set role = 'owner'`,
-    [ws.id, adminId],
+    [wsId, adminId],
+  );
+  return wsId;
+}
+
+/**
+ * Idempotent: workspace `default` with `warehouse` attached as its default catalog. The samples seed creates it
+ * before anyone signs up (so the sample table is in place when the stack says ready); the first admin then becomes
+ * its owner.
+ */
+export async function ensureDefaultWorkspace(tx: Queryable): Promise<string> {
+  const [ws] = await tx.query<{ id: string }>(
+    `insert into workspaces (slug, name) values ($1, 'Default') on conflict (slug) do update set slug = excluded.slug returning id`,
+    [DEFAULT_WORKSPACE],
   );
   const cat = (await tx.query<{ id: string }>(`select id from catalogs where slug = $1`, [DEFAULT_CATALOG]))[0];
   if (cat) {

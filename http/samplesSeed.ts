@@ -1,10 +1,11 @@
 // `eider up` gives newcomers real rows to query: once, schema `samples` in the default catalog with a table of
 // 1,000,000 generated trips. Like any SQL it runs on an agent through the query path (the control plane never runs
-// SQL); it waits until the `default` workspace and a connected agent exist. A leader-elected loop, so several
-// replicas seed once.
+// SQL); it waits for a connected agent, not for the first admin. A leader-elected loop, so several replicas seed
+// once; a failure is logged, shown by readiness, and retried with backoff (CREATE OR REPLACE: a retry never keeps a
+// half-written table).
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
 import { checkStatementPolicy } from '../domain/statementPolicy.ts';
-import { DEFAULT_WORKSPACE } from '../domain/bootstrap.ts';
+import { DEFAULT_WORKSPACE, ensureDefaultWorkspace } from '../domain/bootstrap.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
 import { submitQuery } from './routes/queries.ts';
 import type { AppContext } from './context.ts';
@@ -12,7 +13,7 @@ import type { AppContext } from './context.ts';
 export const SAMPLES_SEED = 'samples';
 
 export const SAMPLES_SQL = `CREATE SCHEMA IF NOT EXISTS samples;
-CREATE TABLE samples.trips AS
+CREATE OR REPLACE TABLE samples.trips AS
 SELECT i AS trip_id,
   TIMESTAMP '2025-01-01 00:00:00' + to_seconds(((i * 7919) % 31536000)::BIGINT) AS pickup_at,
   (1 + hash(i) % 4)::INTEGER AS passengers,
@@ -22,41 +23,76 @@ SELECT i AS trip_id,
   ['Harbor', 'Old Town', 'Airport', 'University', 'Riverside', 'Market'][(1 + hash(i * 5) % 6)::INTEGER] AS zone
 FROM range(1000000) AS t(i)`;
 
+/** Seconds before attempt n+1 after n failures: 5, 10, 20, … capped at five minutes. */
+export const seedRetryDelayS = (attempts: number) => Math.min(300, 5 * 2 ** Math.max(0, attempts - 1));
+
+export interface SeedState {
+  status: 'absent' | 'running' | 'done' | 'failed';
+  error: string | null;
+  attempts: number;
+  retry_at: Date | null;
+}
+
+/** The samples seed as the database records it (every replica reads the same row). */
+export async function samplesSeedState(ctx: Pick<AppContext, 'db'>): Promise<SeedState> {
+  const [row] = await ctx.db.query<{ status: 'running' | 'done' | 'failed'; error: string | null; attempts: number; retry_at: Date | null }>(
+    `select status, error, attempts, retry_at from seeds where name = $1`,
+    [SAMPLES_SEED],
+  );
+  return row ?? { status: 'absent', error: null, attempts: 0, retry_at: null };
+}
+
 export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}): LeaderLoop {
   let finished = false;
   return startLeaderLoop({
     db: ctx.db,
     name: 'samples-seed',
-    tickMs: opts.tickMs ?? 2000,
+    tickMs: opts.tickMs ?? 1000,
     enabled: ctx.config.SEED_SAMPLES,
     logger: ctx.logger,
     run: async () => {
       if (finished) return;
-      const [seed] = await ctx.db.query<{ status: string; query_id: string | null }>(`select status, query_id from seeds where name = $1`, [SAMPLES_SEED]);
-      if (seed?.status === 'done' || seed?.status === 'failed') {
+      const [seed] = await ctx.db.query<{ status: string; query_id: string | null; attempts: number; due: boolean }>(
+        `select status, query_id, attempts, coalesce(retry_at <= now(), true) as due from seeds where name = $1`,
+        [SAMPLES_SEED],
+      );
+      if (seed?.status === 'done') {
         finished = true;
         return;
       }
       if (seed?.status === 'running' && seed.query_id) {
         const [q] = await ctx.db.query<{ status: string; error: string | null }>(`select status, error from queries where id = $1`, [seed.query_id]);
-        if (!q || q.status === 'queued' || q.status === 'running') return;
-        const status = q.status === 'done' ? 'done' : 'failed';
-        await ctx.db.query(`update seeds set status = $2, error = $3, updated_at = now() where name = $1`, [SAMPLES_SEED, status, q.error]);
-        ctx.logger[status === 'done' ? 'info' : 'warn']({ seed: SAMPLES_SEED, status, error: q.error }, 'sample data seed finished');
-        finished = true;
+        if (q && (q.status === 'queued' || q.status === 'running')) return;
+        if (q?.status === 'done') {
+          await ctx.db.query(`update seeds set status = 'done', error = null, updated_at = now() where name = $1`, [SAMPLES_SEED]);
+          ctx.logger.info({ seed: SAMPLES_SEED, attempts: seed.attempts }, 'sample data seeded');
+          finished = true;
+          return;
+        }
+        // Failed (or its query vanished): visible in the log and in readiness, and tried again after a backoff.
+        const error = q?.error ?? 'the seed query was lost';
+        const delay = seedRetryDelayS(seed.attempts);
+        await ctx.db.query(
+          `update seeds set status = 'failed', error = $2, retry_at = now() + make_interval(secs => $3), updated_at = now() where name = $1`,
+          [SAMPLES_SEED, error, delay],
+        );
+        ctx.logger.warn({ seed: SAMPLES_SEED, attempts: seed.attempts, error, retryInS: delay }, 'sample data seed failed; it will be retried');
         return;
       }
-      const [ws] = await ctx.db.query<{ id: string; slug: string }>(`select id, slug from workspaces where slug = $1`, [DEFAULT_WORKSPACE]);
+      if (seed?.status === 'failed' && !seed.due) return;
+      // The `default` workspace is created here if no admin made it yet, so the sample table is in place before the
+      // stack says ready; the first admin becomes its owner.
       const agentId = ctx.sockets.liveAgentIds()[0];
-      if (!ws || !agentId || !ctx.catalog) return; // not yet: no first admin, or no agent here
-      const catalogs = await listWorkspaceCatalogs(ctx.db, ws.id);
+      if (!agentId || !ctx.catalog) return; // not yet: no agent on this replica
+      const wsId = await ctx.db.tx((tx) => ensureDefaultWorkspace(tx));
+      const catalogs = await listWorkspaceCatalogs(ctx.db, wsId);
       const target = catalogs.find((c) => c.is_default);
       if (!target) return;
       const policy = await checkStatementPolicy(SAMPLES_SQL, { mode: 'query' });
       if (!policy.ok) throw new Error(`the samples seed is refused by the statement policy: ${policy.message}`);
       const id = await submitQuery(ctx, {
-        workspaceId: ws.id,
-        workspaceSlug: ws.slug,
+        workspaceId: wsId,
+        workspaceSlug: DEFAULT_WORKSPACE,
         userId: null,
         sql: SAMPLES_SQL,
         agentId,
@@ -67,7 +103,8 @@ export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}
         origin: 'maintenance',
       });
       await ctx.db.query(
-        `insert into seeds (name, status, query_id) values ($1, 'running', $2) on conflict (name) do update set status = 'running', query_id = $2, updated_at = now()`,
+        `insert into seeds (name, status, query_id, attempts) values ($1, 'running', $2, 1)
+         on conflict (name) do update set status = 'running', query_id = $2, attempts = seeds.attempts + 1, retry_at = null, updated_at = now()`,
         [SAMPLES_SEED, id],
       );
       ctx.logger.info({ seed: SAMPLES_SEED, queryId: id }, 'seeding sample data');

@@ -29,6 +29,8 @@ export const CONFIG_VARIABLES = {
   SQL_MAX_STATEMENTS: int('process', '1000', 1),
   SQL_POLICY_TIME_BUDGET_MS: int('process', '5000', 10),
   SEED_SAMPLES: bool('process', 'false'),
+  // Readiness waits (once, at startup) for the agent of this name to be healthy; `eider up` names its bundled agent.
+  READY_AFTER_AGENT: str('process', null),
   // Control plane
   SECRET_KEY: str('control', null, true),
   SETUP_TOKEN: str('control', null, true),

@@ -1,7 +1,8 @@
 // Version, liveness, readiness and metrics.
 import { Schema } from 'effect';
 import { route } from '../route.ts';
-import { unavailable, notFound } from '../../domain/errors.ts';
+import { AppError, unavailable, notFound } from '../../domain/errors.ts';
+import { startupWaits } from '../readiness.ts';
 
 export const systemRoutes = [
   route({
@@ -28,10 +29,12 @@ export const systemRoutes = [
     method: 'GET',
     path: '/api/readyz',
     operationId: 'get_readiness',
-    summary: 'Readiness: the database answers and the process is not draining',
+    summary: 'Readiness: the database answers, the process is not draining, and the startup gate is open',
+    description:
+      'The startup gate (once open, it stays open): with SEED_SAMPLES, the sample table is in place; with READY_AFTER_AGENT, that agent is healthy. While waiting, 503 not_ready names what it waits for in its message and in details.waiting_for.',
     tags: ['system'],
     access: { kind: 'public' },
-    responses: { 200: Schema.Struct({ status: Schema.String }), 503: null },
+    responses: { 200: Schema.Struct({ status: Schema.Literal('ready'), replica_id: Schema.String }), 503: null },
     handler: async ({ ctx }) => {
       if (ctx.draining.value) throw unavailable('shutting down', 'not_ready');
       try {
@@ -42,7 +45,9 @@ export const systemRoutes = [
       } catch {
         throw unavailable('database unreachable', 'not_ready');
       }
-      return { status: 200, body: { status: 'ready' } };
+      const waits = await startupWaits(ctx);
+      if (waits.length) throw new AppError(503, 'not_ready', `starting: waiting for ${waits.join('; ')}`, { waiting_for: waits });
+      return { status: 200, body: { status: 'ready' as const, replica_id: ctx.config.REPLICA_ID } };
     },
   }),
   route({

@@ -431,9 +431,10 @@ export type GetQueryRowsResponse = {
   total: number;
 };
 
-/** GET /api/readyz: Readiness: the database answers and the process is not draining */
+/** GET /api/readyz: Readiness: the database answers, the process is not draining, and the startup gate is open */
 export type GetReadinessResponse = {
-  status: string;
+  status: "ready";
+  replica_id: string;
 };
 
 /** GET /api/setup/status: Whether the first admin still has to be created */
