@@ -47,6 +47,8 @@ export const CONFIG_VARIABLES = {
   SQL_MAX_BYTES: i('process', '262144', 64),
   SQL_MAX_STATEMENTS: i('process', '1000', 1),
   SQL_POLICY_TIME_BUDGET_MS: i('process', '5000', 10),
+  // Peers whose X-Forwarded-For is believed on /agents/connect (addresses or CIDR ranges, comma-separated).
+  TRUSTED_PROXIES: s('process', '127.0.0.0/8,::1'),
   SEED_SAMPLES: b('process', 'false'),
   // Control plane
   SECRET_KEY: s('control', null, true),
