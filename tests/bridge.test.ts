@@ -137,6 +137,18 @@ describe('the Iceberg bridge', () => {
     expect(theirs).toMatchObject({ id: 3000000000, label: 'three', score: 3.5 });
   });
 
+  // A schema-only change makes no snapshot: the very next read must still see it (not the last snapshot's schema).
+  it('a schema-only change is visible to the very next read', async () => {
+    await agent.exec('CREATE TABLE sales.evo2 (id INTEGER, name VARCHAR, extra VARCHAR)');
+    await agent.exec(`INSERT INTO sales.evo2 VALUES (1, 'one', 'x')`);
+    await agent.exec('ALTER TABLE sales.evo2 ADD COLUMN score DOUBLE');
+    expect(norm(await agent.query('SELECT * FROM sales.evo2'))).toEqual([{ id: 1, name: 'one', extra: 'x', score: null }]);
+    await agent.exec('ALTER TABLE sales.evo2 RENAME COLUMN name TO label');
+    expect(norm(await agent.query('SELECT * FROM sales.evo2'))).toEqual([{ id: 1, label: 'one', extra: 'x', score: null }]);
+    await agent.exec('ALTER TABLE sales.evo2 DROP COLUMN extra');
+    expect(norm(await agent.query('SELECT * FROM sales.evo2'))).toEqual([{ id: 1, label: 'one', score: null }]);
+  });
+
   it('partitioned tables (identity, day, bucket, truncate) append, read, and prune', async () => {
     await agent.exec(`CREATE TABLE sales.p_ident (id INTEGER, region VARCHAR) PARTITIONED BY (region)`);
     await agent.exec(`INSERT INTO sales.p_ident VALUES (1, 'eu'), (2, 'us'), (3, 'eu'), (4, 'apac'), (5, NULL)`);
