@@ -10,6 +10,8 @@
 // Credentials and the catalog token live in this object only and die with the query.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
+import { copyFile, link as fsLink, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { duckdbToIceberg, icebergToDuckdb } from '../iceberg/duckdbTypes.ts';
 import { currentSchema, defaultSpec, type NestedField, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
 import { defaultAttachment, type IcebergAttachment } from './icebergAttachments.ts';
@@ -236,8 +238,23 @@ export class IcebergBridge {
       this.#o.cache.acquire(f.file.file_path, Number(f.file.file_size_in_bytes), (path) => handle.storage.download(f.file.file_path, path)),
     );
     this.#pinned.push(...paths);
-    return paths;
+    // DuckDB may read only this query's own directory, never the agent-wide cache (which holds every workspace's
+    // files): each resolved file is hard-linked in under a neutral name, so neither the view SQL nor
+    // current_query() shows where the cache is or what else it holds.
+    const dir = join(this.#o.workDir, 'files');
+    await mkdir(dir, { recursive: true });
+    return Promise.all(
+      paths.map(async (path) => {
+        const link = join(dir, `${this.#linked++}.parquet`);
+        await fsLink(path, link).catch(async (e: NodeJS.ErrnoException) => {
+          if (e.code !== 'EXDEV') throw e;
+          await copyFile(path, link); // cache on another filesystem
+        });
+        return link;
+      }),
+    );
   }
+  #linked = 0;
 
   /** Prepares statement `index`: views for the tables it reads, a DuckDB table for the one it writes. Idempotent. */
   async before(index: number): Promise<void> {

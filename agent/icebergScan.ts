@@ -107,7 +107,9 @@ export async function planScan(metadata: TableMetadata, storage: TableStorage, o
   if (options.snapshotId !== undefined && !snapshot) {
     throw catalogError(`snapshot ${options.snapshotId} does not exist in this table`);
   }
-  const schema = schemaOf(metadata, snapshot);
+  // The current table reads with the current schema: a schema-only change (ALTER … ADD/RENAME/DROP COLUMN) makes no
+  // snapshot, so the snapshot's schema-id is stale until the next write. Only time travel reads a snapshot's schema.
+  const schema = options.snapshotId !== undefined ? schemaOf(metadata, snapshot) : currentSchema(metadata);
   // Bounds and partition values are by field id: bind predicate columns with the current schema's names.
   const bound = bindPredicates(options.predicates ?? [], currentSchema(metadata), options.qualifiers ?? []);
   const specs = new Map<number, PartitionSpec>(metadata['partition-specs'].map((s) => [s['spec-id'], s]));

@@ -85,7 +85,8 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
       lockConfiguration: config.sandboxLockConfiguration,
       profilingEnabled: config.profilingEnabled,
       explainMemoryBytes: config.estimateFloorBytes,
-      extraReadableDirs: [cacheDir],
+      // no cache dir: a query reads only the files its own tables resolved to, linked into its own directory
+      extraReadableDirs: [],
     },
     dataCache,
     send: (frame) => {

@@ -10,6 +10,7 @@ import * as agents from '../domain/agents.ts';
 import type { ActorHost } from '../actors/host.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { AppContext } from './context.ts';
+import { clientAddress, parseTrustedProxies, type TrustedProxies } from '../runtime/trustedProxies.ts';
 
 export interface AgentChannelDeps {
   ctx: AppContext;
@@ -17,12 +18,14 @@ export interface AgentChannelDeps {
   sockets: AgentSockets;
 }
 
-/** The agent's result-server host as seen by the api: X-Forwarded-For first (behind a load balancer), else the peer. */
-export function agentAddress(req: FastifyRequest): string {
+/**
+ * The agent's result-server host as seen by the api: the peer address, or the client a trusted proxy
+ * (TRUSTED_PROXIES) reports in X-Forwarded-For; never a header from an untrusted peer, never a name.
+ */
+export function agentAddress(req: FastifyRequest, trusted: TrustedProxies): string {
   const fwd = req.headers['x-forwarded-for'];
-  const first = (Array.isArray(fwd) ? fwd[0] : fwd)?.split(',')[0]?.trim();
-  const raw = first || req.socket.remoteAddress || '127.0.0.1';
-  const host = raw.startsWith('::ffff:') ? raw.slice(7) : raw;
+  const header = Array.isArray(fwd) ? fwd.join(',') : fwd;
+  const host = clientAddress(req.socket.remoteAddress || '127.0.0.1', header, trusted);
   return host.includes(':') ? `[${host}]` : host;
 }
 
@@ -31,11 +34,12 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
   const { config, logger, db } = ctx;
   const heartbeatIntervalMs = config.AGENT_HEARTBEAT_INTERVAL_S * 1000;
   const heartbeatTtlMs = config.AGENT_HEARTBEAT_TTL_S * 1000;
+  const trusted = parseTrustedProxies(config.TRUSTED_PROXIES);
   await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
 
   app.get('/agents/connect', { websocket: true, schema: { hide: true } as any }, (socket: WebSocket, req) => {
     const connectionId = randomUUID();
-    const address = agentAddress(req);
+    const address = agentAddress(req, trusted);
     const log = logger.child({ connectionId });
     const send = (frame: ServiceFrame) => {
       const enc = encodeServiceFrame(frame);

@@ -28,6 +28,8 @@ export const CONFIG_VARIABLES = {
   SQL_MAX_BYTES: int('process', '262144', 64),
   SQL_MAX_STATEMENTS: int('process', '1000', 1),
   SQL_POLICY_TIME_BUDGET_MS: int('process', '5000', 10),
+  // Peers whose X-Forwarded-For is believed on /agents/connect (addresses or CIDR ranges, comma-separated).
+  TRUSTED_PROXIES: str('process', '127.0.0.0/8,::1'),
   SEED_SAMPLES: bool('process', 'false'),
   // Readiness waits (once, at startup) for the agent of this name to be healthy; `eider up` names its bundled agent.
   READY_AFTER_AGENT: str('process', null),

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { PROTOCOL_VERSION, CLOSE_CODES } from '../protocol/index.ts';
 import { setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { startAgent, waitForHealthyAgent, cleanupAgentDir } from './support/agent.ts';
+import { parseTrustedProxies } from '../runtime/trustedProxies.ts';
 
 let t: TestApi;
 let admin: Caller;
@@ -59,6 +60,45 @@ async function connect(opts: { forwardedFor?: string } = {}): Promise<Peer> {
 const auth = (p: Record<string, unknown>) => ({ type: 'auth', payload: { protocol_version: PROTOCOL_VERSION, results_port: 8001, agent_version: 'test', ...p } });
 const capabilities = { engine_version: 'v1.5.6', extensions: [], memory_limit_bytes: 1024, max_concurrency_profile: 'auto' };
 
+// X-Forwarded-For chooses the URL the api later calls with a Bearer token: believed only from TRUSTED_PROXIES,
+// and only when it is a usable IP address.
+async function resultHostFor(api: TestApi, as: Caller, forwardedFor: string, name: string): Promise<string> {
+  const boot = await api.req('POST', '/api/admin/agents/bootstrap', { body: {}, as });
+  const ws = new WebSocket(api.url.replace(/^http/, 'ws') + '/agents/connect', { headers: { 'x-forwarded-for': forwardedFor } });
+  const frames: any[] = [];
+  ws.on('message', (d) => frames.push(JSON.parse(String(d))));
+  await new Promise((res, rej) => (ws.once('open', res), ws.once('error', rej)));
+  ws.send(JSON.stringify(auth({ bootstrap_token: boot.body.token, name })));
+  const until = Date.now() + 5000;
+  while (!frames.some((f) => f.type === 'auth_ok') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  const ok = frames.find((f) => f.type === 'auth_ok');
+  const [row] = await api.database.db.query<{ result_url: string }>(`select result_url from eider.agents where id = $1`, [ok.payload.agent_id]);
+  ws.close();
+  return new URL(row.result_url).hostname;
+}
+
+describe('X-Forwarded-For on /agents/connect', () => {
+  it('from a trusted proxy, an address that is no usable IP falls back to the peer', async () => {
+    expect(await resultHostFor(t, admin, '169.254.169.254', 'xff-metadata')).toBe('127.0.0.1');
+    expect(await resultHostFor(t, admin, 'internal.example', 'xff-name')).toBe('127.0.0.1');
+    expect(await resultHostFor(t, admin, '10.1.2.3', 'xff-ok')).toBe('10.1.2.3');
+  });
+
+  it('from a peer that is not a trusted proxy, the header is ignored', async () => {
+    const other = await startTestApi({ TRUSTED_PROXIES: '10.0.0.0/8' });
+    try {
+      expect(await resultHostFor(other, await setupAdmin(other), '10.1.2.3', 'xff-untrusted')).toBe('127.0.0.1');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('TRUSTED_PROXIES must list addresses or CIDR ranges', async () => {
+    expect(() => parseTrustedProxies('10.0.0.0/8, ::1, 192.168.1.7')).not.toThrow();
+    for (const bad of ['proxy.internal', '10.0.0.0/33', '10.0.0.1/8/2', '*']) expect(() => parseTrustedProxies(bad), bad).toThrow(/TRUSTED_PROXIES/);
+  });
+});
+
 describe('agent channel', () => {
   it('bad frames get an error frame and the socket stays usable', async () => {
     const p = await connect();
@@ -82,7 +122,7 @@ describe('agent channel', () => {
     expect((await p.closed).code).toBe(CLOSE_CODES.protocolVersionMismatch);
   });
 
-  it('an unknown bootstrap token is refused (4001); the seeded one registers once; the result address honours X-Forwarded-For', async () => {
+  it('an unknown bootstrap token is refused (4001); the seeded one registers once; the result address honours X-Forwarded-For from a trusted proxy', async () => {
     const bad = await connect();
     bad.send(auth({ bootstrap_token: 'not-a-token' }));
     expect((await bad.next('auth_error')).payload.code).toBe('invalid_bootstrap_token');
@@ -97,7 +137,8 @@ describe('agent channel', () => {
     const id = await waitForHealthyAgent(t, admin, 'raw');
     expect(id).toBe(ok.payload.agent_id);
     const [row] = await t.database.db.query<{ result_url: string }>(`select result_url from eider.agents where id = $1`, [id]);
-    expect(row.result_url).toBe('http://10.1.2.3:8001');
+    // the loopback peer is a trusted proxy (default TRUSTED_PROXIES): the address it saw is the right-most hop
+    expect(row.result_url).toBe('http://192.168.0.1:8001');
     // the api heartbeats too
     expect((await p.next('heartbeat')).payload.sent_at).toBeTruthy();
 

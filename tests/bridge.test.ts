@@ -2,6 +2,7 @@
 // (copy-on-write), schema evolution, partitioned appends with pruning, time travel; every table shape written is
 // read back by icebird, an independent Iceberg reader, with the rows the agent returns.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { join } from 'node:path';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
 import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
 import { startBridgeAgent, type BridgeAgent } from './support/bridgeAgent.ts';
@@ -135,6 +136,33 @@ describe('the Iceberg bridge', () => {
     // icebird maps columns by name: rows written after the evolution must match; older files carry old names.
     const theirs = norm(await icebirdRows(stack, 'wh', 'sales', 'evo')).find((r) => r.id === 3000000000);
     expect(theirs).toMatchObject({ id: 3000000000, label: 'three', score: 3.5 });
+  });
+
+  // A schema-only change makes no snapshot: the very next read must still see it (not the last snapshot's schema).
+  it('a schema-only change is visible to the very next read', async () => {
+    await agent.exec('CREATE TABLE sales.evo2 (id INTEGER, name VARCHAR, extra VARCHAR)');
+    await agent.exec(`INSERT INTO sales.evo2 VALUES (1, 'one', 'x')`);
+    await agent.exec('ALTER TABLE sales.evo2 ADD COLUMN score DOUBLE');
+    expect(norm(await agent.query('SELECT * FROM sales.evo2'))).toEqual([{ id: 1, name: 'one', extra: 'x', score: null }]);
+    await agent.exec('ALTER TABLE sales.evo2 RENAME COLUMN name TO label');
+    expect(norm(await agent.query('SELECT * FROM sales.evo2'))).toEqual([{ id: 1, label: 'one', extra: 'x', score: null }]);
+    await agent.exec('ALTER TABLE sales.evo2 DROP COLUMN extra');
+    expect(norm(await agent.query('SELECT * FROM sales.evo2'))).toEqual([{ id: 1, label: 'one', score: null }]);
+  });
+
+  // Even past a policy hole, a query reads only the files its own tables resolved to: the agent-wide cache (every
+  // workspace's data files) is outside DuckDB's allowed directories, and the view SQL names no cache path.
+  it('a query cannot read the agent-wide cache; its views name only its own linked files', async () => {
+    await agent.exec('CREATE TABLE sales.iso (id INTEGER)');
+    await agent.exec('INSERT INTO sales.iso VALUES (1), (2)');
+    expect(norm(await agent.query('SELECT count(*) AS n FROM sales.iso'))).toEqual([{ n: 2 }]);
+    const cacheDir = join(agent.dataDir, 'cache');
+    const direct = await agent.run(`SELECT count(*) FROM read_parquet('${cacheDir}/**/*.parquet')`);
+    expect(direct.type).toBe('query_failed');
+    const listing = await agent.run(`SELECT count(*) FROM glob('${cacheDir}/**')`);
+    expect(listing.type).toBe('query_failed');
+    const views = norm(await agent.query("SELECT sql FROM duckdb_views() WHERE NOT internal AND sql ILIKE '%read_parquet%'"));
+    expect(JSON.stringify(views)).not.toContain(cacheDir);
   });
 
   it('partitioned tables (identity, day, bucket, truncate) append, read, and prune', async () => {

@@ -63,7 +63,7 @@ export async function startBridgeAgent(stack: CatalogStack, warehouse: string, o
       lockConfiguration: true,
       profilingEnabled: false,
       explainMemoryBytes: 256 * 2 ** 20,
-      extraReadableDirs: [cacheDir],
+      extraReadableDirs: [], // as agent/main.ts: the cache is not readable by queries
     },
     dataCache: cache,
     beforeIcebergCommit: () => (beforeCommit ? beforeCommit() : Promise.resolve()),
