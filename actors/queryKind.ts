@@ -13,10 +13,26 @@ export interface QueryKindDeps {
   sockets: AgentSockets;
   logger: Logger;
   /** A short-lived bearer for the catalog service, handed to the agent with each dispatch (memory only). */
-  catalogToken?: () => Promise<string>;
+  /** a catalog token limited to these warehouses (read or write) for this long: what a dispatch carries */
+  catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
 }
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/**
+ * The catalogs a dispatched query may reach through its token: every attached catalog to read, and for a write the
+ * catalogs it names (an unqualified table is in the default catalog) to write. Coarse like the scoped grants it
+ * mirrors: which named table a statement writes is decided at the api, not here.
+ */
+export function dispatchScope(catalogs: readonly Record<string, unknown>[], extras: Record<string, any> | null): { warehouse: string; access: 'read' | 'write' }[] {
+  const write = extras?.write === true;
+  const defaultName = catalogs.find((c) => c.default === true)?.name;
+  const tables: { catalog?: string | null }[] = Array.isArray(extras?.tables) ? extras.tables : [];
+  const named = new Set(tables.map((t) => t.catalog ?? defaultName));
+  // A write naming no table (CREATE SCHEMA) works in the default catalog.
+  if (write && defaultName !== undefined) named.add(defaultName);
+  return catalogs.map((c) => ({ warehouse: String(c.warehouse), access: write && named.has(c.name as string) ? 'write' : 'read' }));
+}
 
 export function queryKind(deps: QueryKindDeps): ActorKind {
   const { db, sockets } = deps;
@@ -33,7 +49,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
         let token: string | null = null;
         if (catalogs.length && deps.catalogToken) {
           try {
-            token = await deps.catalogToken();
+            token = await deps.catalogToken(dispatchScope(catalogs, p.extras), p.timeoutS + 120);
           } catch (err) {
             // A statement that names no table needs no catalog: it runs without them.
             const tables = Array.isArray(p.extras?.tables) ? p.extras.tables : [];

@@ -89,7 +89,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     logger: logger.child({ part: 'actors' }),
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets }),
-      query: queryKind({ db, sockets, logger, catalogToken: async () => (await catalog.catalogToken()).token }),
+      query: queryKind({ db, sockets, logger, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
     },
   });
   await host.rehydrate();

@@ -4,7 +4,7 @@
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { connectDb, type Db } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
-import { makeTokenIssuer } from './auth.ts';
+import { makeTokenIssuer, scopeAllows } from './auth.ts';
 import type { CatalogConfig } from './config.ts';
 import type { CatalogContext } from './context.ts';
 import { installErrorHandler, installParsers, sendJson } from './http.ts';
@@ -14,7 +14,7 @@ import { oauthRoutes } from './routes/oauth.ts';
 import { namespaceRoutes } from './routes/namespaces.ts';
 import { tableRoutes } from './routes/tables.ts';
 import { managementRoutes } from './routes/management.ts';
-import { notAuthorized } from './errors.ts';
+import { forbidden, notAuthorized } from './errors.ts';
 
 export interface CatalogServiceOptions extends Partial<Omit<CatalogConfig, 'clientSecret'>> {
   clientSecret: string;
@@ -70,7 +70,10 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
     const path = req.url.split('?')[0];
     if (PUBLIC_ROUTES.has(path)) return;
     const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
-    if (!m || !tokens.verify(m[1].trim())) throw notAuthorized('a valid bearer token is required (POST /v1/oauth/tokens)');
+    const claims = m ? tokens.verify(m[1].trim()) : undefined;
+    if (!claims) throw notAuthorized('a valid bearer token is required (POST /v1/oauth/tokens)');
+    const refused = scopeAllows(claims, req.method, path, req.query as Record<string, string | undefined>);
+    if (refused) throw forbidden(refused);
   });
   app.get('/healthz', async (_req, reply) => sendJson(reply, 200, { status: 'ok' }));
   oauthRoutes(app, tokens);

@@ -80,6 +80,7 @@ export class CatalogClient {
   private readonly timeoutMs: number;
   private cached: { token: string; expiresAt: number; refreshAt: number } | undefined;
   private inflight: Promise<{ token: string; expiresAt: number }> | undefined;
+  private readonly scoped = new Map<string, { token: string; expiresAt: number }>();
 
   constructor(opts: CatalogClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -95,6 +96,35 @@ export class CatalogClient {
   async catalogToken(): Promise<{ token: string; expiresAt: Date }> {
     const t = await this.token();
     return { token: t.token, expiresAt: new Date(t.expiresAt) };
+  }
+
+  /**
+   * A token limited to some warehouses, each read or write, living `ttlSeconds` (the catalog service enforces both):
+   * what a dispatched query carries to its agent instead of the api's own token. Reused while it stays valid for
+   * the whole of `ttlSeconds` more; never log it.
+   */
+  async scopedToken(scope: readonly { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number): Promise<string> {
+    const text = [...scope]
+      .map((s) => `warehouse:${encodeURIComponent(s.warehouse)}:${s.access}`)
+      .sort()
+      .join(' ');
+    const now = Date.now();
+    const hit = this.scoped.get(text);
+    if (hit && hit.expiresAt - now > ttlSeconds * 1000) return hit.token;
+    // Twice the need, so the next queries with the same scope reuse it; still short-lived.
+    const ttl = Math.ceil(ttlSeconds * 2);
+    const res = await this.send(`${this.baseUrl}/v1/oauth/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: this.clientId, client_secret: this.clientSecret, scope: text, expires_in: String(ttl) }).toString(),
+    });
+    const body = await res.text();
+    if (res.status !== 200) throw new CatalogServiceError(res.status, 'NotAuthorizedException', `scoped catalog token refused (${res.status})`);
+    const parsed = JSON.parse(body) as { access_token: string; expires_in?: number };
+    const entry = { token: parsed.access_token, expiresAt: now + Math.max(1, parsed.expires_in ?? ttl) * 1000 };
+    if (this.scoped.size > 1000) this.scoped.clear();
+    this.scoped.set(text, entry);
+    return entry.token;
   }
 
   private async token(forceNew = false): Promise<{ token: string; expiresAt: number }> {

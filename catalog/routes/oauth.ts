@@ -20,7 +20,15 @@ export function oauthRoutes(app: FastifyInstance, tokens: TokenIssuer): void {
         secret = decodeURIComponent(decoded.slice(colon + 1));
       }
     }
-    const issued = id && secret ? tokens.issue(id, secret) : undefined;
+    // `scope` narrows the token (see catalog/auth.ts); `expires_in` asks for a shorter life than the service's default.
+    const ttl = form.expires_in === undefined ? undefined : Number(form.expires_in);
+    if (ttl !== undefined && !(Number.isFinite(ttl) && ttl > 0)) {
+      return reply.code(400).send({ error: 'invalid_request', error_description: 'expires_in must be a positive number of seconds' });
+    }
+    const issued = id && secret ? tokens.issue(id, secret, { scope: form.scope, ttlSeconds: ttl }) : undefined;
+    if (issued === 'invalid_scope') {
+      return reply.code(400).send({ error: 'invalid_scope', error_description: 'scope items are warehouse:<name>:read or warehouse:<name>:write' });
+    }
     if (!issued) return reply.code(401).send({ error: 'invalid_client', error_description: 'invalid client credentials' });
     return reply.code(200).send({
       access_token: issued.token,

@@ -60,7 +60,7 @@ async function readQuery(ctx: AppContext, id: string) {
  * What the agent needs besides the SQL: every catalog attached to the workspace (the default one current), with no
  * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted).
  */
-export async function dispatchExtras(ctx: AppContext, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[]) {
+export async function dispatchExtras(ctx: AppContext, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[], write = true) {
   const attached = known ?? (await listWorkspaceCatalogs(ctx.db, workspaceId));
   const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
   return {
@@ -69,6 +69,8 @@ export async function dispatchExtras(ctx: AppContext, workspaceId: string, defau
       ? attached.map((c) => ({ name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode }))
       : [],
     tables,
+    // Whether the catalog token it gets may write (actors/queryKind.ts dispatchScope).
+    write,
   };
 }
 
@@ -79,7 +81,9 @@ export async function submitQuery(
 ) {
   const id = randomUUID();
   const now = Date.now();
-  const extras = await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached);
+  // Only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog token; anything else may write.
+  const write = !['select', 'describe'].includes(args.statementType ?? '');
+  const extras = await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached, write);
   // The row and its actor in one statement; the row holds the actor's initial projection (queued).
   const spawned = await ctx.host.spawn(
     'query',
