@@ -28,8 +28,8 @@ async function tokenFor(scope: string, expiresIn?: number) {
   return { status: res.status, body: (await res.json()) as { access_token?: string; expires_in?: number; error?: string } };
 }
 
-const call = (token: string, method: string, path: string, body?: unknown) =>
-  fetch(`${stack.catalog.url}${path}`, {
+const call = (token: string, method: string, path: string, body?: unknown, base = stack.catalog.url) =>
+  fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
@@ -83,5 +83,57 @@ describe('scoped catalog tokens', () => {
       { warehouse: 'hr', access: 'write' },
       { warehouse: 'ops', access: 'read' },
     ]);
+  });
+});
+
+describe('the token a dispatched query carries', () => {
+  it('reaches only its workspace’s catalogs, and writes only for a write', { timeout: 120_000 }, async () => {
+    const { startTestStack, setupAdmin } = await import('./support/api.ts');
+    const { waitForHealthyAgent } = await import('./support/agent.ts');
+    const { PROTOCOL_VERSION } = await import('../protocol/index.ts');
+    const WebSocket = (await import('ws')).default;
+    const t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: 'scope-bootstrap-token-123' });
+    let ws: InstanceType<typeof WebSocket> | undefined;
+    try {
+      const admin = await setupAdmin(t);
+      // A second catalog the `default` workspace does not attach.
+      const backends = (await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as { id: string; name: string }[];
+      const bundled = backends.find((b) => b.name === 'bundled')!;
+      expect((await t.req('POST', '/api/catalogs', { body: { slug: 'elsewhere', storage_backend_id: bundled.id }, as: admin })).status).toBe(201);
+
+      // A raw agent speaking the protocol, recording what it is sent.
+      const frames: any[] = [];
+      ws = new WebSocket(t.url.replace(/^http/, 'ws') + '/agents/connect');
+      ws.on('message', (d) => frames.push(JSON.parse(String(d))));
+      await new Promise((res, rej) => ws!.once('open', res).once('error', rej)); console.log('STEP', 'await new Promise((res, rej) =');
+      ws.send(JSON.stringify({ type: 'auth', payload: { protocol_version: PROTOCOL_VERSION, results_port: 8001, agent_version: 'test', bootstrap_token: 'scope-bootstrap-token-123', name: 'scope-raw' } }));
+      await expect.poll(() => frames.some((f) => f.type === 'auth_ok')).toBe(true);
+      ws.send(JSON.stringify({ type: 'agent_status', payload: { capabilities: { engine_version: 'v1.5.6', extensions: [], memory_limit_bytes: 1024, max_concurrency_profile: 'auto' } } }));
+      const agentId = await waitForHealthyAgent(t, admin, 'scope-raw');
+
+      const dispatched = async (sql: string) => {
+        const r = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
+        expect(r.status, r.text).toBe(202);
+        await expect.poll(() => frames.some((f) => f.type === 'dispatch_query' && f.payload.query_id === r.body.id)).toBe(true);
+        const frame = frames.find((f) => f.type === 'dispatch_query' && f.payload.query_id === r.body.id);
+        expect(frame.payload.catalogs.map((c: any) => c.name)).toEqual(['warehouse']);
+        return frame.payload.catalogs[0].token as string;
+      };
+
+      const read = await dispatched('SELECT 42');
+      expect(read).not.toBe(t.stack.token);
+      const at = t.stack.catalog.url;
+      expect(await call(read, 'GET', '/v1/config?warehouse=warehouse', undefined, at)).toBe(200);
+      expect(await call(read, 'GET', '/v1/config?warehouse=elsewhere', undefined, at)).toBe(403);
+      expect(await call(read, 'POST', '/v1/warehouse/namespaces', { namespace: ['scope_probe'] }, at)).toBe(403);
+      expect(await call(read, 'GET', '/management/v1/warehouses', undefined, at)).toBe(403);
+
+      const write = await dispatched('CREATE TABLE scratch.t AS SELECT 1 AS a');
+      expect(await call(write, 'POST', '/v1/warehouse/namespaces', { namespace: ['scope_probe'] }, at)).toBe(200);
+      expect(await call(write, 'GET', '/v1/config?warehouse=elsewhere', undefined, at)).toBe(403);
+    } finally {
+      ws?.close();
+      await t.close();
+    }
   });
 });
