@@ -168,20 +168,26 @@ async function cmdUp() {
   };
   onSignals(shutdown);
 
-  start('objectstore');
-  await waitForPort(config.OBJECT_STORE_PORT, 60_000);
-  start('catalog');
-  await waitForPort(config.CATALOG_PORT, 60_000);
-  start('api');
   const url = `http://127.0.0.1:${config.PORT}`;
-  await waitForReady(`${url}/api/healthz`, 120_000);
-  start('agent', {
-    CONTROL_PLANE_URL: `ws://127.0.0.1:${config.PORT}/agents/connect`,
-    BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
-    AGENT_NAME: 'bundled',
-  });
-  // Readiness names what it still waits for (the agent, the sample data): say it while waiting.
-  await waitForReady(`${url}/api/readyz`, 600_000, (waiting) => logger.info({ waiting }, 'starting'));
+  try {
+    start('objectstore');
+    await waitForPort(config.OBJECT_STORE_PORT, 60_000);
+    start('catalog');
+    await waitForPort(config.CATALOG_PORT, 60_000);
+    start('api');
+    await waitForReady(`${url}/api/healthz`, 120_000);
+    start('agent', {
+      CONTROL_PLANE_URL: `ws://127.0.0.1:${config.PORT}/agents/connect`,
+      BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
+      AGENT_NAME: 'bundled',
+    });
+    // Readiness names what it still waits for (the agent, the sample data): say it while waiting.
+    await waitForReady(`${url}/api/readyz`, 600_000, (waiting) => logger.info({ waiting }, 'starting'));
+  } catch (e) {
+    // A stack that cannot start stops whole, with the reason: no part is left running behind a failed `eider up`.
+    await shutdown();
+    throw e;
+  }
   process.stdout.write(
     `\nEider is up.\n  URL:          ${url}\n  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
       `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n` +
