@@ -2,7 +2,7 @@
 // the catalog service over HTTP (I3); the database adds only the table_metadata sidecar. In a scoped attachment
 // the attachment's grants decide what is listed and reachable (I10), with the same 403 not_granted as queries.
 import { Schema } from 'effect';
-import { route } from '../route.ts';
+import { Limit, route } from '../route.ts';
 import type { AppContext } from '../context.ts';
 import { AppError, conflict, unavailable, unprocessable } from '../../domain/errors.ts';
 import * as catalogs from '../../domain/catalogs.ts';
@@ -387,7 +387,7 @@ export const catalogTableRoutes = [
     params: TableParams,
     query: Schema.Struct({
       agent_id: Schema.optionalKey(Schema.String),
-      limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+      limit: Limit,
     }),
     responses: { 200: SampleOut, 403: null, 404: null, 422: null, 502: null, 503: null, 504: null },
     handler: async ({ ctx, principal, ws, params, query }) => {

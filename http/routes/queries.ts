@@ -1,7 +1,7 @@
 // Queries: submit, read (optionally waiting for the end), rows, profile, cancel, and history.
 import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
-import { route, asArray, repeatable, Uuid } from '../route.ts';
+import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
 import { AppError, forbidden, notFound, unavailable, unprocessable } from '../../domain/errors.ts';
 import { policyRejection } from '../../domain/statementPolicy.ts';
 import { checkPolicyOffThread } from '../policyPool.ts';
@@ -200,7 +200,7 @@ export const queryRoutes = [
       sort: Schema.optionalKey(Schema.Literals(['started_at', 'duration'])),
       dir: Schema.optionalKey(Schema.Literals(['asc', 'desc'])),
       cursor: Schema.optionalKey(Schema.String),
-      limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+      limit: Limit,
       origin: repeatable(Schema.String),
       session_id: Schema.optionalKey(Schema.String),
       agent_id: Schema.optionalKey(Schema.String),
@@ -262,7 +262,7 @@ export const queryRoutes = [
     access: { kind: 'resource', note: 'member of the query’s workspace' },
     params: QueryIdParams,
     query: Schema.Struct({
-      limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
+      limit: Limit,
       cursor: Schema.optionalKey(Schema.String),
     }),
     responses: { 200: RowsPage, 404: null, 409: null },
