@@ -5,13 +5,16 @@ import type { Db } from '../runtime/db.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import { CLOSE_CODES, type ServiceFrame } from '../protocol/index.ts';
 import type { ActorKind } from './host.ts';
+import type { AgentLink } from './agentLink.ts';
 
-export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets }): ActorKind {
-  const { db, sockets } = deps;
+export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link: AgentLink; replicaId: string }): ActorKind {
+  const { db, sockets, link } = deps;
   const send = (connectionId: string, frame: ServiceFrame) => sockets.connection(connectionId)?.send(frame) ?? false;
   return {
     machine: machineKinds.agentConnection.machine,
     project: (s) => ({ ...machineKinds.agentConnection.project(s) }),
+    // A heartbeat renews presence (the snapshot's deadline, the agent row's last_heartbeat_at), not history.
+    quietEvents: ['heartbeat', 'status'],
     effects: {
       sendAuthOk: (_ctx, p: { connectionId: string; agentId: string; heartbeatIntervalMs: number; heartbeatTtlMs: number }) => {
         const conn = sockets.connection(p.connectionId);
@@ -41,12 +44,16 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets }): Ac
       unregisterAgent: (_ctx, p: { agentId: string; connectionId: string }) => {
         sockets.unbind(p.agentId, p.connectionId);
       },
-      closeSocket: (_ctx, p: { connectionId: string; code: number; reason: string }) => {
-        sockets.connection(p.connectionId)?.close(p.code, p.reason);
+      // Wherever the socket is: a revocation or a deadline may be delivered on another replica.
+      closeSocket: async (_ctx, p: { connectionId: string; code: number; reason: string }) => {
+        await link.closeConnection(p.connectionId, p.code, p.reason);
       },
       failAgentWork: async (ctx, p: { agentId: string; reason: string }) => {
-        // Only when no newer connection of this agent is live: a replaced socket's end fails nothing.
-        if (sockets.agent(p.agentId)) return;
+        // Only while this connection is still the agent's newest (the database says, not this replica's sockets:
+        // a newer connection records itself there before any replica binds its socket), the end of a replaced
+        // socket, here or on another replica, fails nothing.
+        const [agent] = await db.query<{ connection_id: string | null }>(`select connection_id::text from agents where id = $1`, [p.agentId]);
+        if (agent && agent.connection_id !== null && agent.connection_id !== ctx.id) return;
         const live = await db.query<{ id: string }>(
           `select id from queries where agent_id = $1 and status in ('queued', 'running')`,
           [p.agentId],
@@ -61,7 +68,7 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets }): Ac
       return {
         sql: `update agents set
                 connection_id = case when $3 = 'registered' then $2::uuid else connection_id end,
-                status = $3, owner_url = $4, result_url = coalesce($5, result_url),
+                status = $3, owner_url = $4, owner_replica = case when $4::text is null then null else $10 end, result_url = coalesce($5, result_url),
                 connected_at = coalesce($6::timestamptz, connected_at), last_heartbeat_at = coalesce($7::timestamptz, last_heartbeat_at),
                 disconnected_at = $8::timestamptz,
                 capabilities = coalesce($9::jsonb, capabilities)
@@ -76,6 +83,7 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets }): Ac
           toTs(pr.lastHeartbeatAt),
           toTs(pr.disconnectedAt),
           pr.capabilities ? JSON.stringify(pr.capabilities) : null,
+          deps.replicaId,
         ],
       };
     },

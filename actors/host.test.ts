@@ -385,6 +385,35 @@ describe('actor host', () => {
     await db2.close();
   });
 
+  it('still wakes a waiter on another replica after its LISTEN connection was killed', async () => {
+    const db2 = await connectDb({ url: t.url, poolSize: 2, applicationName: 'eider-listen-victim' });
+    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
+    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const id = randomUUID();
+    await a.spawn('ledger', id, { owner: 'ann' });
+    const waiting = b.waitForTerminal('ledger', id, 60_000);
+    const killed = await t.db.query<{ ok: boolean }>(
+      `select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = 'eider-listen-victim' and query ilike 'listen%'`,
+    );
+    expect(killed.map((k) => k.ok)).toEqual([true]);
+    // The close is announced while b has no LISTEN: b learns of it by re-reading once it subscribed again.
+    const started = Date.now();
+    await a.send('ledger', id, { type: 'close' });
+    expect((await waiting).status).toBe('closed');
+    expect(Date.now() - started).toBeLessThan(10_000);
+    // And later notifications arrive again on the new connection.
+    const id2 = randomUUID();
+    await a.spawn('ledger', id2, { owner: 'bob' });
+    const second = b.waitForTerminal('ledger', id2, 60_000);
+    const t2 = Date.now();
+    await a.send('ledger', id2, { type: 'close' });
+    expect((await second).status).toBe('closed');
+    expect(Date.now() - t2).toBeLessThan(5_000);
+    await a.close();
+    await b.close();
+    await db2.close();
+  });
+
   it('refuses a kind whose machine has an action without an effect implementation', async () => {
     await expect(
       createActorHost({
@@ -394,5 +423,98 @@ describe('actor host', () => {
         kinds: { ledger: { machine: ledgerMachine, project: projectLedger, effects: { recordEntry: () => {} } } },
       }),
     ).rejects.toThrow(/announceClosed/);
+  });
+
+  describe('the effects outbox', () => {
+    const pending = (id: string) =>
+      t.db.query<{ effect: string; owner_replica: string }>(`select effect, owner_replica from actor_effects where actor_id = $1 order by version, idx`, [id]);
+    const until = async (check: () => Promise<boolean>) => {
+      for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    /** An effect that fails only once its host is closing: the host stops before it ran (as a killed process). */
+    function dyingEffect() {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      return {
+        impl: async () => {
+          await gate;
+          throw new Error('the process died');
+        },
+        kill: async (host: { close(): Promise<void> }) => {
+          const closing = host.close();
+          release();
+          await closing;
+        },
+      };
+    }
+
+    it('records a transition and its effects in one statement, and clears them once they ran', async () => {
+      const seen: number[] = [];
+      const host = await createActorHost({ db: t.db, replicaId: 'ob1', kinds: { ledger: ledgerKind({}, { recordEntry: (_c, p: { n: number }) => void seen.push(p.n) }) }, logger });
+      const id = randomUUID();
+      await host.spawn('ledger', id, { owner: 'ann' });
+      const r = await host.send('ledger', id, { type: 'add', n: 4 });
+      await r.effectsDone;
+      expect(seen).toEqual([4]);
+      await until(async () => (await pending(id)).length === 0);
+      expect(await pending(id)).toEqual([]);
+      await host.close();
+    });
+
+    it('runs, after a restart, the effects a process committed but died before running', async () => {
+      // The first process commits `add` and dies inside its effect (it never returns): the outbox keeps the effect.
+      const dying = dyingEffect();
+      const crashed = await createActorHost({ db: t.db, replicaId: 'ob2', kinds: { ledger: ledgerKind({}, { recordEntry: dying.impl }) }, logger });
+      const id = randomUUID();
+      await crashed.spawn('ledger', id, { owner: 'ann' });
+      await crashed.send('ledger', id, { type: 'add', n: 7 });
+      await dying.kill(crashed);
+      expect(await pending(id)).toEqual([{ effect: 'recordEntry', owner_replica: 'ob2' }]);
+
+      const seen: number[] = [];
+      const restarted = await createActorHost({ db: t.db, replicaId: 'ob2', kinds: { ledger: ledgerKind({}, { recordEntry: (_c, p: { n: number }) => void seen.push(p.n) }) }, logger });
+      await restarted.rehydrate();
+      await restarted.idle();
+      expect(seen).toEqual([7]);
+      await until(async () => (await pending(id)).length === 0);
+      expect(await pending(id)).toEqual([]);
+      await restarted.close();
+    });
+
+    it("adopts a gone replica's pending effects, and leaves a live replica's alone", async () => {
+      const id = randomUUID();
+      const dying = dyingEffect();
+      const gone = await createActorHost({ db: t.db, replicaId: 'ob-gone', kinds: { ledger: ledgerKind({}, { recordEntry: dying.impl }) }, logger });
+      await gone.spawn('ledger', id, { owner: 'ann' });
+      await gone.send('ledger', id, { type: 'add', n: 3 });
+      await dying.kill(gone);
+      // While ob-gone heartbeats, its effects are its own.
+      await t.db.query(`insert into replicas (id, instance, internal_url) values ('ob-gone', gen_random_uuid(), 'http://x')`);
+      const seen: number[] = [];
+      const adopter = await createActorHost({ db: t.db, replicaId: 'ob-adopter', kinds: { ledger: ledgerKind({}, { recordEntry: (_c, p: { n: number }) => void seen.push(p.n) }) }, logger });
+      expect(await adopter.recoverEffects({ presenceTtlS: 60, minAgeS: 0 })).toBe(0);
+      // Once its heartbeat is older than the presence TTL, another replica runs them.
+      await t.db.query(`update replicas set heartbeat_at = now() - interval '2 minutes' where id = 'ob-gone'`);
+      expect(await adopter.recoverEffects({ presenceTtlS: 60, minAgeS: 0 })).toBe(1);
+      await adopter.idle();
+      expect(seen).toEqual([3]);
+      await until(async () => (await pending(id)).length === 0);
+      expect(await pending(id)).toEqual([]);
+      await t.db.query(`delete from replicas where id = 'ob-gone'`);
+      await adopter.close();
+    });
+
+    it('writes a quiet event (a heartbeat) without a history row', async () => {
+      const host = await createActorHost({ db: t.db, replicaId: 'ob3', kinds: { ledger: ledgerKind({ quietEvents: ['arm'] }) }, logger });
+      const id = randomUUID();
+      await host.spawn('ledger', id, { owner: 'ann' });
+      await host.send('ledger', id, { type: 'arm', ms: 500, at: 2_000 });
+      await host.send('ledger', id, { type: 'arm', ms: 500, at: 3_000 });
+      const a = await row(t.db, id);
+      expect(a.version).toBe(3n);
+      expect(a.deadline_at.getTime()).toBe(3_500);
+      expect((await history(t.db, id)).map((h) => h.event)).toEqual(['xstate.init']);
+      await host.close();
+    });
   });
 });

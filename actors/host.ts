@@ -1,6 +1,8 @@
 // The actor host: runs each lifecycle machine instance as a persisted, supervised actor. The machines decide
 // (xstate's pure `initialTransition`/`transition`); the host persists every accepted transition with an optimistic
-// version check, appends it to the history, and only then executes the effects the machine asked for.
+// version check, appends it to the history, and records the effects the machine asked for in the outbox
+// (actor_effects) in the same statement. It then runs them; effects a dead process never ran are found in the outbox
+// by `recoverEffects` (on this replica after a restart, or on another once this one is gone).
 import { EventEmitter } from 'node:events';
 import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
 import type { Db, Queryable } from '../runtime/db.ts';
@@ -12,6 +14,8 @@ import { redactSecrets } from './redact.ts';
 import { decodeSnapshot, encodeJson, encodeSnapshot, stateName } from './snapshotCodec.ts';
 import {
   TRANSITIONS_CHANNEL,
+  claimEffects,
+  deleteEffects,
   insertActor,
   listOwnedLive,
   loadActor,
@@ -45,9 +49,6 @@ export interface EffectContext {
   id: string;
   /** The version the transition that asked for this effect was persisted at. */
   version: number;
-  snapshot: AnyMachineSnapshot;
-  projection: Projection;
-  event: ActorEvent;
   /** Sends a follow-up event to this actor (it queues behind the current delivery; never deadlocks). */
   send(event: ActorEvent): Promise<SendResult>;
   host: ActorHost;
@@ -55,7 +56,8 @@ export interface EffectContext {
 }
 
 /** Implements one named action of a machine. Effects run after the commit, at least once per accepted transition
- *  while the replica lives (a failing one is retried), so they must tolerate repetition. */
+ *  (a failing one is retried; one a dead process never finished is run again from the outbox), so they must
+ *  tolerate repetition. */
 export type EffectImpl = (ctx: EffectContext, params: any) => unknown;
 
 export interface ActorKind<P extends Projection = Projection> {
@@ -69,6 +71,9 @@ export interface ActorKind<P extends Projection = Projection> {
   /** The same, as one `UPDATE … WHERE …` statement the host folds into the transition's own statement (no
    *  BEGIN/COMMIT round trips): the hot path for kinds whose entity is a single row. Same projection rules. */
   entityWrite?: (id: string, projection: P) => EntityWrite;
+  /** Events that only refresh presence (heartbeats): when one changes neither state nor status and asks for no
+   *  effect, the snapshot is written but no history row is appended. */
+  quietEvents?: readonly string[];
 }
 
 export interface SupervisionOptions {
@@ -141,8 +146,12 @@ export interface ActorHost {
   subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void;
   /** Resolves with the actor once it is terminal, or with its current state when `timeoutMs` passes first. */
   waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorView>;
-  /** Loads the live actors this replica owns into memory; returns how many. */
+  /** Loads the live actors this replica owns into memory and runs the effects it left pending; returns how many
+   *  actors. */
   rehydrate(): Promise<number>;
+  /** Claims and runs pending outbox effects: this replica's own that are not running here, and (unless
+   *  `presenceTtlS` is null) those of replicas not seen for `presenceTtlS`. Returns how many effects were run. */
+  recoverEffects(opts: { presenceTtlS: number | null; minAgeS?: number; limit?: number }): Promise<number>;
   /** Resolves once every queued delivery and effect has settled. */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -158,14 +167,25 @@ interface CacheEntry {
   deadlineAt: number | null;
 }
 
+type Action = { type: string; params?: unknown };
+
 interface Committed {
   entry: CacheEntry;
   event: ActorEvent;
   projection: Projection;
-  actions: readonly { type: string; params?: unknown }[];
+  /** The transition's effects (its actions without xstate's built-ins), as the outbox recorded them. */
+  effects: readonly Action[];
 }
 
+/** The actions that are effects (built-ins such as assign and raise were applied inside transition()). */
+const effectsOf = (actions: readonly Action[]) => actions.filter((a) => !a.type.startsWith('xstate.'));
+
+/** One transition's effects, as recovery and the outbox name them. */
+const transitionKey = (kind: string, id: string, version: number) => `${kind}:${id}:${version}`;
+
 const SUPERVISOR_FAILED = 'supervisor.failed';
+/** Emitted on `notices` after LISTEN was re-subscribed: waiters re-read what they wait for (a NOTIFY may be lost). */
+const RESYNC = Symbol('resync');
 const key = (kind: string, id: string) => `${kind}:${id}`;
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -193,6 +213,12 @@ class Host implements ActorHost {
   private readonly sleeps = new Set<{ timer: NodeJS.Timeout; reject: (e: unknown) => void }>();
   private unlisten: (() => Promise<void>) | null = null;
   private closed = false;
+  /** Transitions whose effects are running on this replica (`kind:id:version`): recovery leaves them alone. */
+  private readonly running = new Set<string>();
+  /** Transitions whose effects finished, deleted from the outbox in batches (a lost batch only re-runs effects). */
+  private doneEffects: { kind: string; id: string; version: number }[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
 
   constructor(opts: ActorHostOptions) {
     this.db = opts.db;
@@ -218,7 +244,7 @@ class Host implements ActorHost {
   }
 
   async listen(): Promise<void> {
-    this.unlisten = await this.db.listen(TRANSITIONS_CHANNEL, (payload) => {
+    const onPayload = (payload: string) => {
       let n: TransitionNotice;
       try {
         n = JSON.parse(payload);
@@ -229,6 +255,16 @@ class Host implements ActorHost {
       const cached = this.cache.get(key(n.kind, n.id));
       if (cached && cached.version < n.version) this.cache.delete(key(n.kind, n.id));
       this.notices.emit(key(n.kind, n.id), n);
+    };
+    this.unlisten = await this.db.listen(TRANSITIONS_CHANNEL, onPayload, {
+      onError: (e) => this.logger.warn({ err: message(e) }, 'lost the LISTEN connection; subscribing again'),
+      onResubscribed: () => {
+        // Notifications sent while the connection was down are gone: drop what they would have invalidated and wake
+        // every waiter to re-read the database.
+        this.logger.info('LISTEN subscribed again');
+        this.cache.clear();
+        this.notices.emit(RESYNC);
+      },
     });
   }
 
@@ -242,9 +278,10 @@ class Host implements ActorHost {
       const inputAt = (input as { at?: unknown } | null | undefined)?.at;
       const at = typeof inputAt === 'number' ? inputAt : this.now();
       const [snapshot, actions] = initialTransition(reg.machine, input as any) as [AnyMachineSnapshot, any[]];
+      const effects = effectsOf(actions);
       const projection = reg.project(snapshot);
       const entry = this.entryFor(snapshot, 1, projection);
-      const write = this.transitionWrite(kind, id, entry, projection, 'xstate.init', input, null, at);
+      const write = this.transitionWrite(kind, id, entry, projection, 'xstate.init', input, null, at, { effects });
       try {
         // An entity created with the actor (its INSERT carrying the initial projection) needs no entity update.
         if (opts.entity) await insertActor(opts.tx ?? this.db, write, opts.entity);
@@ -255,7 +292,7 @@ class Host implements ActorHost {
         if (isUniqueViolation(e)) throw new ActorError('conflict', kind, id, `actor ${kind} ${id} already exists`);
         throw e;
       }
-      const committed: Committed = { entry, event: { type: 'xstate.init', at }, projection, actions };
+      const committed: Committed = { entry, event: { type: 'xstate.init', at }, projection, effects };
       let started: Promise<void> | null = null;
       const start = () => (started ??= this.afterCommit(reg, kind, id, committed).effectsDone);
       if (!opts.tx) void start();
@@ -291,6 +328,7 @@ class Host implements ActorHost {
         if (settled) return;
         settled = true;
         unsubscribe();
+        this.notices.off(RESYNC, onResync);
         clearTimeout(timer);
         if (err) reject(err);
         else if (!view) reject(new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`));
@@ -307,6 +345,8 @@ class Host implements ActorHost {
       const unsubscribe = this.subscribe(kind, id, (n) => {
         if (n.terminal) void check(true);
       });
+      const onResync = () => void check(false);
+      this.notices.on(RESYNC, onResync);
       timer = setTimeout(() => void check(true), timeoutMs);
       void check(false);
     });
@@ -315,7 +355,9 @@ class Host implements ActorHost {
   async rehydrate(): Promise<number> {
     const rows = await listOwnedLive(this.db, this.replicaId, Object.keys(this.kinds));
     for (const row of rows) this.remember(key(row.kind, row.id), this.entryFromRow(this.kinds[row.kind], row));
-    this.logger.info({ replica: this.replicaId, actors: rows.length }, 'actors rehydrated');
+    // Effects this replica committed but never finished before it stopped (nothing of ours runs yet: no age floor).
+    const effects = await this.recoverEffects({ presenceTtlS: null, minAgeS: 0 });
+    this.logger.info({ replica: this.replicaId, actors: rows.length, effects }, 'actors rehydrated');
     return rows.length;
   }
 
@@ -336,6 +378,7 @@ class Host implements ActorHost {
     this.sleeps.clear();
     await this.unlisten?.();
     await this.idle();
+    await this.flushDoneEffects();
     this.cache.clear();
     this.notices.removeAllListeners();
   }
@@ -392,8 +435,14 @@ class Host implements ActorHost {
       // cut concurrent throughput about fourfold when every transition notified; other replicas' waiters only
       // wait for status changes, so only those are announced across replicas. Every transition is announced locally.
       const announce = nextEntry.status !== entry.status || nextEntry.terminal !== entry.terminal;
-      const write = this.transitionWrite(kind, id, nextEntry, projection, event.type, event, entry.state, event.at!, announce);
-      const committed: Committed = { entry: nextEntry, event, projection, actions };
+      const effects = effectsOf(actions);
+      const quiet = reg.quietEvents?.includes(event.type) === true && !announce && nextEntry.state === entry.state && effects.length === 0;
+      const write = this.transitionWrite(kind, id, nextEntry, projection, event.type, event, entry.state, event.at!, {
+        announce,
+        effects,
+        history: !quiet,
+      });
+      const committed: Committed = { entry: nextEntry, event, projection, effects };
       let version: number | null;
       try {
         version = await this.write(reg, id, entry.version, write, next, projection);
@@ -445,11 +494,14 @@ class Host implements ActorHost {
         projection = { ...this.lastProjection(reg, entry), status: 'failed', terminal: true, deadlineAt: null, error: reason };
         nextEntry = { ...entry, version: entry.version + 1, status: 'failed', terminal: true, deadlineAt: null };
       }
-      const write = this.transitionWrite(kind, id, nextEntry, projection, SUPERVISOR_FAILED, event, entry.state, event.at!, true);
+      const write = this.transitionWrite(kind, id, nextEntry, projection, SUPERVISOR_FAILED, event, entry.state, event.at!, {
+        announce: true,
+        effects: effectsOf(actions),
+      });
       write.lastError = typeof projection.error === 'string' ? projection.error : reason;
       const version = await this.write(reg, id, entry.version, write, next, projection);
       if (version === null) continue;
-      const result = this.afterCommit(reg, kind, id, { entry: nextEntry, event, projection, actions });
+      const result = this.afterCommit(reg, kind, id, { entry: nextEntry, event, projection, effects: effectsOf(actions) });
       return { ...result, outcome: 'failed' };
     }
     throw new ActorError('conflict', kind, id, `actor ${kind} ${id}: could not record supervision failure`);
@@ -469,33 +521,86 @@ class Host implements ActorHost {
       replica: this.replicaId,
     };
     this.notices.emit(k, notice);
-    const effectsDone =
-      c.actions.length === 0
-        ? Promise.resolve()
-        : this.effectChains.enqueue(k, () => this.runEffects(reg, kind, id, c)).catch((e) => {
-            this.logger.error({ kind, id, err: message(e) }, 'actor effects abandoned');
-          });
+    const effectsDone = c.effects.length === 0 ? Promise.resolve() : this.scheduleEffects(reg, kind, id, c.entry.version, c.effects);
     return { outcome: 'persisted', actor: this.view(kind, id, c.entry), effectsDone };
   }
 
-  private async runEffects(reg: ActorKind, kind: string, id: string, c: Committed): Promise<void> {
+  /** Runs one transition's effects behind the actor's earlier ones; its outbox rows go once they all ran. */
+  private scheduleEffects(reg: ActorKind, kind: string, id: string, version: number, effects: readonly Action[]): Promise<void> {
+    const runKey = transitionKey(kind, id, version);
+    this.running.add(runKey);
+    let finished = false;
+    return this.effectChains
+      .enqueue(key(kind, id), async () => {
+        finished = await this.runEffects(reg, kind, id, version, effects);
+        if (finished) this.effectsFinished(kind, id, version);
+      })
+      .catch((e) => {
+        this.logger.error({ kind, id, err: message(e) }, 'actor effects abandoned');
+      })
+      // A finished transition stays `running` until its outbox rows are deleted, so recovery never re-runs it.
+      .finally(() => {
+        if (!finished) this.running.delete(runKey);
+      });
+  }
+
+  async recoverEffects(opts: { presenceTtlS: number | null; minAgeS?: number; limit?: number }): Promise<number> {
+    if (this.closed) return 0;
+    const rows = await claimEffects(this.db, this.replicaId, {
+      kinds: Object.keys(this.kinds),
+      running: [...this.running],
+      minAgeS: opts.minAgeS ?? 5,
+      presenceTtlS: opts.presenceTtlS,
+      limit: opts.limit ?? 500,
+    });
+    const byTransition = new Map<string, { kind: string; id: string; version: number; effects: Action[] }>();
+    for (const r of rows) {
+      const t = transitionKey(r.kind, r.id, r.version);
+      let group = byTransition.get(t);
+      if (!group) byTransition.set(t, (group = { kind: r.kind, id: r.id, version: r.version, effects: [] }));
+      group.effects.push({ type: r.effect, params: r.params });
+    }
+    if (byTransition.size > 0) this.logger.info({ transitions: byTransition.size, effects: rows.length }, 'running pending effects from the outbox');
+    await Promise.all([...byTransition.values()].map((g) => this.scheduleEffects(this.kinds[g.kind], g.kind, g.id, g.version, g.effects)));
+    return rows.length;
+  }
+
+  private effectsFinished(kind: string, id: string, version: number): void {
+    this.doneEffects.push({ kind, id, version });
+    if (this.doneEffects.length >= 500) void this.flushDoneEffects();
+    else this.flushTimer ??= setTimeout(() => void this.flushDoneEffects(), 20);
+  }
+
+  private flushDoneEffects(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const batch = this.doneEffects;
+    this.doneEffects = [];
+    if (batch.length === 0) return this.flushing;
+    this.flushing = this.flushing
+      .then(() => deleteEffects(this.db, batch))
+      .catch((e) => this.logger.warn({ err: message(e), transitions: batch.length }, 'could not clear finished effects; they will run again'))
+      .finally(() => {
+        for (const d of batch) this.running.delete(transitionKey(d.kind, d.id, d.version));
+      });
+    return this.flushing;
+  }
+
+  /** True when every effect ran (or was given up and the actor failed); false when the host closed midway. */
+  private async runEffects(reg: ActorKind, kind: string, id: string, version: number, effects: readonly Action[]): Promise<boolean> {
     const ctx: EffectContext = {
       kind,
       id,
-      version: c.entry.version,
-      snapshot: c.entry.snapshot,
-      projection: c.projection,
-      event: c.event,
+      version,
       send: (event) => this.send(kind, id, event),
       host: this,
       logger: this.logger,
     };
-    for (const action of c.actions) {
-      if (action.type.startsWith('xstate.')) continue; // built-ins (assign, raise…) were applied by transition()
+    for (const action of effects) {
       const impl = reg.effects[action.type];
       if (!impl) throw new Error(`actor kind ${kind}: no effect implementation for ${action.type}`);
       for (let failures = 0; ; ) {
-        if (this.closed) return;
+        if (this.closed) return false;
         try {
           await impl(ctx, action.params);
           break;
@@ -508,12 +613,17 @@ class Host implements ActorHost {
             void this.mailboxes
               .enqueue(key(kind, id), () => this.fail(reg, kind, id, reason))
               .then(undefined, (err) => this.logger.error({ kind, id, err: message(err) }, 'could not fail actor'));
-            return;
+            return true;
           }
-          await this.sleep(this.backoff(failures));
+          try {
+            await this.sleep(this.backoff(failures));
+          } catch {
+            return false; // the host closed during the backoff
+          }
         }
       }
     }
+    return true;
   }
 
   // ---- persistence ----
@@ -559,7 +669,7 @@ class Host implements ActorHost {
     payload: unknown,
     fromState: string | null,
     at: number,
-    announce = false,
+    opts: { announce?: boolean; effects: readonly Action[]; history?: boolean },
   ): TransitionWrite {
     const stored = redactSecrets(payload) as Record<string, unknown> | unknown;
     // For events, `type` and `at` have their own columns; a spawn's payload is the machine's input, kept whole.
@@ -590,7 +700,9 @@ class Host implements ActorHost {
       fromState,
       at,
       replica: this.replicaId,
-      notifyPayload: announce ? JSON.stringify(notice) : null,
+      notifyPayload: opts.announce ? JSON.stringify(notice) : null,
+      effectsText: opts.effects.length === 0 ? null : encodeJson(opts.effects.map((a) => ({ effect: a.type, params: a.params ?? null }))),
+      history: opts.history ?? true,
     };
   }
 

@@ -135,3 +135,108 @@ export async function listTransitions(
   }));
   return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1].seq) : null };
 }
+
+export interface ReplicaOut {
+  id: string;
+  internal_url: string;
+  started_at: string;
+  heartbeat_at: string;
+  live: boolean;
+  draining: boolean;
+  live_actors: number;
+  pending_effects: number;
+}
+
+export interface ClusterOut {
+  replicas: ReplicaOut[];
+  /** live actors whose deadline has passed and the reaper has not moved on yet */
+  overdue_deadlines: { count: number; oldest_at: string | null };
+  pending_effects: { count: number; oldest_at: string | null };
+}
+
+/** The cluster as operators see it: each replica with what it owns, overdue deadlines and pending effects. */
+export async function clusterView(db: Queryable, presenceTtlS: number): Promise<ClusterOut> {
+  const replicas = await db.query<any>(
+    `select r.id, r.internal_url, r.started_at, r.heartbeat_at, r.draining,
+            r.heartbeat_at > now() - make_interval(secs => $1) as live,
+            (select count(*) from actors a where a.owner_replica = r.id and not a.terminal)::int as live_actors,
+            (select count(*) from actor_effects e where e.owner_replica = r.id)::int as pending_effects
+       from replicas r order by r.id`,
+    [presenceTtlS],
+  );
+  const [overdue] = await db.query<any>(
+    `select count(*)::int as count, min(deadline_at) as oldest from actors where not terminal and deadline_at < now()`,
+  );
+  const [pending] = await db.query<any>(`select count(*)::int as count, min(created_at) as oldest from actor_effects`);
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    replicas: replicas.map((r) => ({
+      id: r.id,
+      internal_url: r.internal_url,
+      started_at: r.started_at.toISOString(),
+      heartbeat_at: r.heartbeat_at.toISOString(),
+      live: r.live,
+      draining: r.draining,
+      live_actors: r.live_actors,
+      pending_effects: r.pending_effects,
+    })),
+    overdue_deadlines: { count: overdue.count, oldest_at: iso(overdue.oldest) },
+    pending_effects: { count: pending.count, oldest_at: iso(pending.oldest) },
+  };
+}
+
+const PG_TIMESTAMP = /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?([+-]\d\d(:\d\d)?|Z)?$/;
+
+export interface ActorSummaryOut {
+  kind: string;
+  id: string;
+  state: string;
+  status: string;
+  terminal: boolean;
+  version: number;
+  deadline_at: string | null;
+  owner_replica: string | null;
+  updated_at: string;
+}
+
+/** Actors newest first, filtered by kind, state, owner and liveness; keyset-paged. */
+export async function listActors(
+  db: Queryable,
+  opts: { kind?: string; state?: string; owner?: string; live?: boolean; cursor?: string; limit?: number },
+): Promise<{ items: ActorSummaryOut[]; next_cursor: string | null }> {
+  const limit = Math.min(Math.max(1, Math.trunc(opts.limit ?? DEFAULT_TRANSITIONS_LIMIT)), MAX_TRANSITIONS_LIMIT);
+  let after: { u: string; id: string } | null = null;
+  if (opts.cursor) {
+    try {
+      after = JSON.parse(Buffer.from(opts.cursor, 'base64url').toString('utf8'));
+    } catch {
+      after = null;
+    }
+    if (!after || typeof after.u !== 'string' || typeof after.id !== 'string' || !UUID.test(after.id) || !PG_TIMESTAMP.test(after.u)) {
+      throw new ActorError('invalid_cursor', opts.kind ?? '', '', 'malformed cursor');
+    }
+  }
+  const rows = await db.query<any>(
+    `select kind, id::text as id, state, status, terminal, version, deadline_at, owner_replica, updated_at,
+            updated_at::text as updated_exact from actors
+      where ($1::text is null or kind = $1) and ($2::text is null or state = $2) and ($3::text is null or owner_replica = $3)
+        and ($4::boolean is null or terminal = not $4)
+        and ($5::timestamptz is null or (updated_at, id) < ($5::timestamptz, $6::uuid))
+      order by updated_at desc, id desc limit $7`,
+    [opts.kind ?? null, opts.state ?? null, opts.owner ?? null, opts.live ?? null, after?.u ?? null, after?.id ?? null, limit + 1],
+  );
+  const items: ActorSummaryOut[] = rows.slice(0, limit).map((r) => ({
+    kind: r.kind,
+    id: r.id,
+    state: r.state,
+    status: r.status,
+    terminal: r.terminal,
+    version: Number(r.version),
+    deadline_at: r.deadline_at ? r.deadline_at.toISOString() : null,
+    owner_replica: r.owner_replica,
+    updated_at: r.updated_at.toISOString(),
+  }));
+  const last = rows.length > limit ? rows[limit - 1] : null;
+  // The cursor keeps PostgreSQL's microseconds: a millisecond ISO time would skip or repeat rows at a page boundary.
+  return { items, next_cursor: last ? Buffer.from(JSON.stringify({ u: last.updated_exact, id: last.id })).toString('base64url') : null };
+}

@@ -5,12 +5,15 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorKind } from './host.ts';
+import type { AgentLink } from './agentLink.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES } from '../domain/queries.ts';
 
 export interface QueryKindDeps {
   db: Db;
   sockets: AgentSockets;
+  /** reaches the agent on this replica's socket or through the replica holding it */
+  link: AgentLink;
   logger: Logger;
   /** A short-lived bearer for the catalog service, handed to the agent with each dispatch (memory only). */
   /** a catalog token limited to these warehouses (read or write) for this long: what a dispatch carries */
@@ -35,7 +38,7 @@ export function dispatchScope(catalogs: readonly Record<string, unknown>[], extr
 }
 
 export function queryKind(deps: QueryKindDeps): ActorKind {
-  const { db, sockets } = deps;
+  const { db, sockets, link } = deps;
   return {
     machine: machineKinds.query.machine,
     project: (s) => ({ ...machineKinds.query.project(s) }),
@@ -44,7 +47,6 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
         ctx,
         p: { queryId: string; agentId: string; sql: string; workspace: string; timeoutS: number; extras: Record<string, any> | null },
       ) => {
-        const live = sockets.agent(p.agentId);
         const catalogs: Array<Record<string, unknown>> = Array.isArray(p.extras?.catalogs) ? p.extras.catalogs : [];
         let token: string | null = null;
         if (catalogs.length && deps.catalogToken) {
@@ -60,8 +62,9 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
             ctx.logger.warn({ queryId: p.queryId, err: (err as Error).message }, 'catalog service unavailable; dispatching without catalogs');
           }
         }
-        const sent =
-          live?.send({
+        // The query id is the idempotency key: an agent ignores a dispatch it has already seen (this effect may run
+        // again after a crash, or when persisting `dispatched` failed).
+        const sent = await link.send(p.agentId, {
             type: 'dispatch_query',
             payload: {
               query_id: p.queryId,
@@ -71,12 +74,13 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
               timeout_s: p.timeoutS,
               ...(token ? { catalogs: catalogs.map((c) => ({ ...c, token })) } : {}),
             },
-          }) ?? false;
-        if (sent) sockets.rememberDispatch(p.queryId, p.agentId);
+          });
+        if (sent && sockets.agent(p.agentId)) sockets.rememberDispatch(p.queryId, p.agentId);
         await ctx.send(sent ? { type: 'dispatched' } : { type: 'dispatchFailed', message: 'the agent is not connected' });
       },
-      sendCancelQuery: (_ctx, p: { queryId: string; agentId: string | null }) => {
-        if (p.agentId) sockets.agent(p.agentId)?.send({ type: 'cancel_query', payload: { query_id: p.queryId } });
+      sendCancelQuery: async (_ctx, p: { queryId: string; agentId: string | null }) => {
+        sockets.forgetDispatch(p.queryId);
+        if (p.agentId) await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.queryId } });
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
       recordProfile: async (_ctx, p: { queryId: string; profile: unknown }) => {

@@ -38,6 +38,10 @@ export interface TransitionWrite {
   replica: string;
   /** JSON sent on TRANSITIONS_CHANNEL when the write commits; null sends nothing. */
   notifyPayload: string | null;
+  /** The transition's effects (`[{effect, params}]`, JSON) for the outbox; null when it asked for none. */
+  effectsText: string | null;
+  /** False for a quiet transition (a heartbeat): the actor row is written, no history row is appended. */
+  history: boolean;
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -71,47 +75,62 @@ export async function insertActor(q: Queryable, w: TransitionWrite, entity?: Ent
        insert into actors (kind, id, version, state, status, terminal, deadline_at, snapshot, owner_replica, last_error)
        values ($1, $2::uuid, 1, $3, $4, $5, $6::timestamptz, $7::jsonb, $8, $9)
        returning version
-     )${entityCte}
+     )${entityCte}, ${outboxCte('a', 14, 8)}
      insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
      select $1, $2::uuid, a.version, $10, $11::jsonb, null, $3, $12::timestamptz, $8 from a
      returning seq, case when $13::text is null then null else pg_notify('${TRANSITIONS_CHANNEL}', $13::text) end as n`,
     [w.kind, w.id, w.state, w.status, w.terminal, iso(w.deadlineAt), w.snapshotText, w.replica, w.lastError,
-      w.event, w.payloadText, iso(w.at), w.notifyPayload, ...(entity?.params ?? [])],
+      w.event, w.payloadText, iso(w.at), w.notifyPayload, w.effectsText, ...(entity?.params ?? [])],
   );
 }
 
-const INSERT_PARAMS = 13;
+/** The outbox rows of a transition, inserted by its own statement once `from` (the actor write) produced a row;
+ *  a null list inserts none. */
+const outboxCte = (from: string, effectsParam: number, replicaParam: number) =>
+  `fx as (
+     insert into actor_effects (kind, actor_id, version, idx, effect, params, owner_replica)
+     select $1, $2::uuid, ${from}.version, t.ord - 1, t.x->>'effect', t.x->'params', $${replicaParam}
+     from ${from}, jsonb_array_elements($${effectsParam}::jsonb) with ordinality as t(x, ord)
+     returning 1
+   )`;
+
+const INSERT_PARAMS = 14;
 const renumber = (sql: string, offset: number) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
 
-/**
- * Writes a transition if the actor is still at `expectedVersion`; returns the new version, or null when another
- * writer got there first (the caller reloads and re-delivers).
- */
 /** An entity row update (`UPDATE … WHERE …`, its own $1…$n parameters) written with the transition. */
 export interface EntityWrite {
   sql: string;
   params: unknown[];
 }
 
-const TRANSITION_PARAMS = 15;
+const TRANSITION_PARAMS = 16;
 
+/**
+ * Writes a transition if the actor is still at `expectedVersion`; returns the new version, or null when another
+ * writer got there first (the caller reloads and re-delivers).
+ */
 export async function writeTransition(q: Queryable, expectedVersion: number, w: TransitionWrite, entity?: EntityWrite): Promise<number | null> {
   // The entity update rides in the same statement, guarded on the actor update having won the version check.
   const entityCte = entity
     ? `, e as (${renumber(entity.sql, TRANSITION_PARAMS)} and exists (select 1 from u) returning 1)`
     : '';
+  const notify = `case when $15::text is null then null else pg_notify('${TRANSITIONS_CHANNEL}', $15::text) end as n`;
+  const last = w.history
+    ? `insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
+       select $1, $2::uuid, u.version, $10, $11::jsonb, $12, $4, $13::timestamptz, $14 from u
+       returning seq, ${notify}`
+    : // Unused history parameters still need a type for PostgreSQL to plan the statement.
+      `select u.version as seq, ${notify}, $10::text, $11::jsonb, $12::text, $13::timestamptz, $14::text from u`;
   const rows = await q.query<{ seq: bigint }>(
     `with u as (
        update actors set version = version + 1, state = $4, status = $5, terminal = $6, deadline_at = $7::timestamptz,
          snapshot = $8::jsonb, last_error = $9, updated_at = now()
        where kind = $1 and id = $2::uuid and version = $3
        returning version
-     )${entityCte}
-     insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
-     select $1, $2::uuid, u.version, $10, $11::jsonb, $12, $4, $13::timestamptz, $14 from u
-     returning seq, case when $15::text is null then null else pg_notify('${TRANSITIONS_CHANNEL}', $15::text) end as n`,
+     )${entityCte}, ${outboxCte('u', 16, 14)}
+     ${last}`,
     [w.kind, w.id, expectedVersion, w.state, w.status, w.terminal, iso(w.deadlineAt), w.snapshotText, w.lastError,
-      w.event, w.payloadText, w.fromState, iso(w.at), w.replica, w.notifyPayload, ...(entity?.params ?? [])],
+      w.event, w.payloadText, w.fromState, iso(w.at), w.replica, w.notifyPayload, w.effectsText, ...(entity?.params ?? [])],
   );
   return rows.length === 0 ? null : Number(rows[0].seq);
 }
@@ -159,4 +178,54 @@ export async function listDue(
      order by deadline_at limit $3`,
     [new Date(nowMs).toISOString(), kinds, limit],
   );
+}
+
+/** A pending effect of the outbox, as the effect runner claims it. */
+export interface EffectRow {
+  kind: string;
+  id: string;
+  version: number;
+  idx: number;
+  effect: string;
+  params: unknown;
+}
+
+/** Removes the outbox rows of transitions whose effects have all run (or were given up). */
+export async function deleteEffects(q: Queryable, done: readonly { kind: string; id: string; version: number }[]): Promise<void> {
+  if (done.length === 0) return;
+  await q.query(
+    `delete from actor_effects where (kind, actor_id, version) in (select * from unnest($1::text[], $2::uuid[], $3::bigint[]))`,
+    [done.map((d) => d.kind), done.map((d) => d.id), done.map((d) => d.version)],
+  );
+}
+
+/**
+ * Claims pending effects for `replica`: its own that are not running here (`running`, as `kind:id:version`) and at
+ * least `minAgeS` old (younger ones are still on their way through the fast path), and, unless `presenceTtlS` is
+ * null, those of replicas without a heartbeat in the last `presenceTtlS` (adopted). Rows locked by another claimer
+ * are skipped.
+ */
+export async function claimEffects(
+  q: Queryable,
+  replica: string,
+  opts: { kinds: readonly string[]; running: readonly string[]; minAgeS: number; presenceTtlS: number | null; limit: number },
+): Promise<EffectRow[]> {
+  const rows = await q.query<{ kind: string; id: string; version: string; idx: number; effect: string; params: string | null }>(
+    `update actor_effects e set owner_replica = $1, attempts = e.attempts + 1
+     where (e.kind, e.actor_id, e.version, e.idx) in (
+       select x.kind, x.actor_id, x.version, x.idx from actor_effects x
+       where x.kind = any($2::text[])
+         and x.created_at <= now() - make_interval(secs => $3)
+         and (x.owner_replica = $1 or ($4::float8 is not null and not exists (
+           select 1 from replicas r where r.id = x.owner_replica and r.heartbeat_at > now() - make_interval(secs => $4::float8))))
+         and not (x.kind || ':' || x.actor_id::text || ':' || x.version::text = any($5::text[]))
+       order by x.created_at
+       for update skip locked
+       limit $6)
+     returning e.kind, e.actor_id::text as id, e.version, e.idx, e.effect, e.params::text as params`,
+    [replica, opts.kinds, opts.minAgeS, opts.presenceTtlS, opts.running, opts.limit],
+  );
+  return rows
+    .map((r) => ({ kind: r.kind, id: r.id, version: Number(r.version), idx: r.idx, effect: r.effect, params: r.params === null ? undefined : JSON.parse(r.params) }))
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id) || a.version - b.version || a.idx - b.idx);
 }

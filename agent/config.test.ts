@@ -17,7 +17,7 @@ describe('agentConfigFromEnv', () => {
   it('applies the spec defaults', () => {
     const c = agentConfigFromEnv(required);
     expect(c).toMatchObject({
-      controlPlaneUrl: 'ws://api:8000/agents/connect', bootstrapToken: 'tok', dataDir: '/var/lib/eider-agent',
+      controlPlaneUrls: ['ws://api:8000/agents/connect'], bootstrapToken: 'tok', dataDir: '/var/lib/eider-agent',
       resultsDir: '/var/lib/eider-agent/results', resultsHttpPort: 8001, memoryHeadroomFraction: 0.1,
       maxConcurrencyProfile: 'auto', profilingEnabled: true, sessionBaselineBytes: 67108864, sessionMaxBucketFraction: 0.333,
       sandboxDisabledFilesystems: [], sandboxLockConfiguration: true, estimateSafetyMultiplier: 1.5,
@@ -43,10 +43,16 @@ describe('agentConfigFromEnv', () => {
     });
   });
 
+  it('reads a comma-separated list of control-plane replicas in order', () => {
+    const c = agentConfigFromEnv({ ...required, CONTROL_PLANE_URL: 'ws://a:8000/agents/connect, ws://b:8001/agents/connect' });
+    expect(c.controlPlaneUrls).toEqual(['ws://a:8000/agents/connect', 'ws://b:8001/agents/connect']);
+  });
+
   it('names the variable in one line for a missing or bad value', () => {
     const cases: Array<[Record<string, string>, string]> = [
       [{ ...required, CONTROL_PLANE_URL: '' }, 'CONTROL_PLANE_URL'],
       [{ ...required, CONTROL_PLANE_URL: 'http://api:8000' }, 'CONTROL_PLANE_URL'],
+      [{ ...required, CONTROL_PLANE_URL: 'ws://a:8000/agents/connect,http://b:8001' }, 'CONTROL_PLANE_URL'],
       [{ CONTROL_PLANE_URL: required.CONTROL_PLANE_URL }, 'BOOTSTRAP_TOKEN'],
       [{ ...required, RESULTS_HTTP_PORT: '70000' }, 'RESULTS_HTTP_PORT'],
       [{ ...required, MEMORY_HEADROOM_FRACTION: '1' }, 'MEMORY_HEADROOM_FRACTION'],

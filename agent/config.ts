@@ -2,7 +2,7 @@
 // processes share (settings/variables.ts). A bad value stops the agent with one line that names the variable.
 import { resolve } from 'node:path';
 import {
-  bool, bytes, ConfigError, int, list, notBuilt, num, oneOf, range, readVariables, str, unbuiltSettings, url, type VariableTable,
+  bool, bytes, ConfigError, int, list, notBuilt, num, oneOf, range, readVariables, str, unbuiltSettings, url, urls, type VariableTable,
 } from '../settings/variables.ts';
 
 /** A bad or missing variable: the agent stops with this one line. */
@@ -14,7 +14,8 @@ export const ESTIMATE_BUCKETS = ['S', 'M', 'L', 'XL'] as const;
 export type EstimateBucket = (typeof ESTIMATE_BUCKETS)[number];
 
 export interface AgentConfig {
-  readonly controlPlaneUrl: string;
+  /** One or more control-plane replicas; the agent moves to the next when its socket drops. */
+  readonly controlPlaneUrls: readonly string[];
   readonly bootstrapToken: string;
   readonly name: string | undefined;
   readonly dataDir: string;
@@ -53,7 +54,7 @@ export interface AgentConfig {
 
 /** The agent's variables (spec: Limits → Agent), read by the loader every Eider process shares. */
 export const AGENT_VARIABLES = {
-  CONTROL_PLANE_URL: url('agent', undefined, ['ws:', 'wss:']),
+  CONTROL_PLANE_URL: urls('agent', undefined, ['ws:', 'wss:']),
   BOOTSTRAP_TOKEN: str('agent', undefined, true),
   AGENT_NAME: str('agent', null),
   DATA_DIR: str('agent', '.eider'),
@@ -98,7 +99,7 @@ export function agentConfigFromEnv(env: Record<string, string | undefined> = pro
   const v = readVariables(AGENT_VARIABLES, env);
   const dataDir = resolve(v.AGENT_DATA_DIR ?? resolve(v.DATA_DIR, 'agent'));
   return {
-    controlPlaneUrl: v.CONTROL_PLANE_URL,
+    controlPlaneUrls: v.CONTROL_PLANE_URL,
     bootstrapToken: v.BOOTSTRAP_TOKEN,
     name: v.AGENT_NAME?.trim() || undefined,
     dataDir,

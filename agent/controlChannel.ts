@@ -1,6 +1,7 @@
 // The agent's control channel: dials the control plane, authenticates (session token if it has one, else the
 // bootstrap token), advertises agent_status, exchanges heartbeats, hands dispatch/cancel frames to the runner and
 // reconnects with exponential backoff and jitter. A control plane silent past heartbeat_ttl_s is treated as gone.
+// Given several replicas' URLs, each reconnect dials the next one, so a dead or draining replica is left at once.
 import WebSocket from 'ws';
 import {
   CLOSE_CODES,
@@ -18,7 +19,8 @@ type StatusPayload = Extract<AgentFrame, { type: 'agent_status' }>['payload'];
 type DispatchFrame = Extract<ServiceFrame, { type: 'dispatch_query' | 'cancel_query' }>;
 
 export interface ControlChannelOptions {
-  readonly url: string;
+  /** The control plane's replicas, tried in turn. */
+  readonly urls: readonly string[];
   readonly bootstrapToken: string;
   readonly tokenStore: SessionTokenStore;
   readonly name: string | undefined;
@@ -33,6 +35,8 @@ export interface ControlChannelOptions {
   readonly onFrame: (frame: DispatchFrame) => void;
   /** Called with the session token in force after every successful auth (the result server checks it). */
   readonly onSessionToken: (token: string) => void;
+  /** Called after every successful auth, once agent_status is sent (outcomes held while disconnected go now). */
+  readonly onAuthenticated?: () => void;
 }
 
 export class ControlChannel {
@@ -40,6 +44,9 @@ export class ControlChannel {
   #socket: WebSocket | null = null;
   #stopped = false;
   #attempt = 0;
+  #urlIndex = 0;
+  /** Set when the replica asked us to leave (drain): reconnect elsewhere without waiting out a backoff. */
+  #leaveNow = false;
   #reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   #heartbeatTimer: ReturnType<typeof setInterval> | null = null;
   #watchdogTimer: ReturnType<typeof setInterval> | null = null;
@@ -109,8 +116,9 @@ export class ControlChannel {
   #connect(): void {
     if (this.#stopped) return;
     const log = this.#o.logger;
-    log.info({ url: this.#o.url, attempt: this.#attempt }, 'connecting to control plane');
-    const socket = new WebSocket(this.#o.url, { handshakeTimeout: this.#o.authTimeoutMs });
+    const url = this.#o.urls[this.#urlIndex % this.#o.urls.length];
+    log.info({ url, attempt: this.#attempt }, 'connecting to control plane');
+    const socket = new WebSocket(url, { handshakeTimeout: this.#o.authTimeoutMs });
     this.#socket = socket;
     socket.on('open', () => this.#onOpen(socket));
     socket.on('message', (data, isBinary) => {
@@ -122,6 +130,8 @@ export class ControlChannel {
     socket.on('close', (code, reason) => {
       if (socket !== this.#socket) return;
       log.warn({ code, reason: reason.toString() }, 'control channel closed');
+      // 1012 "service restart": the replica drains and hands its agents over.
+      if (code === CLOSE_CODES.shutdown || code === 1012) this.#leaveNow = true;
       this.#teardown();
       this.#scheduleReconnect();
     });
@@ -214,6 +224,7 @@ export class ControlChannel {
     this.#attempt = 0;
     log.info({ agentId: payload.agent_id, heartbeatIntervalS: payload.heartbeat_interval_s, heartbeatTtlS: payload.heartbeat_ttl_s }, 'connected to control plane');
     this.send({ type: 'agent_status', payload: this.#o.status() });
+    this.#o.onAuthenticated?.();
     this.#heartbeatTimer = setInterval(() => {
       this.send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString(), in_flight: this.#o.inFlight() } });
       this.send({ type: 'agent_status', payload: this.#o.status() });
@@ -248,7 +259,10 @@ export class ControlChannel {
 
   #scheduleReconnect(): void {
     if (this.#stopped) return;
-    const delay = backoffDelayMs(this.#attempt, this.#o.backoff);
+    this.#urlIndex = (this.#urlIndex + 1) % this.#o.urls.length;
+    // A draining replica hands its agents over: the next replica is dialled at once, not after a backoff.
+    const delay = this.#leaveNow ? 50 : backoffDelayMs(this.#attempt, this.#o.backoff);
+    this.#leaveNow = false;
     this.#attempt += 1;
     this.#o.logger.info({ delayMs: delay }, 'reconnecting after delay');
     this.#reconnectTimer = setTimeout(() => this.#connect(), delay);

@@ -10,6 +10,7 @@ import { engineVersion } from './engine.ts';
 import { createAgentLogger, type Logger } from './logger.ts';
 import { memoryBudget } from './memoryBudget.ts';
 import { MemoryAsk } from './memoryAsk.ts';
+import { OutcomeLedger } from './outcomeLedger.ts';
 import { QueryRunner } from './queryRunner.ts';
 import { startResultServer } from './resultServer.ts';
 import { startRetentionSweep } from './retention.ts';
@@ -73,6 +74,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   const dataCache = new DataFileCache(cacheDir, options.icebergCacheMaxBytes ?? config.icebergCacheMaxBytes);
 
   let channel: ControlChannel | null = null;
+  const outcomes = new OutcomeLedger({ maxEntries: 10_000, resendWindowMs: 15 * 60_000 });
   const runner = new QueryRunner({
     config,
     admission,
@@ -90,12 +92,13 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
     },
     dataCache,
     send: (frame) => {
+      if (frame.type === 'query_done' || frame.type === 'query_failed') outcomes.record(frame);
       channel?.send(frame);
     },
   });
 
   channel = new ControlChannel({
-    url: config.controlPlaneUrl,
+    urls: config.controlPlaneUrls,
     bootstrapToken: config.bootstrapToken,
     tokenStore: new SessionTokenStore(config.dataDir),
     name: config.name,
@@ -124,11 +127,19 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
     onSessionToken: (token) => {
       sessionToken = token;
     },
+    onAuthenticated: () => {
+      for (const frame of outcomes.recent()) channel?.send(frame);
+    },
     onFrame: (frame) => {
       if (frame.type === 'dispatch_query') {
-        if (!runner.dispatch(frame.payload)) {
-          channel?.send({ type: 'error', payload: { code: 'duplicate_query', message: `query ${frame.payload.query_id} is already running`, frame_type: 'dispatch_query' } });
+        // A repeated dispatch (the control plane runs effects at least once) of a finished query is answered with
+        // its outcome; one still running is ignored. Neither runs the statement twice.
+        const finished = outcomes.outcomeOf(frame.payload.query_id);
+        if (finished) {
+          channel?.send(finished);
+          return;
         }
+        if (!runner.dispatch(frame.payload)) logger.info({ queryId: frame.payload.query_id }, 'repeated dispatch of a running query ignored');
       } else {
         const found = runner.cancel(frame.payload.query_id);
         channel?.send({ type: 'cancel_ack', payload: { query_id: frame.payload.query_id, found } });

@@ -19,12 +19,22 @@ import { createActorHost } from '../actors/host.ts';
 import { startActorReaper } from '../actors/reaper.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
-import { registerAgentChannel } from '../http/agentSocket.ts';
+import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts';
+import { registerInternalApi } from '../http/internal.ts';
+import { agentLink } from '../actors/agentLink.ts';
+import { startActorHousekeeping } from '../actors/housekeeping.ts';
+import { peerClient } from '../runtime/peerClient.ts';
+import { registerReplica, resolveInternalUrl, resolveReplicaId } from '../runtime/replicas.ts';
 import { registerUi } from '../http/ui.ts';
 import { registerAbsentFeatures } from '../http/absentFeatures.ts';
 import { startSamplesSeed } from '../http/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
+import { pruneAudit } from '../domain/audit.ts';
+import { ldapSettingsFrom } from '../domain/ldap.ts';
+import { oidcClients } from '../domain/oidc.ts';
+import { oidcProviders } from '../runtime/config.ts';
+import { startLeaderLoop } from '../runtime/timers.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -56,11 +66,15 @@ export async function databaseUrlFor(config: Config, logger: Logger): Promise<{ 
 }
 
 export async function startApi(opts: { config?: Config; env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<RunningApi> {
-  const config = opts.config ?? loadConfig(opts.env ?? process.env);
+  const env = opts.env ?? process.env;
+  const loaded = opts.config ?? loadConfig(env);
+  const config: Config = { ...loaded, REPLICA_ID: resolveReplicaId(loaded.REPLICA_ID, env) };
   const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'api' });
   for (const { name, feature } of unbuiltSettings(opts.env ?? process.env))
     logger.warn({ variable: name, feature }, `${name} is set, but ${feature} is not built yet: it has no effect`);
   const dataDir = resolve(config.DATA_DIR);
+  // Read before anything starts, so an unreadable CA bundle stops the process with nothing to clean up.
+  const ldap = ldapSettingsFrom(config);
   const { url: dbUrl, embedded } = await databaseUrlFor(config, logger);
   const db = await connectDb({
     url: dbUrl,
@@ -73,23 +87,44 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   if (applied.applied.length) logger.info({ applied: applied.applied }, 'migrations applied');
   await ensureBundledCatalog(db, { bucket: config.STORE_BUCKET, endpoint: config.STORE_ENDPOINT, region: config.STORE_REGION });
 
-  // Generated on first boot (or SECRET_KEY) so every replica of a deployment can share it; its only consumer in the
-  // spec, the OIDC handshake cookie, is not built yet.
-  loadOrCreateSecret(dataDir, 'secret-key', config.SECRET_KEY || null);
+  // Generated on first boot (or SECRET_KEY) so every replica of a deployment can share it: it signs the OIDC
+  // handshake cookie, which one replica sets and another may read.
+  const secretKey = loadOrCreateSecret(dataDir, 'secret-key', config.SECRET_KEY || null);
   // SETUP_TOKEN from the environment is used as given and never written to DATA_DIR (decisions.md).
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
 
   await seedBootstrapToken(db, config.AGENT_BOOTSTRAP_TOKEN);
 
+  // Refuses to start when a live replica holds this REPLICA_ID. The address is final once the api listens.
+  const replica = await registerReplica({
+    db,
+    id: config.REPLICA_ID,
+    internalUrl: resolveInternalUrl(config.REPLICA_INTERNAL_URL, config.PORT),
+    presenceTtlS: config.AGENT_PRESENCE_TTL_S,
+    logger,
+  }).catch(async (e) => {
+    await db.close();
+    await embedded?.stop();
+    throw e;
+  });
+
   const sockets = new AgentSockets();
+  const link = agentLink({
+    db,
+    sockets,
+    peers: peerClient(config.INTERNAL_API_SECRET),
+    replicaId: config.REPLICA_ID,
+    presenceTtlS: config.AGENT_PRESENCE_TTL_S,
+    logger: logger.child({ part: 'agent-link' }),
+  });
   const catalog = catalogClientFromConfig(config);
   const host = await createActorHost({
     db,
     replicaId: config.REPLICA_ID,
     logger: logger.child({ part: 'actors' }),
     kinds: {
-      agentConnection: agentConnectionKind({ db, sockets }),
-      query: queryKind({ db, sockets, logger, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
+      agentConnection: agentConnectionKind({ db, sockets, link, replicaId: config.REPLICA_ID }),
+      query: queryKind({ db, sockets, link, logger, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
     },
   });
   await host.rehydrate();
@@ -100,6 +135,27 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.ACTOR_REAPER_TICK_S * 1000,
   });
+  const housekeeping = startActorHousekeeping({
+    db,
+    host,
+    logger: logger.child({ part: 'actors' }),
+    presenceTtlS: config.AGENT_PRESENCE_TTL_S,
+    historyRetentionDays: config.ACTOR_HISTORY_RETENTION_DAYS,
+  });
+
+  // One replica at a time prunes the audit trail; hourly is plenty for a retention counted in days.
+  const auditRetention = startLeaderLoop({
+    db,
+    name: 'audit-retention',
+    tickMs: 3_600_000,
+    enabled: config.AUDIT_RETENTION_DAYS > 0,
+    logger,
+    run: async ({ tx }) => {
+      const n = await pruneAudit(tx, config.AUDIT_RETENTION_DAYS);
+      if (n > 0) logger.info({ pruned: n, retentionDays: config.AUDIT_RETENTION_DAYS }, 'audit rows pruned');
+    },
+  });
+  void auditRetention.tickNow();
 
   const ctx: AppContext = {
     db,
@@ -111,16 +167,23 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     draining: { value: false },
     host,
     sockets,
+    link,
+    replica,
     catalog,
+    ldap,
+    oidc: oidcClients(oidcProviders(config)),
+    secretKey,
     onFirstAdmin: [],
   };
   const warehouses = keepWarehousesRegistered(ctx);
   const seed = startSamplesSeed(ctx);
+  let channel: AgentChannel | undefined;
   const app = await buildServer({
     ctx,
     routes: allRoutes,
     extend: async (a) => {
-      await registerAgentChannel(a, { ctx, host, sockets });
+      channel = await registerAgentChannel(a, { ctx, host, sockets });
+      registerInternalApi(a, { secret: config.INTERNAL_API_SECRET, sockets });
       registerAbsentFeatures(a);
       registerUi(a, resolve(import.meta.dirname, '..', 'ui', 'dist'));
     },
@@ -129,7 +192,10 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
   const listenHost = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
-  logger.info({ port }, 'api listening');
+  // Unset, the peer address is this process's own port (several replicas on one machine, or an ephemeral port).
+  if (!env.REPLICA_INTERNAL_URL) await replica.setInternalUrl(`http://${listenHost}:${port}`);
+  else if (config.REPLICA_INTERNAL_URL === 'auto') await replica.setInternalUrl(resolveInternalUrl('auto', port));
+  logger.info({ port, replica: replica.id, internalUrl: replica.internalUrl }, 'api listening');
   return {
     url: `http://${listenHost}:${port}`,
     port,
@@ -137,14 +203,19 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     app,
     db,
     async close() {
+      // Drain: not ready, then the agents are handed over (their connection actors record the drain and the socket's
+      // end before the host closes), then in-flight requests finish.
       ctx.draining.value = true;
-      // Agents reconnect to a live replica; their connection actors record the shutdown.
-      for (const conn of sockets.all()) conn.close(1012, 'replica shutting down');
+      await replica.setDraining().catch(() => undefined);
+      await channel?.drain(5_000);
       warehouses.stop();
       await seed.stop();
       await reaper.stop();
+      await housekeeping.stop();
+      await auditRetention.stop();
       await app.close();
       await host.close();
+      await replica.stop();
       await db.close();
       if (embedded) await embedded.stop();
     },

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The `eider` command: `up` (the whole stack on one machine), `api`, `agent`, `catalog`, `migrate`, `openapi`.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../runtime/config.ts';
@@ -11,12 +10,18 @@ import { startEmbeddedPostgres } from '../runtime/postgres.ts';
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
 import { agentEnvironment } from './agentEnv.ts';
+import { Supervisor } from './supervisor.ts';
+import { ReplicaIdTakenError } from '../runtime/replicas.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
 function fail(e: unknown): never {
   if (e instanceof ConfigError) {
     process.stderr.write(`eider: configuration error: ${e.message}\n`);
+    process.exit(2);
+  }
+  if (e instanceof ReplicaIdTakenError) {
+    process.stderr.write(`eider: ${e.message}\n`);
     process.exit(2);
   }
   process.stderr.write(`eider: ${(e as Error)?.stack ?? String(e)}\n`);
@@ -138,46 +143,40 @@ async function cmdUp() {
   // The api says ready only once the README's next steps work: the bundled agent connected, the samples seeded.
   env.READY_AFTER_AGENT ??= 'bundled';
 
-  const children: ChildProcess[] = [];
-  let stopping = false;
-  const start = (name: string, extra: Record<string, string> = {}) => {
+  // API_REPLICAS api processes on PORT, PORT+1…, one secret between them; the agent lists them all.
+  const replicas = config.API_REPLICAS;
+  env.INTERNAL_API_SECRET = secretFor(dataDir, 'internal-api-secret', 'INTERNAL_API_SECRET');
+  const apiPorts = Array.from({ length: replicas }, (_, i) => config.PORT + i);
+
+  let exitCode = 0;
+  const supervisor = new Supervisor({
+    self: SELF,
+    logger,
+    onGiveUp: () => {
+      exitCode = 1;
+      void shutdown().then(() => process.exit(1));
+    },
+  });
+  const start = (name: string, command: string, extra: Record<string, string> = {}) =>
     // The agent runs user SQL: it gets an allow-listed environment, not the stack's secrets.
-    const childEnv = name === 'agent' ? agentEnvironment(env, extra) : { ...env, ...extra };
-    const child = spawn(process.execPath, [SELF, name], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.on('exit', (code, signal) => {
-      if (!stopping) {
-        logger.error({ part: name, code, signal }, 'a part of the stack stopped; shutting down');
-        void shutdown().then(() => process.exit(1));
-      }
-    });
-    children.push(child);
-    return child;
-  };
-  const shutdown = async () => {
-    stopping = true;
-    // Reverse order: the agent and api first, storage last.
-    for (const c of [...children].reverse()) {
-      await new Promise<void>((res) => {
-        if (c.exitCode !== null || c.signalCode !== null) return res();
-        c.once('exit', () => res());
-        c.kill('SIGTERM');
-        setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
-      });
-    }
-    await stopPg?.();
-  };
+    supervisor.start({ name, command, env: command === 'agent' ? agentEnvironment(env, extra) : { ...env, ...extra } });
+  let stopped: Promise<void> | null = null;
+  const shutdown = () => (stopped ??= supervisor.stopAll().then(() => stopPg?.()));
   onSignals(shutdown);
 
   const url = `http://127.0.0.1:${config.PORT}`;
   try {
-    start('objectstore');
+    start('objectstore', 'objectstore');
     await waitForPort(config.OBJECT_STORE_PORT, 60_000);
-    start('catalog');
+    start('catalog', 'catalog');
     await waitForPort(config.CATALOG_PORT, 60_000);
-    start('api');
-    await waitForReady(`${url}/api/healthz`, 120_000);
-    start('agent', {
-      CONTROL_PLANE_URL: `ws://127.0.0.1:${config.PORT}/agents/connect`,
+    for (const [i, port] of apiPorts.entries()) {
+      const id = replicas === 1 && process.env.REPLICA_ID ? process.env.REPLICA_ID : `api-${i + 1}`;
+      start(id, 'api', { PORT: String(port), REPLICA_ID: id, REPLICA_INTERNAL_URL: `http://127.0.0.1:${port}` });
+    }
+    for (const port of apiPorts) await waitForReady(`http://127.0.0.1:${port}/api/healthz`, 120_000);
+    start('agent', 'agent', {
+      CONTROL_PLANE_URL: apiPorts.map((p) => `ws://127.0.0.1:${p}/agents/connect`).join(','),
       BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
       AGENT_NAME: 'bundled',
     });
@@ -188,8 +187,11 @@ async function cmdUp() {
     await shutdown();
     throw e;
   }
+  if (exitCode !== 0) return;
   process.stdout.write(
-    `\nEider is up.\n  URL:          ${url}\n  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
+    `\nEider is up.\n  URL:          ${url}\n` +
+      (replicas > 1 ? `  Replicas:     ${apiPorts.map((p) => `http://127.0.0.1:${p}`).join(', ')}\n` : '') +
+      `  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
       `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n` +
       `Press Ctrl-C to stop.\n\n`,
   );

@@ -248,6 +248,8 @@ export async function updatePrincipal(
   kind: UserRow['kind'],
   id: string,
   patch: { name?: string; role?: GlobalRole; is_active?: boolean },
+  /** runs in the same transaction (the audit row commits with the change or not at all) */
+  afterUpdate?: (tx: Queryable, before: UserRow, after: UserRow) => Promise<void>,
 ): Promise<UserRow> {
   return db.tx(async (tx) => {
     const existing = (await tx.query<UserRow>(`select ${USER_COLS} from users where id = $1 and kind = $2 for update`, [isUuid(id) ? id : null, kind]))[0];
@@ -269,6 +271,7 @@ export async function updatePrincipal(
       await tx.query(`delete from web_sessions where user_id = $1`, [id]);
       await tx.query(`update access_tokens set revoked_at = now() where user_id = $1 and revoked_at is null`, [id]);
     }
+    await afterUpdate?.(tx, existing, u);
     return u;
   });
 }

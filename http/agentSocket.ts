@@ -10,6 +10,8 @@ import * as agents from '../domain/agents.ts';
 import type { ActorHost } from '../actors/host.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { AppContext } from './context.ts';
+import { ANONYMOUS } from '../domain/audit.ts';
+import { audit } from './audit.ts';
 import { clientAddress, parseTrustedProxies, type TrustedProxies } from '../runtime/trustedProxies.ts';
 
 export interface AgentChannelDeps {
@@ -29,13 +31,21 @@ export function agentAddress(req: FastifyRequest, trusted: TrustedProxies): stri
   return host.includes(':') ? `[${host}]` : host;
 }
 
-export async function registerAgentChannel(app: FastifyInstance, deps: AgentChannelDeps) {
+export interface AgentChannel {
+  /** Shutdown: every connection actor drains (its socket is closed with "reconnect elsewhere"); resolves once each
+   *  socket's end was recorded, or after `timeoutMs`. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+export async function registerAgentChannel(app: FastifyInstance, deps: AgentChannelDeps): Promise<AgentChannel> {
   const { ctx, host, sockets } = deps;
   const { config, logger, db } = ctx;
   const heartbeatIntervalMs = config.AGENT_HEARTBEAT_INTERVAL_S * 1000;
   const heartbeatTtlMs = config.AGENT_HEARTBEAT_TTL_S * 1000;
   const trusted = parseTrustedProxies(config.TRUSTED_PROXIES);
   await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
+  /** Each open socket's end, recorded (its `disconnected` delivered) once the promise settles. */
+  const ends = new Map<string, Promise<void>>();
 
   app.get('/agents/connect', { websocket: true, schema: { hide: true } as any }, (socket: WebSocket, req) => {
     const connectionId = randomUUID();
@@ -65,7 +75,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
     let chain: Promise<unknown> = host
       .spawn('agentConnection', connectionId, {
         connectionId,
-        replicaUrl: config.REPLICA_INTERNAL_URL,
+        replicaUrl: ctx.replica.internalUrl,
         resultAddress: null,
         at: Date.now(),
         authTimeoutMs: 10_000,
@@ -91,11 +101,18 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
         await onFrame(decoded.frame);
       });
     });
+    let ended!: () => void;
+    ends.set(connectionId, new Promise<void>((r) => (ended = r)));
     socket.on('close', (code) => {
       clearInterval(heartbeat);
       inOrder(async () => {
-        await host.send('agentConnection', connectionId, { type: 'disconnected', reason: `socket closed (${code})` });
-        sockets.removeConnection(connectionId);
+        try {
+          await host.send('agentConnection', connectionId, { type: 'disconnected', reason: `socket closed (${code})` });
+        } finally {
+          sockets.removeConnection(connectionId);
+          ends.delete(connectionId);
+          ended();
+        }
       });
     });
     socket.on('error', (err) => log.warn({ err: err.message }, 'agent socket error'));
@@ -136,9 +153,19 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
             conn.sessionToken = p.session_token;
           } else {
             const boot = await agents.consumeBootstrapToken(db, p.bootstrap_token!);
-            if (!boot) return authFail('invalid_bootstrap_token', 'unknown, used or expired bootstrap token', CLOSE_CODES.authFailed);
+            if (!boot) {
+              await audit(ctx, req, { action: 'agent.bootstrap', outcome: 'failure', actor: ANONYMOUS, details: { code: 'invalid_bootstrap_token', address, agent_name: p.name ?? null } });
+              return authFail('invalid_bootstrap_token', 'unknown, used or expired bootstrap token', CLOSE_CODES.authFailed);
+            }
             const reg = await agents.registerAgent(db, { name: p.name || boot.name || `agent-${address}`, version: p.agent_version });
             agentId = reg.agentId;
+            await audit(ctx, req, {
+              action: 'agent.bootstrap',
+              outcome: 'success',
+              actor: { kind: 'agent', id: reg.agentId, email: null },
+              target: { kind: 'agent', id: reg.agentId },
+              details: { agent_name: p.name || boot.name || null, address },
+            });
             conn.sessionToken = reg.sessionToken;
             conn.issuedToken = reg.sessionToken;
           }
@@ -214,4 +241,20 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       await host.send('query', queryId, event);
     }
   });
+
+  return {
+    async drain(timeoutMs) {
+      const pending = [...ends.values()];
+      await Promise.all(
+        sockets.all().map((c) =>
+          host.send('agentConnection', c.connectionId, { type: 'drain' }).catch((err) => logger.warn({ err, connectionId: c.connectionId }, 'drain not recorded')),
+        ),
+      );
+      // A socket still authenticating ignores drain; it is closed all the same.
+      for (const c of sockets.all()) c.close(1012, 'replica shutting down');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(pending), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+      clearTimeout(timer);
+    },
+  };
 }

@@ -6,6 +6,9 @@ import type { Metrics } from '../runtime/metrics.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorHost } from '../actors/host.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
+import type { AgentLink } from '../actors/agentLink.ts';
+import type { LdapSettings } from '../domain/ldap.ts';
+import type { OidcClients } from '../domain/oidc.ts';
 
 export interface AppContext {
   db: Db;
@@ -22,6 +25,16 @@ export interface AppContext {
   host: ActorHost;
   /** this replica's live agent sockets */
   sockets: AgentSockets;
+  /** reaches any agent: on this replica's socket, or through the replica holding it */
+  link: AgentLink;
+  /** this replica's id and the address its peers reach it at */
+  replica: { readonly id: string; readonly internalUrl: string };
+  /** LDAP sign-in settings; null when LDAP_ENABLED is off */
+  ldap: LdapSettings | null;
+  /** the configured OIDC providers and their relying-party clients (none configured: an empty list) */
+  oidc: OidcClients;
+  /** SECRET_KEY (or the generated one): signs the OIDC handshake cookie */
+  secretKey: string;
   /** the catalog service client; absent when this process runs without one */
   catalog?: CatalogClient;
   onFirstAdmin: Array<(tx: import('../runtime/db.ts').Queryable, adminId: string, workspaceId: string) => Promise<void>>;

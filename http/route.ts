@@ -45,8 +45,8 @@ export type Responses = Record<number, Schema.Top | null>;
 /** The decoded type of an optional request part. */
 type Decoded<S> = S extends Schema.Top ? S['Type'] : undefined;
 
-/** A route as declared: its schemas type its handler's inputs and replies, so a handler never sees `any`. */
-export interface RouteSpec<PS extends Schema.Top | undefined, QS extends Schema.Top | undefined, BS extends Schema.Top | undefined, R extends Responses> {
+/** What every route declares besides its schemas and handler: the OpenAPI and authorization facts. */
+interface RouteMeta {
   method: Method;
   path: string;
   operationId: string;
@@ -55,31 +55,27 @@ export interface RouteSpec<PS extends Schema.Top | undefined, QS extends Schema.
   description?: string;
   tags: string[];
   access: Access;
+  /** raw routes skip JSON replies (HTML, SVG, text) */
+  produces?: string;
+}
+
+/** A route as declared: its schemas type its handler's inputs and replies, so a handler never sees `any`. */
+export interface RouteSpec<PS extends Schema.Top | undefined, QS extends Schema.Top | undefined, BS extends Schema.Top | undefined, R extends Responses>
+  extends RouteMeta {
   params?: PS;
   query?: QS;
   body?: BS;
   responses: R;
-  /** raw routes skip JSON replies (HTML, SVG, text) */
-  produces?: string;
   // NoInfer: R is fixed from `responses` first, so a literal status in a reply keeps its literal type.
   handler: (input: HandlerInput<Decoded<PS>, Decoded<QS>, Decoded<BS>>) => Promise<ReplyOf<NoInfer<R>>>;
 }
 
 /** A declared route with its types erased, as the server, OpenAPI and the authorization matrix consume it. */
-export interface RouteDef {
-  method: Method;
-  path: string;
-  operationId: string;
-  summary: string;
-  /** longer OpenAPI description: rules a client must know that the schemas cannot say */
-  description?: string;
-  tags: string[];
-  access: Access;
+export interface RouteDef extends RouteMeta {
   params?: Schema.Top;
   query?: Schema.Top;
   body?: Schema.Top;
   responses: Responses;
-  produces?: string;
   handler: (input: HandlerInput<unknown, unknown, unknown>) => Promise<{ status: number; body?: unknown; headers?: Record<string, string> }>;
 }
 

@@ -28,12 +28,10 @@ export async function readRowsPage(ctx: AppContext, row: QueryRow, limit: number
   if (!row.result_path) return { rows: [], columns: [], column_schema: null, cursor: null, total: 0 };
   const offset = cursor ? decodeRowsCursor(cursor, row.id) : 0;
   if (offset >= total) return { rows: [], columns: row.columns ?? [], column_schema: row.column_schema, cursor: null, total };
-  const live = row.agent_id ? ctx.sockets.agent(row.agent_id) : undefined;
-  if (!live?.sessionToken || !live.resultUrl) {
-    throw unavailable('the agent holding this result is not connected to this replica; retry when it reconnects', 'agent_unavailable');
-  }
+  const source = row.agent_id ? await ctx.link.resultSource(row.agent_id, `${row.id}.parquet`) : null;
+  if (!source) throw unavailable('the agent holding this result is not connected; retry when it reconnects', 'agent_unavailable');
   try {
-    const file = await openResult({ url: `${live.resultUrl}/results/${row.id}.parquet`, bearerToken: live.sessionToken });
+    const file = await openResult(source);
     const page = await file.readPage(offset, limit, row.column_schema);
     const next = offset + page.rows.length;
     return {

@@ -40,6 +40,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => toJson);
 
+  // Semantic-layer imports send YAML; its routes read the text themselves.
+  app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await app.register(cookie);
   await app.register(swagger, swaggerOptions(ctx.version));
   await app.register(swaggerUi, { routePrefix: '/api/docs' });

@@ -259,7 +259,9 @@ export const agentConnectionMachine = setup({
       description: 'Capabilities stored; heartbeats (each re-advertising agent_status) keep it alive. Work is dispatched here.',
       entry: 'enterHealthy',
       on: {
-        status: { actions: ['assignCapabilities', storeCapabilities] },
+        // The agents row takes the capabilities with the transition (the entity write): a re-advertised status
+        // is presence, written without an effect.
+        status: { actions: ['assignCapabilities'] },
         heartbeat: { actions: 'renewHeartbeat' },
         disconnected: { target: 'unavailable', actions: ['assignEnding', unregister, failWork] },
         credentialRevoked: { target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },

@@ -2,7 +2,7 @@
 // control plane, declared here and read by the shared loader (settings/variables.ts) that the agent and the catalog
 // service use too. A bad value stops the process with one line naming the variable and the expected form.
 import {
-  bool, ConfigError, int, json, notBuilt, num, oneOf, readVariables, secretNames, str, unbuiltSettings as unbuiltIn, url,
+  bool, ConfigError, int, json, notBuilt, num, oneOf, range, readVariables, secretNames, str, unbuiltSettings as unbuiltIn, url,
   type Values, type VariableTable,
 } from '../settings/variables.ts';
 
@@ -67,34 +67,35 @@ export const CONFIG_VARIABLES = {
   AGENT_BOOTSTRAP_TOKEN: str('control', DEFAULT_CREDENTIAL, true),
   CORS_ORIGINS: notBuilt('CORS and the /mcp origin check', str('control', '')),
   // Identity and SSO
-  OIDC_PROVIDERS: notBuilt('OIDC sign-in', json('identity', '[]', 'array', true)),
-  OIDC_REDIRECT_BASE_URL: notBuilt('OIDC sign-in', str('identity', '')),
-  OIDC_ENABLED: notBuilt('OIDC sign-in', bool('identity', 'false')),
-  OIDC_LABEL: notBuilt('OIDC sign-in', str('identity', 'SSO')),
-  OIDC_SERVER_METADATA_URL: notBuilt('OIDC sign-in', str('identity', null)),
-  OIDC_CLIENT_ID: notBuilt('OIDC sign-in', str('identity', null)),
-  OIDC_CLIENT_SECRET: notBuilt('OIDC sign-in', str('identity', null, true)),
-  OIDC_SCOPES: notBuilt('OIDC sign-in', str('identity', 'openid email profile groups')),
-  OIDC_GROUPS_CLAIM: notBuilt('OIDC sign-in', str('identity', 'groups')),
-  OIDC_GROUP_ROLE_MAP: notBuilt('OIDC sign-in', json('identity', '{}', 'object')),
-  LDAP_ENABLED: notBuilt('LDAP sign-in', bool('identity', 'false')),
-  LDAP_SERVER_URI: notBuilt('LDAP sign-in', url('identity', null, ['ldap:', 'ldaps:'])),
-  LDAP_USE_START_TLS: notBuilt('LDAP sign-in', bool('identity', 'false')),
-  LDAP_BIND_DN: notBuilt('LDAP sign-in', str('identity', null)),
-  LDAP_BIND_PASSWORD: notBuilt('LDAP sign-in', str('identity', null, true)),
-  LDAP_USER_SEARCH_BASE: notBuilt('LDAP sign-in', str('identity', null)),
-  LDAP_USER_FILTER: notBuilt('LDAP sign-in', str('identity', '(mail={email})')),
-  LDAP_EMAIL_ATTR: notBuilt('LDAP sign-in', str('identity', 'mail')),
-  LDAP_NAME_ATTR: notBuilt('LDAP sign-in', str('identity', 'displayName')),
-  LDAP_GROUP_ATTR: notBuilt('LDAP sign-in', str('identity', 'memberOf')),
-  LDAP_GROUP_ROLE_MAP: notBuilt('LDAP sign-in', json('identity', '{}', 'object')),
-  LDAP_TLS_CA_CERT: notBuilt('LDAP sign-in', str('identity', null)),
-  LDAP_TIMEOUT_S: notBuilt('LDAP sign-in', num('identity', '10', 0)),
+  OIDC_PROVIDERS: json('identity', '[]', 'array', true),
+  OIDC_REDIRECT_BASE_URL: str('identity', ''),
+  OIDC_ENABLED: bool('identity', 'false'),
+  OIDC_LABEL: str('identity', 'SSO'),
+  OIDC_SERVER_METADATA_URL: str('identity', null),
+  OIDC_CLIENT_ID: str('identity', null),
+  OIDC_CLIENT_SECRET: str('identity', null, true),
+  OIDC_SCOPES: str('identity', 'openid email profile groups'),
+  OIDC_GROUPS_CLAIM: str('identity', 'groups'),
+  OIDC_GROUP_ROLE_MAP: json('identity', '{}', 'object'),
+  LDAP_ENABLED: bool('identity', 'false'),
+  LDAP_SERVER_URI: url('identity', null, ['ldap:', 'ldaps:']),
+  LDAP_USE_START_TLS: bool('identity', 'false'),
+  LDAP_BIND_DN: str('identity', null),
+  LDAP_BIND_PASSWORD: str('identity', null, true),
+  LDAP_USER_SEARCH_BASE: str('identity', null),
+  LDAP_USER_FILTER: str('identity', '(mail={email})'),
+  LDAP_EMAIL_ATTR: str('identity', 'mail'),
+  LDAP_NAME_ATTR: str('identity', 'displayName'),
+  LDAP_GROUP_ATTR: str('identity', 'memberOf'),
+  LDAP_GROUP_ROLE_MAP: json('identity', '{}', 'object'),
+  LDAP_TLS_CA_CERT: str('identity', null),
+  LDAP_TIMEOUT_S: range('identity', '10', { above: 0 }),
   // High availability
   REPLICA_ID: str('ha', 'api'),
   REPLICA_INTERNAL_URL: str('ha', 'http://localhost:8000'),
-  INTERNAL_API_SECRET: notBuilt('cross-replica forwarding (HA)', str('ha', '', true)),
-  AGENT_PRESENCE_TTL_S: notBuilt('cross-replica forwarding (HA)', int('ha', '90', 1)),
+  INTERNAL_API_SECRET: str('ha', '', true),
+  AGENT_PRESENCE_TTL_S: int('ha', '90', 1),
+  API_REPLICAS: int('ha', '1', 1, 16),
   DB_POOL_SIZE: int('ha', '5', 1, 1000),
   DB_MAX_OVERFLOW: int('ha', '10', 0, 1000),
   DB_POOL_RECYCLE_S: int('ha', '1800', 1),
@@ -109,6 +110,9 @@ export const CONFIG_VARIABLES = {
   MIGRATION_RUNNER_TICK_S: notBuilt('storage migrations', int('loops', '30', 1)),
   MIGRATION_RETENTION_DAYS: int('loops', '7', 0),
   ACTOR_REAPER_TICK_S: num('loops', '1', 0.05),
+  ACTOR_HISTORY_RETENTION_DAYS: num('loops', '7', 0),
+  // Audit rows older than this are pruned (decisions.md "Tracing and audit"); 0 keeps them forever.
+  AUDIT_RETENTION_DAYS: int('loops', '365', 0),
   // SQL sessions
   SQL_SESSIONS_ENABLED: bool('sessions', 'false'),
   SQL_SESSION_IDLE_TIMEOUT_S: int('sessions', '900', 1),
@@ -178,8 +182,8 @@ export const CONFIG_VARIABLES = {
   MCP_RESULT_BYTE_CAP: notBuilt('the /mcp endpoint', int('mcp', '32768', 1)),
   METRICS_ENABLED: bool('mcp', 'true'),
   AGENT_METRICS_RETENTION_HOURS: notBuilt('agent monitoring history', int('mcp', '168', 1)),
-  OTEL_EXPORTER_OTLP_ENDPOINT: str('mcp', ''),
-  OTEL_SERVICE_NAME: str('mcp', 'eider-api'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: notBuilt('tracing', str('mcp', '')),
+  OTEL_SERVICE_NAME: notBuilt('tracing', str('mcp', 'eider-api')),
 } as const satisfies VariableTable;
 
 export type ConfigName = keyof typeof CONFIG_VARIABLES;
@@ -194,7 +198,96 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `SQL_SESSION_OPENING_DEADLINE_S: invalid value ${cfg.SQL_SESSION_OPENING_DEADLINE_S}: must exceed SQL_SESSION_OPEN_TIMEOUT_S (${cfg.SQL_SESSION_OPEN_TIMEOUT_S}); expected an integer > ${cfg.SQL_SESSION_OPEN_TIMEOUT_S}`,
     );
   }
+  checkIdentitySettings(cfg);
   return cfg;
+}
+
+/** One OIDC provider as OIDC_PROVIDERS lists it (or the shorthand synthesizes it), checked and defaulted. */
+export interface OidcProviderConfig {
+  id: string;
+  label: string;
+  server_metadata_url: string;
+  client_id: string;
+  client_secret: string | null;
+  scopes: string;
+  groups_claim: string;
+  group_role_map: Readonly<Record<string, 'admin' | 'member'>>;
+}
+
+const bad = (name: string, problem: string): never => {
+  throw new ConfigError(name, `${name}: ${problem}`);
+};
+
+function roleMap(name: string, v: unknown): Record<string, 'admin' | 'member'> {
+  if (v === undefined) return {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return bad(name, 'group_role_map must be a JSON object of group to role');
+  for (const [g, r] of Object.entries(v)) if (r !== 'admin' && r !== 'member') bad(name, `group ${JSON.stringify(g)} maps to ${JSON.stringify(r)}; expected admin or member`);
+  return v as Record<string, 'admin' | 'member'>;
+}
+
+const isHttpUrl = (v: unknown) => {
+  try {
+    return typeof v === 'string' && ['http:', 'https:'].includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+};
+
+/** The OIDC providers in force: OIDC_PROVIDERS, else the shorthand provider `sso` when OIDC_ENABLED. */
+export function oidcProviders(cfg: Config): OidcProviderConfig[] {
+  if (cfg.OIDC_PROVIDERS.length === 0) {
+    if (!cfg.OIDC_ENABLED) return [];
+    if (!isHttpUrl(cfg.OIDC_SERVER_METADATA_URL)) bad('OIDC_SERVER_METADATA_URL', 'OIDC_ENABLED needs the provider\'s discovery URL (http:// or https://)');
+    if (!cfg.OIDC_CLIENT_ID) bad('OIDC_CLIENT_ID', 'OIDC_ENABLED needs the client id registered with the provider');
+    return [
+      {
+        id: 'sso',
+        label: cfg.OIDC_LABEL,
+        server_metadata_url: cfg.OIDC_SERVER_METADATA_URL!,
+        client_id: cfg.OIDC_CLIENT_ID!,
+        client_secret: cfg.OIDC_CLIENT_SECRET,
+        scopes: cfg.OIDC_SCOPES,
+        groups_claim: cfg.OIDC_GROUPS_CLAIM,
+        group_role_map: roleMap('OIDC_GROUP_ROLE_MAP', cfg.OIDC_GROUP_ROLE_MAP),
+      },
+    ];
+  }
+  const seen = new Set<string>();
+  return cfg.OIDC_PROVIDERS.map((raw, i) => {
+    const at = `entry ${i + 1}`;
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return bad('OIDC_PROVIDERS', `${at} is not an object`);
+    const p = raw as Record<string, unknown>;
+    if (typeof p.id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,39}$/.test(p.id)) bad('OIDC_PROVIDERS', `${at}: id must be lowercase letters, digits, - or _ (at most 40)`);
+    if (seen.has(p.id as string)) bad('OIDC_PROVIDERS', `${at}: id ${p.id} appears twice`);
+    seen.add(p.id as string);
+    if (!isHttpUrl(p.server_metadata_url)) bad('OIDC_PROVIDERS', `${at} (${p.id}): server_metadata_url must be an http:// or https:// URL`);
+    if (typeof p.client_id !== 'string' || !p.client_id) bad('OIDC_PROVIDERS', `${at} (${p.id}): client_id is required`);
+    for (const k of ['label', 'client_secret', 'scopes', 'groups_claim'] as const) {
+      if (p[k] !== undefined && p[k] !== null && typeof p[k] !== 'string') bad('OIDC_PROVIDERS', `${at} (${p.id}): ${k} must be a string`);
+    }
+    return {
+      id: p.id as string,
+      label: (p.label as string | undefined) ?? (p.id as string),
+      server_metadata_url: p.server_metadata_url as string,
+      client_id: p.client_id as string,
+      client_secret: (p.client_secret as string | undefined) ?? null,
+      scopes: (p.scopes as string | undefined) ?? 'openid email profile',
+      groups_claim: (p.groups_claim as string | undefined) ?? 'groups',
+      group_role_map: roleMap('OIDC_PROVIDERS', p.group_role_map),
+    };
+  });
+}
+
+/** LDAP and OIDC settings that only make sense together, checked at startup so a bad one stops the process. */
+function checkIdentitySettings(cfg: Config) {
+  oidcProviders(cfg);
+  if (cfg.OIDC_REDIRECT_BASE_URL && !isHttpUrl(cfg.OIDC_REDIRECT_BASE_URL)) bad('OIDC_REDIRECT_BASE_URL', 'expected the public http:// or https:// address of the api');
+  if (!cfg.LDAP_ENABLED) return;
+  if (!cfg.LDAP_SERVER_URI) bad('LDAP_SERVER_URI', 'LDAP_ENABLED needs the directory address (ldap:// or ldaps://)');
+  if (!cfg.LDAP_USER_SEARCH_BASE) bad('LDAP_USER_SEARCH_BASE', 'LDAP_ENABLED needs the base DN to search users under');
+  if (cfg.LDAP_USE_START_TLS && cfg.LDAP_SERVER_URI!.startsWith('ldaps:')) bad('LDAP_USE_START_TLS', 'StartTLS upgrades ldap://; an ldaps:// address is TLS already');
+  if (!cfg.LDAP_USER_FILTER.includes('{email}')) bad('LDAP_USER_FILTER', 'the filter must contain {email}');
+  roleMap('LDAP_GROUP_ROLE_MAP', cfg.LDAP_GROUP_ROLE_MAP);
 }
 
 /** Names of variables whose values must never be printed. */

@@ -15,7 +15,10 @@ import { converterFor, decodingMetadata, parseDuckType, RAW_PARSERS, type Conver
 
 export interface ResultSource {
   url: string;
-  bearerToken: string;
+  /** The agent's session token, when reading from the agent's result server itself. */
+  bearerToken?: string;
+  /** Other request headers (a peer replica's secret, when another replica relays the file). */
+  headers?: Record<string, string>;
   fetchImpl?: typeof fetch;
   /** Per HTTP request; default 30 s. */
   timeoutMs?: number;
@@ -92,7 +95,8 @@ const decodedGroups = new Map<string, CachedGroup>();
 let decodedBytes = 0;
 
 function cacheKey(src: ResultSource): string {
-  return `${src.url} ${createHash('sha256').update(src.bearerToken).digest('base64url')}`;
+  const credential = src.bearerToken ?? JSON.stringify(src.headers ?? {});
+  return `${src.url} ${createHash('sha256').update(credential).digest('base64url')}`;
 }
 
 function touch<V>(map: Map<string, V>, key: string): V | undefined {
@@ -124,7 +128,11 @@ async function request(src: ResultSource, init: RequestInit, what: string): Prom
   try {
     response = await doFetch(src.url, {
       ...init,
-      headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${src.bearerToken}` },
+      headers: {
+        ...(init.headers as Record<string, string>),
+        ...src.headers,
+        ...(src.bearerToken ? { authorization: `Bearer ${src.bearerToken}` } : {}),
+      },
       signal: AbortSignal.timeout(src.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     });
   } catch (error) {

@@ -12,6 +12,8 @@ export type Kind =
   | { t: 'enum'; values: readonly string[] }
   | { t: 'json'; shape: 'array' | 'object' }
   | { t: 'url'; protocols: readonly string[] }
+  /** one URL or several, comma-separated (an agent's list of control-plane replicas) */
+  | { t: 'urls'; protocols: readonly string[] }
   /** a byte count, plain or with a unit (64MiB, 1GB), since operators write both */
   | { t: 'bytes' }
   /** a list separated by commas or white space */
@@ -39,6 +41,7 @@ export const bool = (group: string, def: 'true' | 'false') => ({ kind: { t: 'boo
 export const oneOf = <D extends string | null>(group: string, def: D, values: readonly string[]) => ({ kind: { t: 'enum', values } as const, def, group });
 export const json = <S extends 'array' | 'object'>(group: string, def: string, shape: S, secret = false) => ({ kind: { t: 'json', shape } as const, def, secret, group });
 export const url = <D extends string | null | undefined>(group: string, def: D, protocols: readonly string[], secret = false) => ({ kind: { t: 'url', protocols } as const, def, secret, group });
+export const urls = <D extends string | null | undefined>(group: string, def: D, protocols: readonly string[]) => ({ kind: { t: 'urls', protocols } as const, def, group });
 export const bytes = (group: string, def: string) => ({ kind: { t: 'bytes' } as const, def, group });
 export const list = (group: string, def: string) => ({ kind: { t: 'list' } as const, def, group });
 /** Marks a variable whose feature is not built yet: it is validated, and setting it logs one warning naming the feature. */
@@ -52,7 +55,7 @@ type ValueOfKind<K extends Kind> = K extends { t: 'int' | 'number' | 'bytes' }
       ? unknown[]
       : K extends { t: 'json' }
         ? Record<string, unknown>
-        : K extends { t: 'list' }
+        : K extends { t: 'list' } | { t: 'urls' }
           ? readonly string[]
           : string;
 
@@ -90,6 +93,8 @@ export function expectedForm(k: Kind): string {
       return `a JSON ${k.shape}`;
     case 'url':
       return `a URL starting with ${k.protocols.map((p) => `${p}//`).join(' or ')}`;
+    case 'urls':
+      return `one or more URLs, comma-separated, each starting with ${k.protocols.map((p) => `${p}//`).join(' or ')}`;
     case 'bytes':
       return 'a byte count such as 67108864 or 64MiB';
     case 'list':
@@ -136,17 +141,26 @@ function schemaFor(k: Kind): Schema.Top {
     case 'json':
       return Schema.fromJsonString(k.shape === 'array' ? Schema.Array(Schema.Unknown) : Schema.Record(Schema.String, Schema.Unknown));
     case 'url':
+      return Schema.String.check(Schema.makeFilter((v: string) => isUrlWith(v, k.protocols)));
+    case 'urls':
       return Schema.String.check(
         Schema.makeFilter((v: string) => {
-          try {
-            return k.protocols.includes(new URL(v).protocol);
-          } catch {
-            return false;
-          }
+          const parts = splitUrls(v);
+          return parts.length > 0 && parts.every((u) => isUrlWith(u, k.protocols));
         }),
       );
   }
 }
+
+function isUrlWith(v: string, protocols: readonly string[]): boolean {
+  try {
+    return protocols.includes(new URL(v).protocol);
+  } catch {
+    return false;
+  }
+}
+
+const splitUrls = (v: string) => v.split(',').map((u) => u.trim()).filter((u) => u !== '');
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1();
 
@@ -154,6 +168,7 @@ function finish(k: Kind, decoded: unknown, text: string): unknown {
   if (k.t === 'bool') return ['true', '1', 'yes', 'on'].includes(decoded as string);
   if (k.t === 'bytes') return toBytes(text);
   if (k.t === 'list') return Object.freeze(text.split(/[\s,]+/).filter((s) => s !== ''));
+  if (k.t === 'urls') return Object.freeze(splitUrls(text));
   return decoded;
 }
 

@@ -5,7 +5,10 @@ import { route } from '../route.ts';
 import { unprocessable } from '../../domain/errors.ts';
 import * as agents from '../../domain/agents.ts';
 import type { AppContext } from '../context.ts';
+import { ActorError } from '../../actors/errors.ts';
 import type { Principal } from '../../domain/identity.ts';
+import { actorOf } from '../../domain/audit.ts';
+import { audit } from '../audit.ts';
 
 const AgentOutSchema = Schema.Struct({
   id: Schema.String,
@@ -21,6 +24,15 @@ const AgentOutSchema = Schema.Struct({
   last_heartbeat_at: Schema.NullOr(Schema.String),
 });
 const AgentParams = Schema.Struct({ agent_id: Schema.String });
+
+/** Revocation reaches the agent's latest connection through its actor, wherever its socket is held: the actor's
+ *  close effect is forwarded to the replica holding it. A connection whose actor is gone (pruned) has ended. */
+async function endConnection(ctx: AppContext, connectionId: string | null) {
+  if (!connectionId) return;
+  await ctx.host.send('agentConnection', connectionId, { type: 'credentialRevoked' }).catch((e) => {
+    if (!(e instanceof ActorError && e.code === 'not_found')) throw e;
+  });
+}
 const Tier = Schema.Literals(['use', 'operate', 'admin']);
 const ELASTIC_OFF = 'elastic compute is off (ELASTIC_COMPUTE_ENABLED=false): only elastic agents can be started, restarted or terminated';
 
@@ -86,7 +98,11 @@ export const agentRoutes = [
       expires_in_hours: Schema.optionalKey(Schema.Finite.check(Schema.isFinite(), Schema.isBetween({ minimum: 0.01, maximum: 24 * 30 }))),
     }),
     responses: { 201: Schema.Struct({ token: Schema.String, expires_at: Schema.String }) },
-    handler: async ({ ctx, principal, body }) => ({ status: 201, body: await agents.createBootstrapToken(ctx.db, principal, body ?? {}) }),
+    handler: async ({ ctx, req, principal, body }) => {
+      const issued = await agents.createBootstrapToken(ctx.db, principal, body ?? {});
+      await audit(ctx, req, { action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent_bootstrap_token', id: null }, details: { agent_name: body?.name ?? null, expires_at: issued.expires_at } });
+      return { status: 201, body: issued };
+    },
   }),
   route({
     method: 'GET',
@@ -193,7 +209,7 @@ export const agentRoutes = [
     responses: { 202: AgentOutSchema, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const { agent, tier } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
-      ctx.sockets.agent(agent.id)?.close(1000, 'disconnected by an operator');
+      await ctx.link.close(agent.id, 1000, 'disconnected by an operator');
       return { status: 202, body: agents.toAgentOut(agent, tier) };
     },
   }),
@@ -206,11 +222,11 @@ export const agentRoutes = [
     access: { kind: 'resource', note: 'operate tier on the agent' },
     params: AgentParams,
     responses: { 204: null, 404: null },
-    handler: async ({ ctx, principal, params }) => {
+    handler: async ({ ctx, req, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
       await agents.revokeAgentCredential(ctx.db, agent.id);
-      const live = ctx.sockets.agent(agent.id);
-      if (live) await ctx.host.send('agentConnection', live.connectionId, { type: 'credentialRevoked' });
+      await audit(ctx, req, { action: 'agent.credential_revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: agent.id }, details: { agent_name: agent.name } });
+      await endConnection(ctx, agent.connection_id);
       return { status: 204 };
     },
   }),
@@ -223,11 +239,11 @@ export const agentRoutes = [
     access: { kind: 'resource', note: 'admin tier on the agent' },
     params: AgentParams,
     responses: { 204: null, 404: null },
-    handler: async ({ ctx, principal, params }) => {
+    handler: async ({ ctx, req, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       await agents.revokeAgentCredential(ctx.db, agent.id);
-      const live = ctx.sockets.agent(agent.id);
-      if (live) await ctx.host.send('agentConnection', live.connectionId, { type: 'credentialRevoked' });
+      await audit(ctx, req, { action: 'agent.credential_revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: agent.id }, details: { agent_name: agent.name, removed: true } });
+      await endConnection(ctx, agent.connection_id);
       await ctx.db.query(`delete from agents where id = $1`, [agent.id]);
       return { status: 204 };
     },
@@ -256,9 +272,10 @@ export const agentRoutes = [
     params: AgentParams,
     body: Schema.Struct({ access_mode: Schema.Literals(['open', 'restricted']) }),
     responses: { 200: Schema.Unknown, 404: null },
-    handler: async ({ ctx, principal, params, body }) => {
+    handler: async ({ ctx, req, principal, params, body }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       await agents.setAccessMode(ctx.db, params.agent_id, body.access_mode);
+      await audit(ctx, req, { action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: params.agent_id }, details: { access_mode: body.access_mode } });
       return { status: 200, body: await agents.accessPayload(ctx.db, params.agent_id) };
     },
   }),
@@ -276,9 +293,16 @@ export const agentRoutes = [
       tier: Tier,
     }),
     responses: { 200: Schema.Unknown, 201: Schema.Unknown, 404: null, 422: null },
-    handler: async ({ ctx, principal, params, body }) => {
+    handler: async ({ ctx, req, principal, params, body }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       const r = await agents.upsertGrant(ctx.db, params.agent_id, body);
+      await audit(ctx, req, {
+        action: 'grant.change',
+        outcome: 'success',
+        actor: actorOf(principal),
+        target: { kind: 'agent_grant', id: r.grant.id },
+        details: { agent_id: params.agent_id, user_id: body.user_id ?? null, workspace_id: body.workspace_id ?? null, tier: body.tier, change: r.created ? 'created' : 'updated' },
+      });
       return { status: r.created ? 201 : 200, body: r.grant };
     },
   }),
@@ -291,9 +315,10 @@ export const agentRoutes = [
     access: { kind: 'resource', note: 'admin tier on the agent' },
     params: Schema.Struct({ agent_id: Schema.String, grant_id: Schema.String }),
     responses: { 204: null, 404: null },
-    handler: async ({ ctx, principal, params }) => {
+    handler: async ({ ctx, req, principal, params }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       await agents.deleteGrant(ctx.db, params.agent_id, params.grant_id);
+      await audit(ctx, req, { action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent_grant', id: params.grant_id }, details: { agent_id: params.agent_id, change: 'deleted' } });
       return { status: 204 };
     },
   }),

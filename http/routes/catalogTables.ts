@@ -19,6 +19,7 @@ import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { readRowsPage } from '../rows.ts';
 import { submitQuery } from './queries.ts';
+import { markTableDropped } from '../../domain/semantic/models.ts';
 
 /** Names the api creates: plain SQL identifiers, so they need no quoting anywhere they are typed. */
 export const NameSchema = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/));
@@ -145,7 +146,7 @@ export async function sampleTable(
   const policy = await checkStatementPolicy(sql, { mode: 'query' });
   if (!policy.ok) throw policyRejection(policy);
   const { agent } = await requireAgentTier(ctx.db, args.principal, args.agentId, 'use', args.ws.workspace.id);
-  if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+  if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
   const id = await submitQuery(ctx, {
     workspaceId: args.ws.workspace.id,
     workspaceSlug: args.ws.workspace.slug,
@@ -327,6 +328,7 @@ export const catalogTableRoutes = [
       const client = catalogClientOf(ctx);
       await viaCatalog('table', () => client.dropTable(catalogs.warehouseName(c), [params.schema], params.table, { purge: true }));
       await sidecar.forgetTable(ctx.db, c.id, params.schema, params.table);
+      await markTableDropped(ctx.db, c.slug, params.schema, params.table);
       return { status: 204 };
     },
   }),

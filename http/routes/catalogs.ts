@@ -6,6 +6,8 @@ import * as catalogs from '../../domain/catalogs.ts';
 import * as grants from '../../domain/catalogGrants.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { notFound } from '../../domain/errors.ts';
+import { actorOf } from '../../domain/audit.ts';
+import { audit } from '../audit.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { storageRoutes } from './storage.ts';
 import { catalogTableRoutes, NameSchema } from './catalogTables.ts';
@@ -76,9 +78,10 @@ const catalogOwnRoutes = [
       storage_backend_id: Schema.String,
     }),
     responses: { 201: CatalogOut, 409: null, 422: null, 503: null },
-    handler: async ({ ctx, principal, body }) => {
+    handler: async ({ ctx, req, principal, body }) => {
       const client = catalogClientOf(ctx);
       const out = await viaCatalog('catalog', () => catalogs.createCatalog(ctx.db, client, ctx.config, principal, body));
+      await audit(ctx, req, { action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: out.id }, details: { change: 'created', slug: out.slug, storage_backend_id: out.storage_backend_id } });
       return { status: 201, body: out };
     },
   }),
@@ -91,10 +94,12 @@ const catalogOwnRoutes = [
     access: { kind: 'permission', permission: 'catalogs' },
     params: CatalogIdParams,
     responses: { 204: null, 404: null, 409: null, 503: null },
-    handler: async ({ ctx, principal, params }) => {
-      if (!(await catalogs.findCatalog(ctx.db, params.catalog_id))) throw notFound('catalog');
+    handler: async ({ ctx, req, principal, params }) => {
+      const found = await catalogs.findCatalog(ctx.db, params.catalog_id);
+      if (!found) throw notFound('catalog');
       const client = catalogClientOf(ctx);
       await viaCatalog('catalog', () => catalogs.deleteCatalog(ctx.db, client, principal, params.catalog_id, ctx.logger));
+      await audit(ctx, req, { action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: params.catalog_id }, details: { change: 'deleted', slug: found.slug } });
       return { status: 204 };
     },
   }),
@@ -122,8 +127,15 @@ const catalogOwnRoutes = [
       access_mode: Schema.optionalKey(Schema.Literals(['full', 'scoped'])),
     }),
     responses: { 200: WorkspaceCatalogOut, 201: WorkspaceCatalogOut, 403: null, 404: null },
-    handler: async ({ ctx, principal, ws, params, body }) => {
+    handler: async ({ ctx, req, principal, ws, params, body }) => {
       const r = await catalogs.attachCatalog(ctx.db, principal, ws!, params.catalog, body);
+      await audit(ctx, req, {
+        action: 'catalog.change',
+        outcome: 'success',
+        actor: actorOf(principal),
+        target: { kind: 'catalog', id: r.catalog.id },
+        details: { change: r.created ? 'attached' : 'attachment_updated', workspace: ws!.workspace.slug, slug: r.catalog.slug, access_mode: r.catalog.access_mode, is_default: r.catalog.is_default },
+      });
       return { status: r.created ? 201 : 200, body: r.catalog };
     },
   }),
@@ -136,8 +148,9 @@ const catalogOwnRoutes = [
     access: { kind: 'workspace', role: 'owner' },
     params: WsCatalogParams,
     responses: { 204: null, 404: null },
-    handler: async ({ ctx, ws, params }) => {
+    handler: async ({ ctx, req, principal, ws, params }) => {
       await catalogs.detachCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      await audit(ctx, req, { action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: null }, details: { change: 'detached', workspace: ws!.workspace.slug, slug: params.catalog } });
       return { status: 204 };
     },
   }),
@@ -169,9 +182,16 @@ const catalogOwnRoutes = [
       privilege: Schema.Literals(['read', 'write']),
     }),
     responses: { 200: GrantOut, 201: GrantOut, 403: null, 404: null, 422: null },
-    handler: async ({ ctx, principal, ws, params, body }) => {
+    handler: async ({ ctx, req, principal, ws, params, body }) => {
       const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
       const r = await grants.putGrant(ctx.db, principal, ws!.workspace.id, c, body);
+      await audit(ctx, req, {
+        action: 'grant.change',
+        outcome: 'success',
+        actor: actorOf(principal),
+        target: { kind: 'catalog_grant', id: r.grant.id },
+        details: { change: r.created ? 'created' : 'replaced', workspace: ws!.workspace.slug, catalog: c.slug, schema: body.schema ?? null, table: body.table ?? null, privilege: body.privilege },
+      });
       return { status: r.created ? 201 : 200, body: r.grant };
     },
   }),
@@ -184,9 +204,10 @@ const catalogOwnRoutes = [
     access: { kind: 'workspace', role: 'owner' },
     params: GrantParams,
     responses: { 204: null, 403: null, 404: null },
-    handler: async ({ ctx, principal, ws, params }) => {
+    handler: async ({ ctx, req, principal, ws, params }) => {
       const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
       await grants.deleteGrant(ctx.db, principal, ws!.workspace.id, c, params.grant_id);
+      await audit(ctx, req, { action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog_grant', id: params.grant_id }, details: { change: 'deleted', workspace: ws!.workspace.slug, catalog: c.slug } });
       return { status: 204 };
     },
   }),

@@ -1,6 +1,8 @@
 // Setup, sign-in, the current user, personal tokens, users and service accounts.
 import { Schema } from 'effect';
+import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
+import type { Queryable } from '../../runtime/db.ts';
 import { route, PageQuery, pageOfSchema } from '../route.ts';
 import { SESSION_COOKIE } from '../auth.ts';
 import { forbidden, notFound } from '../../domain/errors.ts';
@@ -8,6 +10,11 @@ import * as identity from '../../domain/identity.ts';
 import { createWorkspaceForAdmin } from '../../domain/bootstrap.ts';
 import { listUserWorkspaces, toWorkspaceOut } from '../../domain/workspaces.ts';
 import { safeEqual } from '../../domain/identity.ts';
+import { actorOf, ANONYMOUS } from '../../domain/audit.ts';
+import { AppError } from '../../domain/errors.ts';
+import { audit } from '../audit.ts';
+import { sessionCookie } from '../sessionCookie.ts';
+import { passwordMethodFor, signInWithPassword, type PasswordSignIn } from '../../domain/passwordSignIn.ts';
 
 const Email = Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+$/), Schema.isMaxLength(320));
 const Password = Schema.String.check(Schema.isMinLength(8), Schema.isMaxLength(1024));
@@ -48,8 +55,24 @@ const PatchPrincipal = Schema.Struct({
   is_active: Schema.optionalKey(Schema.Boolean),
 });
 
-const sessionCookie = (ctx: AppContext, value: string, maxAge: number) =>
-  `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}${ctx.config.COOKIE_SECURE ? '; Secure' : ''}`;
+
+/** Audits a role or activation change of a user or service account, in the change's own transaction. */
+const roleChangeAudit =
+  (ctx: AppContext, req: FastifyRequest, by: identity.Principal) => async (tx: Queryable, before: identity.UserRow, after: identity.UserRow) => {
+    if (before.role === after.role && before.is_active === after.is_active) return;
+    await audit(
+      ctx,
+      req,
+      {
+        action: 'user.role_change',
+        outcome: 'success',
+        actor: actorOf(by),
+        target: { kind: after.kind, id: after.id },
+        details: { role_from: before.role, role_to: after.role, is_active_from: before.is_active, is_active_to: after.is_active },
+      },
+      tx,
+    );
+  };
 
 export const identityRoutes = [
   route({
@@ -95,9 +118,10 @@ export const identityRoutes = [
         oidc_providers: Schema.Array(Schema.Struct({ id: Schema.String, label: Schema.String })),
       }),
     },
-    // Federated sign-in is not built yet: listing configured providers would offer buttons that lead nowhere. Their
-    // variables are validated and log a warning at startup (runtime/config.ts, notBuilt).
-    handler: async () => ({ status: 200, body: { local: true, ldap: false, oidc_providers: [] } }),
+    handler: async ({ ctx }) => ({
+      status: 200,
+      body: { local: true, ldap: ctx.ldap !== null, oidc_providers: ctx.oidc.providers.map((p) => ({ id: p.id, label: p.label })) },
+    }),
   }),
   route({
     method: 'POST',
@@ -107,9 +131,26 @@ export const identityRoutes = [
     tags: ['identity'],
     access: { kind: 'public' },
     body: Schema.Struct({ email: Schema.String, password: Schema.String }),
-    responses: { 200: UserOut, 401: null },
-    handler: async ({ ctx, body }) => {
-      const user = await identity.verifyLogin(ctx.db, body.email, body.password);
+    responses: { 200: UserOut, 401: null, 409: null, 503: null },
+    handler: async ({ ctx, req, body }) => {
+      const method = await passwordMethodFor(ctx.db, ctx.ldap, body.email);
+      let signedIn: PasswordSignIn;
+      try {
+        signedIn = await signInWithPassword(ctx.db, ctx.ldap, method, body.email, body.password);
+      } catch (e) {
+        // The attempted email is kept (who was tried), never the password.
+        if (e instanceof AppError) {
+          await audit(ctx, req, { action: 'auth.login', outcome: 'failure', actor: { ...ANONYMOUS, email: body.email.slice(0, 320) }, details: { method, code: e.code } });
+        }
+        throw e;
+      }
+      const { user } = signedIn;
+      const actor = actorOf({ user, via: 'session', tokenId: null });
+      await audit(ctx, req, { action: 'auth.login', outcome: 'success', actor, target: { kind: 'user', id: user.id }, details: { method, created: signedIn.created } });
+      if (signedIn.created || signedIn.roleBefore) {
+        const details = { source: method, role_from: signedIn.roleBefore, role_to: user.role, created: signedIn.created };
+        await audit(ctx, req, { action: 'user.role_change', outcome: 'success', actor, target: { kind: 'user', id: user.id }, details });
+      }
       const sid = await identity.createSession(ctx.db, user.id, ctx.config.SESSION_MAX_AGE_SECONDS);
       return {
         status: 200,
@@ -128,7 +169,11 @@ export const identityRoutes = [
     responses: { 204: null },
     handler: async ({ ctx, req }) => {
       const sid = req.cookies?.[SESSION_COOKIE];
-      if (sid) await identity.deleteSession(ctx.db, sid);
+      if (sid) {
+        const p = await identity.principalFromSession(ctx.db, sid);
+        await identity.deleteSession(ctx.db, sid);
+        if (p) await audit(ctx, req, { action: 'auth.logout', outcome: 'success', actor: actorOf(p), target: { kind: 'user', id: p.user.id } });
+      }
       return { status: 204, headers: { 'set-cookie': sessionCookie(ctx, '', 0) } };
     },
   }),
@@ -151,10 +196,11 @@ export const identityRoutes = [
     access: { kind: 'authenticated' },
     body: Schema.Struct({ expires_in_days: Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })) }),
     responses: { 201: IssuedToken, 403: null, 409: null },
-    handler: async ({ ctx, principal, body }) => ({
-      status: 201,
-      body: await identity.issuePersonalToken(ctx.db, principal, body.expires_in_days),
-    }),
+    handler: async ({ ctx, req, principal, body }) => {
+      const issued = await identity.issuePersonalToken(ctx.db, principal, body.expires_in_days);
+      await audit(ctx, req, { action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: principal.user.id, expires_at: issued.expires_at } });
+      return { status: 201, body: issued };
+    },
   }),
   route({
     method: 'GET',
@@ -178,8 +224,9 @@ export const identityRoutes = [
     access: { kind: 'authenticated' },
     params: Schema.Struct({ pat_id: Schema.String }),
     responses: { 204: null, 404: null },
-    handler: async ({ ctx, principal, params }) => {
+    handler: async ({ ctx, req, principal, params }) => {
       await identity.revokeToken(ctx.db, principal.user.id, params.pat_id);
+      await audit(ctx, req, { action: 'token.revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: params.pat_id }, details: { owner_id: principal.user.id } });
       return { status: 204 };
     },
   }),
@@ -206,7 +253,11 @@ export const identityRoutes = [
     access: { kind: 'admin' },
     body: Schema.Struct({ email: Email, name: Name, password: Password, role: Role }),
     responses: { 201: UserOut, 409: null },
-    handler: async ({ ctx, body }) => ({ status: 201, body: identity.toUserOut(await identity.createUser(ctx.db, body)) }),
+    handler: async ({ ctx, req, principal, body }) => {
+      const u = await identity.createUser(ctx.db, body);
+      await audit(ctx, req, { action: 'user.role_change', outcome: 'success', actor: actorOf(principal), target: { kind: 'user', id: u.id }, details: { created: true, role_to: u.role } });
+      return { status: 201, body: identity.toUserOut(u) };
+    },
   }),
   route({
     method: 'PATCH',
@@ -218,9 +269,9 @@ export const identityRoutes = [
     params: UserIdParams,
     body: PatchPrincipal,
     responses: { 200: UserOut, 404: null },
-    handler: async ({ ctx, params, body }) => ({
+    handler: async ({ ctx, req, principal, params, body }) => ({
       status: 200,
-      body: identity.toUserOut(await identity.updatePrincipal(ctx.db, 'user', params.user_id, body)),
+      body: identity.toUserOut(await identity.updatePrincipal(ctx.db, 'user', params.user_id, body, roleChangeAudit(ctx, req, principal))),
     }),
   }),
   route({
@@ -277,9 +328,11 @@ export const identityRoutes = [
     params: SaParams,
     body: PatchPrincipal,
     responses: { 200: ServiceAccountOut, 404: null },
-    handler: async ({ ctx, params, body }) => ({
+    handler: async ({ ctx, req, principal, params, body }) => ({
       status: 200,
-      body: identity.toServiceAccountOut(await identity.updatePrincipal(ctx.db, 'service_account', params.service_account_id, body)),
+      body: identity.toServiceAccountOut(
+        await identity.updatePrincipal(ctx.db, 'service_account', params.service_account_id, body, roleChangeAudit(ctx, req, principal)),
+      ),
     }),
   }),
   route({
@@ -294,10 +347,11 @@ export const identityRoutes = [
       expires_in_days: Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 }))),
     }),
     responses: { 201: IssuedToken, 404: null, 409: null },
-    handler: async ({ ctx, params, body }) => ({
-      status: 201,
-      body: await identity.issueServiceAccountToken(ctx.db, params.service_account_id, body.expires_in_days),
-    }),
+    handler: async ({ ctx, req, principal, params, body }) => {
+      const issued = await identity.issueServiceAccountToken(ctx.db, params.service_account_id, body.expires_in_days);
+      await audit(ctx, req, { action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: params.service_account_id, expires_at: issued.expires_at } });
+      return { status: 201, body: issued };
+    },
   }),
   route({
     method: 'GET',
@@ -322,9 +376,10 @@ export const identityRoutes = [
     access: { kind: 'admin' },
     params: SaPatParams,
     responses: { 204: null, 404: null },
-    handler: async ({ ctx, params }) => {
+    handler: async ({ ctx, req, principal, params }) => {
       const sa = await identity.findServiceAccount(ctx.db, params.service_account_id);
       await identity.revokeToken(ctx.db, sa.id, params.pat_id);
+      await audit(ctx, req, { action: 'token.revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: params.pat_id }, details: { owner_id: sa.id } });
       return { status: 204 };
     },
   }),

@@ -7,13 +7,19 @@ import { agentRoutes } from './agents.ts';
 import { queryRoutes } from './queries.ts';
 import { inspectionRoutes } from './inspection.ts';
 import { catalogRoutes } from './catalogs.ts';
+import { auditRoutes } from './audit.ts';
+import { oidcRoutes } from './oidc.ts';
+import { semanticRoutes } from './semantic.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
   ...identityRoutes,
+  ...oidcRoutes,
   ...workspaceRoutes,
   ...agentRoutes,
   ...queryRoutes,
   ...catalogRoutes,
   ...inspectionRoutes,
+  ...auditRoutes,
+  ...semanticRoutes,
 ];

@@ -2,7 +2,7 @@
 import { Schema } from 'effect';
 import { route } from '../route.ts';
 import { AppError, notFound } from '../../domain/errors.ts';
-import { getActor, listMachineDefinitions, listTransitions } from '../../actors/inspection.ts';
+import { clusterView, getActor, listActors, listMachineDefinitions, listTransitions } from '../../actors/inspection.ts';
 import { machineKinds } from '../../machines/index.ts';
 import { machineDefinition } from '../../machines/definition.ts';
 import { toMermaid, toSvg } from '../../machines/diagram.ts';
@@ -51,6 +51,43 @@ export const inspectionRoutes = [
         return { status: 200, body: toMermaid(def, current) };
       }
       return { status: 200, body: toSvg(def, current) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/cluster',
+    operationId: 'get_cluster',
+    summary: 'The api replicas (live, draining, what each owns), overdue deadlines and pending effects',
+    tags: ['inspection'],
+    access: { kind: 'admin' },
+    responses: { 200: Schema.Unknown },
+    handler: async ({ ctx }) => ({ status: 200, body: await clusterView(ctx.db, ctx.config.AGENT_PRESENCE_TTL_S) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/admin/actors',
+    operationId: 'list_actors',
+    summary: 'Actors newest first, filtered by kind, state, owner replica and liveness; paged',
+    tags: ['inspection'],
+    access: { kind: 'admin' },
+    query: Schema.Struct({
+      kind: Schema.optionalKey(Kind),
+      state: Schema.optionalKey(Schema.String),
+      owner: Schema.optionalKey(Schema.String),
+      live: Schema.optionalKey(Schema.Literals(['true', 'false'])),
+      cursor: Schema.optionalKey(Schema.String),
+      limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 500 }))),
+    }),
+    responses: { 200: Schema.Unknown, 400: null, 404: null },
+    handler: async ({ ctx, query }) => {
+      if (query.kind !== undefined && !kinds.includes(query.kind)) throw unknownKind(query.kind);
+      try {
+        const page = await listActors(ctx.db, { ...query, live: query.live === undefined ? undefined : query.live === 'true' });
+        return { status: 200, body: page };
+      } catch (e) {
+        if ((e as { code?: string }).code === 'invalid_cursor') throw new AppError(400, 'invalid_cursor', (e as Error).message);
+        throw e;
+      }
     },
   }),
   route({

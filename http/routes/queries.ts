@@ -12,6 +12,8 @@ import { readRowsPage } from '../rows.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../../domain/catalogs.ts';
 import { checkScopedAccess } from '../../domain/catalogGrants.ts';
 import type { AppContext } from '../context.ts';
+import { actorOf } from '../../domain/audit.ts';
+import { audit } from '../audit.ts';
 
 const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })));
 export const QueryOutSchema = Schema.Struct({
@@ -134,13 +136,29 @@ export const queryRoutes = [
       timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)))),
     }),
     responses: { 202: QueryOutSchema, 400: null, 403: null, 409: null, 413: null, 422: null, 503: null },
-    handler: async ({ ctx, principal, ws, body }) => {
+    handler: async ({ ctx, req, principal, ws, body }) => {
+      // A statement refused by the policy, the workspace role or a scoped grant is audited with its code and the
+      // statement kind, never its text (SQL may carry literals that are secrets).
+      const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
+        await audit(ctx, req, {
+          action: 'policy.reject',
+          outcome: 'failure',
+          actor: actorOf(principal),
+          target: { kind: 'workspace', id: ws!.workspace.id },
+          details: { workspace: ws!.workspace.slug, code: e.code, statement_type: statementType },
+        });
+        throw e;
+      };
       const bytes = Buffer.byteLength(body.sql, 'utf8');
       if (bytes > ctx.config.SQL_MAX_BYTES) {
         throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${ctx.config.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
       }
       const policy = await checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS);
-      if (!policy.ok) throw policyRejection(policy);
+      if (!policy.ok) {
+        const e = policyRejection(policy);
+        if (e.status === 403) await refuse(e, policy.statementType);
+        throw e;
+      }
       // A script returns no rows (only a single read is materialized): a read inside one would end `done` with
       // nothing to show, so it is refused instead of silently dropping its rows.
       const read = policy.statements.findIndex((s) => s.type === 'select' || s.type === 'describe');
@@ -151,19 +169,21 @@ export const queryRoutes = [
           { fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }] },
         );
       }
-      if (policy.isWrite && ws!.role === 'reader') throw forbidden(`writing needs the writer role in workspace ${ws!.workspace.slug}`);
+      if (policy.isWrite && ws!.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${ws!.workspace.slug}`), policy.statementType);
       if (!body.agent_id) {
         throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
       }
       const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', ws!.workspace.id);
-      if (!ctx.sockets.agent(agent.id)) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+      if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
       // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
       const defaultSlug = body.catalog ?? attached.find((c) => c.is_default)?.slug ?? null;
       if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
         throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws!.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
       }
-      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas);
+      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
+        e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
+      );
       const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
       const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
       const id = await submitQuery(ctx, {

@@ -3,6 +3,8 @@ import { Schema } from 'effect';
 import { route } from '../route.ts';
 import * as catalogs from '../../domain/catalogs.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
+import { actorOf } from '../../domain/audit.ts';
+import { audit } from '../audit.ts';
 
 export const StorageBackendOut = Schema.Struct({
   id: Schema.String,
@@ -48,7 +50,12 @@ export const storageRoutes = [
       secret_access_key: OptionalText(1024),
     }),
     responses: { 201: StorageBackendOut, 409: null, 422: null },
-    handler: async ({ ctx, body }) => ({ status: 201, body: await catalogs.createBackend(ctx.db, body) }),
+    handler: async ({ ctx, req, principal, body }) => {
+      const b = await catalogs.createBackend(ctx.db, body);
+      // The credentials themselves never go in the row: only whether some were given.
+      await audit(ctx, req, { action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'created', name: b.name, kind: b.kind, root_uri: b.root_uri, static_keys: b.has_credentials } });
+      return { status: 201, body: b };
+    },
   }),
   route({
     method: 'GET',
@@ -70,8 +77,9 @@ export const storageRoutes = [
     access: { kind: 'admin' },
     params: BackendParams,
     responses: { 204: null, 404: null, 409: null },
-    handler: async ({ ctx, params }) => {
+    handler: async ({ ctx, req, principal, params }) => {
       await catalogs.deleteBackend(ctx.db, params.storage_backend_id);
+      await audit(ctx, req, { action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: params.storage_backend_id }, details: { change: 'deleted' } });
       return { status: 204 };
     },
   }),

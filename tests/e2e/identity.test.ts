@@ -4,13 +4,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, SETUP_TOKEN, cookieFrom, startTestApi, type TestApi } from '../support/api.ts';
 import { launchBrowser, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
+import { providerIssuer, startOidcProvider, type TestProvider } from '../support/oidcProvider.ts';
+import { freePort } from '../../runtime/postgres.ts';
 
 let t: TestApi;
 let ui: { url: string; close(): Promise<void> };
 let b: Browser;
+let op: TestProvider;
+const SSO_CLIENT = { client_id: 'eider-e2e', client_secret: 'e2e-client-secret' };
 
 beforeAll(async () => {
-  t = await startTestApi({ OIDC_ENABLED: 'true', OIDC_LABEL: 'Corp SSO' });
+  // A real OpenID provider (oidc-provider) for the single sign-on button; the api learns its address first.
+  const opPort = await freePort();
+  t = await startTestApi({
+    OIDC_ENABLED: 'true',
+    OIDC_LABEL: 'Corp SSO',
+    OIDC_SERVER_METADATA_URL: `${providerIssuer(opPort)}/.well-known/openid-configuration`,
+    OIDC_CLIENT_ID: SSO_CLIENT.client_id,
+    OIDC_CLIENT_SECRET: SSO_CLIENT.client_secret,
+    OIDC_GROUP_ROLE_MAP: JSON.stringify({ 'data-admins': 'admin' }),
+  });
+  // The callback goes to the api's own origin (it serves the app too); cookies are per host, not per port.
+  op = await startOidcProvider(opPort, [{ ...SSO_CLIENT, redirect_uris: [`${t.url}/api/auth/oidc/sso/callback`] }]);
+  op.accounts.set('dana', { email: 'dana@example.com', name: 'Dana Data', groups: ['data-admins'] });
   ui = await serveUi(t);
   b = await launchBrowser('identity');
 }, 120_000);
@@ -19,6 +35,7 @@ afterAll(async () => {
   await b?.close();
   await ui?.close();
   await t?.close();
+  await op?.close();
 });
 
 async function apiCookie(): Promise<string> {
@@ -102,14 +119,13 @@ describe('web app: identity', () => {
     await b.shot('05-token-revoked');
   });
 
-  it('signs out, shows a failed sign-in with its code, offers no SSO button while OIDC is not built, signs back in', async () => {
+  it('signs out, shows a failed sign-in with its code, offers the SSO button, signs back in', async () => {
     const { page } = b;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to Eider' }).waitFor();
     expect((await page.context().cookies()).find((c) => c.name === 'session')).toBeUndefined();
-    // OIDC_ENABLED is set for this api, but a button would lead to a route that does not exist yet.
     await page.getByLabel('Email').waitFor();
-    expect(await page.getByRole('link', { name: /Sign in with/ }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Sign in with Corp SSO' }).count()).toBe(1);
 
     await page.getByLabel('Email').fill(ADMIN.email);
     await page.getByLabel('Password').fill('not-the-password');
@@ -121,6 +137,31 @@ describe('web app: identity', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('navigation', { name: 'Main' }).waitFor();
     await b.shot('07-signed-in-again');
+  });
+
+  it('signs in through the OIDC provider: button, provider login and consent, back in the app as a new user', async () => {
+    const { page } = b;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('link', { name: 'Sign in with Corp SSO' }).click();
+    await page.waitForURL((u) => u.origin === op.issuer);
+    await page.locator('input[name="login"]').fill('dana');
+    await page.locator('input[name="password"]').fill('any-password');
+    await b.shot('07a-provider-login');
+    await page.locator('button[type="submit"]').click();
+    await page.locator('button[type="submit"]').click(); // the provider's consent page
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await b.shot('07b-signed-in-with-sso');
+    const session = (await page.context().cookies()).find((c) => c.name === 'session');
+    expect(session).toBeDefined();
+    const me = await t.req('GET', '/api/me', { as: { cookie: `session=${session!.value}` } });
+    expect(me.body).toMatchObject({ email: 'dana@example.com', auth_provider: 'oidc:sso', role: 'admin' });
+    // back to the admin for the next test
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await page.goto(ui.url + '/');
   });
 
   it('deep links load the app (SPA fallback) and unknown app paths say so', async () => {

@@ -45,6 +45,37 @@ export type CancelQueryResponse = {
   finished_at: string | null;
 };
 
+/** POST /api/workspaces/{workspace}/semantic/compile: Compile a structured request into one DuckDB statement (not executed; submit it as a query) */
+export type CompileSemanticQueryResponse = {
+  sql: string;
+  model: string;
+  metrics: string[];
+  dimensions: string[];
+};
+export type CompileSemanticQueryBody = {
+  model: string;
+  metrics: string[];
+  dimensions?: string[];
+  grain?: "day" | "week" | "month" | "quarter" | "year";
+  time_range?: {
+    kind: "last_complete" | "trailing" | "to_date" | "absolute";
+    grain?: "day" | "week" | "month" | "quarter" | "year";
+    n?: number;
+    start?: string;
+    end?: string;
+  };
+  filters?: Array<{
+    dimension: string;
+    op: "=" | "!=" | "<" | "<=" | ">" | ">=" | "in" | "not_in" | "like" | "is_null" | "is_not_null";
+    value?: unknown;
+  }>;
+  order_by?: Array<{
+    field: string;
+    direction?: "asc" | "desc";
+  }>;
+  limit?: number;
+};
+
 /** POST /api/admin/agents/bootstrap: A single-use bootstrap token for a new agent (shown once) */
 export type CreateAgentBootstrapTokenResponse = {
   token: string;
@@ -174,6 +205,177 @@ export type CreateQueryBody = {
   timeout_s?: number | null;
 };
 
+/** POST /api/workspaces/{workspace}/semantic/models/{model}/datasets: Bind a dataset to a table; needs read access to the table; 409 on a repeated name */
+export type CreateSemanticDatasetResponse = {
+  name: string;
+  catalog: string;
+  schema_name: string;
+  table_name: string;
+  primary_key: string[];
+  display_name?: string;
+  description?: string;
+  validation_state: "ok" | "broken" | "unchecked";
+};
+export type CreateSemanticDatasetBody = {
+  name: string;
+  catalog: string;
+  schema_name: string;
+  table_name: string;
+  primary_key: string[];
+  display_name?: string;
+  description?: string;
+};
+
+/** POST /api/workspaces/{workspace}/semantic/models/{model}/dimensions: Add a dimension (categorical, or time with grains); 409 on a repeated name */
+export type CreateSemanticDimensionResponse = {
+  name: string;
+  dataset: string;
+  display_name: string;
+  description: string;
+  kind: "categorical" | "time";
+  expr: string | null;
+  time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+  is_default_time: boolean;
+  synonyms: string[];
+  sample_values: Array<string | number | boolean>;
+  validation_state: "ok" | "broken" | "unchecked";
+};
+export type CreateSemanticDimensionBody = {
+  name: string;
+  dataset: string;
+  display_name?: string;
+  description?: string;
+  kind?: "categorical" | "time";
+  expr?: string | null;
+  time_grains?: Array<"day" | "week" | "month" | "quarter" | "year">;
+  is_default_time?: boolean;
+  synonyms?: string[];
+  sample_values?: Array<string | number | boolean>;
+};
+
+/** POST /api/workspaces/{workspace}/semantic/models/{model}/metrics: Add a metric (an aggregation of an expression, with an optional filter); 409 on a repeated name */
+export type CreateSemanticMetricResponse = {
+  name: string;
+  dataset: string;
+  display_name: string;
+  description: string;
+  agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+  expr: string | null;
+  filter: string | null;
+  time_dimension: string | null;
+  synonyms: string[];
+  caveat: string | null;
+  validation_state: "ok" | "broken" | "unchecked";
+};
+export type CreateSemanticMetricBody = {
+  name: string;
+  dataset: string;
+  display_name?: string;
+  description?: string;
+  agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+  expr?: string | null;
+  filter?: string | null;
+  time_dimension?: string | null;
+  synonyms?: string[];
+  caveat?: string | null;
+};
+
+/** POST /api/workspaces/{workspace}/semantic/models: Create a model (a draft); 409 when the slug is taken */
+export type CreateSemanticModelResponse = {
+  slug: string;
+  name: string;
+  description: string;
+  status: "draft" | "published" | "deprecated";
+  imported: boolean;
+  provider: string | null;
+  validation: {
+    state: "ok" | "broken" | "unchecked";
+    checked_at: string | null;
+    problems: Array<{
+      kind: string;
+      name: string;
+      message: string;
+    }>;
+  };
+  datasets: Array<{
+    name: string;
+    catalog: string;
+    schema_name: string;
+    table_name: string;
+    primary_key: string[];
+    display_name?: string;
+    description?: string;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  relationships: Array<{
+    name: string;
+    left_dataset: string;
+    right_dataset: string;
+    kind: "many_to_one" | "one_to_one";
+    join_columns: Array<{
+      left: string;
+      right: string;
+    }>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  dimensions: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    kind: "categorical" | "time";
+    expr: string | null;
+    time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+    is_default_time: boolean;
+    synonyms: string[];
+    sample_values: Array<string | number | boolean>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  metrics: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+    expr: string | null;
+    filter: string | null;
+    time_dimension: string | null;
+    synonyms: string[];
+    caveat: string | null;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  created_at: string;
+  updated_at: string;
+};
+export type CreateSemanticModelBody = {
+  slug: string;
+  name: string;
+  description?: string;
+};
+
+/** POST /api/workspaces/{workspace}/semantic/models/{model}/relationships: Relate two datasets, left the many side (many_to_one, one_to_one; one_to_many is 422) */
+export type CreateSemanticRelationshipResponse = {
+  name: string;
+  left_dataset: string;
+  right_dataset: string;
+  kind: "many_to_one" | "one_to_one";
+  join_columns: Array<{
+    left: string;
+    right: string;
+  }>;
+  validation_state: "ok" | "broken" | "unchecked";
+};
+export type CreateSemanticRelationshipBody = {
+  name: string;
+  left_dataset: string;
+  right_dataset: string;
+  kind?: string;
+  join_columns: Array<{
+    left: string;
+    right: string;
+  }>;
+};
+
 /** POST /api/admin/service-accounts: Create a service account */
 export type CreateServiceAccountResponse = {
   id: string;
@@ -267,6 +469,80 @@ export type CreateWorkspaceResponse = {
 export type CreateWorkspaceBody = {
   slug: string;
   name: string;
+};
+
+/** DELETE /api/workspaces/{workspace}/semantic/imports: Remove every model a provider imported (a report with the slugs removed) */
+export type DeleteSemanticImportsResponse = {
+  provider: string;
+  deleted: string[];
+};
+
+/** POST /api/workspaces/{workspace}/semantic/models/{model}/deprecate: Retire a published model: still readable, excluded from new answers */
+export type DeprecateSemanticModelResponse = {
+  slug: string;
+  name: string;
+  description: string;
+  status: "draft" | "published" | "deprecated";
+  imported: boolean;
+  provider: string | null;
+  validation: {
+    state: "ok" | "broken" | "unchecked";
+    checked_at: string | null;
+    problems: Array<{
+      kind: string;
+      name: string;
+      message: string;
+    }>;
+  };
+  datasets: Array<{
+    name: string;
+    catalog: string;
+    schema_name: string;
+    table_name: string;
+    primary_key: string[];
+    display_name?: string;
+    description?: string;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  relationships: Array<{
+    name: string;
+    left_dataset: string;
+    right_dataset: string;
+    kind: "many_to_one" | "one_to_one";
+    join_columns: Array<{
+      left: string;
+      right: string;
+    }>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  dimensions: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    kind: "categorical" | "time";
+    expr: string | null;
+    time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+    is_default_time: boolean;
+    synonyms: string[];
+    sample_values: Array<string | number | boolean>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  metrics: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+    expr: string | null;
+    filter: string | null;
+    time_dimension: string | null;
+    synonyms: string[];
+    caveat: string | null;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  created_at: string;
+  updated_at: string;
 };
 
 /** POST /api/admin/agents/{agent_id}/disconnect: Close the agent’s socket; it reconnects with its session token (operate tier) */
@@ -366,6 +642,19 @@ export type GetCatalogTableSampleResponse = {
   }> | null;
 };
 
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/semantic: The semantic definitions depending on a table (datasets binding it and what is defined on them) */
+export type GetCatalogTableSemanticResponse = Array<{
+  model: string;
+  model_status: "draft" | "published" | "deprecated";
+  kind: "dataset" | "relationship" | "dimension" | "metric";
+  name: string;
+  dataset: string;
+  validation_state: "ok" | "broken" | "unchecked";
+}>;
+
+/** GET /api/admin/cluster: The api replicas (live, draining, what each owns), overdue deadlines and pending effects */
+export type GetClusterResponse = unknown;
+
 /** GET /api/healthz: Liveness: the process answers */
 export type GetHealthResponse = {
   status: string;
@@ -388,6 +677,9 @@ export type GetMeResponse = {
 
 /** GET /api/metrics: Prometheus metrics (when METRICS_ENABLED) */
 export type GetMetricsResponse = string;
+
+/** GET /api/auth/oidc/{provider}/callback: Where the provider sends the browser back: sets the session cookie and forwards to the app */
+export type GetOidcCallbackResponse = string;
 
 /** GET /api/queries/{query_id}: One query; with wait_timeout_s it answers as soon as the query ends (or the wait passes) */
 export type GetQueryResponse = {
@@ -437,6 +729,74 @@ export type GetReadinessResponse = {
   replica_id: string;
 };
 
+/** GET /api/workspaces/{workspace}/semantic/models/{model}: A model with its datasets, relationships, dimensions and metrics */
+export type GetSemanticModelResponse = {
+  slug: string;
+  name: string;
+  description: string;
+  status: "draft" | "published" | "deprecated";
+  imported: boolean;
+  provider: string | null;
+  validation: {
+    state: "ok" | "broken" | "unchecked";
+    checked_at: string | null;
+    problems: Array<{
+      kind: string;
+      name: string;
+      message: string;
+    }>;
+  };
+  datasets: Array<{
+    name: string;
+    catalog: string;
+    schema_name: string;
+    table_name: string;
+    primary_key: string[];
+    display_name?: string;
+    description?: string;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  relationships: Array<{
+    name: string;
+    left_dataset: string;
+    right_dataset: string;
+    kind: "many_to_one" | "one_to_one";
+    join_columns: Array<{
+      left: string;
+      right: string;
+    }>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  dimensions: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    kind: "categorical" | "time";
+    expr: string | null;
+    time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+    is_default_time: boolean;
+    synonyms: string[];
+    sample_values: Array<string | number | boolean>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  metrics: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+    expr: string | null;
+    filter: string | null;
+    time_dimension: string | null;
+    synonyms: string[];
+    caveat: string | null;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  created_at: string;
+  updated_at: string;
+};
+
 /** GET /api/setup/status: Whether the first admin still has to be created */
 export type GetSetupStatusResponse = {
   needs_admin: boolean;
@@ -470,6 +830,22 @@ export type GetWorkspaceResponse = {
   default_catalog: string | null;
 };
 
+/** POST /api/workspaces/{workspace}/semantic/imports/{provider}: Import models: native (a YAML document, version 1) or transform (a dbt manifest.json) */
+export type ImportSemanticModelsResponse = {
+  provider: string;
+  created: string[];
+  updated: string[];
+  retired: string[];
+  skipped: Array<{
+    item: string;
+    reason: string;
+  }>;
+};
+export type ImportSemanticModelsBody = string | Record<string, unknown>;
+
+/** GET /api/admin/actors: Actors newest first, filtered by kind, state, owner replica and liveness; paged */
+export type ListActorsResponse = unknown;
+
 /** GET /api/admin/agents: Agents the caller can see (admin view) */
 export type ListAdminAgentsResponse = Array<{
   id: string;
@@ -502,6 +878,30 @@ export type ListAgentsResponse = Array<{
   connected_at: string | null;
   last_heartbeat_at: string | null;
 }>;
+
+/** GET /api/admin/audit: The audit trail, newest first: sign-ins, tokens, roles, grants, agent credentials, catalogs, backends, policy rejections */
+export type ListAuditEventsResponse = {
+  items: Array<{
+    id: string;
+    at: string;
+    action: string;
+    outcome: "success" | "failure";
+    actor: {
+      kind: "user" | "service_account" | "agent" | "anonymous";
+      id: string | null;
+      email: string | null;
+    };
+    target: {
+      kind: string;
+      id: string | null;
+    } | null;
+    replica_id: string;
+    request_id: string | null;
+    details: Record<string, unknown>;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
 
 /** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas: Schemas of an attached catalog */
 export type ListCatalogSchemasResponse = Array<{
@@ -578,6 +978,90 @@ export type ListQueriesResponse = {
   cursor: string | null;
   has_more: boolean;
 };
+
+/** GET /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}/dimensions: The dimensions a metric may be grouped and filtered by, with the join path to each */
+export type ListSemanticMetricDimensionsResponse = Array<{
+  name: string;
+  dataset: string;
+  display_name: string;
+  description: string;
+  kind: "categorical" | "time";
+  expr: string | null;
+  time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+  is_default_time: boolean;
+  synonyms: string[];
+  sample_values: Array<string | number | boolean>;
+  validation_state: "ok" | "broken" | "unchecked";
+  join_path: string | null;
+}>;
+
+/** GET /api/workspaces/{workspace}/semantic/models: Semantic models of the workspace (those binding a table the workspace cannot read are absent) */
+export type ListSemanticModelsResponse = Array<{
+  slug: string;
+  name: string;
+  description: string;
+  status: "draft" | "published" | "deprecated";
+  imported: boolean;
+  provider: string | null;
+  validation: {
+    state: "ok" | "broken" | "unchecked";
+    checked_at: string | null;
+    problems: Array<{
+      kind: string;
+      name: string;
+      message: string;
+    }>;
+  };
+  datasets: Array<{
+    name: string;
+    catalog: string;
+    schema_name: string;
+    table_name: string;
+    primary_key: string[];
+    display_name?: string;
+    description?: string;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  relationships: Array<{
+    name: string;
+    left_dataset: string;
+    right_dataset: string;
+    kind: "many_to_one" | "one_to_one";
+    join_columns: Array<{
+      left: string;
+      right: string;
+    }>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  dimensions: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    kind: "categorical" | "time";
+    expr: string | null;
+    time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+    is_default_time: boolean;
+    synonyms: string[];
+    sample_values: Array<string | number | boolean>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  metrics: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+    expr: string | null;
+    filter: string | null;
+    time_dimension: string | null;
+    synonyms: string[];
+    caveat: string | null;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  created_at: string;
+  updated_at: string;
+}>;
 
 /** GET /api/admin/service-accounts/{service_account_id}/pats: A service account’s live tokens */
 export type ListServiceAccountPatsResponse = Array<{
@@ -676,6 +1160,74 @@ export type ListWorkspacesResponse = Array<{
   default_catalog: string | null;
 }>;
 
+/** POST /api/workspaces/{workspace}/semantic/models/{model}/publish: Validate against the live catalog, then publish; 422 model_broken naming the problems */
+export type PublishSemanticModelResponse = {
+  slug: string;
+  name: string;
+  description: string;
+  status: "draft" | "published" | "deprecated";
+  imported: boolean;
+  provider: string | null;
+  validation: {
+    state: "ok" | "broken" | "unchecked";
+    checked_at: string | null;
+    problems: Array<{
+      kind: string;
+      name: string;
+      message: string;
+    }>;
+  };
+  datasets: Array<{
+    name: string;
+    catalog: string;
+    schema_name: string;
+    table_name: string;
+    primary_key: string[];
+    display_name?: string;
+    description?: string;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  relationships: Array<{
+    name: string;
+    left_dataset: string;
+    right_dataset: string;
+    kind: "many_to_one" | "one_to_one";
+    join_columns: Array<{
+      left: string;
+      right: string;
+    }>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  dimensions: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    kind: "categorical" | "time";
+    expr: string | null;
+    time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+    is_default_time: boolean;
+    synonyms: string[];
+    sample_values: Array<string | number | boolean>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  metrics: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+    expr: string | null;
+    filter: string | null;
+    time_dimension: string | null;
+    synonyms: string[];
+    caveat: string | null;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  created_at: string;
+  updated_at: string;
+};
+
 /** PUT /api/admin/agents/{agent_id}/grants: Grant a tier to exactly one user or workspace (201 insert, 200 update; a workspace cannot hold admin) */
 export type PutAgentGrantResponse = unknown;
 export type PutAgentGrantBody = {
@@ -731,10 +1283,131 @@ export type RefreshCatalogStatsResponse = {
   refreshed_at: string;
 };
 
+/** GET /api/workspaces/{workspace}/semantic/search: Search models, datasets, dimensions and metrics by name, display name, synonym and description */
+export type SearchSemanticResponse = {
+  items: Array<{
+    kind: "model" | "dataset" | "dimension" | "metric";
+    model: string;
+    name: string;
+    display_name: string;
+    description: string;
+    validation_state: "ok" | "broken" | "unchecked";
+    model_status: "draft" | "published" | "deprecated";
+  }>;
+  ambiguous: Array<{
+    kind: string;
+    name: string;
+    models: string[];
+  }>;
+  broken: Array<{
+    kind: string;
+    model: string;
+    name: string;
+  }>;
+  has_more: boolean;
+};
+
 /** PATCH /api/admin/agents/{agent_id}/access-mode: Open or restricted; returns the full access payload (admin tier) */
 export type UpdateAgentAccessModeResponse = unknown;
 export type UpdateAgentAccessModeBody = {
   access_mode: "open" | "restricted";
+};
+
+/** PATCH /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}: Edit a metric; its validation resets to unchecked */
+export type UpdateSemanticMetricResponse = {
+  name: string;
+  dataset: string;
+  display_name: string;
+  description: string;
+  agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+  expr: string | null;
+  filter: string | null;
+  time_dimension: string | null;
+  synonyms: string[];
+  caveat: string | null;
+  validation_state: "ok" | "broken" | "unchecked";
+};
+export type UpdateSemanticMetricBody = {
+  display_name?: string;
+  description?: string;
+  agg?: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+  expr?: string | null;
+  filter?: string | null;
+  time_dimension?: string | null;
+  synonyms?: string[];
+  caveat?: string | null;
+};
+
+/** PATCH /api/workspaces/{workspace}/semantic/models/{model}: Rename or re-describe a model; 409 model_imported on an imported model */
+export type UpdateSemanticModelResponse = {
+  slug: string;
+  name: string;
+  description: string;
+  status: "draft" | "published" | "deprecated";
+  imported: boolean;
+  provider: string | null;
+  validation: {
+    state: "ok" | "broken" | "unchecked";
+    checked_at: string | null;
+    problems: Array<{
+      kind: string;
+      name: string;
+      message: string;
+    }>;
+  };
+  datasets: Array<{
+    name: string;
+    catalog: string;
+    schema_name: string;
+    table_name: string;
+    primary_key: string[];
+    display_name?: string;
+    description?: string;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  relationships: Array<{
+    name: string;
+    left_dataset: string;
+    right_dataset: string;
+    kind: "many_to_one" | "one_to_one";
+    join_columns: Array<{
+      left: string;
+      right: string;
+    }>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  dimensions: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    kind: "categorical" | "time";
+    expr: string | null;
+    time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+    is_default_time: boolean;
+    synonyms: string[];
+    sample_values: Array<string | number | boolean>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  metrics: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+    expr: string | null;
+    filter: string | null;
+    time_dimension: string | null;
+    synonyms: string[];
+    caveat: string | null;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  created_at: string;
+  updated_at: string;
+};
+export type UpdateSemanticModelBody = {
+  name?: string;
+  description?: string;
 };
 
 /** PATCH /api/admin/service-accounts/{service_account_id}: Rename, change role, activate or deactivate a service account */
@@ -767,4 +1440,72 @@ export type UpdateUserBody = {
   name?: string;
   role?: "admin" | "member";
   is_active?: boolean;
+};
+
+/** POST /api/workspaces/{workspace}/semantic/models/{model}/validate: Resolve every binding against the live catalog; the outcome is recorded per definition */
+export type ValidateSemanticModelResponse = {
+  slug: string;
+  name: string;
+  description: string;
+  status: "draft" | "published" | "deprecated";
+  imported: boolean;
+  provider: string | null;
+  validation: {
+    state: "ok" | "broken" | "unchecked";
+    checked_at: string | null;
+    problems: Array<{
+      kind: string;
+      name: string;
+      message: string;
+    }>;
+  };
+  datasets: Array<{
+    name: string;
+    catalog: string;
+    schema_name: string;
+    table_name: string;
+    primary_key: string[];
+    display_name?: string;
+    description?: string;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  relationships: Array<{
+    name: string;
+    left_dataset: string;
+    right_dataset: string;
+    kind: "many_to_one" | "one_to_one";
+    join_columns: Array<{
+      left: string;
+      right: string;
+    }>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  dimensions: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    kind: "categorical" | "time";
+    expr: string | null;
+    time_grains: Array<"day" | "week" | "month" | "quarter" | "year">;
+    is_default_time: boolean;
+    synonyms: string[];
+    sample_values: Array<string | number | boolean>;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  metrics: Array<{
+    name: string;
+    dataset: string;
+    display_name: string;
+    description: string;
+    agg: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
+    expr: string | null;
+    filter: string | null;
+    time_dimension: string | null;
+    synonyms: string[];
+    caveat: string | null;
+    validation_state: "ok" | "broken" | "unchecked";
+  }>;
+  created_at: string;
+  updated_at: string;
 };

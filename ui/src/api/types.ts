@@ -63,3 +63,8 @@ export interface TransitionOut {
   at: string;
   replica?: string;
 }
+export type SemanticModel = Api.GetSemanticModelResponse;
+export type SemanticModelSummary = Api.ListSemanticModelsResponse[number];
+export type MetricDimension = Api.ListSemanticMetricDimensionsResponse[number];
+export type CompiledQuery = Api.CompileSemanticQueryResponse;
+export type CompileRequest = Api.CompileSemanticQueryBody;

@@ -8,6 +8,7 @@ import { Loading } from '../components/ErrorNotice.tsx';
 import { WorkspaceSwitcher, rememberWorkspace, preferredWorkspace } from './WorkspaceSwitcher.tsx';
 import { CatalogScreen } from '../screens/CatalogScreen.tsx';
 import { HistoryScreen } from '../screens/HistoryScreen.tsx';
+import { ModelsScreen } from '../screens/ModelsScreen.tsx';
 import { AgentsScreen } from '../screens/AgentsScreen.tsx';
 import { AgentDetailScreen } from '../screens/AgentDetailScreen.tsx';
 import { TokensScreen } from '../screens/TokensScreen.tsx';
@@ -63,6 +64,7 @@ export function Shell() {
         <nav aria-label="Main" className="mainnav">
           {wsBase ? navItem(`${wsBase}/worksheets`, 'Worksheets') : null}
           {wsBase ? navItem(`${wsBase}/catalog`, 'Catalog') : null}
+          {wsBase ? navItem(`${wsBase}/models`, 'Models') : null}
           {wsBase ? navItem(`${wsBase}/history`, 'History') : null}
           {navItem('/agents', 'Agents')}
           {admin ? navItem('/admin', 'Admin') : null}
@@ -99,6 +101,8 @@ function Screen({ path }: { path: string }) {
   if ((m = match('/w/:ws/catalog/*', path)) || (m = match('/w/:ws/catalog', path)))
     return <CatalogScreen key={m.ws} ws={m.ws} trail={(m['*'] ?? '').split('/').filter(Boolean)} />;
   if ((m = match('/w/:ws/history', path))) return <HistoryScreen key={m.ws} ws={m.ws} />;
+  if ((m = match('/w/:ws/models', path))) return <ModelsScreen key={m.ws} ws={m.ws} />;
+  if ((m = match('/w/:ws/models/:model', path))) return <ModelsScreen key={`${m.ws}/${m.model}`} ws={m.ws} model={m.model} />;
   if ((m = match('/w/:ws', path))) return <Redirect to={`/w/${encodeURIComponent(m.ws)}/worksheets`} />;
   if (match('/agents', path)) return <AgentsScreen />;
   if ((m = match('/agents/:id', path))) return <AgentDetailScreen id={m.id} />;

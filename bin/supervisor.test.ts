@@ -1,0 +1,63 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '../runtime/logger.ts';
+import { Supervisor } from './supervisor.ts';
+
+// A stand-in for `eider`: each start appends a line to a file, then runs for a while or dies at once.
+const dir = mkdtempSync(join(tmpdir(), 'eider-sup-'));
+const script = join(dir, 'part.mjs');
+writeFileSync(
+  script,
+  `import { appendFileSync } from 'node:fs';
+   appendFileSync(process.env.STARTS, process.argv[2] + '\\n');
+   if (process.argv[2] === 'crash') process.exit(3);
+   setInterval(() => {}, 1000);`,
+);
+const starts = (file: string) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).length;
+const until = async (check: () => boolean, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const logger = createLogger({ level: 'silent' });
+let supervisor: Supervisor | undefined;
+afterEach(async () => {
+  await supervisor?.stopAll(1_000);
+});
+
+describe('eider up supervision', () => {
+  it('starts a killed part again, and stops only when asked', async () => {
+    const file = join(dir, 'killed');
+    writeFileSync(file, '');
+    let gaveUp = false;
+    supervisor = new Supervisor({ self: script, logger, initialBackoffMs: 10, maxFailures: 1, stableAfterMs: 200, onGiveUp: () => (gaveUp = true) });
+    supervisor.start({ name: 'agent', command: 'agent', env: { STARTS: file, PATH: process.env.PATH ?? '' } });
+    await until(() => starts(file) === 1 && supervisor!.pid('agent') !== undefined);
+    const first = supervisor.pid('agent')!;
+    // It ran longer than stableAfterMs: not a crash loop, so even with maxFailures 1 it is started again.
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(first, 'SIGKILL');
+    await until(() => starts(file) === 2 && supervisor!.pid('agent') !== undefined && supervisor!.pid('agent') !== first);
+    expect(gaveUp).toBe(false);
+    await supervisor.stopAll(1_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(starts(file)).toBe(2);
+  });
+
+  it('gives up on a part that keeps failing', async () => {
+    const file = join(dir, 'crashing');
+    writeFileSync(file, '');
+    let reason = '';
+    supervisor = new Supervisor({ self: script, logger, initialBackoffMs: 5, maxFailures: 3, stableAfterMs: 5_000, onGiveUp: (_p, r) => (reason = r) });
+    supervisor.start({ name: 'api-1', command: 'crash', env: { STARTS: file, PATH: process.env.PATH ?? '' } });
+    await until(() => reason !== '');
+    expect(starts(file)).toBe(3);
+    expect(reason).toContain('api-1 stopped 3 times');
+  });
+});
+
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));

@@ -1,0 +1,97 @@
+// `eider up`'s supervision of its parts: a part that dies (a DuckDB crash or an out-of-memory kill of the agent, a
+// crashed api replica) is started again with backoff and logged; the stack stops only when asked (SIGINT/SIGTERM)
+// or when one part keeps failing: maxFailures exits within windowMs, each after running less than stableAfterMs (a
+// part that ran for a while and then died is restarted however often that happens; a crash loop is not).
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Logger } from '../runtime/logger.ts';
+
+export interface PartSpec {
+  /** What the logs call it: `api-2`, `agent`… */
+  name: string;
+  /** The `eider` subcommand that runs it. */
+  command: string;
+  env: Record<string, string>;
+}
+
+export interface SupervisorOptions {
+  /** The `eider` entry script the parts are started from. */
+  self: string;
+  logger: Logger;
+  maxFailures?: number;
+  windowMs?: number;
+  /** A part that ran this long before it exited was healthy: its exit does not count towards giving up. */
+  stableAfterMs?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Called once when a part keeps failing: the caller stops the stack. */
+  onGiveUp: (part: string, reason: string) => void;
+}
+
+interface Part {
+  spec: PartSpec;
+  child: ChildProcess | null;
+  exits: number[];
+  startedAt: number;
+  restartTimer: NodeJS.Timeout | null;
+}
+
+export class Supervisor {
+  readonly #o: Required<Omit<SupervisorOptions, 'onGiveUp'>> & Pick<SupervisorOptions, 'onGiveUp'>;
+  readonly #parts: Part[] = [];
+  #stopping = false;
+
+  constructor(options: SupervisorOptions) {
+    this.#o = { maxFailures: 5, windowMs: 300_000, stableAfterMs: 10_000, initialBackoffMs: 1_000, maxBackoffMs: 30_000, ...options };
+  }
+
+  start(spec: PartSpec): void {
+    const part: Part = { spec, child: null, exits: [], startedAt: 0, restartTimer: null };
+    this.#parts.push(part);
+    this.#spawn(part);
+  }
+
+  /** The live child of a part (tests and the operator's view). */
+  pid(name: string): number | undefined {
+    return this.#parts.find((p) => p.spec.name === name)?.child?.pid;
+  }
+
+  #spawn(part: Part): void {
+    const child = spawn(process.execPath, [this.#o.self, part.spec.command], { env: part.spec.env, stdio: ['ignore', 'inherit', 'inherit'] });
+    part.child = child;
+    part.startedAt = Date.now();
+    child.on('exit', (code, signal) => {
+      if (part.child === child) part.child = null;
+      if (this.#stopping) return;
+      const now = Date.now();
+      const recent = part.exits.filter((t) => now - t < this.#o.windowMs);
+      part.exits = now - part.startedAt < this.#o.stableAfterMs ? [...recent, now] : recent;
+      if (part.exits.length >= this.#o.maxFailures) {
+        const reason = `${part.spec.name} stopped ${part.exits.length} times within ${Math.round(this.#o.windowMs / 1000)} s`;
+        this.#o.logger.error({ part: part.spec.name, code, signal }, `${reason}; shutting down`);
+        this.#o.onGiveUp(part.spec.name, reason);
+        return;
+      }
+      const delay = Math.min(this.#o.maxBackoffMs, this.#o.initialBackoffMs * 2 ** Math.max(0, part.exits.length - 1));
+      this.#o.logger.error({ part: part.spec.name, code, signal, restartInMs: delay }, 'a part of the stack stopped; restarting it');
+      part.restartTimer = setTimeout(() => {
+        part.restartTimer = null;
+        if (!this.#stopping) this.#spawn(part);
+      }, delay);
+    });
+  }
+
+  /** Stops every part, the last started first (agents and apis before the storage they use). */
+  async stopAll(graceMs = 10_000): Promise<void> {
+    this.#stopping = true;
+    for (const part of [...this.#parts].reverse()) {
+      if (part.restartTimer) clearTimeout(part.restartTimer);
+      const c = part.child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) continue;
+      await new Promise<void>((res) => {
+        c.once('exit', () => res());
+        c.kill('SIGTERM');
+        setTimeout(() => c.kill('SIGKILL'), graceMs).unref();
+      });
+    }
+  }
+}

@@ -1,0 +1,269 @@
+// The HA cluster as real processes: three api replicas on one PostgreSQL and one agent that lists all three. Every
+// public route works through every replica; the replica holding the agent can be killed (-9) or drained (SIGTERM)
+// mid-query without losing the query; replicas refuse a duplicate REPLICA_ID and answer /internal only to peers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase, type TestDatabase } from './support/database.ts';
+import { freePort } from '../runtime/postgres.ts';
+import { ADMIN, SETUP_TOKEN } from './support/api.ts';
+
+const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
+const SECRET = 'internal-secret-for-the-ha-test';
+const BOOT = 'bootstrap-token-for-the-ha-test';
+const PRESENCE_TTL_S = 4;
+// Long enough to kill a replica while it runs, short enough for the suite.
+const SLOW_SQL = 'SELECT count(*) AS n FROM range(1500000000) t(i) WHERE (i * 7) % 13 = 3';
+
+interface Proc {
+  child: ChildProcess;
+  logs(): string;
+  exited: Promise<number | null>;
+}
+
+function run(args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [EIDER, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let logs = '';
+  child.stdout!.on('data', (d) => (logs += d));
+  child.stderr!.on('data', (d) => (logs += d));
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  return { child, logs: () => logs, exited };
+}
+
+interface Replica {
+  id: string;
+  port: number;
+  url: string;
+  proc: Proc;
+}
+
+let database: TestDatabase;
+let dir: string;
+const replicas: Replica[] = [];
+let agent: Proc;
+let token: string;
+let agentId: string;
+/** Every status a replica answered with while the test ran: a 5xx fails the test at the end. */
+const statuses: { replica: string; path: string; status: number }[] = [];
+
+async function req(r: Replica, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(r.url + path, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  statuses.push({ replica: r.id, path, status: res.status });
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+function startReplica(id: string, port: number): Replica {
+  const proc = run(['api'], {
+    DATABASE_URL: database.url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: join(dir, id),
+    REPLICA_ID: id,
+    SETUP_TOKEN,
+    AGENT_BOOTSTRAP_TOKEN: BOOT,
+    INTERNAL_API_SECRET: SECRET,
+    AGENT_PRESENCE_TTL_S: String(PRESENCE_TTL_S),
+    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+    AGENT_HEARTBEAT_TTL_S: '3',
+    ACTOR_REAPER_TICK_S: '0.5',
+    CATALOG_URL: 'http://127.0.0.1:1',
+    LOG_LEVEL: 'info',
+  });
+  return { id, port, url: `http://127.0.0.1:${port}`, proc };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const live = () => replicas.filter((r) => r.proc.child.exitCode === null && r.proc.child.signalCode === null);
+const holder = async () => {
+  const [row] = await database.db.query<{ owner_replica: string | null; status: string }>(`select owner_replica, status from eider.agents where id = $1`, [agentId]);
+  return row?.status === 'healthy' ? replicas.find((r) => r.id === row.owner_replica) : undefined;
+};
+
+async function submit(r: Replica, sql: string) {
+  const s = await req(r, 'POST', '/api/workspaces/default/queries', { sql, agent_id: agentId });
+  expect(s.status, JSON.stringify(s.body)).toBe(202);
+  return s.body.id as string;
+}
+
+async function waitDone(r: Replica, id: string, seconds = 60) {
+  const end = Date.now() + seconds * 1000;
+  for (;;) {
+    const q = await req(r, 'GET', `/api/queries/${id}?wait_timeout_s=10`);
+    if (!['queued', 'running'].includes(q.body.status) || Date.now() > end) return q.body;
+  }
+}
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  dir = mkdtempSync(join(tmpdir(), 'eider-ha-'));
+  for (const id of ['r1', 'r2', 'r3']) replicas.push(startReplica(id, await freePort()));
+  for (const r of replicas) await until(`${r.id} ready`, async () => (await fetch(`${r.url}/api/readyz`)).ok, 60_000);
+  const setup = await req(replicas[0], 'POST', '/api/setup/admin', ADMIN, { 'x-setup-token': SETUP_TOKEN });
+  expect(setup.status).toBe(201);
+  const login = await fetch(`${replicas[0].url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const pat = await fetch(`${replicas[1].url}/api/me/pats`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ expires_in_days: 1 }) });
+  token = ((await pat.json()) as { token: string }).token;
+  agent = run(['agent'], {
+    CONTROL_PLANE_URL: replicas.map((r) => `ws://127.0.0.1:${r.port}/agents/connect`).join(','),
+    BOOTSTRAP_TOKEN: BOOT,
+    AGENT_DATA_DIR: join(dir, 'agent'),
+    AGENT_NAME: 'ha-agent',
+    RESULTS_HTTP_PORT: '0',
+    RESULTS_HTTP_HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+  });
+  agentId = await until('a healthy agent', async () => {
+    const a = await req(replicas[2], 'GET', '/api/agents');
+    return (a.body as { id: string; status: string }[]).find((x) => x.status === 'healthy')?.id;
+  });
+}, 120_000);
+
+afterAll(async () => {
+  agent?.child.kill('SIGKILL');
+  for (const r of replicas) r.proc.child.kill('SIGKILL');
+  await Promise.all([agent?.exited, ...replicas.map((r) => r.proc.exited)]);
+  await database?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('HA replicas', () => {
+  it('submit, wait, rows, profile and cancel work through every replica, whichever holds the agent', async () => {
+    const owner = await holder();
+    expect(owner).toBeDefined();
+    for (const r of replicas) {
+      const id = await submit(r, `SELECT 40 + ${replicas.indexOf(r)} + 2 AS answer`);
+      const done = await waitDone(r, id);
+      expect(done.status).toBe('done');
+      for (const reader of replicas) {
+        const rows = await req(reader, 'GET', `/api/queries/${id}/rows`);
+        expect(rows.status, `${reader.id} reading a result of an agent held by ${owner!.id}`).toBe(200);
+        expect(rows.body.rows).toEqual([{ answer: 42 + replicas.indexOf(r) }]);
+        expect((await req(reader, 'GET', `/api/queries/${id}/profile`)).status).toBeLessThan(500);
+      }
+      const slow = await submit(r, SLOW_SQL);
+      await until('the slow query running', async () => (await req(r, 'GET', `/api/queries/${slow}`)).body.status === 'running');
+      const c = await req(r, 'POST', `/api/queries/${slow}/cancel`);
+      expect(c.status).toBeLessThan(300);
+      const ended = await waitDone(r, slow);
+      expect(ended.status).toBe('cancelled');
+    }
+  }, 180_000);
+
+  it('/internal answers only a peer that presents the secret; everyone else gets the unknown-path 404', async () => {
+    const r = replicas[0];
+    for (const headers of [{}, { 'x-internal-secret': 'wrong' }] as Record<string, string>[]) {
+      const res = await fetch(`${r.url}/internal/agents/${agentId}/close`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"code":1000,"reason":"x"}' });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as { error: string }).error).toBe('not_found');
+    }
+    const bad = await fetch(`${r.url}/internal/agents/${agentId}/frames`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-internal-secret': SECRET },
+      body: JSON.stringify({ frame: { type: 'auth_ok', payload: {} } }),
+    });
+    expect(bad.status).toBe(400);
+  });
+
+  it('a second process with a live REPLICA_ID refuses to start with one line', async () => {
+    const dup = run(['api'], {
+      DATABASE_URL: database.url,
+      PORT: String(await freePort()),
+      DATA_DIR: join(dir, 'dup'),
+      REPLICA_ID: 'r2',
+      SETUP_TOKEN,
+      INTERNAL_API_SECRET: SECRET,
+      AGENT_PRESENCE_TTL_S: String(PRESENCE_TTL_S),
+      LOG_LEVEL: 'silent',
+    });
+    expect(await dup.exited).toBe(2);
+    const lines = dup.logs().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('REPLICA_ID r2 is held by a live replica');
+  }, 60_000);
+
+  it('kill -9 of the replica holding the agent mid-query: the agent moves, the query ends, nothing stays running', async () => {
+    const owner = (await holder())!;
+    const other = live().find((r) => r !== owner)!;
+    const id = await submit(other, SLOW_SQL);
+    await until('the query running', async () => (await req(other, 'GET', `/api/queries/${id}`)).body.status === 'running');
+    const killedAt = Date.now();
+    owner.proc.child.kill('SIGKILL');
+    await owner.proc.exited;
+    const moved = await until('the agent healthy on another replica', async () => {
+      const h = await holder();
+      return h && h !== owner ? h : undefined;
+    }, PRESENCE_TTL_S * 1000 + 20_000);
+    const failoverMs = Date.now() - killedAt;
+    expect(failoverMs).toBeLessThan(PRESENCE_TTL_S * 1000 + 20_000);
+    const ended = await waitDone(other, id, 120);
+    expect(ended.status).toBe('done');
+    expect(ended.row_count).toBe(1);
+    // Rows through the replica that now holds the agent, and through one that does not.
+    for (const r of live()) expect((await req(r, 'GET', `/api/queries/${id}/rows`)).status).toBe(200);
+    const stuck = await database.db.query(`select id from eider.queries where status in ('queued', 'running')`);
+    expect(stuck).toEqual([]);
+    expect(moved.id).not.toBe(owner.id);
+    // The killed replica comes back under its own id (its dead row is taken over) and serves again.
+    const again = startReplica(owner.id, owner.port);
+    replicas[replicas.indexOf(owner)] = again;
+    await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
+  }, 240_000);
+
+  it('SIGTERM drains: the holder hands the agent over and its running query still ends done', async () => {
+    const owner = (await holder())!;
+    const other = live().find((r) => r !== owner)!;
+    const id = await submit(other, SLOW_SQL);
+    await until('the query running', async () => (await req(other, 'GET', `/api/queries/${id}`)).body.status === 'running');
+    owner.proc.child.kill('SIGTERM');
+    expect(await owner.proc.exited).toBe(0);
+    for (const failure of ['drain not recorded', 'actor effects abandoned', 'actor failed under supervision']) expect(owner.proc.logs()).not.toContain(failure);
+    await until('the agent healthy on another replica', async () => {
+      const h = await holder();
+      return h && h !== owner ? h : undefined;
+    });
+    expect((await waitDone(other, id, 120)).status).toBe('done');
+    const [conn] = await database.db.query<{ state: string }>(
+      `select a.state from eider.actors a where a.kind = 'agentConnection' and a.snapshot->'context'->>'replicaUrl' = $1 order by a.created_at desc limit 1`,
+      [owner.url],
+    );
+    expect(conn.state).toBe('unavailable');
+  }, 240_000);
+
+  it('operators see the cluster: replicas with what they own, pending effects, actors by kind and state, paged', async () => {
+    const r = live()[0];
+    const cluster = await req(r, 'GET', '/api/admin/cluster');
+    expect(cluster.status).toBe(200);
+    const ids = (cluster.body.replicas as { id: string; live: boolean }[]).filter((x) => x.live).map((x) => x.id).sort();
+    expect(ids).toEqual(live().map((x) => x.id).sort());
+    expect(cluster.body.pending_effects.count).toBeGreaterThanOrEqual(0);
+    const conns = await req(r, 'GET', '/api/admin/actors?kind=agentConnection&live=true');
+    expect(conns.body.items.map((x: { state: string }) => x.state)).toContain('healthy');
+    const first = await req(r, 'GET', '/api/admin/actors?kind=query&limit=2');
+    expect(first.body.items).toHaveLength(2);
+    const next = await req(r, 'GET', `/api/admin/actors?kind=query&limit=2&cursor=${first.body.next_cursor}`);
+    expect(next.body.items.map((x: { id: string }) => x.id)).not.toContain(first.body.items[1].id);
+    expect((await req(r, 'GET', '/api/admin/actors?cursor=bm9wZQ')).status).toBe(400);
+    expect((await req(r, 'GET', '/api/admin/actors?kind=nope')).status).toBe(404);
+  });
+
+  it('no replica answered a 5xx at any point', () => {
+    expect(statuses.filter((s) => s.status >= 500)).toEqual([]);
+  });
+});

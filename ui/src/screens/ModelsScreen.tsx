@@ -1,0 +1,258 @@
+// Semantic models: browse a workspace's models, look inside one (datasets, relationships, dimensions, metrics and
+// what its last validation found), validate and publish it, and see the SQL a metric compiles to for chosen
+// dimensions, with "Open in worksheet" to run it.
+import { useState } from 'react';
+import { api, enc } from '../api/client.ts';
+import type { CompiledQuery, MetricDimension, SemanticModel, SemanticModelSummary } from '../api/types.ts';
+import { navigate } from '../app/router.ts';
+import { useAsync } from '../app/useAsync.ts';
+import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { Link } from '../components/Link.tsx';
+import { formatTime } from '../components/format.ts';
+import { openInWorksheet } from '../worksheet/worksheetStore.ts';
+
+const GRAINS = ['day', 'week', 'month', 'quarter', 'year'] as const;
+
+export function ModelsScreen(props: { ws: string; model?: string }) {
+  const base = `/w/${enc(props.ws)}/models`;
+  return (
+    <section className="models">
+      <h1>Models</h1>
+      <nav aria-label="Breadcrumb" className="breadcrumb">
+        <Link href={base}>Models</Link>
+        {props.model ? <> / {props.model}</> : null}
+      </nav>
+      {props.model ? <ModelDetail ws={props.ws} slug={props.model} /> : <ModelList ws={props.ws} base={base} />}
+    </section>
+  );
+}
+
+function StateBadge(props: { state: string }) {
+  return <span className={`badge state-${props.state}`}>{props.state}</span>;
+}
+
+function ModelList(props: { ws: string; base: string }) {
+  const list = useAsync((signal) => api.get<SemanticModelSummary[]>(`/api/workspaces/${enc(props.ws)}/semantic/models`, { signal }), [props.ws]);
+  if (list.error) return <ErrorNotice error={list.error} what="Models" />;
+  if (!list.data) return <Loading />;
+  if (!list.data.length) return <p>No semantic model yet: create one through the API or import a YAML document or a dbt manifest.</p>;
+  return (
+    <table className="data" aria-label="Models">
+      <thead>
+        <tr>
+          <th>Model</th>
+          <th>Status</th>
+          <th>Validation</th>
+          <th>Metrics</th>
+          <th>Source</th>
+        </tr>
+      </thead>
+      <tbody>
+        {list.data.map((m) => (
+          <tr key={m.slug}>
+            <td>
+              <Link href={`${props.base}/${enc(m.slug)}`}>{m.name}</Link> <span className="hint">{m.slug}</span>
+            </td>
+            <td>{m.status}</td>
+            <td>
+              <StateBadge state={m.validation.state} />
+            </td>
+            <td>{m.metrics.length}</td>
+            <td>{m.imported ? `imported (${m.provider})` : 'API'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function ModelDetail(props: { ws: string; slug: string }) {
+  const path = `/api/workspaces/${enc(props.ws)}/semantic/models/${enc(props.slug)}`;
+  const model = useAsync((signal) => api.get<SemanticModel>(path, { signal }), [path]);
+  const [busy, setBusy] = useState(false);
+  const [actionError, setActionError] = useState<unknown>(undefined);
+  const act = async (verb: 'validate' | 'publish') => {
+    setBusy(true);
+    setActionError(undefined);
+    try {
+      await api.post(`${path}/${verb}`);
+    } catch (e) {
+      setActionError(e);
+    } finally {
+      setBusy(false);
+      model.reload();
+    }
+  };
+  if (model.error) return <ErrorNotice error={model.error} what="Model" />;
+  if (!model.data) return <Loading />;
+  const m = model.data;
+  return (
+    <>
+      <p>
+        {m.name} <span className="hint">{m.description}</span>
+      </p>
+      <p>
+        Status <strong>{m.status}</strong> · validation <StateBadge state={m.validation.state} />
+        {m.validation.checked_at ? <span className="hint"> checked {formatTime(m.validation.checked_at)}</span> : null}
+        {m.imported ? <span className="hint"> · imported by {m.provider} (read-only)</span> : null}
+      </p>
+      <div className="actions">
+        <button type="button" disabled={busy} onClick={() => act('validate')}>
+          Validate
+        </button>
+        {m.status === 'draft' ? (
+          <button type="button" disabled={busy} onClick={() => act('publish')}>
+            Publish
+          </button>
+        ) : null}
+      </div>
+      {actionError ? <ErrorNotice error={actionError} what="Action" /> : null}
+      {m.validation.problems.length ? (
+        <ul aria-label="Problems" className="problems">
+          {m.validation.problems.map((p, i) => (
+            <li key={i}>
+              {p.kind} <strong>{p.name}</strong>: {p.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <h2>Metrics</h2>
+      <DefinitionTable
+        label="Metrics"
+        rows={m.metrics.map((x) => [x.name, x.display_name, `${x.agg}(${x.expr ?? '*'})${x.filter ? ` where ${x.filter}` : ''}`, x.synonyms.join(', '), x.validation_state])}
+        head={['Name', 'Display name', 'Computation', 'Synonyms', 'State']}
+      />
+      <h2>Dimensions</h2>
+      <DefinitionTable
+        label="Dimensions"
+        rows={m.dimensions.map((d) => [d.name, d.dataset, d.kind === 'time' ? `time (${d.time_grains.join(', ')})` : 'categorical', d.synonyms.join(', '), d.validation_state])}
+        head={['Name', 'Dataset', 'Kind', 'Synonyms', 'State']}
+      />
+      <h2>Datasets</h2>
+      <DefinitionTable
+        label="Datasets"
+        rows={m.datasets.map((d) => [d.name, `${d.catalog}.${d.schema_name}.${d.table_name}`, d.primary_key.join(', '), d.validation_state])}
+        head={['Name', 'Table', 'Primary key', 'State']}
+      />
+      <h2>Relationships</h2>
+      <DefinitionTable
+        label="Relationships"
+        rows={m.relationships.map((r) => [r.name, `${r.left_dataset} → ${r.right_dataset}`, r.kind, r.join_columns.map((j) => `${j.left} = ${j.right}`).join(', '), r.validation_state])}
+        head={['Name', 'Joins', 'Kind', 'On', 'State']}
+      />
+      {m.metrics.length ? <CompilePanel ws={props.ws} model={m} /> : null}
+    </>
+  );
+}
+
+function DefinitionTable(props: { label: string; head: string[]; rows: string[][] }) {
+  if (!props.rows.length) return <p className="hint">None.</p>;
+  return (
+    <table className="data" aria-label={props.label}>
+      <thead>
+        <tr>
+          {props.head.map((h) => (
+            <th key={h}>{h}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((r) => (
+          <tr key={r[0]}>
+            {r.map((c, i) => (
+              <td key={i}>{c}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** A metric and some of its legal dimensions compiled to SQL, ready to open in a worksheet. */
+function CompilePanel(props: { ws: string; model: SemanticModel }) {
+  const [metric, setMetric] = useState(props.model.metrics[0].name);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [grain, setGrain] = useState('');
+  const [compiled, setCompiled] = useState<CompiledQuery | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const semantic = `/api/workspaces/${enc(props.ws)}/semantic`;
+  const legal = useAsync(
+    (signal) => api.get<MetricDimension[]>(`${semantic}/models/${enc(props.model.slug)}/metrics/${enc(metric)}/dimensions`, { signal }),
+    [semantic, props.model.slug, metric],
+  );
+  const compile = async () => {
+    setError(undefined);
+    try {
+      const body = { model: props.model.slug, metrics: [metric], dimensions: chosen, ...(grain ? { grain } : {}) };
+      setCompiled(await api.post<CompiledQuery>(`${semantic}/compile`, body));
+    } catch (e) {
+      setCompiled(undefined);
+      setError(e);
+    }
+  };
+  const toggle = (name: string) => setChosen((c) => (c.includes(name) ? c.filter((x) => x !== name) : [...c, name]));
+  return (
+    <section aria-label="Compiled SQL">
+      <h2>Compiled SQL</h2>
+      <label className="inline">
+        Metric{' '}
+        <select
+          value={metric}
+          onChange={(e) => {
+            setMetric(e.target.value);
+            setChosen([]);
+            setCompiled(undefined);
+          }}
+        >
+          {props.model.metrics.map((x) => (
+            <option key={x.name} value={x.name}>
+              {x.display_name}
+            </option>
+          ))}
+        </select>
+      </label>{' '}
+      <label className="inline">
+        Grain{' '}
+        <select value={grain} onChange={(e) => setGrain(e.target.value)}>
+          <option value="">none</option>
+          {GRAINS.map((g) => (
+            <option key={g} value={g}>
+              {g}
+            </option>
+          ))}
+        </select>
+      </label>
+      <fieldset>
+        <legend>Dimensions</legend>
+        {legal.error ? <ErrorNotice error={legal.error} what="Dimensions" /> : null}
+        {(legal.data ?? []).map((d) => (
+          <label key={d.name} className="inline">
+            <input type="checkbox" checked={chosen.includes(d.name)} onChange={() => toggle(d.name)} /> {d.display_name}
+            {d.join_path ? <span className="hint"> via {d.join_path}</span> : null}
+          </label>
+        ))}
+      </fieldset>
+      <button type="button" onClick={compile}>
+        Compile
+      </button>
+      {error ? <ErrorNotice error={error} what="Compile" /> : null}
+      {compiled ? (
+        <>
+          <pre aria-label="SQL" className="sql">
+            {compiled.sql}
+          </pre>
+          <button
+            type="button"
+            onClick={() => {
+              openInWorksheet(props.ws, compiled.sql);
+              navigate(`/w/${enc(props.ws)}/worksheets`);
+            }}
+          >
+            Open in worksheet
+          </button>
+        </>
+      ) : null}
+    </section>
+  );
+}
