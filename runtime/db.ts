@@ -15,8 +15,13 @@ export interface Db extends Queryable {
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   /** Runs `fn` on one reserved connection outside a transaction (session-level advisory locks). */
   withConnection<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
-  /** Subscribes to NOTIFY on a channel; the returned function unsubscribes. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Subscribes to NOTIFY on a channel, again after any loss of its connection (then `onResubscribed` runs:
+   *  notifications sent meanwhile were missed); the returned function unsubscribes. */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    opts?: { onResubscribed?: () => void; onError?: (e: unknown) => void },
+  ): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   readonly stats: { active: number; max: number };
   close(): Promise<void>;
@@ -123,18 +128,47 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
         }
       }),
     withConnection: (fn) => onReserved((conn) => fn(connQuery(conn))),
-    listen: async (channel, onPayload) => {
-      const listenScope = Effect.runSync(Scope.make());
-      const queue = await run(client.listen(channel).pipe(Scope.provide(listenScope)));
+    listen: async (channel, onPayload, opts = {}) => {
       let open = true;
-      // The pump ends when the scope closes (interrupting the take) or the connection fails.
-      void Effect.runPromise(
-        Effect.forever(Effect.flatMap(Queue.take(queue), (n) => Effect.sync(() => onPayload(n.payload)))),
-      ).catch(() => undefined);
+      let scope: Scope.Closeable | null = null;
+      let retry: NodeJS.Timeout | undefined;
+      let pending: Promise<unknown> = Promise.resolve();
+      // A LISTEN lives on one connection: when that connection is lost (a restart, pg_terminate_backend, a network
+      // cut), the pump fails and the channel is subscribed again on a new one, with backoff until it works.
+      const subscribe = async (): Promise<void> => {
+        const s = Effect.runSync(Scope.make());
+        const queue = await run(client.listen(channel).pipe(Scope.provide(s)));
+        // Unsubscribed while this connection was being reserved: it must go back, or closing the pool waits on it.
+        if (!open) {
+          await Effect.runPromise(Scope.close(s, Exit.void));
+          return;
+        }
+        scope = s;
+        void Effect.runPromise(
+          Effect.forever(Effect.flatMap(Queue.take(queue), (n) => Effect.sync(() => onPayload(n.payload)))),
+        ).catch((e) => {
+          void Effect.runPromise(Scope.close(s, Exit.void)).catch(() => undefined);
+          if (open) resubscribe(e, 0);
+        });
+      };
+      const resubscribe = (cause: unknown, attempt: number) => {
+        opts.onError?.(cause);
+        retry = setTimeout(() => {
+          if (!open) return;
+          pending = subscribe().then(
+            () => open && opts.onResubscribed?.(),
+            (e) => open && resubscribe(e, attempt + 1),
+          );
+        }, Math.min(5_000, 100 * 2 ** attempt));
+        retry.unref();
+      };
+      await subscribe();
       return async () => {
         if (!open) return;
         open = false;
-        await Effect.runPromise(Scope.close(listenScope, Exit.void));
+        clearTimeout(retry);
+        await pending;
+        if (scope) await Effect.runPromise(Scope.close(scope, Exit.void));
       };
     },
     notify: async (channel, payload) => {
