@@ -1,6 +1,7 @@
 // The query actor's effects and entity projection: dispatch and cancel frames over the agent's socket, the
 // profile, and the queries row written in the same transaction as every transition.
 import { machineKinds } from '../machines/index.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
@@ -15,7 +16,7 @@ export interface QueryKindDeps {
   /** reaches the agent on this replica's socket or through the replica holding it */
   link: AgentLink;
   logger: Logger;
-  /** A short-lived bearer for the catalog service, handed to the agent with each dispatch (memory only). */
+  tracing?: Tracing;
   /** a catalog token limited to these warehouses (read or write) for this long: what a dispatch carries */
   catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
 }
@@ -47,24 +48,27 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
         ctx,
         p: { queryId: string; agentId: string; sql: string; workspace: string; timeoutS: number; extras: Record<string, any> | null },
       ) => {
-        const catalogs: Array<Record<string, unknown>> = Array.isArray(p.extras?.catalogs) ? p.extras.catalogs : [];
-        let token: string | null = null;
-        if (catalogs.length && deps.catalogToken) {
-          try {
-            token = await deps.catalogToken(dispatchScope(catalogs, p.extras), p.timeoutS + 120);
-          } catch (err) {
-            // A statement that names no table needs no catalog: it runs without them.
-            const tables = Array.isArray(p.extras?.tables) ? p.extras.tables : [];
-            if (tables.length) {
-              await ctx.send({ type: 'dispatchFailed', message: `the catalog service is unavailable: ${(err as Error).message}` });
-              return;
+        // The submitting request's trace continues here (possibly on another replica, after a restart): the
+        // dispatch span is its child, and the frame carries the dispatch span's context on to the agent.
+        const dispatch = async () => {
+          const catalogs: Array<Record<string, unknown>> = Array.isArray(p.extras?.catalogs) ? p.extras.catalogs : [];
+          let token: string | null = null;
+          if (catalogs.length && deps.catalogToken) {
+            try {
+              token = await deps.catalogToken(dispatchScope(catalogs, p.extras), p.timeoutS + 120);
+            } catch (err) {
+              // A statement that names no table needs no catalog: it runs without them.
+              const tables = Array.isArray(p.extras?.tables) ? p.extras.tables : [];
+              if (tables.length) {
+                await ctx.send({ type: 'dispatchFailed', message: `the catalog service is unavailable: ${(err as Error).message}` });
+                return;
+              }
+              ctx.logger.warn({ queryId: p.queryId, err: (err as Error).message }, 'catalog service unavailable; dispatching without catalogs');
             }
-            ctx.logger.warn({ queryId: p.queryId, err: (err as Error).message }, 'catalog service unavailable; dispatching without catalogs');
           }
-        }
-        // The query id is the idempotency key: an agent ignores a dispatch it has already seen (this effect may run
-        // again after a crash, or when persisting `dispatched` failed).
-        const sent = await link.send(p.agentId, {
+          // The query id is the idempotency key: an agent ignores a dispatch it has already seen (this effect may run
+          // again after a crash, or when persisting `dispatched` failed).
+          const sent = await link.send(p.agentId, {
             type: 'dispatch_query',
             payload: {
               query_id: p.queryId,
@@ -73,10 +77,14 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
               backend: String(p.extras?.backend ?? 'object_store'),
               timeout_s: p.timeoutS,
               ...(token ? { catalogs: catalogs.map((c) => ({ ...c, token })) } : {}),
+              ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },
           });
-        if (sent && sockets.agent(p.agentId)) sockets.rememberDispatch(p.queryId, p.agentId);
-        await ctx.send(sent ? { type: 'dispatched' } : { type: 'dispatchFailed', message: 'the agent is not connected' });
+          if (sent && sockets.agent(p.agentId)) sockets.rememberDispatch(p.queryId, p.agentId);
+          await ctx.send(sent ? { type: 'dispatched' } : { type: 'dispatchFailed', message: 'the agent is not connected' });
+        };
+        if (!deps.tracing?.enabled) return dispatch();
+        await deps.tracing.span('dispatch', { parent: p.extras?.traceparent ?? null, attributes: { 'eider.query_id': p.queryId, 'eider.agent_id': p.agentId } }, dispatch);
       },
       sendCancelQuery: async (_ctx, p: { queryId: string; agentId: string | null }) => {
         sockets.forgetDispatch(p.queryId);

@@ -2,7 +2,7 @@
 // processes share (settings/variables.ts). A bad value stops the agent with one line that names the variable.
 import { resolve } from 'node:path';
 import {
-  bool, bytes, ConfigError, int, list, notBuilt, num, oneOf, range, readVariables, str, unbuiltSettings, url, urls, type VariableTable,
+  bool, bytes, ConfigError, int, list, num, oneOf, range, readVariables, str, unbuiltSettings, url, urls, type VariableTable,
 } from '../settings/variables.ts';
 
 /** A bad or missing variable: the agent stops with this one line. */
@@ -69,8 +69,8 @@ export const AGENT_VARIABLES = {
   SESSION_MAX_BUCKET_FRACTION: range('agent', '0.333', { above: 0, max: 1 }),
   SANDBOX_DISABLED_FILESYSTEMS: list('agent', ''),
   SANDBOX_LOCK_CONFIGURATION: bool('agent', 'true'),
-  OTEL_EXPORTER_OTLP_ENDPOINT: notBuilt('tracing', url('agent', null, ['http:', 'https:'])),
-  OTEL_SERVICE_NAME: notBuilt('tracing', str('agent', 'eider-agent')),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url('agent', null, ['http:', 'https:']),
+  OTEL_SERVICE_NAME: str('agent', 'eider-agent'),
   ESTIMATE_SAFETY_MULTIPLIER: num('agent', '1.5', 1),
   ESTIMATE_FLOOR_BYTES: bytes('agent', String(64 * 2 ** 20)),
   ESTIMATE_CEILING_FRACTION: range('agent', '1.0', { above: 0, max: 1 }),

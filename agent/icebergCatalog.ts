@@ -2,6 +2,7 @@
 // vended credentials, create, commit, drop and rename. JSON goes through iceberg/json.ts so 64-bit snapshot ids
 // survive. The bearer token is only ever put in the Authorization header.
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
+import { processSpan, SpanKind, traceHeaders } from '../telemetry/tracing.ts';
 import type { TableMetadata, StructType, UnboundPartitionSpec } from '../iceberg/metadata.ts';
 import type { TableRequirement, TableUpdate } from '../iceberg/updates.ts';
 import type { IcebergAttachment } from './icebergAttachments.ts';
@@ -45,16 +46,19 @@ export class IcebergCatalogClient {
     const url = `${this.#attachment.catalog_url.replace(/\/+$/, '')}${path}`;
     let res: Response;
     try {
-      res = await fetch(url, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.#attachment.token}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...headers,
-        },
-        body: body === undefined ? undefined : stringifyJson(body),
-        signal: AbortSignal.timeout(30_000),
-      });
+      // A client span whose context the catalog service continues; the path names the table, the token stays out.
+      res = await processSpan(`catalog ${method}`, { kind: SpanKind.CLIENT, attributes: { 'url.path': path } }, () =>
+        fetch(url, {
+          method,
+          headers: traceHeaders({
+            authorization: `Bearer ${this.#attachment.token}`,
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...headers,
+          }),
+          body: body === undefined ? undefined : stringifyJson(body),
+          signal: AbortSignal.timeout(30_000),
+        }),
+      );
     } catch (error) {
       throw catalogError(`catalog ${this.name} is unreachable: ${(error as Error).message}`);
     }

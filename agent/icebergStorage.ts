@@ -2,6 +2,7 @@
 // All S3 traffic of the bridge goes through here, in Node: DuckDB never reaches the network (no httpfs), it reads
 // local cache files only. Credential failures become catalog_error with a message naming the credential problem.
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 import { createWriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
@@ -54,11 +55,17 @@ export class TableStorage {
     throw catalogError(`${what}: ${code}: ${e.message ?? String(error)}`);
   }
 
+  #traced<T>(method: string, bucket: string, fn: () => Promise<T>): Promise<T> {
+    return processSpan(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'aws.s3.bucket': bucket } }, fn);
+  }
+
   async getBytes(uri: string): Promise<Uint8Array> {
     const { bucket, key } = locate(uri);
     try {
-      const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      return await res.Body!.transformToByteArray();
+      return await this.#traced('GET', bucket, async () => {
+        const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        return res.Body!.transformToByteArray();
+      });
     } catch (error) {
       this.#fail(error, `reading ${uri}`);
     }
@@ -69,8 +76,10 @@ export class TableStorage {
     const { bucket, key } = locate(uri);
     const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.partial`;
     try {
-      const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      await pipeline(res.Body as Readable, createWriteStream(partial));
+      await this.#traced('GET', bucket, async () => {
+        const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        await pipeline(res.Body as Readable, createWriteStream(partial));
+      });
       await rename(partial, path);
     } catch (error) {
       await rm(partial, { force: true });
@@ -81,7 +90,7 @@ export class TableStorage {
   async put(uri: string, body: Uint8Array): Promise<void> {
     const { bucket, key } = locate(uri);
     try {
-      await this.#client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength }));
+      await this.#traced('PUT', bucket, () => this.#client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength })));
     } catch (error) {
       this.#fail(error, `writing ${uri}`);
     }

@@ -1,6 +1,7 @@
 // The `eider agent` process: wires the result server, retention sweep, admission control, query runner and the
 // control channel. `runAgent` is what `eider agent` (bin/) and tests call.
 import { mkdir } from 'node:fs/promises';
+import { createTracing } from '../telemetry/tracing.ts';
 import { join } from 'node:path';
 import { AdmissionController } from './admission.ts';
 import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config.ts';
@@ -46,6 +47,8 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   for (const { name, feature } of options.unbuilt ?? [])
     logger.warn({ variable: name, feature }, `${name} is set, but ${feature} is not built yet: it has no effect`);
 
+  // Process-wide: the catalog client and storage reads deep in the Iceberg bridge make their spans through it.
+  const tracing = createTracing({ serviceName: config.otelServiceName, endpoint: config.otelExporterOtlpEndpoint, processWide: true });
   const budget = memoryBudget(config.memoryHeadroomFraction);
   logger.info({ budgetBytes: budget.budgetBytes, source: budget.source, profile: config.maxConcurrencyProfile }, 'memory budget');
   const admission = new AdmissionController({
@@ -162,6 +165,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
         await channel.stop();
         stopSweep();
         await resultServer.close();
+        await tracing.shutdown();
         logger.info('agent stopped');
       })();
       return stopping;

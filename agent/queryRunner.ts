@@ -10,6 +10,7 @@ import { IcebergBridge } from './icebergBridge.ts';
 import { BridgeError } from './icebergErrors.ts';
 import type { Logger } from './logger.ts';
 import type { MemoryAsk } from './memoryAsk.ts';
+import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 
 type Dispatch = DispatchQueryFrame['payload'];
 
@@ -71,7 +72,10 @@ export class QueryRunner {
     let entry!: InFlight;
     const done = new Promise<void>((resolve) => {
       queueMicrotask(() => {
-        this.#run(payload, entry).finally(() => {
+        // The query's trace continues the api's dispatch span (its traceparent rides in the frame).
+        processSpan('query', { parent: payload.traceparent ?? null, kind: SpanKind.CONSUMER, attributes: { 'eider.query_id': payload.query_id } }, () =>
+          this.#run(payload, entry),
+        ).finally(() => {
           this.#inFlight.delete(payload.query_id);
           resolve();
         });
@@ -156,13 +160,14 @@ export class QueryRunner {
         askBytes = ask.bytes;
         askSource = ask.source;
       }
-      grant = await admission.acquire(queryId, askBytes);
+      grant = await processSpan('admission', { attributes: { 'eider.ask_bytes': askBytes } }, () => admission.acquire(queryId, askBytes));
       stopped();
       log.info({ askBytes, askSource, grantedBytes: grant.grantedBytes, limitBytes: grant.limitBytes, queuedMs: grant.queuedMs }, 'query admitted');
       send({ type: 'query_started', payload: { query_id: queryId, queued_ms: grant.queuedMs, reserved_bytes: grant.grantedBytes } });
       await entry.engine.configure(grant.limitBytes);
       stopped();
-      const result = await entry.engine.execute(sql, bridge ?? undefined);
+      const engine = entry.engine;
+      const result = await processSpan('execution', {}, () => engine.execute(sql, bridge ?? undefined));
       if (bridge) log.info({ ...bridge.stats }, 'iceberg bridge');
       const durationMs = performance.now() - startedAt;
       if (result.wrote) memoryAsk.clearAfterWrite();

@@ -35,6 +35,7 @@ import { ldapSettingsFrom } from '../domain/ldap.ts';
 import { oidcClients } from '../domain/oidc.ts';
 import { oidcProviders } from '../runtime/config.ts';
 import { startLeaderLoop } from '../runtime/timers.ts';
+import { createTracing } from '../telemetry/tracing.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -117,14 +118,15 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     presenceTtlS: config.AGENT_PRESENCE_TTL_S,
     logger: logger.child({ part: 'agent-link' }),
   });
-  const catalog = catalogClientFromConfig(config);
+  const tracing = createTracing({ serviceName: config.OTEL_SERVICE_NAME, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const catalog = catalogClientFromConfig(config, tracing);
   const host = await createActorHost({
     db,
     replicaId: config.REPLICA_ID,
     logger: logger.child({ part: 'actors' }),
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets, link, replicaId: config.REPLICA_ID }),
-      query: queryKind({ db, sockets, link, logger, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
+      query: queryKind({ db, sockets, link, logger, tracing, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
     },
   });
   await host.rehydrate();
@@ -165,6 +167,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     version: VERSION,
     setupToken,
     draining: { value: false },
+    tracing,
     host,
     sockets,
     link,
@@ -217,6 +220,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       await host.close();
       await replica.stop();
       await db.close();
+      await tracing.shutdown();
       if (embedded) await embedded.stop();
     },
   };

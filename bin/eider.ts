@@ -9,6 +9,7 @@ import { migrate } from '../runtime/migrate.ts';
 import { startEmbeddedPostgres } from '../runtime/postgres.ts';
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
+import { createTracing } from '../telemetry/tracing.ts';
 import { agentEnvironment } from './agentEnv.ts';
 import { Supervisor } from './supervisor.ts';
 import { ReplicaIdTakenError } from '../runtime/replicas.ts';
@@ -60,10 +61,13 @@ async function cmdCatalog() {
   const cc = catalogConfigFromEnv({ ...process.env, CATALOG_PORT: process.env.CATALOG_PORT ?? String(config.CATALOG_PORT), CATALOG_CLIENT_SECRET: config.CATALOG_CLIENT_SECRET });
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'catalog' });
   const { url, embedded } = await databaseUrlFor(config, logger);
-  const service = await startCatalogService({ ...cc, databaseUrl: url, logger } as any);
+  // The api's default service name is not the catalog's: only an explicit OTEL_SERVICE_NAME renames it.
+  const tracing = createTracing({ serviceName: process.env.OTEL_SERVICE_NAME || 'eider-catalog', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const service = await startCatalogService({ ...cc, databaseUrl: url, logger, tracing } as any);
   logger.info({ url: service.url }, 'catalog service listening');
   onSignals(async () => {
     await service.close();
+    await tracing.shutdown();
     await embedded?.stop();
   });
 }
@@ -168,7 +172,8 @@ async function cmdUp() {
   try {
     start('objectstore', 'objectstore');
     await waitForPort(config.OBJECT_STORE_PORT, 60_000);
-    start('catalog', 'catalog');
+    // OTEL_SERVICE_NAME renames the api alone: the bundled parts keep their names (decisions.md, tracing).
+    start('catalog', 'catalog', { OTEL_SERVICE_NAME: 'eider-catalog' });
     await waitForPort(config.CATALOG_PORT, 60_000);
     for (const [i, port] of apiPorts.entries()) {
       const id = replicas === 1 && process.env.REPLICA_ID ? process.env.REPLICA_ID : `api-${i + 1}`;
@@ -179,6 +184,7 @@ async function cmdUp() {
       CONTROL_PLANE_URL: apiPorts.map((p) => `ws://127.0.0.1:${p}/agents/connect`).join(','),
       BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
       AGENT_NAME: 'bundled',
+      OTEL_SERVICE_NAME: 'eider-agent',
     });
     // Readiness names what it still waits for (the agent, the sample data): say it while waiting.
     await waitForReady(`${url}/api/readyz`, 600_000, (waiting) => logger.info({ waiting }, 'starting'));

@@ -10,6 +10,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
 import { startCatalogService, type CatalogService } from './server.ts';
 import { revocationCheck } from './vending.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface CatalogStack {
   catalog: CatalogService;
@@ -34,7 +35,7 @@ export interface CatalogResponse {
 export const STACK_CLIENT = { id: 'root', secret: 'catalog-test-secret' };
 const ROOT_KEY = { accessKey: 'eider-root', secretKey: 'eider-root-secret-for-tests' };
 
-export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: number }): Promise<CatalogStack> {
+export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: number; tracing?: Tracing }): Promise<CatalogStack> {
   const dir = mkdtempSync(join(tmpdir(), 'eider-catalog-'));
   const bucket = 'warehouse';
   const store = await startObjectStore({ dir, port: 0, bucket, ...ROOT_KEY, isRevoked: revocationCheck(opts.db) });
@@ -44,6 +45,7 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
     clientId: STACK_CLIENT.id,
     clientSecret: STACK_CLIENT.secret,
     credentialTtlSeconds: opts.credentialTtlSeconds,
+    tracing: opts.tracing,
   });
   const tokenRes = await fetch(`${catalog.url}/v1/oauth/tokens`, {
     method: 'POST',

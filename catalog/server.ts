@@ -1,7 +1,8 @@
 // The Iceberg REST catalog service (`eider catalog`): one Fastify server hosting many warehouses (the REST
 // "prefix" is the warehouse name), its metastore in PostgreSQL schema `catalog`, metadata files on each
 // warehouse's S3 storage.
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { SpanKind, SpanStatusCode, type Span, type Tracing } from '../telemetry/tracing.ts';
 import { connectDb, type Db } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { makeTokenIssuer, scopeAllows } from './auth.ts';
@@ -24,6 +25,8 @@ export interface CatalogServiceOptions extends Partial<Omit<CatalogConfig, 'clie
   migrate?: boolean;
   /** pino logger (fastify's); none by default. */
   logger?: FastifyBaseLogger;
+  /** spans per request, commit and metadata read/write; none by default */
+  tracing?: Tracing;
 }
 
 export interface CatalogService {
@@ -41,11 +44,12 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
   const db = opts.db ?? (await connectDb({ url: opts.databaseUrl!, poolSize: 10, maxOverflow: 10, applicationName: 'eider-catalog' }));
   if (opts.migrate !== false) await migrate(db, 'catalog');
 
-  const storage = new WarehouseStorage();
+  const tracing = opts.tracing;
+  const storage = new WarehouseStorage(tracing);
   const ctx: CatalogContext = {
     db,
     storage,
-    tables: new TableService(db, storage),
+    tables: new TableService(db, storage, tracing),
     credentialTtlSeconds: opts.credentialTtlSeconds ?? 900,
   };
   const tokens = makeTokenIssuer({
@@ -66,6 +70,7 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
   });
   installParsers(app);
   installErrorHandler(app);
+  if (tracing?.enabled) traceRequests(app, tracing);
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0];
     if (PUBLIC_ROUTES.has(path)) return;
@@ -92,7 +97,35 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
     async close() {
       await app.close();
       storage.close();
+      await tracing?.flush();
       if (ownDb) await db.close();
     },
   };
+}
+
+/** A server span per request, continuing the caller's traceparent (an agent's or the api's); the route's handler
+ *  runs inside it, so commit and storage spans are its children. The URL's query string is never recorded. */
+function traceRequests(app: FastifyInstance, tracing: Tracing) {
+  app.addHook('onRequest', async (req) => {
+    const incoming = req.headers.traceparent;
+    const route = req.routeOptions?.url ?? 'unrouted';
+    (req as any).span = tracing.startSpan(`${req.method} ${route}`, {
+      kind: SpanKind.SERVER,
+      parent: typeof incoming === 'string' ? incoming : null,
+      attributes: { 'http.request.method': req.method, 'http.route': route },
+    });
+  });
+  // The done callback continues the request inside the span's context, so the handler's async work inherits it.
+  app.addHook('preHandler', (req, _reply, done) => {
+    const span = (req as any).span as Span | undefined;
+    if (span) tracing.within(span, done);
+    else done();
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const span = (req as any).span as Span | undefined;
+    if (!span) return;
+    span.setAttribute('http.response.status_code', reply.statusCode);
+    if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
 }

@@ -1,6 +1,7 @@
 // The catalog's own access to warehouse storage over the S3 protocol: writing metadata files, and purging a
 // dropped table's files. One client per warehouse connection, rebuilt when the connection settings change.
 import { PutObjectCommand, GetObjectCommand, ListObjectsV2Command, DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
+import { SpanKind, type Tracing } from '../telemetry/tracing.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 import { normalizeS3Root, parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
 import type { Warehouse } from './metastore.ts';
@@ -28,6 +29,11 @@ export function normalizeRootUri(uri: string): string {
 
 export class WarehouseStorage {
   private readonly clients = new Map<string, { fingerprint: string; client: S3Client }>();
+  private readonly tracing: Tracing | undefined;
+
+  constructor(tracing?: Tracing) {
+    this.tracing = tracing;
+  }
 
   client(w: Warehouse): S3Client {
     const fingerprint = [w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle, w.credentialEpoch].join('\u0000');
@@ -47,13 +53,20 @@ export class WarehouseStorage {
 
   async writeText(w: Warehouse, uri: string, text: string): Promise<void> {
     const { bucket, key } = locate(uri);
-    await this.client(w).send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: text, ContentType: 'application/json' }));
+    await this.traced('PUT', bucket, () => this.client(w).send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: text, ContentType: 'application/json' })));
   }
 
   async readText(w: Warehouse, uri: string): Promise<string> {
     const { bucket, key } = locate(uri);
-    const out = await this.client(w).send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    return out.Body!.transformToString('utf8');
+    return this.traced('GET', bucket, async () => {
+      const out = await this.client(w).send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return out.Body!.transformToString('utf8');
+    });
+  }
+
+  private traced<T>(method: string, bucket: string, fn: () => Promise<T>): Promise<T> {
+    if (!this.tracing?.enabled) return fn();
+    return this.tracing.span(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'aws.s3.bucket': bucket } }, fn);
   }
 
   /** Deletes every object under `location/`; returns how many. */

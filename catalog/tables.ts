@@ -3,6 +3,7 @@
 // (SELECT … FOR UPDATE): requirements are checked against the row's current metadata while it is locked, the
 // new metadata file is written, then the row moves to it, all before the lock is released.
 import type { Db, Queryable } from '../runtime/db.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
 import {
   newTableMetadata,
@@ -99,9 +100,15 @@ export class TableService {
   private readonly db: Db;
   private readonly storage: WarehouseStorage;
   private readonly parsed = new ParsedMetadataCache(64);
-  constructor(db: Db, storage: WarehouseStorage) {
+  private readonly tracing: Tracing | undefined;
+  constructor(db: Db, storage: WarehouseStorage, tracing?: Tracing) {
     this.db = db;
     this.storage = storage;
+    this.tracing = tracing;
+  }
+
+  private traced<T>(name: string, attributes: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
+    return this.tracing?.enabled ? this.tracing.span(name, { attributes }, fn) : fn();
   }
 
   /** `{root}{ns…}/{name}`, or with a suffix when a live table (e.g. one renamed away) still uses that location. */
@@ -201,6 +208,10 @@ export class TableService {
   }
 
   async commit(w: Warehouse, id: TableIdent, change: CommitRequest): Promise<LoadedTable> {
+    return this.traced('commit', { 'eider.warehouse': w.name, 'eider.table': [...id.namespace, id.name].join('.') }, () => this.commitOne(w, id, change));
+  }
+
+  private async commitOne(w: Warehouse, id: TableIdent, change: CommitRequest): Promise<LoadedTable> {
     checkCommitShape(change);
     // A stale commit fails here without queueing for the row lock behind the writer that made it stale
     // (with 8 contending writers, the lock convoy of doomed commits cut throughput several-fold).
@@ -217,6 +228,10 @@ export class TableService {
 
   /** All changes land or none: one transaction, rows locked in a fixed order so two transactions cannot deadlock. */
   async commitTransaction(w: Warehouse, changes: Array<CommitRequest & { identifier: TableIdent }>): Promise<void> {
+    return this.traced('commit transaction', { 'eider.warehouse': w.name, 'eider.tables': Array.isArray(changes) ? changes.length : 0 }, () => this.commitAll(w, changes));
+  }
+
+  private async commitAll(w: Warehouse, changes: Array<CommitRequest & { identifier: TableIdent }>): Promise<void> {
     if (!changes.length) throw badRequest('table-changes must not be empty');
     const keyOf = (id: TableIdent) => [...id.namespace, id.name].join('\u001f');
     const seen = new Set<string>();

@@ -1,5 +1,6 @@
 // What every handler may reach: the database, configuration, logger and the process's services.
 import type { Db } from '../runtime/db.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Metrics } from '../runtime/metrics.ts';
@@ -35,6 +36,8 @@ export interface AppContext {
   oidc: OidcClients;
   /** SECRET_KEY (or the generated one): signs the OIDC handshake cookie */
   secretKey: string;
+  /** this process's tracer (a no-op one when OTEL_EXPORTER_OTLP_ENDPOINT is unset) */
+  tracing: Tracing;
   /** the catalog service client; absent when this process runs without one */
   catalog?: CatalogClient;
   onFirstAdmin: Array<(tx: import('../runtime/db.ts').Queryable, adminId: string, workspaceId: string) => Promise<void>>;

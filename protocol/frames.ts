@@ -142,6 +142,8 @@ export const DispatchQueryFrame = frame(
     backend: NonEmpty,
     timeout_s: PositiveSeconds,
     catalogs: Schema.optional(Schema.Array(CatalogAttachment)),
+    // W3C trace context of the api's dispatch span, when the api traces: the agent's spans continue it.
+    traceparent: Schema.optional(NonEmpty),
   }),
 );
 export const CancelQueryFrame = frame('cancel_query', Schema.Struct({ query_id: Uuid }));

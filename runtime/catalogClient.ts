@@ -5,6 +5,7 @@
 // snapshot ids exceed 2^53 and JSON.parse would round them.
 import type { Config } from './config.ts';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
+import { SpanKind, traceHeaders, type Tracing } from '../telemetry/tracing.ts';
 
 export interface CatalogClientOptions {
   /** Base URL of the catalog service, e.g. http://127.0.0.1:8181 */
@@ -13,6 +14,8 @@ export interface CatalogClientOptions {
   clientSecret: string;
   /** Per-request timeout; the catalog answers in milliseconds, so a hung call is a fault, not load. */
   timeoutMs?: number;
+  /** each call is a client span whose traceparent the catalog service continues */
+  tracing?: Tracing;
 }
 
 /** Connection settings of a warehouse as the management API takes them. Secrets go in and never come out. */
@@ -78,6 +81,7 @@ export class CatalogClient {
   private readonly clientId: string;
   private readonly clientSecret: string;
   private readonly timeoutMs: number;
+  private readonly tracing: Tracing | undefined;
   private cached: { token: string; expiresAt: number; refreshAt: number } | undefined;
   private inflight: Promise<{ token: string; expiresAt: number }> | undefined;
   private readonly scoped = new Map<string, { token: string; expiresAt: number }>();
@@ -87,6 +91,7 @@ export class CatalogClient {
     this.clientId = opts.clientId;
     this.clientSecret = opts.clientSecret;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.tracing = opts.tracing;
   }
 
   /**
@@ -166,11 +171,21 @@ export class CatalogClient {
   }
 
   private async send(url: string, init: RequestInit): Promise<Response> {
-    try {
-      return await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
-    } catch (e) {
-      throw new CatalogUnreachableError(`catalog service unreachable at ${this.baseUrl}: ${(e as Error).message}`, e);
-    }
+    const path = new URL(url).pathname;
+    const call = async () => {
+      try {
+        const headers = traceHeaders(init.headers as Record<string, string>);
+        return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(this.timeoutMs) });
+      } catch (e) {
+        throw new CatalogUnreachableError(`catalog service unreachable at ${this.baseUrl}: ${(e as Error).message}`, e);
+      }
+    };
+    if (!this.tracing?.enabled) return call();
+    return this.tracing.span(`catalog ${init.method ?? 'GET'}`, { kind: SpanKind.CLIENT, attributes: { 'url.path': path } }, async (span) => {
+      const res = await call();
+      span.setAttribute('http.response.status_code', res.status);
+      return res;
+    });
   }
 
   /** An authenticated request; a 401 fetches a new token and retries once. Errors become CatalogServiceError. */
@@ -308,10 +323,14 @@ export class CatalogClient {
 }
 
 /** The client the api uses, from CATALOG_URL (else the local catalog on CATALOG_PORT) and CATALOG_CLIENT_*. */
-export function catalogClientFromConfig(config: Pick<Config, 'CATALOG_URL' | 'CATALOG_PORT' | 'CATALOG_CLIENT_ID' | 'CATALOG_CLIENT_SECRET'>): CatalogClient {
+export function catalogClientFromConfig(
+  config: Pick<Config, 'CATALOG_URL' | 'CATALOG_PORT' | 'CATALOG_CLIENT_ID' | 'CATALOG_CLIENT_SECRET'>,
+  tracing?: Tracing,
+): CatalogClient {
   return new CatalogClient({
     baseUrl: config.CATALOG_URL ?? `http://127.0.0.1:${config.CATALOG_PORT}`,
     clientId: config.CATALOG_CLIENT_ID,
     clientSecret: config.CATALOG_CLIENT_SECRET,
+    tracing,
   });
 }

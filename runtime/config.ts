@@ -182,8 +182,8 @@ export const CONFIG_VARIABLES = {
   MCP_RESULT_BYTE_CAP: notBuilt('the /mcp endpoint', int('mcp', '32768', 1)),
   METRICS_ENABLED: bool('mcp', 'true'),
   AGENT_METRICS_RETENTION_HOURS: notBuilt('agent monitoring history', int('mcp', '168', 1)),
-  OTEL_EXPORTER_OTLP_ENDPOINT: notBuilt('tracing', str('mcp', '')),
-  OTEL_SERVICE_NAME: notBuilt('tracing', str('mcp', 'eider-api')),
+  OTEL_EXPORTER_OTLP_ENDPOINT: str('mcp', ''),
+  OTEL_SERVICE_NAME: str('mcp', 'eider-api'),
 } as const satisfies VariableTable;
 
 export type ConfigName = keyof typeof CONFIG_VARIABLES;
@@ -199,6 +199,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   checkIdentitySettings(cfg);
+  // Empty disables tracing (the spec's "unset"); anything else must be an http(s) URL.
+  if (cfg.OTEL_EXPORTER_OTLP_ENDPOINT.trim() && !/^https?:\/\/[^\s]+$/.test(cfg.OTEL_EXPORTER_OTLP_ENDPOINT.trim())) {
+    throw new ConfigError(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      `OTEL_EXPORTER_OTLP_ENDPOINT: invalid value ${cfg.OTEL_EXPORTER_OTLP_ENDPOINT}: expected a URL starting with http:// or https://, or empty`,
+    );
+  }
   return cfg;
 }
 

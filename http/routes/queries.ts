@@ -85,7 +85,8 @@ export async function submitQuery(
   const now = Date.now();
   // Only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog token; anything else may write.
   const write = !['select', 'describe'].includes(args.statementType ?? '');
-  const extras = await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached, write);
+  const traceparent = ctx.tracing.traceparent();
+  const extras = { ...(await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached, write)), ...(traceparent ? { traceparent } : {}) };
   // The row and its actor in one statement; the row holds the actor's initial projection (queued).
   const spawned = await ctx.host.spawn(
     'query',
@@ -153,7 +154,9 @@ export const queryRoutes = [
       if (bytes > ctx.config.SQL_MAX_BYTES) {
         throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${ctx.config.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
       }
-      const policy = await checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS);
+      const policy = await ctx.tracing.span('policy', {}, () =>
+        checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS),
+      );
       if (!policy.ok) {
         const e = policyRejection(policy);
         if (e.status === 403) await refuse(e, policy.statementType);

@@ -8,6 +8,7 @@ import { createLogger } from '../../runtime/logger.ts';
 import { startApi, type RunningApi } from '../../bin/api.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
 import { startCatalogStack, STACK_CLIENT, type CatalogStack } from '../../catalog/harness.ts';
+import { createTracing } from '../../telemetry/tracing.ts';
 
 export const SETUP_TOKEN = 'test-setup-token-0123456789';
 export const ADMIN = { email: 'admin@example.com', password: 'admin-password-1', name: 'Admin' };
@@ -122,7 +123,9 @@ export interface TestStack extends TestApi {
  */
 export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
   const database = await freshDatabase();
-  const stack = await startCatalogStack({ db: database.db });
+  // Given an OTLP endpoint, the catalog service traces too, under its own name (as `eider up` starts it).
+  const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT ? createTracing({ serviceName: 'eider-catalog', endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT }) : undefined;
+  const stack = await startCatalogStack({ db: database.db, tracing });
   const rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };
   const t = await startTestApi(
     {
@@ -143,6 +146,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
     async close() {
       await close();
       await stack.close();
+      await tracing?.shutdown();
       await database.drop();
     },
   };
