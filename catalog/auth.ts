@@ -63,7 +63,9 @@ export function makeTokenIssuer(opts: { clientId: string; clientSecret: string; 
       const scope = request.scope ? parseScope(request.scope) : undefined;
       if (scope === null) return 'invalid_scope';
       const ttl = Math.max(1, Math.min(opts.ttlSeconds, Math.floor(request.ttlSeconds ?? opts.ttlSeconds)));
-      const claims: TokenClaims = { sub: clientId, realm: opts.realm, exp: Math.floor(Date.now() / 1000) + ttl, ...(scope ? { scope } : {}) };
+      // Rounded up: a token lives at least the seconds it was issued for (rounded down, a 1-second token issued late
+      // in a second was dead within milliseconds).
+      const claims: TokenClaims = { sub: clientId, realm: opts.realm, exp: Math.ceil(Date.now() / 1000) + ttl, ...(scope ? { scope } : {}) };
       const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
       return { token: `${TOKEN_PREFIX}.${payload}.${sign(payload)}`, expiresIn: ttl };
     },

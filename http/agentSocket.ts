@@ -1,6 +1,7 @@
 // The agent control channel at /agents/connect. Each socket is an agentConnection actor; frames become actor
 // events (the connection's own, or a query's). Credentials are checked here, before the machine hears of them,
 // so no token ever enters a snapshot. Frames of one socket are handled strictly in order.
+import { joinTransaction } from '../runtime/db.ts';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
@@ -152,20 +153,32 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
             resumed = true;
             conn.sessionToken = p.session_token;
           } else {
-            const boot = await agents.consumeBootstrapToken(db, p.bootstrap_token!);
-            if (!boot) {
+            // The token is spent, the agent registered and the bootstrap audited together: a crash in between
+            // neither burns the token without an agent nor leaves an agent without its record.
+            const reg = await db.tx(async (q) => {
+              const tx = joinTransaction(q);
+              const boot = await agents.consumeBootstrapToken(tx, p.bootstrap_token!);
+              if (!boot) return null;
+              const registered = await agents.registerAgent(tx, { name: p.name || boot.name || `agent-${address}`, version: p.agent_version });
+              await audit(
+                ctx,
+                req,
+                {
+                  action: 'agent.bootstrap',
+                  outcome: 'success',
+                  actor: { kind: 'agent', id: registered.agentId, email: null },
+                  target: { kind: 'agent', id: registered.agentId },
+                  details: { agent_name: p.name || boot.name || null, address },
+                },
+                q,
+              );
+              return registered;
+            });
+            if (!reg) {
               await audit(ctx, req, { action: 'agent.bootstrap', outcome: 'failure', actor: ANONYMOUS, details: { code: 'invalid_bootstrap_token', address, agent_name: p.name ?? null } });
               return authFail('invalid_bootstrap_token', 'unknown, used or expired bootstrap token', CLOSE_CODES.authFailed);
             }
-            const reg = await agents.registerAgent(db, { name: p.name || boot.name || `agent-${address}`, version: p.agent_version });
             agentId = reg.agentId;
-            await audit(ctx, req, {
-              action: 'agent.bootstrap',
-              outcome: 'success',
-              actor: { kind: 'agent', id: reg.agentId, email: null },
-              target: { kind: 'agent', id: reg.agentId },
-              details: { agent_name: p.name || boot.name || null, address },
-            });
             conn.sessionToken = reg.sessionToken;
             conn.issuedToken = reg.sessionToken;
           }

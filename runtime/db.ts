@@ -65,6 +65,38 @@ async function run<A>(effect: Effect.Effect<A, any, never>): Promise<A> {
   throw die ? die.defect : new Error('database operation interrupted');
 }
 
+/**
+ * A Db whose every statement runs on `q`, inside the transaction `q` is in: code written against a Db (which may
+ * open its own transactions) then commits or rolls back together with what the caller adds. A nested `tx` is a
+ * savepoint, so code that catches its own failure (a unique violation, then something else) keeps working.
+ */
+export function joinTransaction(q: Queryable): Db {
+  let savepoints = 0;
+  return {
+    query: (text, params) => q.query(text, params),
+    tx: async (fn) => {
+      const name = `sp_${++savepoints}`;
+      await q.query(`savepoint ${name}`);
+      try {
+        const result = await fn(q);
+        await q.query(`release savepoint ${name}`);
+        return result;
+      } catch (e) {
+        await q.query(`rollback to savepoint ${name}`).catch(() => undefined);
+        throw e;
+      }
+    },
+    withConnection: (fn) => fn(q),
+    listen: () => Promise.reject(new Error('LISTEN is not available inside a transaction')),
+    // Delivered when the transaction commits, and not at all when it rolls back.
+    notify: async (channel, payload) => {
+      await q.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    stats: { active: 1, max: 1 },
+    close: async () => undefined,
+  };
+}
+
 export function isUniqueViolation(e: unknown): boolean {
   return e instanceof DbError && e.code === '23505';
 }

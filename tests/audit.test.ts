@@ -229,6 +229,41 @@ describe('reading the trail', () => {
   });
 });
 
+describe('an action and its row commit together', () => {
+  it('when the audit row cannot be written, the token is not issued, the grant not changed, the session not opened', async () => {
+    const db = t.database.db;
+    const someone = await newUser(t, admin);
+    const count = async (table: string) => (await db.query<{ n: number }>(`select count(*)::int as n from eider.${table}`))[0].n;
+    // A fault in the audit write, injected in the database itself: every insert fails.
+    await db.query(`create function eider.audit_fault() returns trigger language plpgsql as $$ begin raise exception 'audit write failed'; end $$`);
+    await db.query(`create trigger audit_fault before insert on eider.audit_events for each row execute function eider.audit_fault()`);
+    try {
+      const tokens = await count('access_tokens');
+      const sessions = await count('web_sessions');
+      const issue = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 1 }, as: { cookie: admin.cookie } });
+      expect(issue.status).toBe(500);
+      expect(issue.body.error).toBe('internal_error');
+      expect(await count('access_tokens')).toBe(tokens);
+
+      const member = await t.req('PUT', `/api/workspaces/default/members/${someone.id}`, { body: { role: 'writer' }, as: admin });
+      expect(member.status).toBe(500);
+      const rows = await db.query(
+        `select 1 from eider.workspace_members m join eider.workspaces w on w.id = m.workspace_id where w.slug = 'default' and m.user_id = $1`,
+        [someone.id],
+      );
+      expect(rows).toEqual([]);
+
+      expect((await t.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password } })).status).toBe(500);
+      expect(await count('web_sessions')).toBe(sessions);
+    } finally {
+      await db.query(`drop trigger audit_fault on eider.audit_events`);
+      await db.query(`drop function eider.audit_fault()`);
+    }
+    // And with the fault gone, the same actions work and are recorded.
+    expect((await t.req('POST', '/api/me/pats', { body: { expires_in_days: 1 }, as: { cookie: admin.cookie } })).status).toBe(201);
+  });
+});
+
 describe('append-only and retention', () => {
   it('the database refuses updates, deletes and truncation of audit rows', async () => {
     const db = t.database.db;

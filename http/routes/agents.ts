@@ -8,7 +8,7 @@ import type { AppContext } from '../context.ts';
 import { ActorError } from '../../actors/errors.ts';
 import type { Principal } from '../../domain/identity.ts';
 import { actorOf } from '../../domain/audit.ts';
-import { audit } from '../audit.ts';
+import { audited } from '../audit.ts';
 
 const AgentOutSchema = Schema.Struct({
   id: Schema.String,
@@ -99,8 +99,12 @@ export const agentRoutes = [
     }),
     responses: { 201: Schema.Struct({ token: Schema.String, expires_at: Schema.String }) },
     handler: async ({ ctx, req, principal, body }) => {
-      const issued = await agents.createBootstrapToken(ctx.db, principal, body ?? {});
-      await audit(ctx, req, { action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent_bootstrap_token', id: null }, details: { agent_name: body?.name ?? null, expires_at: issued.expires_at } });
+      const issued = await audited(
+        ctx,
+        req,
+        (db) => agents.createBootstrapToken(db, principal, body ?? {}),
+        (issued) => ({ action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent_bootstrap_token', id: null }, details: { agent_name: body?.name ?? null, expires_at: issued.expires_at } }),
+      );
       return { status: 201, body: issued };
     },
   }),
@@ -224,8 +228,12 @@ export const agentRoutes = [
     responses: { 204: null, 404: null },
     handler: async ({ ctx, req, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
-      await agents.revokeAgentCredential(ctx.db, agent.id);
-      await audit(ctx, req, { action: 'agent.credential_revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: agent.id }, details: { agent_name: agent.name } });
+      await audited(
+        ctx,
+        req,
+        (db) => agents.revokeAgentCredential(db, agent.id),
+        () => ({ action: 'agent.credential_revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: agent.id }, details: { agent_name: agent.name } }),
+      );
       await endConnection(ctx, agent.connection_id);
       return { status: 204 };
     },
@@ -241,8 +249,12 @@ export const agentRoutes = [
     responses: { 204: null, 404: null },
     handler: async ({ ctx, req, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
-      await agents.revokeAgentCredential(ctx.db, agent.id);
-      await audit(ctx, req, { action: 'agent.credential_revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: agent.id }, details: { agent_name: agent.name, removed: true } });
+      await audited(
+        ctx,
+        req,
+        (db) => agents.revokeAgentCredential(db, agent.id),
+        () => ({ action: 'agent.credential_revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: agent.id }, details: { agent_name: agent.name, removed: true } }),
+      );
       await endConnection(ctx, agent.connection_id);
       await ctx.db.query(`delete from agents where id = $1`, [agent.id]);
       return { status: 204 };
@@ -274,8 +286,12 @@ export const agentRoutes = [
     responses: { 200: Schema.Unknown, 404: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
-      await agents.setAccessMode(ctx.db, params.agent_id, body.access_mode);
-      await audit(ctx, req, { action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: params.agent_id }, details: { access_mode: body.access_mode } });
+      await audited(
+        ctx,
+        req,
+        (db) => agents.setAccessMode(db, params.agent_id, body.access_mode),
+        () => ({ action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: params.agent_id }, details: { access_mode: body.access_mode } }),
+      );
       return { status: 200, body: await agents.accessPayload(ctx.db, params.agent_id) };
     },
   }),
@@ -295,14 +311,18 @@ export const agentRoutes = [
     responses: { 200: Schema.Unknown, 201: Schema.Unknown, 404: null, 422: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
-      const r = await agents.upsertGrant(ctx.db, params.agent_id, body);
-      await audit(ctx, req, {
+      const r = await audited(
+        ctx,
+        req,
+        (db) => agents.upsertGrant(db, params.agent_id, body),
+        (r) => ({
         action: 'grant.change',
         outcome: 'success',
         actor: actorOf(principal),
         target: { kind: 'agent_grant', id: r.grant.id },
         details: { agent_id: params.agent_id, user_id: body.user_id ?? null, workspace_id: body.workspace_id ?? null, tier: body.tier, change: r.created ? 'created' : 'updated' },
-      });
+      }),
+      );
       return { status: r.created ? 201 : 200, body: r.grant };
     },
   }),
@@ -317,8 +337,12 @@ export const agentRoutes = [
     responses: { 204: null, 404: null },
     handler: async ({ ctx, req, principal, params }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
-      await agents.deleteGrant(ctx.db, params.agent_id, params.grant_id);
-      await audit(ctx, req, { action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent_grant', id: params.grant_id }, details: { agent_id: params.agent_id, change: 'deleted' } });
+      await audited(
+        ctx,
+        req,
+        (db) => agents.deleteGrant(db, params.agent_id, params.grant_id),
+        () => ({ action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent_grant', id: params.grant_id }, details: { agent_id: params.agent_id, change: 'deleted' } }),
+      );
       return { status: 204 };
     },
   }),

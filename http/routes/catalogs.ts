@@ -7,7 +7,7 @@ import * as grants from '../../domain/catalogGrants.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { notFound } from '../../domain/errors.ts';
 import { actorOf } from '../../domain/audit.ts';
-import { audit } from '../audit.ts';
+import { audited } from '../audit.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { storageRoutes } from './storage.ts';
 import { catalogTableRoutes, NameSchema } from './catalogTables.ts';
@@ -80,8 +80,14 @@ const catalogOwnRoutes = [
     responses: { 201: CatalogOut, 409: null, 422: null, 503: null },
     handler: async ({ ctx, req, principal, body }) => {
       const client = catalogClientOf(ctx);
-      const out = await viaCatalog('catalog', () => catalogs.createCatalog(ctx.db, client, ctx.config, principal, body));
-      await audit(ctx, req, { action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: out.id }, details: { change: 'created', slug: out.slug, storage_backend_id: out.storage_backend_id } });
+      const out = await viaCatalog('catalog', () =>
+        audited(
+          ctx,
+          req,
+          (db) => catalogs.createCatalog(db, client, ctx.config, principal, body),
+          (out) => ({ action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: out.id }, details: { change: 'created', slug: out.slug, storage_backend_id: out.storage_backend_id } }),
+        ),
+      );
       return { status: 201, body: out };
     },
   }),
@@ -98,8 +104,14 @@ const catalogOwnRoutes = [
       const found = await catalogs.findCatalog(ctx.db, params.catalog_id);
       if (!found) throw notFound('catalog');
       const client = catalogClientOf(ctx);
-      await viaCatalog('catalog', () => catalogs.deleteCatalog(ctx.db, client, principal, params.catalog_id, ctx.logger));
-      await audit(ctx, req, { action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: params.catalog_id }, details: { change: 'deleted', slug: found.slug } });
+      await viaCatalog('catalog', () =>
+        audited(
+          ctx,
+          req,
+          (db) => catalogs.deleteCatalog(db, client, principal, params.catalog_id, ctx.logger),
+          () => ({ action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: params.catalog_id }, details: { change: 'deleted', slug: found.slug } }),
+        ),
+      );
       return { status: 204 };
     },
   }),
@@ -128,14 +140,18 @@ const catalogOwnRoutes = [
     }),
     responses: { 200: WorkspaceCatalogOut, 201: WorkspaceCatalogOut, 403: null, 404: null },
     handler: async ({ ctx, req, principal, ws, params, body }) => {
-      const r = await catalogs.attachCatalog(ctx.db, principal, ws!, params.catalog, body);
-      await audit(ctx, req, {
+      const r = await audited(
+        ctx,
+        req,
+        (db) => catalogs.attachCatalog(db, principal, ws!, params.catalog, body),
+        (r) => ({
         action: 'catalog.change',
         outcome: 'success',
         actor: actorOf(principal),
         target: { kind: 'catalog', id: r.catalog.id },
         details: { change: r.created ? 'attached' : 'attachment_updated', workspace: ws!.workspace.slug, slug: r.catalog.slug, access_mode: r.catalog.access_mode, is_default: r.catalog.is_default },
-      });
+      }),
+      );
       return { status: r.created ? 201 : 200, body: r.catalog };
     },
   }),
@@ -149,8 +165,12 @@ const catalogOwnRoutes = [
     params: WsCatalogParams,
     responses: { 204: null, 404: null },
     handler: async ({ ctx, req, principal, ws, params }) => {
-      await catalogs.detachCatalog(ctx.db, ws!.workspace.id, params.catalog);
-      await audit(ctx, req, { action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: null }, details: { change: 'detached', workspace: ws!.workspace.slug, slug: params.catalog } });
+      await audited(
+        ctx,
+        req,
+        (db) => catalogs.detachCatalog(db, ws!.workspace.id, params.catalog),
+        () => ({ action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: null }, details: { change: 'detached', workspace: ws!.workspace.slug, slug: params.catalog } }),
+      );
       return { status: 204 };
     },
   }),
@@ -184,14 +204,18 @@ const catalogOwnRoutes = [
     responses: { 200: GrantOut, 201: GrantOut, 403: null, 404: null, 422: null },
     handler: async ({ ctx, req, principal, ws, params, body }) => {
       const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
-      const r = await grants.putGrant(ctx.db, principal, ws!.workspace.id, c, body);
-      await audit(ctx, req, {
+      const r = await audited(
+        ctx,
+        req,
+        (db) => grants.putGrant(db, principal, ws!.workspace.id, c, body),
+        (r) => ({
         action: 'grant.change',
         outcome: 'success',
         actor: actorOf(principal),
         target: { kind: 'catalog_grant', id: r.grant.id },
         details: { change: r.created ? 'created' : 'replaced', workspace: ws!.workspace.slug, catalog: c.slug, schema: body.schema ?? null, table: body.table ?? null, privilege: body.privilege },
-      });
+      }),
+      );
       return { status: r.created ? 201 : 200, body: r.grant };
     },
   }),
@@ -206,8 +230,12 @@ const catalogOwnRoutes = [
     responses: { 204: null, 403: null, 404: null },
     handler: async ({ ctx, req, principal, ws, params }) => {
       const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
-      await grants.deleteGrant(ctx.db, principal, ws!.workspace.id, c, params.grant_id);
-      await audit(ctx, req, { action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog_grant', id: params.grant_id }, details: { change: 'deleted', workspace: ws!.workspace.slug, catalog: c.slug } });
+      await audited(
+        ctx,
+        req,
+        (db) => grants.deleteGrant(db, principal, ws!.workspace.id, c, params.grant_id),
+        () => ({ action: 'grant.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog_grant', id: params.grant_id }, details: { change: 'deleted', workspace: ws!.workspace.slug, catalog: c.slug } }),
+      );
       return { status: 204 };
     },
   }),

@@ -2,7 +2,7 @@
 import { Schema } from 'effect';
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import type { Queryable } from '../../runtime/db.ts';
+import { joinTransaction, type Queryable } from '../../runtime/db.ts';
 import { route, PageQuery, pageOfSchema } from '../route.ts';
 import { SESSION_COOKIE } from '../auth.ts';
 import { forbidden, notFound } from '../../domain/errors.ts';
@@ -12,8 +12,9 @@ import { listUserWorkspaces, toWorkspaceOut } from '../../domain/workspaces.ts';
 import { safeEqual } from '../../domain/identity.ts';
 import { actorOf, ANONYMOUS } from '../../domain/audit.ts';
 import { AppError } from '../../domain/errors.ts';
-import { audit } from '../audit.ts';
+import { audit, audited } from '../audit.ts';
 import { sessionCookie } from '../sessionCookie.ts';
+import { openSignedInSession } from '../signedInSession.ts';
 import { passwordMethodFor, signInWithPassword, type PasswordSignIn } from '../../domain/passwordSignIn.ts';
 
 const Email = Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+$/), Schema.isMaxLength(320));
@@ -145,13 +146,13 @@ export const identityRoutes = [
         throw e;
       }
       const { user } = signedIn;
-      const actor = actorOf({ user, via: 'session', tokenId: null });
-      await audit(ctx, req, { action: 'auth.login', outcome: 'success', actor, target: { kind: 'user', id: user.id }, details: { method, created: signedIn.created } });
-      if (signedIn.created || signedIn.roleBefore) {
-        const details = { source: method, role_from: signedIn.roleBefore, role_to: user.role, created: signedIn.created };
-        await audit(ctx, req, { action: 'user.role_change', outcome: 'success', actor, target: { kind: 'user', id: user.id }, details });
-      }
-      const sid = await identity.createSession(ctx.db, user.id, ctx.config.SESSION_MAX_AGE_SECONDS);
+      const sid = await openSignedInSession(ctx, req, {
+        user,
+        created: signedIn.created,
+        roleBefore: signedIn.roleBefore,
+        login: { method },
+        roleChange: { source: method },
+      });
       return {
         status: 200,
         body: identity.toUserOut(user),
@@ -171,8 +172,10 @@ export const identityRoutes = [
       const sid = req.cookies?.[SESSION_COOKIE];
       if (sid) {
         const p = await identity.principalFromSession(ctx.db, sid);
-        await identity.deleteSession(ctx.db, sid);
-        if (p) await audit(ctx, req, { action: 'auth.logout', outcome: 'success', actor: actorOf(p), target: { kind: 'user', id: p.user.id } });
+        await ctx.db.tx(async (q) => {
+          await identity.deleteSession(joinTransaction(q), sid);
+          if (p) await audit(ctx, req, { action: 'auth.logout', outcome: 'success', actor: actorOf(p), target: { kind: 'user', id: p.user.id } }, q);
+        });
       }
       return { status: 204, headers: { 'set-cookie': sessionCookie(ctx, '', 0) } };
     },
@@ -197,8 +200,12 @@ export const identityRoutes = [
     body: Schema.Struct({ expires_in_days: Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })) }),
     responses: { 201: IssuedToken, 403: null, 409: null },
     handler: async ({ ctx, req, principal, body }) => {
-      const issued = await identity.issuePersonalToken(ctx.db, principal, body.expires_in_days);
-      await audit(ctx, req, { action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: principal.user.id, expires_at: issued.expires_at } });
+      const issued = await audited(
+        ctx,
+        req,
+        (db) => identity.issuePersonalToken(db, principal, body.expires_in_days),
+        (issued) => ({ action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: principal.user.id, expires_at: issued.expires_at } }),
+      );
       return { status: 201, body: issued };
     },
   }),
@@ -225,8 +232,12 @@ export const identityRoutes = [
     params: Schema.Struct({ pat_id: Schema.String }),
     responses: { 204: null, 404: null },
     handler: async ({ ctx, req, principal, params }) => {
-      await identity.revokeToken(ctx.db, principal.user.id, params.pat_id);
-      await audit(ctx, req, { action: 'token.revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: params.pat_id }, details: { owner_id: principal.user.id } });
+      await audited(
+        ctx,
+        req,
+        (db) => identity.revokeToken(db, principal.user.id, params.pat_id),
+        () => ({ action: 'token.revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: params.pat_id }, details: { owner_id: principal.user.id } }),
+      );
       return { status: 204 };
     },
   }),
@@ -254,8 +265,12 @@ export const identityRoutes = [
     body: Schema.Struct({ email: Email, name: Name, password: Password, role: Role }),
     responses: { 201: UserOut, 409: null },
     handler: async ({ ctx, req, principal, body }) => {
-      const u = await identity.createUser(ctx.db, body);
-      await audit(ctx, req, { action: 'user.role_change', outcome: 'success', actor: actorOf(principal), target: { kind: 'user', id: u.id }, details: { created: true, role_to: u.role } });
+      const u = await audited(
+        ctx,
+        req,
+        (db) => identity.createUser(db, body),
+        (u) => ({ action: 'user.role_change', outcome: 'success', actor: actorOf(principal), target: { kind: 'user', id: u.id }, details: { created: true, role_to: u.role } }),
+      );
       return { status: 201, body: identity.toUserOut(u) };
     },
   }),
@@ -348,8 +363,12 @@ export const identityRoutes = [
     }),
     responses: { 201: IssuedToken, 404: null, 409: null },
     handler: async ({ ctx, req, principal, params, body }) => {
-      const issued = await identity.issueServiceAccountToken(ctx.db, params.service_account_id, body.expires_in_days);
-      await audit(ctx, req, { action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: params.service_account_id, expires_at: issued.expires_at } });
+      const issued = await audited(
+        ctx,
+        req,
+        (db) => identity.issueServiceAccountToken(db, params.service_account_id, body.expires_in_days),
+        (issued) => ({ action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: params.service_account_id, expires_at: issued.expires_at } }),
+      );
       return { status: 201, body: issued };
     },
   }),
@@ -378,8 +397,12 @@ export const identityRoutes = [
     responses: { 204: null, 404: null },
     handler: async ({ ctx, req, principal, params }) => {
       const sa = await identity.findServiceAccount(ctx.db, params.service_account_id);
-      await identity.revokeToken(ctx.db, sa.id, params.pat_id);
-      await audit(ctx, req, { action: 'token.revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: params.pat_id }, details: { owner_id: sa.id } });
+      await audited(
+        ctx,
+        req,
+        (db) => identity.revokeToken(db, sa.id, params.pat_id),
+        () => ({ action: 'token.revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: params.pat_id }, details: { owner_id: sa.id } }),
+      );
       return { status: 204 };
     },
   }),

@@ -7,10 +7,10 @@ import type { AppContext } from '../context.ts';
 import { AppError, notFound } from '../../domain/errors.ts';
 import { HANDSHAKE_COOKIE, HANDSHAKE_MAX_AGE_S, openHandshake, roleFromClaimGroups, sealHandshake } from '../../domain/oidc.ts';
 import { signInFederated } from '../../domain/federatedUsers.ts';
-import { createSession } from '../../domain/identity.ts';
-import { actorOf, ANONYMOUS } from '../../domain/audit.ts';
+import { ANONYMOUS } from '../../domain/audit.ts';
 import { audit } from '../audit.ts';
 import { sessionCookie } from '../sessionCookie.ts';
+import { openSignedInSession } from '../signedInSession.ts';
 
 const ProviderParams = Schema.Struct({ provider: Schema.String });
 const CALLBACK_PATH = (id: string) => `/api/auth/oidc/${encodeURIComponent(id)}/callback`;
@@ -79,13 +79,13 @@ export const oidcRoutes = [
         const who = await ctx.oidc.finish(p, h, callbackUrl);
         email = who.email;
         const r = await signInFederated(ctx.db, { provider: `oidc:${p.id}`, email: who.email, name: who.name, role: roleFromClaimGroups(who.groups, p.group_role_map) });
-        const actor = actorOf({ user: r.user, via: 'session', tokenId: null });
-        await audit(ctx, req, { action: 'auth.login', outcome: 'success', actor, target: { kind: 'user', id: r.user.id }, details: { method: 'oidc', provider: p.id, created: r.created } });
-        if (r.created || r.roleBefore) {
-          const details = { source: `oidc:${p.id}`, role_from: r.roleBefore, role_to: r.user.role, created: r.created, groups: who.groups.slice(0, 50) };
-          await audit(ctx, req, { action: 'user.role_change', outcome: 'success', actor, target: { kind: 'user', id: r.user.id }, details });
-        }
-        const sid = await createSession(ctx.db, r.user.id, ctx.config.SESSION_MAX_AGE_SECONDS);
+        const sid = await openSignedInSession(ctx, req, {
+          user: r.user,
+          created: r.created,
+          roleBefore: r.roleBefore,
+          login: { method: 'oidc', provider: p.id },
+          roleChange: { source: `oidc:${p.id}`, groups: who.groups.slice(0, 50) },
+        });
         reply.header('set-cookie', [clear, sessionCookie(ctx, sid, ctx.config.SESSION_MAX_AGE_SECONDS)]);
         return { status: 200, body: forwardPage, headers: { 'cache-control': 'no-store' } };
       } catch (e) {

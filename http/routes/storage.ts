@@ -4,7 +4,7 @@ import { route } from '../route.ts';
 import * as catalogs from '../../domain/catalogs.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { actorOf } from '../../domain/audit.ts';
-import { audit } from '../audit.ts';
+import { audited } from '../audit.ts';
 
 export const StorageBackendOut = Schema.Struct({
   id: Schema.String,
@@ -51,9 +51,13 @@ export const storageRoutes = [
     }),
     responses: { 201: StorageBackendOut, 409: null, 422: null },
     handler: async ({ ctx, req, principal, body }) => {
-      const b = await catalogs.createBackend(ctx.db, body);
       // The credentials themselves never go in the row: only whether some were given.
-      await audit(ctx, req, { action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'created', name: b.name, kind: b.kind, root_uri: b.root_uri, static_keys: b.has_credentials } });
+      const b = await audited(
+        ctx,
+        req,
+        (db) => catalogs.createBackend(db, body),
+        (b) => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'created', name: b.name, kind: b.kind, root_uri: b.root_uri, static_keys: b.has_credentials } }),
+      );
       return { status: 201, body: b };
     },
   }),
@@ -78,8 +82,12 @@ export const storageRoutes = [
     params: BackendParams,
     responses: { 204: null, 404: null, 409: null },
     handler: async ({ ctx, req, principal, params }) => {
-      await catalogs.deleteBackend(ctx.db, params.storage_backend_id);
-      await audit(ctx, req, { action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: params.storage_backend_id }, details: { change: 'deleted' } });
+      await audited(
+        ctx,
+        req,
+        (db) => catalogs.deleteBackend(db, params.storage_backend_id),
+        () => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: params.storage_backend_id }, details: { change: 'deleted' } }),
+      );
       return { status: 204 };
     },
   }),

@@ -3,7 +3,7 @@ import { Schema } from 'effect';
 import { route } from '../route.ts';
 import * as ws from '../../domain/workspaces.ts';
 import { actorOf } from '../../domain/audit.ts';
-import { audit } from '../audit.ts';
+import { audited } from '../audit.ts';
 
 const Slug = Schema.String.check(Schema.isPattern(new RegExp(ws.SLUG_PATTERN)));
 export const WorkspaceOut = Schema.Struct({
@@ -78,14 +78,18 @@ export const workspaceRoutes = [
     body: Schema.Struct({ role: Schema.Literals(['reader', 'writer', 'owner']) }),
     responses: { 200: MemberOut, 201: MemberOut, 404: null, 409: null },
     handler: async ({ ctx, req, principal, ws: access, params, body }) => {
-      const r = await ws.putMember(ctx.db, access!.workspace.id, params.user_id, body.role);
-      await audit(ctx, req, {
+      const r = await audited(
+        ctx,
+        req,
+        (db) => ws.putMember(db, access!.workspace.id, params.user_id, body.role),
+        (r) => ({
         action: 'workspace.member_change',
         outcome: 'success',
         actor: actorOf(principal),
         target: { kind: 'workspace', id: access!.workspace.id },
         details: { workspace: access!.workspace.slug, user_id: params.user_id, role: body.role, change: r.created ? 'added' : 'role_set' },
-      });
+      }),
+      );
       return { status: r.created ? 201 : 200, body: r.member };
     },
   }),
@@ -99,14 +103,18 @@ export const workspaceRoutes = [
     params: MemberParams,
     responses: { 204: null, 404: null, 409: null },
     handler: async ({ ctx, req, principal, ws: access, params }) => {
-      await ws.removeMember(ctx.db, access!.workspace.id, params.user_id);
-      await audit(ctx, req, {
+      await audited(
+        ctx,
+        req,
+        (db) => ws.removeMember(db, access!.workspace.id, params.user_id),
+        () => ({
         action: 'workspace.member_change',
         outcome: 'success',
         actor: actorOf(principal),
         target: { kind: 'workspace', id: access!.workspace.id },
         details: { workspace: access!.workspace.slug, user_id: params.user_id, change: 'removed' },
-      });
+      }),
+      );
       return { status: 204 };
     },
   }),
