@@ -9,6 +9,7 @@ import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES } from '../domain/queries.ts';
+import { markTableDropped } from '../domain/semantic/models.ts';
 
 export interface QueryKindDeps {
   db: Db;
@@ -98,6 +99,8 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
           [p.queryId, p.profile === null || p.profile === undefined ? null : JSON.stringify(p.profile)],
         );
         if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) await recordWrites(db, p.queryId, q);
+        // A table dropped through SQL breaks the semantic models binding it, as a drop through the catalog API does.
+        if (q?.statement_type === 'drop') await recordDrops(db, q);
       },
       // Elastic compute is not built: with ELASTIC_COMPUTE_ENABLED off a query without an agent is refused (422
       // agent_required) before an actor exists, so these are reached only by the machine's own paths.
@@ -137,6 +140,13 @@ interface FinishedQuery {
 }
 
 /** The sidecar's last-write provenance for every table a finished write named, in the catalog it resolved to. */
+async function recordDrops(db: Db, q: FinishedQuery) {
+  for (const t of q.tables ?? []) {
+    const slug = t.catalog ?? q.catalog;
+    if (slug) await markTableDropped(db, slug, t.schema ?? 'main', t.name);
+  }
+}
+
 async function recordWrites(db: Db, queryId: string, q: FinishedQuery) {
   for (const t of q.tables ?? []) {
     const slug = t.catalog ?? q.catalog;

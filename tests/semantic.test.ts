@@ -362,6 +362,14 @@ describe('validation and lifecycle', () => {
     expect(after.datasets[0].validation_state).toBe('broken');
     const again = (await call('POST', `${S}/models/doomed/validate`)).body;
     expect(again.validation.problems).toEqual([{ kind: 'dataset', name: 'd', message: 'table warehouse.shop.doomed does not exist' }]);
+    // Dropped through SQL, the same: the model is broken without anyone validating it.
+    await run('CREATE TABLE shop.doomed AS SELECT 1 AS id');
+    expect((await call('POST', `${S}/models/doomed/validate`)).body.validation.state).toBe('ok');
+    await run('DROP TABLE shop.doomed');
+    await expect.poll(async () => (await call('GET', `${S}/models/doomed`)).body.validation.state).toBe('broken');
+    expect((await call('GET', `${S}/models/doomed`)).body.validation.problems).toEqual([
+      { kind: 'dataset', name: 'd', message: 'table warehouse.shop.doomed was dropped' },
+    ]);
     expect((await call('POST', `${S}/models/doomed/deprecate`)).body.status).toBe('deprecated');
     expectError(await call('POST', `${S}/models/doomed/publish`), 409, 'invalid_transition');
     await call('DELETE', `${S}/models/doomed`);

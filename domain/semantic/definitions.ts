@@ -89,17 +89,10 @@ export const MetricSpec = Schema.Struct({
 });
 export type MetricInput = typeof MetricSpec.Type;
 
-/** PATCH of a metric: absent fields stay, null clears the nullable ones. */
-export const MetricPatch = Schema.Struct({
-  display_name: Schema.optionalKey(Text(200)),
-  description: Schema.optionalKey(Text(4000)),
-  agg: Schema.optionalKey(Schema.Literals(AGGREGATIONS)),
-  expr: Schema.optionalKey(Schema.NullOr(Expression)),
-  filter: Schema.optionalKey(Schema.NullOr(Expression)),
-  time_dimension: Schema.optionalKey(Schema.NullOr(DefinitionName)),
-  synonyms: Schema.optionalKey(Schema.Array(Text(200)).check(Schema.isMaxLength(50))),
-  caveat: Schema.optionalKey(Schema.NullOr(Text(4000))),
-});
+/** PATCH of a metric: the spec's fields but its identity (name, dataset); absent fields stay, null clears the
+ *  nullable ones. */
+const { name: _name, dataset: _dataset, agg, ...patchable } = MetricSpec.fields;
+export const MetricPatch = Schema.Struct({ ...patchable, agg: Schema.optionalKey(agg) });
 export type MetricPatchInput = typeof MetricPatch.Type;
 
 /** A dimension as stored: every optional field settled. */

@@ -1330,12 +1330,12 @@ export type UpdateSemanticMetricResponse = {
 export type UpdateSemanticMetricBody = {
   display_name?: string;
   description?: string;
-  agg?: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
   expr?: string | null;
   filter?: string | null;
   time_dimension?: string | null;
   synonyms?: string[];
   caveat?: string | null;
+  agg?: "sum" | "count" | "count_distinct" | "avg" | "min" | "max" | "median" | "sum_boolean";
 };
 
 /** PATCH /api/workspaces/{workspace}/semantic/models/{model}: Rename or re-describe a model; 409 model_imported on an imported model */
