@@ -246,4 +246,56 @@ describe('web app: worksheets, results, history, catalog', () => {
       await b.shot('13-query-this-table');
     }
   });
+
+  it('models: browse, validate, publish, compile a metric by a dimension, open it in a worksheet and run it', async () => {
+    const agentId = (await t.req('GET', '/api/agents', { as: admin })).body.find((a: any) => a.name === 'e2e-agent').id;
+    for (const sql of ['CREATE SCHEMA IF NOT EXISTS sales', "CREATE TABLE sales.orders AS SELECT range AS id, CASE WHEN range % 3 = 0 THEN 'north' ELSE 'south' END AS region, range * 2 AS amount FROM range(30)"]) {
+      const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
+      const done = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin });
+      expect(done.body.status, done.body.error).toBe('done');
+    }
+    const M = '/api/workspaces/default/semantic/models';
+    const post = async (path: string, body: unknown) => {
+      const r = await t.req('POST', path, { body, as: admin });
+      expect(r.status, r.text).toBe(201);
+    };
+    await post(M, { slug: 'sales', name: 'Sales' });
+    await post(`${M}/sales/datasets`, { name: 'orders', catalog: 'warehouse', schema_name: 'sales', table_name: 'orders', primary_key: ['id'] });
+    await post(`${M}/sales/dimensions`, { name: 'region', dataset: 'orders', display_name: 'Region' });
+    await post(`${M}/sales/metrics`, { name: 'revenue', dataset: 'orders', agg: 'sum', expr: 'amount', display_name: 'Revenue' });
+
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/models');
+    const list = page.getByRole('table', { name: 'Models' });
+    await list.getByRole('link', { name: 'Sales' }).click();
+    await page.waitForURL(/\/models\/sales$/);
+    await expect.poll(() => page.locator('.badge').first().textContent()).toBe('unchecked');
+    await page.getByRole('button', { name: 'Validate' }).click();
+    await expect.poll(() => page.locator('.badge').first().textContent(), { timeout: 20_000 }).toBe('ok');
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page.getByText('published', { exact: true }).waitFor();
+    expect(await page.getByRole('table', { name: 'Metrics' }).textContent()).toContain('sum(amount)');
+    await b.shot('14-model');
+
+    const panel = page.getByRole('region', { name: 'Compiled SQL' });
+    await panel.getByLabel('Region').check();
+    await panel.getByRole('button', { name: 'Compile' }).click();
+    const sql = panel.getByLabel('SQL');
+    await expect.poll(() => sql.textContent()).toMatch(/^SELECT "orders"\."region" AS "region"/);
+    // the same text the compile endpoint gives for the same request
+    const direct = await t.req('POST', '/api/workspaces/default/semantic/compile', { body: { model: 'sales', metrics: ['revenue'], dimensions: ['region'] }, as: admin });
+    expect(await sql.textContent()).toBe(direct.body.sql);
+    await b.shot('15-compiled');
+    await panel.getByRole('button', { name: 'Open in worksheet' }).click();
+    await page.waitForURL(/\/worksheets$/);
+    const pane = page.locator('[role=tabpanel]:not([hidden])');
+    await pane.getByRole('button', { name: 'Run' }).click();
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    await pane.getByText('2 rows').first().waitFor({ timeout: 20_000 });
+    // north: ids 0, 3, …, 27 (sum 135, doubled 270); south: the rest (435 − 135 = 300, doubled 600)
+    const cells = await pane.locator('.grid-row:not(.loading) [role=gridcell]').allTextContents();
+    expect(cells.join(' ')).toMatch(/north.*270|270.*north/);
+    expect(cells.join(' ')).toMatch(/south.*600|600.*south/);
+    await b.shot('16-model-query');
+  });
 });
