@@ -257,7 +257,8 @@ describe('HA replicas', () => {
     expect(conns.body.items.map((x: { state: string }) => x.state)).toContain('healthy');
     const first = await req(r, 'GET', '/api/admin/actors?kind=query&limit=2');
     expect(first.body.items).toHaveLength(2);
-    const next = await req(r, 'GET', `/api/admin/actors?kind=query&limit=2&cursor=${first.body.next_cursor}`);
+    const next = await req(r, 'GET', `/api/admin/actors?kind=query&limit=2&cursor=${first.body.cursor}`);
+    expect(first.body.has_more).toBe(true);
     expect(next.body.items.map((x: { id: string }) => x.id)).not.toContain(first.body.items[1].id);
     expect((await req(r, 'GET', '/api/admin/actors?cursor=bm9wZQ')).status).toBe(400);
     expect((await req(r, 'GET', '/api/admin/actors?kind=nope')).status).toBe(404);

@@ -10,6 +10,40 @@ import { toMermaid, toSvg } from '../../machines/diagram.ts';
 const kinds = Object.keys(machineKinds);
 const Kind = Schema.String;
 const unknownKind = (k: string) => new AppError(404, 'not_found', `no machine kind ${k}; kinds: ${kinds.join(', ')}`);
+const Instant = Schema.String;
+const Backlog = Schema.Struct({ count: Schema.Finite, oldest_at: Schema.NullOr(Instant) });
+
+const ClusterOut = Schema.Struct({
+  replicas: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      internal_url: Schema.String,
+      started_at: Instant,
+      heartbeat_at: Instant,
+      live: Schema.Boolean,
+      draining: Schema.Boolean,
+      live_actors: Schema.Finite,
+      pending_effects: Schema.Finite,
+    }),
+  ),
+  /** live actors whose deadline passed and the reaper has not moved on yet */
+  overdue_deadlines: Backlog,
+  /** effects committed with their transitions and not yet run */
+  pending_effects: Backlog,
+});
+
+const ActorSummary = Schema.Struct({
+  kind: Schema.String,
+  id: Schema.String,
+  state: Schema.String,
+  status: Schema.String,
+  terminal: Schema.Boolean,
+  version: Schema.Finite,
+  deadline_at: Schema.NullOr(Instant),
+  owner_replica: Schema.NullOr(Schema.String),
+  updated_at: Instant,
+});
+const ActorPage = Schema.Struct({ items: Schema.Array(ActorSummary), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 
 export const inspectionRoutes = [
   route({
@@ -60,7 +94,7 @@ export const inspectionRoutes = [
     summary: 'The api replicas (live, draining, what each owns), overdue deadlines and pending effects',
     tags: ['inspection'],
     access: { kind: 'admin' },
-    responses: { 200: Schema.Unknown },
+    responses: { 200: ClusterOut },
     handler: async ({ ctx }) => ({ status: 200, body: await clusterView(ctx.db, ctx.config.AGENT_PRESENCE_TTL_S) }),
   }),
   route({
@@ -78,12 +112,12 @@ export const inspectionRoutes = [
       cursor: Schema.optionalKey(Schema.String),
       limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 500 }))),
     }),
-    responses: { 200: Schema.Unknown, 400: null, 404: null },
+    responses: { 200: ActorPage, 400: null, 404: null },
     handler: async ({ ctx, query }) => {
       if (query.kind !== undefined && !kinds.includes(query.kind)) throw unknownKind(query.kind);
       try {
         const page = await listActors(ctx.db, { ...query, live: query.live === undefined ? undefined : query.live === 'true' });
-        return { status: 200, body: page };
+        return { status: 200, body: { items: page.items, cursor: page.next_cursor, has_more: page.next_cursor !== null } };
       } catch (e) {
         if ((e as { code?: string }).code === 'invalid_cursor') throw new AppError(400, 'invalid_cursor', (e as Error).message);
         throw e;

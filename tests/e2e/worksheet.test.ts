@@ -298,4 +298,31 @@ describe('web app: worksheets, results, history, catalog', () => {
     expect(cells.join(' ')).toMatch(/south.*600|600.*south/);
     await b.shot('16-model-query');
   });
+
+  it('machines: the cluster (this replica live, its actors), actors filtered by kind and state, one opened as its live chart', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/admin/machines');
+    const replicas = page.getByRole('table', { name: 'Replicas' });
+    await replicas.waitFor();
+    const replicaId = t.api.ctx.config.REPLICA_ID;
+    await expect.poll(() => replicas.textContent()).toContain(replicaId);
+    expect(await replicas.textContent()).toContain('live');
+    expect(await page.getByLabel('Backlog').textContent()).toMatch(/Overdue deadlines: \d+.*Pending effects: \d+/);
+    const filter = page.getByRole('form', { name: 'Filter actors' });
+    await filter.getByLabel('Kind', { exact: true }).selectOption('query');
+    await filter.getByLabel('Live', { exact: true }).selectOption('false');
+    await filter.getByLabel('State', { exact: true }).fill('done');
+    const actors = page.getByRole('table', { name: 'Actors' });
+    await expect.poll(async () => (await actors.locator('tbody tr').count()) > 0, { timeout: 10_000 }).toBe(true);
+    const states = await actors.locator('tbody tr td:nth-child(3)').allTextContents();
+    expect(new Set(states)).toEqual(new Set(['done']));
+    expect(new Set(await actors.locator('tbody tr td:nth-child(1)').allTextContents())).toEqual(new Set(['query']));
+    await b.shot('17-cluster');
+    const first = actors.locator('tbody tr').first().getByRole('link');
+    const id = (await first.textContent())!;
+    await first.click();
+    await page.waitForURL(new RegExp(`/inspect/query/${id}$`));
+    await page.getByText(id).first().waitFor();
+    await b.shot('18-inspect');
+  });
 });

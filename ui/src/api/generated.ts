@@ -653,7 +653,26 @@ export type GetCatalogTableSemanticResponse = Array<{
 }>;
 
 /** GET /api/admin/cluster: The api replicas (live, draining, what each owns), overdue deadlines and pending effects */
-export type GetClusterResponse = unknown;
+export type GetClusterResponse = {
+  replicas: Array<{
+    id: string;
+    internal_url: string;
+    started_at: string;
+    heartbeat_at: string;
+    live: boolean;
+    draining: boolean;
+    live_actors: number;
+    pending_effects: number;
+  }>;
+  overdue_deadlines: {
+    count: number;
+    oldest_at: string | null;
+  };
+  pending_effects: {
+    count: number;
+    oldest_at: string | null;
+  };
+};
 
 /** GET /api/healthz: Liveness: the process answers */
 export type GetHealthResponse = {
@@ -844,7 +863,21 @@ export type ImportSemanticModelsResponse = {
 export type ImportSemanticModelsBody = string | Record<string, unknown>;
 
 /** GET /api/admin/actors: Actors newest first, filtered by kind, state, owner replica and liveness; paged */
-export type ListActorsResponse = unknown;
+export type ListActorsResponse = {
+  items: Array<{
+    kind: string;
+    id: string;
+    state: string;
+    status: string;
+    terminal: boolean;
+    version: number;
+    deadline_at: string | null;
+    owner_replica: string | null;
+    updated_at: string;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
 
 /** GET /api/admin/agents: Agents the caller can see (admin view) */
 export type ListAdminAgentsResponse = Array<{

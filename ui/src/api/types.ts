@@ -19,6 +19,8 @@ export type CatalogOut = Api.ListCatalogsResponse[number];
 export type WorkspaceCatalog = Api.ListWorkspaceCatalogsResponse[number];
 export type TableOut = Api.GetCatalogTableResponse;
 export type StorageBackend = Api.ListStorageBackendsResponse[number];
+export type Cluster = Api.GetClusterResponse;
+export type ActorSummary = Api.ListActorsResponse['items'][number];
 
 export interface Page<T> {
   items: T[];

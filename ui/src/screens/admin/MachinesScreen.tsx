@@ -1,10 +1,12 @@
-// The lifecycle machines the server hosts, each with its diagram, and a way to open one actor's live chart.
+// The lifecycle machines the server hosts, each with its diagram; the cluster (replicas, backlog, actors); and a way
+// to open one actor's live chart.
 import { useState, type FormEvent } from 'react';
 import { api, enc } from '../../api/client.ts';
 import { navigate } from '../../app/router.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { StateDiagram } from '../../charts/StateChart.tsx';
+import { ClusterPanel } from './ClusterPanel.tsx';
 
 export function MachinesScreen() {
   const machines = useAsync((signal) => api.get<Array<{ kind: string; description: string }>>('/api/admin/machines', { signal }), []);
@@ -34,6 +36,7 @@ export function MachinesScreen() {
         </label>
         <button type="submit">Open live chart</button>
       </form>
+      <ClusterPanel kinds={(machines.data ?? []).map((m) => m.kind)} />
       {machines.error ? <ErrorNotice error={machines.error} what="Machines" /> : null}
       {machines.loading && !machines.data ? <Loading /> : null}
       {machines.data?.map((m) => (
