@@ -11,13 +11,14 @@ import type { Logger } from '../runtime/logger.ts';
 import { ActorError } from './errors.ts';
 import { Mailboxes } from './mailbox.ts';
 import { redactSecrets } from './redact.ts';
-import { decodeSnapshot, encodeJson, encodeSnapshot, stateName } from './snapshotCodec.ts';
+import { decodeSnapshot, encodeJson, encodeSnapshot, stateName, withoutKeys } from './snapshotCodec.ts';
 import {
   TRANSITIONS_CHANNEL,
   claimEffects,
   deleteEffects,
   insertActor,
   listOwnedLive,
+  type ExternalContexts,
   loadActor,
   loadTransition,
   writeTransition,
@@ -74,6 +75,10 @@ export interface ActorKind<P extends Projection = Projection> {
   /** Events that only refresh presence (heartbeats): when one changes neither state nor status and asks for no
    *  effect, the snapshot is written but no history row is appended. */
   quietEvents?: readonly string[];
+  /** Context keys the entity's row already holds (a query's SQL): left out of the persisted snapshot and of the
+   *  spawn's history row, and read back on load with `select`, an SQL expression over the actor row `a` giving a
+   *  jsonb object of those keys. */
+  externalContext?: { keys: readonly string[]; select: string };
 }
 
 export interface SupervisionOptions {
@@ -199,6 +204,7 @@ class Host implements ActorHost {
   readonly replicaId: string;
   private readonly db: Db;
   private readonly kinds: Record<string, ActorKind>;
+  private readonly externals: ExternalContexts;
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly maxFailures: number;
@@ -224,6 +230,9 @@ class Host implements ActorHost {
     this.db = opts.db;
     this.replicaId = opts.replicaId;
     this.kinds = opts.kinds;
+    this.externals = Object.fromEntries(
+      Object.entries(opts.kinds).flatMap(([k, reg]) => (reg.externalContext ? [[k, reg.externalContext.select]] : [])),
+    );
     this.logger = opts.logger;
     this.now = opts.now ?? Date.now;
     this.maxFailures = opts.supervision?.maxFailures ?? 5;
@@ -280,7 +289,7 @@ class Host implements ActorHost {
       const [snapshot, actions] = initialTransition(reg.machine, input as any) as [AnyMachineSnapshot, any[]];
       const effects = effectsOf(actions);
       const projection = reg.project(snapshot);
-      const entry = this.entryFor(snapshot, 1, projection);
+      const entry = this.entryFor(kind, snapshot, 1, projection);
       const write = this.transitionWrite(kind, id, entry, projection, 'xstate.init', input, null, at, { effects });
       try {
         // An entity created with the actor (its INSERT carrying the initial projection) needs no entity update.
@@ -310,7 +319,7 @@ class Host implements ActorHost {
 
   async get(kind: string, id: string): Promise<ActorView | null> {
     const reg = this.kindOf(kind);
-    const row = await loadActor(this.db, kind, id);
+    const row = await loadActor(this.db, kind, id, this.externals);
     return row ? this.view(kind, id, this.entryFromRow(reg, row)) : null;
   }
 
@@ -353,7 +362,7 @@ class Host implements ActorHost {
   }
 
   async rehydrate(): Promise<number> {
-    const rows = await listOwnedLive(this.db, this.replicaId, Object.keys(this.kinds));
+    const rows = await listOwnedLive(this.db, this.replicaId, Object.keys(this.kinds), this.externals);
     for (const row of rows) this.remember(key(row.kind, row.id), this.entryFromRow(this.kinds[row.kind], row));
     // Effects this replica committed but never finished before it stopped (nothing of ours runs yet: no age floor).
     const effects = await this.recoverEffects({ presenceTtlS: null, minAgeS: 0 });
@@ -428,7 +437,7 @@ class Host implements ActorHost {
         await this.sleep(this.backoff(failures));
         continue;
       }
-      const nextEntry = this.entryFor(next, entry.version + 1, projection);
+      const nextEntry = this.entryFor(kind, next, entry.version + 1, projection);
       if (actions.length === 0 && nextEntry.snapshotText === entry.snapshotText) return this.unchanged(kind, id, entry);
 
       // NOTIFY makes PostgreSQL serialize committing transactions (a global lock held through the commit), which
@@ -486,7 +495,7 @@ class Host implements ActorHost {
         actions = [];
         projection = this.lastProjection(reg, entry);
       }
-      let nextEntry = this.entryFor(next, entry.version + 1, projection);
+      let nextEntry = this.entryFor(kind, next, entry.version + 1, projection);
       if (nextEntry.snapshotText === entry.snapshotText) {
         // The machine does not model supervision failure: record it on the actor row and entity directly.
         next = entry.snapshot;
@@ -671,7 +680,7 @@ class Host implements ActorHost {
     at: number,
     opts: { announce?: boolean; effects: readonly Action[]; history?: boolean },
   ): TransitionWrite {
-    const stored = redactSecrets(payload) as Record<string, unknown> | unknown;
+    const stored = redactSecrets(eventType === 'xstate.init' ? withoutKeys(payload, this.omitted(kind)) : payload) as Record<string, unknown> | unknown;
     // For events, `type` and `at` have their own columns; a spawn's payload is the machine's input, kept whole.
     if (eventType !== 'xstate.init' && stored && typeof stored === 'object' && !Array.isArray(stored)) {
       delete (stored as Record<string, unknown>).type;
@@ -708,11 +717,15 @@ class Host implements ActorHost {
 
   // ---- cache and helpers ----
 
+  private omitted(kind: string): readonly string[] {
+    return this.kinds[kind]?.externalContext?.keys ?? [];
+  }
+
   private async current(reg: ActorKind, kind: string, id: string): Promise<CacheEntry> {
     const k = key(kind, id);
     const hit = this.cache.get(k);
     if (hit) return hit;
-    const row = await loadActor(this.db, kind, id);
+    const row = await loadActor(this.db, kind, id, this.externals);
     if (!row) throw new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`);
     const entry = this.entryFromRow(reg, row);
     if (!entry.terminal) this.remember(k, entry);
@@ -720,11 +733,11 @@ class Host implements ActorHost {
   }
 
   private entryFromRow(reg: ActorKind, row: ActorRow): CacheEntry {
-    const snapshot = decodeSnapshot(reg.machine, row.snapshotText);
+    const snapshot = decodeSnapshot(reg.machine, row.snapshotText, row.external);
     return {
       snapshot,
       // Re-encoded from the restored snapshot: jsonb reorders keys, and "unchanged" compares encodings.
-      snapshotText: encodeSnapshot(snapshot),
+      snapshotText: encodeSnapshot(snapshot, reg.externalContext?.keys),
       version: row.version,
       state: row.state,
       status: row.status,
@@ -733,10 +746,10 @@ class Host implements ActorHost {
     };
   }
 
-  private entryFor(snapshot: AnyMachineSnapshot, version: number, p: Projection): CacheEntry {
+  private entryFor(kind: string, snapshot: AnyMachineSnapshot, version: number, p: Projection): CacheEntry {
     return {
       snapshot,
-      snapshotText: encodeSnapshot(snapshot),
+      snapshotText: encodeSnapshot(snapshot, this.omitted(kind)),
       version,
       state: stateName(snapshot.value),
       status: p.status,

@@ -44,6 +44,8 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
   return {
     machine: machineKinds.query.machine,
     project: (s) => ({ ...machineKinds.query.project(s) }),
+    // The statement text lives in its queries row: not copied into the snapshot on every transition.
+    externalContext: { keys: ['sql'], select: `select jsonb_build_object('sql', q.sql) from queries q where q.id = a.id` },
     effects: {
       sendDispatchQuery: async (
         ctx,

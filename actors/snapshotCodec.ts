@@ -39,14 +39,23 @@ export function decodeJson<T = unknown>(text: string): T {
   return JSON.parse(text, reviver) as T;
 }
 
-export function encodeSnapshot(snapshot: AnyMachineSnapshot): string {
-  const persisted: PersistedSnapshot = { value: snapshot.value, context: snapshot.context ?? {}, status: snapshot.status };
+/** `omit`: context keys kept elsewhere (the entity's own row), left out of the persisted form. */
+export function encodeSnapshot(snapshot: AnyMachineSnapshot, omit: readonly string[] = []): string {
+  const persisted: PersistedSnapshot = { value: snapshot.value, context: withoutKeys(snapshot.context ?? {}, omit), status: snapshot.status };
   return encodeJson(persisted);
 }
 
-export function decodeSnapshot(machine: AnyStateMachine, text: string): AnyMachineSnapshot {
+/** `external`: the omitted context keys, read back from where they are kept. */
+export function decodeSnapshot(machine: AnyStateMachine, text: string, external: Record<string, unknown> | null = null): AnyMachineSnapshot {
   const p = decodeJson<PersistedSnapshot>(text);
-  return machine.resolveState({ value: p.value, context: p.context, status: p.status } as any) as AnyMachineSnapshot;
+  return machine.resolveState({ value: p.value, context: { ...p.context, ...(external ?? {}) }, status: p.status } as any) as AnyMachineSnapshot;
+}
+
+export function withoutKeys<T>(value: T, omit: readonly string[]): T {
+  if (!omit.length || !value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const k of omit) delete out[k];
+  return out as T;
 }
 
 /** The state value as one string: `running`, `open.busy`, parallel regions joined with `,`. */

@@ -15,6 +15,8 @@ export interface ActorRow {
   terminal: boolean;
   deadlineAt: Date | null;
   snapshotText: string;
+  /** context keys the snapshot leaves out, read from the entity's row (a kind's `externalContext`) */
+  external: Record<string, unknown> | null;
   ownerReplica: string | null;
   lastError: string | null;
   createdAt: Date;
@@ -56,6 +58,7 @@ function toActorRow(r: any): ActorRow {
     terminal: r.terminal,
     deadlineAt: r.deadline_at ?? null,
     snapshotText: r.snapshot,
+    external: r.external ? (typeof r.external === 'string' ? JSON.parse(r.external) : r.external) : null,
     ownerReplica: r.owner_replica ?? null,
     lastError: r.last_error ?? null,
     createdAt: r.created_at,
@@ -63,8 +66,17 @@ function toActorRow(r: any): ActorRow {
   };
 }
 
-const ACTOR_COLUMNS = `kind, id::text as id, version, state, status, terminal, deadline_at, snapshot::text as snapshot,
-  owner_replica, last_error, created_at, updated_at`;
+const ACTOR_COLUMNS = `a.kind, a.id::text as id, a.version, a.state, a.status, a.terminal, a.deadline_at, a.snapshot::text as snapshot,
+  a.owner_replica, a.last_error, a.created_at, a.updated_at`;
+
+/** Per kind, an SQL expression over the actor row `a` giving the jsonb object of the context keys its snapshot
+ *  leaves out (they live in the entity's row). */
+export type ExternalContexts = Readonly<Record<string, string>>;
+
+const externalColumn = (externals: ExternalContexts) => {
+  const cases = Object.entries(externals).map(([kind, expr]) => `when '${kind.replace(/'/g, "''")}' then (${expr})`);
+  return cases.length ? `case a.kind ${cases.join(' ')} end as external` : 'null::jsonb as external';
+};
 
 /** Inserts a new actor at version 1 with its first history row; a duplicate (kind, id) raises 23505. */
 export async function insertActor(q: Queryable, w: TransitionWrite, entity?: EntityWrite): Promise<void> {
@@ -135,8 +147,8 @@ export async function writeTransition(q: Queryable, expectedVersion: number, w: 
   return rows.length === 0 ? null : Number(rows[0].seq);
 }
 
-export async function loadActor(q: Queryable, kind: string, id: string): Promise<ActorRow | null> {
-  const rows = await q.query(`select ${ACTOR_COLUMNS} from actors where kind = $1 and id = $2::uuid`, [kind, id]);
+export async function loadActor(q: Queryable, kind: string, id: string, externals: ExternalContexts = {}): Promise<ActorRow | null> {
+  const rows = await q.query(`select ${ACTOR_COLUMNS}, ${externalColumn(externals)} from actors a where a.kind = $1 and a.id = $2::uuid`, [kind, id]);
   return rows.length === 0 ? null : toActorRow(rows[0]);
 }
 
@@ -157,9 +169,9 @@ export async function loadTransition(q: Queryable, kind: string, id: string, seq
 }
 
 /** The live actors of the given kinds that `replica` owns, for rehydration at startup. */
-export async function listOwnedLive(q: Queryable, replica: string, kinds: readonly string[]): Promise<ActorRow[]> {
+export async function listOwnedLive(q: Queryable, replica: string, kinds: readonly string[], externals: ExternalContexts = {}): Promise<ActorRow[]> {
   const rows = await q.query(
-    `select ${ACTOR_COLUMNS} from actors where owner_replica = $1 and not terminal and kind = any($2::text[])`,
+    `select ${ACTOR_COLUMNS}, ${externalColumn(externals)} from actors a where a.owner_replica = $1 and not a.terminal and a.kind = any($2::text[])`,
     [replica, kinds],
   );
   return rows.map(toActorRow);

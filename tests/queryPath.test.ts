@@ -87,6 +87,13 @@ describe('queries', () => {
     expect(Number.isInteger(final.duration_ms)).toBe(true);
     const rows = await t.req('GET', `/api/queries/${final.id}/rows?limit=1000`, { as: admin });
     expect(rows.body).toEqual({ rows: [{ answer: 42 }], columns: ['answer'], column_schema: [{ name: 'answer', type: 'INTEGER' }], cursor: null, total: 1 });
+    // The statement text is kept once, in the queries row: not in the actor's snapshot nor in its history.
+    const [actor] = await t.database.db.query<{ snapshot: any }>(`select snapshot from eider.actors where kind = 'query' and id = $1`, [final.id]);
+    expect(actor.snapshot.context).not.toHaveProperty('sql');
+    expect(actor.snapshot.context.queryId).toBe(final.id);
+    const history = await t.database.db.query<{ p: string }>(`select event_payload::text as p from eider.actor_transitions where kind = 'query' and id = $1`, [final.id]);
+    expect(history.length).toBeGreaterThan(2);
+    for (const h of history) expect(h.p).not.toContain('SELECT 42');
   });
 
   it('DDL and DML have an empty rows page', async () => {
