@@ -7,6 +7,8 @@ import { freePort, startEmbeddedPostgres } from '../runtime/postgres.ts';
 
 export interface BenchApi {
   url: string;
+  /** the embedded PostgreSQL the parts share */
+  databaseUrl: string;
   child: ChildProcess;
   dataDir: string;
   stop(): Promise<void>;
@@ -45,6 +47,7 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
   await waitFor(`${url}/api/readyz`, (r) => r.ok);
   return {
     url,
+    databaseUrl: pg.url,
     child,
     dataDir,
     async stop() {
