@@ -9,13 +9,13 @@ import type { Db, Queryable } from '../runtime/db.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { ActorError } from './errors.ts';
+import type { AgentConnectionEvent, ElasticAgentEvent, QueryEvent, SqlSessionEvent, StatementEvent, StorageMigrationEvent } from '../machines/index.ts';
 import { Mailboxes } from './mailbox.ts';
+import { EffectRunner, type Action } from './effectRunner.ts';
 import { redactSecrets } from './redact.ts';
 import { decodeSnapshot, encodeJson, encodeSnapshot, stateName, withoutKeys } from './snapshotCodec.ts';
 import {
   TRANSITIONS_CHANNEL,
-  claimEffects,
-  deleteEffects,
   insertActor,
   listOwnedLive,
   type ExternalContexts,
@@ -44,6 +44,23 @@ export interface ActorEvent {
   at?: number;
   [field: string]: unknown;
 }
+
+/** The events each hosted lifecycle accepts, from its machine's own event type. */
+interface KindEvents {
+  query: QueryEvent;
+  sqlSession: SqlSessionEvent;
+  statement: StatementEvent;
+  agentConnection: AgentConnectionEvent;
+  elasticAgent: ElasticAgentEvent;
+  storageMigration: StorageMigrationEvent;
+}
+
+/** An event as a sender writes it: `at` may be left to the host. */
+type Sent<E> = E extends { at: number } ? Omit<E, 'at'> & { at?: number } : E;
+
+/** What `send` takes for a kind: a lifecycle's own events (checked at compile time), anything for other kinds
+ *  (test machines, and callers holding the kind as a plain string, like the reaper's `deadline`). */
+export type EventFor<K extends string> = K extends keyof KindEvents ? Sent<KindEvents[K]> : ActorEvent;
 
 export interface EffectContext {
   kind: string;
@@ -145,7 +162,7 @@ export interface ActorHost {
   readonly replicaId: string;
   /** `entity`: the entity row's INSERT, written in the actor's own statement; it must hold the initial projection. */
   spawn(kind: string, id: string, input: unknown, opts?: { tx?: Queryable; entity?: EntityWrite }): Promise<SpawnResult>;
-  send(kind: string, id: string, event: ActorEvent): Promise<SendResult>;
+  send<K extends string>(kind: K, id: string, event: EventFor<K>): Promise<SendResult>;
   /** The actor's persisted state, read from the database. */
   get(kind: string, id: string): Promise<ActorView | null>;
   subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void;
@@ -172,7 +189,6 @@ interface CacheEntry {
   deadlineAt: number | null;
 }
 
-type Action = { type: string; params?: unknown };
 
 interface Committed {
   entry: CacheEntry;
@@ -186,7 +202,6 @@ interface Committed {
 const effectsOf = (actions: readonly Action[]) => actions.filter((a) => !a.type.startsWith('xstate.'));
 
 /** One transition's effects, as recovery and the outbox name them. */
-const transitionKey = (kind: string, id: string, version: number) => `${kind}:${id}:${version}`;
 
 const SUPERVISOR_FAILED = 'supervisor.failed';
 /** Emitted on `notices` after LISTEN was re-subscribed: waiters re-read what they wait for (a NOTIFY may be lost). */
@@ -214,17 +229,11 @@ class Host implements ActorHost {
   private readonly cacheSize: number;
   private readonly cache = new Map<string, CacheEntry>();
   private readonly mailboxes = new Mailboxes();
-  private readonly effectChains = new Mailboxes();
   private readonly notices = new EventEmitter();
   private readonly sleeps = new Set<{ timer: NodeJS.Timeout; reject: (e: unknown) => void }>();
   private unlisten: (() => Promise<void>) | null = null;
   private closed = false;
-  /** Transitions whose effects are running on this replica (`kind:id:version`): recovery leaves them alone. */
-  private readonly running = new Set<string>();
-  /** Transitions whose effects finished, deleted from the outbox in batches (a lost batch only re-runs effects). */
-  private doneEffects: { kind: string; id: string; version: number }[] = [];
-  private flushTimer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly effects: EffectRunner;
 
   constructor(opts: ActorHostOptions) {
     this.db = opts.db;
@@ -240,6 +249,18 @@ class Host implements ActorHost {
     this.maxBackoffMs = opts.supervision?.maxBackoffMs ?? 10_000;
     this.maxConflictRetries = opts.maxConflictRetries ?? 20;
     this.cacheSize = opts.cacheSize ?? 50_000;
+    this.effects = new EffectRunner({
+      db: this.db,
+      replicaId: this.replicaId,
+      kinds: this.kinds,
+      logger: this.logger,
+      host: this,
+      maxFailures: this.maxFailures,
+      isClosed: () => this.closed,
+      sleepAfter: (failures) => this.sleep(this.backoff(failures)),
+      // Through the mailbox like any event (it is free while effects run, so this cannot deadlock).
+      fail: (kind, id, reason) => this.mailboxes.enqueue(key(kind, id), () => this.fail(this.kinds[kind], kind, id, reason)),
+    });
     this.notices.setMaxListeners(0);
     for (const [kind, reg] of Object.entries(this.kinds)) {
       // A machine action without an implementation would be silently skipped at run time: refuse it up front.
@@ -370,10 +391,14 @@ class Host implements ActorHost {
     return rows.length;
   }
 
+  recoverEffects(opts: { presenceTtlS: number | null; minAgeS?: number; limit?: number }): Promise<number> {
+    return this.effects.recover(opts);
+  }
+
   async idle(): Promise<void> {
-    while (this.mailboxes.size > 0 || this.effectChains.size > 0) {
+    while (this.mailboxes.size > 0 || this.effects.busy > 0) {
       await this.mailboxes.drain();
-      await this.effectChains.drain();
+      await this.effects.drain();
     }
   }
 
@@ -387,7 +412,7 @@ class Host implements ActorHost {
     this.sleeps.clear();
     await this.unlisten?.();
     await this.idle();
-    await this.flushDoneEffects();
+    await this.effects.flush();
     this.cache.clear();
     this.notices.removeAllListeners();
   }
@@ -530,109 +555,8 @@ class Host implements ActorHost {
       replica: this.replicaId,
     };
     this.notices.emit(k, notice);
-    const effectsDone = c.effects.length === 0 ? Promise.resolve() : this.scheduleEffects(reg, kind, id, c.entry.version, c.effects);
+    const effectsDone = c.effects.length === 0 ? Promise.resolve() : this.effects.schedule(kind, id, c.entry.version, c.effects);
     return { outcome: 'persisted', actor: this.view(kind, id, c.entry), effectsDone };
-  }
-
-  /** Runs one transition's effects behind the actor's earlier ones; its outbox rows go once they all ran. */
-  private scheduleEffects(reg: ActorKind, kind: string, id: string, version: number, effects: readonly Action[]): Promise<void> {
-    const runKey = transitionKey(kind, id, version);
-    this.running.add(runKey);
-    let finished = false;
-    return this.effectChains
-      .enqueue(key(kind, id), async () => {
-        finished = await this.runEffects(reg, kind, id, version, effects);
-        if (finished) this.effectsFinished(kind, id, version);
-      })
-      .catch((e) => {
-        this.logger.error({ kind, id, err: message(e) }, 'actor effects abandoned');
-      })
-      // A finished transition stays `running` until its outbox rows are deleted, so recovery never re-runs it.
-      .finally(() => {
-        if (!finished) this.running.delete(runKey);
-      });
-  }
-
-  async recoverEffects(opts: { presenceTtlS: number | null; minAgeS?: number; limit?: number }): Promise<number> {
-    if (this.closed) return 0;
-    const rows = await claimEffects(this.db, this.replicaId, {
-      kinds: Object.keys(this.kinds),
-      running: [...this.running],
-      minAgeS: opts.minAgeS ?? 5,
-      presenceTtlS: opts.presenceTtlS,
-      limit: opts.limit ?? 500,
-    });
-    const byTransition = new Map<string, { kind: string; id: string; version: number; effects: Action[] }>();
-    for (const r of rows) {
-      const t = transitionKey(r.kind, r.id, r.version);
-      let group = byTransition.get(t);
-      if (!group) byTransition.set(t, (group = { kind: r.kind, id: r.id, version: r.version, effects: [] }));
-      group.effects.push({ type: r.effect, params: r.params });
-    }
-    if (byTransition.size > 0) this.logger.info({ transitions: byTransition.size, effects: rows.length }, 'running pending effects from the outbox');
-    await Promise.all([...byTransition.values()].map((g) => this.scheduleEffects(this.kinds[g.kind], g.kind, g.id, g.version, g.effects)));
-    return rows.length;
-  }
-
-  private effectsFinished(kind: string, id: string, version: number): void {
-    this.doneEffects.push({ kind, id, version });
-    if (this.doneEffects.length >= 500) void this.flushDoneEffects();
-    else this.flushTimer ??= setTimeout(() => void this.flushDoneEffects(), 20);
-  }
-
-  private flushDoneEffects(): Promise<void> {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = null;
-    const batch = this.doneEffects;
-    this.doneEffects = [];
-    if (batch.length === 0) return this.flushing;
-    this.flushing = this.flushing
-      .then(() => deleteEffects(this.db, batch))
-      .catch((e) => this.logger.warn({ err: message(e), transitions: batch.length }, 'could not clear finished effects; they will run again'))
-      .finally(() => {
-        for (const d of batch) this.running.delete(transitionKey(d.kind, d.id, d.version));
-      });
-    return this.flushing;
-  }
-
-  /** True when every effect ran (or was given up and the actor failed); false when the host closed midway. */
-  private async runEffects(reg: ActorKind, kind: string, id: string, version: number, effects: readonly Action[]): Promise<boolean> {
-    const ctx: EffectContext = {
-      kind,
-      id,
-      version,
-      send: (event) => this.send(kind, id, event),
-      host: this,
-      logger: this.logger,
-    };
-    for (const action of effects) {
-      const impl = reg.effects[action.type];
-      if (!impl) throw new Error(`actor kind ${kind}: no effect implementation for ${action.type}`);
-      for (let failures = 0; ; ) {
-        if (this.closed) return false;
-        try {
-          await impl(ctx, action.params);
-          break;
-        } catch (e) {
-          failures++;
-          this.logger.warn({ kind, id, effect: action.type, failures, err: message(e) }, 'actor effect threw');
-          if (failures >= this.maxFailures) {
-            // Through the mailbox like any event (it is free while effects run, so this cannot deadlock).
-            const reason = `effect ${action.type} failed: ${message(e)}`;
-            void this.mailboxes
-              .enqueue(key(kind, id), () => this.fail(reg, kind, id, reason))
-              .then(undefined, (err) => this.logger.error({ kind, id, err: message(err) }, 'could not fail actor'));
-            return true;
-          }
-          try {
-            await this.sleep(this.backoff(failures));
-          } catch {
-            return false; // the host closed during the backoff
-          }
-        }
-      }
-    }
-    return true;
   }
 
   // ---- persistence ----

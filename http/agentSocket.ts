@@ -8,7 +8,7 @@ import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, type AgentFrame, type ServiceFrame } from '../protocol/index.ts';
 import * as agents from '../domain/agents.ts';
-import type { ActorHost } from '../actors/host.ts';
+import type { ActorHost, EventFor } from '../actors/host.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { AppContext } from './context.ts';
 import { ANONYMOUS } from '../domain/audit.ts';
@@ -239,7 +239,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
     }
 
     /** An agent may only report on queries dispatched to it. */
-    async function ownQuery(queryId: string, event: { type: string; [k: string]: unknown }) {
+    async function ownQuery(queryId: string, event: EventFor<'query'>) {
       let owner = sockets.dispatchedTo(queryId);
       if (owner === undefined) {
         const rows = await db.query<{ agent_id: string | null }>(`select agent_id from queries where id = $1`, [queryId]);
