@@ -54,11 +54,19 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link:
         // socket, here or on another replica, fails nothing.
         const [agent] = await db.query<{ connection_id: string | null }>(`select connection_id::text from agents where id = $1`, [p.agentId]);
         if (agent && agent.connection_id !== null && agent.connection_id !== ctx.id) return;
-        const live = await db.query<{ id: string }>(
-          `select id from queries where agent_id = $1 and status in ('queued', 'running')`,
+        // Queries, and SQL sessions with their statements (the agent drops a session with its connection).
+        const live = await db.query<{ id: string; session_id: string | null }>(
+          `select id, session_id from queries where agent_id = $1 and status in ('queued', 'running')`,
           [p.agentId],
         );
-        await Promise.all(live.map((q) => ctx.host.send('query', q.id, { type: 'agentLost' })));
+        const sessions = await db.query<{ id: string }>(
+          `select id from sql_sessions where agent_id = $1 and status in ('pending', 'opening', 'open', 'closing')`,
+          [p.agentId],
+        );
+        await Promise.all([
+          ...live.map((q) => ctx.host.send(q.session_id ? 'statement' : 'query', q.id, { type: 'agentLost' })),
+          ...sessions.map((x) => ctx.host.send('sqlSession', x.id, { type: 'agentLost' })),
+        ]);
       },
     },
     // The newest connection owns the agent row; an older one may only write while it still is the owner.

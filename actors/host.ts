@@ -168,6 +168,8 @@ export interface ActorHost {
   subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void;
   /** Resolves with the actor once it is terminal, or with its current state when `timeoutMs` passes first. */
   waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorView>;
+  /** The same, until `until` holds for the actor's state (or it ended, or the wait passed). */
+  waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorView>;
   /** Loads the live actors this replica owns into memory and runs the effects it left pending; returns how many
    *  actors. */
   rehydrate(): Promise<number>;
@@ -351,6 +353,10 @@ class Host implements ActorHost {
   }
 
   waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorView> {
+    return this.waitFor(kind, id, (v) => v.terminal, timeoutMs);
+  }
+
+  waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorView> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
@@ -367,13 +373,13 @@ class Host implements ActorHost {
       const check = (force: boolean) =>
         this.get(kind, id).then(
           (v) => {
-            if (!v || v.terminal || force) finish(null, v);
+            if (!v || v.terminal || until(v) || force) finish(null, v);
           },
           (e) => finish(e),
         );
       // Subscribe before the first read, so a transition landing between the two still wakes this waiter.
       const unsubscribe = this.subscribe(kind, id, (n) => {
-        if (n.terminal) void check(true);
+        if (n.terminal || until(n)) void check(true);
       });
       const onResync = () => void check(false);
       this.notices.on(RESYNC, onResync);

@@ -94,16 +94,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
         if (p.agentId) await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.queryId } });
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
-      recordProfile: async (_ctx, p: { queryId: string; profile: unknown }) => {
-        const [q] = await db.query<FinishedQuery>(
-          `update queries set profile = coalesce($2::jsonb, profile) where id = $1
-           returning statement_type, tables, catalog, user_id, workspace_id`,
-          [p.queryId, p.profile === null || p.profile === undefined ? null : JSON.stringify(p.profile)],
-        );
-        if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) await recordWrites(db, p.queryId, q);
-        // A table dropped through SQL breaks the semantic models binding it, as a drop through the catalog API does.
-        if (q?.statement_type === 'drop') await recordDrops(db, q);
-      },
+      recordProfile: (_ctx, p: { queryId: string; profile: unknown }) => recordRunOutcome(db, p.queryId, p.profile),
       // Elastic compute is not built: with ELASTIC_COMPUTE_ENABLED off a query without an agent is refused (422
       // agent_required) before an actor exists, so these are reached only by the machine's own paths.
       requestCompute: (ctx, p: { queryId: string }) => {
@@ -111,26 +102,44 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       },
       agentWorkChanged: () => undefined,
     },
-    entityWrite: (id, pr: any) => ({
-      sql: `update queries set status = $2, agent_id = $3, row_count = $4, duration_ms = $5, error = $6, error_code = $7,
-              columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz
-            where id = $1`,
-      params: [
-        id,
-        pr.status,
-        pr.agentId,
-        pr.rowCount,
-        pr.durationMs,
-        pr.error,
-        pr.errorCode,
-        pr.columns ? JSON.stringify(pr.columns) : null,
-        pr.columnSchema ? JSON.stringify(pr.columnSchema) : null,
-        pr.resultPath,
-        toTs(pr.runningAt),
-        toTs(pr.finishedAt),
-      ],
-    }),
+    entityWrite: runEntityWrite,
   };
+}
+
+/** The queries row of a query or a session statement, from its actor's projection (one statement, folded into the
+ *  transition's own). */
+export const runEntityWrite = (id: string, pr: any) => ({
+  sql: `update queries set status = $2, agent_id = $3, row_count = $4, duration_ms = $5, error = $6, error_code = $7,
+          columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz
+        where id = $1`,
+  params: [
+    id,
+    pr.status,
+    pr.agentId,
+    pr.rowCount,
+    pr.durationMs,
+    pr.error,
+    pr.errorCode,
+    pr.columns ? JSON.stringify(pr.columns) : null,
+    pr.columnSchema ? JSON.stringify(pr.columnSchema) : null,
+    pr.resultPath,
+    toTs(pr.runningAt),
+    toTs(pr.finishedAt),
+  ],
+});
+
+/**
+ * What a finished run leaves besides its row: its profile (when given), for writes the tables' last-write
+ * provenance, and for a DROP TABLE the semantic models it breaks (as a drop through the catalog API does).
+ */
+export async function recordRunOutcome(db: Db, queryId: string, profile: unknown) {
+  const [q] = await db.query<FinishedQuery>(
+    `update queries set profile = coalesce($2::jsonb, profile) where id = $1
+     returning statement_type, tables, catalog, user_id, workspace_id`,
+    [queryId, profile === null || profile === undefined ? null : JSON.stringify(profile)],
+  );
+  if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) await recordWrites(db, queryId, q);
+  if (q?.statement_type === 'drop') await recordDrops(db, q);
 }
 
 interface FinishedQuery {
@@ -141,7 +150,6 @@ interface FinishedQuery {
   workspace_id: string;
 }
 
-/** The sidecar's last-write provenance for every table a finished write named, in the catalog it resolved to. */
 async function recordDrops(db: Db, q: FinishedQuery) {
   for (const t of q.tables ?? []) {
     const slug = t.catalog ?? q.catalog;
@@ -149,6 +157,7 @@ async function recordDrops(db: Db, q: FinishedQuery) {
   }
 }
 
+/** The sidecar's last-write provenance for every table a finished write named, in the catalog it resolved to. */
 async function recordWrites(db: Db, queryId: string, q: FinishedQuery) {
   for (const t of q.tables ?? []) {
     const slug = t.catalog ?? q.catalog;

@@ -16,7 +16,7 @@ import type { Logger } from './logger.ts';
 import type { SessionTokenStore } from './sessionTokenStore.ts';
 
 type StatusPayload = Extract<AgentFrame, { type: 'agent_status' }>['payload'];
-type DispatchFrame = Extract<ServiceFrame, { type: 'dispatch_query' | 'cancel_query' }>;
+type DispatchFrame = Extract<ServiceFrame, { type: 'dispatch_query' | 'cancel_query' | 'open_session' | 'close_session' | 'execute_statement' }>;
 
 export interface ControlChannelOptions {
   /** The control plane's replicas, tried in turn. */
@@ -37,6 +37,8 @@ export interface ControlChannelOptions {
   readonly onSessionToken: (token: string) => void;
   /** Called after every successful auth, once agent_status is sent (outcomes held while disconnected go now). */
   readonly onAuthenticated?: () => void;
+  /** Called when an authenticated connection is lost (SQL sessions do not outlive it). */
+  readonly onDisconnected?: () => void;
 }
 
 export class ControlChannel {
@@ -130,6 +132,7 @@ export class ControlChannel {
     socket.on('close', (code, reason) => {
       if (socket !== this.#socket) return;
       log.warn({ code, reason: reason.toString() }, 'control channel closed');
+      if (this.#authenticated) this.#o.onDisconnected?.();
       // 1012 "service restart": the replica drains and hands its agents over.
       if (code === CLOSE_CODES.shutdown || code === 1012) this.#leaveNow = true;
       this.#teardown();
@@ -188,6 +191,9 @@ export class ControlChannel {
         return;
       case 'dispatch_query':
       case 'cancel_query':
+      case 'open_session':
+      case 'close_session':
+      case 'execute_statement':
         if (!this.#authenticated) {
           this.#sendRaw({ type: 'error', payload: { code: 'not_authenticated', message: `${frame.type} before auth_ok`, frame_type: frame.type } });
           return;

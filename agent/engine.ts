@@ -231,15 +231,19 @@ export class QueryEngine {
     }
   }
 
-  /** Apply the granted memory limit and profiling, then lock the configuration. */
-  async configure(memoryLimitBytes: number): Promise<void> {
+  /**
+   * Apply the granted memory limit and profiling, then lock the configuration. A SQL session's connection stays
+   * unlocked (`lock: false`): its statements may change the settings the api's session policy lets through
+   * (TimeZone…), while file access stays sandboxed (external access off, allowed directories fixed).
+   */
+  async configure(memoryLimitBytes: number, opts: { lock?: boolean } = {}): Promise<void> {
     await this.#connection.run(`SET memory_limit=${quoteLiteral(bytesSetting(memoryLimitBytes))}`);
     if (this.#options.profilingEnabled) {
       await this.#connection.run(`SET enable_profiling='json'`);
       await this.#connection.run(`SET profiling_coverage='ALL'`);
       await this.#connection.run(`SET profiling_output=${quoteLiteral(this.#profilePath())}`);
     }
-    if (this.#options.lockConfiguration) await this.#connection.run('SET lock_configuration=true');
+    if (this.#options.lockConfiguration && opts.lock !== false) await this.#connection.run('SET lock_configuration=true');
   }
 
   /** The query's connection, for the Iceberg bridge's own statements (views, staging tables, COPY of data files). */
@@ -257,7 +261,11 @@ export class QueryEngine {
     if (!this.#closed) this.#connection.interrupt();
   }
 
-  async execute(sql: string, hooks?: StatementHooks): Promise<ExecutionResult> {
+  /**
+   * Runs `sql`; a result grid goes to `results/<resultId>.parquet` (the engine's own id by default; a session names
+   * each statement's). A session's partial file is written in its scratch directory, which the sandbox allows.
+   */
+  async execute(sql: string, hooks?: StatementHooks, resultId: string = this.#queryId): Promise<ExecutionResult> {
     const extracted = await this.#connection.extractStatements(sql);
     if (extracted.count === 0) throw new Error('the query contains no statement');
     if (hooks && hooks.statementCount !== extracted.count) {
@@ -282,8 +290,8 @@ export class QueryEngine {
     const described = await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`);
     const columnSchema = described.getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
     const projection = columnSchema.map((c) => parquetSafeColumn(c.name, c.type)).join(', ');
-    const fileName = `${this.#queryId}.parquet`;
-    const partial = partialResultPath(this.#options.resultsDir, this.#queryId);
+    const fileName = `${resultId}.parquet`;
+    const partial = resultId === this.#queryId ? partialResultPath(this.#options.resultsDir, this.#queryId) : join(this.#tempDir, `${resultId}.parquet.partial`);
     const copied = await this.#connection.run(`COPY (SELECT ${projection} FROM (${wrapped})) TO ${quoteLiteral(partial)} (FORMAT parquet, ROW_GROUP_SIZE ${RESULT_ROW_GROUP_ROWS})`);
     const rowCount = Number(copied.rowsChanged);
     const profile = await this.#profile(rowCount);

@@ -34,6 +34,9 @@ export interface BridgeOptions {
   readonly logger: Logger;
   /** Called between uploading a write's files and committing it (tests abort a commit here). */
   readonly beforeCommit?: () => Promise<void>;
+  /** A SQL session's later statements reuse its connection: the catalogs are attached already, and the current
+   *  catalog is whatever the session's `USE` made it, so the default is made current only when this is true. */
+  readonly useDefault?: boolean;
 }
 
 export interface BridgeStats {
@@ -171,12 +174,13 @@ export class IcebergBridge {
     for (const att of this.#attached.values()) {
       const name = att.attachment.name;
       if (RESERVED_CATALOGS.has(name.toLowerCase())) throw catalogError(`a catalog cannot be named ${name} on the agent (reserved by DuckDB)`);
-      await c.run(`ATTACH ':memory:' AS ${quoteIdent(name)}`);
+      // IF NOT EXISTS: a session's connection keeps what its earlier statements attached.
+      await c.run(`ATTACH IF NOT EXISTS ':memory:' AS ${quoteIdent(name)}`);
       for (const ns of att.namespaces.values()) {
-        if (ns.toLowerCase() !== 'main') await c.run(`CREATE SCHEMA ${quoteIdent(name)}.${quoteIdent(ns)}`);
+        if (ns.toLowerCase() !== 'main') await c.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(name)}.${quoteIdent(ns)}`);
       }
     }
-    if (this.#default) await c.run(`USE ${quoteIdent(this.#default.attachment.name)}`);
+    if (this.#default && this.#o.useDefault !== false) await c.run(`USE ${quoteIdent(this.#default.attachment.name)}`);
   }
 
   #byName(name: string | null): Attached | undefined {

@@ -2,6 +2,7 @@
 // control channel. `runAgent` is what `eider agent` (bin/) and tests call.
 import { mkdir } from 'node:fs/promises';
 import { createTracing } from '../telemetry/tracing.ts';
+import { SessionHost } from './sessionHost.ts';
 import { join } from 'node:path';
 import { AdmissionController } from './admission.ts';
 import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config.ts';
@@ -100,6 +101,23 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
     },
   });
 
+  const sessions = new SessionHost({
+    config,
+    admission,
+    dataCache,
+    logger: logger.child({ component: 'session' }),
+    engine: {
+      dataDir: config.dataDir,
+      resultsDir: config.resultsDir,
+      disabledFilesystems: config.sandboxDisabledFilesystems,
+      lockConfiguration: config.sandboxLockConfiguration,
+      profilingEnabled: config.profilingEnabled,
+      explainMemoryBytes: config.estimateFloorBytes,
+      extraReadableDirs: [],
+    },
+    send: (frame) => channel?.send(frame),
+  });
+
   channel = new ControlChannel({
     urls: config.controlPlaneUrls,
     bootstrapToken: config.bootstrapToken,
@@ -122,7 +140,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
           max_queue_depth: config.maxQueueDepth,
           max_timeout_s: config.maxTimeoutS,
           profiling_enabled: config.profilingEnabled,
-          features: ['cancel_ack', 'column_schema', 'statement_type', ...(config.profilingEnabled ? ['profile'] : [])],
+          features: ['cancel_ack', 'column_schema', 'statement_type', 'sql_sessions', ...(config.profilingEnabled ? ['profile'] : [])],
         },
         load: { running: stats.running, queued: stats.queued, reserved_bytes: stats.reservedBytes, budget_bytes: stats.budgetBytes },
       };
@@ -143,11 +161,18 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
           return;
         }
         if (!runner.dispatch(frame.payload)) logger.info({ queryId: frame.payload.query_id }, 'repeated dispatch of a running query ignored');
-      } else {
-        const found = runner.cancel(frame.payload.query_id);
+      } else if (frame.type === 'cancel_query') {
+        const found = runner.cancel(frame.payload.query_id) || sessions.cancel(frame.payload.query_id);
         channel?.send({ type: 'cancel_ack', payload: { query_id: frame.payload.query_id, found } });
+      } else if (frame.type === 'open_session') {
+        void sessions.open(frame.payload);
+      } else if (frame.type === 'close_session') {
+        void sessions.close(frame.payload.session_id, frame.payload.reason);
+      } else {
+        sessions.execute(frame.payload);
       }
     },
+    onDisconnected: () => void sessions.dropAll('control channel lost'),
   });
   await channel.start();
 
@@ -161,6 +186,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
       stopping ??= (async () => {
         logger.info('agent stopping');
         admission.close();
+        await sessions.dropAll('agent stopping');
         await runner.close();
         await channel.stop();
         stopSweep();

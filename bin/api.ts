@@ -19,6 +19,9 @@ import { createActorHost } from '../actors/host.ts';
 import { startActorReaper } from '../actors/reaper.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
+import { sqlSessionKind } from '../actors/sqlSessionKind.ts';
+import { statementKind } from '../actors/statementKind.ts';
+import { statementCatalogs } from '../http/routes/queries.ts';
 import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts';
 import { registerInternalApi } from '../http/internal.ts';
 import { agentLink } from '../actors/agentLink.ts';
@@ -26,7 +29,6 @@ import { startActorHousekeeping } from '../actors/housekeeping.ts';
 import { peerClient } from '../runtime/peerClient.ts';
 import { registerReplica, resolveInternalUrl, resolveReplicaId } from '../runtime/replicas.ts';
 import { registerUi } from '../http/ui.ts';
-import { registerAbsentFeatures } from '../http/absentFeatures.ts';
 import { startSamplesSeed } from '../http/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
@@ -127,13 +129,21 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets, link, replicaId: config.REPLICA_ID }),
       query: queryKind({ db, sockets, link, logger, tracing, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
+      sqlSession: sqlSessionKind({ db, link, logger }),
+      statement: statementKind({
+        db,
+        link,
+        tracing,
+        catalogsFor: (statementId) => statementCatalogs({ db, config, catalog }, statementId),
+        catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds),
+      }),
     },
   });
   await host.rehydrate();
   const reaper = startActorReaper({
     db,
     host,
-    kinds: ['agentConnection', 'query'],
+    kinds: ['agentConnection', 'query', 'sqlSession', 'statement'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.ACTOR_REAPER_TICK_S * 1000,
   });
@@ -187,7 +197,6 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     extend: async (a) => {
       channel = await registerAgentChannel(a, { ctx, host, sockets });
       registerInternalApi(a, { secret: config.INTERNAL_API_SECRET, sockets });
-      registerAbsentFeatures(a);
       registerUi(a, resolve(import.meta.dirname, '..', 'ui', 'dist'));
     },
   });

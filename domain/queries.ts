@@ -65,6 +65,9 @@ export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, sta
   (select u.name from users u where u.id = queries.user_id) as user_name`;
 
 /** Duration: the agent-reported execution time when present, else finished_at minus started_at; whole ms. */
+/** The actor kind running a queries row: a SQL session's statement, or a query. */
+export const runKind = (r: Pick<QueryRow, 'session_id'>): 'statement' | 'query' => (r.session_id ? 'statement' : 'query');
+
 export function durationOf(r: QueryRow): number | null {
   if (r.duration_ms !== null && r.duration_ms !== undefined) return Math.round(Number(r.duration_ms));
   if (r.finished_at) return r.finished_at.getTime() - r.started_at.getTime();

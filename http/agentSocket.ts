@@ -207,8 +207,31 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
           return;
         case 'query_started':
           if (!conn.agentId) return notAuthenticated(frame.type);
+          // A session statement is acknowledged (it runs now); a query has started.
           await ownQuery(frame.payload.query_id, { type: 'started' });
           return;
+        case 'session_opened':
+        case 'session_open_failed':
+        case 'session_closed': {
+          if (!conn.agentId) return notAuthenticated(frame.type);
+          const sessionId = frame.payload.session_id;
+          const [s] = await db.query<{ agent_id: string | null }>(`select agent_id from sql_sessions where id = $1`, [sessionId]);
+          if (!s || s.agent_id !== conn.agentId) {
+            log.warn({ sessionId }, 'agent reported on a session it does not hold');
+            send({ type: 'error', payload: { code: 'unknown_session', message: `no session ${sessionId} was opened on this agent` } });
+            return;
+          }
+          await host.send(
+            'sqlSession',
+            sessionId,
+            frame.type === 'session_opened'
+              ? { type: 'opened' }
+              : frame.type === 'session_closed'
+                ? { type: 'closed' }
+                : { type: 'openFailed', code: frame.payload.error.code, message: frame.payload.error.message },
+          );
+          return;
+        }
         case 'query_done': {
           if (!conn.agentId) return notAuthenticated(frame.type);
           const p = frame.payload;
@@ -238,12 +261,14 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       send({ type: 'error', payload: { code: 'unexpected_frame_type', message: 'authenticate first', frame_type: type } });
     }
 
-    /** An agent may only report on queries dispatched to it. */
+    /** An agent may only report on queries (and session statements) dispatched to it. */
     async function ownQuery(queryId: string, event: EventFor<'query'>) {
       let owner = sockets.dispatchedTo(queryId);
+      let sessionId: string | null = null;
       if (owner === undefined) {
-        const rows = await db.query<{ agent_id: string | null }>(`select agent_id from queries where id = $1`, [queryId]);
+        const rows = await db.query<{ agent_id: string | null; session_id: string | null }>(`select agent_id, session_id from queries where id = $1`, [queryId]);
         owner = rows[0]?.agent_id ?? undefined;
+        sessionId = rows[0]?.session_id ?? null;
       }
       if (owner !== conn.agentId) {
         log.warn({ queryId }, 'agent reported on a query it was not given');
@@ -251,7 +276,20 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
         return;
       }
       if (event.type === 'done' || event.type === 'failed') sockets.forgetDispatch(queryId);
-      await host.send('query', queryId, event);
+      if (sessionId === null) {
+        await host.send('query', queryId, event);
+        return;
+      }
+      // A session statement: the agent's start is its acknowledgement; its profile is kept best-effort (the
+      // statement machine records results, not profiles).
+      if (event.type === 'done' && event.profile) {
+        await db.query(`update queries set profile = $2::jsonb where id = $1`, [queryId, JSON.stringify(event.profile)]);
+      }
+      if (event.type === 'started') await host.send('statement', queryId, { type: 'ack' });
+      else if (event.type === 'done') {
+        const { profile: _profile, ...done } = event;
+        await host.send('statement', queryId, done);
+      } else if (event.type === 'failed') await host.send('statement', queryId, event);
     }
   });
 

@@ -57,6 +57,8 @@ interface RouteMeta {
   access: Access;
   /** raw routes skip JSON replies (HTML, SVG, text) */
   produces?: string;
+  /** A feature switch, checked once the caller is let in and before any input is decoded: throws its answer when off. */
+  gate?: (ctx: AppContext) => void;
 }
 
 /** A route as declared: its schemas type its handler's inputs and replies, so a handler never sees `any`. */

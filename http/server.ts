@@ -151,6 +151,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
       const rawParams = (req.params ?? {}) as Record<string, string>;
       const principal = await authenticate(ctx.db, req);
       const ws = await authorize(ctx.db, def.access, principal, rawParams);
+      def.gate?.(ctx);
       const params = decodePart(def.params, rawParams, 'path');
       const query = decodePart(def.query, req.query, 'query');
       const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;

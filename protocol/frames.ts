@@ -178,6 +178,36 @@ export const CancelAckFrame = frame(
   // found=false: the agent had no such query (already finished or never received).
   Schema.Struct({ query_id: Uuid, found: Schema.optional(Schema.Boolean) }),
 );
+// SQL sessions: a connection the agent holds for an external client, statements run on it in order.
+export const OpenSessionFrame = frame(
+  'open_session',
+  Schema.Struct({
+    session_id: Uuid,
+    workspace: NonEmpty,
+    traceparent: Schema.optional(NonEmpty),
+  }),
+);
+export const CloseSessionFrame = frame(
+  'close_session',
+  // reason: client, idle, lifetime, a failure code: logged by the agent; the connection and its memory go either way.
+  Schema.Struct({ session_id: Uuid, reason: NonEmpty }),
+);
+// A statement's outcome comes back as query_started / query_done / query_failed with query_id = statement_id.
+export const ExecuteStatementFrame = frame(
+  'execute_statement',
+  Schema.Struct({
+    statement_id: Uuid,
+    session_id: Uuid,
+    sql: NonEmpty,
+    timeout_s: PositiveSeconds,
+    catalogs: Schema.optional(Schema.Array(CatalogAttachment)),
+    traceparent: Schema.optional(NonEmpty),
+  }),
+);
+export const SessionOpenedFrame = frame('session_opened', Schema.Struct({ session_id: Uuid, reserved_bytes: Schema.optional(Count) }));
+export const SessionOpenFailedFrame = frame('session_open_failed', Schema.Struct({ session_id: Uuid, error: ErrorBody }));
+export const SessionClosedFrame = frame('session_closed', Schema.Struct({ session_id: Uuid }));
+
 export const ErrorFrame = frame(
   'error',
   Schema.Struct({ code: NonEmpty, message: Schema.String, frame_type: Schema.optional(Schema.String) }),
@@ -185,10 +215,11 @@ export const ErrorFrame = frame(
 
 export const AgentFrame = Schema.Union([
   AuthFrame, AgentStatusFrame, HeartbeatFrame, QueryStartedFrame, QueryDoneFrame, QueryFailedFrame, CancelAckFrame,
-  ErrorFrame,
+  SessionOpenedFrame, SessionOpenFailedFrame, SessionClosedFrame, ErrorFrame,
 ]);
 export const ServiceFrame = Schema.Union([
-  AuthOkFrame, AuthErrorFrame, HeartbeatFrame, DispatchQueryFrame, CancelQueryFrame, ErrorFrame,
+  AuthOkFrame, AuthErrorFrame, HeartbeatFrame, DispatchQueryFrame, CancelQueryFrame, OpenSessionFrame, CloseSessionFrame,
+  ExecuteStatementFrame, ErrorFrame,
 ]);
 export type AgentFrame = typeof AgentFrame.Type;
 export type ServiceFrame = typeof ServiceFrame.Type;
@@ -200,6 +231,8 @@ export type AuthOkFrame = typeof AuthOkFrame.Type;
 export type DispatchQueryFrame = typeof DispatchQueryFrame.Type;
 export type QueryDoneFrame = typeof QueryDoneFrame.Type;
 export type QueryFailedFrame = typeof QueryFailedFrame.Type;
+export type OpenSessionFrame = typeof OpenSessionFrame.Type;
+export type ExecuteStatementFrame = typeof ExecuteStatementFrame.Type;
 
 // Frame schemas by type and direction, so a decoder can name an unknown or misdirected type precisely.
 export const AGENT_FRAME_SCHEMAS = {
@@ -210,6 +243,9 @@ export const AGENT_FRAME_SCHEMAS = {
   query_done: QueryDoneFrame,
   query_failed: QueryFailedFrame,
   cancel_ack: CancelAckFrame,
+  session_opened: SessionOpenedFrame,
+  session_open_failed: SessionOpenFailedFrame,
+  session_closed: SessionClosedFrame,
   error: ErrorFrame,
 } as const;
 export const SERVICE_FRAME_SCHEMAS = {
@@ -218,5 +254,8 @@ export const SERVICE_FRAME_SCHEMAS = {
   heartbeat: HeartbeatFrame,
   dispatch_query: DispatchQueryFrame,
   cancel_query: CancelQueryFrame,
+  open_session: OpenSessionFrame,
+  close_session: CloseSessionFrame,
+  execute_statement: ExecuteStatementFrame,
   error: ErrorFrame,
 } as const;

@@ -10,6 +10,7 @@ import { catalogRoutes } from './catalogs.ts';
 import { auditRoutes } from './audit.ts';
 import { oidcRoutes } from './oidc.ts';
 import { semanticRoutes } from './semantic.ts';
+import { sqlSessionRoutes } from './sqlSessions.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
@@ -22,4 +23,5 @@ export const allRoutes: RouteDef[] = [
   ...inspectionRoutes,
   ...auditRoutes,
   ...semanticRoutes,
+  ...sqlSessionRoutes,
 ];

@@ -38,7 +38,7 @@ export const QueryOutSchema = Schema.Struct({
   running_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String),
 });
-const RowsPage = Schema.Struct({
+export const RowsPage = Schema.Struct({
   // Each row is an object keyed by column name. Declared opaque: encoding a 1,000-row page field by field costs
   // ~1.4 ms (measured), most of a page's budget, and rows carry no field a schema could drop.
   rows: Schema.Array(Schema.Unknown).annotate({ description: 'one JSON object per row, keyed by column name in column order' }),
@@ -53,7 +53,7 @@ const IntFromString = Schema.NumberFromString.check(Schema.isInt(), Schema.isGre
 // An ISO 8601 date or date-time with a real calendar day (isTimestamp), so PostgreSQL never sees one it refuses.
 const IsoTime = Schema.String.check(Schema.makeFilter((s: string) => isTimestamp(s) || 'an ISO 8601 time such as 2024-02-29T12:00:00Z'));
 
-async function readQuery(ctx: AppContext, id: string) {
+export async function readQuery(ctx: AppContext, id: string) {
   const [row] = await ctx.db.query<queries.QueryRow>(`select ${queries.QUERY_COLS} from queries where id = $1`, [id]);
   return row;
 }
@@ -62,7 +62,7 @@ async function readQuery(ctx: AppContext, id: string) {
  * What the agent needs besides the SQL: every catalog attached to the workspace (the default one current), with no
  * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted).
  */
-export async function dispatchExtras(ctx: AppContext, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[], write = true) {
+export async function dispatchExtras(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[], write = true) {
   const attached = known ?? (await listWorkspaceCatalogs(ctx.db, workspaceId));
   const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
   return {
@@ -74,6 +74,18 @@ export async function dispatchExtras(ctx: AppContext, workspaceId: string, defau
     // Whether the catalog token it gets may write (actors/queryKind.ts dispatchScope).
     write,
   };
+}
+
+/** What a session statement's dispatch carries, as a query's would: read at dispatch time from its queries row. */
+export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, statementId: string) {
+  const [row] = await ctx.db.query<{ workspace_id: string; catalog: string | null; tables: unknown[]; statement_type: string | null }>(
+    `select workspace_id, catalog, tables, statement_type from queries where id = $1`,
+    [statementId],
+  );
+  if (!row) return null;
+  const write = !['select', 'describe'].includes(row.statement_type ?? '');
+  const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, write);
+  return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown> };
 }
 
 /** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */
@@ -270,7 +282,7 @@ export const queryRoutes = [
         throw unprocessable(`wait_timeout_s is at most ${ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S}`, 'unprocessable_content', { fields: [{ field: 'wait_timeout_s', message: 'too large' }] });
       }
       if (wait > 0 && ['queued', 'running'].includes(row.status)) {
-        await ctx.host.waitForTerminal('query', row.id, wait * 1000);
+        await ctx.host.waitForTerminal(queries.runKind(row), row.id, wait * 1000);
         row = await readQuery(ctx, row.id);
       }
       return { status: 200, body: queries.toQueryOut(row) };
@@ -322,7 +334,7 @@ export const queryRoutes = [
     handler: async ({ ctx, principal, params }) => {
       const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
       await queries.assertMayCancel(ctx.db, principal, row);
-      await ctx.host.send('query', row.id, { type: 'cancel' });
+      await ctx.host.send(queries.runKind(row), row.id, { type: 'cancel' });
       return { status: 202, body: queries.toQueryOut(await readQuery(ctx, row.id)) };
     },
   }),
@@ -338,7 +350,7 @@ export const queryRoutes = [
     handler: async ({ ctx, principal, params }) => {
       const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
       await queries.assertMayCancel(ctx.db, principal, row);
-      await ctx.host.send('query', row.id, { type: 'cancel' });
+      await ctx.host.send(queries.runKind(row), row.id, { type: 'cancel' });
       return { status: 204 };
     },
   }),

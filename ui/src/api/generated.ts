@@ -418,6 +418,74 @@ export type CreateSetupAdminBody = {
   name: string;
 };
 
+/** POST /api/workspaces/{workspace}/sql/sessions: Open a SQL session on an agent: 201 open, 202 still opening (on_wait_timeout=continue), 503 compute_starting */
+export type CreateSqlSessionResponse = {
+  id: string;
+  workspace_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  status: "pending" | "opening" | "open" | "closing" | "closed" | "failed";
+  active_catalog: string | null;
+  staging_uri: string | null;
+  error: string | null;
+  close_reason: string | null;
+  client_name: string | null;
+  client_version: string | null;
+  created_at: string;
+  opened_at: string | null;
+  last_active_at: string;
+  closed_at: string | null;
+};
+export type CreateSqlSessionBody = {
+  agent_id?: string | null;
+  catalog?: string | null;
+  wait_timeout_s?: number | null;
+  on_wait_timeout?: ("cancel" | "continue") | null;
+};
+
+/** POST /api/sql/sessions/{session_id}/statements: Run a statement in an open session: 200 when it finished within wait_timeout_s, 202 otherwise */
+export type CreateSqlStatementResponse = {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  sql: string;
+  status: string;
+  statement_type: string | null;
+  origin: string;
+  session_id: string | null;
+  schedule_id: string | null;
+  row_count: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  error_code: string | null;
+  columns: string[] | null;
+  column_schema: Array<{
+    name: string;
+    type: string;
+  }> | null;
+  started_at: string;
+  running_at: string | null;
+  finished_at: string | null;
+  first_page?: {
+    rows: unknown[];
+    columns: string[];
+    column_schema: Array<{
+      name: string;
+      type: string;
+    }> | null;
+    cursor: string | null;
+    total: number;
+  };
+};
+export type CreateSqlStatementBody = {
+  sql: string;
+  timeout_s?: number | null;
+  wait_timeout_s?: number | null;
+  first_page_limit?: number | null;
+};
+
 /** POST /api/admin/storage-backends: Register a storage backend: object_store (S3-compatible endpoint), s3 (AWS S3) or azure (ADLS Gen2) */
 export type CreateStorageBackendResponse = {
   id: string;
@@ -821,6 +889,25 @@ export type GetSetupStatusResponse = {
   needs_admin: boolean;
 };
 
+/** GET /api/sql/sessions/{session_id}: One SQL session (its owner, or a query-admin) */
+export type GetSqlSessionResponse = {
+  id: string;
+  workspace_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  status: "pending" | "opening" | "open" | "closing" | "closed" | "failed";
+  active_catalog: string | null;
+  staging_uri: string | null;
+  error: string | null;
+  close_reason: string | null;
+  client_name: string | null;
+  client_version: string | null;
+  created_at: string;
+  opened_at: string | null;
+  last_active_at: string;
+  closed_at: string | null;
+};
+
 /** GET /api/admin/storage-backends/{storage_backend_id}: One storage backend */
 export type GetStorageBackendResponse = {
   id: string;
@@ -1113,6 +1200,60 @@ export type ListServiceAccountsResponse = {
     is_active: boolean;
     permissions: string[];
     created_at: string;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/workspaces/{workspace}/sql/sessions: SQL sessions of a workspace, newest first (your own; all of them for a query-admin) */
+export type ListSqlSessionsResponse = {
+  items: Array<{
+    id: string;
+    workspace_id: string;
+    user_id: string | null;
+    agent_id: string | null;
+    status: "pending" | "opening" | "open" | "closing" | "closed" | "failed";
+    active_catalog: string | null;
+    staging_uri: string | null;
+    error: string | null;
+    close_reason: string | null;
+    client_name: string | null;
+    client_version: string | null;
+    created_at: string;
+    opened_at: string | null;
+    last_active_at: string;
+    closed_at: string | null;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/sql/sessions/{session_id}/statements: The statements of a session, newest first (each a query readable at /queries/{id}) */
+export type ListSqlStatementsResponse = {
+  items: Array<{
+    id: string;
+    workspace_id: string;
+    agent_id: string | null;
+    user_id: string | null;
+    user_name: string | null;
+    sql: string;
+    status: string;
+    statement_type: string | null;
+    origin: string;
+    session_id: string | null;
+    schedule_id: string | null;
+    row_count: number | null;
+    duration_ms: number | null;
+    error: string | null;
+    error_code: string | null;
+    columns: string[] | null;
+    column_schema: Array<{
+      name: string;
+      type: string;
+    }> | null;
+    started_at: string;
+    running_at: string | null;
+    finished_at: string | null;
   }>;
   cursor: string | null;
   has_more: boolean;

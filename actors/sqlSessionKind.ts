@@ -1,0 +1,79 @@
+// The SQL session actor's effects and entity projection: asking the session's agent to open, close or drop the
+// connection it holds, cancelling the session's statements when it ends, and the sql_sessions row.
+import { machineKinds } from '../machines/index.ts';
+import type { Db } from '../runtime/db.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { ActorKind } from './host.ts';
+import type { AgentLink } from './agentLink.ts';
+
+const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+/** decisions.md's close_reason values, from the machine's close reason or failure code. */
+function closeReasonOf(pr: { status: string; closeReason: string | null; errorCode: string | null }): string | null {
+  if (pr.closeReason === 'lifetime') return 'max_lifetime';
+  if (pr.closeReason) return pr.closeReason;
+  if (pr.status !== 'failed') return null;
+  switch (pr.errorCode) {
+    case 'open_timeout':
+      return 'open_timeout';
+    case 'compute_unavailable':
+      return 'compute_timeout';
+    case 'agent_disconnected':
+      return 'agent_disconnect';
+    default:
+      return null;
+  }
+}
+
+export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger }): ActorKind {
+  const { db, link } = deps;
+  return {
+    machine: machineKinds.sqlSession.machine,
+    project: (s) => ({ ...machineKinds.sqlSession.project(s) }),
+    effects: {
+      // Elastic compute is not built: a session names its agent (422 agent_required otherwise), so it never waits.
+      requestCompute: (ctx, p: { sessionId: string }) => {
+        ctx.logger.warn({ sessionId: p.sessionId }, 'elastic compute is not available; the session waits for its deadline');
+      },
+      sendOpenSession: async (ctx, p: { sessionId: string; agentId: string; workspace: string }) => {
+        // The agent ignores a repeated open of a session it holds (this effect runs at least once).
+        const sent = await link.send(p.agentId, { type: 'open_session', payload: { session_id: p.sessionId, workspace: p.workspace } });
+        if (!sent) await ctx.send({ type: 'openFailed', code: 'agent_unavailable', message: 'the agent is not connected' });
+      },
+      sendCloseSession: async (ctx, p: { sessionId: string; agentId: string; reason: string }) => {
+        const sent = await link.send(p.agentId, { type: 'close_session', payload: { session_id: p.sessionId, reason: p.reason } });
+        // An agent that is gone holds nothing: the session counts closed now.
+        if (!sent) await ctx.send({ type: 'closed' });
+      },
+      sendDropSession: async (_ctx, p: { sessionId: string; agentId: string; reason: string }) => {
+        await link.send(p.agentId, { type: 'close_session', payload: { session_id: p.sessionId, reason: p.reason } });
+      },
+      cancelSessionStatements: async (ctx, p: { sessionId: string }) => {
+        const live = await db.query<{ id: string }>(`select id from queries where session_id = $1 and status in ('queued', 'running')`, [p.sessionId]);
+        await Promise.all(live.map((s) => ctx.host.send('statement', s.id, { type: 'sessionClosed' })));
+      },
+      // The statements route spawns the statement actor once the session accepted it (it has the SQL); nothing
+      // is left to do here, and a refusal is answered 409 by that route.
+      acceptStatement: () => undefined,
+      rejectStatement: () => undefined,
+      agentWorkChanged: () => undefined,
+    },
+    entityWrite: (id, pr: any) => ({
+      sql: `update sql_sessions set status = $2, agent_id = $3, error = $4, error_code = $5, close_reason = $6,
+              statement_count = $7, opened_at = $8::timestamptz, last_active_at = $9::timestamptz, closed_at = $10::timestamptz
+            where id = $1`,
+      params: [
+        id,
+        pr.status,
+        pr.agentId,
+        pr.error,
+        pr.errorCode,
+        closeReasonOf(pr),
+        pr.statementCount,
+        toTs(pr.openedAt),
+        toTs(pr.lastActivityAt),
+        toTs(pr.closedAt),
+      ],
+    }),
+  };
+}

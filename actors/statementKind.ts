@@ -1,0 +1,67 @@
+// The statement actor's effects: a SQL session's statement is a queries row (origin `session`) run on the
+// session's connection on its agent. Dispatch carries a catalog token scoped like a query's; the outcome comes back
+// as the agent's query frames; a finished statement renews its session's idle deadline.
+import { machineKinds } from '../machines/index.ts';
+import type { Db } from '../runtime/db.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
+import type { ActorKind } from './host.ts';
+import type { AgentLink } from './agentLink.ts';
+import { dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
+
+export interface StatementKindDeps {
+  db: Db;
+  link: AgentLink;
+  tracing?: Tracing;
+  /** The attached catalogs a statement of this session may reach (as a query's dispatch carries them). */
+  catalogsFor: (statementId: string) => Promise<{ catalogs: Array<Record<string, unknown>>; extras: Record<string, unknown> } | null>;
+  catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
+}
+
+export function statementKind(deps: StatementKindDeps): ActorKind {
+  const { db, link } = deps;
+  return {
+    machine: machineKinds.statement.machine,
+    // The queries row names the agent like a query's does.
+    project: (s) => ({ ...machineKinds.statement.project(s), agentId: s.context.agentId }),
+    externalContext: { keys: ['sql'], select: `select jsonb_build_object('sql', q.sql) from queries q where q.id = a.id` },
+    effects: {
+      sendExecuteStatement: async (ctx, p: { statementId: string; sessionId: string; agentId: string; sql: string; timeoutS: number }) => {
+        const run = async () => {
+          const found = await deps.catalogsFor(p.statementId);
+          let token: string | null = null;
+          if (found && found.catalogs.length && deps.catalogToken) {
+            try {
+              token = await deps.catalogToken(dispatchScope(found.catalogs, found.extras), p.timeoutS + 120);
+            } catch (err) {
+              await ctx.send({ type: 'failed', code: 'catalog_error', message: `the catalog service is unavailable: ${(err as Error).message}` });
+              return;
+            }
+          }
+          // The statement id is the idempotency key: the agent ignores a statement it has queued or run.
+          const sent = await link.send(p.agentId, {
+            type: 'execute_statement',
+            payload: {
+              statement_id: p.statementId,
+              session_id: p.sessionId,
+              sql: p.sql,
+              timeout_s: p.timeoutS,
+              ...(token && found ? { catalogs: found.catalogs.map((c) => ({ ...c, token })) } : {}),
+              ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
+            },
+          });
+          await ctx.send(sent ? { type: 'dispatched' } : { type: 'failed', code: 'agent_unavailable', message: 'the agent is not connected' });
+        };
+        if (!deps.tracing?.enabled) return run();
+        await deps.tracing.span('dispatch statement', { attributes: { 'eider.statement_id': p.statementId, 'eider.session_id': p.sessionId } }, run);
+      },
+      sendCancelStatement: async (_ctx, p: { statementId: string; agentId: string }) => {
+        await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.statementId } });
+      },
+      statementFinished: async (ctx, p: { sessionId: string; statementId: string; status: string }) => {
+        if (p.status === 'done') await recordRunOutcome(db, p.statementId, null);
+        await ctx.host.send('sqlSession', p.sessionId, { type: 'statementFinished', statementId: p.statementId });
+      },
+    },
+    entityWrite: runEntityWrite,
+  };
+}

@@ -1,0 +1,227 @@
+// SQL sessions on the agent: each is one sandboxed DuckDB connection held for an external client, with a memory
+// reservation (SESSION_BASELINE_BYTES, granted by admission control like a query's) for its whole life. Its
+// statements run one at a time, in arrival order, on that connection, so temp tables, `USE` and the settings the
+// api's session policy lets through persist between them; Iceberg reads and writes go through the bridge exactly as
+// for queries. A statement reports as a query does (query_started, query_done, query_failed with its id). The
+// session goes on close, on the control plane's drop, and when the control channel is lost.
+import type { AgentFrame, ExecuteStatementFrame, OpenSessionFrame, QueryErrorCode } from '../protocol/index.ts';
+import { processSpan, SpanKind } from '../telemetry/tracing.ts';
+import { AdmissionError, type AdmissionController, type Grant } from './admission.ts';
+import type { AgentConfig } from './config.ts';
+import type { DataFileCache } from './dataCache.ts';
+import { QueryEngine, type EngineOptions } from './engine.ts';
+import { decodeAttachments } from './icebergAttachments.ts';
+import { IcebergBridge } from './icebergBridge.ts';
+import { BridgeError } from './icebergErrors.ts';
+import type { Logger } from './logger.ts';
+
+type OpenPayload = OpenSessionFrame['payload'];
+type StatementPayload = ExecuteStatementFrame['payload'];
+
+interface Running {
+  readonly statementId: string;
+  stopReason: 'cancelled' | 'timeout' | null;
+}
+
+interface Session {
+  readonly id: string;
+  readonly engine: QueryEngine;
+  readonly grant: Grant;
+  /** the tail of the statement queue: each statement runs after the previous one settled */
+  tail: Promise<void>;
+  running: Running | null;
+  readonly queued: Set<string>;
+  /** the default catalog was made current by a first statement with catalogs; later ones keep the session's USE */
+  attachedOnce: boolean;
+  closed: boolean;
+}
+
+export interface SessionHostOptions {
+  readonly config: AgentConfig;
+  readonly admission: AdmissionController;
+  readonly engine: EngineOptions;
+  readonly dataCache: DataFileCache;
+  readonly logger: Logger;
+  readonly send: (frame: AgentFrame) => void;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0].slice(0, 2000);
+}
+
+function classify(error: unknown): QueryErrorCode {
+  if (error instanceof AdmissionError) return error.code;
+  if (error instanceof BridgeError) return error.code;
+  const text = error instanceof Error ? error.message : String(error);
+  if (/Out of Memory Error/i.test(text)) return 'out_of_memory';
+  if (/^[A-Za-z ]*Error: /.test(text)) return 'sql_error';
+  return 'internal_error';
+}
+
+export class SessionHost {
+  readonly #o: SessionHostOptions;
+  readonly #sessions = new Map<string, Session>();
+  /** opens in progress, so a repeated open frame (effects run at least once) opens nothing twice */
+  readonly #opening = new Set<string>();
+
+  constructor(options: SessionHostOptions) {
+    this.#o = options;
+  }
+
+  get count(): number {
+    return this.#sessions.size;
+  }
+
+  async open(p: OpenPayload): Promise<void> {
+    const { send, logger } = this.#o;
+    const log = logger.child({ sessionId: p.session_id });
+    if (this.#sessions.has(p.session_id)) {
+      send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: this.#sessions.get(p.session_id)!.grant.grantedBytes } });
+      return;
+    }
+    if (this.#opening.has(p.session_id)) return;
+    this.#opening.add(p.session_id);
+    let grant: Grant | null = null;
+    let engine: QueryEngine | null = null;
+    try {
+      const baseline = Math.min(this.#o.config.sessionBaselineBytes, this.#o.admission.stats.budgetBytes);
+      grant = await this.#o.admission.acquire(`session:${p.session_id}`, baseline);
+      engine = await QueryEngine.open(p.session_id, this.#o.engine);
+      // Unlocked: the session's own SETs (the api's safe list) must work; file access stays sandboxed.
+      await engine.configure(grant.limitBytes, { lock: false });
+      this.#sessions.set(p.session_id, { id: p.session_id, engine, grant, tail: Promise.resolve(), running: null, queued: new Set(), attachedOnce: false, closed: false });
+      log.info({ reservedBytes: grant.grantedBytes, limitBytes: grant.limitBytes }, 'session opened');
+      send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: grant.grantedBytes } });
+    } catch (error) {
+      await engine?.close().catch(() => undefined);
+      grant?.release();
+      const code = error instanceof AdmissionError ? error.code : 'internal_error';
+      log.warn({ code, err: firstLine(error) }, 'session open failed');
+      send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: firstLine(error) } } });
+    } finally {
+      this.#opening.delete(p.session_id);
+    }
+  }
+
+  /** Queues a statement behind the session's earlier ones. */
+  execute(p: StatementPayload): void {
+    const s = this.#sessions.get(p.session_id);
+    if (!s || s.closed) {
+      this.#o.send({ type: 'query_failed', payload: { query_id: p.statement_id, error: { code: 'internal_error', message: 'the session is not open on this agent' } } });
+      return;
+    }
+    if (s.queued.has(p.statement_id) || s.running?.statementId === p.statement_id) return; // a repeated frame
+    s.queued.add(p.statement_id);
+    // The acknowledgement: the statement is the session's now (its timeout counts from here, queue included).
+    this.#o.send({ type: 'query_started', payload: { query_id: p.statement_id, queued_ms: 0, reserved_bytes: s.grant.grantedBytes } });
+    s.tail = s.tail.then(() =>
+      processSpan('statement', { parent: p.traceparent ?? null, kind: SpanKind.CONSUMER, attributes: { 'eider.statement_id': p.statement_id, 'eider.session_id': p.session_id } }, () =>
+        this.#run(s, p),
+      ),
+    );
+  }
+
+  /** Interrupts a running statement or drops a queued one; false when this agent has no such statement. */
+  cancel(statementId: string): boolean {
+    for (const s of this.#sessions.values()) {
+      if (s.running?.statementId === statementId) {
+        if (s.running.stopReason === null) s.running.stopReason = 'cancelled';
+        s.engine.interrupt();
+        return true;
+      }
+      if (s.queued.delete(statementId)) {
+        this.#o.send({ type: 'query_failed', payload: { query_id: statementId, error: { code: 'cancelled', message: 'statement cancelled' } } });
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Closes the connection and frees its memory; answers session_closed (also for a session it does not hold). */
+  async close(sessionId: string, reason: string): Promise<void> {
+    const s = this.#sessions.get(sessionId);
+    if (s) await this.#drop(s, reason);
+    this.#o.send({ type: 'session_closed', payload: { session_id: sessionId } });
+  }
+
+  /** The control channel is gone: every session goes with it (the control plane fails them on its side). */
+  async dropAll(reason: string): Promise<void> {
+    await Promise.all([...this.#sessions.values()].map((s) => this.#drop(s, reason)));
+  }
+
+  async #drop(s: Session, reason: string): Promise<void> {
+    if (s.closed) return;
+    s.closed = true;
+    this.#sessions.delete(s.id);
+    s.queued.clear();
+    if (s.running && s.running.stopReason === null) s.running.stopReason = 'cancelled';
+    s.engine.interrupt();
+    await s.tail.catch(() => undefined);
+    await s.engine.close().catch((error: unknown) => this.#o.logger.warn({ sessionId: s.id, err: firstLine(error) }, 'session engine close failed'));
+    s.grant.release();
+    this.#o.logger.info({ sessionId: s.id, reason }, 'session closed');
+  }
+
+  async #run(s: Session, p: StatementPayload): Promise<void> {
+    const { send, logger, config } = this.#o;
+    if (!s.queued.delete(p.statement_id) || s.closed) return; // cancelled while queued, or the session went
+    const log = logger.child({ sessionId: s.id, statementId: p.statement_id });
+    const running: Running = { statementId: p.statement_id, stopReason: null };
+    s.running = running;
+    const started = performance.now();
+    const timeoutS = Math.min(p.timeout_s, config.maxTimeoutS);
+    const timer = setTimeout(() => {
+      running.stopReason = 'timeout';
+      s.engine.interrupt();
+    }, timeoutS * 1000);
+    let bridge: IcebergBridge | null = null;
+    let outcome: AgentFrame;
+    try {
+      let sql = p.sql;
+      if (p.catalogs && p.catalogs.length > 0) {
+        bridge = await IcebergBridge.open(
+          {
+            attachments: decodeAttachments(p.catalogs),
+            connection: s.engine.connection,
+            workDir: s.engine.tempDir,
+            cache: this.#o.dataCache,
+            logger: log,
+            useDefault: !s.attachedOnce,
+          },
+          p.sql,
+        );
+        s.attachedOnce = true;
+        await bridge.before(0);
+        sql = bridge.sql;
+      }
+      const result = await s.engine.execute(sql, bridge ?? undefined, p.statement_id);
+      const durationMs = performance.now() - started;
+      outcome = {
+        type: 'query_done',
+        payload: {
+          query_id: p.statement_id,
+          row_count: result.rowCount,
+          duration_ms: durationMs,
+          result_path: result.resultPath,
+          column_schema: result.columnSchema,
+          columns: result.columns,
+          ...(result.statementType ? { statement_type: result.statementType } : {}),
+          ...(result.profile ? { profile: result.profile } : {}),
+        },
+      };
+      log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'statement done');
+    } catch (error) {
+      const durationMs = performance.now() - started;
+      const code: QueryErrorCode = running.stopReason ?? classify(error);
+      const message =
+        running.stopReason === 'timeout' ? `statement exceeded its timeout of ${timeoutS}s` : running.stopReason === 'cancelled' ? 'statement cancelled' : firstLine(error);
+      log.info({ code, err: message }, 'statement failed');
+      outcome = { type: 'query_failed', payload: { query_id: p.statement_id, error: { code, message }, duration_ms: durationMs } };
+    } finally {
+      clearTimeout(timer);
+      bridge?.close();
+      if (s.running === running) s.running = null;
+    }
+    send(outcome);
+  }
+}

@@ -1,0 +1,129 @@
+// SQL sessions as the API shows them (decisions.md "SQL sessions"): the sql_sessions row written by each session
+// actor, who may see and close one, and the page of a workspace's sessions.
+import type { Queryable } from '../runtime/db.ts';
+import { hasPermission, type Principal } from './identity.ts';
+import { notFound, unprocessable } from './errors.ts';
+import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
+
+export const SESSION_STATUSES = ['pending', 'opening', 'open', 'closing', 'closed', 'failed'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+export interface SqlSessionRow {
+  id: string;
+  workspace_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  status: SessionStatus;
+  active_catalog: string | null;
+  staging_uri: string | null;
+  error: string | null;
+  error_code: string | null;
+  close_reason: string | null;
+  client_name: string | null;
+  client_version: string | null;
+  created_at: Date;
+  opened_at: Date | null;
+  last_active_at: Date;
+  closed_at: Date | null;
+}
+
+export interface SqlSessionOut {
+  id: string;
+  workspace_id: string;
+  user_id: string | null;
+  agent_id: string | null;
+  status: SessionStatus;
+  active_catalog: string | null;
+  staging_uri: string | null;
+  error: string | null;
+  close_reason: string | null;
+  client_name: string | null;
+  client_version: string | null;
+  created_at: string;
+  opened_at: string | null;
+  last_active_at: string;
+  closed_at: string | null;
+}
+
+const COLS = `id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, error, error_code, close_reason,
+  client_name, client_version, created_at, opened_at, last_active_at, closed_at`;
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export const toSessionOut = (r: SqlSessionRow): SqlSessionOut => ({
+  id: r.id,
+  workspace_id: r.workspace_id,
+  user_id: r.user_id,
+  agent_id: r.agent_id,
+  status: r.status,
+  active_catalog: r.active_catalog,
+  staging_uri: r.staging_uri,
+  error: r.error,
+  close_reason: r.close_reason,
+  client_name: r.client_name,
+  client_version: r.client_version,
+  created_at: r.created_at.toISOString(),
+  opened_at: iso(r.opened_at),
+  last_active_at: r.last_active_at.toISOString(),
+  closed_at: iso(r.closed_at),
+});
+
+/** `User-Agent`'s first product token (`dbt-eider/1.2 python/3.11` → name dbt-eider, version 1.2). */
+export function clientOf(userAgent: string | undefined): { name: string | null; version: string | null } {
+  const first = (userAgent ?? '').trim().split(/\s+/)[0] ?? '';
+  if (!first) return { name: null, version: null };
+  const slash = first.indexOf('/');
+  const name = (slash < 0 ? first : first.slice(0, slash)).slice(0, 100) || null;
+  const version = slash < 0 ? null : first.slice(slash + 1).slice(0, 50) || null;
+  return { name, version };
+}
+
+export async function readSession(q: Queryable, id: string): Promise<SqlSessionRow | undefined> {
+  const [row] = await q.query<SqlSessionRow>(`select ${COLS} from sql_sessions where id = $1`, [id]);
+  return row;
+}
+
+/** A session its owner or a query-admin may see: anyone else gets 404, as if it did not exist. */
+export async function findVisibleSession(q: Queryable, p: Principal, id: string): Promise<SqlSessionRow> {
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+  const row = uuid ? await readSession(q, id) : undefined;
+  if (!row || (row.user_id !== p.user.id && !hasPermission(p, 'query-admin'))) throw notFound('SQL session');
+  return row;
+}
+
+/** A workspace's sessions, newest first: the caller's own, or everyone's for a query-admin. */
+export async function listSessions(
+  q: Queryable,
+  p: Principal,
+  workspaceId: string,
+  f: { status: string[]; cursor?: string; limit: number },
+): Promise<Page<SqlSessionOut>> {
+  for (const s of f.status) {
+    if (!(SESSION_STATUSES as readonly string[]).includes(s)) {
+      throw unprocessable(`unknown status ${s}`, 'unprocessable_content', { fields: [{ field: 'status', message: `one of ${SESSION_STATUSES.join(', ')}` }] });
+    }
+  }
+  const params: unknown[] = [workspaceId];
+  const where = ['workspace_id = $1'];
+  if (!hasPermission(p, 'query-admin')) {
+    params.push(p.user.id);
+    where.push(`user_id = $${params.length}`);
+  }
+  if (f.status.length) {
+    params.push(f.status);
+    where.push(`status = any($${params.length}::text[])`);
+  }
+  const sort = 'created_at:desc';
+  if (f.cursor) {
+    const c = decodeCursor(f.cursor, sort);
+    if (!(await readSession(q, c.id))) throw staleCursor();
+    params.push(c.k, c.id);
+    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(f.limit + 1);
+  const rows = await q.query<SqlSessionRow & { sort_key: string }>(
+    `select ${COLS}, created_at::text as sort_key from sql_sessions where ${where.join(' and ')}
+      order by created_at desc, id desc limit $${params.length}`,
+    params,
+  );
+  return pageOf(rows, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), toSessionOut);
+}

@@ -1,0 +1,329 @@
+// SQL sessions (spec "SQL sessions", decisions.md "SQL sessions"): a connection held open on one agent for an
+// external client (a DB-API connector, dbt, a BI tool), its statements run in order with session state kept
+// between them. Off unless SQL_SESSIONS_ENABLED: then every route answers 404 "not enabled", which existing clients
+// read as "switched off".
+import { randomUUID } from 'node:crypto';
+import { Schema } from 'effect';
+import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
+import { AppError, conflict, forbidden, notFound, unavailable, unprocessable } from '../../domain/errors.ts';
+import { policyRejection } from '../../domain/statementPolicy.ts';
+import { requireAgentTier } from '../../domain/agents.ts';
+import * as queries from '../../domain/queries.ts';
+import * as sessions from '../../domain/sqlSessions.ts';
+import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { checkScopedAccess } from '../../domain/catalogGrants.ts';
+import { actorOf } from '../../domain/audit.ts';
+import { checkPolicyOffThread } from '../policyPool.ts';
+import { readRowsPage } from '../rows.ts';
+import { audit } from '../audit.ts';
+import type { AppContext } from '../context.ts';
+import { QueryOutSchema, readQuery, RowsPage } from './queries.ts';
+
+// Worded for clients that read a 404 containing "not enabled" as "SQL sessions are switched off".
+const gate = (ctx: AppContext) => {
+  if (!ctx.config.SQL_SESSIONS_ENABLED) throw new AppError(404, 'not_found', 'SQL sessions are not enabled on this server (SQL_SESSIONS_ENABLED)');
+};
+
+const SessionOut = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  agent_id: Schema.NullOr(Schema.String),
+  status: Schema.Literals(sessions.SESSION_STATUSES),
+  active_catalog: Schema.NullOr(Schema.String),
+  staging_uri: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  close_reason: Schema.NullOr(Schema.String),
+  client_name: Schema.NullOr(Schema.String),
+  client_version: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  opened_at: Schema.NullOr(Schema.String),
+  last_active_at: Schema.String,
+  closed_at: Schema.NullOr(Schema.String),
+});
+const SessionParams = Schema.Struct({ session_id: Schema.String });
+const Seconds = Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0));
+const StatementOut = Schema.Struct({ ...QueryOutSchema.fields, first_page: Schema.optionalKey(RowsPage) });
+
+const waitTooLong = (field: string, max: number, variable: string) =>
+  unprocessable(`${field} is at most ${max} (${variable})`, 'unprocessable_content', { fields: [{ field, in: 'body', message: `at most ${max}` }] });
+
+export const sqlSessionRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/workspaces/:workspace/sql/sessions',
+    operationId: 'create_sql_session',
+    summary: 'Open a SQL session on an agent: 201 open, 202 still opening (on_wait_timeout=continue), 503 compute_starting',
+    description:
+      'The session holds one connection on the agent for its whole life; statements run on it in order and keep ' +
+      'session state (temp tables, USE, the safe SET list). With on_wait_timeout=cancel (the default) a session not ' +
+      'open within wait_timeout_s is closed again and the answer is 503 compute_starting with Retry-After; with ' +
+      'continue it is 202 and the client polls GET /sql/sessions/{session_id} until status is open.',
+    tags: ['sql-sessions'],
+    gate,
+    access: { kind: 'workspace', role: 'reader' },
+    params: Schema.Struct({ workspace: Schema.String }),
+    body: Schema.Struct({
+      agent_id: Schema.optionalKey(Schema.NullOr(Uuid)),
+      catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
+      wait_timeout_s: Schema.optionalKey(Schema.NullOr(Seconds)),
+      on_wait_timeout: Schema.optionalKey(Schema.NullOr(Schema.Literals(['cancel', 'continue']))),
+    }),
+    responses: { 201: SessionOut, 202: SessionOut, 403: null, 422: null, 503: null },
+    handler: async ({ ctx, req, principal, ws, body }) => {
+      const c = ctx.config;
+      const waitS = body?.wait_timeout_s ?? c.SQL_SESSION_WAIT_TIMEOUT_S;
+      const onWait = body?.on_wait_timeout ?? 'cancel';
+      if (waitS > c.SQL_SESSION_MAX_WAIT_TIMEOUT_S) throw waitTooLong('wait_timeout_s', c.SQL_SESSION_MAX_WAIT_TIMEOUT_S, 'SQL_SESSION_MAX_WAIT_TIMEOUT_S');
+      if (waitS === 0 && onWait === 'cancel') {
+        throw unprocessable('wait_timeout_s 0 with on_wait_timeout=cancel could never open a session', 'unprocessable_content', {
+          fields: [{ field: 'wait_timeout_s', in: 'body', message: 'above 0, or on_wait_timeout=continue' }],
+        });
+      }
+      if (!body?.agent_id) {
+        throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
+      }
+      const workspace = ws!.workspace;
+      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', workspace.id);
+      if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+      const attached = await listWorkspaceCatalogs(ctx.db, workspace.id);
+      if (body.catalog && !attached.some((x) => x.slug === body.catalog)) {
+        throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
+      }
+      const active = attached.find((x) => x.slug === (body.catalog ?? attached.find((d) => d.is_default)?.slug)) ?? null;
+      const id = randomUUID();
+      const now = Date.now();
+      const root = active ? (active.root_uri.endsWith('/') ? active.root_uri : `${active.root_uri}/`) : null;
+      const staging = root ? `${root}${c.SQL_SESSION_STAGING_PREFIX_SEGMENT}/${id}/` : null;
+      const client = sessions.clientOf(req.headers['user-agent']);
+      const spawned = await ctx.host.spawn(
+        'sqlSession',
+        id,
+        {
+          sessionId: id,
+          workspace: workspace.slug,
+          agentId: agent.id,
+          at: now,
+          idleTimeoutMs: c.SQL_SESSION_IDLE_TIMEOUT_S * 1000,
+          maxLifetimeMs: c.SQL_SESSION_MAX_LIFETIME_S * 1000,
+          openingDeadlineMs: c.SQL_SESSION_OPENING_DEADLINE_S * 1000,
+          pendingTimeoutMs: c.SQL_SESSION_OPENING_DEADLINE_S * 1000,
+          closeTimeoutMs: c.SQL_SESSION_OPEN_TIMEOUT_S * 1000,
+        },
+        {
+          entity: {
+            sql: `insert into sql_sessions (id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, client_name, client_version, created_at, last_active_at)
+                  values ($1, $2, $3, $4, 'opening', $5, $6, $7, $8, $9::timestamptz, $9::timestamptz)`,
+            params: [id, workspace.id, principal.user.id, agent.id, active?.slug ?? null, staging, client.name, client.version, new Date(now).toISOString()],
+          },
+        },
+      );
+      await spawned.start();
+      const settled = (v: { status: string }) => v.status !== 'opening' && v.status !== 'pending';
+      const view = waitS > 0 ? await ctx.host.waitFor('sqlSession', id, settled, waitS * 1000) : null;
+      const row = (await sessions.readSession(ctx.db, id))!;
+      if (view?.status === 'open' || row.status === 'open') {
+        return { status: 201, body: sessions.toSessionOut(row), headers: { location: `/api/sql/sessions/${id}` } };
+      }
+      if (row.status === 'failed' || row.status === 'closed') {
+        throw unavailable(`the session could not be opened: ${row.error ?? row.status}`, 'unavailable');
+      }
+      if (onWait === 'continue') return { status: 202, body: sessions.toSessionOut(row), headers: { location: `/api/sql/sessions/${id}` } };
+      await ctx.host.send('sqlSession', id, { type: 'close' });
+      throw new AppError(503, 'compute_starting', `the session did not open within ${waitS} s; try again`, undefined, { 'retry-after': '5' });
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/sql/sessions',
+    operationId: 'list_sql_sessions',
+    summary: 'SQL sessions of a workspace, newest first (your own; all of them for a query-admin)',
+    tags: ['sql-sessions'],
+    gate,
+    access: { kind: 'workspace', role: 'reader' },
+    params: Schema.Struct({ workspace: Schema.String }),
+    query: Schema.Struct({ status: repeatable(Schema.String), cursor: Schema.optionalKey(Schema.String), limit: Limit }),
+    responses: { 200: Schema.Struct({ items: Schema.Array(SessionOut), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }), 422: null },
+    handler: async ({ ctx, principal, ws, query }) => ({
+      status: 200,
+      body: await sessions.listSessions(ctx.db, principal, ws!.workspace.id, { status: asArray(query.status), cursor: query.cursor, limit: query.limit ?? 100 }),
+    }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/sql/sessions/:session_id',
+    operationId: 'get_sql_session',
+    summary: 'One SQL session (its owner, or a query-admin)',
+    tags: ['sql-sessions'],
+    gate,
+    access: { kind: 'resource', note: 'the session’s owner or a query-admin' },
+    params: SessionParams,
+    responses: { 200: SessionOut, 404: null },
+    handler: async ({ ctx, principal, params }) => ({
+      status: 200,
+      body: sessions.toSessionOut(await sessions.findVisibleSession(ctx.db, principal, params.session_id)),
+    }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/sql/sessions/:session_id',
+    operationId: 'delete_sql_session',
+    summary: 'Close a SQL session (204, also when already closed); its running statement is cancelled',
+    tags: ['sql-sessions'],
+    gate,
+    access: { kind: 'resource', note: 'the session’s owner or a query-admin' },
+    params: SessionParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, principal, params }) => {
+      const row = await sessions.findVisibleSession(ctx.db, principal, params.session_id);
+      if (!['closed', 'failed'].includes(row.status)) await ctx.host.send('sqlSession', row.id, { type: 'close' });
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/sql/sessions/:session_id/statements',
+    operationId: 'create_sql_statement',
+    summary: 'Run a statement in an open session: 200 when it finished within wait_timeout_s, 202 otherwise',
+    description:
+      'Without wait_timeout_s the answer is 202 at once (poll GET /queries/{id}); with it, 200 with the finished ' +
+      'statement and, when it produced rows, first_page (first_page_limit rows, at most 200; 0 opts out). ' +
+      'A session that is not open is 409 session_not_open. The session policy applies: the query policy plus USE, ' +
+      'transaction control, the safe SET list, COPY within the session staging prefix, ATTACH of an attached catalog.',
+    tags: ['sql-sessions'],
+    gate,
+    access: { kind: 'resource', note: 'the session’s owner' },
+    params: SessionParams,
+    body: Schema.Struct({
+      sql: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_000)),
+      timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isGreaterThan(0)))),
+      wait_timeout_s: Schema.optionalKey(Schema.NullOr(Seconds)),
+      first_page_limit: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0)))),
+    }),
+    responses: { 200: StatementOut, 202: StatementOut, 400: null, 403: null, 404: null, 409: null, 413: null, 422: null },
+    handler: async ({ ctx, req, principal, params, body }) => {
+      const c = ctx.config;
+      const s = await sessions.findVisibleSession(ctx.db, principal, params.session_id);
+      if (s.user_id !== principal.user.id) throw forbidden('only the session’s owner runs statements in it');
+      if (body.wait_timeout_s != null && body.wait_timeout_s > c.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
+        throw waitTooLong('wait_timeout_s', c.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S, 'SQL_STATEMENT_MAX_WAIT_TIMEOUT_S');
+      }
+      if (body.first_page_limit != null && body.first_page_limit > 200) throw waitTooLong('first_page_limit', 200, 'the first page holds at most 200 rows');
+      if (s.status !== 'open') throw conflict(`the session is ${s.status}`, 'session_not_open');
+      const bytes = Buffer.byteLength(body.sql, 'utf8');
+      if (bytes > c.SQL_MAX_BYTES) throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${c.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
+      const member = await ctx.db.query<{ role: string; slug: string }>(
+        `select m.role, w.slug from workspace_members m join workspaces w on w.id = m.workspace_id where m.workspace_id = $1 and m.user_id = $2`,
+        [s.workspace_id, principal.user.id],
+      );
+      if (!member.length) throw notFound('SQL session');
+      const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
+        await audit(ctx, req, {
+          action: 'policy.reject',
+          outcome: 'failure',
+          actor: actorOf(principal),
+          target: { kind: 'sql_session', id: s.id },
+          details: { workspace: member[0].slug, code: e.code, statement_type: statementType },
+        });
+        throw e;
+      };
+      const attached = await listWorkspaceCatalogs(ctx.db, s.workspace_id);
+      const policy = await ctx.tracing.span('policy', {}, () =>
+        checkPolicyOffThread(
+          body.sql,
+          { mode: 'session', maxStatements: c.SQL_MAX_STATEMENTS, stagingPrefix: s.staging_uri ?? undefined, managedCatalogs: attached.map((x) => x.slug) },
+          c.SQL_POLICY_TIME_BUDGET_MS,
+        ),
+      );
+      if (!policy.ok) {
+        const e = policyRejection(policy);
+        if (e.status === 403) await refuse(e, policy.statementType);
+        throw e;
+      }
+      const read = policy.statements.findIndex((x) => x.type === 'select' || x.type === 'describe');
+      if (policy.statements.length > 1 && read >= 0) {
+        throw unprocessable(`statement ${read + 1} of ${policy.statements.length} is a read; a script of several statements returns no rows: send the read on its own`, 'unprocessable_content', {
+          fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }],
+        });
+      }
+      if (policy.isWrite && member[0].role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${member[0].slug}`), policy.statementType);
+      await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, s.active_catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
+        e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
+      );
+
+      // The session decides acceptance (only an open one accepts); the accepted statement is then spawned here.
+      const statementId = randomUUID();
+      const accepted = await ctx.host.send('sqlSession', s.id, { type: 'statementSubmitted', statementId });
+      const running = (accepted.actor.snapshot.context as { runningStatements?: string[] }).runningStatements ?? [];
+      if (accepted.actor.status !== 'open' || !running.includes(statementId)) throw conflict(`the session is ${accepted.actor.status}`, 'session_not_open');
+      const now = Date.now();
+      const timeoutS = body.timeout_s ?? null;
+      const spawned = await ctx.host.spawn(
+        'statement',
+        statementId,
+        {
+          statementId,
+          sessionId: s.id,
+          agentId: s.agent_id,
+          sql: body.sql,
+          at: now,
+          timeoutMs: timeoutS === null ? null : timeoutS * 1000,
+          defaultTimeoutMs: c.SQL_STATEMENT_DEFAULT_TIMEOUT_S * 1000,
+          graceMs: Math.max(1, c.SQL_STATEMENT_TIMEOUT_GRACE_S * 1000),
+          ackDeadlineMs: c.SQL_STATEMENT_ACK_DEADLINE_S * 1000,
+          ackSupported: true,
+        },
+        {
+          entity: {
+            sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, started_at)
+                  values ($1, $2, $3, $4, $5, 'queued', $6, 'session', $7, $8, $9, $10::jsonb, $11::timestamptz)`,
+            params: [
+              statementId, s.workspace_id, s.agent_id, principal.user.id, body.sql, policy.statementType, s.id, s.active_catalog,
+              timeoutS === null ? null : Math.ceil(timeoutS), JSON.stringify(policy.tables), new Date(now).toISOString(),
+            ],
+          },
+        },
+      );
+      await spawned.start();
+      const waitS = body.wait_timeout_s ?? 0;
+      if (waitS > 0) await ctx.host.waitForTerminal('statement', statementId, waitS * 1000);
+      const row = await readQuery(ctx, statementId);
+      const out = queries.toQueryOut(row);
+      if (waitS === 0 || ['queued', 'running'].includes(row.status)) return { status: 202, body: out };
+      const pageLimit = body.first_page_limit ?? c.SQL_STATEMENT_FIRST_PAGE_LIMIT;
+      if (pageLimit > 0 && row.status === 'done' && row.result_path) {
+        // Absent when the rows cannot be read now: the client reads them through /queries/{id}/rows.
+        const first = await readRowsPage(ctx, row, pageLimit, undefined).catch(() => undefined);
+        if (first) return { status: 200, body: { ...out, first_page: first } };
+      }
+      return { status: 200, body: out };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/sql/sessions/:session_id/statements',
+    operationId: 'list_sql_statements',
+    summary: 'The statements of a session, newest first (each a query readable at /queries/{id})',
+    tags: ['sql-sessions'],
+    gate,
+    access: { kind: 'resource', note: 'the session’s owner or a query-admin' },
+    params: SessionParams,
+    query: Schema.Struct({ cursor: Schema.optionalKey(Schema.String), limit: Limit }),
+    responses: { 200: Schema.Struct({ items: Schema.Array(QueryOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }), 404: null },
+    handler: async ({ ctx, principal, params, query }) => {
+      const s = await sessions.findVisibleSession(ctx.db, principal, params.session_id);
+      const page = await queries.listHistory(ctx.db, principal, {
+        workspaceId: s.workspace_id,
+        status: [],
+        statement_type: [],
+        sort: 'started_at',
+        dir: 'desc',
+        cursor: query.cursor,
+        limit: query.limit ?? 100,
+        origin: [],
+        session_id: s.id,
+      });
+      return { status: 200, body: page };
+    },
+  }),
+];

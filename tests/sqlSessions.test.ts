@@ -1,0 +1,197 @@
+// SQL sessions against the real stack: a real agent process holds each session's DuckDB connection; statements run
+// on it in order with session state kept; the route answers in the shapes the existing Python DB-API connector
+// reads (shared/reference), including its v1 error fallback (`detail`); deadlines fire through the reaper.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupAdmin, startTestApi, startTestStack, newUser, type Caller, type TestStack } from './support/api.ts';
+import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+
+const BOOT = 'test-bootstrap-token-for-sql-sessions';
+const UA = 'eider-test-connector/1.2.3 python/3.12';
+let t: TestStack;
+let admin: Caller & { id: string };
+let agent: TestAgent;
+let agentId: string;
+
+beforeAll(async () => {
+  t = await startTestStack({
+    AGENT_BOOTSTRAP_TOKEN: BOOT,
+    SQL_SESSIONS_ENABLED: 'true',
+    SQL_SESSION_IDLE_TIMEOUT_S: '6',
+    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+    AGENT_HEARTBEAT_TTL_S: '3',
+    ACTOR_REAPER_TICK_S: '0.2',
+  });
+  admin = await setupAdmin(t);
+  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'sessions' });
+  agentId = await waitForHealthyAgent(t, admin, 'sessions');
+}, 120_000);
+afterAll(async () => {
+  await agent?.stop();
+  if (agent) cleanupAgentDir(agent);
+  await t?.close();
+});
+
+const as = (who: Caller = admin) => ({ as: who, headers: { 'user-agent': UA } });
+
+/** What the connector does: open with on_wait_timeout=continue, then poll until open. */
+async function open(who: Caller = admin, extra: Record<string, unknown> = {}) {
+  const r = await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(who), body: { agent_id: agentId, wait_timeout_s: 30, on_wait_timeout: 'continue', ...extra } });
+  expect([201, 202], r.text).toContain(r.status);
+  let s = r.body;
+  for (let i = 0; s.status !== 'open' && i < 100; i++) {
+    await new Promise((res) => setTimeout(res, 100));
+    s = (await t.req('GET', `/api/sql/sessions/${s.id}`, as(who))).body;
+  }
+  expect(s.status).toBe('open');
+  return { res: r, session: s };
+}
+
+/** What the connector does per statement: submit (202), poll the query, read its rows (also for DDL). */
+async function run(sessionId: string, sql: string, who: Caller = admin) {
+  const sub = await t.req('POST', `/api/sql/sessions/${sessionId}/statements`, { ...as(who), body: { sql } });
+  expect(sub.status, sub.text).toBe(202);
+  const q = (await t.req('GET', `/api/queries/${sub.body.id}?wait_timeout_s=30`, as(who))).body;
+  const rows = q.status === 'done' ? (await t.req('GET', `/api/queries/${q.id}/rows?limit=1000`, as(who))).body : null;
+  return { q, rows };
+}
+
+describe('SQL sessions', () => {
+  it('the connector flow: open (201, Location), statements in order with session state, rows also for DDL, close', async () => {
+    const { res, session } = await open();
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/api/sql/sessions/${session.id}`);
+    expect(session).toMatchObject({ agent_id: agentId, user_id: admin.id, active_catalog: 'warehouse', client_name: 'eider-test-connector', client_version: '1.2.3', error: null, close_reason: null });
+    expect(session.staging_uri).toMatch(new RegExp(`/_staging/${session.id}/$`));
+
+    const ddl = await run(session.id, 'CREATE TEMP TABLE scratch AS SELECT range AS n FROM range(5)');
+    expect(ddl.q).toMatchObject({ status: 'done', origin: 'session', session_id: session.id });
+    expect(ddl.rows).toMatchObject({ rows: [], total: 0 });
+    // The temp table lives on the session's connection.
+    expect((await run(session.id, 'SELECT sum(n)::INTEGER AS s FROM scratch')).rows.rows).toEqual([{ s: 10 }]);
+    // A safe setting persists too; an unsafe one is refused by the api, never reaching the agent.
+    expect((await run(session.id, "SET TimeZone = 'America/New_York'")).q.status).toBe('done');
+    expect((await run(session.id, "SELECT CAST(TIMESTAMPTZ '2024-01-01 12:00:00+00' AS VARCHAR) AS at")).rows.rows).toEqual([{ at: '2024-01-01 07:00:00-05' }]);
+    const unsafe = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: "SET memory_limit = '100GB'" } });
+    expect(unsafe.status).toBe(403);
+    expect(unsafe.body.error).toBe('sql_not_allowed');
+    // Iceberg reads and writes work as for queries.
+    expect((await run(session.id, 'CREATE SCHEMA IF NOT EXISTS sess')).q.status).toBe('done');
+    expect((await run(session.id, 'CREATE TABLE sess.t AS SELECT range AS id FROM range(3)')).q.status).toBe('done');
+    expect((await run(session.id, 'INSERT INTO sess.t SELECT n FROM scratch')).q).toMatchObject({ status: 'done', row_count: 5 });
+    expect((await run(session.id, 'SELECT count(*)::INTEGER AS c FROM sess.t')).rows.rows).toEqual([{ c: 8 }]);
+
+    const list = await t.req('GET', `/api/sql/sessions/${session.id}/statements`, as());
+    expect(list.status).toBe(200);
+    expect(list.body.items.length).toBeGreaterThanOrEqual(8);
+    expect(list.body.items.every((x: any) => x.session_id === session.id)).toBe(true);
+    expect((await t.req('GET', '/api/workspaces/default/sql/sessions?status=open', as())).body.items.map((x: any) => x.id)).toContain(session.id);
+
+    expect((await t.req('DELETE', `/api/sql/sessions/${session.id}`, as())).status).toBe(204);
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 10_000 }).toBe('closed');
+    const after = (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body;
+    expect(after).toMatchObject({ close_reason: 'client' });
+    expect(after.closed_at).not.toBeNull();
+    expect((await t.req('DELETE', `/api/sql/sessions/${session.id}`, as())).status).toBe(204);
+    // What the connector falls back on for errors (`detail`), and the code it reads.
+    const late = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'SELECT 1' } });
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ error: 'session_not_open', detail: { error: 'session_not_open' } });
+  });
+
+  it('two sessions on one agent keep separate state', async () => {
+    const a = (await open()).session;
+    const b = (await open()).session;
+    await run(a.id, 'CREATE TEMP TABLE mine AS SELECT 1 AS x');
+    const other = await run(b.id, 'SELECT * FROM mine');
+    expect(other.q.status).toBe('failed');
+    expect(other.q.error).toMatch(/mine/);
+    expect((await run(a.id, 'SELECT x FROM mine')).rows.rows).toEqual([{ x: 1 }]);
+    for (const s of [a, b]) await t.req('DELETE', `/api/sql/sessions/${s.id}`, as());
+  });
+
+  it('a statement waited for answers 200 with its first page; cancel stops a running one', async () => {
+    const { session } = await open();
+    const waited = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'SELECT range AS n FROM range(300)', wait_timeout_s: 20, first_page_limit: 7 } });
+    expect(waited.status, waited.text).toBe(200);
+    expect(waited.body.status).toBe('done');
+    expect(waited.body.first_page.rows).toHaveLength(7);
+    expect(waited.body.first_page.total).toBe(300);
+    const ddl = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'CREATE TEMP TABLE x AS SELECT 1 AS a', wait_timeout_s: 20 } });
+    expect(ddl.status).toBe(200);
+    expect(ddl.body).not.toHaveProperty('first_page');
+
+    const slow = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b' } });
+    expect(slow.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await t.req('DELETE', `/api/queries/${slow.body.id}`, as())).status).toBe(204);
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as())).body.status, { timeout: 15_000 }).toBe('cancelled');
+    // The session is still usable after a cancel.
+    expect((await run(session.id, 'SELECT a FROM x')).rows.rows).toEqual([{ a: 1 }]);
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
+  });
+
+  it('refuses what the spec refuses: 422 limits, agent_required, another user’s session, unauthenticated', async () => {
+    const open422 = async (body: Record<string, unknown>) => (await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(), body })).body;
+    expect(await open422({ agent_id: agentId, wait_timeout_s: 121 })).toMatchObject({ error: 'unprocessable_content' });
+    expect(await open422({ agent_id: agentId, wait_timeout_s: 0, on_wait_timeout: 'cancel' })).toMatchObject({ error: 'unprocessable_content' });
+    expect(await open422({ wait_timeout_s: 5 })).toMatchObject({ error: 'agent_required' });
+    expect(await open422({ agent_id: agentId, on_wait_timeout: 'later' })).toMatchObject({ error: 'unprocessable_content' });
+    const { session } = await open();
+    const stmt = (body: Record<string, unknown>, who: Caller = admin) => t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(who), body });
+    expect((await stmt({ sql: 'SELECT 1', wait_timeout_s: 61 })).status).toBe(422);
+    expect((await stmt({ sql: 'SELECT 1', wait_timeout_s: 5, first_page_limit: 201 })).status).toBe(422);
+    expect((await stmt({ sql: 'SELEC 1' })).status).toBe(400);
+    const someone = await newUser(t, admin);
+    expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as(someone))).status).toBe(404);
+    expect((await stmt({ sql: 'SELECT 1' }, someone)).status).toBe(404);
+    expect((await t.req('DELETE', `/api/sql/sessions/${session.id}`, as(someone))).status).toBe(404);
+    expect((await t.req('GET', `/api/sql/sessions/${session.id}`)).status).toBe(401);
+    expect((await t.req('GET', '/api/sql/sessions/not-a-uuid', as())).status).toBe(404);
+    expect((await t.req('GET', '/api/workspaces/default/sql/sessions?status=nope', as())).status).toBe(422);
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
+  });
+
+  it('an idle session is closed by the reaper (close_reason idle), and a statement keeps it alive', async () => {
+    const { session } = await open();
+    await new Promise((r) => setTimeout(r, 3_500));
+    expect((await run(session.id, 'SELECT 1 AS one')).q.status).toBe('done');
+    await new Promise((r) => setTimeout(r, 3_500));
+    expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status).toBe('open');
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 15_000, interval: 250 }).toBe('closed');
+    expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.close_reason).toBe('idle');
+  });
+
+  it('the agent going away fails its sessions (agent_disconnect), and the next statement is 409', async () => {
+    const { session } = await open();
+    await agent.kill();
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 20_000, interval: 250 }).toBe('failed');
+    expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.close_reason).toBe('agent_disconnect');
+    const r = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'SELECT 1' } });
+    expect(r.status).toBe(409);
+    expect(r.body.error).toBe('session_not_open');
+    agent = await agent.restart();
+    await waitForHealthyAgent(t, admin, 'sessions');
+  });
+});
+
+describe('switched off (the default)', () => {
+  it('every session route answers 404 "not enabled"', async () => {
+    const off = await startTestApi();
+    try {
+      const who = await setupAdmin(off);
+      for (const [method, path] of [
+        ['POST', '/api/workspaces/default/sql/sessions'],
+        ['GET', '/api/workspaces/default/sql/sessions'],
+        ['GET', '/api/sql/sessions/00000000-0000-4000-8000-000000000000'],
+        ['POST', '/api/sql/sessions/00000000-0000-4000-8000-000000000000/statements'],
+        ['DELETE', '/api/sql/sessions/00000000-0000-4000-8000-000000000000'],
+      ] as const) {
+        const r = await off.req(method, path, { as: who, ...(method === 'POST' ? { body: {} } : {}) });
+        expect(r.status, path).toBe(404);
+        expect(r.body.message).toContain('not enabled');
+      }
+    } finally {
+      await off.close();
+    }
+  });
+});
