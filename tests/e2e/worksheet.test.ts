@@ -16,7 +16,7 @@ let agent: TestAgent | undefined;
 const rowsRequests: string[] = [];
 
 // The api with a real catalog service and object store beside it, as `eider up` runs them.
-const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
+const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2', SQL_SESSIONS_ENABLED: 'true' });
 const admin: Caller & { id: string } = await setupAdmin(t);
 
 beforeAll(async () => {
@@ -293,9 +293,9 @@ describe('web app: worksheets, results, history, catalog', () => {
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
     await pane.getByText('2 rows').first().waitFor({ timeout: 20_000 });
     // north: ids 0, 3, …, 27 (sum 135, doubled 270); south: the rest (435 − 135 = 300, doubled 600)
-    const cells = await pane.locator('.grid-row:not(.loading) [role=gridcell]').allTextContents();
-    expect(cells.join(' ')).toMatch(/north.*270|270.*north/);
-    expect(cells.join(' ')).toMatch(/south.*600|600.*south/);
+    const cells = () => pane.locator('.grid-row:not(.loading) [role=gridcell]').allTextContents().then((c) => c.join(' '));
+    await expect.poll(cells, { timeout: 10_000 }).toMatch(/north.*270|270.*north/);
+    expect(await cells()).toMatch(/south.*600|600.*south/);
     await b.shot('16-model-query');
   });
 
@@ -324,5 +324,25 @@ describe('web app: worksheets, results, history, catalog', () => {
     await page.waitForURL(new RegExp(`/inspect/query/${id}$`));
     await page.getByText(id).first().waitFor();
     await b.shot('18-inspect');
+  });
+
+  it('sessions: a connector’s live session with its statements, closed from the web app', async () => {
+    const agentId = (await t.req('GET', '/api/agents', { as: admin })).body.find((a: any) => a.name === 'e2e-agent').id;
+    const opened = await t.req('POST', '/api/workspaces/default/sql/sessions', { body: { agent_id: agentId, wait_timeout_s: 30 }, as: admin, headers: { 'user-agent': 'e2e-connector/0.9' } });
+    expect(opened.status, opened.text).toBe(201);
+    const st = await t.req('POST', `/api/sql/sessions/${opened.body.id}/statements`, { body: { sql: 'SELECT 7 AS seven', wait_timeout_s: 20 }, as: admin });
+    expect(st.status, st.text).toBe(200);
+
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/sessions');
+    const list = page.getByRole('table', { name: 'Sessions' });
+    await list.getByRole('link', { name: opened.body.id }).waitFor();
+    expect(await list.textContent()).toContain('e2e-connector 0.9');
+    await list.getByRole('link', { name: opened.body.id }).click();
+    await page.getByRole('table', { name: 'Statements' }).getByText('SELECT 7 AS seven').waitFor();
+    await b.shot('19-session');
+    await page.getByRole('button', { name: 'Close session' }).click();
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${opened.body.id}`, { as: admin })).body.status, { timeout: 15_000 }).toBe('closed');
+    await expect.poll(() => page.getByLabel('Session').textContent(), { timeout: 10_000 }).toContain('client');
   });
 });

@@ -20,6 +20,7 @@ export type WorkspaceCatalog = Api.ListWorkspaceCatalogsResponse[number];
 export type TableOut = Api.GetCatalogTableResponse;
 export type StorageBackend = Api.ListStorageBackendsResponse[number];
 export type Cluster = Api.GetClusterResponse;
+export type SqlSession = Api.GetSqlSessionResponse;
 export type ActorSummary = Api.ListActorsResponse['items'][number];
 
 export interface Page<T> {
