@@ -38,6 +38,7 @@ import { oidcClients } from '../domain/oidc.ts';
 import { oidcProviders } from '../runtime/config.ts';
 import { startLeaderLoop } from '../runtime/timers.ts';
 import { createTracing } from '../telemetry/tracing.ts';
+import { sessionCounts } from '../domain/sqlSessions.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -173,7 +174,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     db,
     config,
     logger,
-    metrics: config.METRICS_ENABLED ? createMetrics(() => db.stats) : undefined,
+    metrics: config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db)) : undefined,
     version: VERSION,
     setupToken,
     draining: { value: false },

@@ -127,3 +127,16 @@ export async function listSessions(
   );
   return pageOf(rows, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), toSessionOut);
 }
+
+/** What the metrics endpoint reports about sessions, across the cluster. */
+export async function sessionCounts(q: Queryable) {
+  const rows = await q.query<{ kind: string; k: string; n: number }>(
+    `select 'session' as kind, status as k, count(*)::int as n from sql_sessions where status in ('pending', 'opening', 'open', 'closing') group by status
+     union all
+     select 'ended', coalesce(close_reason, status), count(*)::int from sql_sessions where status in ('closed', 'failed') group by coalesce(close_reason, status)
+     union all
+     select 'statement', status, count(*)::int from queries where session_id is not null and status in ('queued', 'running') group by status`,
+  );
+  const pick = (kind: string) => Object.fromEntries(rows.filter((r) => r.kind === kind).map((r) => [r.k, r.n]));
+  return { sessions: pick('session'), statements: pick('statement'), ended: pick('ended') };
+}

@@ -7,7 +7,17 @@ export interface Metrics {
   latency: Histogram<'method' | 'route' | 'status'>;
 }
 
-export function createMetrics(pool: () => { active: number; max: number }): Metrics {
+/** Cluster-wide counts read from the database at scrape time (so every replica reports the same). */
+export interface SessionCounts {
+  /** live sessions by status (pending, opening, open, closing) */
+  sessions: Record<string, number>;
+  /** session statements queued or running, by status */
+  statements: Record<string, number>;
+  /** ended sessions by close_reason (failed ones without a reason count as `failed`) */
+  ended: Record<string, number>;
+}
+
+export function createMetrics(pool: () => { active: number; max: number }, sessionCounts?: () => Promise<SessionCounts>): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'eider_' });
   const requests = new Counter({
@@ -39,5 +49,24 @@ export function createMetrics(pool: () => { active: number; max: number }): Metr
       this.set(pool().max);
     },
   });
+  if (sessionCounts) {
+    // One read per scrape, shared by the three gauges.
+    let pending: Promise<SessionCounts> | null = null;
+    const counts = () => (pending ??= sessionCounts().finally(() => setTimeout(() => (pending = null), 0)));
+    const gauge = (name: string, help: string, label: string, pick: (c: SessionCounts) => Record<string, number>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers: [registry],
+        async collect() {
+          this.reset();
+          for (const [k, v] of Object.entries(pick(await counts()))) this.set({ [label]: k }, v);
+        },
+      });
+    gauge('eider_sql_sessions', 'SQL sessions not yet ended, by status', 'status', (c) => c.sessions);
+    gauge('eider_sql_statements', 'SQL session statements queued or running, by status', 'status', (c) => c.statements);
+    gauge('eider_sql_sessions_ended', 'SQL sessions ended, by close reason', 'reason', (c) => c.ended);
+  }
   return { registry, requests, latency };
 }

@@ -101,6 +101,10 @@ describe('SQL sessions', () => {
   it('two sessions on one agent keep separate state', async () => {
     const a = (await open()).session;
     const b = (await open()).session;
+    // Metrics count them across the cluster (read from the database at scrape time).
+    const metrics = (await t.req('GET', '/api/metrics')).text;
+    expect(Number(/eider_sql_sessions\{status="open"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
+    expect(Number(/eider_sql_sessions_ended\{reason="client"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     await run(a.id, 'CREATE TEMP TABLE mine AS SELECT 1 AS x');
     const other = await run(b.id, 'SELECT * FROM mine');
     expect(other.q.status).toBe('failed');
