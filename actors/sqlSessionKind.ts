@@ -25,7 +25,7 @@ function closeReasonOf(pr: { status: string; closeReason: string | null; errorCo
   }
 }
 
-export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger }): ActorKind {
+export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; removeStaging: (sessionId: string) => Promise<number> }): ActorKind {
   const { db, link } = deps;
   return {
     machine: machineKinds.sqlSession.machine,
@@ -57,6 +57,11 @@ export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger }
       acceptStatement: () => undefined,
       rejectStatement: () => undefined,
       agentWorkChanged: () => undefined,
+      // The session ended: what it staged goes (retried with the other effects until the storage answers).
+      removeStaging: async (ctx, p: { sessionId: string }) => {
+        const n = await deps.removeStaging(p.sessionId);
+        if (n > 0) ctx.logger.info({ sessionId: p.sessionId, files: n }, 'session staging files removed');
+      },
     },
     entityWrite: (id, pr: any) => ({
       sql: `update sql_sessions set status = $2, agent_id = $3, error = $4, error_code = $5, close_reason = $6,

@@ -15,6 +15,8 @@ export interface StatementKindDeps {
   /** The attached catalogs a statement of this session may reach (as a query's dispatch carries them). */
   catalogsFor: (statementId: string) => Promise<{ catalogs: Array<Record<string, unknown>>; extras: Record<string, unknown> } | null>;
   catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
+  /** Presigned URLs of the staging files a statement names, living `ttlSeconds`. */
+  stagingFor?: (statementId: string, ttlSeconds: number) => Promise<Array<{ uri: string; get_url: string; put_url: string }>>;
 }
 
 export function statementKind(deps: StatementKindDeps): ActorKind {
@@ -37,6 +39,13 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
               return;
             }
           }
+          let staging: Array<{ uri: string; get_url: string; put_url: string }> = [];
+          try {
+            staging = (await deps.stagingFor?.(p.statementId, p.timeoutS + 300)) ?? [];
+          } catch (err) {
+            await ctx.send({ type: 'failed', code: 'catalog_error', message: `the staging area is unavailable: ${(err as Error).message}` });
+            return;
+          }
           // The statement id is the idempotency key: the agent ignores a statement it has queued or run.
           const sent = await link.send(p.agentId, {
             type: 'execute_statement',
@@ -46,6 +55,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
               sql: p.sql,
               timeout_s: p.timeoutS,
               ...(token && found ? { catalogs: found.catalogs.map((c) => ({ ...c, token })) } : {}),
+              ...(staging.length ? { staging } : {}),
               ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },
           });

@@ -14,9 +14,19 @@ import { decodeAttachments } from './icebergAttachments.ts';
 import { IcebergBridge } from './icebergBridge.ts';
 import { BridgeError } from './icebergErrors.ts';
 import type { Logger } from './logger.ts';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 type OpenPayload = OpenSessionFrame['payload'];
 type StatementPayload = ExecuteStatementFrame['payload'];
+
+interface StagedLocal {
+  readonly uri: string;
+  readonly local: string;
+  readonly putUrl: string;
+  /** size and mtime before the statement ran (null: absent), to tell what it wrote */
+  readonly before: string | null;
+}
 
 interface Running {
   readonly statementId: string;
@@ -177,7 +187,8 @@ export class SessionHost {
     let bridge: IcebergBridge | null = null;
     let outcome: AgentFrame;
     try {
-      let sql = p.sql;
+      const staged = await this.#fetchStaging(s, p);
+      let sql = staged.sql;
       if (p.catalogs && p.catalogs.length > 0) {
         bridge = await IcebergBridge.open(
           {
@@ -188,13 +199,14 @@ export class SessionHost {
             logger: log,
             useDefault: !s.attachedOnce,
           },
-          p.sql,
+          sql,
         );
         s.attachedOnce = true;
         await bridge.before(0);
         sql = bridge.sql;
       }
       const result = await s.engine.execute(sql, bridge ?? undefined, p.statement_id);
+      await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;
       outcome = {
         type: 'query_done',
@@ -221,7 +233,44 @@ export class SessionHost {
       clearTimeout(timer);
       bridge?.close();
       if (s.running === running) s.running = null;
+      await rm(join(s.engine.tempDir, 'staging', p.statement_id), { recursive: true, force: true }).catch(() => undefined);
     }
     send(outcome);
+  }
+
+  /**
+   * The staging files a statement names become local files in the session's scratch directory (the only place its
+   * sandbox reaches): each is fetched from its presigned GET URL when it exists, and the statement's text names the
+   * local copy instead.
+   */
+  async #fetchStaging(s: Session, p: StatementPayload): Promise<{ sql: string; files: StagedLocal[] }> {
+    if (!p.staging?.length) return { sql: p.sql, files: [] };
+    const dir = join(s.engine.tempDir, 'staging', p.statement_id);
+    await mkdir(dir, { recursive: true });
+    let sql = p.sql;
+    const files: StagedLocal[] = [];
+    for (const [i, f] of p.staging.entries()) {
+      const name = f.uri.slice(f.uri.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
+      const local = join(dir, `${i}-${name}`);
+      const res = await fetch(f.get_url, { signal: AbortSignal.timeout(120_000) });
+      if (res.ok) await writeFile(local, new Uint8Array(await res.arrayBuffer()));
+      else if (res.status !== 404) throw new Error(`IO Error: staging file ${f.uri} could not be read (${res.status})`);
+      else await res.arrayBuffer();
+      const before = await stat(local).then((st) => `${st.size}:${st.mtimeMs}`, () => null);
+      files.push({ uri: f.uri, local, putUrl: f.put_url, before });
+      sql = sql.split(`'${f.uri.replace(/'/g, "''")}'`).join(`'${local.replace(/'/g, "''")}'`);
+    }
+    return { sql, files };
+  }
+
+  /** What the statement wrote to a staging file goes back to storage through its presigned PUT URL. */
+  async #uploadStaging(files: readonly StagedLocal[]): Promise<void> {
+    for (const f of files) {
+      const now = await stat(f.local).then((st) => `${st.size}:${st.mtimeMs}`, () => null);
+      if (now === null || now === f.before) continue;
+      const res = await fetch(f.putUrl, { method: 'PUT', body: new Uint8Array(await readFile(f.local)), signal: AbortSignal.timeout(120_000) });
+      await res.arrayBuffer();
+      if (!res.ok) throw new Error(`IO Error: staging file ${f.uri} could not be written (${res.status})`);
+    }
   }
 }

@@ -38,7 +38,7 @@ import { oidcClients } from '../domain/oidc.ts';
 import { oidcProviders } from '../runtime/config.ts';
 import { startLeaderLoop } from '../runtime/timers.ts';
 import { createTracing } from '../telemetry/tracing.ts';
-import { sessionCounts } from '../domain/sqlSessions.ts';
+import { removeSessionStaging, sessionCounts, statementStaging } from '../domain/sqlSessions.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -130,13 +130,14 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets, link, replicaId: config.REPLICA_ID }),
       query: queryKind({ db, sockets, link, logger, tracing, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
-      sqlSession: sqlSessionKind({ db, link, logger }),
+      sqlSession: sqlSessionKind({ db, link, logger, removeStaging: (id) => removeSessionStaging(db, config, id) }),
       statement: statementKind({
         db,
         link,
         tracing,
         catalogsFor: (statementId) => statementCatalogs({ db, config, catalog }, statementId),
         catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds),
+        stagingFor: (statementId, ttlSeconds) => statementStaging(db, config, statementId, ttlSeconds),
       }),
     },
   });

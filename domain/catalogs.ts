@@ -131,7 +131,7 @@ export async function listBackends(q: Queryable): Promise<BackendOut[]> {
   return rows.map(toBackendOut);
 }
 
-async function findBackend(q: Queryable, id: string): Promise<BackendRow | undefined> {
+export async function findBackend(q: Queryable, id: string): Promise<BackendRow | undefined> {
   if (!isUuid(id)) return undefined;
   return (await q.query<BackendRow>(`select ${BACKEND_COLS} from storage_backends b where b.id = $1`, [id]))[0];
 }

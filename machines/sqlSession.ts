@@ -14,6 +14,7 @@
 //   acceptStatement         {sessionId, statementId, agentId}    spawn the statement actor (only ever from `open`)
 //   rejectStatement         {sessionId, statementId, code}       answer 409 session_not_open
 //   agentWorkChanged        {agentId}                            the agent's open sessions changed (elastic recount)
+//   removeStaging           {sessionId}                          delete the session's staging files (it ended)
 //
 // Deadlines (context.deadlineAt):
 //   pending   min(lifetime end, last activity + idle)  and the compute wait (pendingTimeoutMs): the first to pass
@@ -129,6 +130,10 @@ const cancelStatements = {
   type: 'cancelSessionStatements' as const,
   params: ({ context }: { context: SqlSessionContext }) => ({ sessionId: context.sessionId }),
 };
+const removeStaging = {
+  type: 'removeStaging' as const,
+  params: ({ context }: { context: SqlSessionContext }) => ({ sessionId: context.sessionId }),
+};
 const workChanged = {
   type: 'agentWorkChanged' as const,
   params: ({ context }: { context: SqlSessionContext }) => ({ agentId: context.agentId! }),
@@ -218,6 +223,7 @@ export const sqlSessionMachine = setup({
     acceptStatement: (_, _params: { sessionId: string; statementId: string; agentId: string }) => {},
     rejectStatement: (_, _params: { sessionId: string; statementId: string; code: 'session_not_open' }) => {},
     agentWorkChanged: (_, _params: { agentId: string }) => {},
+    removeStaging: (_, _params: { sessionId: string }) => {},
   },
   guards: {
     hasAgent: ({ context }) => context.agentId !== null,
@@ -350,12 +356,12 @@ export const sqlSessionMachine = setup({
     closed: {
       type: 'final',
       description: 'Closed by the client, the idle limit or the lifetime cap.',
-      entry: 'enterTerminal',
+      entry: ['enterTerminal', removeStaging],
     },
     failed: {
       type: 'final',
       description: 'Compute never came, the agent never acknowledged, refused, or was lost; error is set.',
-      entry: 'enterTerminal',
+      entry: ['enterTerminal', removeStaging],
     },
   },
 });

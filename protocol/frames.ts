@@ -201,6 +201,9 @@ export const ExecuteStatementFrame = frame(
     sql: NonEmpty,
     timeout_s: PositiveSeconds,
     catalogs: Schema.optional(Schema.Array(CatalogAttachment)),
+    // Staging files the statement names: the agent fetches them from get_url before it runs and uploads what the
+    // statement wrote to put_url after (presigned, short-lived; the agent holds no storage credential for them).
+    staging: Schema.optional(Schema.Array(Schema.Struct({ uri: NonEmpty, get_url: NonEmpty, put_url: NonEmpty }))),
     traceparent: Schema.optional(NonEmpty),
   }),
 );

@@ -123,7 +123,7 @@ export const CONFIG_VARIABLES = {
   SQL_SESSION_MAX_WAIT_TIMEOUT_S: int('sessions', '120', 0),
   SQL_SESSION_OPENING_DEADLINE_S: int('sessions', '120', 1),
   SQL_SESSION_STAGING_PREFIX_SEGMENT: str('sessions', '_staging'),
-  SQL_SESSION_STAGING_URL_TTL_S: notBuilt('session staging files', int('sessions', '900', 1)),
+  SQL_SESSION_STAGING_URL_TTL_S: int('sessions', '900', 1),
   SQL_STATEMENT_ACK_DEADLINE_S: int('sessions', '15', 1),
   SQL_STATEMENT_TIMEOUT_GRACE_S: int('sessions', '30', 0),
   SQL_STATEMENT_DEFAULT_TIMEOUT_S: int('sessions', '600', 1),

@@ -134,6 +134,42 @@ describe('SQL sessions', () => {
     await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
   });
 
+  it('staging files: presigned URLs, COPY … TO a staging file, a staged Parquet file loaded into an Iceberg table', async () => {
+    const { session } = await open();
+    const stage = (files: string[]) => t.req('POST', `/api/sql/sessions/${session.id}/staging-files`, { ...as(), body: { files } });
+    const staged = await stage(['out.parquet', 'in.parquet']);
+    expect(staged.status, staged.text).toBe(201);
+    expect(Date.parse(staged.body.expires_at)).toBeGreaterThan(Date.now());
+    const [out, inp] = staged.body.files;
+    expect(out).toMatchObject({ name: 'out.parquet', key: `${session.staging_uri}out.parquet` });
+    expect(out.put_url).toMatch(/^http/);
+    for (const bad of [['a/b'], ['..'], ['x\\y'], ['']]) expect((await stage(bad)).status, bad[0]).toBe(422);
+
+    // The agent writes the staging file (uploading it through the presigned URL it was given)…
+    const copied = await run(session.id, `COPY (SELECT range AS id, 'v' || range AS v FROM range(10)) TO '${out.key}' (FORMAT parquet)`);
+    expect(copied.q.status, copied.q.error).toBe('done');
+    const file = await fetch(out.get_url);
+    expect(file.status).toBe(200);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    expect(Buffer.from(bytes.subarray(0, 4)).toString()).toBe('PAR1');
+    // …and the client stages a file of its own, which the session loads and writes into an Iceberg table.
+    expect((await fetch(inp.put_url, { method: 'PUT', body: bytes })).status).toBe(200);
+    await run(session.id, 'CREATE TEMP TABLE loaded (id BIGINT, v VARCHAR)');
+    const load = await run(session.id, `COPY loaded FROM '${inp.key}' (FORMAT parquet)`);
+    expect(load.q.status, load.q.error).toBe('done');
+    await run(session.id, 'CREATE SCHEMA IF NOT EXISTS sess');
+    expect((await run(session.id, 'CREATE TABLE sess.staged AS SELECT * FROM loaded')).q.status).toBe('done');
+    expect((await run(session.id, 'SELECT count(*)::INTEGER AS n, sum(id)::INTEGER AS s FROM sess.staged')).rows.rows).toEqual([{ n: 10, s: 45 }]);
+    // Outside the staging prefix, COPY is refused at the api.
+    const outside = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: "COPY loaded TO 's3://warehouse/elsewhere/x.parquet'" } });
+    expect(outside.status).toBe(403);
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
+    await expect.poll(async () => (await stage(['late.csv'])).status, { timeout: 10_000 }).toBe(409);
+    // The ended session's staged files are removed.
+    await expect.poll(async () => (await fetch(out.get_url)).status, { timeout: 10_000 }).toBe(404);
+    expect((await fetch(inp.get_url)).status).toBe(404);
+  });
+
   it('refuses what the spec refuses: 422 limits, agent_required, another user’s session, unauthenticated', async () => {
     const open422 = async (body: Record<string, unknown>) => (await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(), body })).body;
     expect(await open422({ agent_id: agentId, wait_timeout_s: 121 })).toMatchObject({ error: 'unprocessable_content' });

@@ -18,6 +18,7 @@ import { readRowsPage } from '../rows.ts';
 import { audit } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { QueryOutSchema, readQuery, RowsPage } from './queries.ts';
+import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
 
 // Worded for clients that read a 404 containing "not enabled" as "SQL sessions are switched off".
 const gate = (ctx: AppContext) => {
@@ -324,6 +325,44 @@ export const sqlSessionRoutes = [
         session_id: s.id,
       });
       return { status: 200, body: page };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/sql/sessions/:session_id/staging-files',
+    operationId: 'create_sql_staging_files',
+    summary: 'Presigned PUT and GET URLs for files in the session’s staging area (201)',
+    description:
+      'Each name becomes `<staging_uri><name>` (its `key`, the path a statement names: `COPY t FROM \'<key>\'`, ' +
+      '`COPY (…) TO \'<key>\'`). Upload with PUT to put_url, download with GET from get_url, until expires_at ' +
+      '(SQL_SESSION_STAGING_URL_TTL_S). A name with /, \\ or .. is 422; a session not open is 409 session_not_open.',
+    tags: ['sql-sessions'],
+    gate,
+    access: { kind: 'resource', note: 'the session’s owner' },
+    params: SessionParams,
+    body: Schema.Struct({ files: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(100)) }),
+    responses: {
+      201: Schema.Struct({
+        files: Schema.Array(Schema.Struct({ name: Schema.String, key: Schema.String, put_url: Schema.String, get_url: Schema.String })),
+        expires_at: Schema.String,
+      }),
+      404: null,
+      409: null,
+      422: null,
+    },
+    handler: async ({ ctx, principal, params, body }) => {
+      const s = await sessions.findVisibleSession(ctx.db, principal, params.session_id);
+      if (s.user_id !== principal.user.id) throw forbidden('only the session’s owner stages files');
+      body.files.forEach((name, i) => checkStagingName(name, i));
+      if (s.status !== 'open') throw conflict(`the session is ${s.status}`, 'session_not_open');
+      if (!s.staging_uri || !s.active_catalog) throw conflict('the session has no catalog, so no staging area', 'session_not_open');
+      const ttl = ctx.config.SQL_SESSION_STAGING_URL_TTL_S;
+      const expires = new Date(Date.now() + ttl * 1000).toISOString();
+      const signed = await presignStaging(ctx.db, ctx.config, s.active_catalog, body.files.map((n) => `${s.staging_uri}${n}`), ttl);
+      return {
+        status: 201,
+        body: { files: signed.map((x, i) => ({ name: body.files[i], key: x.uri, put_url: x.put_url, get_url: x.get_url })), expires_at: expires },
+      };
     },
   }),
 ];

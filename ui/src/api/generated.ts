@@ -443,6 +443,20 @@ export type CreateSqlSessionBody = {
   on_wait_timeout?: ("cancel" | "continue") | null;
 };
 
+/** POST /api/sql/sessions/{session_id}/staging-files: Presigned PUT and GET URLs for files in the session’s staging area (201) */
+export type CreateSqlStagingFilesResponse = {
+  files: Array<{
+    name: string;
+    key: string;
+    put_url: string;
+    get_url: string;
+  }>;
+  expires_at: string;
+};
+export type CreateSqlStagingFilesBody = {
+  files: string[];
+};
+
 /** POST /api/sql/sessions/{session_id}/statements: Run a statement in an open session: 200 when it finished within wait_timeout_s, 202 otherwise */
 export type CreateSqlStatementResponse = {
   id: string;

@@ -1,0 +1,102 @@
+// A SQL session's staging area: `<catalog root>/<SQL_SESSION_STAGING_PREFIX_SEGMENT>/<session id>/` on the session
+// catalog's storage. Clients get presigned PUT and GET URLs for files there (signed with the storage backend's own
+// credentials, which never leave the api); a statement that names staging files carries presigned URLs for them to
+// the agent, which fetches what it reads and uploads what it writes: the agent itself reaches no storage by URL.
+import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { makeS3Client } from '../iceberg/s3Client.ts';
+import type { Queryable } from '../runtime/db.ts';
+import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs.ts';
+import { unprocessable } from './errors.ts';
+
+export interface StagedFile {
+  name: string;
+  /** the file's URI, as statements name it (`COPY t FROM '<key>'`) */
+  key: string;
+  put_url: string;
+  get_url: string;
+}
+
+/** A staging file name: one path segment, printable, no way out of the prefix. */
+export function checkStagingName(name: string, index: number): void {
+  const bad =
+    name.length === 0 || name.length > 200 || name.includes('/') || name.includes('\\') || name.includes('..') || /[\u0000-\u001f\u007f%?#]/.test(name);
+  if (bad) {
+    throw unprocessable(`files[${index}]: a staging file name is one path segment without / \\ .. or control characters`, 'unprocessable_content', {
+      fields: [{ field: `files.${index}`, in: 'body', message: 'a plain file name' }],
+    });
+  }
+}
+
+/** The staging URIs a statement names in string literals (the policy allows them only in COPY). */
+export function stagingUrisIn(sql: string, prefix: string): string[] {
+  const found = new Set<string>();
+  for (const m of sql.matchAll(/'((?:[^']|'')*)'/g)) {
+    const literal = m[1].replace(/''/g, "'");
+    if (literal.startsWith(prefix) && literal.length > prefix.length) found.add(literal);
+  }
+  return [...found];
+}
+
+function locate(uri: string): { bucket: string; key: string } {
+  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
+  if (!m) throw new Error(`not an s3 URI: ${uri}`);
+  return { bucket: m[1], key: m[2] };
+}
+
+const clients = new Map<string, S3Client>();
+
+/** An S3 client for the storage behind a catalog, with the backend's credentials (cached per credential set). */
+async function storageClient(q: Queryable, config: WarehouseConfig, catalogSlug: string): Promise<S3Client> {
+  const catalog = await findCatalog(q, catalogSlug);
+  const backend = catalog ? await findBackend(q, catalog.storage_backend_id) : undefined;
+  if (!catalog || !backend) throw unprocessable(`the session's catalog ${catalogSlug} is gone`, 'unprocessable_content');
+  const w = warehouseInputFor(backend, catalog.slug, config);
+  const fingerprint = [w.endpoint, w.region, w.access_key_id, w.secret_access_key, w.path_style].join('\u0000');
+  let client = clients.get(fingerprint);
+  if (!client) {
+    client = makeS3Client({ endpoint: w.endpoint ?? undefined, region: w.region, accessKeyId: w.access_key_id, secretAccessKey: w.secret_access_key, pathStyle: w.path_style });
+    if (clients.size > 100) clients.clear();
+    clients.set(fingerprint, client);
+  }
+  return client;
+}
+
+/** Presigned PUT and GET URLs for each URI, living `ttlSeconds`. */
+export async function presignStaging(
+  q: Queryable,
+  config: WarehouseConfig,
+  catalogSlug: string,
+  uris: readonly string[],
+  ttlSeconds: number,
+): Promise<Array<{ uri: string; put_url: string; get_url: string }>> {
+  const client = await storageClient(q, config, catalogSlug);
+  return Promise.all(
+    uris.map(async (uri) => {
+      const { bucket, key } = locate(uri);
+      const [put_url, get_url] = await Promise.all([
+        getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlSeconds }),
+        getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlSeconds }),
+      ]);
+      return { uri, put_url, get_url };
+    }),
+  );
+}
+
+/** Deletes every object under a session's staging prefix (the session ended); returns how many. */
+export async function removeStagingArea(q: Queryable, config: WarehouseConfig, catalogSlug: string, prefixUri: string): Promise<number> {
+  const client = await storageClient(q, config, catalogSlug);
+  const { bucket, key } = locate(prefixUri.endsWith('/') ? prefixUri : `${prefixUri}/`);
+  let deleted = 0;
+  let token: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: key, ContinuationToken: token }));
+    const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+    if (keys.length) {
+      await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
+      deleted += keys.length;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return deleted;
+}
