@@ -176,6 +176,16 @@ describe('SQL sessions', () => {
     expect(await open422({ agent_id: agentId, wait_timeout_s: 0, on_wait_timeout: 'cancel' })).toMatchObject({ error: 'unprocessable_content' });
     expect(await open422({ wait_timeout_s: 5 })).toMatchObject({ error: 'agent_required' });
     expect(await open422({ agent_id: agentId, on_wait_timeout: 'later' })).toMatchObject({ error: 'unprocessable_content' });
+    // Not open within the wait: 202 to poll (continue), or 503 compute_starting with Retry-After (cancel).
+    const later = await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(), body: { agent_id: agentId, wait_timeout_s: 0, on_wait_timeout: 'continue' } });
+    expect(later.status).toBe(202);
+    expect(['opening', 'open']).toContain(later.body.status);
+    expect(later.headers.get('location')).toBe(`/api/sql/sessions/${later.body.id}`);
+    const gaveUp = await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(), body: { agent_id: agentId, wait_timeout_s: 0.001, on_wait_timeout: 'cancel' } });
+    expect(gaveUp.status).toBe(503);
+    expect(gaveUp.body.error).toBe('compute_starting');
+    expect(gaveUp.headers.get('retry-after')).toBe('5');
+    await t.req('DELETE', `/api/sql/sessions/${later.body.id}`, as());
     const { session } = await open();
     const stmt = (body: Record<string, unknown>, who: Caller = admin) => t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(who), body });
     expect((await stmt({ sql: 'SELECT 1', wait_timeout_s: 61 })).status).toBe(422);
