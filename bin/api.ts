@@ -38,6 +38,8 @@ import { oidcClients } from '../domain/oidc.ts';
 import { oidcProviders } from '../runtime/config.ts';
 import { startLeaderLoop } from '../runtime/timers.ts';
 import { createTracing } from '../telemetry/tracing.ts';
+import { registerMcp } from '../http/mcp.ts';
+import { indexDocs } from '../domain/docsIndex.ts';
 import { removeSessionStaging, sessionCounts, statementStaging } from '../domain/sqlSessions.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -191,6 +193,14 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     onFirstAdmin: [],
   };
   const warehouses = keepWarehousesRegistered(ctx);
+  // The documentation tools' index (/mcp): rebuilt from ASSISTANT_DOCS_DIR at every start; absent docs withhold them.
+  let docsIndexed = false;
+  if (config.ASSISTANT_DOCS_ENABLED) {
+    docsIndexed = await indexDocs(db, resolve(config.ASSISTANT_DOCS_DIR)).catch((e) => {
+      logger.warn({ err: (e as Error).message }, 'documentation index not built; the documentation tools are withheld');
+      return false;
+    });
+  }
   const seed = startSamplesSeed(ctx);
   let channel: AgentChannel | undefined;
   const app = await buildServer({
@@ -199,6 +209,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     extend: async (a) => {
       channel = await registerAgentChannel(a, { ctx, host, sockets });
       registerInternalApi(a, { secret: config.INTERNAL_API_SECRET, sockets });
+      registerMcp(a, ctx, { docsIndexed: () => docsIndexed });
       registerUi(a, resolve(import.meta.dirname, '..', 'ui', 'dist'));
     },
   });

@@ -6,6 +6,7 @@ import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObject
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 import type { Queryable } from '../runtime/db.ts';
+import type { Config } from '../runtime/config.ts';
 import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs.ts';
 import { unprocessable } from './errors.ts';
 
@@ -46,31 +47,38 @@ function locate(uri: string): { bucket: string; key: string } {
 
 const clients = new Map<string, S3Client>();
 
-/** An S3 client for the storage behind a catalog, with the backend's credentials (cached per credential set). */
-async function storageClient(q: Queryable, config: WarehouseConfig, catalogSlug: string): Promise<S3Client> {
+export type StagingConfig = WarehouseConfig & Pick<Config, 'STORE_ENDPOINT' | 'STORE_ENDPOINT_PUBLIC'>;
+
+/**
+ * An S3 client for the storage behind a catalog, with the backend's credentials (cached per credential set). For
+ * URLs handed to clients (`forClients`), the bundled store is addressed at STORE_ENDPOINT_PUBLIC when it is set.
+ */
+async function storageClient(q: Queryable, config: StagingConfig, catalogSlug: string, forClients = false): Promise<S3Client> {
   const catalog = await findCatalog(q, catalogSlug);
   const backend = catalog ? await findBackend(q, catalog.storage_backend_id) : undefined;
   if (!catalog || !backend) throw unprocessable(`the session's catalog ${catalogSlug} is gone`, 'unprocessable_content');
   const w = warehouseInputFor(backend, catalog.slug, config);
-  const fingerprint = [w.endpoint, w.region, w.access_key_id, w.secret_access_key, w.path_style].join('\u0000');
+  const endpoint = forClients && config.STORE_ENDPOINT_PUBLIC && w.endpoint === config.STORE_ENDPOINT ? config.STORE_ENDPOINT_PUBLIC : w.endpoint;
+  const fingerprint = [endpoint, w.region, w.access_key_id, w.secret_access_key, w.path_style].join('\u0000');
   let client = clients.get(fingerprint);
   if (!client) {
-    client = makeS3Client({ endpoint: w.endpoint ?? undefined, region: w.region, accessKeyId: w.access_key_id, secretAccessKey: w.secret_access_key, pathStyle: w.path_style });
+    client = makeS3Client({ endpoint: endpoint ?? undefined, region: w.region, accessKeyId: w.access_key_id, secretAccessKey: w.secret_access_key, pathStyle: w.path_style });
     if (clients.size > 100) clients.clear();
     clients.set(fingerprint, client);
   }
   return client;
 }
 
-/** Presigned PUT and GET URLs for each URI, living `ttlSeconds`. */
+/** Presigned PUT and GET URLs for each URI, living `ttlSeconds`; `forClients`: URLs a client outside may use. */
 export async function presignStaging(
   q: Queryable,
-  config: WarehouseConfig,
+  config: StagingConfig,
   catalogSlug: string,
   uris: readonly string[],
   ttlSeconds: number,
+  forClients = false,
 ): Promise<Array<{ uri: string; put_url: string; get_url: string }>> {
-  const client = await storageClient(q, config, catalogSlug);
+  const client = await storageClient(q, config, catalogSlug, forClients);
   return Promise.all(
     uris.map(async (uri) => {
       const { bucket, key } = locate(uri);
@@ -84,7 +92,7 @@ export async function presignStaging(
 }
 
 /** Deletes every object under a session's staging prefix (the session ended); returns how many. */
-export async function removeStagingArea(q: Queryable, config: WarehouseConfig, catalogSlug: string, prefixUri: string): Promise<number> {
+export async function removeStagingArea(q: Queryable, config: StagingConfig, catalogSlug: string, prefixUri: string): Promise<number> {
   const client = await storageClient(q, config, catalogSlug);
   const { bucket, key } = locate(prefixUri.endsWith('/') ? prefixUri : `${prefixUri}/`);
   let deleted = 0;

@@ -5,7 +5,7 @@ import { hasPermission, type Principal } from './identity.ts';
 import { notFound, unprocessable } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { presignStaging, removeStagingArea, stagingUrisIn } from './sessionStaging.ts';
-import type { WarehouseConfig } from './catalogs.ts';
+import type { StagingConfig } from './sessionStaging.ts';
 
 export const SESSION_STATUSES = ['pending', 'opening', 'open', 'closing', 'closed', 'failed'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -144,7 +144,7 @@ export async function sessionCounts(q: Queryable) {
 }
 
 /** The staging files a session statement names, with presigned URLs for its agent. */
-export async function statementStaging(q: Queryable, config: WarehouseConfig, statementId: string, ttlSeconds: number) {
+export async function statementStaging(q: Queryable, config: StagingConfig, statementId: string, ttlSeconds: number) {
   const [row] = await q.query<{ sql: string; staging_uri: string | null; active_catalog: string | null }>(
     `select q.sql, s.staging_uri, s.active_catalog from queries q join sql_sessions s on s.id = q.session_id where q.id = $1`,
     [statementId],
@@ -155,7 +155,7 @@ export async function statementStaging(q: Queryable, config: WarehouseConfig, st
 }
 
 /** Removes an ended session's staged files. */
-export async function removeSessionStaging(q: Queryable, config: WarehouseConfig, sessionId: string): Promise<number> {
+export async function removeSessionStaging(q: Queryable, config: StagingConfig, sessionId: string): Promise<number> {
   const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return 0;
   return removeStagingArea(q, config, row.active_catalog, row.staging_uri);

@@ -5,6 +5,8 @@ export interface Metrics {
   registry: Registry;
   requests: Counter<'method' | 'route' | 'status'>;
   latency: Histogram<'method' | 'route' | 'status'>;
+  /** /mcp tool calls by tool and outcome (ok, tool_error, invalid_arguments) */
+  mcpToolCalls: Counter<'tool' | 'outcome'>;
 }
 
 /** Cluster-wide counts read from the database at scrape time (so every replica reports the same). */
@@ -49,6 +51,12 @@ export function createMetrics(pool: () => { active: number; max: number }, sessi
       this.set(pool().max);
     },
   });
+  const mcpToolCalls = new Counter({
+    name: 'eider_mcp_tool_calls_total',
+    help: '/mcp tool calls by tool and outcome',
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [registry],
+  });
   if (sessionCounts) {
     // One read per scrape, shared by the three gauges.
     let pending: Promise<SessionCounts> | null = null;
@@ -68,5 +76,5 @@ export function createMetrics(pool: () => { active: number; max: number }, sessi
     gauge('eider_sql_statements', 'SQL session statements queued or running, by status', 'status', (c) => c.statements);
     gauge('eider_sql_sessions_ended', 'SQL sessions ended, by close reason', 'reason', (c) => c.ended);
   }
-  return { registry, requests, latency };
+  return { registry, requests, latency, mcpToolCalls };
 }

@@ -22,9 +22,9 @@ describe('configuration', () => {
   });
 
   it('names the variables that are set but whose feature is not built', () => {
-    expect(unbuiltSettings({ STORE_ENDPOINT_PUBLIC: 'http://store', CORS_ORIGINS: 'http://a', PORT: '8000', MCP_ENABLED: '', LDAP_SERVER_URI: 'ldap://dir' })).toEqual([
-      { name: 'STORE_ENDPOINT_PUBLIC', feature: 'SQL session staging URLs' },
-      { name: 'CORS_ORIGINS', feature: 'CORS and the /mcp origin check' },
+    expect(unbuiltSettings({ SCHEDULER_TICK_S: '30', ASSISTANT_ENABLED: 'true', PORT: '8000', MCP_ENABLED: '', LDAP_SERVER_URI: 'ldap://dir' })).toEqual([
+      { name: 'SCHEDULER_TICK_S', feature: 'the scheduler' },
+      { name: 'ASSISTANT_ENABLED', feature: 'the data assistant' },
     ]);
     expect(unbuiltSettings({ PORT: '8000', DATA_DIR: '/x' })).toEqual([]);
   });
@@ -34,7 +34,7 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'eider-cfgwarn-'));
     const port = await freePort();
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'eider.ts'), 'api'], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(port), DATA_DIR: dir, SETUP_TOKEN: 'x'.repeat(24), STORE_ENDPOINT_PUBLIC: 'http://store.example' },
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(port), DATA_DIR: dir, SETUP_TOKEN: 'x'.repeat(24), STORE_ENDPOINT_INTERNAL: 'http://store.example' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -42,9 +42,10 @@ describe('configuration', () => {
     const exited = new Promise((res) => child.on('exit', res));
     try {
       await expect.poll(() => fetch(`http://127.0.0.1:${port}/api/readyz`).then((r) => r.status, () => 0), { timeout: 60_000, interval: 100 }).toBe(200);
-      const warnings = out.split('\n').filter((l) => l.includes('"variable":"STORE_ENDPOINT_PUBLIC"'));
+      const warnings = out.split('\n').filter((l) => l.includes('"variable":"STORE_ENDPOINT_INTERNAL"'));
       expect(warnings).toHaveLength(1);
-      expect(JSON.parse(warnings[0])).toMatchObject({ level: 40, feature: 'SQL session staging URLs', msg: 'STORE_ENDPOINT_PUBLIC is set, but SQL session staging URLs is not built yet: it has no effect' });
+      const feature = 'separate staging signing settings (staging URLs are signed with the catalog backend’s own endpoint and keys)';
+      expect(JSON.parse(warnings[0])).toMatchObject({ level: 40, feature, msg: `STORE_ENDPOINT_INTERNAL is set, but ${feature} is not built yet: it has no effect` });
       expect(out).not.toContain('"variable":"PORT"');
     } finally {
       child.kill('SIGTERM');
