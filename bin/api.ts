@@ -39,6 +39,7 @@ import { oidcProviders } from '../runtime/config.ts';
 import { startLeaderLoop } from '../runtime/timers.ts';
 import { createTracing } from '../telemetry/tracing.ts';
 import { registerMcp } from '../http/mcp.ts';
+import { startScheduler } from '../http/scheduler.ts';
 import { indexDocs } from '../domain/docsIndex.ts';
 import { removeSessionStaging, sessionCounts, statementStaging } from '../domain/sqlSessions.ts';
 
@@ -193,6 +194,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     onFirstAdmin: [],
   };
   const warehouses = keepWarehousesRegistered(ctx);
+  const scheduler = startScheduler(ctx);
   // The documentation tools' index (/mcp): rebuilt from ASSISTANT_DOCS_DIR at every start; absent docs withhold them.
   let docsIndexed = false;
   if (config.ASSISTANT_DOCS_ENABLED) {
@@ -238,6 +240,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       await reaper.stop();
       await housekeeping.stop();
       await auditRetention.stop();
+      await scheduler.stop();
       await app.close();
       await host.close();
       await replica.stop();

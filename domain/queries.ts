@@ -22,6 +22,7 @@ export interface QueryRow {
   statement_type: string | null;
   origin: string;
   session_id: string | null;
+  schedule_id: string | null;
   row_count: string | number | null;
   duration_ms: number | null;
   error: string | null;
@@ -60,7 +61,7 @@ export interface QueryOut {
   finished_at: string | null;
 }
 
-export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, row_count, duration_ms,
+export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, schedule_id, row_count, duration_ms,
   error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at,
   (select u.name from users u where u.id = queries.user_id) as user_name`;
 
@@ -85,7 +86,7 @@ export const toQueryOut = (r: QueryRow): QueryOut => ({
   statement_type: r.statement_type,
   origin: r.origin,
   session_id: r.session_id,
-  schedule_id: null,
+  schedule_id: r.schedule_id,
   row_count: r.row_count === null ? null : Number(r.row_count),
   duration_ms: durationOf(r),
   error: r.error,

@@ -11,6 +11,7 @@ import { auditRoutes } from './audit.ts';
 import { oidcRoutes } from './oidc.ts';
 import { semanticRoutes } from './semantic.ts';
 import { sqlSessionRoutes } from './sqlSessions.ts';
+import { scheduleRoutes } from './schedules.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
@@ -24,4 +25,5 @@ export const allRoutes: RouteDef[] = [
   ...auditRoutes,
   ...semanticRoutes,
   ...sqlSessionRoutes,
+  ...scheduleRoutes,
 ];

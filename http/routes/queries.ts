@@ -12,7 +12,9 @@ import { readRowsPage } from '../rows.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../../domain/catalogs.ts';
 import { checkScopedAccess } from '../../domain/catalogGrants.ts';
 import type { AppContext } from '../context.ts';
-import { actorOf } from '../../domain/audit.ts';
+import { actorOf, type AuditEvent } from '../../domain/audit.ts';
+import type { Principal } from '../../domain/identity.ts';
+import type { WorkspaceAccess } from '../../domain/workspaces.ts';
 import { audit } from '../audit.ts';
 
 const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })));
@@ -91,7 +93,7 @@ export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 
 /** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */
 export async function submitQuery(
   ctx: AppContext,
-  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; attached?: WorkspaceCatalogOut[] },
+  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; scheduleId?: string; attached?: WorkspaceCatalogOut[] },
 ) {
   const id = randomUUID();
   const now = Date.now();
@@ -117,13 +119,93 @@ export async function submitQuery(
     },
     {
       entity: {
-        sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at)
-              values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz)`,
-        params: [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString()],
+        sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at, schedule_id)
+              values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz, $12)`,
+        params: [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString(), args.scheduleId ?? null],
       },
     },
   );
   await spawned.start();
+  return id;
+}
+
+
+/**
+ * A query submitted through every check the REST route applies (size, statement policy, script shape, role, agent
+ * tier and connection, attached catalog, scoped grants): the route, and the scheduler acting as a schedule's creator.
+ */
+export async function submitChecked(
+  ctx: AppContext,
+  principal: Principal,
+  ws: WorkspaceAccess,
+  body: { sql: string; agent_id?: string | null; catalog?: string | null; timeout_s?: number | null },
+  opts: { origin?: string; scheduleId?: string; audit?: (e: AuditEvent) => Promise<unknown> } = {},
+): Promise<string> {
+  // A statement refused by the policy, the workspace role or a scoped grant is audited with its code and the
+  // statement kind, never its text (SQL may carry literals that are secrets).
+  const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
+    await opts.audit?.({
+      action: 'policy.reject',
+      outcome: 'failure',
+      actor: actorOf(principal),
+      target: { kind: 'workspace', id: ws.workspace.id },
+      details: { workspace: ws.workspace.slug, code: e.code, statement_type: statementType },
+    });
+    throw e;
+  };
+  const bytes = Buffer.byteLength(body.sql, 'utf8');
+  if (bytes > ctx.config.SQL_MAX_BYTES) {
+    throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${ctx.config.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
+  }
+  const policy = await ctx.tracing.span('policy', {}, () =>
+    checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS),
+  );
+  if (!policy.ok) {
+    const e = policyRejection(policy);
+    if (e.status === 403) await refuse(e, policy.statementType);
+    throw e;
+  }
+  // A script returns no rows (only a single read is materialized): a read inside one would end `done` with
+  // nothing to show, so it is refused instead of silently dropping its rows.
+  const read = policy.statements.findIndex((s) => s.type === 'select' || s.type === 'describe');
+  if (policy.statements.length > 1 && read >= 0) {
+    throw unprocessable(
+      `statement ${read + 1} of ${policy.statements.length} is a read; a script of several statements returns no rows, so it may hold only writes: submit the read on its own`,
+      'unprocessable_content',
+      { fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }] },
+    );
+  }
+  if (policy.isWrite && ws.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${ws.workspace.slug}`), policy.statementType);
+  if (!body.agent_id) {
+    throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
+  }
+  const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', ws.workspace.id);
+  if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+  // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
+  const attached = await listWorkspaceCatalogs(ctx.db, ws.workspace.id);
+  const defaultSlug = body.catalog ?? attached.find((c) => c.is_default)?.slug ?? null;
+  if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
+    throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
+  }
+  await checkScopedAccess(ctx.db, ws.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
+    e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
+  );
+  const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
+  const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
+  const id = await submitQuery(ctx, {
+    workspaceId: ws.workspace.id,
+    workspaceSlug: ws.workspace.slug,
+    userId: principal.user.id,
+    sql: body.sql,
+    agentId: agent.id,
+    timeoutS,
+    statementType: policy.statementType,
+    tables: policy.tables,
+    catalog: defaultSlug,
+    attached,
+    origin: opts.origin,
+    scheduleId: opts.scheduleId,
+  });
   return id;
 }
 
@@ -150,69 +232,7 @@ export const queryRoutes = [
     }),
     responses: { 202: QueryOutSchema, 400: null, 403: null, 409: null, 413: null, 422: null, 503: null },
     handler: async ({ ctx, req, principal, ws, body }) => {
-      // A statement refused by the policy, the workspace role or a scoped grant is audited with its code and the
-      // statement kind, never its text (SQL may carry literals that are secrets).
-      const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
-        await audit(ctx, req, {
-          action: 'policy.reject',
-          outcome: 'failure',
-          actor: actorOf(principal),
-          target: { kind: 'workspace', id: ws!.workspace.id },
-          details: { workspace: ws!.workspace.slug, code: e.code, statement_type: statementType },
-        });
-        throw e;
-      };
-      const bytes = Buffer.byteLength(body.sql, 'utf8');
-      if (bytes > ctx.config.SQL_MAX_BYTES) {
-        throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${ctx.config.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
-      }
-      const policy = await ctx.tracing.span('policy', {}, () =>
-        checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS),
-      );
-      if (!policy.ok) {
-        const e = policyRejection(policy);
-        if (e.status === 403) await refuse(e, policy.statementType);
-        throw e;
-      }
-      // A script returns no rows (only a single read is materialized): a read inside one would end `done` with
-      // nothing to show, so it is refused instead of silently dropping its rows.
-      const read = policy.statements.findIndex((s) => s.type === 'select' || s.type === 'describe');
-      if (policy.statements.length > 1 && read >= 0) {
-        throw unprocessable(
-          `statement ${read + 1} of ${policy.statements.length} is a read; a script of several statements returns no rows, so it may hold only writes: submit the read on its own`,
-          'unprocessable_content',
-          { fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }] },
-        );
-      }
-      if (policy.isWrite && ws!.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${ws!.workspace.slug}`), policy.statementType);
-      if (!body.agent_id) {
-        throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
-      }
-      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', ws!.workspace.id);
-      if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
-      // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
-      const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
-      const defaultSlug = body.catalog ?? attached.find((c) => c.is_default)?.slug ?? null;
-      if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
-        throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws!.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
-      }
-      await checkScopedAccess(ctx.db, ws!.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
-        e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
-      );
-      const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
-      const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
-      const id = await submitQuery(ctx, {
-        workspaceId: ws!.workspace.id,
-        workspaceSlug: ws!.workspace.slug,
-        userId: principal.user.id,
-        sql: body.sql,
-        agentId: agent.id,
-        timeoutS,
-        statementType: policy.statementType,
-        tables: policy.tables,
-        catalog: defaultSlug,
-        attached,
-      });
+      const id = await submitChecked(ctx, principal, ws!, body, { audit: (e) => audit(ctx, req, e) });
       return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
     },
   }),

@@ -205,6 +205,49 @@ export type CreateQueryBody = {
   timeout_s?: number | null;
 };
 
+/** POST /api/workspaces/{workspace}/saved-queries: Save a query for the workspace: 201 created, 200 replaced (same name), 409 saved_query_exists with on_conflict=error */
+export type CreateSavedQueryResponse = {
+  id: string;
+  workspace_id: string;
+  name: string;
+  sql: string;
+  default_agent_id: string | null;
+  catalog: string | null;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: string;
+  updated_at: string;
+  last_run_at: string | null;
+};
+export type CreateSavedQueryBody = {
+  name: string;
+  sql: string;
+  default_agent_id?: string | null;
+  catalog?: string | null;
+  on_conflict?: "replace" | "error";
+};
+
+/** POST /api/workspaces/{workspace}/schedules: Schedule a saved query: a 5-field cron in UTC, an agent (use tier), enabled by default */
+export type CreateScheduleResponse = {
+  id: string;
+  workspace_id: string;
+  saved_query_id: string;
+  cron: string;
+  timezone: "UTC";
+  enabled: boolean;
+  agent_id: string | null;
+  created_by: string | null;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_status: string | null;
+};
+export type CreateScheduleBody = {
+  saved_query_id: string;
+  cron: string;
+  agent_id: string;
+  enabled?: boolean;
+};
+
 /** POST /api/workspaces/{workspace}/semantic/models/{model}/datasets: Bind a dataset to a table; needs read access to the table; 409 on a repeated name */
 export type CreateSemanticDatasetResponse = {
   name: string;
@@ -830,6 +873,36 @@ export type GetReadinessResponse = {
   replica_id: string;
 };
 
+/** GET /api/workspaces/{workspace}/saved-queries/{saved_query_id}: One saved query */
+export type GetSavedQueryResponse = {
+  id: string;
+  workspace_id: string;
+  name: string;
+  sql: string;
+  default_agent_id: string | null;
+  catalog: string | null;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: string;
+  updated_at: string;
+  last_run_at: string | null;
+};
+
+/** GET /api/workspaces/{workspace}/schedules/{schedule_id}: One schedule */
+export type GetScheduleResponse = {
+  id: string;
+  workspace_id: string;
+  saved_query_id: string;
+  cron: string;
+  timezone: "UTC";
+  enabled: boolean;
+  agent_id: string | null;
+  created_by: string | null;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_status: string | null;
+};
+
 /** GET /api/workspaces/{workspace}/semantic/models/{model}: A model with its datasets, relationships, dimensions and metrics */
 export type GetSemanticModelResponse = {
   slug: string;
@@ -1113,6 +1186,56 @@ export type ListQueriesResponse = {
   has_more: boolean;
 };
 
+/** GET /api/workspaces/{workspace}/saved-queries: The workspace’s saved queries, newest first */
+export type ListSavedQueriesResponse = {
+  items: Array<{
+    id: string;
+    workspace_id: string;
+    name: string;
+    sql: string;
+    default_agent_id: string | null;
+    catalog: string | null;
+    created_by: string | null;
+    updated_by: string | null;
+    created_at: string;
+    updated_at: string;
+    last_run_at: string | null;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/workspaces/{workspace}/schedules/{schedule_id}/runs: A schedule’s runs, newest first */
+export type ListScheduleRunsResponse = {
+  items: Array<{
+    id: string;
+    schedule_id: string;
+    query_id: string | null;
+    status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+    scheduled_for: string;
+    started_at: string;
+    finished_at: string | null;
+    error: string | null;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/workspaces/{workspace}/schedules: The workspace’s schedules with their next and last runs */
+export type ListSchedulesResponse = Array<{
+  id: string;
+  workspace_id: string;
+  saved_query_id: string;
+  cron: string;
+  timezone: "UTC";
+  enabled: boolean;
+  agent_id: string | null;
+  created_by: string | null;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_status: string | null;
+}>;
+
 /** GET /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}/dimensions: The dimensions a metric may be grouped and filtered by, with the join path to each */
 export type ListSemanticMetricDimensionsResponse = Array<{
   name: string;
@@ -1339,6 +1462,22 @@ export type ListWorkspaceMembersResponse = Array<{
   role: string;
 }>;
 
+/** GET /api/workspaces/{workspace}/schedule-runs: Every schedule run of the workspace, newest first */
+export type ListWorkspaceScheduleRunsResponse = {
+  items: Array<{
+    id: string;
+    schedule_id: string;
+    query_id: string | null;
+    status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+    scheduled_for: string;
+    started_at: string;
+    finished_at: string | null;
+    error: string | null;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
 /** GET /api/workspaces: The caller’s workspaces (admins: all) */
 export type ListWorkspacesResponse = Array<{
   id: string;
@@ -1471,6 +1610,18 @@ export type RefreshCatalogStatsResponse = {
   refreshed_at: string;
 };
 
+/** POST /api/workspaces/{workspace}/schedules/{schedule_id}/run: Fire a schedule now (202 with the run; skipped while its last run still runs) */
+export type RunScheduleResponse = {
+  id: string;
+  schedule_id: string;
+  query_id: string | null;
+  status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+  scheduled_for: string;
+  started_at: string;
+  finished_at: string | null;
+  error: string | null;
+};
+
 /** GET /api/workspaces/{workspace}/semantic/search: Search models, datasets, dimensions and metrics by name, display name, synonym and description */
 export type SearchSemanticResponse = {
   items: Array<{
@@ -1499,6 +1650,47 @@ export type SearchSemanticResponse = {
 export type UpdateAgentAccessModeResponse = unknown;
 export type UpdateAgentAccessModeBody = {
   access_mode: "open" | "restricted";
+};
+
+/** PATCH /api/workspaces/{workspace}/saved-queries/{saved_query_id}: Rename or change a saved query (409 saved_query_exists when the new name is taken) */
+export type UpdateSavedQueryResponse = {
+  id: string;
+  workspace_id: string;
+  name: string;
+  sql: string;
+  default_agent_id: string | null;
+  catalog: string | null;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: string;
+  updated_at: string;
+  last_run_at: string | null;
+};
+export type UpdateSavedQueryBody = {
+  name?: string;
+  sql?: string;
+  default_agent_id?: string | null;
+  catalog?: string | null;
+};
+
+/** PATCH /api/workspaces/{workspace}/schedules/{schedule_id}: Change a schedule’s cron, agent or enabled flag (its next run is recomputed from now) */
+export type UpdateScheduleResponse = {
+  id: string;
+  workspace_id: string;
+  saved_query_id: string;
+  cron: string;
+  timezone: "UTC";
+  enabled: boolean;
+  agent_id: string | null;
+  created_by: string | null;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_status: string | null;
+};
+export type UpdateScheduleBody = {
+  cron?: string;
+  agent_id?: string;
+  enabled?: boolean;
 };
 
 /** PATCH /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}: Edit a metric; its validation resets to unchecked */

@@ -1,0 +1,264 @@
+// Saved queries, schedules and their runs (decisions.md "Saved queries, schedules and runs"). Members read them;
+// writers save, schedule and fire. An agent named for work needs the use tier, checked when it is named and again
+// at every fire (as the schedule's creator).
+import { Schema } from 'effect';
+import { route, Limit, Uuid } from '../route.ts';
+import { requireAgentTier } from '../../domain/agents.ts';
+import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { unprocessable } from '../../domain/errors.ts';
+import * as saved from '../../domain/savedQueries.ts';
+import * as schedules from '../../domain/schedules.ts';
+import type { AppContext } from '../context.ts';
+import type { Principal } from '../../domain/identity.ts';
+import type { WorkspaceAccess } from '../../domain/workspaces.ts';
+import { submitFire } from '../scheduler.ts';
+
+const WsParams = Schema.Struct({ workspace: Schema.String });
+const SavedParams = Schema.Struct({ workspace: Schema.String, saved_query_id: Schema.String });
+const ScheduleParams = Schema.Struct({ workspace: Schema.String, schedule_id: Schema.String });
+const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
+const Sql = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_000));
+const PageQuery = Schema.Struct({ cursor: Schema.optionalKey(Schema.String), limit: Limit });
+const page = (item: Schema.Top) => Schema.Struct({ items: Schema.Array(item as any), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
+
+const SavedQueryOut = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  name: Schema.String,
+  sql: Schema.String,
+  default_agent_id: Schema.NullOr(Schema.String),
+  catalog: Schema.NullOr(Schema.String),
+  created_by: Schema.NullOr(Schema.String),
+  updated_by: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  last_run_at: Schema.NullOr(Schema.String),
+});
+const ScheduleOut = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  saved_query_id: Schema.String,
+  cron: Schema.String,
+  timezone: Schema.Literal('UTC'),
+  enabled: Schema.Boolean,
+  agent_id: Schema.NullOr(Schema.String),
+  created_by: Schema.NullOr(Schema.String),
+  next_run_at: Schema.NullOr(Schema.String),
+  last_run_at: Schema.NullOr(Schema.String),
+  last_status: Schema.NullOr(Schema.String),
+});
+const RunOut = Schema.Struct({
+  id: Schema.String,
+  schedule_id: Schema.String,
+  query_id: Schema.NullOr(Schema.String),
+  status: Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped', 'cancelled']),
+  scheduled_for: Schema.String,
+  started_at: Schema.String,
+  finished_at: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+});
+
+/** An agent named for work: the use tier (403 agent_forbidden, 404 without any). */
+const checkAgent = (ctx: AppContext, p: Principal, ws: WorkspaceAccess, agentId: string | null | undefined) =>
+  agentId ? requireAgentTier(ctx.db, p, agentId, 'use', ws.workspace.id) : Promise.resolve(undefined);
+
+async function checkCatalog(ctx: AppContext, ws: WorkspaceAccess, catalog: string | null | undefined) {
+  if (!catalog) return;
+  const attached = await listWorkspaceCatalogs(ctx.db, ws.workspace.id);
+  if (!attached.some((c) => c.slug === catalog)) {
+    throw unprocessable(`catalog ${catalog} is not attached to workspace ${ws.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
+  }
+}
+
+export const scheduleRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/workspaces/:workspace/saved-queries',
+    operationId: 'create_saved_query',
+    summary: 'Save a query for the workspace: 201 created, 200 replaced (same name), 409 saved_query_exists with on_conflict=error',
+    tags: ['saved-queries'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: WsParams,
+    body: Schema.Struct({
+      name: Name,
+      sql: Sql,
+      default_agent_id: Schema.optionalKey(Schema.NullOr(Uuid)),
+      catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
+      on_conflict: Schema.optionalKey(Schema.Literals(['replace', 'error'])),
+    }),
+    responses: { 200: SavedQueryOut, 201: SavedQueryOut, 403: null, 404: null, 409: null, 422: null },
+    handler: async ({ ctx, principal, ws, body }) => {
+      await checkAgent(ctx, principal, ws!, body.default_agent_id);
+      await checkCatalog(ctx, ws!, body.catalog);
+      const r = await saved.saveQuery(ctx.db, ws!.workspace.id, principal.user.id, body, body.on_conflict ?? 'replace');
+      return r.created ? { status: 201, body: r.query } : { status: 200, body: r.query };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/saved-queries',
+    operationId: 'list_saved_queries',
+    summary: 'The workspace’s saved queries, newest first',
+    tags: ['saved-queries'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: WsParams,
+    query: PageQuery,
+    responses: { 200: page(SavedQueryOut) },
+    handler: async ({ ctx, ws, query }) => ({ status: 200, body: await saved.listSavedQueries(ctx.db, ws!.workspace.id, { cursor: query.cursor, limit: query.limit ?? 100 }) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/saved-queries/:saved_query_id',
+    operationId: 'get_saved_query',
+    summary: 'One saved query',
+    tags: ['saved-queries'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: SavedParams,
+    responses: { 200: SavedQueryOut, 404: null },
+    handler: async ({ ctx, ws, params }) => ({ status: 200, body: await saved.getSavedQuery(ctx.db, ws!.workspace.id, params.saved_query_id) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/workspaces/:workspace/saved-queries/:saved_query_id',
+    operationId: 'update_saved_query',
+    summary: 'Rename or change a saved query (409 saved_query_exists when the new name is taken)',
+    tags: ['saved-queries'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: SavedParams,
+    body: Schema.Struct({
+      name: Schema.optionalKey(Name),
+      sql: Schema.optionalKey(Sql),
+      default_agent_id: Schema.optionalKey(Schema.NullOr(Uuid)),
+      catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
+    }),
+    responses: { 200: SavedQueryOut, 403: null, 404: null, 409: null, 422: null },
+    handler: async ({ ctx, principal, ws, params, body }) => {
+      await checkAgent(ctx, principal, ws!, body.default_agent_id);
+      await checkCatalog(ctx, ws!, body.catalog);
+      return { status: 200, body: await saved.updateSavedQuery(ctx.db, ws!.workspace.id, params.saved_query_id, principal.user.id, body) };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/workspaces/:workspace/saved-queries/:saved_query_id',
+    operationId: 'delete_saved_query',
+    summary: 'Delete a saved query (and its schedules)',
+    tags: ['saved-queries'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: SavedParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, ws, params }) => {
+      await saved.deleteSavedQuery(ctx.db, ws!.workspace.id, params.saved_query_id);
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/workspaces/:workspace/schedules',
+    operationId: 'create_schedule',
+    summary: 'Schedule a saved query: a 5-field cron in UTC, an agent (use tier), enabled by default',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: WsParams,
+    body: Schema.Struct({ saved_query_id: Uuid, cron: Schema.String.check(Schema.isMaxLength(200)), agent_id: Uuid, enabled: Schema.optionalKey(Schema.Boolean) }),
+    responses: { 201: ScheduleOut, 403: null, 404: null, 422: null },
+    handler: async ({ ctx, principal, ws, body }) => {
+      await saved.getSavedQuery(ctx.db, ws!.workspace.id, body.saved_query_id);
+      await checkAgent(ctx, principal, ws!, body.agent_id);
+      return { status: 201, body: await schedules.createSchedule(ctx.db, ws!.workspace.id, principal.user.id, body) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/schedules',
+    operationId: 'list_schedules',
+    summary: 'The workspace’s schedules with their next and last runs',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: WsParams,
+    responses: { 200: Schema.Array(ScheduleOut) },
+    handler: async ({ ctx, ws }) => ({ status: 200, body: await schedules.listSchedules(ctx.db, ws!.workspace.id) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/schedules/:schedule_id',
+    operationId: 'get_schedule',
+    summary: 'One schedule',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: ScheduleParams,
+    responses: { 200: ScheduleOut, 404: null },
+    handler: async ({ ctx, ws, params }) => ({ status: 200, body: await schedules.getSchedule(ctx.db, ws!.workspace.id, params.schedule_id) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/workspaces/:workspace/schedules/:schedule_id',
+    operationId: 'update_schedule',
+    summary: 'Change a schedule’s cron, agent or enabled flag (its next run is recomputed from now)',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: ScheduleParams,
+    body: Schema.Struct({ cron: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))), agent_id: Schema.optionalKey(Uuid), enabled: Schema.optionalKey(Schema.Boolean) }),
+    responses: { 200: ScheduleOut, 403: null, 404: null, 422: null },
+    handler: async ({ ctx, principal, ws, params, body }) => {
+      await checkAgent(ctx, principal, ws!, body.agent_id);
+      return { status: 200, body: await schedules.updateSchedule(ctx.db, ws!.workspace.id, params.schedule_id, body) };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/workspaces/:workspace/schedules/:schedule_id',
+    operationId: 'delete_schedule',
+    summary: 'Delete a schedule (its runs go with it; their queries stay in the history)',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: ScheduleParams,
+    responses: { 204: null, 404: null },
+    handler: async ({ ctx, ws, params }) => {
+      await schedules.deleteSchedule(ctx.db, ws!.workspace.id, params.schedule_id);
+      return { status: 204 };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/workspaces/:workspace/schedules/:schedule_id/run',
+    operationId: 'run_schedule',
+    summary: 'Fire a schedule now (202 with the run; skipped while its last run still runs)',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: ScheduleParams,
+    responses: { 202: RunOut, 404: null },
+    handler: async ({ ctx, ws, params }) => {
+      const { fire, runId } = await ctx.db.tx((tx) => schedules.claimManualFire(tx, ws!.workspace.id, params.schedule_id));
+      if (fire) await submitFire(ctx, fire);
+      return { status: 202, body: await schedules.getRun(ctx.db, runId) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/schedules/:schedule_id/runs',
+    operationId: 'list_schedule_runs',
+    summary: 'A schedule’s runs, newest first',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: ScheduleParams,
+    query: PageQuery,
+    responses: { 200: page(RunOut), 404: null },
+    handler: async ({ ctx, ws, params, query }) => {
+      await schedules.getSchedule(ctx.db, ws!.workspace.id, params.schedule_id);
+      return { status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id, scheduleId: params.schedule_id }, { cursor: query.cursor, limit: query.limit ?? 100 }) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/schedule-runs',
+    operationId: 'list_workspace_schedule_runs',
+    summary: 'Every schedule run of the workspace, newest first',
+    tags: ['schedules'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: WsParams,
+    query: PageQuery,
+    responses: { 200: page(RunOut) },
+    handler: async ({ ctx, ws, query }) => ({ status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id }, { cursor: query.cursor, limit: query.limit ?? 100 }) }),
+  }),
+];
