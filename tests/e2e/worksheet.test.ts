@@ -345,4 +345,51 @@ describe('web app: worksheets, results, history, catalog', () => {
     await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${opened.body.id}`, { as: admin })).body.status, { timeout: 15_000 }).toBe('closed');
     await expect.poll(() => page.getByLabel('Session').textContent(), { timeout: 10_000 }).toContain('client');
   });
+
+  it('schedules: Ctrl+S saves the worksheet, the saved query is scheduled and fired from the Schedules screen', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    const pane = page.locator('[role=tabpanel]:not([hidden])');
+    const editor = pane.locator('.cm-content');
+    await editor.click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText('SELECT 99 AS scheduled_answer');
+    const picker = pane.getByLabel('Agent');
+    const option = picker.locator('option', { hasText: 'e2e-agent' });
+    await expect.poll(() => option.count()).toBe(1);
+    await picker.selectOption((await option.getAttribute('value'))!);
+    await page.keyboard.press('ControlOrMeta+s');
+    await pane.getByRole('status').filter({ hasText: 'Saved as' }).waitFor();
+    const title = ((await pane.getByRole('status').filter({ hasText: 'Saved as' }).textContent()) ?? '').replace(/^Saved as (.*) at .*$/, '$1');
+    const saved = (await t.req('GET', '/api/workspaces/default/saved-queries', { as: admin })).body.items.find((q: any) => q.name === title);
+    expect(saved).toMatchObject({ sql: 'SELECT 99 AS scheduled_answer' });
+
+    await page.goto(ui.url + '/w/default/schedules');
+    const row = page.getByRole('table', { name: 'Saved queries' }).getByRole('row', { name: new RegExp(title) });
+    await row.getByRole('button', { name: 'Schedule' }).click();
+    const form = page.getByRole('form', { name: 'New schedule' });
+    await form.getByLabel('Cron').fill('0 5 * * 1-5');
+    const agentOption = form.getByLabel('Agent').locator('option', { hasText: 'e2e-agent' });
+    await expect.poll(() => agentOption.count()).toBe(1);
+    await form.getByLabel('Agent').selectOption((await agentOption.getAttribute('value'))!);
+    await form.getByRole('button', { name: 'Create schedule' }).click();
+    await page.getByRole('tab', { name: 'Schedules' }).click();
+    const schedules = page.getByRole('table', { name: 'Schedules' });
+    await schedules.getByText('0 5 * * 1-5').waitFor();
+    await b.shot('20-schedules');
+    await schedules.getByRole('button', { name: 'Run now' }).first().click();
+    await page.getByRole('tab', { name: 'Runs' }).click();
+    const runs = page.getByRole('table', { name: 'Runs' });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return runs.textContent();
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toContain('done');
+    await b.shot('21-runs');
+  });
 });

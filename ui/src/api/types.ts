@@ -21,6 +21,9 @@ export type TableOut = Api.GetCatalogTableResponse;
 export type StorageBackend = Api.ListStorageBackendsResponse[number];
 export type Cluster = Api.GetClusterResponse;
 export type SqlSession = Api.GetSqlSessionResponse;
+export type SavedQuery = Api.GetSavedQueryResponse;
+export type Schedule = Api.GetScheduleResponse;
+export type ScheduleRun = Api.ListScheduleRunsResponse['items'][number];
 export type ActorSummary = Api.ListActorsResponse['items'][number];
 
 export interface Page<T> {

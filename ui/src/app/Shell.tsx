@@ -10,6 +10,7 @@ import { CatalogScreen } from '../screens/CatalogScreen.tsx';
 import { HistoryScreen } from '../screens/HistoryScreen.tsx';
 import { ModelsScreen } from '../screens/ModelsScreen.tsx';
 import { SessionsScreen } from '../screens/SessionsScreen.tsx';
+import { SchedulesScreen } from '../screens/SchedulesScreen.tsx';
 import { AgentsScreen } from '../screens/AgentsScreen.tsx';
 import { AgentDetailScreen } from '../screens/AgentDetailScreen.tsx';
 import { TokensScreen } from '../screens/TokensScreen.tsx';
@@ -67,6 +68,7 @@ export function Shell() {
           {wsBase ? navItem(`${wsBase}/catalog`, 'Catalog') : null}
           {wsBase ? navItem(`${wsBase}/models`, 'Models') : null}
           {wsBase ? navItem(`${wsBase}/history`, 'History') : null}
+          {wsBase ? navItem(`${wsBase}/schedules`, 'Schedules') : null}
           {wsBase ? navItem(`${wsBase}/sessions`, 'Sessions') : null}
           {navItem('/agents', 'Agents')}
           {admin ? navItem('/admin', 'Admin') : null}
@@ -105,6 +107,7 @@ function Screen({ path }: { path: string }) {
   if ((m = match('/w/:ws/history', path))) return <HistoryScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/models', path))) return <ModelsScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/models/:model', path))) return <ModelsScreen key={`${m.ws}/${m.model}`} ws={m.ws} model={m.model} />;
+  if ((m = match('/w/:ws/schedules', path))) return <SchedulesScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/sessions', path))) return <SessionsScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/sessions/:id', path))) return <SessionsScreen key={`${m.ws}/${m.id}`} ws={m.ws} id={m.id} />;
   if ((m = match('/w/:ws', path))) return <Redirect to={`/w/${encodeURIComponent(m.ws)}/worksheets`} />;

@@ -34,6 +34,8 @@ export function SqlEditor(props: {
   value: string;
   onChange: (sql: string) => void;
   onRun: (sql: string) => void;
+  /** Ctrl/Cmd+S: save the worksheet as a saved query */
+  onSave?: () => void;
   names: CatalogNames;
   label: string;
 }) {
@@ -42,8 +44,10 @@ export function SqlEditor(props: {
   // Callbacks change every render; the editor reads the latest through refs instead of being rebuilt.
   const onChange = useRef(props.onChange);
   const onRun = useRef(props.onRun);
+  const onSave = useRef(props.onSave);
   onChange.current = props.onChange;
   onRun.current = props.onRun;
+  onSave.current = props.onSave;
   const completionSlot = useRef(new Compartment());
 
   useEffect(() => {
@@ -67,7 +71,13 @@ export function SqlEditor(props: {
           sql({ dialect: DuckDBDialect, upperCaseKeywords: true }),
           completionSlot.current.of(autocompletion({ override: null })),
           placeholder('Write SQL. Ctrl/Cmd+Enter runs the statement under the cursor.'),
-          Prec.highest(keymap.of([{ key: 'Mod-Enter', run }])),
+          Prec.highest(
+            keymap.of([
+              { key: 'Mod-Enter', run },
+              // The browser's own "save page" never makes sense here.
+              { key: 'Mod-s', preventDefault: true, run: () => (onSave.current?.(), true) },
+            ]),
+          ),
           keymap.of([...completionKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
           EditorView.updateListener.of((u) => {
             if (u.docChanged) onChange.current(u.state.doc.toString());

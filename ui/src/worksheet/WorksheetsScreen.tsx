@@ -95,6 +95,18 @@ function WorksheetPane(props: {
     if (running) return;
     void run.run(sql, sheet.agentId, sheet.catalog);
   };
+  const [saved, setSaved] = useState<{ at: string } | { error: unknown } | null>(null);
+  // Saves the whole worksheet as the workspace's saved query of its name (replacing one of the same name).
+  const save = async () => {
+    const name = sheet.savedName ?? sheet.title;
+    try {
+      await api.post(`/api/workspaces/${enc(props.ws)}/saved-queries`, { name, sql: sheet.sql, default_agent_id: sheet.agentId, catalog: sheet.catalog });
+      props.onChange({ savedName: name });
+      setSaved({ at: new Date().toLocaleTimeString() });
+    } catch (error) {
+      setSaved({ error });
+    }
+  };
   const failed = run.query ? queryError(run.query) : null;
 
   return (
@@ -132,10 +144,19 @@ function WorksheetPane(props: {
         <button type="button" className="secondary" onClick={() => void run.cancel()} disabled={!running || !run.query}>
           Cancel
         </button>
+        <button type="button" className="secondary" onClick={() => void save()} title="Save as a saved query (Ctrl/Cmd+S)">
+          Save
+        </button>
+        {saved && 'at' in saved ? (
+          <span className="hint" role="status">
+            Saved as {sheet.savedName ?? sheet.title} at {saved.at}
+          </span>
+        ) : null}
         <StatusPill run={run} />
       </div>
+      {saved && 'error' in saved ? <ErrorNotice error={saved.error} what="Save" /> : null}
       <div ref={editorHost} className="editor-wrap">
-        <SqlEditor value={sheet.sql} onChange={(sql) => props.onChange({ sql })} onRun={start} names={props.names} label={`SQL of ${sheet.title}`} />
+        <SqlEditor value={sheet.sql} onChange={(sql) => props.onChange({ sql })} onRun={start} onSave={() => void save()} names={props.names} label={`SQL of ${sheet.title}`} />
       </div>
       <div className="result-area">
         {run.error ? <ErrorNotice error={run.error} /> : null}

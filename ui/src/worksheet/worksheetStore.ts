@@ -6,6 +6,8 @@ export interface Worksheet {
   sql: string;
   agentId: string | null;
   catalog: string | null;
+  /** the saved query this worksheet was opened from or saved as (Ctrl/Cmd+S replaces it) */
+  savedName?: string | null;
 }
 
 export interface WorksheetState {
@@ -40,10 +42,15 @@ export function saveWorksheets(ws: string, state: WorksheetState): void {
 }
 
 /** Opens `sql` in a new tab of `ws`'s worksheets (from the catalog or history); the worksheet screen picks it up. */
-export function openInWorksheet(ws: string, sql: string, title?: string, catalog?: string | null): void {
+export function openInWorksheet(ws: string, sql: string, title?: string, catalog?: string | null, saved?: { name: string; agentId: string | null }): void {
   const state = loadWorksheets(ws);
   const current = state.tabs.find((t) => t.id === state.active);
-  const tab = { ...blankWorksheet(state.tabs.length + 1, sql), catalog: catalog ?? null, agentId: current?.agentId ?? null };
+  const tab = {
+    ...blankWorksheet(state.tabs.length + 1, sql),
+    catalog: catalog ?? null,
+    agentId: saved?.agentId ?? current?.agentId ?? null,
+    savedName: saved?.name ?? null,
+  };
   if (title) tab.title = title;
   saveWorksheets(ws, { tabs: [...state.tabs, tab], active: tab.id });
 }

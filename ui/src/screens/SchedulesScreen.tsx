@@ -1,0 +1,238 @@
+// Saved queries and schedules of a workspace: open a saved query in a worksheet, schedule it on a cron (UTC) through
+// an agent, switch schedules on and off, fire one now, and follow the runs.
+import { useState, type FormEvent } from 'react';
+import { api, enc } from '../api/client.ts';
+import type { Page, SavedQuery, Schedule, ScheduleRun } from '../api/types.ts';
+import { navigate } from '../app/router.ts';
+import { useAsync } from '../app/useAsync.ts';
+import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { Link } from '../components/Link.tsx';
+import { formatTime } from '../components/format.ts';
+import { AgentPicker } from '../worksheet/AgentPicker.tsx';
+import { openInWorksheet } from '../worksheet/worksheetStore.ts';
+
+type Tab = 'saved' | 'schedules' | 'runs';
+
+export function SchedulesScreen(props: { ws: string }) {
+  const [tab, setTab] = useState<Tab>('saved');
+  const base = `/api/workspaces/${enc(props.ws)}`;
+  const savedList = useAsync((signal) => api.get<Page<SavedQuery>>(`${base}/saved-queries`, { signal, query: { limit: 500 } }), [base]);
+  const schedules = useAsync((signal) => api.get<Schedule[]>(`${base}/schedules`, { signal }), [base]);
+  const names = new Map((savedList.data?.items ?? []).map((q) => [q.id, q.name]));
+  return (
+    <section className="schedules">
+      <h1>Saved queries and schedules</h1>
+      <div role="tablist" aria-label="Saved queries and schedules" className="tabs">
+        {(
+          [
+            ['saved', 'Saved queries'],
+            ['schedules', 'Schedules'],
+            ['runs', 'Runs'],
+          ] as const
+        ).map(([id, label]) => (
+          <button key={id} type="button" role="tab" aria-selected={tab === id} onClick={() => setTab(id)}>
+            {label}
+          </button>
+        ))}
+      </div>
+      {tab === 'saved' ? <SavedQueries ws={props.ws} base={base} list={savedList} onScheduled={schedules.reload} /> : null}
+      {tab === 'schedules' ? <Schedules base={base} list={schedules} names={names} /> : null}
+      {tab === 'runs' ? <Runs base={base} names={names} schedules={schedules.data ?? []} /> : null}
+    </section>
+  );
+}
+
+function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof useAsync<Page<SavedQuery>>>; onScheduled: () => void }) {
+  const [scheduling, setScheduling] = useState<SavedQuery | null>(null);
+  const { list } = props;
+  if (list.error) return <ErrorNotice error={list.error} what="Saved queries" />;
+  if (!list.data) return <Loading />;
+  if (!list.data.items.length) return <p className="hint">No saved query yet: in a worksheet, Ctrl/Cmd+S saves it under its tab’s name.</p>;
+  return (
+    <>
+      <table className="data" aria-label="Saved queries">
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>SQL</th>
+            <th>Updated</th>
+            <th>Last run</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {list.data.items.map((q) => (
+            <tr key={q.id}>
+              <td>{q.name}</td>
+              <td className="mono">{q.sql.length > 120 ? `${q.sql.slice(0, 120)}…` : q.sql}</td>
+              <td>{formatTime(q.updated_at)}</td>
+              <td>{q.last_run_at ? formatTime(q.last_run_at) : ''}</td>
+              <td className="actions">
+                <button
+                  type="button"
+                  onClick={() => {
+                    openInWorksheet(props.ws, q.sql, q.name, q.catalog, { name: q.name, agentId: q.default_agent_id });
+                    navigate(`/w/${enc(props.ws)}/worksheets`);
+                  }}
+                >
+                  Open
+                </button>
+                <button type="button" className="secondary" onClick={() => setScheduling(q)}>
+                  Schedule
+                </button>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={async () => {
+                    if (!confirm(`Delete the saved query ${q.name} and its schedules?`)) return;
+                    await api.del(`${props.base}/saved-queries/${enc(q.id)}`);
+                    list.reload();
+                    props.onScheduled();
+                  }}
+                >
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {scheduling ? (
+        <NewSchedule
+          base={props.base}
+          query={scheduling}
+          onDone={() => {
+            setScheduling(null);
+            props.onScheduled();
+          }}
+        />
+      ) : null}
+    </>
+  );
+}
+
+function NewSchedule(props: { base: string; query: SavedQuery; onDone: () => void }) {
+  const [cron, setCron] = useState('0 6 * * *');
+  const [agentId, setAgentId] = useState<string | null>(props.query.default_agent_id);
+  const [error, setError] = useState<unknown>(undefined);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      await api.post(`${props.base}/schedules`, { saved_query_id: props.query.id, cron, agent_id: agentId });
+      props.onDone();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <form className="card" aria-label="New schedule" onSubmit={submit}>
+      <h2>Schedule {props.query.name}</h2>
+      <label className="inline">
+        Cron (UTC: minute hour day month weekday) <input aria-label="Cron" value={cron} onChange={(e) => setCron(e.target.value)} />
+      </label>
+      <AgentPicker value={agentId} onChange={setAgentId} />
+      <button type="submit" disabled={!agentId}>
+        Create schedule
+      </button>
+      {error ? <ErrorNotice error={error} what="Schedule" /> : null}
+    </form>
+  );
+}
+
+function Schedules(props: { base: string; list: ReturnType<typeof useAsync<Schedule[]>>; names: Map<string, string> }) {
+  const { list } = props;
+  const [error, setError] = useState<unknown>(undefined);
+  const act = async (fn: () => Promise<unknown>) => {
+    setError(undefined);
+    try {
+      await fn();
+    } catch (e) {
+      setError(e);
+    }
+    list.reload();
+  };
+  if (list.error) return <ErrorNotice error={list.error} what="Schedules" />;
+  if (!list.data) return <Loading />;
+  if (!list.data.length) return <p className="hint">No schedule yet: schedule a saved query from its row.</p>;
+  return (
+    <>
+      {error ? <ErrorNotice error={error} what="Schedule" /> : null}
+      <table className="data" aria-label="Schedules">
+        <thead>
+          <tr>
+            <th>Saved query</th>
+            <th>Cron (UTC)</th>
+            <th>Next run</th>
+            <th>Last run</th>
+            <th>Enabled</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {list.data.map((s) => (
+            <tr key={s.id}>
+              <td>{props.names.get(s.saved_query_id) ?? s.saved_query_id}</td>
+              <td className="mono">{s.cron}</td>
+              <td>{s.next_run_at ? formatTime(s.next_run_at) : '—'}</td>
+              <td>{s.last_run_at ? `${formatTime(s.last_run_at)} (${s.last_status ?? '—'})` : ''}</td>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={`Enabled: ${props.names.get(s.saved_query_id) ?? s.id}`}
+                  checked={s.enabled}
+                  onChange={() => void act(() => api.patch(`${props.base}/schedules/${enc(s.id)}`, { enabled: !s.enabled }))}
+                />
+              </td>
+              <td className="actions">
+                <button type="button" onClick={() => void act(() => api.post(`${props.base}/schedules/${enc(s.id)}/run`))}>
+                  Run now
+                </button>
+                <button type="button" className="secondary" onClick={() => void act(() => api.del(`${props.base}/schedules/${enc(s.id)}`))}>
+                  Delete
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function Runs(props: { base: string; names: Map<string, string>; schedules: Schedule[] }) {
+  const runs = useAsync((signal) => api.get<Page<ScheduleRun>>(`${props.base}/schedule-runs`, { signal, query: { limit: 200 } }), [props.base]);
+  const queryOf = new Map(props.schedules.map((s) => [s.id, props.names.get(s.saved_query_id) ?? s.saved_query_id]));
+  if (runs.error) return <ErrorNotice error={runs.error} what="Runs" />;
+  if (!runs.data) return <Loading />;
+  if (!runs.data.items.length) return <p className="hint">No run yet.</p>;
+  return (
+    <>
+      <button type="button" className="secondary" onClick={runs.reload}>
+        Refresh
+      </button>
+      <table className="data" aria-label="Runs">
+        <thead>
+          <tr>
+            <th>Started</th>
+            <th>Schedule</th>
+            <th>Status</th>
+            <th>Query</th>
+            <th>Error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.data.items.map((r) => (
+            <tr key={r.id}>
+              <td>{formatTime(r.started_at)}</td>
+              <td>{queryOf.get(r.schedule_id) ?? r.schedule_id}</td>
+              <td>{r.status}</td>
+              <td>{r.query_id ? <Link href={`/inspect/query/${enc(r.query_id)}`}>{r.query_id.slice(0, 8)}</Link> : ''}</td>
+              <td>{r.error ?? ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
