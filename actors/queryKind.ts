@@ -10,6 +10,7 @@ import type { AgentLink } from './agentLink.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES } from '../domain/queries.ts';
 import { markTableDropped } from '../domain/semantic/models.ts';
+import { dropTableLineage, recordExecutionLineage } from '../domain/lineage.ts';
 
 export interface QueryKindDeps {
   db: Db;
@@ -138,7 +139,11 @@ export async function recordRunOutcome(db: Db, queryId: string, profile: unknown
      returning statement_type, tables, catalog, user_id, workspace_id`,
     [queryId, profile === null || profile === undefined ? null : JSON.stringify(profile)],
   );
-  if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) await recordWrites(db, queryId, q);
+  if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) {
+    await recordWrites(db, queryId, q);
+    // Lineage is best effort: a statement whose target cannot be read records none; the query stands either way.
+    if (['insert', 'merge', 'update', 'create'].includes(q.statement_type)) await recordExecutionLineage(db, queryId).catch(() => 0);
+  }
   if (q?.statement_type === 'drop') await recordDrops(db, q);
 }
 
@@ -153,7 +158,9 @@ interface FinishedQuery {
 async function recordDrops(db: Db, q: FinishedQuery) {
   for (const t of q.tables ?? []) {
     const slug = t.catalog ?? q.catalog;
-    if (slug) await markTableDropped(db, slug, t.schema ?? 'main', t.name);
+    if (!slug) continue;
+    await markTableDropped(db, slug, t.schema ?? 'main', t.name);
+    await dropTableLineage(db, { catalog: slug, schema: t.schema ?? 'main', table: t.name });
   }
 }
 

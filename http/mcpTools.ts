@@ -222,11 +222,22 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'get_lineage',
-    description: 'The lineage graph around a table. Not available on this server yet.',
-    input: Schema.Struct({ workspace: Text, catalog: Text, schema: Text, table: Text }),
-    run: async () => {
-      throw new ToolError('lineage is not available on this server (the lineage graph is not built yet)');
-    },
+    description: 'The lineage graph around a table: what feeds it (upstream) and what it feeds (downstream), 1-5 hops.',
+    input: Schema.Struct({
+      workspace: Text,
+      catalog: Text,
+      schema: Text,
+      table: Text,
+      direction: Schema.optionalKey(Schema.Literals(['upstream', 'downstream', 'both'])),
+      depth: Schema.optionalKey(Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 5 }))),
+    }),
+    run: async (call, a) =>
+      ok(
+        await call.api(
+          'GET',
+          `/api/workspaces/${enc(a.workspace)}/catalogs/${enc(a.catalog)}/schemas/${enc(a.schema)}/tables/${enc(a.table)}/lineage?direction=${a.direction ?? 'both'}&depth=${a.depth ?? 2}`,
+        ),
+      ),
   },
   {
     name: 'search_docs',

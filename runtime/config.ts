@@ -105,7 +105,7 @@ export const CONFIG_VARIABLES = {
   MAINTENANCE_DEEP_SCAN_INTERVAL_S: notBuilt('the maintenance scanner', int('loops', '604800', 1)),
   SCHEDULER_ENABLED: bool('loops', 'true'),
   SCHEDULER_TICK_S: num('loops', '60', 0.05),
-  LINEAGE_STALE_AFTER_DAYS: notBuilt('lineage', int('loops', '30', 0)),
+  LINEAGE_STALE_AFTER_DAYS: int('loops', '30', 0),
   MIGRATION_RUNNER_ENABLED: notBuilt('storage migrations', bool('loops', 'true')),
   MIGRATION_RUNNER_TICK_S: notBuilt('storage migrations', int('loops', '30', 1)),
   MIGRATION_RETENTION_DAYS: int('loops', '7', 0),

@@ -91,7 +91,9 @@ describe('/mcp', () => {
     // Policy still applies, and a failing statement is a tool error with the API's code.
     expect((await call(c, 'run_sql', { workspace: 'default', sql: "ATTACH 'x.db' AS x" })).text).toContain('sql_not_allowed');
     expect((await call(c, 'run_sql', { workspace: 'default' })).text).toContain('invalid arguments');
-    expect((await call(c, 'get_lineage', { workspace: 'default', catalog: 'warehouse', schema: 'main', table: 'mcp_t' })).text).toContain('not available');
+    const graph = await call(c, 'get_lineage', { workspace: 'default', catalog: 'warehouse', schema: 'main', table: 'mcp_t' });
+    expect(graph.isError, graph.text).toBe(false);
+    expect(graph.value).toMatchObject({ truncated: false, hidden: false });
   });
 
   it('semantic tools: search, read a model, explain and query a metric', async () => {

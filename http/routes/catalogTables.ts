@@ -20,6 +20,7 @@ import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { readRowsPage } from '../rows.ts';
 import { submitQuery } from './queries.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
+import { dropTableLineage } from '../../domain/lineage.ts';
 
 /** Names the api creates: plain SQL identifiers, so they need no quoting anywhere they are typed. */
 export const NameSchema = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/));
@@ -329,6 +330,7 @@ export const catalogTableRoutes = [
       await viaCatalog('table', () => client.dropTable(catalogs.warehouseName(c), [params.schema], params.table, { purge: true }));
       await sidecar.forgetTable(ctx.db, c.id, params.schema, params.table);
       await markTableDropped(ctx.db, c.slug, params.schema, params.table);
+      await dropTableLineage(ctx.db, { catalog: c.slug, schema: params.schema, table: params.table });
       return { status: 204 };
     },
   }),

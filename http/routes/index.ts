@@ -12,6 +12,7 @@ import { oidcRoutes } from './oidc.ts';
 import { semanticRoutes } from './semantic.ts';
 import { sqlSessionRoutes } from './sqlSessions.ts';
 import { scheduleRoutes } from './schedules.ts';
+import { lineageRoutes } from './lineage.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
@@ -26,4 +27,5 @@ export const allRoutes: RouteDef[] = [
   ...semanticRoutes,
   ...sqlSessionRoutes,
   ...scheduleRoutes,
+  ...lineageRoutes,
 ];

@@ -596,6 +596,12 @@ export type CreateWorkspaceBody = {
   name: string;
 };
 
+/** DELETE /api/workspaces/{workspace}/lineage/imports: Remove a retired producer’s edges (execution lineage cannot be purged) */
+export type DeleteLineageImportsResponse = {
+  provider: string;
+  deleted: number;
+};
+
 /** DELETE /api/workspaces/{workspace}/semantic/imports: Remove every model a provider imported (a report with the slugs removed) */
 export type DeleteSemanticImportsResponse = {
   provider: string;
@@ -1008,6 +1014,43 @@ export type GetStorageBackendResponse = {
   created_at: string;
 };
 
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/lineage: The lineage graph around a table: upstream, downstream or both, 1 to 5 hops */
+export type GetTableLineageResponse = {
+  nodes: Array<{
+    key: string;
+    kind: "table" | "external" | "redacted";
+    catalog: string | null;
+    schema: string | null;
+    table: string | null;
+    column_count: number;
+  }>;
+  edges: Array<{
+    source: string;
+    target: string;
+    providers: Array<{
+      provider: string;
+      first_seen_at: string;
+      last_seen_at: string;
+      observation_count: number;
+      stale: boolean;
+      column_lineage: string;
+    }>;
+    observation_count: number;
+    first_seen_at: string;
+    last_seen_at: string;
+    stale: boolean;
+    columns: Array<{
+      source_column: string;
+      target_column: string;
+      providers: string[];
+      stale: boolean;
+    }>;
+  }>;
+  truncated: boolean;
+  hidden: boolean;
+  columns_truncated: boolean;
+};
+
 /** GET /api/version: Server build and contract version */
 export type GetVersionResponse = {
   version: string;
@@ -1021,6 +1064,42 @@ export type GetWorkspaceResponse = {
   name: string;
   created_at: string;
   default_catalog: string | null;
+};
+
+/** POST /api/workspaces/{workspace}/lineage/imports: Import canonical lineage edges from a producer (idempotent; unresolvable ends are skipped with a reason) */
+export type ImportLineageResponse = {
+  provider: string;
+  created: number;
+  updated: number;
+  skipped: Array<{
+    index: number;
+    reason: string;
+  }>;
+};
+export type ImportLineageBody = {
+  provider: string;
+  edges: Array<{
+    source: {
+      catalog: string;
+      schema: string;
+      table: string;
+    } | {
+      external: string;
+    };
+    target: {
+      catalog: string;
+      schema: string;
+      table: string;
+    } | {
+      external: string;
+    };
+    columns?: Array<{
+      source_column: string;
+      target_column: string;
+    }>;
+    column_lineage?: "derived" | "unsupported" | "unknown";
+    observed_at?: string;
+  }>;
 };
 
 /** POST /api/workspaces/{workspace}/semantic/imports/{provider}: Import models: native (a YAML document, version 1) or transform (a dbt manifest.json) */
