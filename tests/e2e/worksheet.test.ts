@@ -392,4 +392,26 @@ describe('web app: worksheets, results, history, catalog', () => {
       .toContain('done');
     await b.shot('21-runs');
   });
+
+  it('lineage: the table page shows what feeds a table, and its source opens on click', async () => {
+    const agentId = (await t.req('GET', '/api/agents', { as: admin })).body.find((a: any) => a.name === 'e2e-agent').id;
+    for (const sql of ['CREATE SCHEMA IF NOT EXISTS lin_e2e', 'CREATE TABLE lin_e2e.src AS SELECT range AS id FROM range(3)', 'CREATE TABLE lin_e2e.dst AS SELECT id * 2 AS twice FROM lin_e2e.src']) {
+      const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
+      expect((await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin })).body.status).toBe('done');
+    }
+    await expect
+      .poll(async () => (await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/lin_e2e/tables/dst/lineage', { as: admin })).body.edges?.length, { timeout: 10_000 })
+      .toBe(1);
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/catalog/warehouse/lin_e2e/dst');
+    const edges = page.getByRole('table', { name: 'Lineage edges' });
+    await edges.getByText('warehouse.lin_e2e.src').waitFor({ timeout: 20_000 });
+    expect(await edges.textContent()).toContain('execution');
+    await edges.getByRole('row').nth(1).click();
+    await page.getByLabel('Edge detail').getByText('execution unknown').waitFor();
+    await b.shot('22-lineage');
+    await edges.getByRole('link', { name: 'warehouse.lin_e2e.src' }).click();
+    await page.waitForURL(/\/catalog\/warehouse\/lin_e2e\/src$/);
+    await page.getByRole('table', { name: 'Lineage edges' }).getByText('warehouse.lin_e2e.dst').waitFor();
+  });
 });

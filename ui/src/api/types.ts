@@ -21,6 +21,7 @@ export type TableOut = Api.GetCatalogTableResponse;
 export type StorageBackend = Api.ListStorageBackendsResponse[number];
 export type Cluster = Api.GetClusterResponse;
 export type SqlSession = Api.GetSqlSessionResponse;
+export type Lineage = Api.GetTableLineageResponse;
 export type SavedQuery = Api.GetSavedQueryResponse;
 export type Schedule = Api.GetScheduleResponse;
 export type ScheduleRun = Api.ListScheduleRunsResponse['items'][number];

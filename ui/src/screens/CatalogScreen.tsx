@@ -1,6 +1,7 @@
 // Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, snapshots, size and row
 // statistics and sample rows, with "Query this table" opening a worksheet.
 import { api, enc } from '../api/client.ts';
+import { LineagePanel } from './LineagePanel.tsx';
 import type { WorkspaceCatalog, TableOut } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
@@ -171,6 +172,7 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
       <h3>Sample rows</h3>
       {sample.error ? <ErrorNotice error={sample.error} what="Sample rows" /> : null}
       {sample.data ? <SampleRows data={sample.data} /> : null}
+      <LineagePanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
     </div>
   );
 }
