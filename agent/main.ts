@@ -79,21 +79,23 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
 
   let channel: ControlChannel | null = null;
   const outcomes = new OutcomeLedger({ maxEntries: 10_000, resendWindowMs: 15 * 60_000 });
+  // The sandbox every query and SQL session runs in.
+  const engine = {
+    dataDir: config.dataDir,
+    resultsDir: config.resultsDir,
+    disabledFilesystems: config.sandboxDisabledFilesystems,
+    lockConfiguration: config.sandboxLockConfiguration,
+    profilingEnabled: config.profilingEnabled,
+    explainMemoryBytes: config.estimateFloorBytes,
+    // no cache dir: a run reads only the files its own tables resolved to, linked into its own directory
+    extraReadableDirs: [],
+  };
   const runner = new QueryRunner({
     config,
     admission,
     memoryAsk,
     logger: logger.child({ component: 'query' }),
-    engine: {
-      dataDir: config.dataDir,
-      resultsDir: config.resultsDir,
-      disabledFilesystems: config.sandboxDisabledFilesystems,
-      lockConfiguration: config.sandboxLockConfiguration,
-      profilingEnabled: config.profilingEnabled,
-      explainMemoryBytes: config.estimateFloorBytes,
-      // no cache dir: a query reads only the files its own tables resolved to, linked into its own directory
-      extraReadableDirs: [],
-    },
+    engine,
     dataCache,
     send: (frame) => {
       if (frame.type === 'query_done' || frame.type === 'query_failed') outcomes.record(frame);
@@ -106,15 +108,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
     admission,
     dataCache,
     logger: logger.child({ component: 'session' }),
-    engine: {
-      dataDir: config.dataDir,
-      resultsDir: config.resultsDir,
-      disabledFilesystems: config.sandboxDisabledFilesystems,
-      lockConfiguration: config.sandboxLockConfiguration,
-      profilingEnabled: config.profilingEnabled,
-      explainMemoryBytes: config.estimateFloorBytes,
-      extraReadableDirs: [],
-    },
+    engine,
     send: (frame) => channel?.send(frame),
   });
 

@@ -1,7 +1,7 @@
 // Runs dispatched queries: estimate → admission → execute → query_done / query_failed. Owns the in-flight set,
 // cancellation and the agent-side timeout (both interrupt the running statement).
 import type { AgentFrame, DispatchQueryFrame, QueryErrorCode } from '../protocol/index.ts';
-import { AdmissionController, AdmissionError, type Grant } from './admission.ts';
+import { AdmissionController, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
 import { QueryEngine, type EngineOptions } from './engine.ts';
 import type { DataFileCache } from './dataCache.ts';
@@ -10,6 +10,7 @@ import { IcebergBridge } from './icebergBridge.ts';
 import { BridgeError } from './icebergErrors.ts';
 import type { Logger } from './logger.ts';
 import type { MemoryAsk } from './memoryAsk.ts';
+import { failureCode, failureMessage } from './runFailure.ts';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 
 type Dispatch = DispatchQueryFrame['payload'];
@@ -35,20 +36,6 @@ export interface QueryRunnerOptions {
   readonly send: (frame: AgentFrame) => void;
 }
 
-function message(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n')[0].slice(0, 2000);
-}
-
-function classify(error: unknown): QueryErrorCode {
-  if (error instanceof AdmissionError) return error.code;
-  if (error instanceof BridgeError) return error.code;
-  const text = error instanceof Error ? error.message : String(error);
-  if (/Out of Memory Error/i.test(text)) return 'out_of_memory';
-  // DuckDB errors carry their class as a prefix ("Binder Error: …", "Parser Error: …").
-  if (/^[A-Za-z ]*Error: /.test(text)) return 'sql_error';
-  return 'internal_error';
-}
 
 export class QueryRunner {
   readonly #o: QueryRunnerOptions;
@@ -197,16 +184,16 @@ export class QueryRunner {
         code = 'cancelled';
         text = 'query cancelled';
       } else {
-        code = classify(error);
-        text = message(error);
+        code = failureCode(error);
+        text = failureMessage(error);
       }
-      if (code === 'internal_error') log.error({ err: message(error) }, 'query failed');
+      if (code === 'internal_error') log.error({ err: failureMessage(error) }, 'query failed');
       else log.info({ code, err: text }, 'query failed');
       outcome = { type: 'query_failed', payload: { query_id: queryId, error: { code, message: text }, duration_ms: durationMs } };
     } finally {
       clearTimeout(timer);
       // Close before releasing: the reservation must cover the instance's memory until it is actually freed.
-      await entry.engine?.close().catch((error: unknown) => log.warn({ err: message(error) }, 'engine close failed'));
+      await entry.engine?.close().catch((error: unknown) => log.warn({ err: failureMessage(error) }, 'engine close failed'));
       // Unpinned only once DuckDB is closed: its views read the cached files lazily.
       bridge?.close();
       grant?.release();

@@ -12,8 +12,8 @@ import type { DataFileCache } from './dataCache.ts';
 import { QueryEngine, type EngineOptions } from './engine.ts';
 import { decodeAttachments } from './icebergAttachments.ts';
 import { IcebergBridge } from './icebergBridge.ts';
-import { BridgeError } from './icebergErrors.ts';
 import type { Logger } from './logger.ts';
+import { failureCode, failureMessage } from './runFailure.ts';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -55,18 +55,6 @@ export interface SessionHostOptions {
   readonly send: (frame: AgentFrame) => void;
 }
 
-function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0].slice(0, 2000);
-}
-
-function classify(error: unknown): QueryErrorCode {
-  if (error instanceof AdmissionError) return error.code;
-  if (error instanceof BridgeError) return error.code;
-  const text = error instanceof Error ? error.message : String(error);
-  if (/Out of Memory Error/i.test(text)) return 'out_of_memory';
-  if (/^[A-Za-z ]*Error: /.test(text)) return 'sql_error';
-  return 'internal_error';
-}
 
 export class SessionHost {
   readonly #o: SessionHostOptions;
@@ -106,8 +94,8 @@ export class SessionHost {
       await engine?.close().catch(() => undefined);
       grant?.release();
       const code = error instanceof AdmissionError ? error.code : 'internal_error';
-      log.warn({ code, err: firstLine(error) }, 'session open failed');
-      send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: firstLine(error) } } });
+      log.warn({ code, err: failureMessage(error) }, 'session open failed');
+      send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: failureMessage(error) } } });
     } finally {
       this.#opening.delete(p.session_id);
     }
@@ -167,7 +155,7 @@ export class SessionHost {
     if (s.running && s.running.stopReason === null) s.running.stopReason = 'cancelled';
     s.engine.interrupt();
     await s.tail.catch(() => undefined);
-    await s.engine.close().catch((error: unknown) => this.#o.logger.warn({ sessionId: s.id, err: firstLine(error) }, 'session engine close failed'));
+    await s.engine.close().catch((error: unknown) => this.#o.logger.warn({ sessionId: s.id, err: failureMessage(error) }, 'session engine close failed'));
     s.grant.release();
     this.#o.logger.info({ sessionId: s.id, reason }, 'session closed');
   }
@@ -224,9 +212,9 @@ export class SessionHost {
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'statement done');
     } catch (error) {
       const durationMs = performance.now() - started;
-      const code: QueryErrorCode = running.stopReason ?? classify(error);
+      const code: QueryErrorCode = running.stopReason ?? failureCode(error);
       const message =
-        running.stopReason === 'timeout' ? `statement exceeded its timeout of ${timeoutS}s` : running.stopReason === 'cancelled' ? 'statement cancelled' : firstLine(error);
+        running.stopReason === 'timeout' ? `statement exceeded its timeout of ${timeoutS}s` : running.stopReason === 'cancelled' ? 'statement cancelled' : failureMessage(error);
       log.info({ code, err: message }, 'statement failed');
       outcome = { type: 'query_failed', payload: { query_id: p.statement_id, error: { code, message }, duration_ms: durationMs } };
     } finally {

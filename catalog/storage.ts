@@ -1,8 +1,8 @@
 // The catalog's own access to warehouse storage over the S3 protocol: writing metadata files, and purging a
 // dropped table's files. One client per warehouse connection, rebuilt when the connection settings change.
-import { PutObjectCommand, GetObjectCommand, ListObjectsV2Command, DeleteObjectsCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { SpanKind, type Tracing } from '../telemetry/tracing.ts';
-import { makeS3Client } from '../iceberg/s3Client.ts';
+import { deletePrefix, makeS3Client } from '../iceberg/s3Client.ts';
 import { normalizeS3Root, parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
 import type { Warehouse } from './metastore.ts';
 import { badRequest } from './errors.ts';
@@ -72,20 +72,7 @@ export class WarehouseStorage {
   /** Deletes every object under `location/`; returns how many. */
   async purgePrefix(w: Warehouse, location: string): Promise<number> {
     const { bucket, key } = locate(location);
-    const prefix = key.replace(/\/+$/, '') + '/';
-    const client = this.client(w);
-    let deleted = 0;
-    let token: string | undefined;
-    do {
-      const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-      const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
-      if (keys.length) {
-        await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
-        deleted += keys.length;
-      }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-    return deleted;
+    return deletePrefix(this.client(w), bucket, key.replace(/\/+$/, '') + '/');
   }
 
   close(): void {

@@ -2,9 +2,9 @@
 // catalog's storage. Clients get presigned PUT and GET URLs for files there (signed with the storage backend's own
 // credentials, which never leave the api); a statement that names staging files carries presigned URLs for them to
 // the agent, which fetches what it reads and uploads what it writes: the agent itself reaches no storage by URL.
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { makeS3Client } from '../iceberg/s3Client.ts';
+import { deletePrefix, makeS3Client } from '../iceberg/s3Client.ts';
 import type { Queryable } from '../runtime/db.ts';
 import type { Config } from '../runtime/config.ts';
 import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs.ts';
@@ -95,16 +95,5 @@ export async function presignStaging(
 export async function removeStagingArea(q: Queryable, config: StagingConfig, catalogSlug: string, prefixUri: string): Promise<number> {
   const client = await storageClient(q, config, catalogSlug);
   const { bucket, key } = locate(prefixUri.endsWith('/') ? prefixUri : `${prefixUri}/`);
-  let deleted = 0;
-  let token: string | undefined;
-  do {
-    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: key, ContinuationToken: token }));
-    const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
-    if (keys.length) {
-      await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
-      deleted += keys.length;
-    }
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return deleted;
+  return deletePrefix(client, bucket, key);
 }

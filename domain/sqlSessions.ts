@@ -29,23 +29,13 @@ export interface SqlSessionRow {
   closed_at: Date | null;
 }
 
-export interface SqlSessionOut {
-  id: string;
-  workspace_id: string;
-  user_id: string | null;
-  agent_id: string | null;
-  status: SessionStatus;
-  active_catalog: string | null;
-  staging_uri: string | null;
-  error: string | null;
-  close_reason: string | null;
-  client_name: string | null;
-  client_version: string | null;
+/** The row as the API shows it: times as ISO text, the failure code kept inside. */
+export type SqlSessionOut = Omit<SqlSessionRow, 'error_code' | 'created_at' | 'opened_at' | 'last_active_at' | 'closed_at'> & {
   created_at: string;
   opened_at: string | null;
   last_active_at: string;
   closed_at: string | null;
-}
+};
 
 const COLS = `id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, error, error_code, close_reason,
   client_name, client_version, created_at, opened_at, last_active_at, closed_at`;

@@ -1,6 +1,6 @@
 // The S3 client settings every Eider component needs to talk to the bundled store or any S3-compatible server
 // (engineering notes: S3-compatible servers). Shared by the catalog service, the object store's tests and the agent.
-import { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 
 export interface S3ClientOptions {
   endpoint?: string;
@@ -39,4 +39,20 @@ export function makeS3Client(opts: S3ClientOptions): S3Client {
     { step: 'build', name: 'eiderStripBucketSlash' },
   );
   return client;
+}
+
+/** Deletes every object under `prefix` (a key prefix ending with `/`) of `bucket`; returns how many. */
+export async function deletePrefix(client: S3Client, bucket: string, prefix: string): Promise<number> {
+  let deleted = 0;
+  let token: string | undefined;
+  do {
+    const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
+    if (keys.length) {
+      await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
+      deleted += keys.length;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return deleted;
 }
