@@ -97,7 +97,7 @@ export class AdmissionController {
   }
 
   /** Reserve memory for query `id`. Resolves when admitted; rejects with AdmissionError. */
-  acquire(id: string, askBytes: number): Promise<Grant> {
+  acquire(id: string, askBytes: number, opts: { queuedTimeoutMs?: number } = {}): Promise<Grant> {
     const ask = Math.max(1, Math.min(Math.ceil(askBytes), this.#options.budgetBytes));
     return new Promise<Grant>((resolve, reject) => {
       const waiter: Waiter = { id, askBytes: ask, enqueuedAt: Date.now(), relaxed: false, timers: [], resolve, reject };
@@ -106,8 +106,10 @@ export class AdmissionController {
         reject(new AdmissionError('queue_full'));
         return;
       }
-      if (this.#options.queuedTimeoutMs > 0) {
-        waiter.timers.push(setTimeout(() => this.#drop(waiter, new AdmissionError('queued_timeout')), this.#options.queuedTimeoutMs));
+      // A session's open waits SESSION_QUEUED_TIMEOUT_S, a query QUEUED_TIMEOUT_S.
+      const queuedTimeoutMs = opts.queuedTimeoutMs ?? this.#options.queuedTimeoutMs;
+      if (queuedTimeoutMs > 0) {
+        waiter.timers.push(setTimeout(() => this.#drop(waiter, new AdmissionError('queued_timeout')), queuedTimeoutMs));
       }
       if (this.#options.profile === 'auto') {
         const relax = () => {

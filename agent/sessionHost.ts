@@ -83,7 +83,7 @@ export class SessionHost {
     let engine: QueryEngine | null = null;
     try {
       const baseline = Math.min(this.#o.config.sessionBaselineBytes, this.#o.admission.stats.budgetBytes);
-      grant = await this.#o.admission.acquire(`session:${p.session_id}`, baseline);
+      grant = await this.#o.admission.acquire(`session:${p.session_id}`, baseline, { queuedTimeoutMs: this.#o.config.sessionQueuedTimeoutS * 1000 });
       engine = await QueryEngine.open(p.session_id, this.#o.engine);
       // Unlocked: the session's own SETs (the api's safe list) must work; file access stays sandboxed.
       await engine.configure(grant.limitBytes, { lock: false });
