@@ -6,8 +6,9 @@ import { extname, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
-/** Path prefixes that belong to the api, the agent socket, replicas and MCP: never answered with the app. */
-const RESERVED_PREFIXES = ['/api', '/agents', '/internal', '/mcp'];
+/** Path prefixes that belong to the api, the agent socket, replicas and MCP: never answered with the app. The
+ *  socket is `/agents/connect` alone: `/agents` and `/agents/{id}` are the app's own screens and must reload. */
+const RESERVED_PREFIXES = ['/api', '/agents/connect', '/internal', '/mcp'];
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

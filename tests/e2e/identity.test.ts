@@ -178,5 +178,8 @@ describe('web app: identity', () => {
     await page.getByLabel('Theme').selectOption('system');
     await page.goto(ui.url + '/no/such/screen');
     await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    // The agent socket lives at /agents/connect: the app's own /agents screens reload like any other.
+    await page.goto(ui.url + '/agents');
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
   });
 });

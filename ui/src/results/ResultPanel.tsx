@@ -69,7 +69,7 @@ export function ResultPanel(props: { query: QueryOut }) {
           </button>
         </div>
         <span className="result-facts" aria-live="polite">
-          {hasGrid ? `${formatCount(pager.total ?? q.row_count)} rows` : `${q.statement_type ?? 'statement'} completed`}
+          {hasGrid ? `${formatCount(pager.total ?? q.row_count)} ${(pager.total ?? q.row_count) === 1 ? 'row' : 'rows'}` : `${q.statement_type ?? 'statement'} completed`}
           {' · '}
           {formatDuration(q.duration_ms)}
         </span>
