@@ -6,7 +6,8 @@ import { AppError } from '../domain/errors.ts';
 import { INTERNAL_SECRET_HEADER, internalSecretMatches } from '../runtime/peerClient.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 
-const FORWARDABLE = new Set(['dispatch_query', 'cancel_query']);
+// The work frames an actor on another replica sends to an agent held here (auth and heartbeats stay per socket).
+const FORWARDABLE = new Set(['dispatch_query', 'cancel_query', 'open_session', 'close_session', 'execute_statement']);
 const RESULT_FILE = /^[0-9a-f-]{36}\.parquet$/;
 
 export function registerInternalApi(app: FastifyInstance, deps: { secret: string; sockets: AgentSockets }) {

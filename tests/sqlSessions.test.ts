@@ -4,9 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupAdmin, startTestApi, startTestStack, newUser, type Caller, type TestStack } from './support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { STACK_CLIENT } from '../catalog/harness.ts';
 
 const BOOT = 'test-bootstrap-token-for-sql-sessions';
 const UA = 'eider-test-connector/1.2.3 python/3.12';
+const SECRET = 'internal-secret-for-the-sessions-test-0123456789';
 let t: TestStack;
 let admin: Caller & { id: string };
 let agent: TestAgent;
@@ -17,6 +19,7 @@ beforeAll(async () => {
     AGENT_BOOTSTRAP_TOKEN: BOOT,
     SQL_SESSIONS_ENABLED: 'true',
     SQL_SESSION_IDLE_TIMEOUT_S: '6',
+    INTERNAL_API_SECRET: SECRET,
     AGENT_HEARTBEAT_INTERVAL_S: '0.5',
     AGENT_HEARTBEAT_TTL_S: '3',
     ACTOR_REAPER_TICK_S: '0.2',
@@ -209,6 +212,36 @@ describe('SQL sessions', () => {
     expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status).toBe('open');
     await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 15_000, interval: 250 }).toBe('closed');
     expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.close_reason).toBe('idle');
+  });
+
+  it('works through a replica that does not hold the agent: open, statements, rows, close', async () => {
+    const other = await startTestApi(
+      {
+        SQL_SESSIONS_ENABLED: 'true',
+        REPLICA_ID: 'other-replica',
+        INTERNAL_API_SECRET: SECRET,
+        CATALOG_URL: t.stack.catalog.url,
+        CATALOG_CLIENT_ID: STACK_CLIENT.id,
+        CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
+        STORE_ENDPOINT: t.stack.store.endpoint,
+      },
+      { database: t.database },
+    );
+    try {
+      const via = (method: string, path: string, body?: unknown) => other.req(method, path, { body, as: admin, headers: { 'user-agent': UA } });
+      const opened = await via('POST', '/api/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 30 });
+      expect(opened.status, opened.text).toBe(201);
+      const made = await via('POST', `/api/sql/sessions/${opened.body.id}/statements`, { sql: 'CREATE TEMP TABLE far AS SELECT 5 AS five', wait_timeout_s: 30 });
+      expect(made.status, made.text).toBe(200);
+      const read = await via('POST', `/api/sql/sessions/${opened.body.id}/statements`, { sql: 'SELECT five FROM far', wait_timeout_s: 30 });
+      expect(read.body.status, read.text).toBe('done');
+      expect(read.body.first_page?.rows, read.text).toEqual([{ five: 5 }]);
+      expect((await via('GET', `/api/queries/${read.body.id}/rows`)).body.rows).toEqual([{ five: 5 }]);
+      expect((await via('DELETE', `/api/sql/sessions/${opened.body.id}`)).status).toBe(204);
+      await expect.poll(async () => (await via('GET', `/api/sql/sessions/${opened.body.id}`)).body.status, { timeout: 10_000 }).toBe('closed');
+    } finally {
+      await other.close();
+    }
   });
 
   it('the agent going away fails its sessions (agent_disconnect), and the next statement is 409', async () => {
