@@ -113,6 +113,22 @@ describe('features not offered', () => {
   });
 });
 
+describe('the data assistant', () => {
+  it('answers 503 assistant_disabled while ASSISTANT_ENABLED is off (the default)', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/workspaces/default/assistant/conversations'],
+      ['POST', '/api/workspaces/default/assistant/conversations'],
+      ['GET', '/api/workspaces/default/assistant/conversations/00000000-0000-4000-8000-000000000000'],
+      ['POST', '/api/workspaces/default/assistant/conversations/00000000-0000-4000-8000-000000000000/messages'],
+    ] as const) {
+      const r = await t.req(method, path, { as: admin, ...(method === 'POST' ? { body: { content: 'hi' } } : {}) });
+      expect(r.status, path).toBe(503);
+      expect(r.body.error).toBe('assistant_disabled');
+    }
+    expect((await t.req('GET', '/api/workspaces/default/assistant/conversations')).status).toBe(401);
+  });
+});
+
 describe('version, health, readiness', () => {
   it('version is api_version 2, unauthenticated', async () => {
     const r = await t.req('GET', '/api/version');

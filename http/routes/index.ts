@@ -13,6 +13,7 @@ import { semanticRoutes } from './semantic.ts';
 import { sqlSessionRoutes } from './sqlSessions.ts';
 import { scheduleRoutes } from './schedules.ts';
 import { lineageRoutes } from './lineage.ts';
+import { assistantRoutes } from './assistant.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
@@ -28,4 +29,5 @@ export const allRoutes: RouteDef[] = [
   ...sqlSessionRoutes,
   ...scheduleRoutes,
   ...lineageRoutes,
+  ...assistantRoutes,
 ];

@@ -86,6 +86,17 @@ export type CreateAgentBootstrapTokenBody = {
   expires_in_hours?: number;
 };
 
+/** POST /api/workspaces/{workspace}/assistant/conversations: Start an assistant conversation (503 assistant_disabled while the assistant is off; not built yet) */
+export type CreateAssistantConversationResponse = {
+  id: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+/** POST /api/workspaces/{workspace}/assistant/conversations/{conversation_id}/messages: Ask the assistant (503 assistant_disabled while the assistant is off; not built yet) */
+export type CreateAssistantMessageResponse = unknown;
+
 /** POST /api/catalogs: Create a catalog bound to a storage backend; its warehouse is rooted at {backend root_uri}{slug}/ */
 export type CreateCatalogResponse = {
   id: string;
@@ -718,6 +729,14 @@ export type GetAgentComputeOptionsResponse = unknown;
 /** GET /api/admin/agents/{agent_id}/monitoring: Recent work of an agent: status, live queries, recent outcomes (use tier) */
 export type GetAgentMonitoringResponse = unknown;
 
+/** GET /api/workspaces/{workspace}/assistant/conversations/{conversation_id}: One assistant conversation (503 assistant_disabled while the assistant is off; not built yet) */
+export type GetAssistantConversationResponse = {
+  id: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
 /** GET /api/auth/methods: Sign-in methods offered */
 export type GetAuthMethodsResponse = {
   local: boolean;
@@ -1164,6 +1183,18 @@ export type ListAgentsResponse = Array<{
   connected_at: string | null;
   last_heartbeat_at: string | null;
 }>;
+
+/** GET /api/workspaces/{workspace}/assistant/conversations: Your assistant conversations (503 assistant_disabled while the assistant is off; not built yet) */
+export type ListAssistantConversationsResponse = {
+  items: Array<{
+    id: string;
+    title: string | null;
+    created_at: string;
+    updated_at: string;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
 
 /** GET /api/admin/audit: The audit trail, newest first: sign-ins, tokens, roles, grants, agent credentials, catalogs, backends, policy rejections */
 export type ListAuditEventsResponse = {
