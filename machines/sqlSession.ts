@@ -45,7 +45,7 @@ export interface SqlSessionInput {
   closeTimeoutMs: number;
 }
 
-export type CloseReason = 'client' | 'idle' | 'lifetime';
+export type CloseReason = 'client' | 'admin' | 'idle' | 'lifetime';
 
 export type SqlSessionEvent =
   | { type: 'computeReady'; at: number; agentId: string }
@@ -53,7 +53,8 @@ export type SqlSessionEvent =
   | { type: 'openFailed'; at: number; code: string; message: string }
   | { type: 'statementSubmitted'; at: number; statementId: string }
   | { type: 'statementFinished'; at: number; statementId: string }
-  | { type: 'close'; at: number }
+  /** `byAdmin`: a query-admin closed another user's session */
+  | { type: 'close'; at: number; byAdmin?: boolean }
   | { type: 'closed'; at: number }
   | { type: 'agentLost'; at: number }
   | DeadlineEvent
@@ -183,7 +184,7 @@ export const sqlSessionMachine = setup({
       const failure = failureOf(event, context);
       return { errorCode: failure.code, error: failure.message };
     }),
-    assignCloseByClient: assign({ closeReason: 'client' }),
+    assignCloseByClient: assign({ closeReason: ({ event }) => (event.type === 'close' && event.byAdmin ? 'admin' : 'client') }),
     assignCloseByLimit: assign({
       closeReason: ({ context, event }) => reasonAt(context, eventTime(event, context.createdAt)),
     }),

@@ -113,7 +113,16 @@ describe('SQL sessions', () => {
     expect(other.q.status).toBe('failed');
     expect(other.q.error).toMatch(/mine/);
     expect((await run(a.id, 'SELECT x FROM mine')).rows.rows).toEqual([{ x: 1 }]);
-    for (const s of [a, b]) await t.req('DELETE', `/api/sql/sessions/${s.id}`, as());
+    await t.req('DELETE', `/api/sql/sessions/${a.id}`, as());
+    // A query-admin closing another user's session is recorded as such.
+    const member = await newUser(t, admin);
+    await t.req('PUT', `/api/workspaces/default/members/${member.id}`, { body: { role: 'reader' }, as: admin });
+    await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: member.id, tier: 'use' }, as: admin });
+    const theirs = (await open(member)).session;
+    expect((await t.req('GET', '/api/workspaces/default/sql/sessions?status=open', as(member))).body.items.map((x: any) => x.id)).toEqual([theirs.id]);
+    expect((await t.req('DELETE', `/api/sql/sessions/${theirs.id}`, as())).status).toBe(204);
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${theirs.id}`, as())).body.close_reason, { timeout: 10_000 }).toBe('admin');
+    await t.req('DELETE', `/api/sql/sessions/${b.id}`, as());
   });
 
   it('a statement waited for answers 200 with its first page; cancel stops a running one', async () => {

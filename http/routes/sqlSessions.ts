@@ -177,7 +177,7 @@ export const sqlSessionRoutes = [
     responses: { 204: null, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const row = await sessions.findVisibleSession(ctx.db, principal, params.session_id);
-      if (!['closed', 'failed'].includes(row.status)) await ctx.host.send('sqlSession', row.id, { type: 'close' });
+      if (!['closed', 'failed'].includes(row.status)) await ctx.host.send('sqlSession', row.id, { type: 'close', byAdmin: row.user_id !== principal.user.id });
       return { status: 204 };
     },
   }),
