@@ -221,6 +221,7 @@ export async function claimDueFires(tx: Queryable, now = new Date()): Promise<Fi
 
 /** A fire by hand (`…/run`): recorded like a due one, the schedule's own timing untouched. */
 export async function claimManualFire(tx: Queryable, workspaceId: string, scheduleId: string, now = new Date()): Promise<{ fire: Fire | null; runId: string }> {
+  if (!UUID.test(scheduleId)) throw notFound('schedule');
   const [s] = await tx.query<{ id: string; workspace_id: string; saved_query_id: string; agent_id: string | null; created_by: string | null }>(
     `select id, workspace_id, saved_query_id, agent_id, created_by from schedules where workspace_id = $1 and id = $2 for update`,
     [workspaceId, scheduleId],

@@ -86,14 +86,20 @@ describe('registerUi', () => {
     }
   });
 
-  it('leaves /api, /agents, /internal and /mcp to the api: its routes, 404 and 405 envelopes', async () => {
+  it('leaves /api, /agents/connect, /internal and /mcp to the api: its routes, 404 and 405 envelopes', async () => {
     const version = await app.inject({ method: 'GET', url: '/api/version', headers: html });
     expect(version.statusCode).toBe(200);
     expect(version.json().api_version).toBe(2);
-    for (const url of ['/api/nothing-here', '/agents/whatever', '/internal/x', '/mcp/x']) {
+    for (const url of ['/api/nothing-here', '/agents/connect/whatever', '/internal/x', '/mcp/x']) {
       const r = await app.inject({ method: 'GET', url, headers: html });
       expect(r.statusCode, url).toBe(404);
       expect(r.json().error).toBe('not_found');
+    }
+    // The app's own agent screens reload: only the socket path is the api's.
+    for (const url of ['/agents', '/agents/3b0d2f5e-0000-4000-8000-000000000000']) {
+      const r = await app.inject({ method: 'GET', url, headers: html });
+      expect(r.statusCode, url).toBe(200);
+      expect(r.headers['content-type']).toContain('text/html');
     }
     const wrongMethod = await app.inject({ method: 'GET', url: '/api/setup/admin', headers: html });
     expect(wrongMethod.statusCode).toBe(405);
