@@ -21,7 +21,7 @@ import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { sqlSessionKind } from '../actors/sqlSessionKind.ts';
 import { statementKind } from '../actors/statementKind.ts';
-import { statementCatalogs } from '../http/routes/queries.ts';
+import { statementCatalogs } from '../http/querySubmission.ts';
 import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts';
 import { registerInternalApi } from '../http/internal.ts';
 import { agentLink } from '../actors/agentLink.ts';

@@ -7,7 +7,7 @@ import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
 import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 import { DEFAULT_WORKSPACE, ensureDefaultWorkspace } from '../domain/bootstrap.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
-import { submitQuery } from './routes/queries.ts';
+import { submitQuery } from './querySubmission.ts';
 import type { AppContext } from './context.ts';
 
 export const SAMPLES_SEED = 'samples';

@@ -8,7 +8,7 @@ import { resolveWorkspace } from '../domain/workspaces.ts';
 import { claimDueFires, failAbandonedFires, markFailed, markSubmitted, type Fire } from '../domain/schedules.ts';
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
 import type { AppContext } from './context.ts';
-import { submitChecked } from './routes/queries.ts';
+import { submitChecked } from './querySubmission.ts';
 
 /** Submits a recorded fire as the schedule's creator; the run follows the query, or fails with the reason. */
 export async function submitFire(ctx: AppContext, fire: Fire): Promise<void> {

@@ -18,7 +18,7 @@ import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceb
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { readRowsPage } from '../rows.ts';
-import { submitQuery } from './queries.ts';
+import { submitQuery } from '../querySubmission.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
 import { dropTableLineage } from '../../domain/lineage.ts';
 

@@ -17,7 +17,8 @@ import { checkPolicyOffThread } from '../policyPool.ts';
 import { readRowsPage } from '../rows.ts';
 import { audit } from '../audit.ts';
 import type { AppContext } from '../context.ts';
-import { QueryOutSchema, readQuery, RowsPage } from './queries.ts';
+import { QueryOutSchema, RowsPage } from './queries.ts';
+import { readQuery } from '../querySubmission.ts';
 import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
 
 // Worded for clients that read a 404 containing "not enabled" as "SQL sessions are switched off".

@@ -1,0 +1,169 @@
+// Submitting queries: the checks every submission gets (size, statement policy, script shape, role, agent tier and
+// connection, attached catalog, scoped grants) and the queries row with its actor. The REST route, the scheduler,
+// the sample seed and the catalog routes call these; session statements read their dispatch catalogs here too.
+import { randomUUID } from 'node:crypto';
+import { AppError, forbidden, unavailable, unprocessable } from '../domain/errors.ts';
+import { policyRejection } from '../domain/statementPolicy.ts';
+import { checkPolicyOffThread } from './policyPool.ts';
+import { requireAgentTier } from '../domain/agents.ts';
+import * as queries from '../domain/queries.ts';
+import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
+import { checkScopedAccess } from '../domain/catalogGrants.ts';
+import type { AppContext } from './context.ts';
+import { actorOf, type AuditEvent } from '../domain/audit.ts';
+import type { Principal } from '../domain/identity.ts';
+import type { WorkspaceAccess } from '../domain/workspaces.ts';
+
+export async function readQuery(ctx: AppContext, id: string) {
+  const [row] = await ctx.db.query<queries.QueryRow>(`select ${queries.QUERY_COLS} from queries where id = $1`, [id]);
+  return row;
+}
+
+/**
+ * What the agent needs besides the SQL: every catalog attached to the workspace (the default one current), with no
+ * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted).
+ */
+export async function dispatchExtras(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[], write = true) {
+  const attached = known ?? (await listWorkspaceCatalogs(ctx.db, workspaceId));
+  const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
+  return {
+    backend: attached.find((c) => c.slug === defaultSlug)?.storage_kind ?? 'object_store',
+    catalogs: catalogUrl
+      ? attached.map((c) => ({ name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode }))
+      : [],
+    tables,
+    // Whether the catalog token it gets may write (actors/queryKind.ts dispatchScope).
+    write,
+  };
+}
+
+/** What a session statement's dispatch carries, as a query's would: read at dispatch time from its queries row. */
+export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, statementId: string) {
+  const [row] = await ctx.db.query<{ workspace_id: string; catalog: string | null; tables: unknown[]; statement_type: string | null }>(
+    `select workspace_id, catalog, tables, statement_type from queries where id = $1`,
+    [statementId],
+  );
+  if (!row) return null;
+  const write = !['select', 'describe'].includes(row.statement_type ?? '');
+  const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, write);
+  return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown> };
+}
+
+/** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */
+export async function submitQuery(
+  ctx: AppContext,
+  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; scheduleId?: string; attached?: WorkspaceCatalogOut[] },
+) {
+  const id = randomUUID();
+  const now = Date.now();
+  // Only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog token; anything else may write.
+  const write = !['select', 'describe'].includes(args.statementType ?? '');
+  const traceparent = ctx.tracing.traceparent();
+  const extras = { ...(await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached, write)), ...(traceparent ? { traceparent } : {}) };
+  // The row and its actor in one statement; the row holds the actor's initial projection (queued).
+  const spawned = await ctx.host.spawn(
+    'query',
+    id,
+    {
+      queryId: id,
+      workspace: args.workspaceSlug,
+      sql: args.sql,
+      agentId: args.agentId,
+      at: now,
+      timeoutMs: args.timeoutS * 1000,
+      graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
+      dispatchAckTimeoutMs: 30_000,
+      computeWaitTimeoutMs: ctx.config.ELASTIC_PROVISIONING_DEADLINE_S * 1000,
+      dispatchExtras: extras as any,
+    },
+    {
+      entity: {
+        sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at, schedule_id)
+              values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz, $12)`,
+        params: [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString(), args.scheduleId ?? null],
+      },
+    },
+  );
+  await spawned.start();
+  return id;
+}
+
+
+/**
+ * A query submitted through every check the REST route applies (size, statement policy, script shape, role, agent
+ * tier and connection, attached catalog, scoped grants): the route, and the scheduler acting as a schedule's creator.
+ */
+export async function submitChecked(
+  ctx: AppContext,
+  principal: Principal,
+  ws: WorkspaceAccess,
+  body: { sql: string; agent_id?: string | null; catalog?: string | null; timeout_s?: number | null },
+  opts: { origin?: string; scheduleId?: string; audit?: (e: AuditEvent) => Promise<unknown> } = {},
+): Promise<string> {
+  // A statement refused by the policy, the workspace role or a scoped grant is audited with its code and the
+  // statement kind, never its text (SQL may carry literals that are secrets).
+  const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
+    await opts.audit?.({
+      action: 'policy.reject',
+      outcome: 'failure',
+      actor: actorOf(principal),
+      target: { kind: 'workspace', id: ws.workspace.id },
+      details: { workspace: ws.workspace.slug, code: e.code, statement_type: statementType },
+    });
+    throw e;
+  };
+  const bytes = Buffer.byteLength(body.sql, 'utf8');
+  if (bytes > ctx.config.SQL_MAX_BYTES) {
+    throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${ctx.config.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
+  }
+  const policy = await ctx.tracing.span('policy', {}, () =>
+    checkPolicyOffThread(body.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS),
+  );
+  if (!policy.ok) {
+    const e = policyRejection(policy);
+    if (e.status === 403) await refuse(e, policy.statementType);
+    throw e;
+  }
+  // A script returns no rows (only a single read is materialized): a read inside one would end `done` with
+  // nothing to show, so it is refused instead of silently dropping its rows.
+  const read = policy.statements.findIndex((s) => s.type === 'select' || s.type === 'describe');
+  if (policy.statements.length > 1 && read >= 0) {
+    throw unprocessable(
+      `statement ${read + 1} of ${policy.statements.length} is a read; a script of several statements returns no rows, so it may hold only writes: submit the read on its own`,
+      'unprocessable_content',
+      { fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }] },
+    );
+  }
+  if (policy.isWrite && ws.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${ws.workspace.slug}`), policy.statementType);
+  if (!body.agent_id) {
+    throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
+  }
+  const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', ws.workspace.id);
+  if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+  // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
+  const attached = await listWorkspaceCatalogs(ctx.db, ws.workspace.id);
+  const defaultSlug = body.catalog ?? attached.find((c) => c.is_default)?.slug ?? null;
+  if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
+    throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
+  }
+  await checkScopedAccess(ctx.db, ws.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
+    e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
+  );
+  const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
+  const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
+  const id = await submitQuery(ctx, {
+    workspaceId: ws.workspace.id,
+    workspaceSlug: ws.workspace.slug,
+    userId: principal.user.id,
+    sql: body.sql,
+    agentId: agent.id,
+    timeoutS,
+    statementType: policy.statementType,
+    tables: policy.tables,
+    catalog: defaultSlug,
+    attached,
+    origin: opts.origin,
+    scheduleId: opts.scheduleId,
+  });
+  return id;
+}
