@@ -324,6 +324,19 @@ describe('web app: worksheets, results, history, catalog', () => {
     await page.waitForURL(new RegExp(`/inspect/query/${id}$`));
     await page.getByText(id).first().waitFor();
     await b.shot('18-inspect');
+    // An actor that does not exist is said so once, not polled forever.
+    const missing = '00000000-0000-4000-8000-00000000abcd';
+    const asked: string[] = [];
+    const count = (r: { url(): string }) => r.url().includes(`/api/admin/actors/query/${missing}`) && asked.push(r.url());
+    page.on('request', count);
+    try {
+      await page.goto(ui.url + `/inspect/query/${missing}`);
+      await page.getByRole('alert').first().waitFor();
+      await new Promise((r) => setTimeout(r, 5_000));
+      expect(asked.length).toBeLessThanOrEqual(2);
+    } finally {
+      page.off('request', count);
+    }
   });
 
   it('sessions: a connector’s live session with its statements, closed from the web app', async () => {

@@ -2,7 +2,7 @@
 // state highlighted (the server draws it), and the actor's transition history with times. Refreshes while the actor
 // is not in a final state.
 import { useEffect, useState } from 'react';
-import { api, enc } from '../api/client.ts';
+import { api, ApiError, enc } from '../api/client.ts';
 import type { ActorOut, TransitionOut } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -54,11 +54,13 @@ export function StateChart(props: { kind: string; id: string }) {
     [props.kind, props.id, tick],
   );
   const terminal = view.data?.actor?.terminal;
+  // An actor that does not exist will not appear by waiting: stop asking (a live one is polled until it ends).
+  const gone = view.error instanceof ApiError && view.error.status === 404;
   useEffect(() => {
-    if (terminal) return;
+    if (terminal || gone) return;
     const t = setInterval(() => setTick((n) => n + 1), 2000);
     return () => clearInterval(t);
-  }, [terminal]);
+  }, [terminal, gone]);
 
   return (
     <div className="state-chart stack">
