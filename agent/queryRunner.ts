@@ -1,6 +1,6 @@
 // Runs dispatched queries: estimate → admission → execute → query_done / query_failed. Owns the in-flight set,
 // cancellation and the agent-side timeout (both interrupt the running statement).
-import type { AgentFrame, DispatchQueryFrame, QueryErrorCode } from '../protocol/index.ts';
+import type { AgentFrame, DispatchQueryFrame } from '../protocol/index.ts';
 import { AdmissionController, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
 import { QueryEngine, type EngineOptions } from './engine.ts';
@@ -10,7 +10,7 @@ import { IcebergBridge } from './icebergBridge.ts';
 import { BridgeError } from './icebergErrors.ts';
 import type { Logger } from './logger.ts';
 import type { MemoryAsk } from './memoryAsk.ts';
-import { failureCode, failureMessage } from './runFailure.ts';
+import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 
 type Dispatch = DispatchQueryFrame['payload'];
@@ -159,37 +159,14 @@ export class QueryRunner {
       const durationMs = performance.now() - startedAt;
       if (result.wrote) memoryAsk.clearAfterWrite();
       else if (result.profile?.summary.peak_memory_bytes) memoryAsk.rememberPeak(payload.sql, result.profile.summary.peak_memory_bytes);
-      outcome = {
-        type: 'query_done',
-        payload: {
-          query_id: queryId,
-          row_count: result.rowCount,
-          duration_ms: durationMs,
-          result_path: result.resultPath,
-          column_schema: result.columnSchema,
-          columns: result.columns,
-          ...(result.statementType ? { statement_type: result.statementType } : {}),
-          ...(result.profile ? { profile: result.profile } : {}),
-        },
-      };
+      outcome = doneFrame(queryId, result, durationMs);
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'query done');
     } catch (error) {
       const durationMs = performance.now() - startedAt;
-      let code: QueryErrorCode;
-      let text: string;
-      if (entry.stopReason === 'timeout') {
-        code = 'timeout';
-        text = `query exceeded its timeout of ${timeoutS}s`;
-      } else if (entry.stopReason === 'cancelled') {
-        code = 'cancelled';
-        text = 'query cancelled';
-      } else {
-        code = failureCode(error);
-        text = failureMessage(error);
-      }
-      if (code === 'internal_error') log.error({ err: failureMessage(error) }, 'query failed');
-      else log.info({ code, err: text }, 'query failed');
-      outcome = { type: 'query_failed', payload: { query_id: queryId, error: { code, message: text }, duration_ms: durationMs } };
+      const failed = failedFrame(queryId, error, entry.stopReason, timeoutS, durationMs, 'query');
+      if (failed.code === 'internal_error') log.error({ err: failureMessage(error) }, 'query failed');
+      else log.info({ code: failed.code, err: failed.message }, 'query failed');
+      outcome = failed.frame;
     } finally {
       clearTimeout(timer);
       // Close before releasing: the reservation must cover the instance's memory until it is actually freed.

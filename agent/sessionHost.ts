@@ -4,7 +4,7 @@
 // api's session policy lets through persist between them; Iceberg reads and writes go through the bridge exactly as
 // for queries. A statement reports as a query does (query_started, query_done, query_failed with its id). The
 // session goes on close, on the control plane's drop, and when the control channel is lost.
-import type { AgentFrame, ExecuteStatementFrame, OpenSessionFrame, QueryErrorCode } from '../protocol/index.ts';
+import type { AgentFrame, ExecuteStatementFrame, OpenSessionFrame } from '../protocol/index.ts';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 import { AdmissionError, type AdmissionController, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
@@ -13,7 +13,7 @@ import { QueryEngine, type EngineOptions } from './engine.ts';
 import { decodeAttachments } from './icebergAttachments.ts';
 import { IcebergBridge } from './icebergBridge.ts';
 import type { Logger } from './logger.ts';
-import { failureCode, failureMessage } from './runFailure.ts';
+import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -196,27 +196,13 @@ export class SessionHost {
       const result = await s.engine.execute(sql, bridge ?? undefined, p.statement_id);
       await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;
-      outcome = {
-        type: 'query_done',
-        payload: {
-          query_id: p.statement_id,
-          row_count: result.rowCount,
-          duration_ms: durationMs,
-          result_path: result.resultPath,
-          column_schema: result.columnSchema,
-          columns: result.columns,
-          ...(result.statementType ? { statement_type: result.statementType } : {}),
-          ...(result.profile ? { profile: result.profile } : {}),
-        },
-      };
+      outcome = doneFrame(p.statement_id, result, durationMs);
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'statement done');
     } catch (error) {
       const durationMs = performance.now() - started;
-      const code: QueryErrorCode = running.stopReason ?? failureCode(error);
-      const message =
-        running.stopReason === 'timeout' ? `statement exceeded its timeout of ${timeoutS}s` : running.stopReason === 'cancelled' ? 'statement cancelled' : failureMessage(error);
-      log.info({ code, err: message }, 'statement failed');
-      outcome = { type: 'query_failed', payload: { query_id: p.statement_id, error: { code, message }, duration_ms: durationMs } };
+      const failed = failedFrame(p.statement_id, error, running.stopReason, timeoutS, durationMs, 'statement');
+      log.info({ code: failed.code, err: failed.message }, 'statement failed');
+      outcome = failed.frame;
     } finally {
       clearTimeout(timer);
       bridge?.close();

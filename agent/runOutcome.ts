@@ -1,0 +1,53 @@
+// How a run (a query, or a SQL session's statement) reports its end: the query_done frame of a result, or the
+// query_failed frame with its error code and a one-line message.
+import type { AgentFrame, QueryErrorCode } from '../protocol/index.ts';
+import { AdmissionError } from './admission.ts';
+import type { ExecutionResult } from './engine.ts';
+import { BridgeError } from './icebergErrors.ts';
+
+/** The first line of the error, bounded: DuckDB messages can carry whole plans. */
+export function failureMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0].slice(0, 2000);
+}
+
+export function failureCode(error: unknown): QueryErrorCode {
+  if (error instanceof AdmissionError) return error.code;
+  if (error instanceof BridgeError) return error.code;
+  const text = error instanceof Error ? error.message : String(error);
+  if (/Out of Memory Error/i.test(text)) return 'out_of_memory';
+  // DuckDB errors carry their class as a prefix ("Binder Error: …", "Parser Error: …").
+  if (/^[A-Za-z ]*Error: /.test(text)) return 'sql_error';
+  return 'internal_error';
+}
+
+export function doneFrame(id: string, result: ExecutionResult, durationMs: number): AgentFrame {
+  return {
+    type: 'query_done',
+    payload: {
+      query_id: id,
+      row_count: result.rowCount,
+      duration_ms: durationMs,
+      result_path: result.resultPath,
+      column_schema: result.columnSchema,
+      columns: result.columns,
+      ...(result.statementType ? { statement_type: result.statementType } : {}),
+      ...(result.profile ? { profile: result.profile } : {}),
+    },
+  };
+}
+
+/** The failure of run `id` (`noun`: query or statement); a stop (cancel, timeout) names itself, not the error. */
+export function failedFrame(
+  id: string,
+  error: unknown,
+  stopReason: 'cancelled' | 'timeout' | null,
+  timeoutS: number,
+  durationMs: number,
+  noun: 'query' | 'statement',
+): { frame: AgentFrame; code: QueryErrorCode; message: string } {
+  const code: QueryErrorCode = stopReason ?? failureCode(error);
+  const message =
+    stopReason === 'timeout' ? `${noun} exceeded its timeout of ${timeoutS}s` : stopReason === 'cancelled' ? `${noun} cancelled` : failureMessage(error);
+  return { frame: { type: 'query_failed', payload: { query_id: id, error: { code, message }, duration_ms: durationMs } }, code, message };
+}
