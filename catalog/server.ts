@@ -1,8 +1,9 @@
 // The Iceberg REST catalog service (`eider catalog`): one Fastify server hosting many warehouses (the REST
 // "prefix" is the warehouse name), its metastore in PostgreSQL schema `catalog`, metadata files on each
 // warehouse's S3 storage.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { SpanKind, SpanStatusCode, type Span, type Tracing } from '../telemetry/tracing.ts';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import type { Tracing } from '../telemetry/tracing.ts';
+import { traceRequests } from '../telemetry/requestTracing.ts';
 import { connectDb, type Db } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { makeTokenIssuer, scopeAllows } from './auth.ts';
@@ -103,29 +104,3 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
   };
 }
 
-/** A server span per request, continuing the caller's traceparent (an agent's or the api's); the route's handler
- *  runs inside it, so commit and storage spans are its children. The URL's query string is never recorded. */
-function traceRequests(app: FastifyInstance, tracing: Tracing) {
-  app.addHook('onRequest', async (req) => {
-    const incoming = req.headers.traceparent;
-    const route = req.routeOptions?.url ?? 'unrouted';
-    (req as any).span = tracing.startSpan(`${req.method} ${route}`, {
-      kind: SpanKind.SERVER,
-      parent: typeof incoming === 'string' ? incoming : null,
-      attributes: { 'http.request.method': req.method, 'http.route': route },
-    });
-  });
-  // The done callback continues the request inside the span's context, so the handler's async work inherits it.
-  app.addHook('preHandler', (req, _reply, done) => {
-    const span = (req as any).span as Span | undefined;
-    if (span) tracing.within(span, done);
-    else done();
-  });
-  app.addHook('onResponse', async (req, reply) => {
-    const span = (req as any).span as Span | undefined;
-    if (!span) return;
-    span.setAttribute('http.response.status_code', reply.statusCode);
-    if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
-  });
-}

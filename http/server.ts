@@ -11,7 +11,7 @@ import { AppError, derivedCode } from '../domain/errors.ts';
 import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { decodePart, type RouteDef } from './route.ts';
-import { SpanKind, SpanStatusCode, type Span } from '../telemetry/tracing.ts';
+import { traceRequests } from '../telemetry/requestTracing.ts';
 
 export interface ServerOptions {
   ctx: AppContext;
@@ -50,24 +50,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     (req as any).startedAt = process.hrtime.bigint();
-    // One trace per request, continuing a caller's W3C traceparent. Attributes name the route, never the query
-    // string or the body (they may hold SQL or credentials).
-    if (ctx.tracing.enabled) {
-      const incoming = req.headers.traceparent;
-      (req as any).span = ctx.tracing.startSpan(`${req.method} ${req.routeOptions?.url ?? 'unrouted'}`, {
-        kind: SpanKind.SERVER,
-        parent: typeof incoming === 'string' ? incoming : null,
-        attributes: { 'http.request.method': req.method, 'http.route': req.routeOptions?.url ?? 'unrouted', 'eider.request_id': req.id, 'eider.replica_id': ctx.config.REPLICA_ID },
-      });
-    }
   });
+  if (ctx.tracing.enabled) traceRequests(app, ctx.tracing, (req) => ({ 'eider.request_id': req.id, 'eider.replica_id': ctx.config.REPLICA_ID }));
   app.addHook('onResponse', async (req, reply) => {
-    const span = requestSpan(req);
-    if (span) {
-      span.setAttribute('http.response.status_code', reply.statusCode);
-      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    }
     if (!ctx.metrics) return;
     const routeLabel = req.routeOptions?.url ?? 'unrouted';
     const labels = { method: req.method, route: routeLabel, status: String(reply.statusCode) };
@@ -125,11 +110,6 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   return app;
 }
 
-/** The request's span, when tracing: handlers run inside it so their spans and outgoing calls continue it. */
-export function requestSpan(req: FastifyRequest): Span | undefined {
-  return (req as any).span;
-}
-
 /**
  * The body as its declared schema encodes it: fields the schema does not name are dropped, so a handler can never
  * leak a column it happened to read. A body its schema refuses is a bug of ours: it is logged and answered 500.
@@ -155,9 +135,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
       const params = decodePart(def.params, rawParams, 'path');
       const query = decodePart(def.query, req.query, 'query');
       const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
-      const span = requestSpan(req);
-      const call = () => def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
-      const out = span ? await ctx.tracing.within(span, call) : await call();
+      const out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
       if (out.headers) for (const [k, v] of Object.entries(out.headers)) reply.header(k, v);
       reply.status(out.status);
       if (out.status === 204 || out.body === undefined) return reply.send();
