@@ -136,18 +136,20 @@ export const runEntityWrite = (id: string, pr: any) => ({
 export async function recordRunOutcome(db: Db, queryId: string, profile: unknown) {
   const [q] = await db.query<FinishedQuery>(
     `update queries set profile = coalesce($2::jsonb, profile) where id = $1
-     returning statement_type, tables, catalog, user_id, workspace_id`,
+     returning statement_type, tables, catalog, user_id, workspace_id, sql, finished_at`,
     [queryId, profile === null || profile === undefined ? null : JSON.stringify(profile)],
   );
   if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) {
     await recordWrites(db, queryId, q);
     // Lineage is best effort: a statement whose target cannot be read records none; the query stands either way.
-    if (['insert', 'merge', 'update', 'create'].includes(q.statement_type)) await recordExecutionLineage(db, queryId).catch(() => 0);
+    if (['insert', 'merge', 'update', 'create'].includes(q.statement_type)) await recordExecutionLineage(db, queryId, q).catch(() => 0);
   }
   if (q?.statement_type === 'drop') await recordDrops(db, q);
 }
 
 interface FinishedQuery {
+  sql: string;
+  finished_at: Date | null;
   statement_type: string | null;
   tables: Array<{ catalog: string | null; schema: string | null; name: string }>;
   catalog: string | null;

@@ -15,8 +15,8 @@ export interface StatementKindDeps {
   /** The attached catalogs a statement of this session may reach (as a query's dispatch carries them). */
   catalogsFor: (statementId: string) => Promise<{ catalogs: Array<Record<string, unknown>>; extras: Record<string, unknown> } | null>;
   catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
-  /** Presigned URLs of the staging files a statement names, living `ttlSeconds`. */
-  stagingFor?: (statementId: string, ttlSeconds: number) => Promise<Array<{ uri: string; get_url: string; put_url: string }>>;
+  /** Presigned URLs of the staging files a session statement's SQL names, living `ttlSeconds`. */
+  stagingFor?: (sessionId: string, sql: string, ttlSeconds: number) => Promise<Array<{ uri: string; get_url: string; put_url: string }>>;
 }
 
 export function statementKind(deps: StatementKindDeps): ActorKind {
@@ -41,7 +41,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
           }
           let staging: Array<{ uri: string; get_url: string; put_url: string }> = [];
           try {
-            staging = (await deps.stagingFor?.(p.statementId, p.timeoutS + 300)) ?? [];
+            staging = (await deps.stagingFor?.(p.sessionId, p.sql, p.timeoutS + 300)) ?? [];
           } catch (err) {
             await ctx.send({ type: 'failed', code: 'catalog_error', message: `the staging area is unavailable: ${(err as Error).message}` });
             return;

@@ -140,7 +140,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
         tracing,
         catalogsFor: (statementId) => statementCatalogs({ db, config, catalog }, statementId),
         catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds),
-        stagingFor: (statementId, ttlSeconds) => statementStaging(db, config, statementId, ttlSeconds),
+        stagingFor: (sessionId, sql, ttlSeconds) => statementStaging(db, config, sessionId, sql, ttlSeconds),
       }),
     },
   });

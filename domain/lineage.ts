@@ -101,13 +101,17 @@ async function upsertEdge(
   return row.inserted;
 }
 
+/** What lineage needs of a finished query's row (the completion effect has just read it). */
+export interface FinishedRun {
+  sql: string;
+  tables: Ref[] | null;
+  catalog: string | null;
+  workspace_id: string;
+  finished_at: Date | null;
+}
+
 /** Records a finished query's execution lineage (best effort by the caller: a parse miss records nothing). */
-export async function recordExecutionLineage(q: Queryable, queryId: string): Promise<number> {
-  const [row] = await q.query<{ sql: string; tables: Ref[]; catalog: string | null; workspace_id: string; finished_at: Date | null }>(
-    `select sql, tables, catalog, workspace_id, finished_at from queries where id = $1`,
-    [queryId],
-  );
-  if (!row) return 0;
+export async function recordExecutionLineage(q: Queryable, queryId: string, row: FinishedRun): Promise<number> {
   const attached = await q.query<{ slug: string }>(
     `select c.slug from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = $1`,
     [row.workspace_id],

@@ -133,14 +133,11 @@ export async function sessionCounts(q: Queryable) {
   return { sessions: pick('session'), statements: pick('statement'), ended: pick('ended') };
 }
 
-/** The staging files a session statement names, with presigned URLs for its agent. */
-export async function statementStaging(q: Queryable, config: StagingConfig, statementId: string, ttlSeconds: number) {
-  const [row] = await q.query<{ sql: string; staging_uri: string | null; active_catalog: string | null }>(
-    `select q.sql, s.staging_uri, s.active_catalog from queries q join sql_sessions s on s.id = q.session_id where q.id = $1`,
-    [statementId],
-  );
+/** The staging files a session statement's SQL names, with presigned URLs for its agent. */
+export async function statementStaging(q: Queryable, config: StagingConfig, sessionId: string, sql: string, ttlSeconds: number) {
+  const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return [];
-  const uris = stagingUrisIn(row.sql, row.staging_uri);
+  const uris = stagingUrisIn(sql, row.staging_uri);
   return uris.length ? presignStaging(q, config, row.active_catalog, uris, ttlSeconds) : [];
 }
 

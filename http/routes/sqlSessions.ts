@@ -11,6 +11,7 @@ import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
 import * as sessions from '../../domain/sqlSessions.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { resolveWorkspace } from '../../domain/workspaces.ts';
 import { checkScopedAccess } from '../../domain/catalogGrants.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { checkPolicyOffThread } from '../policyPool.ts';
@@ -214,18 +215,17 @@ export const sqlSessionRoutes = [
       if (s.status !== 'open') throw conflict(`the session is ${s.status}`, 'session_not_open');
       const bytes = Buffer.byteLength(body.sql, 'utf8');
       if (bytes > c.SQL_MAX_BYTES) throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${c.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
-      const member = await ctx.db.query<{ role: string; slug: string }>(
-        `select m.role, w.slug from workspace_members m join workspaces w on w.id = m.workspace_id where m.workspace_id = $1 and m.user_id = $2`,
-        [s.workspace_id, principal.user.id],
-      );
-      if (!member.length) throw notFound('SQL session');
+      // The caller's role in the session's workspace, as every workspace route resolves it.
+      const access = await resolveWorkspace(ctx.db, principal, s.workspace_id).catch(() => {
+        throw notFound('SQL session');
+      });
       const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
         await audit(ctx, req, {
           action: 'policy.reject',
           outcome: 'failure',
           actor: actorOf(principal),
           target: { kind: 'sql_session', id: s.id },
-          details: { workspace: member[0].slug, code: e.code, statement_type: statementType },
+          details: { workspace: access.workspace.slug, code: e.code, statement_type: statementType },
         });
         throw e;
       };
@@ -248,7 +248,7 @@ export const sqlSessionRoutes = [
           fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }],
         });
       }
-      if (policy.isWrite && member[0].role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${member[0].slug}`), policy.statementType);
+      if (policy.isWrite && access.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${access.workspace.slug}`), policy.statementType);
       await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, s.active_catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
         e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
       );
