@@ -159,7 +159,7 @@ export async function importEdges(db: Db, workspaceId: string, attachedCatalogs:
   let updated = 0;
   await db.tx(async (q) => {
     for (const [index, e] of edges.entries()) {
-      if (e.column_lineage !== undefined && e.column_lineage !== (e.columns?.length ? 'derived' : e.column_lineage) && !['derived', 'unsupported', 'unknown'].includes(e.column_lineage)) {
+      if (e.column_lineage !== undefined && !['derived', 'unsupported', 'unknown'].includes(e.column_lineage)) {
         throw unprocessable(`edges[${index}].column_lineage must be derived, unsupported or unknown`, 'unprocessable_content', {
           fields: [{ field: `edges.${index}.column_lineage`, in: 'body', message: 'derived, unsupported or unknown' }],
         });

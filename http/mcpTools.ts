@@ -5,6 +5,7 @@ import { Schema } from 'effect';
 import type { Principal } from '../domain/identity.ts';
 import { readDocPage, searchDocs } from '../domain/docsIndex.ts';
 import { checkPolicyOffThread } from './policyPool.ts';
+import { encodeRowsCursor, readRowsCursor, type RowsCursor } from './rows.ts';
 import type { AppContext } from './context.ts';
 
 export interface ApiAnswer {
@@ -57,7 +58,7 @@ async function resultPage(call: ToolCall, queryId: string, offset: number) {
   const q = ok(await call.api('GET', `/api/queries/${enc(queryId)}`));
   if (q.status !== 'done') return { query_id: queryId, status: q.status, error: q.error ?? null, columns: q.columns ?? [], rows: [], truncated: false, next_cursor: null };
   const cap = call.ctx.config.MCP_RESULT_ROW_CAP;
-  const cursor = offset > 0 ? `&cursor=${enc(Buffer.from(JSON.stringify({ q: queryId, o: offset })).toString('base64url'))}` : '';
+  const cursor = offset > 0 ? `&cursor=${enc(encodeRowsCursor(queryId, offset))}` : '';
   const page = ok(await call.api('GET', `/api/queries/${enc(queryId)}/rows?limit=${Math.min(1000, cap)}${cursor}`));
   const { rows, truncated } = capped(call.ctx, page.rows);
   const next = offset + rows.length;
@@ -69,7 +70,7 @@ async function resultPage(call: ToolCall, queryId: string, offset: number) {
     rows,
     total_rows: page.total,
     truncated: truncated || more,
-    next_cursor: more ? Buffer.from(JSON.stringify({ q: queryId, o: next })).toString('base64url') : null,
+    next_cursor: more ? encodeRowsCursor(queryId, next) : null,
   };
 }
 
@@ -103,14 +104,11 @@ async function runSql(call: ToolCall, args: { workspace: string; sql: string; ag
   return resultPage(call, submitted.id, 0);
 }
 
-function decodeCursor(cursor: string): { q: string; o: number } {
-  try {
-    const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof c.q === 'string' && Number.isInteger(c.o) && c.o >= 0) return c;
-  } catch {
-    // falls through
-  }
-  throw new ToolError('next_cursor is not one this server issued');
+/** A next_cursor of run_sql or get_query_result: the REST rows cursor itself. */
+function decodeCursor(cursor: string): RowsCursor {
+  const c = readRowsCursor(cursor);
+  if (!c) throw new ToolError('next_cursor is not one this server issued');
+  return c;
 }
 
 const Compile = {

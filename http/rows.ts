@@ -5,22 +5,29 @@ import type { QueryRow } from '../domain/queries.ts';
 import { openResult, ResultUnavailableError } from '../runtime/resultReader.ts';
 import type { AppContext } from './context.ts';
 
-interface RowsCursor {
+export interface RowsCursor {
   q: string;
   o: number;
 }
 
-function decodeRowsCursor(cursor: string, queryId: string): number {
+/** What a rows cursor says (the query and the next row offset), or null when it is not one this server issued. */
+export function readRowsCursor(cursor: string): RowsCursor | null {
   try {
     const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as RowsCursor;
-    if (c && c.q === queryId && Number.isInteger(c.o) && c.o >= 0) return c.o;
+    if (c && typeof c.q === 'string' && Number.isInteger(c.o) && c.o >= 0) return c;
   } catch {
-    // fall through
+    // not JSON
   }
+  return null;
+}
+
+function decodeRowsCursor(cursor: string, queryId: string): number {
+  const c = readRowsCursor(cursor);
+  if (c && c.q === queryId) return c.o;
   throw new AppError(400, 'invalid_cursor', 'cursor is malformed or belongs to another query');
 }
 
-const encodeRowsCursor = (queryId: string, offset: number) => Buffer.from(JSON.stringify({ q: queryId, o: offset })).toString('base64url');
+export const encodeRowsCursor = (queryId: string, offset: number) => Buffer.from(JSON.stringify({ q: queryId, o: offset })).toString('base64url');
 
 export async function readRowsPage(ctx: AppContext, row: QueryRow, limit: number, cursor: string | undefined) {
   if (row.status !== 'done') throw conflict(`the query is ${row.status}; rows exist only once it is done`, 'query_not_done');
