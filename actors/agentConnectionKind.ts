@@ -34,8 +34,14 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link:
       sendAuthError: (_ctx, p: { connectionId: string; code: string; message: string }) => {
         send(p.connectionId, { type: 'auth_error', payload: { code: p.code, message: p.message } });
       },
-      storeCapabilities: async (_ctx, p: { agentId: string; capabilities: Record<string, unknown> }) => {
-        await db.query(`update agents set capabilities = $2::jsonb where id = $1`, [p.agentId, JSON.stringify(p.capabilities)]);
+      storeCapabilities: async (ctx, p: { agentId: string; capabilities: Record<string, unknown> }) => {
+        const [row] = await db.query<{ elastic_id: string | null }>(
+          `update agents set capabilities = $2::jsonb where id = $1 returning elastic_id`,
+          [p.agentId, JSON.stringify(p.capabilities)],
+        );
+        // An elastic agent is ready for work once healthy: its incarnation releases what waits for it (a repeat,
+        // after a reconnect, is ignored by the machine).
+        if (row?.elastic_id) await ctx.host.send('elasticAgent', row.elastic_id, { type: 'registered', agentId: p.agentId });
       },
       registerAgent: (_ctx, p: { agentId: string; connectionId: string }) => {
         const older = sockets.bind(p.agentId, p.connectionId);

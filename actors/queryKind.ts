@@ -7,6 +7,7 @@ import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
+import type { ElasticCompute } from './elasticCompute.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES } from '../domain/queries.ts';
 import { markTableDropped } from '../domain/semantic/models.ts';
@@ -21,6 +22,8 @@ export interface QueryKindDeps {
   tracing?: Tracing;
   /** a catalog token limited to these warehouses (read or write) for this long: what a dispatch carries */
   catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
+  /** present when ELASTIC_COMPUTE_ENABLED: queries without an agent wait for a pool's compute */
+  elastic?: ElasticCompute;
 }
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -96,12 +99,17 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
       recordProfile: (_ctx, p: { queryId: string; profile: unknown }) => recordRunOutcome(db, p.queryId, p.profile),
-      // Elastic compute is not built: with ELASTIC_COMPUTE_ENABLED off a query without an agent is refused (422
-      // agent_required) before an actor exists, so these are reached only by the machine's own paths.
-      requestCompute: (ctx, p: { queryId: string }) => {
-        ctx.logger.warn({ queryId: p.queryId }, 'elastic compute is not available; the query waits for its deadline');
+      // Elastic compute: the query was recorded without an agent; the pool it waits on is on its row.
+      requestCompute: async (ctx, p: { queryId: string }) => {
+        const [row] = await db.query<{ compute_pool: string | null }>(`select compute_pool from queries where id = $1`, [p.queryId]);
+        if (!deps.elastic || !row?.compute_pool) {
+          ctx.logger.warn({ queryId: p.queryId }, 'no elastic compute for this query; it waits for its deadline');
+          return;
+        }
+        const agentId = await deps.elastic.ensure(ctx.host, row.compute_pool);
+        if (agentId) await ctx.send({ type: 'computeReady', agentId });
       },
-      agentWorkChanged: () => undefined,
+      agentWorkChanged: (ctx, p: { agentId: string }) => deps.elastic?.reportWork(ctx.host, p.agentId),
     },
     entityWrite: runEntityWrite,
   };

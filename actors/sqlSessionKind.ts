@@ -5,6 +5,7 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
+import type { ElasticCompute } from './elasticCompute.ts';
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -25,15 +26,21 @@ function closeReasonOf(pr: { status: string; closeReason: string | null; errorCo
   }
 }
 
-export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; removeStaging: (sessionId: string) => Promise<number> }): ActorKind {
+export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; removeStaging: (sessionId: string) => Promise<number>; elastic?: ElasticCompute }): ActorKind {
   const { db, link } = deps;
   return {
     machine: machineKinds.sqlSession.machine,
     project: (s) => ({ ...machineKinds.sqlSession.project(s) }),
     effects: {
-      // Elastic compute is not built: a session names its agent (422 agent_required otherwise), so it never waits.
-      requestCompute: (ctx, p: { sessionId: string }) => {
-        ctx.logger.warn({ sessionId: p.sessionId }, 'elastic compute is not available; the session waits for its deadline');
+      // Elastic compute: the session was recorded without an agent; the pool it waits on is on its row.
+      requestCompute: async (ctx, p: { sessionId: string }) => {
+        const [row] = await db.query<{ compute_pool: string | null }>(`select compute_pool from sql_sessions where id = $1`, [p.sessionId]);
+        if (!deps.elastic || !row?.compute_pool) {
+          ctx.logger.warn({ sessionId: p.sessionId }, 'no elastic compute for this session; it waits for its deadline');
+          return;
+        }
+        const agentId = await deps.elastic.ensure(ctx.host, row.compute_pool);
+        if (agentId) await ctx.send({ type: 'computeReady', agentId });
       },
       sendOpenSession: async (ctx, p: { sessionId: string; agentId: string; workspace: string }) => {
         // The agent ignores a repeated open of a session it holds (this effect runs at least once).
@@ -56,7 +63,7 @@ export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; 
       // is left to do here, and a refusal is answered 409 by that route.
       acceptStatement: () => undefined,
       rejectStatement: () => undefined,
-      agentWorkChanged: () => undefined,
+      agentWorkChanged: (ctx, p: { agentId: string }) => deps.elastic?.reportWork(ctx.host, p.agentId),
       // The session ended: what it staged goes (retried with the other effects until the storage answers).
       removeStaging: async (ctx, p: { sessionId: string }) => {
         const n = await deps.removeStaging(p.sessionId);

@@ -16,7 +16,9 @@ import { ensureBundledCatalog } from '../domain/bootstrap.ts';
 import { seedBootstrapToken } from '../domain/agents.ts';
 import { AgentSockets } from '../runtime/agentSockets.ts';
 import { createActorHost } from '../actors/host.ts';
-import { startActorReaper } from '../actors/reaper.ts';
+import { reapDue, startActorReaper } from '../actors/reaper.ts';
+import { elasticCounts } from '../domain/elastic.ts';
+import { startElasticCompute } from './elastic.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { sqlSessionKind } from '../actors/sqlSessionKind.ts';
@@ -126,14 +128,16 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   });
   const tracing = createTracing({ serviceName: config.OTEL_SERVICE_NAME, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const catalog = catalogClientFromConfig(config, tracing);
+  const elastic = startElasticCompute({ config, db, link, logger });
   const host = await createActorHost({
     db,
     replicaId: config.REPLICA_ID,
     logger: logger.child({ part: 'actors' }),
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets, link, replicaId: config.REPLICA_ID }),
-      query: queryKind({ db, sockets, link, logger, tracing, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
-      sqlSession: sqlSessionKind({ db, link, logger, removeStaging: (id) => removeSessionStaging(db, config, id) }),
+      query: queryKind({ db, sockets, link, logger, tracing, elastic, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
+      sqlSession: sqlSessionKind({ db, link, logger, elastic, removeStaging: (id) => removeSessionStaging(db, config, id) }),
+      ...(elastic ? { elasticAgent: elastic.kind } : {}),
       statement: statementKind({
         db,
         link,
@@ -151,6 +155,19 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: ['agentConnection', 'query', 'sqlSession', 'statement'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.ACTOR_REAPER_TICK_S * 1000,
+  });
+  // Elastic agents' deadlines (dial home, idle, lifetime) and the reconciliation with what the provider runs.
+  const elasticReaper = startLeaderLoop({
+    db,
+    name: 'elastic-reaper',
+    tickMs: config.ELASTIC_REAPER_TICK_S * 1000,
+    enabled: elastic !== undefined,
+    logger,
+    run: async ({ signal }) => {
+      const reaped = await reapDue({ db, host, kinds: ['elasticAgent'], logger: logger.child({ part: 'elastic' }) }, signal);
+      const r = await elastic!.reconcile(host);
+      if (reaped.due > 0 || r.leaked > 0 || r.vanished > 0) logger.info({ loop: 'elastic-reaper', ...reaped, ...r }, 'elastic compute reconciled');
+    },
   });
   const housekeeping = startActorHousekeeping({
     db,
@@ -178,7 +195,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     db,
     config,
     logger,
-    metrics: config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db)) : undefined,
+    metrics: config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db), () => elasticCounts(db)) : undefined,
+    elastic,
     version: VERSION,
     setupToken,
     draining: { value: false },
@@ -238,6 +256,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       warehouses.stop();
       await seed.stop();
       await reaper.stop();
+      await elasticReaper.stop();
       await housekeeping.stop();
       await auditRetention.stop();
       await scheduler.stop();

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Queryable } from '../runtime/db.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, sha256, type Principal } from './identity.ts';
+import { ELASTIC_OUT_COLUMN, toElasticOut, type ElasticOut } from './elastic.ts';
 
 export type AgentTier = 'use' | 'operate' | 'admin';
 export const TIERS: readonly AgentTier[] = ['use', 'operate', 'admin'];
@@ -25,6 +26,8 @@ export interface AgentRow {
   connected_at: Date | null;
   last_heartbeat_at: Date | null;
   created_at: Date;
+  /** the current elastic incarnation (ELASTIC_OUT_COLUMN), null for a static agent */
+  elastic: Record<string, unknown> | null;
 }
 
 export interface AgentOut {
@@ -40,6 +43,8 @@ export interface AgentOut {
   connection_id: string | null;
   connected_at: string | null;
   last_heartbeat_at: string | null;
+  /** null for a static agent; an elastic agent's current incarnation (decisions.md, Elastic compute) */
+  elastic: ElasticOut | null;
 }
 
 /** API status vocabulary: an agent is healthy or unavailable (registered-but-silent counts as unavailable). */
@@ -57,10 +62,12 @@ export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
   connection_id: a.connection_id,
   connected_at: a.connected_at?.toISOString() ?? null,
   last_heartbeat_at: a.last_heartbeat_at?.toISOString() ?? null,
+  elastic: toElasticOut(a.elastic),
 });
 
 const AGENT_COLS =
-  'a.id, a.name, a.status, a.version, a.capabilities, a.access_mode, a.owner_url, a.owner_replica, a.result_url, a.connection_id, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at';
+  'a.id, a.name, a.status, a.version, a.capabilities, a.access_mode, a.owner_url, a.owner_replica, a.result_url, a.connection_id, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at, ' +
+  ELASTIC_OUT_COLUMN;
 
 /**
  * Every agent with the caller's tier on it (or just `onlyId`); agents with no tier are left out. With `workspaceId`
@@ -229,10 +236,25 @@ export async function seedBootstrapToken(q: Queryable, token: string) {
   );
 }
 
+/** A single-use bootstrap token for one pre-created agent row (an elastic agent's instance dials home with it). */
+export async function mintAgentBootstrapToken(q: Queryable, agentId: string, ttlSeconds: number): Promise<string> {
+  const token = BOOTSTRAP_PREFIX + randomBytes(24).toString('base64url');
+  await q.query(
+    `insert into agent_bootstrap_tokens (token_hash, name, agent_id, expires_at) values ($1, null, $2, now() + make_interval(secs => $3))`,
+    [sha256(token), agentId, ttlSeconds],
+  );
+  return token;
+}
+
+/** Ends the session credential of an elastic agent while `elasticId` is still its current incarnation. */
+export async function revokeIncarnationCredential(q: Queryable, agentId: string, elasticId: string) {
+  await q.query(`update agents set session_token_hash = null where id = $1 and elastic_id = $2`, [agentId, elasticId]);
+}
+
 /** Validates and deletes a bootstrap token in one statement: two agents racing with it cannot both win. */
-export async function consumeBootstrapToken(q: Queryable, token: string): Promise<{ name: string | null } | undefined> {
-  const r = await q.query<{ name: string | null }>(
-    `delete from agent_bootstrap_tokens where token_hash = $1 and (expires_at is null or expires_at > now()) returning name`,
+export async function consumeBootstrapToken(q: Queryable, token: string): Promise<{ name: string | null; agent_id: string | null } | undefined> {
+  const r = await q.query<{ name: string | null; agent_id: string | null }>(
+    `delete from agent_bootstrap_tokens where token_hash = $1 and (expires_at is null or expires_at > now()) returning name, agent_id`,
     [sha256(token)],
   );
   return r[0];
@@ -246,6 +268,16 @@ export async function registerAgent(q: Queryable, input: { name: string; version
     [input.name, input.version, sha256(sessionToken)],
   );
   return { agentId: row.id, sessionToken };
+}
+
+/** A fresh session credential for an existing agent row (a token minted for it was spent). */
+export async function renewAgentCredential(q: Queryable, agentId: string, version: string | null) {
+  const sessionToken = AGENT_SESSION_PREFIX + randomBytes(32).toString('base64url');
+  const [row] = await q.query<{ id: string }>(
+    `update agents set session_token_hash = $2, credential_revoked_at = null, version = $3 where id = $1 returning id`,
+    [agentId, sha256(sessionToken), version],
+  );
+  return row ? { agentId: row.id, sessionToken } : null;
 }
 
 export async function agentBySessionToken(q: Queryable, token: string): Promise<AgentRow | undefined> {

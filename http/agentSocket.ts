@@ -159,7 +159,11 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
               const tx = joinTransaction(q);
               const boot = await agents.consumeBootstrapToken(tx, p.bootstrap_token!);
               if (!boot) return null;
-              const registered = await agents.registerAgent(tx, { name: p.name || boot.name || `agent-${address}`, version: p.agent_version });
+              // A token minted for an elastic agent's instance gives that pre-created row its credential.
+              const registered = boot.agent_id
+                ? await agents.renewAgentCredential(tx, boot.agent_id, p.agent_version)
+                : await agents.registerAgent(tx, { name: p.name || boot.name || `agent-${address}`, version: p.agent_version });
+              if (!registered) return null;
               await audit(
                 ctx,
                 req,

@@ -4,6 +4,7 @@ import type { Tracing } from '../telemetry/tracing.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Metrics } from '../runtime/metrics.ts';
+import type { ElasticCompute } from '../actors/elasticCompute.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorHost } from '../actors/host.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
@@ -40,5 +41,7 @@ export interface AppContext {
   tracing: Tracing;
   /** the catalog service client; absent when this process runs without one */
   catalog?: CatalogClient;
+  /** elastic compute; absent while ELASTIC_COMPUTE_ENABLED is off */
+  elastic?: ElasticCompute;
   onFirstAdmin: Array<(tx: import('../runtime/db.ts').Queryable, adminId: string, workspaceId: string) => Promise<void>>;
 }

@@ -6,6 +6,7 @@ import { AppError, forbidden, unavailable, unprocessable } from '../domain/error
 import { policyRejection } from '../domain/statementPolicy.ts';
 import { checkPolicyOffThread } from './policyPool.ts';
 import { requireAgentTier } from '../domain/agents.ts';
+import { agentPool, computeWaitMs, healthyPoolAgent, poolOf } from '../domain/elastic.ts';
 import * as queries from '../domain/queries.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
 import { checkScopedAccess } from '../domain/catalogGrants.ts';
@@ -49,10 +50,35 @@ export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 
   return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown> };
 }
 
+/**
+ * Where work goes: the named agent when connected; with elastic compute on, a named elastic agent that is not
+ * running waits for it to start again, and work naming no agent goes to its workspace's pool (a healthy pool agent
+ * now, or none yet: `pool` is what it waits on). Without elastic compute an agent is required and must be connected.
+ */
+export async function chooseCompute(
+  ctx: AppContext,
+  principal: Principal,
+  ws: WorkspaceAccess,
+  agentId: string | null,
+): Promise<{ agentId: string | null; pool: string | null; capabilities: Record<string, unknown> }> {
+  if (!agentId) {
+    if (!ctx.elastic) {
+      throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
+    }
+    const pool = await poolOf(ctx.db, ws.workspace.id);
+    const ready = await healthyPoolAgent(ctx.db, pool);
+    return ready ? { agentId: ready, pool: null, capabilities: {} } : { agentId: null, pool, capabilities: {} };
+  }
+  const { agent } = await requireAgentTier(ctx.db, principal, agentId, 'use', ws.workspace.id);
+  if (await ctx.link.reachable(agent.id)) return { agentId: agent.id, pool: null, capabilities: agent.capabilities };
+  if (ctx.elastic && agent.elastic) return { agentId: null, pool: agentPool(agent.id), capabilities: agent.capabilities };
+  throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+}
+
 /** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */
 export async function submitQuery(
   ctx: AppContext,
-  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; scheduleId?: string; attached?: WorkspaceCatalogOut[] },
+  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string | null; computePool?: string | null; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; scheduleId?: string; attached?: WorkspaceCatalogOut[] },
 ) {
   const id = randomUUID();
   const now = Date.now();
@@ -73,14 +99,14 @@ export async function submitQuery(
       timeoutMs: args.timeoutS * 1000,
       graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
       dispatchAckTimeoutMs: 30_000,
-      computeWaitTimeoutMs: ctx.config.ELASTIC_PROVISIONING_DEADLINE_S * 1000,
+      computeWaitTimeoutMs: computeWaitMs(ctx.config),
       dispatchExtras: extras as any,
     },
     {
       entity: {
-        sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at, schedule_id)
-              values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz, $12)`,
-        params: [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString(), args.scheduleId ?? null],
+        sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at, schedule_id, compute_pool)
+              values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz, $12, $13)`,
+        params: [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString(), args.scheduleId ?? null, args.computePool ?? null],
       },
     },
   );
@@ -135,11 +161,7 @@ export async function submitChecked(
     );
   }
   if (policy.isWrite && ws.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${ws.workspace.slug}`), policy.statementType);
-  if (!body.agent_id) {
-    throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
-  }
-  const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', ws.workspace.id);
-  if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+  const compute = await chooseCompute(ctx, principal, ws, body.agent_id ?? null);
   // Scoped grants are checked against the catalog the statement resolves in, before anything is dispatched (I10).
   const attached = await listWorkspaceCatalogs(ctx.db, ws.workspace.id);
   const defaultSlug = body.catalog ?? attached.find((c) => c.is_default)?.slug ?? null;
@@ -149,14 +171,15 @@ export async function submitChecked(
   await checkScopedAccess(ctx.db, ws.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
     e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
   );
-  const maxTimeout = Number((agent.capabilities as any)?.max_timeout_s ?? Infinity);
+  const maxTimeout = Number((compute.capabilities as any)?.max_timeout_s ?? Infinity);
   const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
   const id = await submitQuery(ctx, {
     workspaceId: ws.workspace.id,
     workspaceSlug: ws.workspace.slug,
     userId: principal.user.id,
     sql: body.sql,
-    agentId: agent.id,
+    agentId: compute.agentId,
+    computePool: compute.pool,
     timeoutS,
     statementType: policy.statementType,
     tables: policy.tables,

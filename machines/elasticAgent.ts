@@ -15,6 +15,8 @@
 //   releaseWaitingWork {elasticId, agentId, pool}                        send `computeReady` to the queries and
 //                      sessions waiting for this pool's compute, then report `workChanged`
 //   stopAgent          {elasticId, agentId}                              ask the agent to stop taking work (drain)
+//   failWaitingWork    {elasticId, agentId, pool, registered, error}     on failure: work waiting for this compute
+//                      fails now (when nothing else in its pool can serve it) instead of at its own deadline
 //
 // Deadlines (context.deadlineAt):
 //   requested, provisioning  requested + provisioningDeadlineMs (ELASTIC_PROVISIONING_DEADLINE_S: dial home in time)
@@ -188,6 +190,10 @@ export const elasticAgentMachine = setup({
     ) => {},
     releaseWaitingWork: (_, _params: { elasticId: string; agentId: string; pool: string }) => {},
     stopAgent: (_, _params: { elasticId: string; agentId: string | null }) => {},
+    failWaitingWork: (
+      _,
+      _params: { elasticId: string; agentId: string | null; pool: string; registered: boolean; error: string | null },
+    ) => {},
   },
   guards: {
     deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
@@ -347,7 +353,19 @@ export const elasticAgentMachine = setup({
     failed: {
       type: 'final',
       description: 'Provisioning failed, or termination could not be confirmed; error is set (operator attention).',
-      entry: 'enterTerminal',
+      entry: [
+        'enterTerminal',
+        {
+          type: 'failWaitingWork',
+          params: ({ context }) => ({
+            elasticId: context.elasticId,
+            agentId: context.agentId,
+            pool: context.pool,
+            registered: context.registeredAt !== null,
+            error: context.error,
+          }),
+        },
+      ],
     },
   },
 });

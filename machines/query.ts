@@ -51,6 +51,7 @@ export type QueryEvent =
   | { type: 'cancel'; at: number }
   | { type: 'agentLost'; at: number }
   | { type: 'computeReady'; at: number; agentId: string }
+  | { type: 'computeFailed'; at: number; message: string }
   | DeadlineEvent
   | SupervisorFailedEvent;
 
@@ -84,6 +85,8 @@ function failureOf(event: QueryEvent, context: QueryContext): Failure {
   switch (event.type) {
     case 'failed':
       return { code: event.code, message: event.message };
+    case 'computeFailed':
+      return { code: 'compute_unavailable', message: event.message };
     case 'dispatchFailed':
       return { code: 'agent_unreachable', message: `dispatch failed: ${event.message}` };
     case 'agentLost':
@@ -209,6 +212,7 @@ export const queryMachine = setup({
       ],
       on: {
         computeReady: { target: 'queued', actions: 'assignAgent' },
+        computeFailed: { target: 'failed', actions: 'assignFailure' },
         cancel: { target: 'cancelled' },
         deadline: { guard: 'deadlinePassed', target: 'failed', actions: 'assignFailure' },
         'supervisor.failed': { target: 'failed', actions: 'assignFailure' },

@@ -49,6 +49,7 @@ export type CloseReason = 'client' | 'admin' | 'idle' | 'lifetime';
 
 export type SqlSessionEvent =
   | { type: 'computeReady'; at: number; agentId: string }
+  | { type: 'computeFailed'; at: number; message: string }
   | { type: 'opened'; at: number }
   | { type: 'openFailed'; at: number; code: string; message: string }
   | { type: 'statementSubmitted'; at: number; statementId: string }
@@ -109,6 +110,8 @@ function failureOf(event: SqlSessionEvent, c: SqlSessionContext): { code: string
       return { code: event.code, message: event.message };
     case 'agentLost':
       return { code: 'agent_disconnected', message: 'the agent holding the session disconnected' };
+    case 'computeFailed':
+      return { code: 'compute_unavailable', message: event.message };
     case 'supervisor.failed':
       return { code: 'internal_error', message: event.reason };
     case 'deadline':
@@ -276,6 +279,7 @@ export const sqlSessionMachine = setup({
       ],
       on: {
         computeReady: { target: 'opening', actions: 'assignAgent' },
+        computeFailed: { target: 'failed', actions: 'assignFailure' },
         close: { target: 'closed', actions: 'assignCloseByClient' },
         statementSubmitted: { actions: rejectStatement },
         deadline: [

@@ -2,7 +2,7 @@
 // control plane, declared here and read by the shared loader (settings/variables.ts) that the agent and the catalog
 // service use too. A bad value stops the process with one line naming the variable and the expected form.
 import {
-  bool, ConfigError, int, json, notBuilt, num, oneOf, range, readVariables, secretNames, str, unbuiltSettings as unbuiltIn, url,
+  bool, ConfigError, int, json, notBuilt, num, oneOf, range, readVariables, secretNames, str, unbuiltSettings as unbuiltIn, url, urls,
   type Values, type VariableTable,
 } from '../settings/variables.ts';
 
@@ -132,30 +132,32 @@ export const CONFIG_VARIABLES = {
   SQL_STATEMENT_MAX_WAIT_TIMEOUT_S: int('sessions', '60', 0),
   // Elastic compute
   ELASTIC_COMPUTE_ENABLED: bool('elastic', 'false'),
-  ELASTIC_PROVIDER: oneOf('elastic', 'null', ['null', 'cloud_container', 'docker']),
-  ELASTIC_CONTROL_PLANE_URL: notBuilt('elastic compute', url('elastic', null, ['ws:', 'wss:'])),
+  ELASTIC_PROVIDER: oneOf('elastic', 'null', ['null', 'process', 'cloud_container', 'docker']),
+  ELASTIC_CONTROL_PLANE_URL: urls('elastic', null, ['ws:', 'wss:']),
+  // Not in the spec's table: the image docker and cloud_container run (the agent's own image, `eider agent`).
+  ELASTIC_AGENT_IMAGE: str('elastic', 'eider-agent:latest'),
   ELASTIC_AGENT_CATALOG_BASE_URL: str('elastic', null),
   ELASTIC_IDLE_TIMEOUT_S: int('elastic', '900', 1),
-  ELASTIC_MAX_LIFETIME_S: notBuilt('elastic compute', int('elastic', '14400', 1)),
+  ELASTIC_MAX_LIFETIME_S: int('elastic', '14400', 1),
   ELASTIC_PROVISIONING_DEADLINE_S: int('elastic', '300', 1),
-  ELASTIC_REAPER_TICK_S: notBuilt('elastic compute', int('elastic', '30', 1)),
+  ELASTIC_REAPER_TICK_S: num('elastic', '30', 0.05),
   ELASTIC_MAX_AGENTS_PER_POOL: int('elastic', '1', 1),
   ELASTIC_DEFAULT_CPU: num('elastic', '2', 0.25),
   ELASTIC_DEFAULT_MEMORY_GB: num('elastic', '4', 0.5),
-  ELASTIC_AGENT_ENV: notBuilt('elastic compute', json('elastic', '{}', 'object', true)),
-  ELASTIC_CLOUD_SUBSCRIPTION_ID: notBuilt('elastic compute', str('elastic', null)),
-  ELASTIC_CLOUD_RESOURCE_GROUP: notBuilt('elastic compute', str('elastic', null)),
-  ELASTIC_CLOUD_SUBNET_ID: notBuilt('elastic compute', str('elastic', null)),
-  ELASTIC_CLOUD_LOCATION: notBuilt('elastic compute', str('elastic', 'eastus')),
-  ELASTIC_CLOUD_PRICE_VCPU_HOUR: notBuilt('elastic compute', num('elastic', '0.0486', 0)),
-  ELASTIC_CLOUD_PRICE_MEMORY_GB_HOUR: notBuilt('elastic compute', num('elastic', '0.0054', 0)),
-  ELASTIC_CLOUD_PRICE_CURRENCY: notBuilt('elastic compute', str('elastic', 'USD')),
-  ELASTIC_REGISTRY_SERVER: notBuilt('elastic compute', str('elastic', null)),
-  ELASTIC_REGISTRY_IDENTITY_ID: notBuilt('elastic compute', str('elastic', null)),
-  ELASTIC_DOCKER_HOST: notBuilt('elastic compute', str('elastic', 'tcp://docker-socket-proxy:2375')),
-  ELASTIC_DOCKER_NETWORK: notBuilt('elastic compute', str('elastic', 'eider_internal')),
-  ELASTIC_DOCKER_RESERVE_CPU: notBuilt('elastic compute', num('elastic', '1', 0)),
-  ELASTIC_DOCKER_RESERVE_MEMORY_GB: notBuilt('elastic compute', num('elastic', '2', 0)),
+  ELASTIC_AGENT_ENV: json('elastic', '{}', 'object', true),
+  ELASTIC_CLOUD_SUBSCRIPTION_ID: str('elastic', null),
+  ELASTIC_CLOUD_RESOURCE_GROUP: str('elastic', null),
+  ELASTIC_CLOUD_SUBNET_ID: str('elastic', null),
+  ELASTIC_CLOUD_LOCATION: str('elastic', 'eastus'),
+  ELASTIC_CLOUD_PRICE_VCPU_HOUR: num('elastic', '0.0486', 0),
+  ELASTIC_CLOUD_PRICE_MEMORY_GB_HOUR: num('elastic', '0.0054', 0),
+  ELASTIC_CLOUD_PRICE_CURRENCY: str('elastic', 'USD'),
+  ELASTIC_REGISTRY_SERVER: str('elastic', null),
+  ELASTIC_REGISTRY_IDENTITY_ID: str('elastic', null),
+  ELASTIC_DOCKER_HOST: str('elastic', 'tcp://docker-socket-proxy:2375'),
+  ELASTIC_DOCKER_NETWORK: str('elastic', 'eider_internal'),
+  ELASTIC_DOCKER_RESERVE_CPU: num('elastic', '1', 0),
+  ELASTIC_DOCKER_RESERVE_MEMORY_GB: num('elastic', '2', 0),
   // AI assistant
   ASSISTANT_ENABLED: notBuilt('the data assistant', bool('assistant', 'false')),
   ASSISTANT_MODEL: notBuilt('the data assistant', str('assistant', 'openai:gpt-4o-mini')),
@@ -199,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   checkIdentitySettings(cfg);
+  checkElasticSettings(cfg);
   // Empty disables tracing (the spec's "unset"); anything else must be an http(s) URL.
   if (cfg.OTEL_EXPORTER_OTLP_ENDPOINT.trim() && !/^https?:\/\/[^\s]+$/.test(cfg.OTEL_EXPORTER_OTLP_ENDPOINT.trim())) {
     throw new ConfigError(
@@ -207,6 +210,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
   return cfg;
+}
+
+/** Elastic compute on needs a provider that can start something, and docker and cloud need their addresses. */
+function checkElasticSettings(cfg: Config) {
+  if (!cfg.ELASTIC_COMPUTE_ENABLED) return;
+  if (cfg.ELASTIC_PROVIDER === 'docker' || cfg.ELASTIC_PROVIDER === 'cloud_container') {
+    // A process agent dials this machine; a container or cloud instance must be told where the control plane is.
+    if (!cfg.ELASTIC_CONTROL_PLANE_URL) bad('ELASTIC_CONTROL_PLANE_URL', `required with ELASTIC_PROVIDER=${cfg.ELASTIC_PROVIDER}: the wss URL ending /agents/connect that provisioned agents dial`);
+  }
+  if (cfg.ELASTIC_PROVIDER === 'cloud_container') {
+    for (const name of ['ELASTIC_CLOUD_SUBSCRIPTION_ID', 'ELASTIC_CLOUD_RESOURCE_GROUP', 'ELASTIC_CLOUD_SUBNET_ID'] as const) {
+      if (!cfg[name]) bad(name, 'required with ELASTIC_PROVIDER=cloud_container');
+    }
+  }
 }
 
 /** One OIDC provider as OIDC_PROVIDERS lists it (or the shorthand synthesizes it), checked and defaulted. */

@@ -19,7 +19,43 @@ export interface SessionCounts {
   ended: Record<string, number>;
 }
 
-export function createMetrics(pool: () => { active: number; max: number }, sessionCounts?: () => Promise<SessionCounts>): Metrics {
+/** Elastic compute figures, cluster-wide from the database at scrape time. */
+export interface ElasticFigures {
+  /** incarnations the provider accepted, ever */
+  provisioned: number;
+  /** seconds from request to dial-home, by quantile */
+  provisioningSeconds: Record<string, number>;
+  /** ended incarnations by reason (idle, lifetime, operator, agent_lost, provisioning_failed) */
+  ended: Record<string, number>;
+  /** live incarnations by state */
+  live: Record<string, number>;
+}
+
+/** A gauge with one series per key of what `pick` returns from this scrape's read. */
+function labelledGauge<T>(registry: Registry, read: () => Promise<T>, name: string, help: string, label: string, pick: (v: T) => Record<string, number>) {
+  return new Gauge({
+    name,
+    help,
+    labelNames: [label],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [k, v] of Object.entries(pick(await read()))) this.set({ [label]: k }, v);
+    },
+  });
+}
+
+/** One read per scrape, shared by the gauges built from it. */
+function perScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | null = null;
+  return () => (pending ??= read().finally(() => setTimeout(() => (pending = null), 0)));
+}
+
+export function createMetrics(
+  pool: () => { active: number; max: number },
+  sessionCounts?: () => Promise<SessionCounts>,
+  elasticFigures?: () => Promise<ElasticFigures>,
+): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'eider_' });
   const requests = new Counter({
@@ -58,23 +94,28 @@ export function createMetrics(pool: () => { active: number; max: number }, sessi
     registers: [registry],
   });
   if (sessionCounts) {
-    // One read per scrape, shared by the three gauges.
-    let pending: Promise<SessionCounts> | null = null;
-    const counts = () => (pending ??= sessionCounts().finally(() => setTimeout(() => (pending = null), 0)));
+    const counts = perScrape(sessionCounts);
     const gauge = (name: string, help: string, label: string, pick: (c: SessionCounts) => Record<string, number>) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: [label],
-        registers: [registry],
-        async collect() {
-          this.reset();
-          for (const [k, v] of Object.entries(pick(await counts()))) this.set({ [label]: k }, v);
-        },
-      });
+      labelledGauge(registry, counts, name, help, label, pick);
     gauge('eider_sql_sessions', 'SQL sessions not yet ended, by status', 'status', (c) => c.sessions);
     gauge('eider_sql_statements', 'SQL session statements queued or running, by status', 'status', (c) => c.statements);
     gauge('eider_sql_sessions_ended', 'SQL sessions ended, by close reason', 'reason', (c) => c.ended);
+  }
+  if (elasticFigures) {
+    const figures = perScrape(elasticFigures);
+    new Gauge({
+      name: 'eider_elastic_agents_provisioned',
+      help: 'elastic agent instances the provider accepted, ever',
+      registers: [registry],
+      async collect() {
+        this.set((await figures()).provisioned);
+      },
+    });
+    const labelled = (name: string, help: string, label: string, pick: (f: ElasticFigures) => Record<string, number>) =>
+      labelledGauge(registry, figures, name, help, label, pick);
+    labelled('eider_elastic_agents_reaped', 'elastic agents ended, by reason', 'reason', (f) => f.ended);
+    labelled('eider_elastic_agents_live', 'elastic agents not yet ended, by state', 'state', (f) => f.live);
+    labelled('eider_elastic_provisioning_seconds', 'time from request to the agent dialling home, by quantile', 'quantile', (f) => f.provisioningSeconds);
   }
   return { registry, requests, latency, mcpToolCalls };
 }

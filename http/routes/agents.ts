@@ -2,7 +2,8 @@
 // tokens, disconnect and credential revocation.
 import { Schema } from 'effect';
 import { route } from '../route.ts';
-import { unprocessable } from '../../domain/errors.ts';
+import { AppError, unprocessable } from '../../domain/errors.ts';
+import { computeSizes, currentIncarnation, elasticState, sizeNamed } from '../../domain/elastic.ts';
 import * as agents from '../../domain/agents.ts';
 import type { AppContext } from '../context.ts';
 import { ActorError } from '../../actors/errors.ts';
@@ -22,7 +23,19 @@ const AgentOutSchema = Schema.Struct({
   connection_id: Schema.NullOr(Schema.String),
   connected_at: Schema.NullOr(Schema.String),
   last_heartbeat_at: Schema.NullOr(Schema.String),
+  elastic: Schema.NullOr(
+    Schema.Struct({
+      state: Schema.Literals(['provisioning', 'running', 'terminating', 'terminated', 'failed']),
+      provider: Schema.String,
+      size: Schema.String,
+      reason: Schema.NullOr(Schema.String),
+      provisioned_at: Schema.NullOr(Schema.String),
+      terminated_at: Schema.NullOr(Schema.String),
+      hourly_cost: Schema.NullOr(Schema.Number),
+    }),
+  ),
 });
+const ComputeOption = Schema.Struct({ size: Schema.String, cpu: Schema.Number, memory_gb: Schema.Number, hourly_cost: Schema.NullOr(Schema.Number), currency: Schema.String });
 const AgentParams = Schema.Struct({ agent_id: Schema.String });
 
 /** Revocation reaches the agent's latest connection through its actor, wherever its socket is held: the actor's
@@ -35,6 +48,17 @@ async function endConnection(ctx: AppContext, connectionId: string | null) {
 }
 const Tier = Schema.Literals(['use', 'operate', 'admin']);
 const ELASTIC_OFF = 'elastic compute is off (ELASTIC_COMPUTE_ENABLED=false): only elastic agents can be started, restarted or terminated';
+
+function requireElastic(ctx: AppContext) {
+  if (!ctx.elastic) throw unprocessable(ELASTIC_OFF, 'elastic_compute_disabled');
+  return ctx.elastic;
+}
+
+/** The agent as its caller sees it, read again after a change. */
+async function agentOut(ctx: AppContext, principal: Principal, agentId: string) {
+  const { agent, tier } = await agents.requireAgentTier(ctx.db, principal, agentId, 'use');
+  return agents.toAgentOut(agent, tier);
+}
 
 async function listVisible(ctx: AppContext, principal: Principal) {
   return (await agents.visibleAgents(ctx.db, principal)).map(({ agent, tier }) => agents.toAgentOut(agent, tier));
@@ -115,29 +139,30 @@ export const agentRoutes = [
     summary: 'What elastic compute can provision here',
     tags: ['agents'],
     access: { kind: 'permission', permission: 'agents:manage' },
-    responses: { 200: Schema.Unknown },
-    handler: async ({ ctx }) => ({
-      status: 200,
-      body: {
-        elastic_enabled: ctx.config.ELASTIC_COMPUTE_ENABLED,
-        provider: ctx.config.ELASTIC_PROVIDER === 'null' ? null : ctx.config.ELASTIC_PROVIDER,
-        default_cpu: ctx.config.ELASTIC_DEFAULT_CPU,
-        default_memory_gb: ctx.config.ELASTIC_DEFAULT_MEMORY_GB,
-        max_agents_per_pool: ctx.config.ELASTIC_MAX_AGENTS_PER_POOL,
-      },
-    }),
+    responses: { 200: Schema.Array(ComputeOption) },
+    handler: async ({ ctx }) => ({ status: 200, body: ctx.elastic ? computeSizes(ctx.elastic.settings) : [] }),
   }),
   route({
     method: 'POST',
     path: '/api/admin/agents/elastic',
     operationId: 'create_elastic_agent',
-    summary: 'Provision an elastic agent (422 while elastic compute is off)',
+    summary: 'Provision an elastic agent: 202 while it starts (422 while elastic compute is off)',
+    description:
+      'The agent row exists at once (status unavailable, elastic.state provisioning); it becomes healthy when its ' +
+      'instance dials home. An agent started here serves the work that names it; pool work starts its own.',
     tags: ['agents'],
     access: { kind: 'permission', permission: 'agents:manage' },
-    body: Schema.Struct({ access_mode: Schema.optionalKey(Schema.Literals(['open', 'restricted'])) }),
-    responses: { 422: null },
-    handler: async () => {
-      throw unprocessable(ELASTIC_OFF, 'elastic_compute_disabled');
+    body: Schema.Struct({
+      size: Schema.optionalKey(Schema.String),
+      name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
+      access_mode: Schema.optionalKey(Schema.Literals(['open', 'restricted'])),
+    }),
+    responses: { 202: AgentOutSchema, 422: null },
+    handler: async ({ ctx, principal, body }) => {
+      const elastic = requireElastic(ctx);
+      const size = sizeNamed(elastic.settings, body?.size);
+      const id = await elastic.startAgent(ctx.host, { name: body?.name ?? null, accessMode: body?.access_mode ?? 'open', size });
+      return { status: 202, body: await agentOut(ctx, principal, id) };
     },
   }),
   route({
@@ -186,22 +211,45 @@ export const agentRoutes = [
       };
     },
   }),
-  ...(['restart', 'terminate'] as const).map((verb) =>
-    route({
-      method: 'POST',
-      path: `/api/admin/agents/:agent_id/${verb}`,
-      operationId: `${verb}_agent`,
-      summary: `${verb[0].toUpperCase()}${verb.slice(1)} an elastic agent (operate tier)`,
-      tags: ['agents'],
-      access: { kind: 'resource', note: 'operate tier on the agent' },
-      params: AgentParams,
-      responses: { 422: null, 404: null },
-      handler: async ({ ctx, principal, params }) => {
-        await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
-        throw unprocessable(ELASTIC_OFF, 'elastic_compute_disabled');
-      },
-    }),
-  ),
+  route({
+    method: 'POST',
+    path: '/api/admin/agents/:agent_id/restart',
+    operationId: 'restart_agent',
+    summary: 'Start a terminated or failed elastic agent again: 202 (409 while it is still running; operate tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'operate tier on the agent' },
+    params: AgentParams,
+    responses: { 202: AgentOutSchema, 404: null, 409: null, 422: null },
+    handler: async ({ ctx, principal, params }) => {
+      const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
+      const elastic = requireElastic(ctx);
+      const current = await currentIncarnation(ctx.db, agent.id);
+      if (!current) throw unprocessable(`agent ${agent.name} is not an elastic agent`, 'unprocessable_content');
+      if (!(await elastic.restart(ctx.host, agent.id))) {
+        throw new AppError(409, 'conflict', `elastic agent ${agent.name} is ${elasticState(current.status)}; terminate it first`);
+      }
+      return { status: 202, body: await agentOut(ctx, principal, agent.id) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/admin/agents/:agent_id/terminate',
+    operationId: 'terminate_agent',
+    summary: 'Terminate an elastic agent: its work is failed and its instance removed; 202 (operate tier)',
+    tags: ['agents'],
+    access: { kind: 'resource', note: 'operate tier on the agent' },
+    params: AgentParams,
+    responses: { 202: AgentOutSchema, 404: null, 422: null },
+    handler: async ({ ctx, principal, params }) => {
+      const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
+      requireElastic(ctx);
+      const current = await currentIncarnation(ctx.db, agent.id);
+      if (!current) throw unprocessable(`agent ${agent.name} is not an elastic agent`, 'unprocessable_content');
+      // Already ending or ended: nothing changes (the machine ignores it).
+      await ctx.host.send('elasticAgent', current.id, { type: 'terminate' });
+      return { status: 202, body: await agentOut(ctx, principal, agent.id) };
+    },
+  }),
   route({
     method: 'POST',
     path: '/api/admin/agents/:agent_id/disconnect',

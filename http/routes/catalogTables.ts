@@ -4,13 +4,12 @@
 import { Schema } from 'effect';
 import { Limit, route } from '../route.ts';
 import type { AppContext } from '../context.ts';
-import { AppError, conflict, unavailable, unprocessable } from '../../domain/errors.ts';
+import { AppError, conflict, unprocessable } from '../../domain/errors.ts';
 import * as catalogs from '../../domain/catalogs.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
 import * as sidecar from '../../domain/tableMetadata.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
 import type { Principal } from '../../domain/identity.ts';
-import { requireAgentTier } from '../../domain/agents.ts';
 import { checkStatementPolicy, policyRejection } from '../../domain/statementPolicy.ts';
 import type { QueryRow } from '../../domain/queries.ts';
 import { QUERY_COLS } from '../../domain/queries.ts';
@@ -18,7 +17,7 @@ import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceb
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { readRowsPage } from '../rows.ts';
-import { submitQuery } from '../querySubmission.ts';
+import { chooseCompute, submitQuery } from '../querySubmission.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
 import { dropTableLineage } from '../../domain/lineage.ts';
 
@@ -140,20 +139,18 @@ export async function sampleTable(
   ctx: AppContext,
   args: { principal: Principal; ws: WorkspaceAccess; catalog: string; schema: string; table: string; agentId: string | undefined; limit: number; waitS: number },
 ) {
-  if (!args.agentId) {
-    throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', in: 'query', message: 'required' }] });
-  }
   const sql = sampleSql(args.catalog, args.schema, args.table, args.limit);
   const policy = await checkStatementPolicy(sql, { mode: 'query' });
   if (!policy.ok) throw policyRejection(policy);
-  const { agent } = await requireAgentTier(ctx.db, args.principal, args.agentId, 'use', args.ws.workspace.id);
-  if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+  // A sample waits for elastic compute like any query (within its wait).
+  const compute = await chooseCompute(ctx, args.principal, args.ws, args.agentId ?? null);
   const id = await submitQuery(ctx, {
     workspaceId: args.ws.workspace.id,
     workspaceSlug: args.ws.workspace.slug,
     userId: args.principal.user.id,
     sql,
-    agentId: agent.id,
+    agentId: compute.agentId,
+    computePool: compute.pool,
     timeoutS: args.waitS,
     statementType: policy.statementType,
     tables: policy.tables,

@@ -7,7 +7,6 @@ import { Schema } from 'effect';
 import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
 import { AppError, conflict, forbidden, notFound, unavailable, unprocessable } from '../../domain/errors.ts';
 import { policyRejection } from '../../domain/statementPolicy.ts';
-import { requireAgentTier } from '../../domain/agents.ts';
 import * as queries from '../../domain/queries.ts';
 import * as sessions from '../../domain/sqlSessions.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
@@ -19,7 +18,8 @@ import { readRowsPage } from '../rows.ts';
 import { audit } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { QueryOutSchema, RowsPage } from './queries.ts';
-import { readQuery } from '../querySubmission.ts';
+import { chooseCompute, readQuery } from '../querySubmission.ts';
+import { computeWaitMs } from '../../domain/elastic.ts';
 import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
 
 // Worded for clients that read a 404 containing "not enabled" as "SQL sessions are switched off".
@@ -83,12 +83,9 @@ export const sqlSessionRoutes = [
           fields: [{ field: 'wait_timeout_s', in: 'body', message: 'above 0, or on_wait_timeout=continue' }],
         });
       }
-      if (!body?.agent_id) {
-        throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
-      }
       const workspace = ws!.workspace;
-      const { agent } = await requireAgentTier(ctx.db, principal, body.agent_id, 'use', workspace.id);
-      if (!(await ctx.link.reachable(agent.id))) throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+      // A named connected agent opens now; with elastic compute the session may wait `pending` for compute.
+      const compute = await chooseCompute(ctx, principal, ws!, body?.agent_id ?? null);
       const attached = await listWorkspaceCatalogs(ctx.db, workspace.id);
       if (body.catalog && !attached.some((x) => x.slug === body.catalog)) {
         throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
@@ -105,19 +102,20 @@ export const sqlSessionRoutes = [
         {
           sessionId: id,
           workspace: workspace.slug,
-          agentId: agent.id,
+          agentId: compute.agentId,
           at: now,
           idleTimeoutMs: c.SQL_SESSION_IDLE_TIMEOUT_S * 1000,
           maxLifetimeMs: c.SQL_SESSION_MAX_LIFETIME_S * 1000,
           openingDeadlineMs: c.SQL_SESSION_OPENING_DEADLINE_S * 1000,
-          pendingTimeoutMs: c.SQL_SESSION_OPENING_DEADLINE_S * 1000,
+          // Compute gets as long to start as an elastic agent has to dial home.
+          pendingTimeoutMs: compute.agentId ? c.SQL_SESSION_OPENING_DEADLINE_S * 1000 : computeWaitMs(c),
           closeTimeoutMs: c.SQL_SESSION_OPEN_TIMEOUT_S * 1000,
         },
         {
           entity: {
-            sql: `insert into sql_sessions (id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, client_name, client_version, created_at, last_active_at)
-                  values ($1, $2, $3, $4, 'opening', $5, $6, $7, $8, $9::timestamptz, $9::timestamptz)`,
-            params: [id, workspace.id, principal.user.id, agent.id, active?.slug ?? null, staging, client.name, client.version, new Date(now).toISOString()],
+            sql: `insert into sql_sessions (id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, client_name, client_version, created_at, last_active_at, compute_pool)
+                  values ($1, $2, $3, $4, $10, $5, $6, $7, $8, $9::timestamptz, $9::timestamptz, $11)`,
+            params: [id, workspace.id, principal.user.id, compute.agentId, active?.slug ?? null, staging, client.name, client.version, new Date(now).toISOString(), compute.agentId ? 'opening' : 'pending', compute.pool],
           },
         },
       );

@@ -151,8 +151,32 @@ export type CreateCatalogTableBody = {
   }>;
 };
 
-/** POST /api/admin/agents/elastic: Provision an elastic agent (422 while elastic compute is off) */
+/** POST /api/admin/agents/elastic: Provision an elastic agent: 202 while it starts (422 while elastic compute is off) */
+export type CreateElasticAgentResponse = {
+  id: string;
+  name: string;
+  status: string;
+  version: string | null;
+  capabilities: Record<string, unknown>;
+  access_tier: string;
+  access_mode: string;
+  owner_url: string | null;
+  connection_id: string | null;
+  connected_at: string | null;
+  last_heartbeat_at: string | null;
+  elastic: {
+    state: "provisioning" | "running" | "terminating" | "terminated" | "failed";
+    provider: string;
+    size: string;
+    reason: string | null;
+    provisioned_at: string | null;
+    terminated_at: string | null;
+    hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  } | null;
+};
 export type CreateElasticAgentBody = {
+  size?: string;
+  name?: string;
   access_mode?: "open" | "restricted";
 };
 
@@ -700,6 +724,15 @@ export type DisconnectAgentResponse = {
   connection_id: string | null;
   connected_at: string | null;
   last_heartbeat_at: string | null;
+  elastic: {
+    state: "provisioning" | "running" | "terminating" | "terminated" | "failed";
+    provider: string;
+    size: string;
+    reason: string | null;
+    provisioned_at: string | null;
+    terminated_at: string | null;
+    hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  } | null;
 };
 
 /** GET /api/admin/actors/{kind}/{actor_id}: A live actor: state, version, context summary (no secrets) and its transition history, paged */
@@ -718,13 +751,28 @@ export type GetAgentResponse = {
   connection_id: string | null;
   connected_at: string | null;
   last_heartbeat_at: string | null;
+  elastic: {
+    state: "provisioning" | "running" | "terminating" | "terminated" | "failed";
+    provider: string;
+    size: string;
+    reason: string | null;
+    provisioned_at: string | null;
+    terminated_at: string | null;
+    hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  } | null;
 };
 
 /** GET /api/admin/agents/{agent_id}/access: Access mode, grants and candidate principals (admin tier) */
 export type GetAgentAccessResponse = unknown;
 
 /** GET /api/admin/agents/compute-options: What elastic compute can provision here */
-export type GetAgentComputeOptionsResponse = unknown;
+export type GetAgentComputeOptionsResponse = Array<{
+  size: string;
+  cpu: number | ("Infinity" | "-Infinity" | "NaN");
+  memory_gb: number | ("Infinity" | "-Infinity" | "NaN");
+  hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  currency: string;
+}>;
 
 /** GET /api/admin/agents/{agent_id}/monitoring: Recent work of an agent: status, live queries, recent outcomes (use tier) */
 export type GetAgentMonitoringResponse = unknown;
@@ -1164,6 +1212,15 @@ export type ListAdminAgentsResponse = Array<{
   connection_id: string | null;
   connected_at: string | null;
   last_heartbeat_at: string | null;
+  elastic: {
+    state: "provisioning" | "running" | "terminating" | "terminated" | "failed";
+    provider: string;
+    size: string;
+    reason: string | null;
+    provisioned_at: string | null;
+    terminated_at: string | null;
+    hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  } | null;
 }>;
 
 /** GET /api/admin/agents/metrics: Live work per visible agent: running and queued queries, last heartbeat */
@@ -1182,6 +1239,15 @@ export type ListAgentsResponse = Array<{
   connection_id: string | null;
   connected_at: string | null;
   last_heartbeat_at: string | null;
+  elastic: {
+    state: "provisioning" | "running" | "terminating" | "terminated" | "failed";
+    provider: string;
+    size: string;
+    reason: string | null;
+    provisioned_at: string | null;
+    terminated_at: string | null;
+    hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  } | null;
 }>;
 
 /** GET /api/workspaces/{workspace}/assistant/conversations: Your assistant conversations (503 assistant_disabled while the assistant is off; not built yet) */
@@ -1720,6 +1786,30 @@ export type RefreshCatalogStatsResponse = {
   refreshed_at: string;
 };
 
+/** POST /api/admin/agents/{agent_id}/restart: Start a terminated or failed elastic agent again: 202 (409 while it is still running; operate tier) */
+export type RestartAgentResponse = {
+  id: string;
+  name: string;
+  status: string;
+  version: string | null;
+  capabilities: Record<string, unknown>;
+  access_tier: string;
+  access_mode: string;
+  owner_url: string | null;
+  connection_id: string | null;
+  connected_at: string | null;
+  last_heartbeat_at: string | null;
+  elastic: {
+    state: "provisioning" | "running" | "terminating" | "terminated" | "failed";
+    provider: string;
+    size: string;
+    reason: string | null;
+    provisioned_at: string | null;
+    terminated_at: string | null;
+    hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  } | null;
+};
+
 /** POST /api/workspaces/{workspace}/schedules/{schedule_id}/run: Fire a schedule now (202 with the run; skipped while its last run still runs) */
 export type RunScheduleResponse = {
   id: string;
@@ -1754,6 +1844,30 @@ export type SearchSemanticResponse = {
     name: string;
   }>;
   has_more: boolean;
+};
+
+/** POST /api/admin/agents/{agent_id}/terminate: Terminate an elastic agent: its work is failed and its instance removed; 202 (operate tier) */
+export type TerminateAgentResponse = {
+  id: string;
+  name: string;
+  status: string;
+  version: string | null;
+  capabilities: Record<string, unknown>;
+  access_tier: string;
+  access_mode: string;
+  owner_url: string | null;
+  connection_id: string | null;
+  connected_at: string | null;
+  last_heartbeat_at: string | null;
+  elastic: {
+    state: "provisioning" | "running" | "terminating" | "terminated" | "failed";
+    provider: string;
+    size: string;
+    reason: string | null;
+    provisioned_at: string | null;
+    terminated_at: string | null;
+    hourly_cost: number | ("Infinity" | "-Infinity" | "NaN") | null;
+  } | null;
 };
 
 /** PATCH /api/admin/agents/{agent_id}/access-mode: Open or restricted; returns the full access payload (admin tier) */

@@ -1,0 +1,253 @@
+// Elastic compute's rules and rows: the sizes offered, the pool a workspace's work goes to (its storage shape), an
+// elastic agent's identity (an `agents` row) and its incarnations (`elastic_agents`, one per provider instance), the
+// work an agent holds, and the work waiting for compute. The actors that act on them are in actors/elasticCompute.ts.
+import type { Queryable } from '../runtime/db.ts';
+import { unprocessable } from './errors.ts';
+
+/** A named elastic agent restarting: work naming it waits on this pool key. */
+export const AGENT_POOL_PREFIX = 'agent:';
+export const agentPool = (agentId: string) => `${AGENT_POOL_PREFIX}${agentId}`;
+export const pooledAgentId = (pool: string) => (pool.startsWith(AGENT_POOL_PREFIX) ? pool.slice(AGENT_POOL_PREFIX.length) : null);
+
+/** The elastic incarnation states the API shows (decisions.md), from the machine's statuses. */
+export type ElasticState = 'provisioning' | 'running' | 'terminating' | 'terminated' | 'failed';
+const STATE_OF: Record<string, ElasticState> = {
+  requested: 'provisioning',
+  provisioning: 'provisioning',
+  registered: 'running',
+  idle: 'running',
+  busy: 'running',
+  terminating: 'terminating',
+  terminated: 'terminated',
+  failed: 'failed',
+};
+export const elasticState = (status: string): ElasticState => STATE_OF[status] ?? 'failed';
+export const LIVE_STATUSES = ['requested', 'provisioning', 'registered', 'idle', 'busy', 'terminating'];
+export const STARTING_STATUSES = ['requested', 'provisioning'];
+export const RUNNING_STATUSES = ['registered', 'idle', 'busy'];
+
+export interface ElasticSettings {
+  enabled: boolean;
+  provider: string;
+  defaultCpu: number;
+  defaultMemoryGb: number;
+  maxAgentsPerPool: number;
+  provisioningDeadlineMs: number;
+  idleTimeoutMs: number;
+  maxLifetimeMs: number;
+  currency: string;
+  hourlyCost: (cpu: number, memoryGb: number) => number | null;
+}
+
+export interface ComputeSize {
+  size: string;
+  cpu: number;
+  memory_gb: number;
+  hourly_cost: number | null;
+  currency: string;
+}
+
+/** The sizes offered: `medium` is ELASTIC_DEFAULT_CPU / ELASTIC_DEFAULT_MEMORY_GB, the others halve or double it. */
+export function computeSizes(s: ElasticSettings): ComputeSize[] {
+  const scaled = (size: string, f: number): ComputeSize => {
+    const cpu = Math.max(0.25, s.defaultCpu * f);
+    const memory_gb = Math.max(0.5, s.defaultMemoryGb * f);
+    return { size, cpu, memory_gb, hourly_cost: s.hourlyCost(cpu, memory_gb), currency: s.currency };
+  };
+  return [scaled('small', 0.5), scaled('medium', 1), scaled('large', 2), scaled('xlarge', 4)];
+}
+
+export function sizeNamed(s: ElasticSettings, name: string | undefined): ComputeSize {
+  const sizes = computeSizes(s);
+  const found = sizes.find((x) => x.size === (name ?? 'medium'));
+  if (!found) {
+    throw unprocessable(`unknown size ${name}; one of ${sizes.map((x) => x.size).join(', ')}`, 'unprocessable_content', {
+      fields: [{ field: 'size', in: 'body', message: `one of ${sizes.map((x) => x.size).join(', ')}` }],
+    });
+  }
+  return found;
+}
+
+/** The pool a workspace's work goes to: its storage shape, the sorted storage kinds of its attached catalogs. */
+export async function poolOf(q: Queryable, workspaceId: string): Promise<string> {
+  const rows = await q.query<{ kind: string }>(
+    `select distinct b.kind from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id
+       join storage_backends b on b.id = c.storage_backend_id where wc.workspace_id = $1 order by b.kind`,
+    [workspaceId],
+  );
+  return rows.length ? rows.map((r) => r.kind).join('+') : 'none';
+}
+
+export interface ElasticOut {
+  state: ElasticState;
+  provider: string;
+  size: string;
+  reason: string | null;
+  provisioned_at: string | null;
+  terminated_at: string | null;
+  hourly_cost: number | null;
+}
+
+export interface IncarnationRow {
+  id: string;
+  agent_id: string;
+  pool: string;
+  provider: string;
+  size: string;
+  cpu: number;
+  memory_gb: number;
+  hourly_cost: number | null;
+  status: string;
+  reason: string | null;
+  error: string | null;
+  provider_ref: string | null;
+  provisioned_at: Date | null;
+  terminated_at: Date | null;
+  created_at: Date;
+}
+
+/** The SQL expression (over `agents a`) giving an agent's current incarnation as AgentOut's `elastic` field. */
+export const ELASTIC_OUT_COLUMN = `(select jsonb_build_object(
+     'state', e.status, 'provider', e.provider, 'size', e.size, 'reason', coalesce(e.reason, e.error),
+     'provisioned_at', e.provisioned_at, 'terminated_at', e.terminated_at, 'hourly_cost', e.hourly_cost)
+   from elastic_agents e where e.id = a.elastic_id) as elastic`;
+
+/** AgentOut's `elastic` from the column above (its `state` holds the machine status until mapped here). */
+export function toElasticOut(raw: Record<string, unknown> | null | undefined): ElasticOut | null {
+  if (!raw) return null;
+  const ts = (v: unknown) => (v === null || v === undefined ? null : new Date(String(v)).toISOString());
+  return {
+    state: elasticState(String(raw.state)),
+    provider: String(raw.provider),
+    size: String(raw.size),
+    reason: (raw.reason as string | null) ?? null,
+    provisioned_at: ts(raw.provisioned_at),
+    terminated_at: ts(raw.terminated_at),
+    hourly_cost: raw.hourly_cost === null || raw.hourly_cost === undefined ? null : Number(raw.hourly_cost),
+  };
+}
+
+/** A new elastic agent's identity: unavailable until its first incarnation dials home. */
+export async function insertElasticAgent(q: Queryable, input: { name: string; accessMode: 'open' | 'restricted' }): Promise<string> {
+  const [row] = await q.query<{ id: string }>(
+    `insert into agents (name, status, access_mode) values ($1, 'unavailable', $2) returning id`,
+    [input.name, input.accessMode],
+  );
+  return row.id;
+}
+
+/** The incarnation row's INSERT, written in its actor's own spawn statement (it holds the initial projection). */
+export function incarnationInsert(r: { id: string; agentId: string; pool: string; provider: string; size: ComputeSize }) {
+  return {
+    sql: `insert into elastic_agents (id, agent_id, pool, provider, size, cpu, memory_gb, hourly_cost, status)
+          values ($1, $2, $3, $4, $5, $6, $7, $8, 'requested')`,
+    params: [r.id, r.agentId, r.pool, r.provider, r.size.size, r.size.cpu, r.size.memory_gb, r.size.hourly_cost],
+  };
+}
+
+export async function incarnation(q: Queryable, id: string): Promise<IncarnationRow | undefined> {
+  return (await q.query<IncarnationRow>(`select * from elastic_agents where id = $1`, [id]))[0];
+}
+
+/** The agent's current incarnation (null for a static agent). */
+export async function currentIncarnation(q: Queryable, agentId: string): Promise<IncarnationRow | null> {
+  const [row] = await q.query<IncarnationRow>(`select e.* from elastic_agents e join agents a on a.elastic_id = e.id where a.id = $1`, [agentId]);
+  return row ?? null;
+}
+
+/** A healthy, open elastic agent serving `pool` (the least loaded), or null. */
+export async function healthyPoolAgent(q: Queryable, pool: string): Promise<string | null> {
+  const named = pooledAgentId(pool);
+  const [row] = await q.query<{ id: string }>(
+    `select a.id from agents a join elastic_agents e on e.id = a.elastic_id
+      where a.status = 'healthy' and e.status = any($3::text[])
+        and ($2::uuid is not null and a.id = $2::uuid or $2::uuid is null and e.pool = $1 and a.access_mode = 'open')
+      order by (select count(*) from queries qq where qq.agent_id = a.id and qq.status in ('queued', 'running')), a.created_at
+      limit 1`,
+    [pool, named, RUNNING_STATUSES],
+  );
+  return row?.id ?? null;
+}
+
+/** Live incarnations of a pool: how many are starting, how many in all (the cap counts every live one). */
+export async function poolCounts(q: Queryable, pool: string): Promise<{ starting: number; live: number }> {
+  const [row] = await q.query<{ starting: number; live: number }>(
+    `select count(*) filter (where status = any($2::text[]))::int as starting, count(*)::int as live
+       from elastic_agents where pool = $1 and status = any($3::text[])`,
+    [pool, STARTING_STATUSES, LIVE_STATUSES],
+  );
+  return row;
+}
+
+/** The work an agent holds, as the elastic machine counts it: queries queued or running, sessions not ended. */
+export async function agentWork(q: Queryable, agentId: string): Promise<{ inFlightQueries: number; openSessions: number }> {
+  const [row] = await q.query<{ queries: number; sessions: number }>(
+    `select (select count(*) from queries where agent_id = $1 and status in ('queued', 'running'))::int as queries,
+            (select count(*) from sql_sessions where agent_id = $1 and status in ('pending', 'opening', 'open', 'closing'))::int as sessions`,
+    [agentId],
+  );
+  return { inFlightQueries: row.queries, openSessions: row.sessions };
+}
+
+/** Queries and sessions waiting for compute on any of `pools`. */
+export async function waitingWork(q: Queryable, pools: string[]): Promise<{ queries: string[]; sessions: string[] }> {
+  const queries = await q.query<{ id: string }>(
+    `select id from queries where status = 'queued' and agent_id is null and compute_pool = any($1::text[]) order by started_at`,
+    [pools],
+  );
+  const sessions = await q.query<{ id: string }>(
+    `select id from sql_sessions where status = 'pending' and agent_id is null and compute_pool = any($1::text[]) order by created_at`,
+    [pools],
+  );
+  return { queries: queries.map((r) => r.id), sessions: sessions.map((r) => r.id) };
+}
+
+/** Every pool some work is waiting on (the reaper asks for compute for each again). */
+export async function waitingPools(q: Queryable): Promise<string[]> {
+  const rows = await q.query<{ pool: string }>(
+    `select compute_pool as pool from queries where status = 'queued' and agent_id is null and compute_pool is not null
+     union select compute_pool from sql_sessions where status = 'pending' and agent_id is null and compute_pool is not null`,
+  );
+  return rows.map((r) => r.pool);
+}
+
+/** Incarnations not yet ended (the reaper compares them with what the provider runs). */
+export async function liveIncarnations(q: Queryable): Promise<IncarnationRow[]> {
+  return q.query<IncarnationRow>(`select * from elastic_agents where status = any($1::text[])`, [LIVE_STATUSES]);
+}
+
+export async function knownIncarnationIds(q: Queryable, ids: string[]): Promise<Set<string>> {
+  const rows = await q.query<{ id: string }>(`select id from elastic_agents where id = any($1::uuid[]) and status = any($2::text[])`, [ids, LIVE_STATUSES]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Cluster-wide elastic figures for the metrics endpoint, read at scrape time (every replica reports the same). */
+export async function elasticCounts(q: Queryable) {
+  const [totals] = await q.query<{ provisioned: number; p50: number | null; p95: number | null }>(
+    `select count(*) filter (where provider_ref is not null)::int as provisioned,
+            percentile_cont(0.5) within group (order by extract(epoch from provisioned_at - created_at)) filter (where provisioned_at is not null) as p50,
+            percentile_cont(0.95) within group (order by extract(epoch from provisioned_at - created_at)) filter (where provisioned_at is not null) as p95
+       from elastic_agents`,
+  );
+  const ended = await q.query<{ reason: string; n: number }>(
+    `select coalesce(reason, status) as reason, count(*)::int as n from elastic_agents where status in ('terminated', 'failed') group by 1`,
+  );
+  const live = await q.query<{ status: string; n: number }>(
+    `select status, count(*)::int as n from elastic_agents where status = any($1::text[]) group by 1`,
+    [LIVE_STATUSES],
+  );
+  const byState: Record<string, number> = {};
+  for (const r of live) byState[elasticState(r.status)] = (byState[elasticState(r.status)] ?? 0) + r.n;
+  return {
+    provisioned: totals.provisioned,
+    provisioningSeconds: { '0.5': totals.p50 ?? 0, '0.95': totals.p95 ?? 0 },
+    ended: Object.fromEntries(ended.map((r) => [r.reason, r.n])),
+    live: byState,
+  };
+}
+export type ElasticCounts = Awaited<ReturnType<typeof elasticCounts>>;
+
+/** How long work waits for compute: past the agent's own dial-home deadline and the reaper ticks that fire it, so
+ *  a failed provisioning reaches the waiting work with its reason (the wait is only the backstop). */
+export const computeWaitMs = (c: { ELASTIC_PROVISIONING_DEADLINE_S: number; ELASTIC_REAPER_TICK_S: number }) =>
+  (c.ELASTIC_PROVISIONING_DEADLINE_S + 2 * c.ELASTIC_REAPER_TICK_S + 10) * 1000;
