@@ -14,6 +14,9 @@ export type ColumnSchema = NonNullable<QueryOut['column_schema']>[number];
 /** the server declares rows opaque (see http/routes/queries.ts); each is an object keyed by column name */
 export type RowsPage = Omit<Api.GetQueryRowsResponse, 'rows'> & { rows: Array<Record<string, unknown>> };
 export type Agent = Api.ListAgentsResponse[number];
+/** an elastic agent's lifecycle: null on agents that were not provisioned by elastic compute */
+export type ElasticInfo = NonNullable<Agent['elastic']>;
+export type ComputeOption = Api.GetAgentComputeOptionsResponse[number];
 export type CatalogOut = Api.ListCatalogsResponse[number];
 /** a catalog as a workspace's listing shows it: with is_default and the attachment's access_mode */
 export type WorkspaceCatalog = Api.ListWorkspaceCatalogsResponse[number];

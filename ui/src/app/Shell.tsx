@@ -13,6 +13,7 @@ import { SessionsScreen } from '../screens/SessionsScreen.tsx';
 import { SchedulesScreen } from '../screens/SchedulesScreen.tsx';
 import { AgentsScreen } from '../screens/AgentsScreen.tsx';
 import { AgentDetailScreen } from '../screens/AgentDetailScreen.tsx';
+import { ComputeScreen } from '../screens/ComputeScreen.tsx';
 import { TokensScreen } from '../screens/TokensScreen.tsx';
 import { UsersScreen } from '../screens/admin/UsersScreen.tsx';
 import { ServiceAccountsScreen } from '../screens/admin/ServiceAccountsScreen.tsx';
@@ -71,6 +72,7 @@ export function Shell() {
           {wsBase ? navItem(`${wsBase}/schedules`, 'Schedules') : null}
           {wsBase ? navItem(`${wsBase}/sessions`, 'Sessions') : null}
           {navItem('/agents', 'Agents')}
+          {navItem('/compute', 'Compute')}
           {admin ? navItem('/admin', 'Admin') : null}
         </nav>
         <span className="grow" />
@@ -113,6 +115,7 @@ function Screen({ path }: { path: string }) {
   if ((m = match('/w/:ws', path))) return <Redirect to={`/w/${encodeURIComponent(m.ws)}/worksheets`} />;
   if (match('/agents', path)) return <AgentsScreen />;
   if ((m = match('/agents/:id', path))) return <AgentDetailScreen id={m.id} />;
+  if (match('/compute', path)) return <ComputeScreen />;
   if (match('/me/tokens', path)) return <TokensScreen />;
   if (match('/workspaces/new', path)) return <NoWorkspaceScreen />;
   if ((m = match('/inspect/:kind/:id', path))) return <InspectScreen kind={m.kind} id={m.id} />;

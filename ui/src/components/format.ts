@@ -30,3 +30,20 @@ export function formatBytes(n: number | null | undefined): string {
 export function formatCount(n: number | null | undefined): string {
   return n === null || n === undefined ? '—' : n.toLocaleString();
 }
+
+/**
+ * An hourly price, with its currency when known (only agent managers may read the compute options that name it).
+ * The server's schema admits non-finite numbers as strings; those, like no price at all, read as "—".
+ */
+export function formatHourlyCost(cost: number | string | null | undefined, currency?: string | null): string {
+  if (typeof cost !== 'number' || !Number.isFinite(cost)) return '—';
+  if (currency) {
+    try {
+      return `${new Intl.NumberFormat(undefined, { style: 'currency', currency, maximumFractionDigits: 4 }).format(cost)}/h`;
+    } catch {
+      // not an ISO 4217 code: show it as written
+      return `${cost} ${currency}/h`;
+    }
+  }
+  return `${cost}/h`;
+}

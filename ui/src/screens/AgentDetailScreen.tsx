@@ -4,9 +4,12 @@ import { useState, type FormEvent } from 'react';
 import { api, enc } from '../api/client.ts';
 import type { Agent } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
+import { currencyOf, useComputeOptions } from '../app/useComputeOptions.ts';
 import { StateChart, StateDiagram } from '../charts/StateChart.tsx';
+import { ElasticBadge, elasticReason, elasticStoppable, elasticStopped } from '../components/ElasticBadge.tsx';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
-import { formatTime } from '../components/format.ts';
+import { Link } from '../components/Link.tsx';
+import { formatHourlyCost, formatTime } from '../components/format.ts';
 import { capabilitySummary } from './AgentsScreen.tsx';
 
 interface Grant {
@@ -29,6 +32,8 @@ const tierRank: Record<string, number> = { use: 1, operate: 2, admin: 3 };
 
 export function AgentDetailScreen(props: { id: string }) {
   const agent = useAsync((signal) => api.get<Agent>(`/api/admin/agents/${enc(props.id)}`, { signal }), [props.id]);
+  // for the currency of an elastic agent's price (readable by agent managers only)
+  const options = useComputeOptions();
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
   const tier = tierRank[agent.data?.access_tier ?? ''] ?? 0;
@@ -54,7 +59,21 @@ export function AgentDetailScreen(props: { id: string }) {
       <h1>Agent {a.name}</h1>
       <dl className="facts">
         <dt>Status</dt>
-        <dd>{a.status}</dd>
+        <dd>
+          {a.status}
+          <ElasticBadge elastic={a.elastic} />
+        </dd>
+        {a.elastic ? (
+          <>
+            <dt>Elastic</dt>
+            <dd>
+              {a.elastic.size} on {a.elastic.provider} · {formatHourlyCost(a.elastic.hourly_cost, currencyOf(options.data, a.elastic.size))} · provisioned {formatTime(a.elastic.provisioned_at)}
+              {a.elastic.terminated_at ? ` · terminated ${formatTime(a.elastic.terminated_at)}` : ''} (<Link href="/compute">Compute</Link>)
+            </dd>
+            <dt>Reason</dt>
+            <dd>{elasticReason(a.elastic.reason)}</dd>
+          </>
+        ) : null}
         <dt>Your tier</dt>
         <dd>{a.access_tier ?? '—'}</dd>
         <dt>Access mode</dt>
@@ -78,6 +97,26 @@ export function AgentDetailScreen(props: { id: string }) {
           <button type="button" className="danger" onClick={() => void act('Revoke this agent’s credentials', () => api.del(`/api/admin/agents/${enc(a.id)}/credential`))}>
             Revoke credentials
           </button>
+          {a.elastic ? (
+            <>
+              <button
+                type="button"
+                className="danger"
+                disabled={!elasticStoppable(a.elastic)}
+                onClick={() => void act('Stop this elastic agent (its running work fails)', () => api.post(`/api/admin/agents/${enc(a.id)}/terminate`))}
+              >
+                Stop
+              </button>
+              <button
+                type="button"
+                className="secondary"
+                disabled={!elasticStopped(a.elastic)}
+                onClick={() => void act('Start this elastic agent again', () => api.post(`/api/admin/agents/${enc(a.id)}/restart`))}
+              >
+                Start again
+              </button>
+            </>
+          ) : null}
         </div>
       ) : null}
       {done ? <p role="status">{done}</p> : null}

@@ -5,6 +5,7 @@ import { api } from '../api/client.ts';
 import type { Agent } from '../api/types.ts';
 import { hasPermission, useSession } from '../app/session.tsx';
 import { useAsync } from '../app/useAsync.ts';
+import { ElasticBadge } from '../components/ElasticBadge.tsx';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { SecretOnce } from '../components/SecretOnce.tsx';
@@ -26,6 +27,9 @@ export function AgentsScreen() {
   return (
     <section>
       <h1>Agents</h1>
+      <p className="hint">
+        Agents started on demand are listed with an elastic badge; <Link href="/compute">Compute</Link> starts and stops them.
+      </p>
       {manager ? <BootstrapToken /> : null}
       {agents.error ? <ErrorNotice error={agents.error} what="Agents" /> : null}
       {agents.loading && !agents.data ? <Loading /> : null}
@@ -50,6 +54,7 @@ export function AgentsScreen() {
                   </td>
                   <td>
                     <span className={`pill ${a.status === 'healthy' ? 'done' : 'failed'}`}>{a.status}</span>
+                    <ElasticBadge elastic={a.elastic} />
                   </td>
                   <td>{a.access_tier ?? '—'}</td>
                   <td>{a.access_mode ?? '—'}</td>

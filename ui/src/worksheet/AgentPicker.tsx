@@ -1,22 +1,48 @@
-// Chooses the agent that runs the worksheet's queries, showing each agent's health.
+// Chooses the agent that runs the worksheet's queries, showing each agent's health; with elastic compute on, also
+// "the pool": the query names no agent and the server runs it on (or starts) the workspace's pool compute.
 import { useEffect } from 'react';
 import { api } from '../api/client.ts';
 import type { Agent } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
+import { useComputeOptions } from '../app/useComputeOptions.ts';
+import { elasticStopped } from '../components/ElasticBadge.tsx';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
+
+/**
+ * The picker's value for the pool. Kept in the worksheet's agentId (agent ids are UUIDs, so it cannot collide) so a
+ * worksheet remembers the choice; agentIdOf turns it back into "no agent" for the api.
+ */
+export const POOL = 'pool';
+
+/** The agent_id a request sends for a picker value: none for the pool (and for no choice). */
+export const agentIdOf = (value: string | null): string | null => (value === POOL ? null : value);
 
 const healthy = (a: Agent) => a.status === 'healthy';
 
-export function AgentPicker(props: { value: string | null; onChange: (id: string | null) => void }) {
+function optionLabel(a: Agent): string {
+  let label = `${healthy(a) ? '● ' : '○ '}${a.name} — ${a.status}`;
+  // A stopped elastic agent stays selectable: naming it starts it again.
+  if (a.elastic) label += elasticStopped(a.elastic) ? ` · elastic ${a.elastic.state}, starts on use` : ` · elastic ${a.elastic.state}`;
+  if (a.access_tier) label += ` (${a.access_tier})`;
+  return label;
+}
+
+export function AgentPicker(props: { value: string | null; onChange: (id: string | null) => void; allowPool?: boolean }) {
   const agents = useAsync((signal) => api.get<Agent[]>('/api/agents', { signal }), []);
+  const options = useComputeOptions(Boolean(props.allowPool));
   const list = agents.data ?? [];
-  // A worksheet with no agent yet runs on the first healthy one, so a first query needs no extra step.
-  const firstHealthy = list.find(healthy)?.id ?? null;
+  // Elastic compute is on when it offers sizes; those who may not read the sizes (403) learn it from an elastic agent
+  // they can see. A remembered pool choice stays listed either way (the server then says if it is off).
+  const poolOn = Boolean(props.allowPool) && (Boolean(options.data?.length) || list.some((a) => a.elastic !== null));
+  // A worksheet with no agent yet runs on the first healthy one, so a first query needs no extra step; with none
+  // healthy, on the pool when there is one. Decided once the agents and the compute options have both answered.
+  const settled = agents.data !== undefined && !options.loading;
+  const initial = list.find(healthy)?.id ?? (poolOn ? POOL : null);
   const { value, onChange } = props;
   // Hooks run on every render, before any early return (Rules of Hooks): an error render must not skip this one.
   useEffect(() => {
-    if (!value && firstHealthy) onChange(firstHealthy);
-  }, [value, firstHealthy, onChange]);
+    if (!value && settled && initial) onChange(initial);
+  }, [value, settled, initial, onChange]);
   if (agents.error) return <ErrorNotice error={agents.error} what="Agents" />;
   return (
     <label className="inline">
@@ -27,12 +53,11 @@ export function AgentPicker(props: { value: string | null; onChange: (id: string
         onChange={(e) => props.onChange(e.target.value || null)}
         onFocus={() => agents.reload()}
       >
-        <option value="">{agents.loading && !agents.data ? 'Loading agents…' : list.length ? 'Choose an agent' : 'No agents visible'}</option>
+        <option value="">{agents.loading && !agents.data ? 'Loading agents…' : list.length || poolOn ? 'Choose an agent' : 'No agents visible'}</option>
+        {poolOn || (props.allowPool && props.value === POOL) ? <option value={POOL}>Pool (elastic compute)</option> : null}
         {list.map((a) => (
           <option key={a.id} value={a.id}>
-            {healthy(a) ? '● ' : '○ '}
-            {a.name} — {a.status}
-            {a.access_tier ? ` (${a.access_tier})` : ''}
+            {optionLabel(a)}
           </option>
         ))}
       </select>

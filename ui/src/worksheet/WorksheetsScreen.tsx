@@ -5,7 +5,7 @@ import type { WorkspaceCatalog } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 import { ResultPanel } from '../results/ResultPanel.tsx';
-import { AgentPicker } from './AgentPicker.tsx';
+import { AgentPicker, agentIdOf } from './AgentPicker.tsx';
 import { CatalogNames } from './completion.ts';
 import { SqlEditor, runFromView } from './Editor.tsx';
 import { StatusPill } from './StatusPill.tsx';
@@ -93,14 +93,14 @@ function WorksheetPane(props: {
 
   const start = (sql: string) => {
     if (running) return;
-    void run.run(sql, sheet.agentId, sheet.catalog);
+    void run.run(sql, agentIdOf(sheet.agentId), sheet.catalog);
   };
   const [saved, setSaved] = useState<{ at: string } | { error: unknown } | null>(null);
   // Saves the whole worksheet as the workspace's saved query of its name (replacing one of the same name).
   const save = async () => {
     const name = sheet.savedName ?? sheet.title;
     try {
-      await api.post(`/api/workspaces/${enc(props.ws)}/saved-queries`, { name, sql: sheet.sql, default_agent_id: sheet.agentId, catalog: sheet.catalog });
+      await api.post(`/api/workspaces/${enc(props.ws)}/saved-queries`, { name, sql: sheet.sql, default_agent_id: agentIdOf(sheet.agentId), catalog: sheet.catalog });
       props.onChange({ savedName: name });
       setSaved({ at: new Date().toLocaleTimeString() });
     } catch (error) {
@@ -112,7 +112,7 @@ function WorksheetPane(props: {
   return (
     <div className="worksheet">
       <div className="toolbar" role="toolbar" aria-label="Worksheet">
-        <AgentPicker value={sheet.agentId} onChange={(agentId) => props.onChange({ agentId })} />
+        <AgentPicker value={sheet.agentId} onChange={(agentId) => props.onChange({ agentId })} allowPool />
         <label className="inline">
           Catalog
           <select
