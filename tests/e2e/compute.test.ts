@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { ADMIN, setupAdmin, startTestStack, type TestStack } from '../support/api.ts';
 import { processProvider } from '../../runtime/compute/processProvider.ts';
-import { launchBrowser, type Browser } from './support/browser.ts';
+import { launchBrowser, signInAs, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
 
 let ui: { url: string; close(): Promise<void> };
@@ -24,10 +24,7 @@ beforeAll(async () => {
   b = await launchBrowser('compute');
   b.page.on('dialog', (d) => void d.accept());
   await b.page.goto(ui.url + '/');
-  await b.page.getByLabel('Email').fill(ADMIN.email);
-  await b.page.getByLabel('Password').fill(ADMIN.password);
-  await b.page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await b.page.getByRole('navigation', { name: 'Main' }).waitFor();
+  await signInAs(b.page, ADMIN);
 }, 120_000);
 
 afterAll(async () => {

@@ -2,7 +2,7 @@
 // lists), the workspace switcher, and a personal token created then revoked, checked against the api itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, SETUP_TOKEN, cookieFrom, startTestApi, type TestApi } from '../support/api.ts';
-import { launchBrowser, type Browser } from './support/browser.ts';
+import { launchBrowser, signInAs, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
 import { providerIssuer, startOidcProvider, type TestProvider } from '../support/oidcProvider.ts';
 import { freePort } from '../../runtime/postgres.ts';
@@ -157,10 +157,7 @@ describe('web app: identity', () => {
     expect(me.body).toMatchObject({ email: 'dana@example.com', auth_provider: 'oidc:sso', role: 'admin' });
     // back to the admin for the next test
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel('Password').fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await signInAs(page, ADMIN);
     await page.goto(ui.url + '/');
   });
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchBrowser, type Browser } from './support/browser.ts';
+import { launchBrowser, signInAs, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
 
 const BOOT = 'e2e-bootstrap-token-for-the-worksheet';
@@ -27,10 +27,7 @@ beforeAll(async () => {
   b.page.on('request', (r) => r.url().includes('/rows') && rowsRequests.push(r.url()));
   b.page.on('dialog', (d) => void d.accept());
   await b.page.goto(ui.url + '/');
-  await b.page.getByLabel('Email').fill(ADMIN.email);
-  await b.page.getByLabel('Password').fill(ADMIN.password);
-  await b.page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await b.page.getByRole('navigation', { name: 'Main' }).waitFor();
+  await signInAs(b.page, ADMIN);
 }, 120_000);
 
 afterAll(async () => {

@@ -64,3 +64,11 @@ export async function launchBrowser(suite: string): Promise<Browser> {
     },
   };
 }
+
+/** Signs in with email and password on the sign-in screen the page shows, and waits for the app's navigation. */
+export async function signInAs(page: Page, who: { email: string; password: string }) {
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+}
