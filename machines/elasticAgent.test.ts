@@ -70,6 +70,21 @@ describe('elasticAgent machine', () => {
     ]);
     expect(projectElasticAgent(steps[2].snapshot)).toMatchObject({ status: 'terminating', terminationReason: 'provisioning_failed' });
     expect(projectElasticAgent(steps[3].snapshot)).toMatchObject({ status: 'failed', error: expect.stringMatching(/dial home/) });
+    // The work waiting for it is told why, now, rather than at its own deadline.
+    expect(steps[3].actions).toEqual([
+      {
+        type: 'failWaitingWork',
+        params: { elasticId: 'e-1', agentId: null, pool: 'object_store:warehouse', registered: false, error: expect.stringMatching(/did not dial home within 300 s/) },
+      },
+    ]);
+  });
+
+  test('a refused provisioning fails at once, and so does the work waiting for it', () => {
+    const last = replay(elasticAgentMachine, input, [{ type: 'provisionFailed', at: T + 500, message: 'no room on the docker host' }]).at(-1)!;
+    expect(projectElasticAgent(last.snapshot)).toMatchObject({ status: 'failed', terminationReason: 'provisioning_failed', error: 'provisioning failed: no room on the docker host' });
+    expect(last.actions).toEqual([
+      { type: 'failWaitingWork', params: { elasticId: 'e-1', agentId: null, pool: 'object_store:warehouse', registered: false, error: 'provisioning failed: no room on the docker host' } },
+    ]);
   });
 
   test('termination is retried on its deadline and fails after the last attempt', () => {

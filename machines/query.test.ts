@@ -101,6 +101,10 @@ describe('query machine', () => {
 
     const starved = replay(queryMachine, { ...input, agentId: null }, [{ type: 'deadline', at: T + 300_000 }]).at(-1)!;
     expect(projectQuery(starved.snapshot)).toMatchObject({ status: 'failed', errorCode: 'compute_unavailable' });
+
+    const refused = replay(queryMachine, { ...input, agentId: null }, [{ type: 'computeFailed', at: T + 5_000, message: 'elastic compute could not start: no room' }]).at(-1)!;
+    expect(projectQuery(refused.snapshot)).toMatchObject({ status: 'failed', errorCode: 'compute_unavailable', error: 'elastic compute could not start: no room' });
+    expect(refused.actions).toEqual([]);
   });
 
   test('rejects non-positive durations at creation', () => {

@@ -76,6 +76,8 @@ describe('sqlSession machine', () => {
     expect(steps[1].actions[0]).toMatchObject({ type: 'sendOpenSession', params: { agentId: 'agent-7' } });
     const starved = replay(sqlSessionMachine, { ...input, agentId: null }, [{ type: 'deadline', at: T + 300_000 }]).at(-1)!;
     expect(projectSqlSession(starved.snapshot)).toMatchObject({ status: 'failed', errorCode: 'compute_unavailable' });
+    const refused = replay(sqlSessionMachine, { ...input, agentId: null }, [{ type: 'computeFailed', at: T + 5_000, message: 'elastic compute could not start: no room' }]).at(-1)!;
+    expect(projectSqlSession(refused.snapshot)).toMatchObject({ status: 'failed', errorCode: 'compute_unavailable', error: 'elastic compute could not start: no room' });
   });
 
   test('losing the agent fails an open session', () => {

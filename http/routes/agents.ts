@@ -297,6 +297,9 @@ export const agentRoutes = [
     responses: { 204: null, 404: null },
     handler: async ({ ctx, req, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
+      // An elastic agent's instance goes too (its actor removes it; the reaper would find it a leak otherwise).
+      const current = await currentIncarnation(ctx.db, agent.id);
+      if (current && ctx.elastic) await ctx.host.send('elasticAgent', current.id, { type: 'terminate' });
       await audited(
         ctx,
         req,
