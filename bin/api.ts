@@ -19,6 +19,8 @@ import { createActorHost } from '../actors/host.ts';
 import { reapDue, startActorReaper } from '../actors/reaper.ts';
 import { elasticCounts } from '../domain/elastic.ts';
 import { startElasticCompute } from './elastic.ts';
+import { scanDue, scanTables } from '../domain/maintenance/scan.ts';
+import { readPolicy } from '../domain/maintenance/store.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { sqlSessionKind } from '../actors/sqlSessionKind.ts';
@@ -191,6 +193,21 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   });
   void auditRetention.tickNow();
 
+  // Table maintenance: each tick, the leader scans when the runtime policy's cadence is due (deep at its interval).
+  const maintenanceScanner = startLeaderLoop({
+    db,
+    name: 'maintenance-scanner',
+    tickMs: config.MAINTENANCE_SCAN_TICK_S * 1000,
+    enabled: config.MAINTENANCE_SCANNER_ENABLED,
+    logger,
+    run: async ({ signal }) => {
+      const due = scanDue(await readPolicy(db), Date.now(), config.MAINTENANCE_DEEP_SCAN_INTERVAL_S);
+      if (!due.scan) return;
+      const r = await scanTables(db, catalog, { deep: due.deep, signal });
+      logger.info({ loop: 'maintenance-scanner', deep: r.deep, tables: r.tables, opened: r.recommendations_opened, resolved: r.recommendations_resolved, errors: r.errors.length }, 'tables scanned');
+    },
+  });
+
   const ctx: AppContext = {
     db,
     config,
@@ -259,6 +276,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       await elasticReaper.stop();
       await housekeeping.stop();
       await auditRetention.stop();
+      await maintenanceScanner.stop();
       await scheduler.stop();
       await app.close();
       await host.close();

@@ -311,8 +311,10 @@ export class CatalogClient {
     return { metadataLocation: body['metadata-location'] ?? null, metadata: body.metadata as M, config: body.config ?? {} };
   }
 
-  async loadTable<M>(warehouse: string, ns: readonly string[], name: string): Promise<LoadedTable<M>> {
-    const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables/${seg(name)}`);
+  /** With `vendedCredentials`, `config` carries short-lived storage credentials for the table's location. */
+  async loadTable<M>(warehouse: string, ns: readonly string[], name: string, opts: { vendedCredentials?: boolean } = {}): Promise<LoadedTable<M>> {
+    const headers: Record<string, string> = opts.vendedCredentials ? { 'x-iceberg-access-delegation': 'vended-credentials' } : {};
+    const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables/${seg(name)}`, undefined, headers);
     return { metadataLocation: body['metadata-location'] ?? null, metadata: body.metadata as M, config: body.config ?? {} };
   }
 

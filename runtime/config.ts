@@ -100,9 +100,9 @@ export const CONFIG_VARIABLES = {
   DB_MAX_OVERFLOW: int('ha', '10', 0, 1000),
   DB_POOL_RECYCLE_S: int('ha', '1800', 1),
   // Background loops
-  MAINTENANCE_SCANNER_ENABLED: notBuilt('the maintenance scanner', bool('loops', 'true')),
-  MAINTENANCE_SCAN_TICK_S: notBuilt('the maintenance scanner', int('loops', '900', 1)),
-  MAINTENANCE_DEEP_SCAN_INTERVAL_S: notBuilt('the maintenance scanner', int('loops', '604800', 1)),
+  MAINTENANCE_SCANNER_ENABLED: bool('loops', 'true'),
+  MAINTENANCE_SCAN_TICK_S: num('loops', '900', 0.05),
+  MAINTENANCE_DEEP_SCAN_INTERVAL_S: int('loops', '604800', 1),
   SCHEDULER_ENABLED: bool('loops', 'true'),
   SCHEDULER_TICK_S: num('loops', '60', 0.05),
   LINEAGE_STALE_AFTER_DAYS: int('loops', '30', 0),

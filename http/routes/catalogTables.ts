@@ -4,7 +4,8 @@
 import { Schema } from 'effect';
 import { Limit, route } from '../route.ts';
 import type { AppContext } from '../context.ts';
-import { AppError, conflict, unprocessable } from '../../domain/errors.ts';
+import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
+import { tableHealth } from '../../domain/maintenance/store.ts';
 import * as catalogs from '../../domain/catalogs.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
 import * as sidecar from '../../domain/tableMetadata.ts';
@@ -309,6 +310,34 @@ export const catalogTableRoutes = [
       const loaded = await viaCatalog('table', () => client.loadTable<TableMetadata>(catalogs.warehouseName(c), [params.schema], params.table));
       const row = await sidecar.getSidecar(ctx.db, c.id, params.schema, params.table);
       return { status: 200, body: toTableOut(c, params.schema, params.table, loaded.metadata, row) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${BASE}/schemas/:schema/tables/:table/health`,
+    operationId: 'get_catalog_table_health',
+    summary: 'A table’s health from the last maintenance scan: score, grade, per-dimension scores (404 before a scan)',
+    tags: ['catalogs', 'maintenance'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: TableParams,
+    responses: {
+      200: Schema.Struct({
+        score: Schema.Number,
+        grade: Schema.String,
+        dimensions: Schema.Record(Schema.String, Schema.Number),
+        metrics: Schema.Record(Schema.String, Schema.Number),
+        scanned_at: Schema.String,
+        deep_scanned_at: Schema.NullOr(Schema.String),
+      }),
+      403: null,
+      404: null,
+    },
+    handler: async ({ ctx, ws, params }) => {
+      const { c, scope } = await attached(ctx, ws, params.catalog);
+      requireTable(scope, params.schema, params.table, 'read');
+      const health = await tableHealth(ctx.db, { catalogId: c.id, schema: params.schema, table: params.table });
+      if (!health) throw notFound('table health (the table has not been scanned yet)');
+      return { status: 200, body: health };
     },
   }),
   route({

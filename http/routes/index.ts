@@ -14,6 +14,7 @@ import { sqlSessionRoutes } from './sqlSessions.ts';
 import { scheduleRoutes } from './schedules.ts';
 import { lineageRoutes } from './lineage.ts';
 import { assistantRoutes } from './assistant.ts';
+import { maintenanceRoutes } from './maintenance.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
@@ -30,4 +31,5 @@ export const allRoutes: RouteDef[] = [
   ...scheduleRoutes,
   ...lineageRoutes,
   ...assistantRoutes,
+  ...maintenanceRoutes,
 ];

@@ -1,6 +1,37 @@
 // Generated from the server's OpenAPI document by `node bin/eider.ts openapi --typescript` (http/openapiTypes.ts).
 // Do not edit: tests/openapiTypes.test.ts fails when this file and the server disagree.
 
+/** POST /api/maintenance/recommendations/{recommendation_id}/apply: Carry a recommendation out: its procedure runs on an agent; 202 with that query (catalogs permission) */
+export type ApplyMaintenanceRecommendationResponse = {
+  id: string;
+  workspace_id: string;
+  agent_id: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  sql: string;
+  status: string;
+  statement_type: string | null;
+  origin: string;
+  session_id: string | null;
+  schedule_id: string | null;
+  row_count: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  error_code: string | null;
+  columns: string[] | null;
+  column_schema: Array<{
+    name: string;
+    type: string;
+  }> | null;
+  started_at: string;
+  running_at: string | null;
+  finished_at: string | null;
+};
+export type ApplyMaintenanceRecommendationBody = {
+  agent_id?: string | null;
+  workspace?: string;
+};
+
 /** PUT /api/workspaces/{workspace}/catalogs/{catalog}: Attach a catalog (201) or update the attachment (200); a new attachment also needs a catalog manager */
 export type AttachWorkspaceCatalogResponse = {
   id: string;
@@ -735,6 +766,24 @@ export type DisconnectAgentResponse = {
   } | null;
 };
 
+/** POST /api/maintenance/recommendations/{recommendation_id}/dismiss: Dismiss a recommendation: it stays dismissed while its condition lasts (catalogs permission) */
+export type DismissMaintenanceRecommendationResponse = {
+  id: string;
+  catalog_id: string;
+  catalog: string;
+  schema: string;
+  table: string;
+  kind: "compact_small_files" | "expire_snapshots" | "rewrite_manifests" | "cleanup_orphans" | "investigate_growth";
+  severity: "warning" | "critical";
+  status: "open" | "dismissed" | "resolved" | "applied";
+  rationale: string;
+  estimated_impact: Record<string, number | ("Infinity" | "-Infinity" | "NaN")>;
+  remediation_sql: string | null;
+  applied_query_id: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
 /** GET /api/admin/actors/{kind}/{actor_id}: A live actor: state, version, context summary (no secrets) and its transition history, paged */
 export type GetActorResponse = unknown;
 
@@ -829,6 +878,16 @@ export type GetCatalogTableResponse = {
   owner_id: string | null;
 };
 
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/health: A table’s health from the last maintenance scan: score, grade, per-dimension scores (404 before a scan) */
+export type GetCatalogTableHealthResponse = {
+  score: number | ("Infinity" | "-Infinity" | "NaN");
+  grade: string;
+  dimensions: Record<string, number | ("Infinity" | "-Infinity" | "NaN")>;
+  metrics: Record<string, number | ("Infinity" | "-Infinity" | "NaN")>;
+  scanned_at: string;
+  deep_scanned_at: string | null;
+};
+
 /** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/sample: The first rows of a table, read by the agent named in agent_id (a hidden query of origin sample) */
 export type GetCatalogTableSampleResponse = {
   query_id: string;
@@ -879,6 +938,15 @@ export type GetHealthResponse = {
 
 /** GET /api/admin/machines/{kind}/diagram: The state chart as SVG (or ?format=mermaid); ?actor={id} highlights that actor’s current state */
 export type GetMachineDiagramResponse = string;
+
+/** GET /api/admin/maintenance/policy: The scanner’s cadence and profile (runtime settings) and when it last scanned */
+export type GetMaintenancePolicyResponse = {
+  cadence: "off" | "hourly" | "daily";
+  profile: "conservative" | "balanced" | "aggressive";
+  updated_at: string;
+  last_scan_at: string | null;
+  last_deep_scan_at: string | null;
+};
 
 /** GET /api/me: The signed-in user */
 export type GetMeResponse = {
@@ -1323,6 +1391,28 @@ export type ListCatalogsResponse = Array<{
 /** GET /api/admin/machines: Every lifecycle machine with its definition (states, events, transitions) */
 export type ListMachinesResponse = unknown[];
 
+/** GET /api/maintenance/recommendations: Maintenance recommendations, newest first (every status unless status is sent) */
+export type ListMaintenanceRecommendationsResponse = {
+  items: Array<{
+    id: string;
+    catalog_id: string;
+    catalog: string;
+    schema: string;
+    table: string;
+    kind: "compact_small_files" | "expire_snapshots" | "rewrite_manifests" | "cleanup_orphans" | "investigate_growth";
+    severity: "warning" | "critical";
+    status: "open" | "dismissed" | "resolved" | "applied";
+    rationale: string;
+    estimated_impact: Record<string, number | ("Infinity" | "-Infinity" | "NaN")>;
+    remediation_sql: string | null;
+    applied_query_id: string | null;
+    created_at: string;
+    updated_at: string;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
 /** GET /api/me/pats: My live tokens; current marks the one authenticating this request */
 export type ListMyPatsResponse = Array<{
   id: string;
@@ -1654,6 +1744,17 @@ export type ListWorkspaceScheduleRunsResponse = {
   has_more: boolean;
 };
 
+/** GET /api/workspaces/{workspace}/maintenance/health: The workspace’s tables by health, worst first, with their open recommendations */
+export type ListWorkspaceTableHealthResponse = Array<{
+  catalog: string;
+  schema: string;
+  table: string;
+  score: number | ("Infinity" | "-Infinity" | "NaN");
+  grade: string;
+  open: number | ("Infinity" | "-Infinity" | "NaN");
+  scanned_at: string;
+}>;
+
 /** GET /api/workspaces: The caller’s workspaces (admins: all) */
 export type ListWorkspacesResponse = Array<{
   id: string;
@@ -1739,6 +1840,19 @@ export type PutAgentGrantBody = {
   tier: "use" | "operate" | "admin";
 };
 
+/** PUT /api/admin/maintenance/policy: Set the cadence (off, hourly, daily) and the profile (conservative, balanced, aggressive) */
+export type PutMaintenancePolicyResponse = {
+  cadence: "off" | "hourly" | "daily";
+  profile: "conservative" | "balanced" | "aggressive";
+  updated_at: string;
+  last_scan_at: string | null;
+  last_deep_scan_at: string | null;
+};
+export type PutMaintenancePolicyBody = {
+  cadence?: "off" | "hourly" | "daily";
+  profile?: "conservative" | "balanced" | "aggressive";
+};
+
 /** PUT /api/workspaces/{workspace}/catalogs/{catalog}/grants: Grant the workspace a catalog, a schema or a table (named in the body) for read or write: 201 new, 200 replaced */
 export type PutWorkspaceCatalogGrantResponse = {
   id: string;
@@ -1820,6 +1934,27 @@ export type RunScheduleResponse = {
   started_at: string;
   finished_at: string | null;
   error: string | null;
+};
+
+/** POST /api/admin/maintenance/scan: Scan every table now (deep: also list storage for orphan files); 200 with the report */
+export type ScanMaintenanceResponse = {
+  scanned_at: string;
+  deep: boolean;
+  profile: string;
+  catalogs: number | ("Infinity" | "-Infinity" | "NaN");
+  tables: number | ("Infinity" | "-Infinity" | "NaN");
+  recommendations_opened: number | ("Infinity" | "-Infinity" | "NaN");
+  recommendations_resolved: number | ("Infinity" | "-Infinity" | "NaN");
+  errors: Array<{
+    catalog: string;
+    schema: string | null;
+    table: string | null;
+    message: string;
+  }>;
+  duration_ms: number | ("Infinity" | "-Infinity" | "NaN");
+};
+export type ScanMaintenanceBody = {
+  deep?: boolean;
 };
 
 /** GET /api/workspaces/{workspace}/semantic/search: Search models, datasets, dimensions and metrics by name, display name, synonym and description */

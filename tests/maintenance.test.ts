@@ -1,0 +1,112 @@
+// Table maintenance on the real stack: a table written by a real agent in 50 small INSERTs is scanned (metadata
+// only, through the catalog with vended credentials), scored and given recommendations under the runtime policy's
+// profile; members see them, administrators dismiss them; a deep scan finds an orphan file; the scanner loop runs
+// on its own when its cadence is due; applying compaction on an agent resolves its recommendation with every row
+// kept.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
+import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { parseS3Uri } from '../iceberg/storageUri.ts';
+
+const BOOT = 'test-bootstrap-token-for-maintenance';
+const TABLE = '/api/workspaces/default/catalogs/warehouse/schemas/mnt/tables/events';
+let t: TestStack;
+let admin: Caller & { id: string };
+let member: Caller & { id: string };
+let agent: TestAgent;
+let agentId: string;
+
+async function run(sql: string) {
+  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
+  expect(s.status, s.text).toBe(202);
+  const q = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=60`, { as: admin });
+  expect(q.body.status, q.body.error).toBe('done');
+  return q.body;
+}
+const recs = async (query = '') => (await t.req('GET', `/api/maintenance/recommendations?workspace=default&table=events${query}`, { as: admin })).body.items as any[];
+const scan = async (deep = false) => {
+  const r = await t.req('POST', '/api/admin/maintenance/scan', { as: admin, body: { deep } });
+  expect(r.status, r.text).toBe(200);
+  return r.body;
+};
+
+beforeAll(async () => {
+  // A scanner tick every half second: it scans on its own once (never scanned, the daily cadence is due).
+  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, MAINTENANCE_SCAN_TICK_S: '0.5' });
+  admin = await setupAdmin(t);
+  member = await newUser(t, admin);
+  await t.req('PUT', `/api/workspaces/default/members/${member.id}`, { as: admin, body: { role: 'reader' } });
+  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'maintenance-agent' });
+  agentId = await waitForHealthyAgent(t, admin, 'maintenance-agent');
+  await run('CREATE SCHEMA IF NOT EXISTS mnt');
+  await run('CREATE TABLE mnt.events (id BIGINT, amount DOUBLE)');
+  for (let i = 0; i < 50; i++) await run(`INSERT INTO mnt.events VALUES (${i}, ${i * 1.5})`);
+}, 300_000);
+afterAll(async () => {
+  await agent?.stop();
+  if (agent) cleanupAgentDir(agent);
+  await t?.close();
+});
+
+describe('maintenance', () => {
+  it('the scanner loop scans on its own when its cadence is due', async () => {
+    await expect.poll(async () => (await t.req('GET', '/api/admin/maintenance/policy', { as: admin })).body.last_scan_at, { timeout: 30_000 }).not.toBeNull();
+    const policy = (await t.req('GET', '/api/admin/maintenance/policy', { as: admin })).body;
+    expect(policy).toMatchObject({ cadence: 'daily', profile: 'balanced' });
+    // Off: nothing more is scanned by the loop.
+    expect((await t.req('PUT', '/api/admin/maintenance/policy', { as: admin, body: { cadence: 'off' } })).body.cadence).toBe('off');
+    expect((await t.req('PUT', '/api/admin/maintenance/policy', { as: admin, body: { profile: 'reckless' } })).status).toBe(422);
+  }, 60_000);
+
+  it('50 small files and 50 snapshots: a low score and three recommendations under the aggressive profile', async () => {
+    await t.req('PUT', '/api/admin/maintenance/policy', { as: admin, body: { profile: 'aggressive' } });
+    const report = await scan();
+    expect(report).toMatchObject({ deep: false, profile: 'aggressive', errors: [] });
+    expect(report.tables).toBeGreaterThanOrEqual(1);
+    const open = await recs('&status=open');
+    expect(open.map((r) => r.kind).sort()).toEqual(['compact_small_files', 'expire_snapshots', 'rewrite_manifests']);
+    const compact = open.find((r) => r.kind === 'compact_small_files');
+    expect(compact).toMatchObject({ catalog: 'warehouse', schema: 'mnt', table: 'events', severity: 'critical', estimated_impact: { data_files_before: 50, small_files: 50 } });
+    expect(compact.remediation_sql).toBe("CALL system.rewrite_data_files(table => 'warehouse.mnt.events', target_file_size_bytes => 134217728)");
+    expect(open.find((r) => r.kind === 'expire_snapshots').estimated_impact).toMatchObject({ snapshots_before: 50, snapshots_expired: 49 });
+
+    const health = await t.req('GET', `${TABLE}/health`, { as: member });
+    expect(health.status, health.text).toBe(200);
+    expect(health.body.score).toBeLessThan(60);
+    expect(health.body.metrics).toMatchObject({ data_files: 50, records: 50, snapshots: 50, manifests: 50, small_files: 50 });
+    const list = (await t.req('GET', '/api/workspaces/default/maintenance/health', { as: member })).body;
+    expect(list.find((h: any) => h.table === 'events')).toMatchObject({ catalog: 'warehouse', schema: 'mnt', open: 3 });
+
+    // Scanning again changes nothing: one live recommendation per kind.
+    await scan();
+    expect((await recs()).length).toBe(3);
+  }, 60_000);
+
+  it('members read recommendations; only administrators dismiss; a dismissed one stays dismissed while its condition lasts', async () => {
+    const seen = await t.req('GET', '/api/maintenance/recommendations?status=open', { as: member });
+    expect(seen.status).toBe(200);
+    expect(seen.body.items.length).toBeGreaterThanOrEqual(3);
+    const manifests = (await recs()).find((r) => r.kind === 'rewrite_manifests');
+    expect((await t.req('POST', `/api/maintenance/recommendations/${manifests.id}/dismiss`, { as: member })).status).toBe(403);
+    const dismissed = await t.req('POST', `/api/maintenance/recommendations/${manifests.id}/dismiss`, { as: admin });
+    expect(dismissed.body.status).toBe('dismissed');
+    await scan();
+    expect((await recs('&status=dismissed')).map((r) => r.id)).toEqual([manifests.id]);
+    expect((await t.req('GET', '/api/maintenance/recommendations?status=bogus', { as: admin })).status).toBe(422);
+    expect((await t.req('POST', '/api/maintenance/recommendations/not-a-uuid/dismiss', { as: admin })).status).toBe(404);
+  }, 60_000);
+
+  it('a deep scan counts a file under the table location that nothing references', async () => {
+    const location = (await t.req('GET', TABLE, { as: admin })).body.location as string;
+    const { bucket, key } = parseS3Uri(location.endsWith('/') ? location : `${location}/`);
+    await t.stack.s3.send(new PutObjectCommand({ Bucket: bucket, Key: `${key}data/orphan-left-by-a-crash.parquet`, Body: 'not referenced' }));
+    const report = await scan(true);
+    expect(report.deep).toBe(true);
+    const health = (await t.req('GET', `${TABLE}/health`, { as: admin })).body;
+    expect(health.metrics.orphan_files).toBe(1);
+    expect(health.deep_scanned_at).toEqual(expect.any(String));
+    // Young (written seconds ago): counted, not yet recommended for clean-up.
+    expect((await recs()).some((r) => r.kind === 'cleanup_orphans')).toBe(false);
+  }, 60_000);
+});
