@@ -36,6 +36,8 @@ export interface ElasticCompute {
   restart(host: ActorHost, agentId: string): Promise<boolean>;
   /** Recounts an agent's work and tells its elastic actor (no-op for a static agent). */
   reportWork(host: ActorHost, agentId: string): Promise<void>;
+  /** ELASTIC_AGENT_CATALOG_BASE_URL when `agentId` is an elastic agent and it is set, else null. */
+  catalogUrlFor(agentId: string): Promise<string | null>;
   /** One reaper pass: leaked instances terminated, vanished ones failed, waiting pools asked for compute again. */
   reconcile(host: ActorHost): Promise<{ leaked: number; vanished: number; pools: number }>;
 }
@@ -150,6 +152,11 @@ export function elasticCompute(deps: ElasticComputeDeps): ElasticCompute {
       await host.send('elasticAgent', row.elastic_id, { type: 'workChanged', ...work }).catch((e) => {
         if (!(e instanceof ActorError && e.code === 'not_found')) throw e;
       });
+    },
+    async catalogUrlFor(agentId) {
+      if (!settings.agentCatalogUrl) return null;
+      const [row] = await db.query<{ elastic: boolean }>(`select elastic_id is not null as elastic from agents where id = $1`, [agentId]);
+      return row?.elastic ? settings.agentCatalogUrl : null;
     },
     async reconcile(host) {
       let leaked = 0;

@@ -43,6 +43,12 @@ export function dispatchScope(catalogs: readonly Record<string, unknown>[], extr
   return catalogs.map((c) => ({ warehouse: String(c.warehouse), access: write && named.has(c.name as string) ? 'write' : 'read' }));
 }
 
+/** The catalogs a dispatch carries: each with the token, and for an elastic agent the catalog address it reaches
+ *  (ELASTIC_AGENT_CATALOG_BASE_URL) in place of the api's own. */
+export function dispatchCatalogs(catalogs: readonly Record<string, unknown>[], token: string, catalogUrl: string | null | undefined) {
+  return catalogs.map((c) => ({ ...c, token, ...(catalogUrl ? { catalog_url: catalogUrl } : {}) }));
+}
+
 export function queryKind(deps: QueryKindDeps): ActorKind {
   const { db, sockets, link } = deps;
   return {
@@ -83,7 +89,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
               workspace: p.workspace,
               backend: String(p.extras?.backend ?? 'object_store'),
               timeout_s: p.timeoutS,
-              ...(token ? { catalogs: catalogs.map((c) => ({ ...c, token })) } : {}),
+              ...(token ? { catalogs: dispatchCatalogs(catalogs, token, await deps.elastic?.catalogUrlFor(p.agentId)) } : {}),
               ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },
           });

@@ -6,7 +6,8 @@ import type { Db } from '../runtime/db.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
-import { dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
+import { dispatchCatalogs, dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
+import type { ElasticCompute } from './elasticCompute.ts';
 
 export interface StatementKindDeps {
   db: Db;
@@ -17,6 +18,8 @@ export interface StatementKindDeps {
   catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
   /** Presigned URLs of the staging files a session statement's SQL names, living `ttlSeconds`. */
   stagingFor?: (sessionId: string, sql: string, ttlSeconds: number) => Promise<Array<{ uri: string; get_url: string; put_url: string }>>;
+  /** present when ELASTIC_COMPUTE_ENABLED: an elastic agent may reach the catalog at another address */
+  elastic?: ElasticCompute;
 }
 
 export function statementKind(deps: StatementKindDeps): ActorKind {
@@ -54,7 +57,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
               session_id: p.sessionId,
               sql: p.sql,
               timeout_s: p.timeoutS,
-              ...(token && found ? { catalogs: found.catalogs.map((c) => ({ ...c, token })) } : {}),
+              ...(token && found ? { catalogs: dispatchCatalogs(found.catalogs, token, await deps.elastic?.catalogUrlFor(p.agentId)) } : {}),
               ...(staging.length ? { staging } : {}),
               ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },

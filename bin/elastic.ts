@@ -58,6 +58,7 @@ export function elasticSettings(config: Config, provider: ComputeProvider): Elas
     maxLifetimeMs: config.ELASTIC_MAX_LIFETIME_S * 1000,
     currency: config.ELASTIC_CLOUD_PRICE_CURRENCY,
     hourlyCost: (cpu, memoryGb) => provider.hourlyCost(cpu, memoryGb),
+    agentCatalogUrl: config.ELASTIC_AGENT_CATALOG_BASE_URL,
   };
 }
 

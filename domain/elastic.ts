@@ -37,6 +37,8 @@ export interface ElasticSettings {
   maxLifetimeMs: number;
   currency: string;
   hourlyCost: (cpu: number, memoryGb: number) => number | null;
+  /** ELASTIC_AGENT_CATALOG_BASE_URL: the catalog address elastic agents are given instead of the api's own */
+  agentCatalogUrl: string | null;
 }
 
 export interface ComputeSize {

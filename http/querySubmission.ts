@@ -26,7 +26,8 @@ export async function readQuery(ctx: AppContext, id: string) {
  */
 export async function dispatchExtras(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[], write = true) {
   const attached = known ?? (await listWorkspaceCatalogs(ctx.db, workspaceId));
-  const catalogUrl = ctx.config.ELASTIC_AGENT_CATALOG_BASE_URL ?? ctx.catalog?.baseUrl ?? null;
+  // An elastic agent gets ELASTIC_AGENT_CATALOG_BASE_URL instead, at dispatch (actors/queryKind.ts dispatchCatalogs).
+  const catalogUrl = ctx.catalog?.baseUrl ?? null;
   return {
     backend: attached.find((c) => c.slug === defaultSlug)?.storage_kind ?? 'object_store',
     catalogs: catalogUrl

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN, SETUP_TOKEN, setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
+import { elasticCompute } from '../actors/elasticCompute.ts';
 import { freshDatabase } from './support/database.ts';
 import { freePort } from '../runtime/postgres.ts';
 import { processProvider } from '../runtime/compute/processProvider.ts';
@@ -97,6 +98,13 @@ describe('elastic compute with the process provider', () => {
     const st = await t.req('POST', `/api/sql/sessions/${r.body.id}/statements`, { as: admin, body: { sql: 'SELECT 7 AS seven' } });
     const ran = await waitQuery(st.body.id);
     expect(ran.status, JSON.stringify(ran)).toBe('done');
+    // With ELASTIC_AGENT_CATALOG_BASE_URL set, an elastic agent's dispatches name that catalog address; any other
+    // agent's keep the api's own (unset here: none is replaced).
+    const e = t.api.ctx.elastic!;
+    const withUrl = elasticCompute({ db: t.api.ctx.db, settings: { ...e.settings, agentCatalogUrl: 'http://catalog.internal:8181' }, provider: e.provider, agentEnv: async () => ({}), link: t.api.ctx.link, logger: t.api.ctx.logger });
+    expect(await withUrl.catalogUrlFor(agent.id)).toBe('http://catalog.internal:8181');
+    expect(await withUrl.catalogUrlFor('00000000-0000-4000-8000-000000000000')).toBeNull();
+    expect(await e.catalogUrlFor(agent.id)).toBeNull();
     expect((await t.req('DELETE', `/api/sql/sessions/${r.body.id}`, { as: admin })).status).toBe(204);
   }, 90_000);
 
