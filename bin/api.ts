@@ -147,6 +147,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
         catalogsFor: (statementId) => statementCatalogs({ db, config, catalog }, statementId),
         catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds),
         stagingFor: (sessionId, sql, ttlSeconds) => statementStaging(db, config, sessionId, sql, ttlSeconds),
+        elastic,
       }),
     },
   });
