@@ -29,6 +29,16 @@ export type SavedQuery = Api.GetSavedQueryResponse;
 export type Schedule = Api.GetScheduleResponse;
 export type ScheduleRun = Api.ListScheduleRunsResponse['items'][number];
 export type ActorSummary = Api.ListActorsResponse['items'][number];
+/** a workspace table's health as the Lakehouse health page lists it (worst first) */
+export type TableHealthRow = Api.ListWorkspaceTableHealthResponse[number];
+export type TableHealth = Api.GetCatalogTableHealthResponse;
+export type Recommendation = Api.ListMaintenanceRecommendationsResponse['items'][number];
+export type RecommendationKind = Recommendation['kind'];
+export type RecommendationStatus = Recommendation['status'];
+export type MaintenancePolicy = Api.GetMaintenancePolicyResponse;
+export type MaintenancePolicyBody = Api.PutMaintenancePolicyBody;
+export type ScanReport = Api.ScanMaintenanceResponse;
+export type ApplyRecommendationBody = Api.ApplyMaintenanceRecommendationBody;
 
 export interface Page<T> {
   items: T[];

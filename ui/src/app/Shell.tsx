@@ -8,6 +8,7 @@ import { Loading } from '../components/ErrorNotice.tsx';
 import { WorkspaceSwitcher, rememberWorkspace, preferredWorkspace } from './WorkspaceSwitcher.tsx';
 import { CatalogScreen } from '../screens/CatalogScreen.tsx';
 import { HistoryScreen } from '../screens/HistoryScreen.tsx';
+import { HealthScreen } from '../screens/HealthScreen.tsx';
 import { ModelsScreen } from '../screens/ModelsScreen.tsx';
 import { SessionsScreen } from '../screens/SessionsScreen.tsx';
 import { SchedulesScreen } from '../screens/SchedulesScreen.tsx';
@@ -67,6 +68,7 @@ export function Shell() {
         <nav aria-label="Main" className="mainnav">
           {wsBase ? navItem(`${wsBase}/worksheets`, 'Worksheets') : null}
           {wsBase ? navItem(`${wsBase}/catalog`, 'Catalog') : null}
+          {wsBase ? navItem(`${wsBase}/health`, 'Health') : null}
           {wsBase ? navItem(`${wsBase}/models`, 'Models') : null}
           {wsBase ? navItem(`${wsBase}/history`, 'History') : null}
           {wsBase ? navItem(`${wsBase}/schedules`, 'Schedules') : null}
@@ -107,6 +109,7 @@ function Screen({ path }: { path: string }) {
   if ((m = match('/w/:ws/catalog/*', path)) || (m = match('/w/:ws/catalog', path)))
     return <CatalogScreen key={m.ws} ws={m.ws} trail={(m['*'] ?? '').split('/').filter(Boolean)} />;
   if ((m = match('/w/:ws/history', path))) return <HistoryScreen key={m.ws} ws={m.ws} />;
+  if ((m = match('/w/:ws/health', path))) return <HealthScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/models', path))) return <ModelsScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/models/:model', path))) return <ModelsScreen key={`${m.ws}/${m.model}`} ws={m.ws} model={m.model} />;
   if ((m = match('/w/:ws/schedules', path))) return <SchedulesScreen key={m.ws} ws={m.ws} />;

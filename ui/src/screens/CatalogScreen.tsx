@@ -1,7 +1,8 @@
 // Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, snapshots, size and row
-// statistics and sample rows, with "Query this table" opening a worksheet.
+// statistics, maintenance health and sample rows, with "Query this table" opening a worksheet.
 import { api, enc } from '../api/client.ts';
 import { LineagePanel } from './LineagePanel.tsx';
+import { TableHealthPanel } from './TableHealthPanel.tsx';
 import type { WorkspaceCatalog, TableOut } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
@@ -160,6 +161,8 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
       ) : detail.loading ? (
         <Loading />
       ) : null}
+      {/* A summary of the snapshots and files below: ahead of their long lists. */}
+      <TableHealthPanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
       <h3>Snapshots</h3>
       {snapshots.error ? <ErrorNotice error={snapshots.error} what="Snapshots" /> : null}
       {snapshots.data ? (
