@@ -31,6 +31,12 @@ export interface EngineOptions {
 export interface StatementHooks {
   before(index: number): Promise<void>;
   after(index: number, rowsChanged: number): Promise<number | null>;
+  /**
+   * Carries out statement `index` when the hooks do its work themselves (a maintenance procedure), after `before`
+   * and only once the query is admitted and configured: the statement DuckDB then runs reads the result row they
+   * left. Returns how to report the statement, or null for an ordinary one.
+   */
+  run?(index: number): Promise<{ statementType: StatementType; wrote: boolean } | null>;
   /** Statements the hooks expect: a script DuckDB splits differently is refused rather than misattributed. */
   readonly statementCount: number;
 }
@@ -237,13 +243,18 @@ export class QueryEngine {
    * (TimeZone…), while file access stays sandboxed (external access off, allowed directories fixed).
    */
   async configure(memoryLimitBytes: number, opts: { lock?: boolean } = {}): Promise<void> {
-    await this.#connection.run(`SET memory_limit=${quoteLiteral(bytesSetting(memoryLimitBytes))}`);
+    await this.setMemoryLimit(memoryLimitBytes);
     if (this.#options.profilingEnabled) {
       await this.#connection.run(`SET enable_profiling='json'`);
       await this.#connection.run(`SET profiling_coverage='ALL'`);
       await this.#connection.run(`SET profiling_output=${quoteLiteral(this.#profilePath())}`);
     }
     if (this.#options.lockConfiguration && opts.lock !== false) await this.#connection.run('SET lock_configuration=true');
+  }
+
+  /** DuckDB's memory limit (whole MiB): a SQL session's connection raises it for one statement's top-up. */
+  async setMemoryLimit(bytes: number): Promise<void> {
+    await this.#connection.run(`SET memory_limit=${quoteLiteral(bytesSetting(bytes))}`);
   }
 
   /** The query's connection, for the Iceberg bridge's own statements (views, staging tables, COPY of data files). */
@@ -273,9 +284,11 @@ export class QueryEngine {
     }
     if (extracted.count > 1) return this.#executeScript(extracted, hooks);
     await hooks?.before(0);
+    const own = (await hooks?.run?.(0)) ?? null;
     const prepared = await extracted.prepare(0);
-    const statementType = protocolStatementType(prepared.statementType, sql);
-    if (statementType !== 'select' && statementType !== 'describe') {
+    const duckType = protocolStatementType(prepared.statementType, sql);
+    const statementType = own?.statementType ?? duckType;
+    if (duckType !== 'select' && duckType !== 'describe') {
       const result = await prepared.run();
       let rowCount = ['insert', 'update', 'delete', 'merge', 'copy'].includes(statementType) ? Number(result.rowsChanged) : 0;
       // Read before the hooks run statements of their own, which would replace the profile.
@@ -296,13 +309,14 @@ export class QueryEngine {
     const rowCount = Number(copied.rowsChanged);
     const profile = await this.#profile(rowCount);
     await rename(partial, join(this.#options.resultsDir, fileName));
-    return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: false, profile };
+    return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: own?.wrote ?? false, profile };
   }
 
   async #executeScript(extracted: Awaited<ReturnType<DuckDBConnection['extractStatements']>>, hooks?: StatementHooks): Promise<ExecutionResult> {
     let rowCount = 0;
     for (let i = 0; i < extracted.count; i++) {
       await hooks?.before(i);
+      await hooks?.run?.(i);
       // Prepared one at a time: a later statement may depend on an earlier one (CREATE then INSERT).
       const prepared = await extracted.prepare(i);
       const type = STATEMENT_NAMES.get(prepared.statementType) ?? '';

@@ -19,6 +19,7 @@ import { CatalogHttpError, IcebergCatalogClient, type LoadedTable } from './iceb
 import { commitSchema, commitSnapshot, type TableHandle } from './icebergCommit.ts';
 import type { DataFileCache } from './dataCache.ts';
 import { BridgeError, catalogError, unsupported } from './icebergErrors.ts';
+import { RESULT_COLUMNS, runProcedure } from './icebergMaintenance.ts';
 import { planScan, type PlannedFile } from './icebergScan.ts';
 import { analyzeStatement, snapshotSuffix, splitStatements, type StatementInfo, type TableRef } from './icebergStatements.ts';
 import { TableStorage } from './icebergStorage.ts';
@@ -267,6 +268,13 @@ export class IcebergBridge {
     const info = this.#statements[index];
     if (!info) return;
     const c = this.#o.connection;
+    if (info.call) {
+      // The procedure runs once the query is admitted (run()); until then its result is an empty typed table,
+      // which the statement DuckDB runs (and EXPLAIN) binds against.
+      const cols = RESULT_COLUMNS[info.call.procedure].map((name) => `${quoteIdent(name)} BIGINT`);
+      await c.run(`CREATE TEMP TABLE temp.main.${info.call.resultTable} (${cols.join(', ')})`);
+      return;
+    }
     const target = await this.#prepareTarget(index, info);
     const targetKey = target ? `${target.resolved.att.attachment.name}.${target.resolved.namespace}.${target.resolved.sqlName}`.toLowerCase() : null;
     const seen = new Set<string>();
@@ -400,6 +408,35 @@ export class IcebergBridge {
       `SELECT count(*) FROM duckdb_tables() WHERE database_name = ${quoteLiteral(r.att.attachment.name)} AND schema_name = ${quoteLiteral(r.namespace)} AND lower(table_name) = ${quoteLiteral(r.sqlName.toLowerCase())}`,
     );
     return Number(rows.getRows()[0][0]) > 0;
+  }
+
+  /**
+   * Carries out a maintenance procedure (`CALL system.…`) on its table and leaves its one result row where the
+   * statement DuckDB runs reads it. Null for every other statement.
+   */
+  async run(index: number): Promise<{ statementType: 'other'; wrote: true } | null> {
+    const call = this.#statements[index]?.call;
+    if (!call) return null;
+    const resolved = this.#resolve(call.table);
+    if (!resolved) throw unsupported(`CALL system.${call.procedure}: no attached catalog for table ${call.tableText}`);
+    if (resolved.snapshotId !== undefined || resolved.asOfMs !== undefined) {
+      throw unsupported(`CALL system.${call.procedure}: ${call.tableText} is a snapshot of a table; maintenance applies to the table`);
+    }
+    const handle = await this.#load(resolved);
+    if (!handle) throw new BridgeError('sql_error', `Catalog Error: Table with name ${call.tableText} does not exist!`);
+    const row = await runProcedure(call, handle, {
+      connection: this.#o.connection,
+      workDir: this.#o.workDir,
+      cache: this.#o.cache,
+      pinned: this.#pinned,
+      logger: this.#o.logger,
+      scan: async (h, files) => scanSql(currentSchema(h.loaded.metadata), await this.#fetch(h, files), h.loaded.metadata.schemas.length > 1),
+      ...(this.#o.beforeCommit ? { beforeCommit: this.#o.beforeCommit } : {}),
+    });
+    const columns = RESULT_COLUMNS[call.procedure];
+    await this.#o.connection.run(`INSERT INTO temp.main.${call.resultTable} VALUES (${columns.map((c) => String(Math.trunc(row[c] ?? 0))).join(', ')})`);
+    this.#o.logger.info({ table: `${handle.namespace}.${handle.name}`, procedure: call.procedure, ...row }, 'iceberg maintenance');
+    return { statementType: 'other', wrote: true };
   }
 
   /** Applies statement `index`'s effect to Iceberg. Returns the row count to report, or null to keep DuckDB's. */

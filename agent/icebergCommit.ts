@@ -3,7 +3,7 @@
 // of the base carried over untouched, a manifest list, then the REST commit with requirements (table uuid, main's
 // snapshot id). A 409 means another writer committed first: the table is loaded again and the snapshot is rebuilt
 // on the new base, as long as every manifest holding a file this change removes is still there (else the change
-// conflicts and fails).
+// conflicts and fails); a compaction (`relocate`) instead only needs every file it removes to be still live.
 import { randomBytes } from 'node:crypto';
 import {
   encodeBound,
@@ -22,7 +22,7 @@ import { currentSchema, defaultSpec, type PartitionSpec, type Schema, type Table
 import type { TableUpdate, TableRequirement } from '../iceberg/updates.ts';
 import { CatalogHttpError, type IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
 import { catalogError } from './icebergErrors.ts';
-import { findSnapshot, mainSnapshotId, readImmutable, readManifestFiles } from './icebergScan.ts';
+import { findSnapshot, liveEntries, mainSnapshotId, readImmutable, readManifestFiles } from './icebergScan.ts';
 import type { TableStorage } from './icebergStorage.ts';
 
 export interface TableHandle {
@@ -43,6 +43,14 @@ export interface CommitOptions {
   /** Called after the data files are uploaded, before manifests and the catalog commit (tests abort here). */
   beforeCommit?: () => Promise<void>;
   maxAttempts?: number;
+  /** The snapshot summary's operation; by default append, delete or overwrite from what the change does. */
+  operation?: 'replace';
+  /**
+   * After a conflict, find each removed file again in the new base (in whatever manifest now holds it) instead of
+   * requiring its manifest to be unchanged: a compaction may land on top of concurrent commits as long as every file
+   * it rewrites is still live. A removed file that is no longer live, or delete files in the new base, abort.
+   */
+  relocate?: boolean;
 }
 
 export interface CommitResult {
@@ -108,7 +116,8 @@ interface RewrittenManifest {
   removedBytes: bigint;
 }
 
-export async function commitSnapshot(handle: TableHandle, change: SnapshotChange, options: CommitOptions = {}): Promise<CommitResult> {
+export async function commitSnapshot(handle: TableHandle, initial: SnapshotChange, options: CommitOptions = {}): Promise<CommitResult> {
+  let change = initial;
   const snapshotId = newSnapshotId();
   const maxAttempts = options.maxAttempts ?? 40;
   const location = handle.loaded.metadata.location.replace(/\/+$/, '');
@@ -123,6 +132,7 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
     const base = findSnapshot(metadata, mainSnapshotId(metadata));
     const baseManifests = await readManifestFiles(handle.storage, base);
     const basePaths = new Set(baseManifests.map((m) => m.manifest_path));
+    if (options.relocate && attempt > 1) change = { ...change, removed: await relocateRemoved(handle, baseManifests, change.removed) };
     for (const manifestPath of new Set(change.removed.values())) {
       if (!basePaths.has(manifestPath)) {
         throw catalogError(`concurrent modification of ${handle.namespace}.${handle.name}: files this statement rewrites were changed by another commit; run it again`);
@@ -217,15 +227,17 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
     await handle.storage.put(listPath, listBytes);
 
     const addedRecords = sum(change.added.map((f) => f.record_count));
-    const deletedRecords = sum([...rewritten.values()].map((r) => r.removedRecords));
+    // Only the manifests of this base: after a relocation, earlier attempts' rewrites may be of manifests now gone.
+    const used = baseManifests.flatMap((m) => rewritten.get(m.manifest_path) ?? []);
+    const deletedRecords = sum(used.map((r) => r.removedRecords));
     const prev = base?.summary ?? { operation: 'append' };
     const totalRecords = BigInt(prev['total-records'] ?? '0') + addedRecords - deletedRecords;
     const totalFiles = BigInt(prev['total-data-files'] ?? '0') + BigInt(change.added.length) - BigInt(change.removed.size);
     const addedBytes = sum(change.added.map((f) => f.file_size_in_bytes));
-    const removedBytes = sum([...rewritten.values()].map((r) => r.removedBytes));
+    const removedBytes = sum(used.map((r) => r.removedBytes));
     // A base written before sizes were recorded has no total: keep it unknown rather than guess.
     const totalBytes = base && prev['total-files-size'] === undefined ? null : BigInt(prev['total-files-size'] ?? '0') + addedBytes - removedBytes;
-    const operation = change.removed.size === 0 ? 'append' : change.added.length === 0 ? 'delete' : 'overwrite';
+    const operation = options.operation ?? (change.removed.size === 0 ? 'append' : change.added.length === 0 ? 'delete' : 'overwrite');
     const summary: Record<string, string> = {
       operation,
       'added-data-files': String(change.added.length),
@@ -280,6 +292,27 @@ export async function commitSnapshot(handle: TableHandle, change: SnapshotChange
       await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * Math.min(attempt, 5)));
     }
   }
+}
+
+/**
+ * Where each removed file's live entry is in `manifests` (a newer base than the one the change was planned on).
+ * Files are immutable and their paths unique, so a file still live is still the file that was read.
+ */
+async function relocateRemoved(handle: TableHandle, manifests: readonly ManifestFile[], removed: ReadonlyMap<string, string>): Promise<Map<string, string>> {
+  if (manifests.some((m) => m.content !== 0)) {
+    throw catalogError(`concurrent modification of ${handle.namespace}.${handle.name}: another commit added delete files; nothing was committed, run it again`);
+  }
+  const where = new Map<string, string>();
+  for (const m of manifests) {
+    for (const e of await liveEntries(handle.storage, m)) if (removed.has(e.data_file.file_path)) where.set(e.data_file.file_path, m.manifest_path);
+  }
+  const gone = [...removed.keys()].filter((p) => !where.has(p));
+  if (gone.length) {
+    throw catalogError(
+      `concurrent modification of ${handle.namespace}.${handle.name}: ${gone.length} of the ${removed.size} files being rewritten were removed or rewritten by another commit; nothing was committed, run it again`,
+    );
+  }
+  return where;
 }
 
 /** Commits a schema change (add-schema + set-current-schema), retried on 409 by re-deriving it from the new base. */

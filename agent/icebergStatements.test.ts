@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { analyzeStatement, parsePartitionClause, snapshotSuffix, splitStatements, stripPartitionedBy } from './icebergStatements.ts';
+import { analyzeStatement, parsePartitionClause, parseProcedureCall, parseTimestampMs, snapshotSuffix, splitStatements, stripPartitionedBy } from './icebergStatements.ts';
 
 describe('statement recognition for the Iceberg bridge', () => {
   it('splits scripts on semicolons outside strings, identifiers and comments', () => {
@@ -37,5 +37,56 @@ describe('statement recognition for the Iceberg bridge', () => {
     expect(analyzeStatement(`ALTER TABLE s.t RENAME TO u`)).toMatchObject({ kind: 'alter_table', renameTo: { name: 'u' } });
     expect(analyzeStatement(`MERGE INTO s.t USING s.u ON t.id = u.id WHEN MATCHED THEN DELETE`)).toMatchObject({ kind: 'merge', target: { schema: 's', name: 't' } });
     expect(snapshotSuffix('orders__snapshot_8744736658442914487')).toEqual({ base: 'orders', snapshotId: 8744736658442914487n });
+  });
+
+  it('recognizes the maintenance procedures in Spark syntax, named or positional', () => {
+    const c = analyzeStatement(`/* nightly */ call System.Rewrite_Data_Files(table => 'wh.app.events', target_file_size_bytes => 1048576, MIN_INPUT_FILES => 5);`);
+    expect(c.kind).toBe('maintenance');
+    expect(c.call).toMatchObject({
+      procedure: 'rewrite_data_files',
+      table: { catalog: 'wh', schema: 'app', name: 'events' },
+      options: { targetFileSizeBytes: 1048576, minInputFiles: 5 },
+    });
+    expect(c.sql).toBe(`SELECT * FROM temp.main.${c.call!.resultTable}`);
+    expect(parseProcedureCall(`CALL wh.system.rewrite_data_files(table => 'app.e', strategy => 'binpack', options => map('target-file-size-bytes', '1024', 'min-input-files', '3'))`)).toMatchObject({
+      table: { catalog: 'wh', schema: 'app', name: 'e' },
+      options: { targetFileSizeBytes: 1024, minInputFiles: 3 },
+    });
+    expect(parseProcedureCall(`CALL system.expire_snapshots('app.e', TIMESTAMP '2026-01-01 00:00:00', 3)`)).toMatchObject({
+      procedure: 'expire_snapshots',
+      table: { catalog: null, schema: 'app', name: 'e' },
+      options: { olderThanMs: Date.UTC(2026, 0, 1), retainLast: 3 },
+    });
+    expect(parseProcedureCall(`CALL system.remove_orphan_files(table => '"odd.name"', older_than => '2026-01-02T03:04:05+02:00')`)).toMatchObject({
+      table: { catalog: null, schema: null, name: 'odd.name' },
+      options: { olderThanMs: Date.UTC(2026, 0, 2, 1, 4, 5) },
+    });
+    expect(parseProcedureCall(`CALL system.rewrite_manifests(table => 'wh.app.e')`)?.procedure).toBe('rewrite_manifests');
+    // DuckDB's own CALL, and other statements, are left to DuckDB.
+    expect(parseProcedureCall(`CALL pragma_version()`)).toBeNull();
+    expect(parseProcedureCall(`CALL system.unknown_thing(table => 'x')`)).toBeNull();
+    expect(parseProcedureCall(`SELECT 'CALL system.rewrite_manifests(1)'`)).toBeNull();
+    expect(analyzeStatement(`CALL pragma_version()`).kind).toBe('other');
+  });
+
+  it('refuses malformed procedure calls with sql_error', () => {
+    const err = (sql: string) => {
+      try {
+        parseProcedureCall(sql);
+      } catch (e) {
+        return { code: (e as { code?: string }).code, message: (e as Error).message };
+      }
+      return null;
+    };
+    expect(err(`CALL system.rewrite_manifests()`)).toEqual({ code: 'sql_error', message: expect.stringContaining('table argument is required') });
+    expect(err(`CALL system.rewrite_manifests(table => 'a.b.c', bogus => 1)`)?.message).toContain('unknown argument bogus');
+    expect(err(`CALL system.expire_snapshots(table => 'a', retain_last => 0)`)?.message).toContain('retain_last must be an integer of at least 1');
+    expect(err(`CALL system.expire_snapshots(table => 'a', older_than => TIMESTAMP 'yesterday')`)?.message).toContain('is not a timestamp');
+    expect(err(`CALL system.rewrite_data_files(table => 'a', strategy => 'sort')`)?.message).toContain('binpack');
+    expect(err(`CALL system.rewrite_data_files(table => 'a', options => map('delete-file-threshold', '1'))`)?.message).toContain('not supported');
+    expect(err(`CALL system.rewrite_manifests(table => 'a.b.c.d')`)?.message).toContain('is not a table name');
+    expect(err(`CALL system.rewrite_manifests(table => 'a') extra`)?.message).toContain('after the argument list');
+    expect(parseTimestampMs('2026-02-30 00:00:00')).toBeNull();
+    expect(parseTimestampMs('2026-01-01')).toBe(Date.UTC(2026, 0, 1));
   });
 });

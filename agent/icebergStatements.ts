@@ -6,7 +6,9 @@
 // splitting a script into statement texts, and the `PARTITIONED BY (...)` clause of CREATE TABLE, which DuckDB
 // parses but refuses for its own tables, so the bridge strips it before DuckDB sees the statement.
 import { parse } from '@polyglot-sql/sdk';
+import { randomUUID } from 'node:crypto';
 import { extractPredicates, type Predicate } from '../iceberg/predicates.ts';
+import { unsupported } from './icebergErrors.ts';
 
 export interface TableRef {
   catalog: string | null;
@@ -25,6 +27,7 @@ export type StatementKind =
   | 'drop_table'
   | 'drop_schema'
   | 'alter_table'
+  | 'maintenance'
   | 'other';
 
 export interface PartitionItem {
@@ -56,6 +59,29 @@ export interface StatementInfo {
   renameTo: TableRef | null;
   /** Why polyglot could not parse it (the statement then runs without Iceberg preparation). */
   parseError: string | null;
+  /** A maintenance procedure (`CALL system.…`): the bridge carries it out; `sql` then reads its result row. */
+  call: ProcedureCall | null;
+}
+
+export type ProcedureName = 'rewrite_data_files' | 'expire_snapshots' | 'rewrite_manifests' | 'remove_orphan_files';
+
+export interface ProcedureOptions {
+  targetFileSizeBytes?: number;
+  minInputFiles?: number;
+  /** epoch milliseconds */
+  olderThanMs?: number;
+  retainLast?: number;
+}
+
+export interface ProcedureCall {
+  procedure: ProcedureName;
+  /** The table argument as a reference (a `CALL cat.system.…` catalog applies to a name without one). */
+  table: TableRef;
+  /** The table argument as written. */
+  tableText: string;
+  options: ProcedureOptions;
+  /** The temporary DuckDB table the result row is left in (the statement DuckDB runs selects from it). */
+  resultTable: string;
 }
 
 type Obj = Record<string, any>;
@@ -234,6 +260,7 @@ function emptyInfo(sql: string): StatementInfo {
     partitionBy: null,
     renameTo: null,
     parseError: null,
+    call: null,
   };
 }
 
@@ -245,6 +272,14 @@ function splitName(text: string): string[] {
 }
 
 export function analyzeStatement(text: string): StatementInfo {
+  const call = parseProcedureCall(text);
+  if (call) {
+    const info = emptyInfo(`SELECT * FROM temp.main.${call.resultTable}`);
+    info.kind = 'maintenance';
+    info.call = call;
+    info.target = call.table;
+    return info;
+  }
   const stripped = stripPartitionedBy(text);
   const info = emptyInfo(stripped.sql);
   if (stripped.clause !== null) info.partitionBy = parsePartitionClause(stripped.clause);
@@ -360,4 +395,228 @@ export function snapshotSuffix(name: string): { base: string; snapshotId: bigint
   if (id) return { base: id[1], snapshotId: BigInt(id[2]) };
   const at = /^(.+)__at_(\d{1,16})$/.exec(name);
   return at ? { base: at[1], asOfMs: Number(at[2]) } : null;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Maintenance procedures, in Spark's Iceberg procedure syntax:
+//   CALL [catalog.]system.<procedure>(table => 'cat.sch.tbl', name => value, …)   or positional arguments
+// Values: 'string', integer, TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff][±hh:mm|Z]' (no offset: UTC), true/false and
+// map('key', 'value', …). DuckDB has its own CALL (table functions): only these four names under `system` are taken.
+
+type Token = { type: 'word' | 'quoted' | 'string' | 'number' | 'punct'; text: string };
+
+function tokenize(sql: string): Token[] | null {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i];
+    if (/\s/.test(c)) i++;
+    else if (sql.startsWith('--', i)) {
+      while (i < sql.length && sql[i] !== '\n') i++;
+    } else if (sql.startsWith('/*', i)) {
+      const end = sql.indexOf('*/', i + 2);
+      if (end < 0) return null;
+      i = end + 2;
+    } else if (c === "'" || c === '"') {
+      let j = i + 1;
+      let text = '';
+      for (;;) {
+        if (j >= sql.length) return null;
+        if (sql[j] === c) {
+          if (sql[j + 1] === c) {
+            text += c;
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        text += sql[j++];
+      }
+      out.push({ type: c === "'" ? 'string' : 'quoted', text });
+      i = j + 1;
+    } else if (sql.startsWith('=>', i)) {
+      out.push({ type: 'punct', text: '=>' });
+      i += 2;
+    } else if ('().,;'.includes(c)) {
+      out.push({ type: 'punct', text: c });
+      i++;
+    } else {
+      const m = /^(?:[A-Za-z_][A-Za-z0-9_$]*|\d+)/.exec(sql.slice(i, i + 256));
+      if (!m) out.push({ type: 'punct', text: c });
+      else out.push({ type: /^\d/.test(m[0]) ? 'number' : 'word', text: m[0] });
+      i += m ? m[0].length : 1;
+    }
+  }
+  return out;
+}
+
+type ArgValue =
+  | { kind: 'string'; text: string }
+  | { kind: 'number'; text: string }
+  | { kind: 'timestamp'; text: string }
+  | { kind: 'boolean'; value: boolean }
+  | { kind: 'map'; entries: Array<[string, string]> };
+
+const PROCEDURES: Record<ProcedureName, readonly string[]> = {
+  // Positional order as Spark's; sort_order and where are recognized to be refused by name.
+  rewrite_data_files: ['table', 'strategy', 'sort_order', 'options', 'where', 'target_file_size_bytes', 'min_input_files'],
+  expire_snapshots: ['table', 'older_than', 'retain_last'],
+  rewrite_manifests: ['table'],
+  remove_orphan_files: ['table', 'older_than'],
+};
+
+const isName = (t: Token | undefined) => t !== undefined && (t.type === 'word' || t.type === 'quoted');
+
+/** A CALL of one of the maintenance procedures, or null when `sql` is something else (DuckDB's own CALL too). */
+export function parseProcedureCall(sql: string): ProcedureCall | null {
+  if (!/^\s*(?:(?:--[^\n]*\n|\/\*[\s\S]*?\*\/)\s*)*CALL\b/i.test(sql)) return null;
+  const t = tokenize(sql);
+  if (!t || t[0]?.type !== 'word' || t[0].text.toUpperCase() !== 'CALL') return null;
+  // CALL [catalog .] system . name (
+  const names: string[] = [];
+  let i = 1;
+  while (isName(t[i])) {
+    names.push(t[i].text);
+    i++;
+    if (t[i]?.text !== '.') break;
+    i++;
+  }
+  if (t[i]?.text !== '(' || names.length < 2 || names.length > 3) return null;
+  const procedure = names[names.length - 1].toLowerCase();
+  if (names[names.length - 2].toLowerCase() !== 'system' || !(procedure in PROCEDURES)) return null;
+  const proc = procedure as ProcedureName;
+  const catalog = names.length === 3 ? names[0] : null;
+  i++;
+  const args = new Map<string, ArgValue>();
+  let positional = 0;
+  const fail = (message: string): never => {
+    throw unsupported(`CALL system.${proc}: ${message}`);
+  };
+  const value = (): ArgValue => {
+    const v = t[i];
+    if (!v) fail('the argument list is not closed');
+    if (v.type === 'string') {
+      i++;
+      return { kind: 'string', text: v.text };
+    }
+    if (v.type === 'number') {
+      i++;
+      return { kind: 'number', text: v.text };
+    }
+    if (v.type === 'word' && /^(TIMESTAMP|TIMESTAMPTZ)$/i.test(v.text) && t[i + 1]?.type === 'string') {
+      i += 2;
+      return { kind: 'timestamp', text: t[i - 1].text };
+    }
+    if (v.type === 'word' && /^(TRUE|FALSE)$/i.test(v.text)) {
+      i++;
+      return { kind: 'boolean', value: v.text.toUpperCase() === 'TRUE' };
+    }
+    if (v.type === 'word' && v.text.toLowerCase() === 'map' && t[i + 1]?.text === '(') {
+      i += 2;
+      const items: string[] = [];
+      while (t[i]?.text !== ')') {
+        const item = t[i];
+        if (!item || (item.type !== 'string' && item.type !== 'number')) fail("map(…) takes literal keys and values: map('key', 'value', …)");
+        items.push(item.text);
+        i++;
+        if (t[i]?.text === ',') i++;
+        else if (t[i]?.text !== ')') fail("map(…) takes literal keys and values: map('key', 'value', …)");
+      }
+      i++;
+      if (items.length % 2) fail('map(…) needs a value for every key');
+      const entries: Array<[string, string]> = [];
+      for (let k = 0; k < items.length; k += 2) entries.push([items[k], items[k + 1]]);
+      return { kind: 'map', entries };
+    }
+    return fail(`unsupported argument value ${v.text} (use a string, an integer, TIMESTAMP '…', true/false or map('key', 'value', …))`);
+  };
+  while (t[i]?.text !== ')') {
+    if (!t[i]) fail('the argument list is not closed');
+    let name: string;
+    if (isName(t[i]) && t[i + 1]?.text === '=>') {
+      name = t[i].text.toLowerCase();
+      i += 2;
+      if (!PROCEDURES[proc].includes(name)) fail(`unknown argument ${name} (arguments: ${PROCEDURES[proc].filter((a) => !['sort_order', 'where'].includes(a)).join(', ')})`);
+    } else {
+      if (args.size > positional) fail('positional arguments cannot follow named ones');
+      name = PROCEDURES[proc][positional++] ?? fail('too many arguments');
+    }
+    if (args.has(name)) fail(`argument ${name} is given twice`);
+    args.set(name, value());
+    if (t[i]?.text === ',') i++;
+    else if (t[i]?.text !== ')') fail(`unexpected ${t[i]?.text ?? 'end of statement'} in the argument list`);
+  }
+  i++;
+  while (t[i]?.text === ';') i++;
+  if (i < t.length) fail(`unexpected ${t[i].text} after the argument list`);
+
+  const tableArg = args.get('table');
+  if (!tableArg) fail("the table argument is required: table => 'catalog.schema.table'");
+  if (tableArg!.kind !== 'string') fail("table must be a string literal: table => 'catalog.schema.table'");
+  const tableText = (tableArg as { text: string }).text;
+  const parts = splitName(tableText.trim());
+  if (parts.some((p) => p === '') || parts.length < 1 || parts.length > (catalog ? 2 : 3)) fail(`table ${tableText} is not a table name (catalog.schema.table)`);
+  const table: TableRef =
+    parts.length === 3
+      ? { catalog: parts[0], schema: parts[1], name: parts[2] }
+      : parts.length === 2
+        ? { catalog, schema: parts[0], name: parts[1] }
+        : { catalog, schema: catalog ? 'main' : null, name: parts[0] };
+
+  const options: ProcedureOptions = {};
+  const positiveInt = (name: string, v: ArgValue | string, min: number): number => {
+    const text = typeof v === 'string' ? v : v.kind === 'number' || v.kind === 'string' ? v.text : '';
+    const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+    if (!Number.isSafeInteger(n) || n < min) fail(`${name} must be an integer of at least ${min}`);
+    return n;
+  };
+  for (const [name, v] of args) {
+    switch (name) {
+      case 'table':
+        break;
+      case 'target_file_size_bytes':
+        options.targetFileSizeBytes = positiveInt(name, v, 1);
+        break;
+      case 'min_input_files':
+        options.minInputFiles = positiveInt(name, v, 1);
+        break;
+      case 'retain_last':
+        options.retainLast = positiveInt(name, v, 1);
+        break;
+      case 'older_than':
+        if (v.kind !== 'timestamp' && v.kind !== 'string') fail("older_than must be a timestamp: older_than => TIMESTAMP '2026-01-01 00:00:00'");
+        options.olderThanMs = parseTimestampMs((v as { text: string }).text) ?? fail(`older_than ${(v as { text: string }).text} is not a timestamp (yyyy-mm-dd hh:mm:ss, UTC unless an offset is given)`);
+        break;
+      case 'strategy':
+        if (v.kind !== 'string' || v.text.toLowerCase() !== 'binpack') fail("only strategy => 'binpack' is supported (sort and z-order are not)");
+        break;
+      case 'options':
+        if (v.kind !== 'map') fail("options must be map('key', 'value', …)");
+        for (const [key, val] of (v as { entries: Array<[string, string]> }).entries) {
+          if (key === 'target-file-size-bytes') options.targetFileSizeBytes = positiveInt(key, val, 1);
+          else if (key === 'min-input-files') options.minInputFiles = positiveInt(key, val, 1);
+          else fail(`option ${key} is not supported (target-file-size-bytes, min-input-files)`);
+        }
+        break;
+      default:
+        fail(`argument ${name} is not supported`);
+    }
+  }
+  return { procedure: proc, table, tableText, options, resultTable: `__eider_call_${randomUUID().replace(/-/g, '')}` };
+}
+
+/** `yyyy-mm-dd[ T]hh:mm[:ss[.fff…]][Z|±hh[:mm]]` or `yyyy-mm-dd` → epoch ms; no offset is UTC. */
+export function parseTimestampMs(text: string): number | null {
+  const m = /^\s*(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
+  let ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
+  const check = new Date(ms);
+  if (check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const z = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
+    const offset = (Number(z[2]) * 60 + Number(z[3] ?? 0)) * 60_000;
+    ms -= z[1] === '+' ? offset : -offset;
+  }
+  return ms;
 }

@@ -1,7 +1,7 @@
 // Object-store access for one table with the credentials vended for it (held in memory for the query only).
 // All S3 traffic of the bridge goes through here, in Node: DuckDB never reaches the network (no httpfs), it reads
 // local cache files only. Credential failures become catalog_error with a message naming the credential problem.
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 import { createWriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
@@ -9,7 +9,23 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 import { parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
-import { catalogError } from './icebergErrors.ts';
+import { BridgeError, catalogError } from './icebergErrors.ts';
+
+/** An object the metadata names is not in storage (maintenance tolerates this for files already deleted). */
+export class ObjectNotFound extends BridgeError {
+  constructor(message: string) {
+    super('catalog_error', message);
+    this.name = 'ObjectNotFound';
+  }
+}
+
+export interface ListedObject {
+  /** `s3://bucket/key` */
+  uri: string;
+  size: number;
+  /** Infinity when the store did not say: such an object is never old enough to be deleted. */
+  lastModifiedMs: number;
+}
 
 function locate(uri: string): ObjectLocation {
   try {
@@ -50,7 +66,7 @@ export class TableStorage {
       throw catalogError(`storage credential for ${this.#table} was refused (${code}): ${e.message ?? ''}`.trim());
     }
     if (code === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) {
-      throw catalogError(`${what}: object not found in storage`);
+      throw new ObjectNotFound(`${what}: object not found in storage`);
     }
     throw catalogError(`${what}: ${code}: ${e.message ?? String(error)}`);
   }
@@ -98,6 +114,39 @@ export class TableStorage {
 
   async putFile(uri: string, path: string): Promise<void> {
     await this.put(uri, await readFile(path));
+  }
+
+  /** Every object whose key starts with `prefixUri`'s key (a vended key may list only under its table's prefix). */
+  async list(prefixUri: string): Promise<ListedObject[]> {
+    const { bucket, key } = locate(prefixUri);
+    const out: ListedObject[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.#traced('LIST', bucket, () =>
+          this.#client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: key, ContinuationToken: token })),
+        );
+        for (const o of page.Contents ?? []) {
+          if (o.Key === undefined) continue;
+          out.push({ uri: `s3://${bucket}/${o.Key}`, size: Number(o.Size ?? 0), lastModifiedMs: o.LastModified ? o.LastModified.getTime() : Number.POSITIVE_INFINITY });
+        }
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (error) {
+      this.#fail(error, `listing ${prefixUri}`);
+    }
+    return out;
+  }
+
+  /** Deletes one object (one request per object: a vended key may not use the bucket-level DeleteObjects). */
+  async delete(uri: string): Promise<void> {
+    const { bucket, key } = locate(uri);
+    try {
+      await this.#traced('DELETE', bucket, () => this.#client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NoSuchKey') return;
+      this.#fail(error, `deleting ${uri}`);
+    }
   }
 
   close(): void {

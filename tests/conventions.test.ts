@@ -166,7 +166,7 @@ describe('OpenAPI and docs', () => {
     for (const [path, methods] of Object.entries<any>(r.body.paths)) {
       for (const [m, op] of Object.entries<any>(methods)) {
         ops.push(op.operationId);
-        expect(op.operationId, `${m} ${path}`).toMatch(/^(get|list|create|update|delete|put|patch|cancel|run|start|stop|attach|detach|refresh|issue|revoke|disconnect|restart|terminate|publish|deprecate|validate|compile|import|search|open|close|read|export|stage)_[a-z0-9_]+$/);
+        expect(op.operationId, `${m} ${path}`).toMatch(/^(get|list|create|update|delete|put|patch|cancel|run|start|stop|attach|detach|refresh|issue|revoke|disconnect|restart|terminate|publish|deprecate|validate|compile|import|search|open|close|read|export|stage|dismiss|apply|scan)_[a-z0-9_]+$/);
       }
     }
     expect(new Set(ops).size).toBe(ops.length);
