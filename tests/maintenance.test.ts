@@ -24,6 +24,7 @@ async function run(sql: string) {
   expect(q.body.status, q.body.error).toBe('done');
   return q.body;
 }
+const rows = async (sql: string) => (await t.req('GET', `/api/queries/${(await run(sql)).id}/rows`, { as: admin })).body.rows;
 const recs = async (query = '') => (await t.req('GET', `/api/maintenance/recommendations?workspace=default&table=events${query}`, { as: admin })).body.items as any[];
 const scan = async (deep = false) => {
   const r = await t.req('POST', '/api/admin/maintenance/scan', { as: admin, body: { deep } });
@@ -109,4 +110,38 @@ describe('maintenance', () => {
     // Young (written seconds ago): counted, not yet recommended for clean-up.
     expect((await recs()).some((r) => r.kind === 'cleanup_orphans')).toBe(false);
   }, 60_000);
+
+  it('applying compaction and snapshot expiry runs them on the agent: rows kept, the recommendations resolved', async () => {
+    const before = await rows('SELECT count(*) AS n, sum(amount) AS total FROM mnt.events');
+    const open = await recs('&status=open');
+    const compact = open.find((r) => r.kind === 'compact_small_files');
+    const member403 = await t.req('POST', `/api/maintenance/recommendations/${compact.id}/apply`, { as: member, body: { agent_id: agentId } });
+    expect(member403.status).toBe(403);
+    const applied = await t.req('POST', `/api/maintenance/recommendations/${compact.id}/apply`, { as: admin, body: { agent_id: agentId } });
+    expect(applied.status, applied.text).toBe(202);
+    expect(applied.body).toMatchObject({ sql: compact.remediation_sql, agent_id: agentId });
+    const done = (await t.req('GET', `/api/queries/${applied.body.id}?wait_timeout_s=60`, { as: admin })).body;
+    expect(done.status, done.error).toBe('done');
+    expect((await t.req('GET', `/api/queries/${done.id}/rows`, { as: admin })).body.rows[0]).toMatchObject({ rewritten_data_files_count: 50, added_data_files_count: 1 });
+    // Maintenance queries are hidden from history, like samples.
+    const history = (await t.req('GET', '/api/workspaces/default/queries?limit=1000', { as: admin })).body.items as any[];
+    expect(history.some((q) => q.id === done.id)).toBe(false);
+    expect((await recs()).find((r) => r.id === compact.id)).toMatchObject({ status: 'applied', applied_query_id: done.id });
+
+    const expire = open.find((r) => r.kind === 'expire_snapshots');
+    const exp = await t.req('POST', `/api/maintenance/recommendations/${expire.id}/apply`, { as: admin, body: { agent_id: agentId } });
+    expect(exp.status, exp.text).toBe(202);
+    expect((await t.req('GET', `/api/queries/${exp.body.id}?wait_timeout_s=60`, { as: admin })).body.status).toBe('done');
+
+    expect(await rows('SELECT count(*) AS n, sum(amount) AS total FROM mnt.events')).toEqual(before);
+    await scan();
+    const after = await recs();
+    expect(after.find((r) => r.id === compact.id).status).toBe('resolved');
+    expect(after.find((r) => r.id === expire.id).status).toBe('resolved');
+    const health = (await t.req('GET', `${TABLE}/health`, { as: admin })).body;
+    expect(health.metrics).toMatchObject({ data_files: 1, records: 50 });
+    expect(health.metrics.snapshots).toBeLessThanOrEqual(2);
+    // A resolved recommendation cannot be applied again.
+    expect((await t.req('POST', `/api/maintenance/recommendations/${compact.id}/apply`, { as: admin, body: { agent_id: agentId } })).status).toBe(409);
+  }, 120_000);
 });
