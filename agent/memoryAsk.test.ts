@@ -27,6 +27,27 @@ describe('MemoryAsk', () => {
     expect(off.fromFeedback('SELECT 1')).toBeNull();
   });
 
+  it('asks by feedback, else the cached or fresh EXPLAIN estimate, else the bucket; learns from what ran', async () => {
+    const ask = new MemoryAsk(config, budget);
+    let explains = 0;
+    const explain = (bytes: number | null) => async () => {
+      explains++;
+      return bytes;
+    };
+    expect(await ask.askFor('SELECT a', explain(100 * MiB))).toEqual({ bytes: 150 * MiB, source: 'estimate' });
+    expect(await ask.askFor('SELECT  a', explain(1))).toEqual({ bytes: 150 * MiB, source: 'estimate' }); // cached
+    expect(await ask.askFor('SELECT b', explain(null))).toEqual({ bytes: budget / 8, source: 'fallback' });
+    expect(explains).toBe(2);
+    // A stop during EXPLAIN (it throws) caches nothing.
+    await expect(ask.askFor('SELECT c', async () => Promise.reject(new Error('stopped')))).rejects.toThrow('stopped');
+    expect(ask.cachedEstimate('SELECT c')).toBeUndefined();
+    ask.learn('SELECT a', { wrote: false, peakBytes: 200 * MiB });
+    expect(await ask.askFor('SELECT a', explain(1))).toEqual({ bytes: 300 * MiB, source: 'feedback' });
+    ask.learn('INSERT INTO t VALUES (1)', { wrote: true, peakBytes: 1 });
+    expect(ask.fromFeedback('SELECT a')).toBeNull();
+    expect(explains).toBe(2);
+  });
+
   it('caches estimates with a TTL and a size bound', () => {
     const ask = new MemoryAsk(config, budget);
     ask.rememberEstimate('a', 1, 0);

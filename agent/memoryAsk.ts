@@ -86,6 +86,28 @@ export class MemoryAsk {
       : { bytes: this.clamp(estimateBytes * this.#config.estimateSafetyMultiplier), source: 'estimate' };
   }
 
+  /**
+   * The ask for a statement, in the order above: its remembered peak, else its EXPLAIN estimate (cached; `explain`
+   * runs only on a miss, and what it throws is passed on uncached), else the fallback bucket. Queries and SQL
+   * session statements both size themselves here.
+   */
+  async askFor(sql: string, explain: () => Promise<number | null>): Promise<Ask> {
+    const fed = this.fromFeedback(sql);
+    if (fed !== null) return fed;
+    let estimate = this.cachedEstimate(sql);
+    if (estimate === undefined) {
+      estimate = await explain();
+      this.rememberEstimate(sql, estimate);
+    }
+    return this.fromEstimate(estimate);
+  }
+
+  /** What a finished run teaches: a write may change every size (forget them all), a read's peak is remembered. */
+  learn(sql: string, run: { readonly wrote: boolean; readonly peakBytes: number | null | undefined }): void {
+    if (run.wrote) this.clearAfterWrite();
+    else if (run.peakBytes) this.rememberPeak(sql, run.peakBytes);
+  }
+
   /** Record the measured peak of a result-set query. */
   rememberPeak(sql: string, peakBytes: number): void {
     if (!this.#config.grantFeedbackEnabled || !(peakBytes > 0)) return;

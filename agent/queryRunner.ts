@@ -134,16 +134,12 @@ export class QueryRunner {
       let askBytes = 0;
       let askSource = 'ladder';
       if (config.maxConcurrencyProfile === 'auto') {
-        let ask = memoryAsk.fromFeedback(payload.sql);
-        if (ask === null) {
-          let estimate = memoryAsk.cachedEstimate(payload.sql);
-          if (estimate === undefined) {
-            estimate = await entry.engine.explainEstimate(sql, config.explainTimeoutS * 1000);
-            stopped();
-            memoryAsk.rememberEstimate(payload.sql, estimate);
-          }
-          ask = memoryAsk.fromEstimate(estimate);
-        }
+        const engine = entry.engine;
+        const ask = await memoryAsk.askFor(payload.sql, async () => {
+          const estimate = await engine.explainEstimate(sql, config.explainTimeoutS * 1000);
+          stopped();
+          return estimate;
+        });
         askBytes = ask.bytes;
         askSource = ask.source;
       }
@@ -157,8 +153,7 @@ export class QueryRunner {
       const result = await processSpan('execution', {}, () => engine.execute(sql, bridge ?? undefined));
       if (bridge) log.info({ ...bridge.stats }, 'iceberg bridge');
       const durationMs = performance.now() - startedAt;
-      if (result.wrote) memoryAsk.clearAfterWrite();
-      else if (result.profile?.summary.peak_memory_bytes) memoryAsk.rememberPeak(payload.sql, result.profile.summary.peak_memory_bytes);
+      memoryAsk.learn(payload.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       outcome = doneFrame(queryId, result, durationMs);
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'query done');
     } catch (error) {

@@ -2,8 +2,10 @@
 // reservation (SESSION_BASELINE_BYTES, granted by admission control like a query's) for its whole life. Its
 // statements run one at a time, in arrival order, on that connection, so temp tables, `USE` and the settings the
 // api's session policy lets through persist between them; Iceberg reads and writes go through the bridge exactly as
-// for queries. A statement reports as a query does (query_started, query_done, query_failed with its id). The
-// session goes on close, on the control plane's drop, and when the control channel is lost.
+// for queries. A statement that asks for more memory than the baseline (sized as a query is: feedback, EXPLAIN,
+// bucket) gets a top-up from admission control for its run, capped at SESSION_MAX_BUCKET_FRACTION of the budget.
+// A statement reports as a query does (query_started, query_done, query_failed with its id). The session goes on
+// close, on the control plane's drop, and when the control channel is lost.
 import type { AgentFrame, ExecuteStatementFrame, OpenSessionFrame } from '../protocol/index.ts';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 import { AdmissionError, type AdmissionController, type Grant } from './admission.ts';
@@ -13,6 +15,8 @@ import { QueryEngine, type EngineOptions } from './engine.ts';
 import { decodeAttachments } from './icebergAttachments.ts';
 import { IcebergBridge } from './icebergBridge.ts';
 import type { Logger } from './logger.ts';
+import { MemoryAsk } from './memoryAsk.ts';
+import { leadingKeyword, statementBody } from './statementText.ts';
 import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -32,6 +36,13 @@ interface Running {
   readonly statementId: string;
   stopReason: 'cancelled' | 'timeout' | null;
 }
+
+// Statements that plan no query and so need no more memory than the baseline: asking them for a top-up (the
+// fallback bucket, 1/8 of the budget) would make every `SET TimeZone` of a dbt run wait on a busy agent.
+const NO_TOP_UP = new Set(['SET', 'RESET', 'USE', 'BEGIN', 'START', 'COMMIT', 'END', 'ROLLBACK', 'ABORT', 'ATTACH', 'DETACH', 'SHOW', 'DESCRIBE', 'DESC', 'DROP']);
+
+/** The admission-control id of a statement's top-up (its session holds `session:<id>`). */
+const topUpId = (statementId: string) => `statement:${statementId}`;
 
 interface Session {
   readonly id: string;
@@ -53,6 +64,11 @@ export interface SessionHostOptions {
   readonly dataCache: DataFileCache;
   readonly logger: Logger;
   readonly send: (frame: AgentFrame) => void;
+  /**
+   * Sizes statements (auto profile). By default the host's own: a session statement's text binds to the session's
+   * temp tables and `USE`, so the peak a query of the same text had says little about it.
+   */
+  readonly memoryAsk?: MemoryAsk;
 }
 
 
@@ -61,9 +77,11 @@ export class SessionHost {
   readonly #sessions = new Map<string, Session>();
   /** opens in progress, so a repeated open frame (effects run at least once) opens nothing twice */
   readonly #opening = new Set<string>();
+  readonly #memoryAsk: MemoryAsk;
 
   constructor(options: SessionHostOptions) {
     this.#o = options;
+    this.#memoryAsk = options.memoryAsk ?? new MemoryAsk(options.config, options.admission.stats.budgetBytes);
   }
 
   get count(): number {
@@ -123,8 +141,7 @@ export class SessionHost {
   cancel(statementId: string): boolean {
     for (const s of this.#sessions.values()) {
       if (s.running?.statementId === statementId) {
-        if (s.running.stopReason === null) s.running.stopReason = 'cancelled';
-        s.engine.interrupt();
+        this.#stop(s, s.running, 'cancelled');
         return true;
       }
       if (s.queued.delete(statementId)) {
@@ -152,12 +169,18 @@ export class SessionHost {
     s.closed = true;
     this.#sessions.delete(s.id);
     s.queued.clear();
-    if (s.running && s.running.stopReason === null) s.running.stopReason = 'cancelled';
+    if (s.running) this.#stop(s, s.running, 'cancelled');
     s.engine.interrupt();
     await s.tail.catch(() => undefined);
     await s.engine.close().catch((error: unknown) => this.#o.logger.warn({ sessionId: s.id, err: failureMessage(error) }, 'session engine close failed'));
     s.grant.release();
     this.#o.logger.info({ sessionId: s.id, reason }, 'session closed');
+  }
+
+  /** Stops the running statement: out of the admission queue when it waits for its top-up, else interrupted. */
+  #stop(s: Session, running: Running, reason: 'cancelled' | 'timeout'): void {
+    if (running.stopReason === null) running.stopReason = reason;
+    if (!this.#o.admission.cancel(topUpId(running.statementId))) s.engine.interrupt();
   }
 
   async #run(s: Session, p: StatementPayload): Promise<void> {
@@ -168,11 +191,12 @@ export class SessionHost {
     s.running = running;
     const started = performance.now();
     const timeoutS = Math.min(p.timeout_s, config.maxTimeoutS);
-    const timer = setTimeout(() => {
-      running.stopReason = 'timeout';
-      s.engine.interrupt();
-    }, timeoutS * 1000);
+    const timer = setTimeout(() => this.#stop(s, running, 'timeout'), timeoutS * 1000);
+    const stopped = () => {
+      if (running.stopReason !== null) throw new Error(`stopped: ${running.stopReason}`);
+    };
     let bridge: IcebergBridge | null = null;
+    let topUp: Grant | null = null;
     let outcome: AgentFrame;
     try {
       const staged = await this.#fetchStaging(s, p);
@@ -193,7 +217,10 @@ export class SessionHost {
         await bridge.before(0);
         sql = bridge.sql;
       }
+      topUp = await this.#topUp(s, p, sql, stopped, log);
+      stopped();
       const result = await s.engine.execute(sql, bridge ?? undefined, p.statement_id);
+      this.#memoryAsk.learn(p.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;
       outcome = doneFrame(p.statement_id, result, durationMs);
@@ -205,11 +232,55 @@ export class SessionHost {
       outcome = failed.frame;
     } finally {
       clearTimeout(timer);
+      if (topUp) {
+        // The baseline limit is back before the memory is: the connection must not outgrow what it still holds.
+        await s.engine.setMemoryLimit(s.grant.limitBytes).catch((error: unknown) => log.warn({ err: failureMessage(error) }, 'session memory limit not restored'));
+        topUp.release();
+      }
       bridge?.close();
       if (s.running === running) s.running = null;
       await rm(join(s.engine.tempDir, 'staging', p.statement_id), { recursive: true, force: true }).catch(() => undefined);
     }
     send(outcome);
+  }
+
+  /**
+   * A statement asks for memory as a query does (auto profile; remembered peak, EXPLAIN estimate, fallback bucket),
+   * capped at SESSION_MAX_BUCKET_FRACTION of the budget. When that exceeds the session's baseline grant, the
+   * difference is acquired from admission control (queued as a query is, at most SESSION_QUEUED_TIMEOUT_S) and the
+   * connection's memory limit is raised to baseline plus top-up (with its share of idle memory, as a query's is).
+   * A top-up not granted in time leaves the statement to run within the baseline; the caller restores the limit
+   * and releases the top-up when the statement ends, whatever the outcome.
+   */
+  async #topUp(s: Session, p: StatementPayload, sql: string, stopped: () => void, log: Logger): Promise<Grant | null> {
+    const { config, admission } = this.#o;
+    if (config.maxConcurrencyProfile !== 'auto') return null; // a ladder slot is the session's whole share
+    if (NO_TOP_UP.has(leadingKeyword(p.sql)) && !statementBody(p.sql).includes(';')) return null;
+    const cap = Math.floor(config.sessionMaxBucketFraction * admission.stats.budgetBytes);
+    const ask = await this.#memoryAsk.askFor(p.sql, async () => {
+      const estimate = await s.engine.explainEstimate(sql, config.explainTimeoutS * 1000);
+      stopped();
+      return estimate;
+    });
+    const need = Math.min(ask.bytes, cap) - s.grant.grantedBytes;
+    if (need <= 0) return null;
+    stopped(); // a stop that came during the estimate found nothing queued to cancel
+    let grant: Grant;
+    try {
+      grant = await admission.acquire(topUpId(p.statement_id), need, { queuedTimeoutMs: config.sessionQueuedTimeoutS * 1000 });
+    } catch (error) {
+      if (!(error instanceof AdmissionError) || error.code === 'cancelled') throw error;
+      log.info({ askBytes: ask.bytes, needBytes: need, code: error.code }, 'statement top-up not granted; running within the session baseline');
+      return null;
+    }
+    try {
+      await s.engine.setMemoryLimit(Math.max(s.grant.limitBytes, s.grant.grantedBytes + grant.limitBytes));
+    } catch (error) {
+      grant.release();
+      throw error;
+    }
+    log.info({ askBytes: ask.bytes, askSource: ask.source, topUpBytes: grant.grantedBytes, reservedBytes: s.grant.grantedBytes + grant.grantedBytes, queuedMs: grant.queuedMs }, 'statement topped up');
+    return grant;
   }
 
   /**

@@ -9,10 +9,11 @@ import type { Queryable } from '../runtime/db.ts';
 import type { Config } from '../runtime/config.ts';
 import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs.ts';
 import { unprocessable } from './errors.ts';
+import { isStagingPath } from './statementPolicyRules.ts';
 
 export interface StagedFile {
   name: string;
-  /** the file's URI, as statements name it (`COPY t FROM '<key>'`) */
+  /** the file's URI, as statements name it (`COPY t FROM '<key>'`, `read_parquet('<key>')`) */
   key: string;
   put_url: string;
   get_url: string;
@@ -29,12 +30,17 @@ export function checkStagingName(name: string, index: number): void {
   }
 }
 
-/** The staging URIs a statement names in string literals (the policy allows them only in COPY). */
+/**
+ * The staging URIs a statement names in string literals: the policy lets them through only as COPY's file and as the
+ * paths of the staging readers (read_parquet, read_csv, read_json), so these are the files the agent must fetch
+ * (and, for COPY … TO, upload).
+ */
 export function stagingUrisIn(sql: string, prefix: string): string[] {
   const found = new Set<string>();
   for (const m of sql.matchAll(/'((?:[^']|'')*)'/g)) {
     const literal = m[1].replace(/''/g, "'");
-    if (literal.startsWith(prefix) && literal.length > prefix.length) found.add(literal);
+    // Only what the policy could have let through: nothing outside the prefix (a `..` segment included) is signed.
+    if (isStagingPath(literal, prefix, { glob: true })) found.add(literal);
   }
   return [...found];
 }

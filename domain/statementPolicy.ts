@@ -4,7 +4,7 @@
 import { Dialect, init, parse, tokenize } from '@polyglot-sql/sdk';
 import { analyzeStatement, dedupeTables } from './statementPolicyAst.ts';
 import type { SchemaRef, TableRef } from './statementPolicyAst.ts';
-import { isDeniedFunction, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './statementPolicyRules.ts';
+import { isDeniedFunction, isStagingPath, isStagingReader, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './statementPolicyRules.ts';
 import { hasNul, normalizeLineEnds, strayCharacter } from './statementPolicyText.ts';
 import { AppError } from './errors.ts';
 import { duckdbSyntaxError } from '../runtime/sqlSyntax.ts';
@@ -143,7 +143,7 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
   }
 
   const verdicts: Verdict[] = [];
-  for (let i = 0; i < asts.length; i++) verdicts.push(judge(asts[i], segments[i], opts));
+  for (let i = 0; i < asts.length; i++) verdicts.push(judge(asts[i], segments[i], opts, sql));
   const statementType = overallType(verdicts);
   const bad = verdicts.findIndex((v) => v.violation !== null);
   if (bad >= 0) return reject(`${where(sql, segments[bad], bad, topKind(asts[bad]))} is not allowed: ${verdicts[bad].violation}`, statementType);
@@ -235,17 +235,19 @@ function overallType(verdicts: Verdict[]): StatementType {
 }
 
 // Classifies one statement by its top node, applies the mode's rules, then the walk and token checks.
-function judge(ast: unknown, segment: Segment, opts: PolicyOptions): Verdict {
+function judge(ast: unknown, segment: Segment, opts: PolicyOptions, sql: string): Verdict {
   const kind = topKind(ast);
   const node = kind !== null && isObj(ast) && isObj(ast[kind]) ? ast[kind] : {};
   const first = segment.tokens[0].text.toUpperCase();
+  const prefix = opts.mode === 'session' ? opts.stagingPrefix : undefined;
+  const stagedRead = prefix ? (call: Record<string, unknown>) => stagedReadViolation(call, prefix) : undefined;
   const verdict = (type: StatementType, isWrite: boolean, violation: string | null = null): Verdict => {
     if (violation !== null) return { type, isWrite, tables: [], violation };
-    const facts = analyzeStatement(ast);
+    const facts = analyzeStatement(ast, stagedRead ? { stagedRead } : {});
     // A write must name what it writes: an empty target list would mean "nothing to check" downstream (I10).
     const blind = isWrite && facts.tables.length === 0 && facts.schemas.length === 0 ? 'the statement\'s write target could not be determined' : null;
     const schemas = kind === 'create_schema' ? { create: facts.schemas, drop: [] } : kind === 'drop_schema' ? { create: [], drop: facts.schemas } : undefined;
-    return { type, isWrite, tables: facts.tables, ...(schemas ? { schemas } : {}), violation: deniedCall(segment) ?? facts.violation ?? blind };
+    return { type, isWrite, tables: facts.tables, ...(schemas ? { schemas } : {}), violation: deniedCall(segment, sql, opts) ?? facts.violation ?? blind };
   };
 
   switch (kind) {
@@ -324,7 +326,7 @@ function copyViolation(node: Record<string, unknown>, opts: PolicyOptions): stri
   const files = node.files;
   const file = Array.isArray(files) && files.length === 1 ? stringLiteral(files[0]) : null;
   if (file === null) return 'COPY must name exactly one file as a plain string';
-  if (!underPrefix(file, opts.stagingPrefix)) return `COPY may only use paths under ${opts.stagingPrefix}`;
+  if (!isStagingPath(file, opts.stagingPrefix, { glob: true })) return `COPY may only use paths under ${opts.stagingPrefix}`;
   const source = isObj(node.this) ? node.this : {};
   const withColumns = isObj(source.schema) ? source.schema.this : source; // COPY t (a, b) FROM …
   const table = isObj(withColumns) && isObj(withColumns.table);
@@ -339,13 +341,24 @@ function copyViolation(node: Record<string, unknown>, opts: PolicyOptions): stri
   return null;
 }
 
-// The remainder after the prefix may not climb out of it or carry characters object stores or DuckDB reinterpret.
-function underPrefix(path: string, prefix: string): boolean {
-  const dir = prefix.endsWith('/') ? prefix : `${prefix}/`;
-  if (!path.startsWith(dir)) return false;
-  const rest = path.slice(dir.length);
-  if (rest === '' || /[\\%?#\u0000-\u001f\u007f]/.test(rest)) return false;
-  return !rest.split('/').some((segment) => segment === '..' || segment === '.');
+// SQL sessions: `read_parquet('<staging file>' | ['<staging file>', …] [, option = constant …])` and the other
+// staging readers. Every path is a plain string under the session's staging prefix (no glob, no `..`), options are
+// constants: nothing the reader is handed can name another file or run anything.
+function stagedReadViolation(call: Record<string, unknown>, prefix: string): string | null {
+  const name = typeof call.name === 'string' ? call.name.toLowerCase() : '?';
+  const [first, ...options] = Array.isArray(call.args) ? (call.args as unknown[]) : [];
+  const list = isObj(first) && isObj(first.array_func) && Array.isArray(first.array_func.expressions) ? first.array_func.expressions : null;
+  const paths = list ? list.map(stringLiteral) : [stringLiteral(first)];
+  const ok = call.distinct !== true && paths.length > 0 && paths.every((p) => p !== null && isStagingPath(p, prefix, { glob: false }));
+  if (!ok) return `${name}() may only read files under ${prefix}, each named by a plain string (or a list of them), without globs`;
+  for (const o of options) {
+    const eq = isObj(o) && isObj(o.eq) ? o.eq : null;
+    const named = isObj(o) && isObj(o.named_argument) ? o.named_argument : null;
+    const key = eq ? identName(eq.left) : named ? identName({ identifier: named.name }) : null;
+    const value = eq ? eq.right : named?.value;
+    if (key === null || !isConstant(value)) return `${name}() options must be name = constant value`;
+  }
+  return null;
 }
 
 // SQL sessions: `ATTACH '<managed catalog>' [AS <same name>] [(TYPE iceberg, READ_ONLY)]` and nothing else.
@@ -392,19 +405,51 @@ function resetViolation(node: Record<string, unknown>, opts: PolicyOptions): str
 
 // Token-level check for calls of denied functions: it holds however the parser represents the call (plain,
 // quoted, schema-qualified, method syntax, inside a column default). Names directly after TABLE, INTO, VIEW,
-// EXISTS, AS, COPY or WITH are table or CTE names with a column list, not calls.
+// EXISTS, AS, COPY or WITH are table or CTE names with a column list, not calls. In a session, a staging reader
+// passes when its path argument is, token by token, what the AST check allows (`stagedReadTokens`).
 const NOT_A_CALL_AFTER = new Set(['TABLE', 'INTO', 'VIEW', 'EXISTS', 'AS', 'COPY', 'WITH']);
 
-function deniedCall(segment: Segment): string | null {
+function deniedCall(segment: Segment, sql: string, opts: PolicyOptions): string | null {
   const t = segment.tokens;
+  const prefix = opts.mode === 'session' ? opts.stagingPrefix : undefined;
   for (let i = 0; i + 1 < t.length; i++) {
     if (t[i + 1].type !== 'L_PAREN' || !isWord(t[i]) || !isDeniedFunction(t[i].text)) continue;
     let j = i - 1;
     while (j >= 1 && t[j].type === 'DOT' && isWord(t[j - 1])) j -= 2;
     if (j >= 0 && t[j].type !== 'QUOTED_IDENTIFIER' && NOT_A_CALL_AFTER.has(t[j].text.toUpperCase())) continue;
-    return `function ${t[i].text.toLowerCase()}() is not allowed`;
+    const name = t[i].text.toLowerCase();
+    if (prefix && j === i - 1 && isStagingReader(name)) {
+      if (stagedReadTokens(t, i + 2, sql, prefix)) continue;
+      return `${name}() may only read files under ${prefix}, each named by a plain string (or a list of them), without globs`;
+    }
+    return `function ${name}() is not allowed`;
   }
   return null;
+}
+
+// From `at` (just after the reader's parenthesis): one staging string, or a bracketed list of them, then `,` or `)`.
+// Each string must be a plain single-quoted literal in the text itself, so DuckDB reads the same characters.
+function stagedReadTokens(t: Token[], at: number, sql: string, prefix: string): boolean {
+  const chars = Array.from(sql);
+  const staged = (k: number) => {
+    const tok = t[k];
+    if (tok?.type !== 'STRING') return false;
+    const raw = chars.slice(tok.start, tok.end).join('');
+    return raw === `'${tok.text.replaceAll("'", "''")}'` && isStagingPath(tok.text, prefix, { glob: false });
+  };
+  let k = at;
+  if (t[k]?.type === 'L_BRACKET') {
+    for (k++; ; k += 2) {
+      if (!staged(k)) return false;
+      if (t[k + 1]?.type === 'R_BRACKET') break;
+      if (t[k + 1]?.type !== 'COMMA') return false;
+    }
+    k += 2;
+  } else {
+    if (!staged(k)) return false;
+    k++;
+  }
+  return t[k]?.type === 'COMMA' || t[k]?.type === 'R_PAREN';
 }
 
 function isWord(t: Token): boolean {
@@ -496,6 +541,13 @@ function isPlainValue(v: unknown): boolean {
   if (k === 'neg') return isObj(inner) && isPlainValue(inner.this);
   if (k === 'tuple' || k === 'array_func') return isObj(inner) && Array.isArray(inner.expressions) && inner.expressions.every(isPlainValue);
   return false;
+}
+
+// A plain value, or a `{key: value}` struct or map of them (read_csv's columns, types).
+function isConstant(v: unknown): boolean {
+  if (isPlainValue(v)) return true;
+  const map = isObj(v) && isObj(v.map_func) ? v.map_func : null;
+  return map !== null && Array.isArray(map.keys) && Array.isArray(map.values) && [...map.keys, ...map.values].every(isConstant);
 }
 
 function isObj(v: unknown): v is Record<string, unknown> {

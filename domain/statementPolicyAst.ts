@@ -7,6 +7,7 @@ import {
   isDeniedFunction,
   isDeniedTableName,
   isPathLike,
+  isStagingReader,
   RESERVED_KEYWORDS,
 } from './statementPolicyRules.ts';
 
@@ -91,16 +92,29 @@ const MAX_DEPTH = 4000;
 // TRUNCATE from the catalog, never from a CTE of the same name (`WITH v AS (…) INSERT INTO v` writes the table v).
 const WRITE_TARGET_KINDS: ReadonlySet<string> = new Set(['insert', 'update', 'delete', 'merge', 'truncate']);
 
-export function analyzeStatement(root: unknown): StatementFacts {
-  const walk = new Walk();
+export interface WalkRules {
+  /**
+   * SQL sessions: judges a call of a staging reader (read_parquet, read_csv…), given its function node: null allows
+   * it, a string is the reason to reject. Without it, readers are denied like every other file reader.
+   */
+  stagedRead?: (call: Obj) => string | null;
+}
+
+export function analyzeStatement(root: unknown, rules: WalkRules = {}): StatementFacts {
+  const walk = new Walk(rules);
   walk.visit(root, new Set(), 0, true);
   return { tables: dedupeTables(walk.tables), schemas: walk.schemas, violation: walk.violation };
 }
 
 class Walk {
+  readonly rules: WalkRules;
   tables: TableRef[] = [];
   schemas: SchemaRef[] = [];
   violation: string | null = null;
+
+  constructor(rules: WalkRules) {
+    this.rules = rules;
+  }
 
   reject(reason: string): void {
     this.violation ??= reason;
@@ -129,7 +143,8 @@ class Walk {
     if (isRoot && v && WRITE_TARGET_KINDS.has(kind)) this.writeTargets(v, depth);
     if (isRoot && v && (kind === 'create_schema' || kind === 'drop_schema')) this.schemaTarget(v.name);
     if (kind === 'function' && v && typeof v.name === 'string' && isDeniedFunction(v.name)) {
-      return this.reject(`function ${v.name.toLowerCase()}() is not allowed`);
+      const staged = this.stagedRead(v);
+      if (staged !== null) return this.reject(staged ?? `function ${v.name.toLowerCase()}() is not allowed`);
     }
     if (kind === 'method_call' && v && isObj(v.method) && typeof v.method.name === 'string' && isDeniedFunction(v.method.name)) {
       return this.reject(`function ${v.method.name.toLowerCase()}() is not allowed`);
@@ -155,6 +170,12 @@ class Walk {
       if (key === 'span' || key === 'trailing_comments' || key === 'leading_comments') continue;
       this.visit(value, scope, depth + 1, false);
     }
+  }
+
+  // A staging reader's verdict: null allowed, a reason, or undefined when the call is no staging read at all.
+  stagedRead(call: Obj): string | null | undefined {
+    const name = typeof call.name === 'string' ? call.name : '';
+    return this.rules.stagedRead && isStagingReader(name) ? this.rules.stagedRead(call) : undefined;
   }
 
   // Each CTE body sees the CTEs before it (and itself when RECURSIVE); the statement body sees all of them.
@@ -244,7 +265,8 @@ class Walk {
     const v = item[kind];
     if (kind === 'function') {
       const name = isObj(v) && typeof v.name === 'string' ? v.name : '';
-      if (!isAllowedTableFunction(name)) return this.reject(`table function ${name.toLowerCase()}() is not allowed`);
+      const staged = isAllowedTableFunction(name) || !isObj(v) ? undefined : this.stagedRead(v);
+      if (!isAllowedTableFunction(name) && staged !== null) return this.reject(staged ?? `table function ${name.toLowerCase()}() is not allowed`);
     }
     if ((kind === 'lateral' || kind === 'paren') && isObj(v)) this.tableSource(v.this);
     // The joined items of a parenthesized join are checked when its struct is walked; its first item is not.

@@ -109,6 +109,11 @@ export const DENIED_TABLE_NAMES: ReadonlySet<string> = new Set([
   'duckdb_logs',
 ]);
 
+// SQL sessions only: file readers a statement may call on the session's own staging files, when every path it
+// names is a plain string literal under the staging prefix (see `isStagingPath`). They stay denied everywhere else;
+// the api sends the named files to the agent, which reads a local copy (it reaches no storage by URL itself).
+export const STAGING_READERS: ReadonlySet<string> = new Set(['read_parquet', 'read_csv', 'read_csv_auto', 'read_json', 'read_json_auto']);
+
 // SQL sessions only: settings a client may SET or RESET (SESSION or LOCAL scope, literal value). Settings that
 // change name resolution (schema, search_path) are left out: the grant check resolves unqualified table names
 // against the query's default catalog and would no longer match what the agent reads. Resource settings
@@ -171,6 +176,25 @@ export function isAllowedTableFunction(name: string): boolean {
 
 export function isDeniedTableName(name: string): boolean {
   return DENIED_TABLE_NAMES.has(name.toLowerCase());
+}
+
+/** An unqualified call name of a staging reader (`main.read_csv` is not one: it stays denied). */
+export function isStagingReader(name: string): boolean {
+  return STAGING_READERS.has(name.toLowerCase());
+}
+
+/**
+ * A path under a session's staging prefix. The remainder after the prefix may not climb out of it or carry
+ * characters object stores or DuckDB reinterpret; `glob: false` also refuses glob patterns (a reader's path is one
+ * object the api presigns, never a pattern over the store).
+ */
+export function isStagingPath(path: string, prefix: string, opts: { glob: boolean }): boolean {
+  const dir = prefix.endsWith('/') ? prefix : `${prefix}/`;
+  if (!path.startsWith(dir)) return false;
+  const rest = path.slice(dir.length);
+  if (rest === '' || /[\\%?#\u0000-\u001f\u007f]/.test(rest)) return false;
+  if (!opts.glob && /[*[\]{}]/.test(rest)) return false;
+  return !rest.split('/').some((segment) => segment === '..' || segment === '.');
 }
 
 export function isPathLike(name: string): boolean {

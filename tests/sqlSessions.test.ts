@@ -2,6 +2,10 @@
 // on it in order with session state kept; the route answers in the shapes the existing Python DB-API connector
 // reads (shared/reference), including its v1 error fallback (`detail`); deadlines fire through the reaper.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { setupAdmin, startTestApi, startTestStack, newUser, type Caller, type TestStack } from './support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
 import { STACK_CLIENT } from '../catalog/harness.ts';
@@ -180,6 +184,64 @@ describe('SQL sessions', () => {
     // The ended session's staged files are removed.
     await expect.poll(async () => (await fetch(out.get_url)).status, { timeout: 10_000 }).toBe(404);
     expect((await fetch(inp.get_url)).status).toBe(404);
+  });
+
+  it('staging files read with read_parquet / read_csv in the session; refused outside it, of another session and of any other path', async () => {
+    const { session } = await open();
+    const other = (await open()).session;
+    const staged = await t.req('POST', `/api/sql/sessions/${session.id}/staging-files`, { ...as(), body: { files: ['rows.parquet', 'rows.csv'] } });
+    expect(staged.status, staged.text).toBe(201);
+    const [pq, csv] = staged.body.files;
+    // The client makes its Parquet file with DuckDB of its own, and writes the CSV by hand.
+    const dir = mkdtempSync(join(tmpdir(), 'eider-staging-'));
+    const local = await DuckDBInstance.create(':memory:');
+    const conn = await local.connect();
+    try {
+      await conn.run(`COPY (SELECT range AS id, 'p' || range AS v FROM range(4)) TO '${join(dir, 'rows.parquet')}' (FORMAT parquet)`);
+    } finally {
+      conn.closeSync();
+      local.closeSync();
+    }
+    expect((await fetch(pq.put_url, { method: 'PUT', body: readFileSync(join(dir, 'rows.parquet')) })).status).toBe(200);
+    expect((await fetch(csv.put_url, { method: 'PUT', body: 'id,v\n1,a\n2,b\n3,c\n' })).status).toBe(200);
+    rmSync(dir, { recursive: true, force: true });
+
+    const parquet = await run(session.id, `SELECT id::INTEGER AS id, v FROM read_parquet('${pq.key}') ORDER BY id`);
+    expect(parquet.q.status, parquet.q.error).toBe('done');
+    expect(parquet.rows.rows).toEqual([0, 1, 2, 3].map((i) => ({ id: i, v: `p${i}` })));
+    const text = await run(session.id, `SELECT id::INTEGER AS id, v FROM read_csv('${csv.key}', header = true) ORDER BY id`);
+    expect(text.q.status, text.q.error).toBe('done');
+    expect(text.rows.rows).toEqual([{ id: 1, v: 'a' }, { id: 2, v: 'b' }, { id: 3, v: 'c' }]);
+    // Both at once, into a temp table, as a loader does.
+    const both = await run(session.id, `CREATE TEMP TABLE mixed AS SELECT id::INTEGER AS id FROM read_parquet(['${pq.key}']) UNION ALL SELECT id FROM read_csv('${csv.key}')`);
+    expect(both.q.status, both.q.error).toBe('done');
+    expect((await run(session.id, 'SELECT count(*)::INTEGER AS n FROM mixed')).rows.rows).toEqual([{ n: 7 }]);
+
+    const refused = async (res: Promise<{ status: number; body: any; text: string }>) => {
+      const r = await res;
+      expect(r.status, r.text).toBe(403);
+      expect(r.body.error).toBe('sql_not_allowed');
+    };
+    const inSession = (id: string, sql: string) => t.req('POST', `/api/sql/sessions/${id}/statements`, { ...as(), body: { sql } });
+    // Outside a session: a query may not read the staged file.
+    await refused(t.req('POST', '/api/workspaces/default/queries', { body: { sql: `SELECT * FROM read_parquet('${pq.key}')`, agent_id: agentId }, as: admin }));
+    // Another session may not read this session's files.
+    await refused(inSession(other.id, `SELECT * FROM read_parquet('${pq.key}')`));
+    await refused(inSession(other.id, `SELECT * FROM read_csv('${csv.key}')`));
+    // Nor any other path, scheme, glob or list that leaves the prefix.
+    for (const path of [
+      's3://warehouse/warehouse/data/x.parquet',
+      `${session.staging_uri}*.parquet`,
+      `${session.staging_uri}../${other.id}/rows.parquet`,
+      '/etc/passwd',
+      `file://${session.staging_uri}rows.parquet`,
+    ]) {
+      await refused(inSession(session.id, `SELECT * FROM read_parquet('${path}')`));
+    }
+    await refused(inSession(session.id, `SELECT * FROM read_csv(['${csv.key}', '/etc/passwd'])`));
+    await refused(inSession(session.id, `SELECT * FROM read_csv('${session.staging_uri}' || 'rows.csv')`));
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
+    await t.req('DELETE', `/api/sql/sessions/${other.id}`, as());
   });
 
   it('refuses what the spec refuses: 422 limits, agent_required, another user’s session, unauthenticated', async () => {

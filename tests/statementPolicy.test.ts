@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 import type { PolicyOptions, PolicyResult, StatementType, TableRef } from '../domain/statementPolicy.ts';
-import { isAllowedTableFunction, isDeniedFunction, isPathLike } from '../domain/statementPolicyRules.ts';
+import { isAllowedTableFunction, isDeniedFunction, isPathLike, isStagingPath, isStagingReader } from '../domain/statementPolicyRules.ts';
 import { POLICY_CORPUS, SESSION_OPTIONS } from './fixtures/policy-corpus.ts';
 import type { CorpusEntry } from './fixtures/policy-corpus.ts';
 
@@ -42,13 +42,15 @@ interface DuckReadFacts {
   tables: string[];
   cteNames: string[];
   functions: string[];
+  /** the path arguments of staging-reader calls as DuckDB reads them (null: not a constant string) */
+  readerPaths: (string | null)[];
 }
 
 // DuckDB's own parse tree for read statements (json_serialize_sql refuses anything that is not a SELECT).
 async function duckdbReadFacts(sql: string): Promise<DuckReadFacts> {
   const reader = await duck.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
   const json = JSON.parse(String(reader.getRows()[0][0])) as Record<string, unknown>;
-  const facts: DuckReadFacts = { error: null, statements: 0, tables: [], cteNames: [], functions: [] };
+  const facts: DuckReadFacts = { error: null, statements: 0, tables: [], cteNames: [], functions: [], readerPaths: [] };
   if (json.error === true) return { ...facts, error: String(json.error_message) };
   const statements = json.statements as unknown[];
   facts.statements = statements.length;
@@ -60,6 +62,11 @@ async function duckdbReadFacts(sql: string): Promise<DuckReadFacts> {
       facts.tables.push([o.catalog_name, o.schema_name, o.table_name].filter((p) => typeof p === 'string' && p !== '').join('.'));
     }
     if (typeof o.function_name === 'string') facts.functions.push(o.function_name);
+    if (typeof o.function_name === 'string' && isStagingReader(o.function_name) && Array.isArray(o.children)) {
+      const first = o.children[0] as Record<string, any> | undefined;
+      const items = first?.function_name === 'list_value' ? (first.children as Record<string, any>[]) : [first];
+      for (const c of items) facts.readerPaths.push(c?.class === 'CONSTANT' && c.value?.type?.id === 'VARCHAR' ? String(c.value.value) : null);
+    }
     if (o.cte_map && typeof o.cte_map === 'object') {
       for (const entry of (o.cte_map as { map: { key: string }[] }).map) facts.cteNames.push(entry.key.toLowerCase());
     }
@@ -70,8 +77,9 @@ async function duckdbReadFacts(sql: string): Promise<DuckReadFacts> {
 }
 
 // What DuckDB would run must be what the policy judged: same statement count, and for reads, no denied function
-// and no table the policy did not report.
-async function expectDuckdbAgrees(sql: string, result: PolicyResult & { ok: true }): Promise<void> {
+// (in a session, a staging reader only of constant paths under the staging prefix) and no table the policy did
+// not report.
+async function expectDuckdbAgrees(sql: string, result: PolicyResult & { ok: true }, opts: PolicyOptions = QUERY): Promise<void> {
   // DuckDB rewrites a PIVOT statement into a CREATE TYPE plus a SELECT before anything else sees it.
   if (/\b(un)?pivot\b/i.test(sql)) return;
   const count = await duckdbStatementCount(sql);
@@ -82,7 +90,9 @@ async function expectDuckdbAgrees(sql: string, result: PolicyResult & { ok: true
   if (facts.error !== null && /syntax error|unterminated/i.test(facts.error)) return; // DuckDB cannot parse it either
   expect(facts.error, `DuckDB sees a non-read in ${JSON.stringify(sql)}`).toBeNull();
   expect(facts.statements).toBe(result.statements.length);
-  for (const f of facts.functions) expect(isDeniedFunction(f), `DuckDB calls ${f} in ${JSON.stringify(sql)}`).toBe(false);
+  const prefix = opts.mode === 'session' ? opts.stagingPrefix : undefined;
+  for (const f of facts.functions) expect(isDeniedFunction(f) && !(prefix && isStagingReader(f)), `DuckDB calls ${f} in ${JSON.stringify(sql)}`).toBe(false);
+  for (const p of facts.readerPaths) expect(prefix !== undefined && p !== null && isStagingPath(p, prefix, { glob: false }), `DuckDB reads ${p} in ${JSON.stringify(sql)}`).toBe(true);
   const ours = new Set(result.tables.map((t) => fmt(t).toLowerCase()));
   for (const t of facts.tables) {
     expect(isPathLike(t.split('.').at(-1) ?? ''), `DuckDB reads a file ${t}`).toBe(false);
@@ -106,7 +116,7 @@ describe('statement policy corpus', () => {
     if (r.ok) {
       expect(r.tables.map(fmt).sort()).toEqual([...(e.tables ?? [])].sort());
       expect(r.materialize).toBe(r.statements.length === 1 && (r.statementType === 'select' || r.statementType === 'describe'));
-      await expectDuckdbAgrees(e.sql, r);
+      await expectDuckdbAgrees(e.sql, r, optionsOf(e));
     } else if (r.code === 'sql_syntax_error') {
       // only text DuckDB itself cannot parse is a syntax error
       expect(await duckdbStatementCount(e.sql)).toBeNull();
@@ -176,6 +186,22 @@ describe('statement policy results', () => {
     expect((await checkStatementPolicy(sql, { mode: 'session', stagingPrefix: 's3://warehouse/_staging/s2/' })).ok).toBe(false);
     expect((await checkStatementPolicy("ATTACH 'warehouse'", { mode: 'session' })).ok).toBe(false);
     expect((await checkStatementPolicy("ATTACH 'lake'", { mode: 'session', managedCatalogs: ['lake'] })).ok).toBe(true);
+  });
+
+  it('allows a staging reader only in a session, only of that session’s staging files, and says why not', async () => {
+    const sql = "SELECT * FROM read_parquet('s3://warehouse/_staging/s1/in.parquet')";
+    expect((await checkStatementPolicy(sql, { mode: 'session', stagingPrefix: 's3://warehouse/_staging/s1/' })).ok).toBe(true);
+    expect((await checkStatementPolicy(sql, { mode: 'session', stagingPrefix: 's3://warehouse/_staging/s1' })).ok).toBe(true);
+    for (const opts of [QUERY, { mode: 'session' } as const, { mode: 'session', stagingPrefix: 's3://warehouse/_staging/s2/' } as const]) {
+      const r = await checkStatementPolicy(sql, opts);
+      expect(r).toMatchObject({ ok: false, code: 'sql_not_allowed', statementType: 'select' });
+    }
+    const other = await checkStatementPolicy("SELECT * FROM read_csv('s3://warehouse/_staging/s2/x.csv')", SESSION_OPTIONS);
+    expect(!other.ok && other.message).toContain('read_csv() may only read files under s3://warehouse/_staging/s1/');
+    const option = await checkStatementPolicy("SELECT * FROM read_csv('s3://warehouse/_staging/s1/x.csv', sep = lower(','))", SESSION_OPTIONS);
+    expect(!option.ok && option.message).toContain('read_csv() options must be name = constant value');
+    expect(isStagingPath('s3://warehouse/_staging/s1/dir/*.csv', 's3://warehouse/_staging/s1/', { glob: true })).toBe(true);
+    expect(isStagingPath('s3://warehouse/_staging/s1/dir/*.csv', 's3://warehouse/_staging/s1/', { glob: false })).toBe(false);
   });
 });
 

@@ -190,7 +190,8 @@ export const sqlSessionRoutes = [
       'Without wait_timeout_s the answer is 202 at once (poll GET /queries/{id}); with it, 200 with the finished ' +
       'statement and, when it produced rows, first_page (first_page_limit rows, at most 200; 0 opts out). ' +
       'A session that is not open is 409 session_not_open. The session policy applies: the query policy plus USE, ' +
-      'transaction control, the safe SET list, COPY within the session staging prefix, ATTACH of an attached catalog.',
+      'transaction control, the safe SET list, COPY and read_parquet/read_csv/read_json of files within the session ' +
+      'staging prefix, ATTACH of an attached catalog.',
     tags: ['sql-sessions'],
     gate,
     access: { kind: 'resource', note: 'the session’s owner' },
@@ -333,7 +334,7 @@ export const sqlSessionRoutes = [
     summary: 'Presigned PUT and GET URLs for files in the session’s staging area (201)',
     description:
       'Each name becomes `<staging_uri><name>` (its `key`, the path a statement names: `COPY t FROM \'<key>\'`, ' +
-      '`COPY (…) TO \'<key>\'`). Upload with PUT to put_url, download with GET from get_url, until expires_at ' +
+      '`COPY (…) TO \'<key>\'`, `SELECT * FROM read_parquet(\'<key>\')`, read_csv, read_json). Upload with PUT to put_url, download with GET from get_url, until expires_at ' +
       '(SQL_SESSION_STAGING_URL_TTL_S). A name with /, \\ or .. is 422; a session not open is 409 session_not_open.',
     tags: ['sql-sessions'],
     gate,
