@@ -60,17 +60,19 @@ export async function reapDue(opts: ReaperOptions, signal?: AbortSignal): Promis
   return result;
 }
 
-/** Starts the leader-elected reaper loop (`ACTOR_REAPER_TICK_S`). */
-export function startActorReaper(opts: ReaperOptions & { tickMs: number; enabled?: boolean }): LeaderLoop {
+/** Starts a leader-elected reaper loop for `kinds` (`ACTOR_REAPER_TICK_S`; the session reaper's own tick for
+ *  sessions and statements). Each name is its own election. */
+export function startActorReaper(opts: ReaperOptions & { tickMs: number; enabled?: boolean; name?: string }): LeaderLoop {
+  const name = opts.name ?? 'actor-reaper';
   return startLeaderLoop({
     db: opts.db,
-    name: 'actor-reaper',
+    name,
     tickMs: opts.tickMs,
     enabled: opts.enabled ?? true,
     logger: opts.logger,
     run: async ({ signal }) => {
       const r = await reapDue(opts, signal);
-      if (r.due > 0) opts.logger.info({ loop: 'actor-reaper', ...r }, 'deadlines reaped');
+      if (r.due > 0) opts.logger.info({ loop: name, ...r }, 'deadlines reaped');
     },
   });
 }

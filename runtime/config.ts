@@ -117,7 +117,7 @@ export const CONFIG_VARIABLES = {
   SQL_SESSIONS_ENABLED: bool('sessions', 'false'),
   SQL_SESSION_IDLE_TIMEOUT_S: int('sessions', '900', 1),
   SQL_SESSION_MAX_LIFETIME_S: int('sessions', '14400', 1),
-  SQL_SESSION_REAPER_TICK_S: notBuilt('a separate session reaper (session and statement deadlines fire on ACTOR_REAPER_TICK_S)', int('sessions', '30', 1)),
+  SQL_SESSION_REAPER_TICK_S: num('sessions', '30', 0.05),
   SQL_SESSION_OPEN_TIMEOUT_S: int('sessions', '30', 1),
   SQL_SESSION_WAIT_TIMEOUT_S: int('sessions', '45', 0),
   SQL_SESSION_MAX_WAIT_TIMEOUT_S: int('sessions', '120', 0),

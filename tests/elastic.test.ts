@@ -63,6 +63,7 @@ describe('elastic compute with the process provider', () => {
       AGENT_HEARTBEAT_INTERVAL_S: '0.5',
       AGENT_HEARTBEAT_TTL_S: '3',
       ACTOR_REAPER_TICK_S: '0.2',
+      SQL_SESSION_REAPER_TICK_S: '0.2',
       INTERNAL_API_SECRET: 'internal-secret-for-the-elastic-test-0123456789',
     });
     admin = await setupAdmin(t);
@@ -188,6 +189,7 @@ describe('elastic compute that never dials home', () => {
       ELASTIC_PROVISIONING_DEADLINE_S: '2',
       ELASTIC_REAPER_TICK_S: '0.3',
       ACTOR_REAPER_TICK_S: '0.2',
+      SQL_SESSION_REAPER_TICK_S: '0.2',
     });
     try {
       const admin = await setupAdmin(t);
@@ -239,6 +241,7 @@ describe('an api killed while an elastic agent is provisioning', () => {
       ELASTIC_REAPER_TICK_S: '0.5',
       ELASTIC_PROVISIONING_DEADLINE_S: '90',
       ACTOR_REAPER_TICK_S: '0.2',
+      SQL_SESSION_REAPER_TICK_S: '0.2',
       AGENT_HEARTBEAT_INTERVAL_S: '0.5',
       AGENT_HEARTBEAT_TTL_S: '3',
     };

@@ -75,6 +75,7 @@ beforeAll(async () => {
     SQL_SESSION_OPENING_DEADLINE_S: String(OPENING_DEADLINE_S),
     SQL_STATEMENT_ACK_DEADLINE_S: String(ACK_DEADLINE_S),
     ACTOR_REAPER_TICK_S: '0.2',
+    SQL_SESSION_REAPER_TICK_S: '0.2',
   });
   admin = await setupAdmin(t);
   agent = await silentAgent(t.url, 'silent');

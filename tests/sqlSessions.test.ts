@@ -27,6 +27,7 @@ beforeAll(async () => {
     AGENT_HEARTBEAT_INTERVAL_S: '0.5',
     AGENT_HEARTBEAT_TTL_S: '3',
     ACTOR_REAPER_TICK_S: '0.2',
+    SQL_SESSION_REAPER_TICK_S: '0.2',
   });
   admin = await setupAdmin(t);
   agent = await startAgent(t, { bootstrapToken: BOOT, name: 'sessions' });

@@ -16,7 +16,13 @@ let agent: TestAgent | undefined;
 const rowsRequests: string[] = [];
 
 // The api with a real catalog service and object store beside it, as `eider up` runs them.
-const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2', SQL_SESSIONS_ENABLED: 'true' });
+const t: TestStack = await startTestStack({
+  AGENT_BOOTSTRAP_TOKEN: BOOT,
+  AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+  ACTOR_REAPER_TICK_S: '0.2',
+  SQL_SESSION_REAPER_TICK_S: '0.2',
+  SQL_SESSIONS_ENABLED: 'true',
+});
 const admin: Caller & { id: string } = await setupAdmin(t);
 
 beforeAll(async () => {
@@ -403,7 +409,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await b.shot('21-runs');
   });
 
-  it('lineage: the table page shows what feeds a table, and its source opens on click', async () => {
+  it('lineage: the table page draws what feeds a table, shows column detail on click, and opens the source', async () => {
     const agentId = (await t.req('GET', '/api/agents', { as: admin })).body.find((a: any) => a.name === 'e2e-agent').id;
     for (const sql of ['CREATE SCHEMA IF NOT EXISTS lin_e2e', 'CREATE TABLE lin_e2e.src AS SELECT range AS id FROM range(3)', 'CREATE TABLE lin_e2e.dst AS SELECT id * 2 AS twice FROM lin_e2e.src']) {
       const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
@@ -414,14 +420,19 @@ describe('web app: worksheets, results, history, catalog', () => {
       .toBe(1);
     const { page } = b;
     await page.goto(ui.url + '/w/default/catalog/warehouse/lin_e2e/dst');
-    const edges = page.getByRole('table', { name: 'Lineage edges' });
-    await edges.getByText('warehouse.lin_e2e.src').waitFor({ timeout: 20_000 });
-    expect(await edges.textContent()).toContain('execution');
-    await edges.getByRole('row').nth(1).click();
-    await page.getByLabel('Edge detail').getByText('execution unknown').waitFor();
+    // The graph: the source's box left of the table's, joined by an edge; a click on a box shows its column detail.
+    const graph = page.getByRole('group', { name: 'Lineage graph' });
+    const src = graph.locator('g[data-node="warehouse.lin_e2e.src"]');
+    await src.waitFor({ timeout: 20_000 });
+    await src.click();
+    await page.getByLabel('Node detail').getByText('id → warehouse.lin_e2e.dst.twice').waitFor();
+    await graph.locator('g[data-edge="warehouse.lin_e2e.src>warehouse.lin_e2e.dst"]').click();
+    await page.getByLabel('Edge detail').getByText('execution: 1 seen', { exact: false }).waitFor();
+    await page.getByLabel('Edge detail').scrollIntoViewIfNeeded();
     await b.shot('22-lineage');
-    await edges.getByRole('link', { name: 'warehouse.lin_e2e.src' }).click();
+    await src.click();
+    await page.getByLabel('Node detail').getByRole('link', { name: 'warehouse.lin_e2e.src' }).click();
     await page.waitForURL(/\/catalog\/warehouse\/lin_e2e\/src$/);
-    await page.getByRole('table', { name: 'Lineage edges' }).getByText('warehouse.lin_e2e.dst').waitFor();
+    await page.getByRole('group', { name: 'Lineage graph' }).locator('g[data-node="warehouse.lin_e2e.dst"]').waitFor();
   });
 });
