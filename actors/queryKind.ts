@@ -11,7 +11,7 @@ import type { ElasticCompute } from './elasticCompute.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES } from '../domain/queries.ts';
 import { markTableDropped } from '../domain/semantic/models.ts';
-import { dropTableLineage, recordExecutionLineage } from '../domain/lineage.ts';
+import { dropTableLineage, recordExecutionLineage, recordRename, type LineageEnv } from '../domain/lineage.ts';
 
 export interface QueryKindDeps {
   db: Db;
@@ -24,6 +24,8 @@ export interface QueryKindDeps {
   catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
   /** present when ELASTIC_COMPUTE_ENABLED: queries without an agent wait for a pool's compute */
   elastic?: ElasticCompute;
+  /** the catalog (column lineage reads source schemas) and the failure counter for execution lineage */
+  lineage?: LineageEnv;
 }
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -104,7 +106,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
         if (p.agentId) await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.queryId } });
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
-      recordProfile: (_ctx, p: { queryId: string; profile: unknown }) => recordRunOutcome(db, p.queryId, p.profile),
+      recordProfile: (_ctx, p: { queryId: string; profile: unknown }) => recordRunOutcome(db, p.queryId, p.profile, deps.lineage),
       // Elastic compute: the query was recorded without an agent; the pool it waits on is on its row.
       requestCompute: async (ctx, p: { queryId: string }) => {
         const [row] = await db.query<{ compute_pool: string | null }>(`select compute_pool from queries where id = $1`, [p.queryId]);
@@ -147,7 +149,7 @@ export const runEntityWrite = (id: string, pr: any) => ({
  * What a finished run leaves besides its row: its profile (when given), for writes the tables' last-write
  * provenance, and for a DROP TABLE the semantic models it breaks (as a drop through the catalog API does).
  */
-export async function recordRunOutcome(db: Db, queryId: string, profile: unknown) {
+export async function recordRunOutcome(db: Db, queryId: string, profile: unknown, lineage: LineageEnv = {}) {
   const [q] = await db.query<FinishedQuery>(
     `update queries set profile = coalesce($2::jsonb, profile) where id = $1
      returning statement_type, tables, catalog, user_id, workspace_id, sql, finished_at`,
@@ -156,9 +158,11 @@ export async function recordRunOutcome(db: Db, queryId: string, profile: unknown
   if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) {
     await recordWrites(db, queryId, q);
     // Lineage is best effort: a statement whose target cannot be read records none; the query stands either way.
-    if (['insert', 'merge', 'update', 'create'].includes(q.statement_type)) await recordExecutionLineage(db, queryId, q).catch(() => 0);
+    if (['insert', 'merge', 'update', 'create'].includes(q.statement_type)) await recordExecutionLineage(db, queryId, q, lineage).catch(() => 0);
   }
   if (q?.statement_type === 'drop') await recordDrops(db, q);
+  // A renamed table's lineage follows it (by its uuid); the query stands either way.
+  if (q?.statement_type === 'alter') await recordRename(db, q, lineage).catch(() => false);
 }
 
 interface FinishedQuery {

@@ -8,6 +8,7 @@ import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
 import { dispatchCatalogs, dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
+import type { LineageEnv } from '../domain/lineage.ts';
 
 export interface StatementKindDeps {
   db: Db;
@@ -20,6 +21,8 @@ export interface StatementKindDeps {
   stagingFor?: (sessionId: string, sql: string, ttlSeconds: number) => Promise<Array<{ uri: string; get_url: string; put_url: string }>>;
   /** present when ELASTIC_COMPUTE_ENABLED: an elastic agent may reach the catalog at another address */
   elastic?: ElasticCompute;
+  /** what execution lineage needs besides the database (as for queries) */
+  lineage?: LineageEnv;
 }
 
 export function statementKind(deps: StatementKindDeps): ActorKind {
@@ -71,7 +74,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
         await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.statementId } });
       },
       statementFinished: async (ctx, p: { sessionId: string; statementId: string; status: string }) => {
-        if (p.status === 'done') await recordRunOutcome(db, p.statementId, null);
+        if (p.status === 'done') await recordRunOutcome(db, p.statementId, null, deps.lineage);
         await ctx.host.send('sqlSession', p.sessionId, { type: 'statementFinished', statementId: p.statementId });
       },
     },

@@ -131,13 +131,16 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const tracing = createTracing({ serviceName: config.OTEL_SERVICE_NAME, endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const catalog = catalogClientFromConfig(config, tracing);
   const elastic = startElasticCompute({ config, db, link, logger });
+  const metrics = config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db), () => elasticCounts(db)) : undefined;
+  // Execution lineage reads the source tables' schemas (column lineage) and counts what it could not read.
+  const lineage = { catalog, failed: (stage: 'statement' | 'columns') => metrics?.lineageFailures.inc({ stage }) };
   const host = await createActorHost({
     db,
     replicaId: config.REPLICA_ID,
     logger: logger.child({ part: 'actors' }),
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets, link, replicaId: config.REPLICA_ID }),
-      query: queryKind({ db, sockets, link, logger, tracing, elastic, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
+      query: queryKind({ db, sockets, link, logger, tracing, elastic, lineage, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
       sqlSession: sqlSessionKind({ db, link, logger, elastic, removeStaging: (id) => removeSessionStaging(db, config, id) }),
       ...(elastic ? { elasticAgent: elastic.kind } : {}),
       statement: statementKind({
@@ -148,6 +151,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
         catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds),
         stagingFor: (sessionId, sql, ttlSeconds) => statementStaging(db, config, sessionId, sql, ttlSeconds),
         elastic,
+        lineage,
       }),
     },
   });
@@ -155,9 +159,18 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const reaper = startActorReaper({
     db,
     host,
-    kinds: ['agentConnection', 'query', 'sqlSession', 'statement'],
+    kinds: ['agentConnection', 'query'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.ACTOR_REAPER_TICK_S * 1000,
+  });
+  // SQL sessions and their statements: the spec's session reaper, on its own tick.
+  const sessionReaper = startActorReaper({
+    db,
+    host,
+    name: 'session-reaper',
+    kinds: ['sqlSession', 'statement'],
+    logger: logger.child({ part: 'reaper' }),
+    tickMs: config.SQL_SESSION_REAPER_TICK_S * 1000,
   });
   // Elastic agents' deadlines (dial home, idle, lifetime) and the reconciliation with what the provider runs.
   const elasticReaper = startLeaderLoop({
@@ -213,7 +226,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     db,
     config,
     logger,
-    metrics: config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db), () => elasticCounts(db)) : undefined,
+    metrics,
     elastic,
     version: VERSION,
     setupToken,
@@ -274,6 +287,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       warehouses.stop();
       await seed.stop();
       await reaper.stop();
+      await sessionReaper.stop();
       await elasticReaper.stop();
       await housekeeping.stop();
       await auditRetention.stop();

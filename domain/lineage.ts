@@ -4,10 +4,16 @@
 // import theirs. Edges carry per-provider provenance; an edge is stale when every producer's claim is older than
 // LINEAGE_STALE_AFTER_DAYS (marked, never removed).
 import type { Db, Queryable } from '../runtime/db.ts';
+import type { CatalogClient } from '../runtime/catalogClient.ts';
+import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts';
 import { AppError, unprocessable } from './errors.ts';
+import { warehouseName } from './catalogs.ts';
+import { deriveColumnLineage, loadParser, parseRename, type ColumnLineage } from './lineageColumns.ts';
 
 export const EXECUTION = 'execution';
 export const MAX_NODES = 500;
+/** Column entries in one lineage answer, over all its edges; past it `columns_truncated` is set. */
+export const MAX_COLUMNS = 2000;
 
 export interface TableEnd {
   catalog: string;
@@ -86,17 +92,29 @@ export function executionEdges(
 async function upsertEdge(
   q: Queryable,
   workspaceId: string,
-  e: { source: string; target: string; provider: string; at: string; columns?: unknown[]; columnLineage?: string; queryId?: string | null },
+  e: {
+    source: string;
+    target: string;
+    provider: string;
+    at: string;
+    columns?: unknown[];
+    columnLineage?: string;
+    queryId?: string | null;
+    sourceUuid?: string | null;
+    targetUuid?: string | null;
+  },
 ): Promise<boolean> {
   const [row] = await q.query<{ inserted: boolean }>(
-    `insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id)
-     values ($1, $2, $3, $4, $5::timestamptz, $5::timestamptz, $6::jsonb, $7, $8)
+    `insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id,
+                                     source_uuid, target_uuid)
+     values ($1, $2, $3, $4, $5::timestamptz, $5::timestamptz, $6::jsonb, $7, $8, $9::uuid, $10::uuid)
      on conflict (workspace_id, source_key, target_key, provider) do update set
        last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at), first_seen_at = least(l.first_seen_at, excluded.first_seen_at),
        observation_count = l.observation_count + 1, columns = excluded.columns, column_lineage = excluded.column_lineage,
-       last_query_id = coalesce(excluded.last_query_id, l.last_query_id)
+       last_query_id = coalesce(excluded.last_query_id, l.last_query_id),
+       source_uuid = coalesce(excluded.source_uuid, l.source_uuid), target_uuid = coalesce(excluded.target_uuid, l.target_uuid)
      returning (xmax = 0) as inserted`,
-    [workspaceId, e.source, e.target, e.provider, e.at, JSON.stringify(e.columns ?? []), e.columnLineage ?? 'unknown', e.queryId ?? null],
+    [workspaceId, e.source, e.target, e.provider, e.at, JSON.stringify(e.columns ?? []), e.columnLineage ?? 'unknown', e.queryId ?? null, e.sourceUuid ?? null, e.targetUuid ?? null],
   );
   return row.inserted;
 }
@@ -110,16 +128,182 @@ export interface FinishedRun {
   finished_at: Date | null;
 }
 
+/** What recording lineage needs besides the database. */
+export interface LineageEnv {
+  /** Reads the tables' current schemas for column lineage; without it column lineage is not tried (`unknown`). */
+  catalog?: Pick<CatalogClient, 'loadTable'>;
+  /** Counts lineage that could not be read: the statement did not parse, or its columns were not established. */
+  failed?: (stage: 'statement' | 'columns') => void;
+}
+
+type ColumnPair = { source_column: string; target_column: string };
+
+/** One execution edge as a finished write yields it (node keys). */
+export interface DerivedEdge {
+  source: string;
+  target: string;
+  columns: ColumnPair[];
+  columnLineage: 'derived' | 'unsupported' | 'unknown';
+  sourceUuid: string | null;
+  targetUuid: string | null;
+  /** the catalog loaded both ends just now (false without a catalog) */
+  current: boolean;
+}
+
+/**
+ * A finished write's execution edges: from each table it read to the table it wrote, with the uuids of their
+ * tables, and for CTAS and INSERT … SELECT the column pairs of each edge (`derived`, or `unsupported` when the walk
+ * could not establish them). `catalogs`: the workspace's attached catalog slugs (lower case).
+ */
+export async function deriveExecutionLineage(row: FinishedRun, catalogs: ReadonlySet<string>, env: LineageEnv = {}): Promise<DerivedEdge[]> {
+  const edges = executionEdges(row.sql, row.tables ?? [], row.catalog, catalogs);
+  if (!edges.length || !row.catalog) return [];
+  const defaultCatalog = row.catalog;
+  const target = edges[0].target;
+  // Every table the statement named (the target's columns name CTAS columns and INSERT positions).
+  const ends = new Map<string, TableEnd>([[tableKey(target), target]]);
+  for (const r of row.tables ?? []) ends.set(tableKey(resolve(r, defaultCatalog, catalogs)), resolve(r, defaultCatalog, catalogs));
+  const loaded = env.catalog ? await loadTables(env.catalog, [...ends.values()].filter((e) => catalogs.has(e.catalog))) : null;
+  const columns = loaded ? await columnLineageOf(row.sql, target, (r) => tableKey(resolve(r, defaultCatalog, catalogs)), loaded.columns, env) : { state: 'unknown' as const };
+  return edges.map((e) => {
+    const source = tableKey(e.source);
+    const targetKey = tableKey(e.target);
+    return {
+      source,
+      target: targetKey,
+      ...(columns.state === 'derived' ? { columns: columns.pairs.get(source) ?? [], columnLineage: 'derived' as const } : { columns: [], columnLineage: columns.state }),
+      sourceUuid: loaded?.uuids.get(source) ?? null,
+      targetUuid: loaded?.uuids.get(targetKey) ?? null,
+      current: !!loaded && loaded.columns.has(source) && loaded.columns.has(targetKey),
+    };
+  });
+}
+
 /** Records a finished query's execution lineage (best effort by the caller: a parse miss records nothing). */
-export async function recordExecutionLineage(q: Queryable, queryId: string, row: FinishedRun): Promise<number> {
+export async function recordExecutionLineage(q: Queryable, queryId: string, row: FinishedRun, env: LineageEnv = {}): Promise<number> {
+  const edges = await deriveExecutionLineage(row, await attachedSlugs(q, row.workspace_id), env);
+  const at = (row.finished_at ?? new Date()).toISOString();
+  for (const e of edges) await upsertEdge(q, row.workspace_id, { ...e, provider: EXECUTION, at, queryId });
+  return edges.length;
+}
+
+export async function attachedSlugs(q: Queryable, workspaceId: string): Promise<Set<string>> {
   const attached = await q.query<{ slug: string }>(
     `select c.slug from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = $1`,
-    [row.workspace_id],
+    [workspaceId],
   );
-  const edges = executionEdges(row.sql, row.tables ?? [], row.catalog, new Set(attached.map((a) => a.slug.toLowerCase())));
-  const at = (row.finished_at ?? new Date()).toISOString();
-  for (const e of edges) await upsertEdge(q, row.workspace_id, { source: tableKey(e.source), target: tableKey(e.target), provider: EXECUTION, at, queryId });
-  return edges.length;
+  return new Set(attached.map((a) => a.slug.toLowerCase()));
+}
+
+/** The current columns and uuid of each table the catalog can load (by node key); the others are left out. */
+async function loadTables(catalog: NonNullable<LineageEnv['catalog']>, ends: Iterable<TableEnd>) {
+  const columns = new Map<string, string[]>();
+  const uuids = new Map<string, string>();
+  for (const end of ends) {
+    try {
+      const { metadata } = await catalog.loadTable<TableMetadata>(warehouseName({ slug: end.catalog }), [end.schema], end.table);
+      columns.set(tableKey(end), currentSchema(metadata).fields.map((f) => f.name));
+      if (metadata['table-uuid']) uuids.set(tableKey(end), metadata['table-uuid']);
+    } catch {
+      // A table that cannot be loaded leaves its columns unknown: the walk reports it unsupported if it needs them.
+    }
+  }
+  return { columns, uuids };
+}
+
+/** The column pairs per source table key, or why there are none. */
+async function columnLineageOf(
+  sql: string,
+  target: TableEnd,
+  resolveTable: (r: Ref) => string,
+  tables: ReadonlyMap<string, string[]>,
+  env: LineageEnv,
+): Promise<{ state: 'derived'; pairs: Map<string, ColumnPair[]> } | { state: 'unsupported' | 'unknown' }> {
+  await loadParser();
+  const result: ColumnLineage = deriveColumnLineage(sql, { resolveTable, tables });
+  if (result.state === 'unknown') return result;
+  if (result.state === 'unsupported' || resolveTable(result.target) !== tableKey(target)) {
+    env.failed?.(result.state === 'unsupported' && result.parseFailed ? 'statement' : 'columns');
+    return { state: 'unsupported' };
+  }
+  const pairs = new Map<string, ColumnPair[]>();
+  for (const c of result.columns) {
+    for (const s of c.sources) pairs.set(s.table, [...(pairs.get(s.table) ?? []), { source_column: s.column, target_column: c.target_column }]);
+  }
+  return { state: 'derived', pairs };
+}
+
+/**
+ * A table was renamed (`from` → `to`, the same table, uuid `uuid` when the catalog could load it): its edges follow
+ * it in every workspace. Edges that recorded its uuid move wherever their key was; edges under the old name that
+ * recorded no uuid (imports) move by name; edges under the old name with another uuid belonged to an earlier
+ * table of that name and stay.
+ */
+export async function renameTableLineage(db: Db, from: TableEnd, to: TableEnd, tableUuid: string | null): Promise<number> {
+  const uuid = tableUuid?.toLowerCase() ?? null;
+  const oldKey = tableKey(from);
+  const newKey = tableKey(to);
+  if (oldKey === newKey) return 0;
+  return db.tx(async (q) => {
+    const rows = await q.query<EdgeRow & { workspace_id: string; last_query_id: string | null; source_uuid: string | null; target_uuid: string | null }>(
+      `delete from lineage_edges
+        where ($2::uuid is not null and (source_uuid = $2::uuid or target_uuid = $2::uuid))
+           or (source_key = $1 and (source_uuid is null or $2::uuid is null)) or (target_key = $1 and (target_uuid is null or $2::uuid is null))
+        returning *`,
+      [oldKey, uuid],
+    );
+    const moves = (key: string, recorded: string | null) => (uuid !== null && recorded === uuid) || (key === oldKey && (recorded === null || uuid === null));
+    let moved = 0;
+    for (const r of rows) {
+      const source = moves(r.source_key, r.source_uuid) ? newKey : r.source_key;
+      const target = moves(r.target_key, r.target_uuid) ? newKey : r.target_key;
+      if (source === target) continue;
+      // Merged into an edge the new name already has: the counts add up, the newer observation's columns win.
+      await q.query(
+        `insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage,
+                                         last_query_id, source_uuid, target_uuid)
+         values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11::uuid, $12::uuid)
+         on conflict (workspace_id, source_key, target_key, provider) do update set
+           first_seen_at = least(l.first_seen_at, excluded.first_seen_at), last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at),
+           observation_count = l.observation_count + excluded.observation_count,
+           columns = case when excluded.last_seen_at >= l.last_seen_at then excluded.columns else l.columns end,
+           column_lineage = case when excluded.last_seen_at >= l.last_seen_at then excluded.column_lineage else l.column_lineage end,
+           source_uuid = coalesce(l.source_uuid, excluded.source_uuid), target_uuid = coalesce(l.target_uuid, excluded.target_uuid)`,
+        [
+          r.workspace_id,
+          source,
+          target,
+          r.provider,
+          r.first_seen_at,
+          r.last_seen_at,
+          r.observation_count,
+          JSON.stringify(r.columns ?? []),
+          r.column_lineage,
+          r.last_query_id,
+          source === newKey ? (uuid ?? r.source_uuid) : r.source_uuid,
+          target === newKey ? (uuid ?? r.target_uuid) : r.target_uuid,
+        ],
+      );
+      moved++;
+    }
+    return moved;
+  });
+}
+
+/** A finished ALTER TABLE … RENAME TO: the renamed table's edges follow it (best effort by the caller). */
+export async function recordRename(db: Db, row: FinishedRun, env: LineageEnv = {}): Promise<boolean> {
+  if (!row.catalog) return false;
+  await loadParser();
+  const r = parseRename(row.sql);
+  if (!r) return false;
+  const catalogs = await attachedSlugs(db, row.workspace_id);
+  const from = resolve(r.from, row.catalog, catalogs);
+  // DuckDB renames within the table's catalog; the new name may name another schema.
+  const to: TableEnd = { catalog: from.catalog, schema: (r.to.schema ?? from.schema).toLowerCase(), table: r.to.name.toLowerCase() };
+  let uuid: string | null = null;
+  if (env.catalog) uuid = (await loadTables(env.catalog, [to])).uuids.get(tableKey(to)) ?? null;
+  await renameTableLineage(db, from, to, uuid);
+  return true;
 }
 
 /** A table was dropped: its edges go (a new table of the same name starts without history). */
@@ -240,15 +424,26 @@ interface EdgeRow {
 }
 
 /**
- * The graph around `start`, `depth` hops (1-5) upstream, downstream or both, optionally one provider's edges.
+ * The graph around `start`, `depth` hops (1-5) upstream, downstream or both, optionally some providers' edges.
  * Ends in catalogs no longer attached are dropped (`hidden`); ends the caller may not see (`canSee` false, scoped
- * grants) become redacted nodes without names. At most MAX_NODES nodes (`truncated`).
+ * grants) become redacted nodes without names. At most MAX_NODES nodes (`truncated`). Column detail is given for
+ * edges touching a node of `columnsFor` (the start table when not given), at most `maxColumns` entries
+ * (`columns_truncated`); a node's column_count is how many of its columns that detail names.
  */
 export async function readGraph(
   q: Queryable,
   workspaceId: string,
   start: TableEnd,
-  opts: { direction: 'upstream' | 'downstream' | 'both'; depth: number; provider?: string; staleAfterDays: number; attached: ReadonlySet<string>; canSee: (e: TableEnd) => boolean },
+  opts: {
+    direction: 'upstream' | 'downstream' | 'both';
+    depth: number;
+    providers?: readonly string[];
+    columnsFor?: readonly string[];
+    maxColumns?: number;
+    staleAfterDays: number;
+    attached: ReadonlySet<string>;
+    canSee: (e: TableEnd) => boolean;
+  },
 ): Promise<LineageGraph> {
   const startKey = tableKey(start);
   const visited = new Set<string>([startKey]);
@@ -259,9 +454,9 @@ export async function readGraph(
   for (let hop = 0; hop < opts.depth && frontier.length && !truncated; hop++) {
     const rows = await q.query<EdgeRow>(
       `select source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage from lineage_edges
-        where workspace_id = $1 and ($3::text is null or provider = $3)
+        where workspace_id = $1 and ($3::text[] is null or provider = any($3::text[]))
           and (($4 and target_key = any($2::text[])) or ($5 and source_key = any($2::text[])))`,
-      [workspaceId, frontier, opts.provider ?? null, opts.direction !== 'downstream', opts.direction !== 'upstream'],
+      [workspaceId, frontier, opts.providers?.length ? opts.providers : null, opts.direction !== 'downstream', opts.direction !== 'upstream'],
     );
     const next: string[] = [];
     for (const r of rows) {
@@ -300,6 +495,7 @@ export async function readGraph(
     }
     return { key: k, kind: 'table', ...end, column_count: 0 };
   };
+  const columnsFor = new Set((opts.columnsFor?.length ? opts.columnsFor : [startKey]).map((k) => (k.startsWith('external:') ? k : k.toLowerCase())));
   const nodes = new Map<string, LineageNode>();
   for (const k of visited) {
     if (edges.size === 0 && k !== startKey) continue;
@@ -320,7 +516,8 @@ export async function readGraph(
       .sort((a, b) => a.provider.localeCompare(b.provider));
     const src = nodeOf(list[0].source_key);
     const tgt = nodeOf(list[0].target_key);
-    const showColumns = src.kind !== 'redacted' && tgt.kind !== 'redacted';
+    // Column detail: only around the nodes asked about, never when an end is redacted.
+    const showColumns = src.kind !== 'redacted' && tgt.kind !== 'redacted' && (columnsFor.has(src.key) || columnsFor.has(tgt.key));
     const columns = new Map<string, { source_column: string; target_column: string; providers: string[]; stale: boolean }>();
     if (showColumns) {
       for (const r of list) {
@@ -345,5 +542,22 @@ export async function readGraph(
     });
   }
   outEdges.sort((a, b) => (a.source + a.target).localeCompare(b.source + b.target));
-  return { nodes: [...nodes.values()].sort((a, b) => a.key.localeCompare(b.key)), edges: outEdges, truncated, hidden, columns_truncated: false };
+  // The cap is spent in the answer's edge order, so a repeated read withholds the same entries.
+  let budget = opts.maxColumns ?? MAX_COLUMNS;
+  let columnsTruncated = false;
+  const named = new Map<string, Set<string>>();
+  const name = (node: string, column: string) => named.set(node, (named.get(node) ?? new Set()).add(column.toLowerCase()));
+  for (const e of outEdges) {
+    if (e.columns.length > budget) {
+      e.columns = e.columns.slice(0, budget);
+      columnsTruncated = true;
+    }
+    budget -= e.columns.length;
+    for (const c of e.columns) {
+      name(e.source, c.source_column);
+      name(e.target, c.target_column);
+    }
+  }
+  for (const n of nodes.values()) n.column_count = named.get(n.key)?.size ?? 0;
+  return { nodes: [...nodes.values()].sort((a, b) => a.key.localeCompare(b.key)), edges: outEdges, truncated, hidden, columns_truncated: columnsTruncated };
 }

@@ -7,6 +7,11 @@ export interface Metrics {
   latency: Histogram<'method' | 'route' | 'status'>;
   /** /mcp tool calls by tool and outcome (ok, tool_error, invalid_arguments) */
   mcpToolCalls: Counter<'tool' | 'outcome'>;
+  /**
+   * Execution lineage that could not be read, by stage: `statement` (the write's SQL did not parse) or `columns`
+   * (parsed, but its column lineage was not established and is recorded `unsupported`). The query stands either way.
+   */
+  lineageFailures: Counter<'stage'>;
 }
 
 /** Cluster-wide counts read from the database at scrape time (so every replica reports the same). */
@@ -93,6 +98,12 @@ export function createMetrics(
     labelNames: ['tool', 'outcome'] as const,
     registers: [registry],
   });
+  const lineageFailures = new Counter({
+    name: 'eider_lineage_failures_total',
+    help: 'done writes whose execution lineage could not be read, by stage (statement, columns)',
+    labelNames: ['stage'] as const,
+    registers: [registry],
+  });
   if (sessionCounts) {
     const counts = perScrape(sessionCounts);
     const gauge = (name: string, help: string, label: string, pick: (c: SessionCounts) => Record<string, number>) =>
@@ -117,5 +128,5 @@ export function createMetrics(
     labelled('eider_elastic_agents_live', 'elastic agents not yet ended, by state', 'state', (f) => f.live);
     labelled('eider_elastic_provisioning_seconds', 'time from request to the agent dialling home, by quantile', 'quantile', (f) => f.provisioningSeconds);
   }
-  return { registry, requests, latency, mcpToolCalls };
+  return { registry, requests, latency, mcpToolCalls, lineageFailures };
 }

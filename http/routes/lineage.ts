@@ -1,11 +1,14 @@
 // Lineage (spec "Lineage", decisions.md "Lineage"): the graph around a table, canonical imports from any producer,
 // and purging a retired producer's edges.
 import { Schema } from 'effect';
-import { route } from '../route.ts';
+import { asArray, repeatable, route } from '../route.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { scopeOf } from '../../domain/catalogGrants.ts';
-import { notFound, unprocessable } from '../../domain/errors.ts';
+import { AppError, notFound, unprocessable } from '../../domain/errors.ts';
 import * as lineage from '../../domain/lineage.ts';
+import { ARTIFACT_PROVIDERS, dbtLineage, parseDbtArtifact } from '../../domain/lineageDbt.ts';
+import { loadParser } from '../../domain/lineageColumns.ts';
+import * as backfill from '../../domain/lineageBackfill.ts';
 
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
 const End = Schema.Union([Schema.Struct({ catalog: Name, schema: Name, table: Name }), Schema.Struct({ external: Name })]);
@@ -49,6 +52,20 @@ const Graph = Schema.Struct({
   columns_truncated: Schema.Boolean,
 });
 
+const Point = Schema.NullOr(Schema.Struct({ finished_at: Schema.String, query_id: Schema.String }));
+const BackfillOut = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literals(['running', 'done']),
+  stalled: Schema.Boolean,
+  started_by: Schema.NullOr(Schema.String),
+  started_at: Schema.String,
+  finished_at: Schema.NullOr(Schema.String),
+  cutoff: Schema.String,
+  checkpoint: Point,
+  last_error: Schema.NullOr(Schema.String),
+  report: Schema.Struct({ scanned: Schema.Finite, edges_created: Schema.Finite, edges_updated: Schema.Finite, failed: Schema.Finite, resumed_from: Point }),
+});
+
 export const lineageRoutes = [
   route({
     method: 'GET',
@@ -59,14 +76,17 @@ export const lineageRoutes = [
       'Nodes are `catalog.schema.table` or `external:<name>`; a node in a catalog part the caller may not read ' +
       '(scoped grants) is `redacted:<n>` with no names. `hidden`: edges into catalogs no longer attached were dropped. ' +
       '`truncated`: the walk stopped at 500 nodes. An edge is stale when every provider’s last observation is older ' +
-      'than LINEAGE_STALE_AFTER_DAYS.',
+      'than LINEAGE_STALE_AFTER_DAYS. `provider` (repeatable) keeps those producers’ edges. Column detail is given for ' +
+      'edges touching a node of `columns_for` (repeatable node keys; the table itself when absent), at most 2000 ' +
+      'entries per answer (`columns_truncated`), never when an end is redacted.',
     tags: ['lineage'],
     access: { kind: 'workspace', role: 'reader' },
     params: Schema.Struct({ workspace: Schema.String, catalog: Schema.String, schema: Schema.String, table: Schema.String }),
     query: Schema.Struct({
       direction: Schema.optionalKey(Schema.Literals(['upstream', 'downstream', 'both'])),
       depth: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 5 }))),
-      provider: Schema.optionalKey(ProviderName),
+      provider: repeatable(ProviderName),
+      columns_for: repeatable(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000))),
     }),
     responses: { 200: Graph, 404: null, 422: null },
     handler: async ({ ctx, ws, params, query }) => {
@@ -79,7 +99,8 @@ export const lineageRoutes = [
       const graph = await lineage.readGraph(ctx.db, workspaceId, { catalog: cat.slug, schema: params.schema, table: params.table }, {
         direction: query.direction ?? 'both',
         depth: query.depth ?? 2,
-        provider: query.provider,
+        providers: asArray(query.provider),
+        columnsFor: asArray(query.columns_for),
         staleAfterDays: ctx.config.LINEAGE_STALE_AFTER_DAYS,
         attached: new Set(scopes.keys()),
         canSee: (e) => scopes.get(e.catalog)?.table(e.schema, e.table, 'read') ?? false,
@@ -125,6 +146,85 @@ export const lineageRoutes = [
       }
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
       return { status: 200, body: await lineage.importEdges(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), body.provider, body.edges) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/workspaces/:workspace/lineage/imports/:provider',
+    operationId: 'import_lineage_artifact',
+    summary: 'Import a producer’s artifact as lineage edges: transform takes a dbt manifest.json, or {manifest, catalog} for column detail',
+    description:
+      'The body is the artifact (application/json or text/plain). Models, seeds and snapshots are `database.schema.alias`, ' +
+      'their database being the catalog; depends_on.nodes are the edges (ephemeral models inlined); a source outside the ' +
+      'workspace’s catalogs is an external node. With catalog.json each model’s compiled SQL gives its column lineage. ' +
+      'Idempotent like the canonical import; unusable items are listed in skipped as `{item, reason}`, item being the dbt ' +
+      'unique ids. A bad artifact is 422 naming the expected format.',
+    tags: ['lineage'],
+    access: { kind: 'workspace', role: 'writer' },
+    params: Schema.Struct({ workspace: Schema.String, provider: Schema.Literals(ARTIFACT_PROVIDERS) }),
+    body: Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]),
+    responses: {
+      200: Schema.Struct({
+        provider: Schema.String,
+        created: Schema.Finite,
+        updated: Schema.Finite,
+        skipped: Schema.Array(Schema.Struct({ item: Schema.String, reason: Schema.String })),
+      }),
+      403: null,
+      422: null,
+    },
+    handler: async ({ ctx, ws, params, body }) => {
+      const { manifest, catalog } = parseDbtArtifact(body);
+      const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
+      if (catalog) await loadParser();
+      const read = dbtLineage(manifest, catalog, new Set(attached.map((c) => c.slug.toLowerCase())));
+      const r = await lineage.importEdges(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), params.provider, read.edges.map((e) => e.edge));
+      const skipped = [...read.skipped, ...r.skipped.map((s) => ({ item: read.edges[s.index].item, reason: s.reason }))];
+      return { status: 200, body: { provider: r.provider, created: r.created, updated: r.updated, skipped } };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/api/workspaces/:workspace/lineage/backfill',
+    operationId: 'start_lineage_backfill',
+    summary: 'Backfill execution lineage from the workspace’s past done writes (a one-shot job; resumes a stopped one)',
+    description:
+      'Starts the job and answers 202 at once; GET reads its progress and report. The job walks done writes finished ' +
+      'before it started, newest first, checkpointing each batch in the database. When a job’s runner stopped (a restart) ' +
+      'the next POST resumes it from its checkpoint (`report.resumed_from`); while its runner is alive POST is 409 ' +
+      '`backfill_running`. Observations already recorded are not counted again; edges into tables that no longer exist ' +
+      'are not recreated.',
+    tags: ['lineage'],
+    access: { kind: 'workspace', role: 'owner' },
+    params: Schema.Struct({ workspace: Schema.String }),
+    responses: { 202: BackfillOut, 409: null, 503: null },
+    handler: async ({ ctx, ws, principal }) => {
+      const catalog = ctx.catalog;
+      // Only tables that exist now get edges back: without the catalog service nothing can be checked.
+      if (!catalog) throw new AppError(503, 'catalog_unavailable', 'the catalog service is not configured: the backfill checks tables against it');
+      const { job, token } = await backfill.claimBackfill(ctx.db, ws!.workspace.id, principal.user.id);
+      const failed = (stage: 'statement' | 'columns') => ctx.metrics?.lineageFailures.inc({ stage });
+      // The job outlives the request; its checkpoint, not this promise, is what a restart resumes from.
+      void backfill.runBackfill(ctx.db, job.id, token, { catalog, failed }).catch(async (e) => {
+        ctx.logger.warn({ err: (e as Error).message, backfill: job.id }, 'lineage backfill stopped');
+        await backfill.releaseBackfill(ctx.db, job.id, token, (e as Error).message).catch(() => undefined);
+      });
+      return { status: 202, body: job };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/workspaces/:workspace/lineage/backfill',
+    operationId: 'get_lineage_backfill',
+    summary: 'The workspace’s latest lineage backfill: status, checkpoint and report',
+    tags: ['lineage'],
+    access: { kind: 'workspace', role: 'owner' },
+    params: Schema.Struct({ workspace: Schema.String }),
+    responses: { 200: BackfillOut, 404: null },
+    handler: async ({ ctx, ws }) => {
+      const job = await backfill.latestBackfill(ctx.db, ws!.workspace.id);
+      if (!job) throw notFound('lineage backfill');
+      return { status: 200, body: job };
     },
   }),
   route({

@@ -936,6 +936,32 @@ export type GetHealthResponse = {
   status: string;
 };
 
+/** GET /api/workspaces/{workspace}/lineage/backfill: The workspace’s latest lineage backfill: status, checkpoint and report */
+export type GetLineageBackfillResponse = {
+  id: string;
+  status: "running" | "done";
+  stalled: boolean;
+  started_by: string | null;
+  started_at: string;
+  finished_at: string | null;
+  cutoff: string;
+  checkpoint: {
+    finished_at: string;
+    query_id: string;
+  } | null;
+  last_error: string | null;
+  report: {
+    scanned: number;
+    edges_created: number;
+    edges_updated: number;
+    failed: number;
+    resumed_from: {
+      finished_at: string;
+      query_id: string;
+    } | null;
+  };
+};
+
 /** GET /api/admin/machines/{kind}/diagram: The state chart as SVG (or ?format=mermaid); ?actor={id} highlights that actor’s current state */
 export type GetMachineDiagramResponse = string;
 
@@ -1236,6 +1262,18 @@ export type ImportLineageBody = {
     observed_at?: string;
   }>;
 };
+
+/** POST /api/workspaces/{workspace}/lineage/imports/{provider}: Import a producer’s artifact as lineage edges: transform takes a dbt manifest.json, or {manifest, catalog} for column detail */
+export type ImportLineageArtifactResponse = {
+  provider: string;
+  created: number;
+  updated: number;
+  skipped: Array<{
+    item: string;
+    reason: string;
+  }>;
+};
+export type ImportLineageArtifactBody = string | Record<string, unknown>;
 
 /** POST /api/workspaces/{workspace}/semantic/imports/{provider}: Import models: native (a YAML document, version 1) or transform (a dbt manifest.json) */
 export type ImportSemanticModelsResponse = {
@@ -1979,6 +2017,32 @@ export type SearchSemanticResponse = {
     name: string;
   }>;
   has_more: boolean;
+};
+
+/** POST /api/workspaces/{workspace}/lineage/backfill: Backfill execution lineage from the workspace’s past done writes (a one-shot job; resumes a stopped one) */
+export type StartLineageBackfillResponse = {
+  id: string;
+  status: "running" | "done";
+  stalled: boolean;
+  started_by: string | null;
+  started_at: string;
+  finished_at: string | null;
+  cutoff: string;
+  checkpoint: {
+    finished_at: string;
+    query_id: string;
+  } | null;
+  last_error: string | null;
+  report: {
+    scanned: number;
+    edges_created: number;
+    edges_updated: number;
+    failed: number;
+    resumed_from: {
+      finished_at: string;
+      query_id: string;
+    } | null;
+  };
 };
 
 /** POST /api/admin/agents/{agent_id}/terminate: Terminate an elastic agent: its work is failed and its instance removed; 202 (operate tier) */
