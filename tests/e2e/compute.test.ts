@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { ADMIN, setupAdmin, startTestStack, type TestStack } from '../support/api.ts';
 import { processProvider } from '../../runtime/compute/processProvider.ts';
-import { launchBrowser, signInAs, type Browser } from './support/browser.ts';
+import { launchSignedIn, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
 
 let ui: { url: string; close(): Promise<void> };
@@ -21,10 +21,7 @@ await setupAdmin(t);
 
 beforeAll(async () => {
   ui = await serveUi(t);
-  b = await launchBrowser('compute');
-  b.page.on('dialog', (d) => void d.accept());
-  await b.page.goto(ui.url + '/');
-  await signInAs(b.page, ADMIN);
+  b = await launchSignedIn('compute', ui.url, ADMIN);
 }, 120_000);
 
 afterAll(async () => {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchBrowser, signInAs, type Browser } from './support/browser.ts';
+import { launchSignedIn, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
 
 const BOOT = 'e2e-bootstrap-token-for-maintenance';
@@ -35,10 +35,7 @@ beforeAll(async () => {
   for (let i = 0; i < 25; i++) await run(agentId, `INSERT INTO mnt_e2e.clicks VALUES (${i}, 'click ${i}')`);
   const policy = await t.req('PUT', '/api/admin/maintenance/policy', { body: { profile: 'aggressive' }, as: admin });
   expect(policy.body.profile, policy.text).toBe('aggressive');
-  b = await launchBrowser('maintenance');
-  b.page.on('dialog', (d) => void d.accept());
-  await b.page.goto(ui.url + '/');
-  await signInAs(b.page, ADMIN);
+  b = await launchSignedIn('maintenance', ui.url, ADMIN);
 }, 300_000);
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchBrowser, signInAs, type Browser } from './support/browser.ts';
+import { launchSignedIn, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
 
 const BOOT = 'e2e-bootstrap-token-for-the-worksheet';
@@ -29,11 +29,8 @@ beforeAll(async () => {
   const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: 'e2e-agent' }).then((a) => (agent = a))]);
   ui = u;
   await waitForHealthyAgent(t, admin, 'e2e-agent');
-  b = await launchBrowser('worksheet');
+  b = await launchSignedIn('worksheet', ui.url, ADMIN);
   b.page.on('request', (r) => r.url().includes('/rows') && rowsRequests.push(r.url()));
-  b.page.on('dialog', (d) => void d.accept());
-  await b.page.goto(ui.url + '/');
-  await signInAs(b.page, ADMIN);
 }, 120_000);
 
 afterAll(async () => {

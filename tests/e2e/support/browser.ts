@@ -72,3 +72,12 @@ export async function signInAs(page: Page, who: { email: string; password: strin
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
+
+/** A browser on the app at `url`, signed in as `who`, accepting confirmation dialogs (the e2e suites' start). */
+export async function launchSignedIn(suite: string, url: string, who: { email: string; password: string }): Promise<Browser> {
+  const b = await launchBrowser(suite);
+  b.page.on('dialog', (d) => void d.accept());
+  await b.page.goto(url + '/');
+  await signInAs(b.page, who);
+  return b;
+}
