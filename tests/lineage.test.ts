@@ -327,6 +327,15 @@ describe('lineage', () => {
       // Redacted ends carry no column detail, even when asked for.
       expect(g.edges.every((e: any) => e.columns.length === 0)).toBe(true);
       expect((await graph('raw', '', reader)).status).toBe(404);
+      // Importing needs write on each target table's catalog (the spec's "writer on each target catalog"): a read
+      // grant is not enough; an external target needs none.
+      const imp = (target: unknown) =>
+        t.req('POST', '/api/workspaces/default/lineage/imports', { as: admin, body: { provider: 'scoped-check', edges: [{ source: { external: 'crm' }, target }] } });
+      const refused = await imp({ catalog: 'warehouse', schema: 'lin', table: 'enriched' });
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body.error).toBe('not_granted');
+      expect((await imp({ external: 'report' })).status).toBe(200);
+      await t.req('DELETE', '/api/workspaces/default/lineage/imports?provider=scoped-check', { as: admin });
     } finally {
       await t.req('PUT', '/api/workspaces/default/catalogs/warehouse', { body: { make_default: true, access_mode: 'full' }, as: admin });
     }

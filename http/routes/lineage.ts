@@ -3,7 +3,7 @@
 import { Schema } from 'effect';
 import { asArray, repeatable, route } from '../route.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
-import { scopeOf } from '../../domain/catalogGrants.ts';
+import { checkScopedAccess, scopeOf } from '../../domain/catalogGrants.ts';
 import { AppError, notFound, unprocessable } from '../../domain/errors.ts';
 import * as lineage from '../../domain/lineage.ts';
 import { ARTIFACT_PROVIDERS, dbtLineage, parseDbtArtifact } from '../../domain/lineageDbt.ts';
@@ -11,6 +11,20 @@ import { loadParser } from '../../domain/lineageColumns.ts';
 import * as backfill from '../../domain/lineageBackfill.ts';
 
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
+/**
+ * The spec's "writer on each target catalog": every imported edge's target table in an attached catalog must be
+ * writable from this workspace (a scoped attachment needs a write grant covering it). Targets outside the attached
+ * catalogs are left to the import, which skips them with a reason.
+ */
+async function requireWritableTargets(db: Parameters<typeof checkScopedAccess>[0], workspaceId: string, attached: readonly string[], targets: readonly unknown[]) {
+  const slugs = new Set(attached.map((s) => s.toLowerCase()));
+  const tables = targets
+    .filter((t): t is { catalog: string; schema: string; table: string } => typeof t === 'object' && t !== null && 'catalog' in t && 'table' in t)
+    .filter((t) => slugs.has(t.catalog.toLowerCase()))
+    .map((t) => ({ catalog: t.catalog, schema: t.schema, name: t.table }));
+  await checkScopedAccess(db, workspaceId, tables, null, 'write');
+}
+
 const End = Schema.Union([Schema.Struct({ catalog: Name, schema: Name, table: Name }), Schema.Struct({ external: Name })]);
 const Column = Schema.Struct({ source_column: Name, target_column: Name });
 const ProviderName = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/));
@@ -145,6 +159,7 @@ export const lineageRoutes = [
         }
       }
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
+      await requireWritableTargets(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), body.edges.map((e) => e.target));
       return { status: 200, body: await lineage.importEdges(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), body.provider, body.edges) };
     },
   }),
@@ -178,6 +193,7 @@ export const lineageRoutes = [
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
       if (catalog) await loadParser();
       const read = dbtLineage(manifest, catalog, new Set(attached.map((c) => c.slug.toLowerCase())));
+      await requireWritableTargets(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), read.edges.map((e) => e.edge.target));
       const r = await lineage.importEdges(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), params.provider, read.edges.map((e) => e.edge));
       const skipped = [...read.skipped, ...r.skipped.map((s) => ({ item: read.edges[s.index].item, reason: s.reason }))];
       return { status: 200, body: { provider: r.provider, created: r.created, updated: r.updated, skipped } };
