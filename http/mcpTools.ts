@@ -18,6 +18,11 @@ export interface ToolCall {
   principal: Principal;
   /** A REST call as the caller: `/api/...` with their token. */
   api(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiAnswer>;
+  /** rows and bytes of rows per result; MCP_RESULT_ROW_CAP and MCP_RESULT_BYTE_CAP when absent (the assistant has its own) */
+  caps?: { rows: number; bytes: number };
+  /** whether run_sql may write; MCP_ALLOW_WRITES (re-read per call) when absent. The assistant sets it once the
+   *  user approved the call. */
+  allowWrites?: boolean;
 }
 
 /** A failure the calling model should read (a tool error, not a protocol error). */
@@ -29,6 +34,8 @@ export interface Tool {
   input: Schema.Top;
   /** documentation tools: listed only while ASSISTANT_DOCS_ENABLED and the docs were indexed */
   docs?: boolean;
+  /** whether these (decoded) arguments would write: the assistant asks the user before running such a call */
+  writes?(ctx: AppContext, args: any): Promise<boolean>;
   run(call: ToolCall, args: any): Promise<unknown>;
 }
 
@@ -41,12 +48,14 @@ function ok(a: ApiAnswer): any {
   return a.body;
 }
 
+const capsOf = (call: ToolCall) => call.caps ?? { rows: call.ctx.config.MCP_RESULT_ROW_CAP, bytes: call.ctx.config.MCP_RESULT_BYTE_CAP };
+
 /** At most the row cap, then fewer rows until the JSON fits the byte cap. */
-function capped(ctx: AppContext, rows: unknown[]): { rows: unknown[]; truncated: boolean } {
-  const cap = ctx.config.MCP_RESULT_ROW_CAP;
-  let out = rows.slice(0, cap);
+function capped(call: ToolCall, rows: unknown[]): { rows: unknown[]; truncated: boolean } {
+  const caps = capsOf(call);
+  let out = rows.slice(0, caps.rows);
   let truncated = rows.length > out.length;
-  while (out.length > 0 && Buffer.byteLength(JSON.stringify(out)) > ctx.config.MCP_RESULT_BYTE_CAP) {
+  while (out.length > 0 && Buffer.byteLength(JSON.stringify(out)) > caps.bytes) {
     out = out.slice(0, Math.max(0, Math.floor(out.length * 0.8)));
     truncated = true;
   }
@@ -57,10 +66,10 @@ function capped(ctx: AppContext, rows: unknown[]): { rows: unknown[]; truncated:
 async function resultPage(call: ToolCall, queryId: string, offset: number) {
   const q = ok(await call.api('GET', `/api/queries/${enc(queryId)}`));
   if (q.status !== 'done') return { query_id: queryId, status: q.status, error: q.error ?? null, columns: q.columns ?? [], rows: [], truncated: false, next_cursor: null };
-  const cap = call.ctx.config.MCP_RESULT_ROW_CAP;
+  const cap = capsOf(call).rows;
   const cursor = offset > 0 ? `&cursor=${enc(encodeRowsCursor(queryId, offset))}` : '';
-  const page = ok(await call.api('GET', `/api/queries/${enc(queryId)}/rows?limit=${Math.min(1000, cap)}${cursor}`));
-  const { rows, truncated } = capped(call.ctx, page.rows);
+  const page = ok(await call.api('GET', `/api/queries/${enc(queryId)}/rows?limit=${Math.max(1, Math.min(1000, cap))}${cursor}`));
+  const { rows, truncated } = capped(call, page.rows);
   const next = offset + rows.length;
   const more = next < Number(page.total);
   return {
@@ -74,12 +83,21 @@ async function resultPage(call: ToolCall, queryId: string, offset: number) {
   };
 }
 
+/** Whether the statement policy reads `sql` as a write (one it refuses is not: the API refuses it anyway). */
+async function sqlWrites(ctx: AppContext, sql: string): Promise<boolean> {
+  const policy = await checkPolicyOffThread(sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS);
+  return policy.ok && policy.isWrite;
+}
+
 /** Runs SQL as the caller: writes only while MCP_ALLOW_WRITES (re-read per call); cancelled past MCP_QUERY_TIMEOUT_S. */
 async function runSql(call: ToolCall, args: { workspace: string; sql: string; agent_id?: string; catalog?: string }) {
   const { ctx } = call;
-  const policy = await checkPolicyOffThread(args.sql, { mode: 'query', maxStatements: ctx.config.SQL_MAX_STATEMENTS }, ctx.config.SQL_POLICY_TIME_BUDGET_MS);
-  if (policy.ok && policy.isWrite && !ctx.config.MCP_ALLOW_WRITES) {
-    throw new ToolError('writes are disabled for MCP clients (MCP_ALLOW_WRITES is false): only reads may run');
+  if (!(call.allowWrites ?? ctx.config.MCP_ALLOW_WRITES) && (await sqlWrites(ctx, args.sql))) {
+    throw new ToolError(
+      call.allowWrites === false
+        ? 'this statement writes: it runs only once the user approves it'
+        : 'writes are disabled for MCP clients (MCP_ALLOW_WRITES is false): only reads may run',
+    );
   }
   let agentId = args.agent_id;
   if (!agentId) {
@@ -171,6 +189,7 @@ export const TOOLS: Tool[] = [
       agent_id: Schema.optionalKey(Schema.String.check(Schema.isUUID())),
       catalog: Schema.optionalKey(Text),
     }),
+    writes: (ctx, a) => sqlWrites(ctx, a.sql),
     run: runSql,
   },
   {

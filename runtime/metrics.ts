@@ -7,6 +7,10 @@ export interface Metrics {
   latency: Histogram<'method' | 'route' | 'status'>;
   /** /mcp tool calls by tool and outcome (ok, tool_error, invalid_arguments) */
   mcpToolCalls: Counter<'tool' | 'outcome'>;
+  /** the assistant's tool calls by tool and outcome (those of /mcp, and approval_required, rejected, skipped) */
+  assistantToolCalls: Counter<'tool' | 'outcome'>;
+  /** assistant turns by how they ended (answer, length, approval_required, request_limit, output_limit, model_error, internal_error) */
+  assistantTurns: Counter<'outcome'>;
   /**
    * Execution lineage that could not be read, by stage: `statement` (the write's SQL did not parse) or `columns`
    * (parsed, but its column lineage was not established and is recorded `unsupported`). The query stands either way.
@@ -98,6 +102,18 @@ export function createMetrics(
     labelNames: ['tool', 'outcome'] as const,
     registers: [registry],
   });
+  const assistantToolCalls = new Counter({
+    name: 'eider_assistant_tool_calls_total',
+    help: 'the data assistant’s tool calls by tool and outcome',
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [registry],
+  });
+  const assistantTurns = new Counter({
+    name: 'eider_assistant_turns_total',
+    help: 'the data assistant’s turns by how they ended',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   const lineageFailures = new Counter({
     name: 'eider_lineage_failures_total',
     help: 'done writes whose execution lineage could not be read, by stage (statement, columns)',
@@ -128,5 +144,5 @@ export function createMetrics(
     labelled('eider_elastic_agents_live', 'elastic agents not yet ended, by state', 'state', (f) => f.live);
     labelled('eider_elastic_provisioning_seconds', 'time from request to the agent dialling home, by quantile', 'quantile', (f) => f.provisioningSeconds);
   }
-  return { registry, requests, latency, mcpToolCalls, lineageFailures };
+  return { registry, requests, latency, mcpToolCalls, assistantToolCalls, assistantTurns, lineageFailures };
 }

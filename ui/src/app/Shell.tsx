@@ -23,6 +23,10 @@ import { CatalogsAdminScreen } from '../screens/admin/CatalogsAdminScreen.tsx';
 import { MachinesScreen } from '../screens/admin/MachinesScreen.tsx';
 import { InspectScreen } from '../charts/InspectScreen.tsx';
 import { NoWorkspaceScreen } from '../screens/NoWorkspaceScreen.tsx';
+import { AssistantPanel } from '../assistant/AssistantPanel.tsx';
+import { useAssistantAvailable } from '../assistant/useAssistantAvailable.ts';
+import { useAssistantShortcut } from '../assistant/useAssistantShortcut.ts';
+import { openInWorksheet } from '../worksheet/worksheetStore.ts';
 
 // The editor (CodeMirror) is the largest dependency: loaded with the worksheet, not before sign-in.
 const WorksheetsScreen = lazy(() => import('../worksheet/WorksheetsScreen.tsx').then((m) => ({ default: m.WorksheetsScreen })));
@@ -31,6 +35,9 @@ export function Shell() {
   const session = useSession();
   const { path } = useLocation();
   const [theme, setTheme] = useState<Theme>(currentTheme());
+  const [assistantOpen, setAssistantOpen] = useState(false);
+  /** bumped to re-read the worksheets screen from storage after the assistant opened SQL in it */
+  const [screenKey, setScreenKey] = useState(0);
 
   const wsMatch = match('/w/:ws/*', path) ?? match('/w/:ws', path);
   const wsSlug = wsMatch?.ws ?? preferredWorkspace(session.workspaces);
@@ -43,6 +50,16 @@ export function Shell() {
   useEffect(() => {
     if (wsMatch?.ws) rememberWorkspace(wsMatch.ws);
   }, [wsMatch?.ws]);
+
+  useAssistantShortcut(() => setAssistantOpen((open) => !open));
+  const assistantOn = useAssistantAvailable(wsSlug);
+  const openSql = (sql: string) => {
+    if (!wsSlug) return;
+    openInWorksheet(wsSlug, sql, 'From the assistant');
+    const target = `/w/${encodeURIComponent(wsSlug)}/worksheets`;
+    if (path === target) setScreenKey((k) => k + 1);
+    else navigate(target);
+  };
 
   const changeTheme = (t: Theme) => {
     applyTheme(t);
@@ -78,6 +95,11 @@ export function Shell() {
           {admin ? navItem('/admin', 'Admin') : null}
         </nav>
         <span className="grow" />
+        {assistantOn ? (
+          <button type="button" className="secondary" aria-pressed={assistantOpen} title="Assistant (Ctrl+I)" onClick={() => setAssistantOpen((open) => !open)}>
+            Assistant
+          </button>
+        ) : null}
         <label className="inline">
           <span className="sr-only">Theme</span>
           <select aria-label="Theme" value={theme} onChange={(e) => changeTheme(e.target.value as Theme)}>
@@ -95,9 +117,10 @@ export function Shell() {
       </header>
       <main id="main" className="content">
         <Suspense fallback={<Loading />}>
-          <Screen path={path} />
+          <Screen key={screenKey} path={path} />
         </Suspense>
       </main>
+      {assistantOpen && wsSlug ? <AssistantPanel ws={wsSlug} onClose={() => setAssistantOpen(false)} onOpenSql={openSql} /> : null}
     </div>
   );
 }

@@ -1,0 +1,277 @@
+// The assistant's conversations and what they hold (decisions.md "MCP and the assistant"). A conversation belongs to
+// the user who started it, in one workspace, and is private: anyone else, an admin included, is answered 404. Its
+// messages are the user's and the model's, in order; the model's carry the tool calls it asked for, each recorded
+// with its arguments, how it ended and the (capped) result the model read.
+import type { Queryable } from '../../runtime/db.ts';
+import { notFound } from '../errors.ts';
+import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
+
+export const TOOL_CALL_STATUSES = ['pending', 'approval_required', 'ok', 'error', 'rejected', 'skipped'] as const;
+export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
+/** answer, tool_calls, length: how the model's answer ended; the rest are the api's notes ending a turn early */
+export const FINISHES = ['answer', 'tool_calls', 'length', 'request_limit', 'output_limit', 'error'] as const;
+export type Finish = (typeof FINISHES)[number];
+/** the notes the api writes itself: shown to the user, never replayed to the model */
+export const NOTE_FINISHES: readonly Finish[] = ['request_limit', 'output_limit', 'error'];
+export const CONVERSATION_STATES = ['idle', 'running', 'approval_required'] as const;
+export type ConversationState = (typeof CONVERSATION_STATES)[number];
+
+export interface ToolCallOut {
+  id: string;
+  name: string;
+  /** the JSON text the model sent */
+  arguments: string;
+  status: ToolCallStatus;
+  /** what the model read (within the result caps), or the error */
+  result: string | null;
+  truncated: boolean;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface MessageOut {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  finish: Finish | null;
+  tool_calls: ToolCallOut[];
+  created_at: string;
+}
+
+export interface ConversationOut {
+  id: string;
+  title: string | null;
+  /** running: a turn is under way; approval_required: a write waits for the user's decision */
+  state: ConversationState;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConversationDetail extends ConversationOut {
+  messages: MessageOut[];
+}
+
+export interface ConversationRow {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  title: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A stored tool call with what only the turn needs: the model's id for it and its place in the message. */
+export interface StoredToolCall extends ToolCallOut {
+  call_id: string;
+  message_id: string;
+  position: number;
+}
+
+export interface StoredMessage extends Omit<MessageOut, 'tool_calls'> {
+  seq: number;
+  tool_calls: StoredToolCall[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const COLS = 'id, workspace_id, user_id, title, created_at, updated_at';
+/** the longest title taken from a first message */
+const TITLE_CHARS = 80;
+
+export const toolCallOut = ({ call_id: _c, message_id: _m, position: _p, ...out }: StoredToolCall): ToolCallOut => out;
+export const messageOut = ({ seq: _s, tool_calls, ...m }: StoredMessage): MessageOut => ({ ...m, tool_calls: tool_calls.map(toolCallOut) });
+
+async function stateOf(q: Queryable, conversationId: string): Promise<ConversationState> {
+  const [r] = await q.query<{ running: boolean; waiting: boolean }>(
+    `select exists(select 1 from assistant_turns where conversation_id = $1 and lease_until > now()) as running,
+            exists(select 1 from assistant_tool_calls where conversation_id = $1 and status = 'approval_required') as waiting`,
+    [conversationId],
+  );
+  return r.running ? 'running' : r.waiting ? 'approval_required' : 'idle';
+}
+
+export async function conversationOut(q: Queryable, r: ConversationRow): Promise<ConversationOut> {
+  return { id: r.id, title: r.title, state: await stateOf(q, r.id), created_at: r.created_at.toISOString(), updated_at: r.updated_at.toISOString() };
+}
+
+export async function createConversation(q: Queryable, workspaceId: string, userId: string, title: string | null): Promise<ConversationOut> {
+  const [row] = await q.query<ConversationRow>(
+    `insert into assistant_conversations (workspace_id, user_id, title) values ($1, $2, $3) returning ${COLS}`,
+    [workspaceId, userId, title],
+  );
+  return conversationOut(q, row);
+}
+
+/** The caller's own conversation in this workspace; anyone else's (or none) is 404. */
+export async function ownConversation(q: Queryable, workspaceId: string, userId: string, id: string): Promise<ConversationRow> {
+  const [row] = UUID.test(id)
+    ? await q.query<ConversationRow>(`select ${COLS} from assistant_conversations where id = $1 and workspace_id = $2 and user_id = $3`, [id, workspaceId, userId])
+    : [];
+  if (!row) throw notFound('conversation');
+  return row;
+}
+
+/** The caller's conversations in the workspace, newest first. */
+export async function listConversations(q: Queryable, workspaceId: string, userId: string, f: { cursor?: string; limit: number }): Promise<Page<ConversationOut>> {
+  const sort = 'created_at:desc';
+  const params: unknown[] = [workspaceId, userId];
+  let after = '';
+  if (f.cursor) {
+    const c = decodeCursor(f.cursor, sort);
+    if (!UUID.test(c.id) || !(await q.query(`select 1 from assistant_conversations where id = $1`, [c.id])).length) throw staleCursor();
+    params.push(c.k, c.id);
+    after = `and (created_at, id) < ($3::timestamptz, $4::uuid)`;
+  }
+  params.push(f.limit + 1);
+  const rows = await q.query<ConversationRow & { sort_key: string; running: boolean; waiting: boolean }>(
+    `select ${COLS}, created_at::text as sort_key,
+            exists(select 1 from assistant_turns t where t.conversation_id = c.id and t.lease_until > now()) as running,
+            exists(select 1 from assistant_tool_calls x where x.conversation_id = c.id and x.status = 'approval_required') as waiting
+       from assistant_conversations c where workspace_id = $1 and user_id = $2 ${after}
+      order by created_at desc, id desc limit $${params.length}`,
+    params,
+  );
+  return pageOf(rows, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), (r) => ({
+    id: r.id,
+    title: r.title,
+    state: r.running ? 'running' : r.waiting ? 'approval_required' : 'idle',
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  }));
+}
+
+interface MessageRow {
+  id: string;
+  seq: string;
+  role: 'user' | 'assistant';
+  content: string;
+  finish: Finish | null;
+  created_at: Date;
+}
+interface ToolCallRow {
+  id: string;
+  message_id: string;
+  position: number;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: ToolCallStatus;
+  result: string | null;
+  truncated: boolean;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+const storedCall = (r: ToolCallRow): StoredToolCall => ({
+  id: r.id,
+  message_id: r.message_id,
+  position: r.position,
+  call_id: r.call_id,
+  name: r.name,
+  arguments: r.arguments,
+  status: r.status,
+  result: r.result,
+  truncated: r.truncated,
+  created_at: r.created_at.toISOString(),
+  finished_at: r.finished_at?.toISOString() ?? null,
+});
+
+/** Messages of a conversation in order, from `fromSeq` on (all by default), each with its tool calls. */
+export async function loadMessages(q: Queryable, conversationId: string, fromSeq = 0): Promise<StoredMessage[]> {
+  const rows = await q.query<MessageRow>(
+    `select id, seq::text as seq, role, content, finish, created_at from assistant_messages m where m.conversation_id = $1 and m.seq >= $2 order by m.seq`,
+    [conversationId, fromSeq],
+  );
+  if (rows.length === 0) return [];
+  const calls = await q.query<ToolCallRow>(
+    `select id, message_id, position, call_id, name, arguments, status, result, truncated, created_at, finished_at
+       from assistant_tool_calls where message_id = any($1::uuid[]) order by message_id, position`,
+    [rows.map((r) => r.id)],
+  );
+  const byMessage = new Map<string, StoredToolCall[]>();
+  for (const c of calls) byMessage.set(c.message_id, [...(byMessage.get(c.message_id) ?? []), storedCall(c)]);
+  return rows.map((r) => ({
+    id: r.id,
+    seq: Number(r.seq),
+    role: r.role,
+    content: r.content,
+    finish: r.finish,
+    tool_calls: byMessage.get(r.id) ?? [],
+    created_at: r.created_at.toISOString(),
+  }));
+}
+
+export async function conversationDetail(q: Queryable, row: ConversationRow): Promise<ConversationDetail> {
+  return { ...(await conversationOut(q, row)), messages: (await loadMessages(q, row.id)).map(messageOut) };
+}
+
+/**
+ * Where the turns worth replaying start: the seq of the user message opening the (`previousTurns` + 1)-th latest
+ * turn, so the current turn and `previousTurns` before it are replayed (0 when the conversation is shorter).
+ */
+export async function replayStart(q: Queryable, conversationId: string, previousTurns: number): Promise<number> {
+  const [r] = await q.query<{ seq: string }>(
+    `select m.seq::text as seq from assistant_messages m where m.conversation_id = $1 and m.role = 'user' order by m.seq desc offset $2 limit 1`,
+    [conversationId, previousTurns],
+  );
+  return r ? Number(r.seq) : 0;
+}
+
+export async function addMessage(
+  q: Queryable,
+  m: { id: string; conversationId: string; role: 'user' | 'assistant'; content: string; finish: Finish | null },
+  calls: Array<{ call_id: string; name: string; arguments: string }> = [],
+): Promise<StoredMessage> {
+  await q.query(`insert into assistant_messages (id, conversation_id, role, content, finish) values ($1, $2, $3, $4, $5)`, [m.id, m.conversationId, m.role, m.content, m.finish]);
+  // The first question names an untitled conversation.
+  await q.query(
+    `update assistant_conversations set updated_at = now(), title = case when title is null and $2::text = 'user' then $3 else title end where id = $1`,
+    [m.conversationId, m.role, titleFrom(m.content)],
+  );
+  for (const [position, c] of calls.entries()) {
+    await q.query(
+      `insert into assistant_tool_calls (message_id, conversation_id, position, call_id, name, arguments, status) values ($1, $2, $3, $4, $5, $6, 'pending')`,
+      [m.id, m.conversationId, position, c.call_id, c.name, c.arguments],
+    );
+  }
+  const [stored] = (await loadMessages(q, m.conversationId)).filter((x) => x.id === m.id);
+  return stored;
+}
+
+function titleFrom(content: string): string {
+  const line = content.trim().split('\n')[0].trim();
+  return line.length > TITLE_CHARS ? `${line.slice(0, TITLE_CHARS - 1)}…` : line;
+}
+
+export async function settleToolCall(q: Queryable, id: string, s: { status: ToolCallStatus; result: string | null; truncated?: boolean }): Promise<StoredToolCall> {
+  const [row] = await q.query<ToolCallRow>(
+    `update assistant_tool_calls set status = $2, result = $3, truncated = $4,
+            finished_at = case when $2::text in ('pending', 'approval_required') then null else now() end
+      where id = $1
+      returning id, message_id, position, call_id, name, arguments, status, result, truncated, created_at, finished_at`,
+    [id, s.status, s.result, s.truncated ?? false],
+  );
+  return storedCall(row);
+}
+
+/** The call waiting for the user's decision, if any (there is at most one: a turn stops at the first). */
+export async function waitingCall(q: Queryable, conversationId: string): Promise<StoredToolCall | undefined> {
+  const [row] = await q.query<ToolCallRow>(
+    `select id, message_id, position, call_id, name, arguments, status, result, truncated, created_at, finished_at
+       from assistant_tool_calls where conversation_id = $1 and status = 'approval_required' limit 1`,
+    [conversationId],
+  );
+  return row ? storedCall(row) : undefined;
+}
+
+/**
+ * Calls left `pending` by a turn whose replica stopped mid-call are ended as errors, so the conversation can go on
+ * (the calls queued behind a write that waits for approval are not stale: they run after the decision).
+ */
+export async function endInterruptedCalls(q: Queryable, conversationId: string): Promise<void> {
+  await q.query(
+    `update assistant_tool_calls c set status = 'error', result = 'interrupted: the server stopped while this call ran', finished_at = now()
+      where c.conversation_id = $1 and c.status = 'pending'
+        and not exists (select 1 from assistant_tool_calls w where w.message_id = c.message_id and w.status = 'approval_required')`,
+    [conversationId],
+  );
+}
