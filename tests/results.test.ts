@@ -88,4 +88,22 @@ describe('paging', () => {
     expect(pages).toBe(1000);
     expect((await t.req('GET', `/api/queries/${q.id}/rows?cursor=not-a-cursor`, { as: admin })).body.error).toBe('invalid_cursor');
   }, 300_000);
+
+  it('an offset reads the page that starts at any row in one request, and its cursor continues from there', async () => {
+    const q = await done('SELECT range AS i FROM range(200000)');
+    const page = async (qs: string) => {
+      const r = await t.req('GET', `/api/queries/${q.id}/rows?${qs}`, { as: admin });
+      expect(r.status, r.text).toBe(200);
+      return r.body as { rows: Array<{ i: number }>; cursor: string | null; total: number };
+    };
+    const last = await page('offset=199990&limit=500');
+    expect({ first: last.rows[0].i, n: last.rows.length, cursor: last.cursor, total: last.total }).toEqual({ first: 199990, n: 10, cursor: null, total: 200000 });
+    const middle = await page('offset=150000&limit=5');
+    expect(middle.rows.map((r) => r.i)).toEqual([150000, 150001, 150002, 150003, 150004]);
+    expect((await page(`cursor=${middle.cursor}&limit=2`)).rows.map((r) => r.i)).toEqual([150005, 150006]);
+    expect(await page('offset=200000&limit=10')).toMatchObject({ rows: [], cursor: null, total: 200000 });
+    const both = await t.req('GET', `/api/queries/${q.id}/rows?offset=5&cursor=${middle.cursor}`, { as: admin });
+    expect({ status: both.status, error: both.body.error }).toEqual({ status: 400, error: 'invalid_cursor' });
+    expect((await t.req('GET', `/api/queries/${q.id}/rows?offset=-1`, { as: admin })).status).toBe(422);
+  }, 120_000);
 });

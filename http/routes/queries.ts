@@ -150,17 +150,22 @@ export const queryRoutes = [
     path: '/api/queries/:query_id/rows',
     operationId: 'get_query_rows',
     summary: 'A page of result rows, read from the agent’s result file',
+    description:
+      'Pages follow each other by `cursor` (the previous page’s, opaque), or start at a row: `offset` (0-based) reads ' +
+      'the page that begins there in one request, whatever came before; the page’s own `cursor` continues from it. ' +
+      'Give one of the two, not both (400 `invalid_cursor`). An offset at or past `total` is an empty last page.',
     tags: ['queries'],
     access: { kind: 'resource', note: 'member of the query’s workspace' },
     params: QueryIdParams,
     query: Schema.Struct({
       limit: Limit,
       cursor: Schema.optionalKey(Schema.String),
+      offset: Schema.optionalKey(IntFromString),
     }),
-    responses: { 200: RowsPage, 404: null, 409: null },
+    responses: { 200: RowsPage, 400: null, 404: null, 409: null },
     handler: async ({ ctx, principal, params, query }) => {
       const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
-      return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, query.cursor) };
+      return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, { cursor: query.cursor, offset: query.offset }) };
     },
   }),
   route({

@@ -105,7 +105,7 @@ describe('web app: worksheets, results, history, catalog', () => {
       await pane.locator(`[aria-rowindex="${top + 2}"]:not(.loading)`).waitFor();
     }
     const row = pane.locator('[aria-rowindex="12002"]');
-    expect(await row.locator('[role=gridcell]').allTextContents()).toEqual(['12000', 'row 12000']);
+    expect(await row.locator('[role=gridcell]').allTextContents()).toEqual(['12,000', 'row 12000']); // numbers grouped (issue 21)
     expect(await pane.locator('.grid-row').count()).toBeLessThan(rowsBefore + 40); // the DOM holds a screen, not the result
     expect(rowsRequests.length).toBeLessThan(40); // 12,000 rows of 1,000,000 needed at most 25 pages of 500
     await b.shot('02-scrolled');
@@ -239,7 +239,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await b.shot('12-table');
     await page.getByRole('button', { name: 'Query this table' }).click();
     await page.waitForURL(/\/worksheets$/);
-    await page.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
     try {
       await page.getByText('42 rows').first().waitFor({ timeout: 20_000 });
     } finally {
@@ -289,7 +289,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await panel.getByRole('button', { name: 'Open in worksheet' }).click();
     await page.waitForURL(/\/worksheets$/);
     const pane = page.locator('[role=tabpanel]:not([hidden])');
-    await pane.getByRole('button', { name: 'Run' }).click();
+    await pane.getByRole('button', { name: 'Run', exact: true }).click();
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
     await pane.getByText('2 rows').first().waitFor({ timeout: 20_000 });
     // north: ids 0, 3, …, 27 (sum 135, doubled 270); south: the rest (435 − 135 = 300, doubled 600)

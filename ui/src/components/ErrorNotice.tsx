@@ -1,6 +1,8 @@
-// Shows a failed request as the api reported it: its code and message. An endpoint the server does not have yet is
-// said plainly, never shown as empty data.
+// Shows a failed request in words first (a title from its code, then the api's message), with the code itself
+// small at the end. An endpoint the server does not have yet is said plainly, never shown as empty data.
+import type { ReactNode } from 'react';
 import { ApiError } from '../api/client.ts';
+import { errorTitle } from './errorText.ts';
 
 export function ErrorNotice(props: { error: unknown; what?: string }) {
   const e = props.error;
@@ -13,9 +15,15 @@ export function ErrorNotice(props: { error: unknown; what?: string }) {
   }
   const code = e instanceof ApiError ? e.code : 'error';
   const message = e instanceof Error ? e.message : String(e);
+  return <Notice code={code} title={errorTitle(code, e instanceof ApiError ? e.status : undefined)} message={message} />;
+}
+
+/** An error notice: its title in words, the message, and the code small. */
+export function Notice(props: { code: string; title?: string; message: ReactNode }) {
   return (
     <div className="notice notice-error" role="alert">
-      <code className="error-code">{code}</code> {message}
+      <strong className="notice-title">{props.title ?? errorTitle(props.code)}</strong> <span className="notice-message">{props.message}</span>{' '}
+      <code className="error-code">{props.code}</code>
     </div>
   );
 }

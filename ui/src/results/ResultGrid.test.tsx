@@ -1,11 +1,12 @@
 // @vitest-environment happy-dom
-// The grid over a 1,000,000-row result: it fetches the first pages only, then as the user scrolls only the pages
-// that come into view (and, the cursor being forward-only, the pages between), and never renders more than a screen.
+// The grid over a 1,000,000-row result: it fetches the first pages only, then as the user scrolls or jumps only the
+// pages that come into view (each by its row offset, none between), and never renders more than a screen.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { ResultGrid, ROW_HEIGHT } from './ResultGrid.tsx';
 import { RowPager } from './rowPager.ts';
+import { pagerSource } from './rowSource.ts';
 import type { RowsPage } from '../api/types.ts';
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
@@ -27,12 +28,12 @@ beforeAll(() => {
   });
 });
 
-/** Serves a result of `total` rows by opaque cursor, as the rows endpoint does, recording each request. */
+/** Serves a result of `total` rows by row offset, as the rows endpoint does, recording each request. */
 function millionRows(total = 1_000_000) {
-  const requests: Array<string | null> = [];
-  const fetchPage = async (cursor: string | null, limit: number): Promise<RowsPage> => {
-    requests.push(cursor);
-    const start = cursor ? Number(atob(cursor)) : 0;
+  const requests: number[] = [];
+  const fetchPage = async (offset: number, limit: number): Promise<RowsPage> => {
+    requests.push(offset);
+    const start = offset;
     const end = Math.min(total, start + limit);
     const rows = [];
     for (let i = start; i < end; i++) rows.push({ id: i, label: `row ${i}` });
@@ -70,7 +71,7 @@ async function mount(pager: RowPager) {
     { name: 'id', type: 'BIGINT' },
     { name: 'label', type: 'VARCHAR' },
   ];
-  await act(async () => root!.render(<ResultGrid pager={pager} columns={columns} height={VIEWPORT} />));
+  await act(async () => root!.render(<ResultGrid source={pagerSource(pager, async () => ({ rows: [] }))} columns={columns} height={VIEWPORT} />));
   await settle();
   return host.querySelector('.grid-viewport') as HTMLElement;
 }
@@ -84,12 +85,12 @@ async function scrollTo(el: HTMLElement, top: number) {
 }
 
 const renderedIds = (el: HTMLElement) =>
-  [...el.querySelectorAll('.grid-row:not(.loading)')].map((r) => Number(r.querySelector('[role=gridcell]')!.textContent));
+  [...el.querySelectorAll('.grid-row:not(.loading)')].map((r) => Number(r.querySelector('[role=gridcell]')!.textContent!.replace(/\D/g, '')));
 
 describe('result grid paging', () => {
   it('shows the column types and loads only the first page of a 1,000,000-row result', async () => {
     const src = millionRows();
-    const first = await src.fetchPage(null, 500);
+    const first = await src.fetchPage(0, 500);
     src.requests.length = 0;
     const pager = new RowPager(src.fetchPage, { pageSize: 500, firstPage: first });
     const el = await mount(pager);
@@ -101,33 +102,50 @@ describe('result grid paging', () => {
     expect(renderedIds(el)[0]).toBe(0);
   });
 
-  it('fetches pages as the user scrolls, only up to what is on screen', async () => {
+  it('fetches pages as the user scrolls, only those on screen, and jumps without walking the pages between', async () => {
     const src = millionRows();
     const pager = new RowPager(src.fetchPage, { pageSize: 500, maxPages: 6 });
     const el = await mount(pager);
     expect(pager.fetched).toEqual([0]);
 
     await scrollTo(el, 1_400 * ROW_HEIGHT); // rows ~1400-1420: page 2
-    expect(pager.fetched).toEqual([0, 1, 2]); // page 1 only to learn page 2's cursor
+    expect(pager.fetched).toEqual([0, 2]);
     expect(renderedIds(el)).toContain(1_405);
 
     await scrollTo(el, 1_500 * ROW_HEIGHT); // still within page 2 and 3
-    expect(pager.fetched).toEqual([0, 1, 2, 3]);
+    expect(pager.fetched).toEqual([0, 2, 3]);
 
-    await scrollTo(el, 10_000 * ROW_HEIGHT); // a jump: walks the cursor to page 20
-    expect(pager.fetched.at(-1)).toBe(20);
-    expect(Math.max(...pager.fetched)).toBe(20);
+    await scrollTo(el, 999_990 * ROW_HEIGHT); // the end: its last page only
+    expect(pager.fetched.slice(3)).toEqual([1999]);
+    expect(src.requests.at(-1)).toBe(999_500);
+    expect(renderedIds(el)).toContain(999_999);
+
+    await scrollTo(el, 10_000 * ROW_HEIGHT); // a jump back: pages 19 (the margin above) and 20, nothing between
+    expect(pager.fetched.slice(4).sort()).toEqual([19, 20]);
     expect(renderedIds(el)).toContain(10_010);
     expect(pager.loadedPages.length).toBeLessThanOrEqual(6); // memory stays bounded
 
     const before = pager.fetched.length;
-    await scrollTo(el, 1_450 * ROW_HEIGHT); // back up: evicted pages refetched by their remembered cursors, no walk
+    await scrollTo(el, 1_450 * ROW_HEIGHT); // back up: evicted pages are fetched again, by their offsets
     expect(renderedIds(el)).toContain(1_460);
     const refetched = pager.fetched.slice(before);
-    expect(refetched.length).toBeGreaterThan(0);
     expect(refetched.every((p) => p === 2 || p === 3)).toBe(true);
     expect(src.requests.length).toBe(pager.fetched.length);
-    expect(pager.fetched.length).toBeLessThan(30); // of 2,000 pages
+    expect(pager.fetched.length).toBeLessThan(12);
+  });
+
+  it('numbers the rows in a gutter as wide as the last number, and right-aligns grouped numbers', async () => {
+    const src = millionRows();
+    const pager = new RowPager(src.fetchPage, { pageSize: 500 });
+    const el = await mount(pager);
+    await scrollTo(el, 999_990 * ROW_HEIGHT);
+    const lastRow = el.querySelector('[aria-rowindex="1000001"]')!;
+    expect(lastRow.querySelector('.grid-rownum')!.textContent).toBe((1_000_000).toLocaleString());
+    const gutter = Number(/^(\d+)px/.exec((lastRow as HTMLElement).style.gridTemplateColumns)![1]);
+    expect(gutter).toBeGreaterThanOrEqual(9 * 7.5 + 16); // nine characters of 12.5 px monospace and the padding
+    const idCell = lastRow.querySelector('[role=gridcell]')!;
+    expect(idCell.classList.contains('num')).toBe(true);
+    expect(idCell.textContent).toBe((999_999).toLocaleString());
   });
 
   it('stops at the end of the result', async () => {
@@ -135,7 +153,7 @@ describe('result grid paging', () => {
     const pager = new RowPager(src.fetchPage, { pageSize: 500 });
     const el = await mount(pager);
     await scrollTo(el, 1_234 * ROW_HEIGHT);
-    expect(pager.fetched).toEqual([0, 1, 2]);
+    expect(pager.fetched).toEqual([0, 2]); // the last screen lies within the last page
     expect(renderedIds(el).at(-1)).toBe(1_233);
   });
 });

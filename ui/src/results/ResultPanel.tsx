@@ -1,5 +1,6 @@
-// What a finished query shows: row count and duration, the result grid (paged by cursor), CSV export of the whole
-// result, and the profile. A DDL or DML statement has no grid, just its outcome.
+// What a finished query shows: row count and duration, the result grid (pages fetched by row offset as they come
+// into view; sorted in the browser when the whole result fits), CSV export of the whole result, and the profile.
+// A DDL or DML statement has no grid, just its outcome.
 import { useEffect, useMemo, useState } from 'react';
 import { api, enc } from '../api/client.ts';
 import type { ColumnSchema, QueryOut, QueryProfile, RowsPage } from '../api/types.ts';
@@ -10,9 +11,15 @@ import { exportCsv } from './csv.ts';
 import { ProfileTree } from './ProfileTree.tsx';
 import { ResultGrid } from './ResultGrid.tsx';
 import { RowPager } from './rowPager.ts';
+import { ArraySource, loadAll, pagerSource, sortRows, SORT_LIMIT, type RowSource, type SortBy } from './rowSource.ts';
 
+/** Pages one after another by cursor (CSV export reads the whole result this way). */
 export const fetchRows = (queryId: string) => (cursor: string | null, limit: number) =>
   api.get<RowsPage>(`/api/queries/${enc(queryId)}/rows`, { query: { limit, cursor } });
+
+/** The page that starts at a row (the grid jumps anywhere in a result this way). */
+export const fetchRowsAt = (queryId: string) => (offset: number, limit: number) =>
+  api.get<RowsPage>(`/api/queries/${enc(queryId)}/rows`, { query: { limit, offset } });
 
 function download(chunks: string[], name: string) {
   const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv;charset=utf-8' }));
@@ -28,14 +35,49 @@ function download(chunks: string[], name: string) {
 export function ResultPanel(props: { query: QueryOut }) {
   const q = props.query;
   const [tab, setTab] = useState<'rows' | 'profile'>('rows');
-  const pager = useMemo(() => new RowPager(fetchRows(q.id), { pageSize: 500 }), [q.id]);
+  const pager = useMemo(() => new RowPager(fetchRowsAt(q.id), { pageSize: 500 }), [q.id]);
   useEffect(() => () => pager.dispose(), [pager]);
   const [, force] = useState(0);
   useEffect(() => pager.subscribe(() => force((n) => n + 1)), [pager]);
+  const paged = useMemo(() => pagerSource(pager, fetchRowsAt(q.id)), [pager, q.id]);
 
   const schema: ColumnSchema[] =
     q.column_schema ?? (q.columns ?? pager.columns).map((name) => ({ name, type: '' }));
   const hasGrid = schema.length > 0;
+  const total = pager.total ?? q.row_count ?? 0;
+
+  // Sorting: the whole result is read once (up to SORT_LIMIT rows) and sorted here; a header click cycles
+  // ascending, descending, the query's own order.
+  const [sort, setSort] = useState<SortBy | null>(null);
+  const [all, setAll] = useState<Promise<Record<string, unknown>[]> | null>(null);
+  const [sorted, setSorted] = useState<{ by: SortBy; source: RowSource } | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [sortError, setSortError] = useState<unknown>(null);
+  const onSort = (column: string) => {
+    setSortError(null);
+    if (total > SORT_LIMIT) {
+      setNotice(`Sorting here needs the whole result, up to ${formatCount(SORT_LIMIT)} rows: sort this one with ORDER BY ${column} in the query.`);
+      return;
+    }
+    const next: SortBy | null = sort?.column !== column ? { column, dir: 'asc' } : sort.dir === 'asc' ? { column, dir: 'desc' } : null;
+    setSort(next);
+    if (!next) return setSorted(null);
+    const rows = all ?? loadAll(fetchRowsAt(q.id), total);
+    if (!all) setAll(rows);
+    setNotice(total > 5000 ? `Reading ${formatCount(total)} rows to sort them…` : null);
+    rows.then(
+      (data) => {
+        setSorted({ by: next, source: new ArraySource(sortRows(data, next, schema)) });
+        setNotice(null);
+      },
+      (e) => {
+        setAll(null);
+        setSort(null);
+        setSortError(e);
+      },
+    );
+  };
+  const source = sort && sorted && sorted.by === sort ? sorted.source : paged;
 
   const [exporting, setExporting] = useState<{ rows: number; total: number; ctl: AbortController } | null>(null);
   const [exportError, setExportError] = useState<unknown>(null);
@@ -72,7 +114,13 @@ export function ResultPanel(props: { query: QueryOut }) {
           {hasGrid ? `${formatCount(pager.total ?? q.row_count)} ${(pager.total ?? q.row_count) === 1 ? 'row' : 'rows'}` : `${q.statement_type ?? 'statement'} completed`}
           {' · '}
           {formatDuration(q.duration_ms)}
+          {sort ? ` · sorted by ${sort.column} ${sort.dir === 'asc' ? 'ascending' : 'descending'}` : ''}
         </span>
+        {notice ? (
+          <span className="hint" role="status">
+            {notice}
+          </span>
+        ) : null}
         <span className="grow" />
         {hasGrid ? (
           exporting ? (
@@ -92,12 +140,13 @@ export function ResultPanel(props: { query: QueryOut }) {
         ) : null}
       </div>
       {exportError ? <ErrorNotice error={exportError} what="CSV export" /> : null}
+      {sortError ? <ErrorNotice error={sortError} what="Sort" /> : null}
       {tab === 'rows' ? (
         hasGrid ? (
           pager.error ? (
             <ErrorNotice error={pager.error} what="Result rows" />
           ) : (
-            <ResultGrid pager={pager} columns={schema} />
+            <ResultGrid source={source} columns={schema} sort={sort} onSort={onSort} onNotice={setNotice} />
           )
         ) : (
           <p className="hint">This statement returns no rows.</p>

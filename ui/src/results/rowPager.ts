@@ -1,15 +1,19 @@
-// Holds the pages of one query result that the grid needs, fetched by cursor. The rows endpoint's cursor is opaque
-// and forward-only, so reaching page k means knowing the cursor that page k-1 returned: the pager remembers every
-// cursor it has seen (a few bytes a page) but keeps only a bounded number of pages of rows, evicting the ones
-// farthest from what is on screen. A 1,000,000-row result is never held whole.
+// Holds the pages of one query result that the grid needs, each fetched by its row offset. The grid asks for the
+// rows on screen; only the pages holding them are requested (the nearest first, a couple at a time), so jumping to
+// the end of 200,000 rows is one or two requests, not the 399 sequential ones a forward-only cursor walk took
+// (11.8 s). A bounded number of pages is kept, evicting the ones farthest from what is on screen: a 1,000,000-row
+// result is never held whole.
 import type { RowsPage } from '../api/types.ts';
 
-export type FetchRowsPage = (cursor: string | null, limit: number) => Promise<RowsPage>;
+/** Fetches `limit` rows starting at row `offset` (0-based). */
+export type FetchRowsAt = (offset: number, limit: number) => Promise<RowsPage>;
 
 export interface RowPagerOptions {
   pageSize?: number;
   /** pages of rows kept in memory at most */
   maxPages?: number;
+  /** requests in flight at most */
+  parallel?: number;
   /** the first page when the caller already has it (saves a request) */
   firstPage?: RowsPage;
 }
@@ -17,12 +21,11 @@ export interface RowPagerOptions {
 export class RowPager {
   readonly pageSize: number;
   private readonly maxPages: number;
-  private readonly fetchPage: FetchRowsPage;
+  private readonly parallel: number;
+  private readonly fetchAt: FetchRowsAt;
   private readonly pages = new Map<number, RowsPage['rows']>();
-  /** cursors[k] fetches page k; undefined = not known yet; page 0 needs no cursor */
-  private readonly cursors: Array<string | null | undefined> = [null];
+  private readonly inFlight = new Set<number>();
   private wanted: { first: number; last: number } = { first: 0, last: 0 };
-  private pumping = false;
   private readonly listeners = new Set<() => void>();
   private disposed = false;
   total: number | null = null;
@@ -31,10 +34,11 @@ export class RowPager {
   /** every page index requested from the server, in order (what the grid's paging test reads) */
   readonly fetched: number[] = [];
 
-  constructor(fetchPage: FetchRowsPage, opts: RowPagerOptions = {}) {
-    this.fetchPage = fetchPage;
+  constructor(fetchAt: FetchRowsAt, opts: RowPagerOptions = {}) {
+    this.fetchAt = fetchAt;
     this.pageSize = opts.pageSize ?? 500;
     this.maxPages = Math.max(4, opts.maxPages ?? 40);
+    this.parallel = Math.max(1, opts.parallel ?? 2);
     if (opts.firstPage) this.accept(0, opts.firstPage);
   }
 
@@ -48,6 +52,12 @@ export class RowPager {
     return this.pages.get(Math.floor(index / this.pageSize))?.[index % this.pageSize];
   }
 
+  /** Whether every row of first..last (inclusive) is loaded. */
+  has(firstRow: number, lastRow: number): boolean {
+    for (let p = Math.floor(firstRow / this.pageSize); p <= Math.floor(lastRow / this.pageSize); p++) if (!this.pages.has(p)) return false;
+    return true;
+  }
+
   get loadedPages(): number[] {
     return [...this.pages.keys()].sort((a, b) => a - b);
   }
@@ -57,7 +67,7 @@ export class RowPager {
     const first = Math.max(0, Math.floor(firstRow / this.pageSize));
     const last = Math.max(first, Math.floor(Math.max(firstRow, lastRow) / this.pageSize));
     this.wanted = { first, last };
-    void this.pump();
+    this.pump();
   }
 
   dispose(): void {
@@ -69,46 +79,37 @@ export class RowPager {
     return this.total === null ? null : Math.max(0, Math.ceil(this.total / this.pageSize) - 1);
   }
 
-  /** The next page to fetch toward the wanted range, or null when nothing is missing. */
-  private nextFetch(): number | null {
+  /** The wanted pages not loaded nor being fetched, the middle of the screen first. */
+  private missing(): number[] {
     const lastIndex = this.lastPageIndex();
     const last = lastIndex === null ? this.wanted.last : Math.min(this.wanted.last, lastIndex);
-    for (let p = this.wanted.first; p <= last; p++) {
-      if (this.pages.has(p)) continue;
-      if (this.cursors[p] !== undefined) return this.cursors[p] === null && p > 0 ? null : p;
-      // Walk forward from the nearest page whose cursor is known: each fetch reveals the next cursor.
-      let k = p - 1;
-      while (k > 0 && this.cursors[k] === undefined) k--;
-      if (k > 0 && this.cursors[k] === null) return null; // the result ended before page p
-      return k;
-    }
-    return null;
+    const out: number[] = [];
+    for (let p = this.wanted.first; p <= last; p++) if (!this.pages.has(p) && !this.inFlight.has(p)) out.push(p);
+    const mid = (this.wanted.first + this.wanted.last) / 2;
+    return out.sort((a, b) => Math.abs(a - mid) - Math.abs(b - mid));
   }
 
-  private async pump(): Promise<void> {
-    if (this.pumping) return;
-    this.pumping = true;
-    try {
-      for (;;) {
-        if (this.disposed) return;
-        const p = this.nextFetch();
-        if (p === null) return;
-        const cursor = this.cursors[p];
-        if (p > 0 && (cursor === undefined || cursor === null)) return;
-        this.fetched.push(p);
-        let page: RowsPage;
-        try {
-          page = await this.fetchPage(cursor ?? null, this.pageSize);
-        } catch (e) {
+  private pump(): void {
+    if (this.disposed || this.error) return;
+    for (const p of this.missing()) {
+      if (this.inFlight.size >= this.parallel) return;
+      this.inFlight.add(p);
+      this.fetched.push(p);
+      this.fetchAt(p * this.pageSize, this.pageSize).then(
+        (page) => {
+          this.inFlight.delete(p);
+          if (this.disposed) return;
+          this.accept(p, page);
+          this.emit();
+          this.pump();
+        },
+        (e: unknown) => {
+          this.inFlight.delete(p);
+          if (this.disposed) return;
           this.error = e as Error;
           this.emit();
-          return;
-        }
-        this.accept(p, page);
-        this.emit();
-      }
-    } finally {
-      this.pumping = false;
+        },
+      );
     }
   }
 
@@ -116,8 +117,6 @@ export class RowPager {
     this.total = page.total;
     if (page.columns?.length || !this.columns.length) this.columns = page.columns ?? [];
     this.pages.set(p, page.rows);
-    // null marks the end: there is no page p+1
-    this.cursors[p + 1] = page.cursor ?? null;
     this.evict();
   }
 

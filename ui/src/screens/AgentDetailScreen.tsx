@@ -11,6 +11,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatHourlyCost, formatTime } from '../components/format.ts';
 import { capabilitySummary } from './AgentsScreen.tsx';
+import { Time } from '../components/Time.tsx';
 
 interface Grant {
   id: string;
@@ -83,9 +84,13 @@ export function AgentDetailScreen(props: { id: string }) {
         <dt>Capabilities</dt>
         <dd>{capabilitySummary(a.capabilities)}</dd>
         <dt>Connected</dt>
-        <dd>{formatTime(a.connected_at)}</dd>
+        <dd>
+          <Time iso={a.connected_at} />
+        </dd>
         <dt>Last heartbeat</dt>
-        <dd>{formatTime(a.last_heartbeat_at)}</dd>
+        <dd>
+          <Time iso={a.last_heartbeat_at} />
+        </dd>
         <dt>Replica</dt>
         <dd>{a.owner_url ?? '—'}</dd>
       </dl>

@@ -10,6 +10,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { SecretOnce } from '../components/SecretOnce.tsx';
 import { formatBytes, formatTime } from '../components/format.ts';
+import { Time } from '../components/Time.tsx';
 
 export function capabilitySummary(c: Agent['capabilities']): string {
   if (!c) return '—';
@@ -59,7 +60,9 @@ export function AgentsScreen() {
                   <td>{a.access_tier ?? '—'}</td>
                   <td>{a.access_mode ?? '—'}</td>
                   <td>{capabilitySummary(a.capabilities)}</td>
-                  <td>{formatTime(a.last_heartbeat_at)}</td>
+                  <td>
+                    <Time iso={a.last_heartbeat_at} />
+                  </td>
                 </tr>
               ))}
             </tbody>

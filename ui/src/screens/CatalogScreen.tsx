@@ -1,13 +1,13 @@
 // Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, snapshots, size and row
 // statistics, maintenance health and sample rows, with "Query this table" opening a worksheet.
-import { api, enc } from '../api/client.ts';
+import { api, ApiError, enc } from '../api/client.ts';
 import { LineagePanel } from './LineagePanel.tsx';
 import { TableHealthPanel } from './TableHealthPanel.tsx';
 import type { WorkspaceCatalog, TableOut } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { DataTable } from '../components/DataTable.tsx';
-import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { ErrorNotice, Loading, Notice } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatBytes, formatCount, formatTime } from '../components/format.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
@@ -109,6 +109,22 @@ function TableList(props: { ws: string; catalog: string; schema: string; base: s
 function TableDetail(props: { ws: string; catalog: string; schema: string; table: string }) {
   const path = `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables/${enc(props.table)}`;
   const detail = useAsync((signal) => api.get<TableOut>(path, { signal }), [path]);
+  // Everything else about the table (snapshots, sample rows read by an agent, health, lineage) is asked for only
+  // once the table is known to exist: a missing table is one "not found", not a notice per panel and a failed query.
+  if (detail.error) {
+    const missing = detail.error instanceof ApiError && detail.error.status === 404;
+    return missing ? (
+      <Notice code="not_found" message={`The table ${props.catalog}.${props.schema}.${props.table} was not found: it does not exist, or this workspace cannot see it.`} />
+    ) : (
+      <ErrorNotice error={detail.error} what="Table" />
+    );
+  }
+  if (!detail.data) return <Loading />;
+  return <TableFound {...props} path={path} detail={detail.data} />;
+}
+
+function TableFound(props: { ws: string; catalog: string; schema: string; table: string; path: string; detail: TableOut }) {
+  const { path, detail } = props;
   const snapshots = useAsync((signal) => api.get<Array<Record<string, unknown>>>(`${path}/snapshots`, { signal }), [path]);
   // Sample rows are read by an agent like any query: the first healthy agent the caller may use.
   const sample = useAsync(async (signal) => {
@@ -132,35 +148,24 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
           Query this table
         </button>
       </div>
-      {detail.error ? <ErrorNotice error={detail.error} what="Table" /> : null}
-      {detail.data ? (
-        <>
-          <dl className="facts">
-            <dt>Rows</dt>
-            <dd>{formatCount(detail.data.row_count)}</dd>
-            <dt>Size</dt>
-            <dd>{formatBytes(detail.data.size_bytes)}</dd>
-            <dt>Current snapshot</dt>
-            <dd className="mono">{detail.data.current_snapshot_id ?? '—'}</dd>
-            <dt>Location</dt>
-            <dd className="mono">{detail.data.location ?? '—'}</dd>
-            {detail.data.last_write ? (
-              <>
-                <dt>Last write</dt>
-                <dd>{describeLastWrite(detail.data.last_write)}</dd>
-              </>
-            ) : null}
-          </dl>
-          <h3>Columns</h3>
-          <DataTable
-            label="Columns"
-            columns={['name', 'type', 'nullable']}
-            rows={detail.data.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable ?? '' }))}
-          />
-        </>
-      ) : detail.loading ? (
-        <Loading />
-      ) : null}
+      <dl className="facts">
+        <dt>Rows</dt>
+        <dd>{formatCount(detail.row_count)}</dd>
+        <dt>Size</dt>
+        <dd>{formatBytes(detail.size_bytes)}</dd>
+        <dt>Current snapshot</dt>
+        <dd className="mono">{detail.current_snapshot_id ?? '—'}</dd>
+        <dt>Location</dt>
+        <dd className="mono">{detail.location ?? '—'}</dd>
+        {detail.last_write ? (
+          <>
+            <dt>Last write</dt>
+            <dd>{describeLastWrite(detail.last_write)}</dd>
+          </>
+        ) : null}
+      </dl>
+      <h3>Columns</h3>
+      <DataTable label="Columns" columns={['name', 'type', 'nullable']} rows={detail.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable ?? '' }))} />
       {/* A summary of the snapshots and files below: ahead of their long lists. */}
       <TableHealthPanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
       <h3>Snapshots</h3>
@@ -183,8 +188,9 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
 function SampleRows(props: { data: any }) {
   const rows: Array<Record<string, unknown>> = Array.isArray(props.data) ? props.data : (props.data?.rows ?? props.data?.items ?? []);
   const columns: string[] = props.data?.columns ?? (rows[0] ? Object.keys(rows[0]) : []);
+  const schema: Array<{ name: string; type: string }> = props.data?.column_schema ?? [];
   if (!rows.length) return <p>No rows.</p>;
-  return <DataTable label="Sample rows" columns={columns} rows={rows} />;
+  return <DataTable label="Sample rows" columns={columns} rows={rows} types={Object.fromEntries(schema.map((c) => [c.name, c.type]))} />;
 }
 
 function describeLastWrite(w: unknown): string {

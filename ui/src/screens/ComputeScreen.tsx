@@ -9,7 +9,8 @@ import { currencyOf, useComputeOptions } from '../app/useComputeOptions.ts';
 import { elasticChanging, elasticPillClass, elasticReason, elasticStoppable, elasticStopped } from '../components/ElasticBadge.tsx';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
-import { formatHourlyCost, formatTime } from '../components/format.ts';
+import { formatHourlyCost } from '../components/format.ts';
+import { Time } from '../components/Time.tsx';
 
 /** How often the list is re-read while an agent is provisioning or terminating. */
 export const COMPUTE_POLL_MS = 3000;
@@ -111,8 +112,12 @@ export function ComputeScreen() {
                   <td>{a.elastic.size}</td>
                   <td>{formatHourlyCost(a.elastic.hourly_cost, currencyOf(options.data, a.elastic.size))}</td>
                   <td>{elasticReason(a.elastic.reason)}</td>
-                  <td>{formatTime(a.elastic.provisioned_at)}</td>
-                  <td>{formatTime(a.elastic.terminated_at)}</td>
+                  <td>
+                    <Time iso={a.elastic.provisioned_at} />
+                  </td>
+                  <td>
+                    <Time iso={a.elastic.terminated_at} />
+                  </td>
                   <td>
                     {operates(a) ? (
                       <span className="row">

@@ -239,11 +239,11 @@ describe('Lakehouse health page', () => {
     expect(calls.find((c) => c.method === 'POST')!.body).toEqual({ workspace: 'default' });
     const li = host.querySelector('ul[aria-label="Applied recommendations"] li')!;
     expect(li.getAttribute('data-status')).toBe('failed');
-    expect(li.querySelector('[role=alert]')!.textContent).toBe('maintenance_conflict commit conflict: retried 3 times');
+    expect(li.querySelector('[role=alert]')!.textContent).toBe('Maintenance conflict commit conflict: retried 3 times maintenance_conflict');
 
     await click(button(card(host, 'rewrite_manifests'), 'Apply'));
     const alerts = [...host.querySelectorAll('[role=alert]')].map((a) => a.textContent);
-    expect(alerts).toContain('no_compute elastic compute could not start an agent');
+    expect(alerts).toContain('No compute elastic compute could not start an agent no_compute');
   });
 
   it('dismisses a recommendation, which then leaves the open list', async () => {

@@ -10,6 +10,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatCount, formatDuration, formatTime } from '../components/format.ts';
 import { GradeBadge, RecommendationList, num, tablePage } from './Recommendations.tsx';
+import { Time } from '../components/Time.tsx';
 
 const STATUSES: RecommendationStatus[] = ['open', 'dismissed', 'applied', 'resolved'];
 const CADENCES: Array<MaintenancePolicy['cadence']> = ['off', 'hourly', 'daily'];
@@ -63,7 +64,9 @@ export function HealthScreen(props: { ws: string }) {
                     </Link>
                   </td>
                   <td>{formatCount(num(h.open))}</td>
-                  <td>{formatTime(h.scanned_at)}</td>
+                  <td>
+                    <Time iso={h.scanned_at} />
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,15 +1,20 @@
-// Query history of the workspace: the spec's filters and sort, paged by cursor ("Load more"), with each query's SQL
-// openable in a worksheet and its rows viewable while the agent still keeps them.
-import { useEffect, useState, type FormEvent } from 'react';
-import { api, enc, type Query } from '../api/client.ts';
+// Query history of the workspace: the spec's filters and sort (kept in the address, so a filtered history can be
+// reloaded, shared, and gone back to), paged by cursor ("Load more"), with each query's SQL openable in a
+// worksheet and its rows viewable while the agent still keeps them. A query still queued or running shows its
+// time so far, ticking, and can be cancelled from here.
+import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent } from 'react';
+import { api, ApiError, enc, type Query } from '../api/client.ts';
 import type { Page, QueryOut } from '../api/types.ts';
-import { navigate } from '../app/router.ts';
-import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { navigate, useLocation } from '../app/router.ts';
+import { ErrorNotice, Loading, Notice } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
-import { formatCount, formatDuration, formatTime } from '../components/format.ts';
-import { ResultPanel } from '../results/ResultPanel.tsx';
+import { formatCount, formatDuration } from '../components/format.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
 import { queryError } from '../worksheet/useQueryRun.ts';
+import { Time } from '../components/Time.tsx';
+
+// The result grid comes with the worksheet's chunk, loaded when a past result is opened, not before sign-in.
+const ResultPanel = lazy(() => import('../results/ResultPanel.tsx').then((m) => ({ default: m.ResultPanel })));
 
 const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'];
 const TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'];
@@ -31,6 +36,37 @@ const empty: Filters = { q: '', status: [], statement_type: [], slower_than_ms: 
 
 const toIso = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
+/** The filters as the address's query string (empty fields left out). */
+export function filtersToSearch(f: Filters): string {
+  const sp = new URLSearchParams();
+  if (f.q) sp.set('q', f.q);
+  for (const v of f.status) sp.append('status', v);
+  for (const v of f.statement_type) sp.append('type', v);
+  if (f.slower_than_ms) sp.set('slower_than_ms', f.slower_than_ms);
+  if (f.since) sp.set('since', f.since);
+  if (f.until) sp.set('until', f.until);
+  if (f.agent_id) sp.set('agent', f.agent_id);
+  if (f.session_id) sp.set('session', f.session_id);
+  if (f.sort !== empty.sort) sp.set('sort', f.sort);
+  if (f.dir !== empty.dir) sp.set('dir', f.dir);
+  return sp.toString();
+}
+
+export function filtersFromSearch(sp: URLSearchParams): Filters {
+  return {
+    q: sp.get('q') ?? '',
+    status: sp.getAll('status').filter((v) => STATUSES.includes(v)),
+    statement_type: sp.getAll('type').filter((v) => TYPES.includes(v)),
+    slower_than_ms: sp.get('slower_than_ms') ?? '',
+    since: sp.get('since') ?? '',
+    until: sp.get('until') ?? '',
+    agent_id: sp.get('agent') ?? '',
+    session_id: sp.get('session') ?? '',
+    sort: sp.get('sort') === 'duration' ? 'duration' : 'started_at',
+    dir: sp.get('dir') === 'asc' ? 'asc' : 'desc',
+  };
+}
+
 function toQuery(f: Filters): Query {
   return {
     q: f.q || undefined,
@@ -48,8 +84,16 @@ function toQuery(f: Filters): Query {
 }
 
 export function HistoryScreen(props: { ws: string }) {
-  const [draft, setDraft] = useState<Filters>(empty);
-  const [applied, setApplied] = useState<Filters>(empty);
+  const { path, search } = useLocation();
+  const query = search.toString();
+  // The applied filters are the address's; the form edits a draft until Apply.
+  const applied = useMemo(() => filtersFromSearch(new URLSearchParams(query)), [query]);
+  const [draft, setDraft] = useState<Filters>(applied);
+  useEffect(() => setDraft(applied), [applied]);
+  const apply = (f: Filters) => {
+    const qs = filtersToSearch(f);
+    navigate(qs ? `${path}?${qs}` : path);
+  };
   const [items, setItems] = useState<QueryOut[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [hasMore, setHasMore] = useState(false);
@@ -78,9 +122,25 @@ export function HistoryScreen(props: { ws: string }) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [props.ws, applied]);
 
+  // Queries still queued or running are read again every 2 s, so their status and Cancel stay true.
+  const live = items.filter((q) => q.status === 'queued' || q.status === 'running').map((q) => q.id);
+  const liveKey = live.join(',');
+  useEffect(() => {
+    if (!liveKey) return;
+    const t = setInterval(() => {
+      for (const id of liveKey.split(','))
+        api.get<QueryOut>(`/api/queries/${enc(id)}`).then(
+          (q) => setItems((list) => list.map((x) => (x.id === q.id ? q : x))),
+          () => {},
+        );
+    }, 2000);
+    return () => clearInterval(t);
+  }, [liveKey]);
+  const replace = (q: QueryOut) => setItems((list) => list.map((x) => (x.id === q.id ? q : x)));
+
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    setApplied(draft);
+    apply(draft);
   };
   const toggle = (key: 'status' | 'statement_type', v: string) =>
     setDraft((d) => ({ ...d, [key]: d[key].includes(v) ? d[key].filter((x) => x !== v) : [...d[key], v] }));
@@ -151,7 +211,7 @@ export function HistoryScreen(props: { ws: string }) {
             className="secondary"
             onClick={() => {
               setDraft(empty);
-              setApplied(empty);
+              apply(empty);
             }}
           >
             Clear
@@ -176,7 +236,7 @@ export function HistoryScreen(props: { ws: string }) {
           </thead>
           <tbody>
             {items.map((q) => (
-              <HistoryRow key={q.id} ws={props.ws} q={q} open={open === q.id} onToggle={() => setOpen(open === q.id ? null : q.id)} />
+              <HistoryRow key={q.id} ws={props.ws} q={q} open={open === q.id} onToggle={() => setOpen(open === q.id ? null : q.id)} onChange={replace} />
             ))}
           </tbody>
         </table>
@@ -193,9 +253,34 @@ export function HistoryScreen(props: { ws: string }) {
   );
 }
 
-function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: () => void }) {
+/** Time since `since`, ticking every second. */
+function Elapsed(props: { since: string }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  const t0 = Date.parse(props.since);
+  return (
+    <span className="elapsed" aria-live="off">
+      {formatDuration(Number.isFinite(t0) ? Math.max(0, now - t0) : null)} so far
+    </span>
+  );
+}
+
+function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: () => void; onChange: (q: QueryOut) => void }) {
   const { q } = props;
   const err = queryError(q);
+  const live = q.status === 'queued' || q.status === 'running';
+  const [cancelError, setCancelError] = useState<unknown>(null);
+  const cancel = async () => {
+    setCancelError(null);
+    try {
+      props.onChange(await api.post<QueryOut>(`/api/queries/${enc(q.id)}/cancel`));
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 409)) setCancelError(e);
+    }
+  };
   return (
     <>
       <tr>
@@ -206,10 +291,17 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
         <td className="mono sql-cell" title={q.sql}>
           {q.sql.length > 140 ? q.sql.slice(0, 140) + '…' : q.sql}
         </td>
-        <td>{formatTime(q.started_at)}</td>
-        <td>{formatDuration(q.duration_ms)}</td>
+        <td>
+          <Time iso={q.started_at} />
+        </td>
+        <td>{live ? <Elapsed since={q.started_at} /> : formatDuration(q.duration_ms)}</td>
         <td>{formatCount(q.row_count)}</td>
         <td className="row">
+          {live ? (
+            <button type="button" className="danger" onClick={() => void cancel()}>
+              Cancel
+            </button>
+          ) : null}
           <button
             type="button"
             className="secondary"
@@ -223,6 +315,7 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
           <button type="button" className="secondary" aria-expanded={props.open} onClick={props.onToggle}>
             {props.open ? 'Hide' : 'Details'}
           </button>
+          {cancelError ? <ErrorNotice error={cancelError} what="Cancel" /> : null}
         </td>
       </tr>
       {props.open ? (
@@ -235,14 +328,12 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
                 {q.agent_id ? ` · agent ${q.agent_id}` : ''}
                 {q.session_id ? ` · session ${q.session_id}` : ''} · <Link href={`/inspect/query/${enc(q.id)}`}>state chart</Link>
               </p>
-              {err ? (
-                <div className="notice notice-error" role="alert">
-                  <code className="error-code">{err.code}</code> {err.message}
-                </div>
-              ) : null}
+              {err ? <Notice code={err.code} message={err.message} /> : null}
               {q.status === 'done' ? (
                 <div className="history-result">
-                  <ResultPanel query={q} />
+                  <Suspense fallback={<Loading />}>
+                    <ResultPanel query={q} />
+                  </Suspense>
                 </div>
               ) : null}
             </div>

@@ -10,6 +10,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatTime } from '../components/format.ts';
 import { BOX, layoutLineage } from './lineageLayout.ts';
+import { Time } from '../components/Time.tsx';
 
 type LineageNode = Lineage['nodes'][number];
 type LineageEdge = Lineage['edges'][number];
@@ -196,7 +197,9 @@ export function LineagePanel(props: { ws: string; catalog: string; schema: strin
                   <td>{nodeLink(e.source)}</td>
                   <td>{nodeLink(e.target)}</td>
                   <td>{e.providers.map((p) => `${p.provider}${p.stale ? ' (stale)' : ''}`).join(', ')}</td>
-                  <td>{formatTime(e.last_seen_at)}</td>
+                  <td>
+                    <Time iso={e.last_seen_at} />
+                  </td>
                   <td>{e.observation_count}</td>
                 </tr>
               ))}

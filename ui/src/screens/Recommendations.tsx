@@ -6,7 +6,7 @@ import { api, enc } from '../api/client.ts';
 import type { QueryOut, Recommendation, RecommendationKind } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { hasPermission, useSession } from '../app/session.tsx';
-import { ErrorNotice } from '../components/ErrorNotice.tsx';
+import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatBytes, formatCount, formatTime } from '../components/format.ts';
 import { AgentPicker, agentIdOf } from '../worksheet/AgentPicker.tsx';
@@ -239,9 +239,7 @@ function ApplyProgress(props: { run: ApplyRun; onSettled: () => void }) {
         {query.status === 'done' ? <span className="hint">the next scan resolves it once its condition has cleared</span> : null}
       </div>
       {failure ? (
-        <div className="notice notice-error" role="alert">
-          <code className="error-code">{failure.code}</code> {failure.message}
-        </div>
+        <Notice code={failure.code} message={failure.message} />
       ) : null}
       {error ? <ErrorNotice error={error} what="Maintenance query" /> : null}
     </li>

@@ -10,6 +10,7 @@ import { Link } from '../components/Link.tsx';
 import { formatTime } from '../components/format.ts';
 import { AgentPicker } from '../worksheet/AgentPicker.tsx';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
+import { Time } from '../components/Time.tsx';
 
 type Tab = 'saved' | 'schedules' | 'runs';
 
@@ -65,7 +66,9 @@ function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof
             <tr key={q.id}>
               <td>{q.name}</td>
               <td className="mono">{q.sql.length > 120 ? `${q.sql.slice(0, 120)}…` : q.sql}</td>
-              <td>{formatTime(q.updated_at)}</td>
+              <td>
+                <Time iso={q.updated_at} />
+              </td>
               <td>{q.last_run_at ? formatTime(q.last_run_at) : ''}</td>
               <td className="actions">
                 <button
@@ -224,7 +227,9 @@ function Runs(props: { base: string; names: Map<string, string>; schedules: Sche
         <tbody>
           {runs.data.items.map((r) => (
             <tr key={r.id}>
-              <td>{formatTime(r.started_at)}</td>
+              <td>
+                <Time iso={r.started_at} />
+              </td>
               <td>{queryOf.get(r.schedule_id) ?? r.schedule_id}</td>
               <td>{r.status}</td>
               <td>{r.query_id ? <Link href={`/inspect/query/${enc(r.query_id)}`}>{r.query_id.slice(0, 8)}</Link> : ''}</td>

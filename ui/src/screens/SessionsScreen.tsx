@@ -7,6 +7,7 @@ import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatCount, formatDuration, formatTime } from '../components/format.ts';
+import { Time } from '../components/Time.tsx';
 
 const LIVE = ['pending', 'opening', 'open', 'closing'];
 
@@ -66,8 +67,12 @@ function SessionList(props: { ws: string; base: string }) {
                 <td>{s.status}</td>
                 <td>{s.client_name ? `${s.client_name}${s.client_version ? ` ${s.client_version}` : ''}` : ''}</td>
                 <td>{s.active_catalog ?? ''}</td>
-                <td>{formatTime(s.opened_at ?? s.created_at)}</td>
-                <td>{formatTime(s.last_active_at)}</td>
+                <td>
+                  <Time iso={s.opened_at ?? s.created_at} />
+                </td>
+                <td>
+                  <Time iso={s.last_active_at} />
+                </td>
                 <td>{s.closed_at ? `${formatTime(s.closed_at)} (${s.close_reason ?? s.status})` : ''}</td>
               </tr>
             ))}
@@ -114,9 +119,13 @@ function SessionDetail(props: { id: string }) {
         <dt>Catalog</dt>
         <dd>{s.active_catalog ?? 'none'}</dd>
         <dt>Opened</dt>
-        <dd>{formatTime(s.opened_at)}</dd>
+        <dd>
+          <Time iso={s.opened_at} />
+        </dd>
         <dt>Last active</dt>
-        <dd>{formatTime(s.last_active_at)}</dd>
+        <dd>
+          <Time iso={s.last_active_at} />
+        </dd>
         {s.closed_at ? (
           <>
             <dt>Ended</dt>
@@ -152,7 +161,9 @@ function SessionDetail(props: { id: string }) {
           <tbody>
             {statements.data.items.map((q) => (
               <tr key={q.id}>
-                <td>{formatTime(q.started_at)}</td>
+                <td>
+                  <Time iso={q.started_at} />
+                </td>
                 <td className="mono">{q.sql.length > 200 ? `${q.sql.slice(0, 200)}…` : q.sql}</td>
                 <td>
                   {q.status}

@@ -7,6 +7,7 @@ import { useSession } from '../app/session.tsx';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { SecretOnce } from '../components/SecretOnce.tsx';
 import { formatTime } from '../components/format.ts';
+import { Time } from '../components/Time.tsx';
 
 export function TokensScreen() {
   const { user } = useSession();
@@ -78,7 +79,9 @@ export function TokensScreen() {
                     {t.id.slice(0, 8)}
                     {t.current ? ' (this request)' : ''}
                   </td>
-                  <td>{formatTime(t.created_at)}</td>
+                  <td>
+                    <Time iso={t.created_at} />
+                  </td>
                   <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
                   <td>
                     <button type="button" className="danger" onClick={() => void revoke(t)} aria-label={`Revoke token ${t.id.slice(0, 8)}`}>

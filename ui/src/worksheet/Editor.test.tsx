@@ -23,7 +23,7 @@ async function mount(sql: string) {
   const ran: string[] = [];
   root = createRoot(host);
   await act(async () =>
-    root!.render(<SqlEditor value={sql} onChange={() => {}} onRun={(s) => ran.push(s)} names={new CatalogNames('default')} label="SQL" />),
+    root!.render(<SqlEditor value={sql} onChange={() => {}} onRun={(s) => ran.push(s.text)} names={new CatalogNames('default')} label="SQL" />),
   );
   const view = EditorView.findFromDOM(host.querySelector('.cm-editor') as HTMLElement)!;
   return { view, ran };
@@ -35,15 +35,15 @@ describe('editor: what runs', () => {
   it('the statement under the cursor', async () => {
     const { view } = await mount(sql);
     view.dispatch({ selection: EditorSelection.cursor(sql.indexOf('two')) });
-    expect(sqlToRun(view)).toBe('SELECT 2 AS two');
+    expect(sqlToRun(view)).toEqual({ text: 'SELECT 2 AS two', from: sql.indexOf('SELECT 2') });
     view.dispatch({ selection: EditorSelection.cursor(sql.length) });
-    expect(sqlToRun(view)).toBe('SELECT 3');
+    expect(sqlToRun(view)).toEqual({ text: 'SELECT 3', from: sql.indexOf('SELECT 3') });
   });
 
   it('the selection when there is one', async () => {
     const { view } = await mount(sql);
-    view.dispatch({ selection: EditorSelection.range(sql.indexOf('SELECT 2'), sql.indexOf(' AS two')) });
-    expect(sqlToRun(view)).toBe('SELECT 2');
+    view.dispatch({ selection: EditorSelection.range(sql.indexOf('SELECT 2') - 1, sql.indexOf(' AS two')) });
+    expect(sqlToRun(view)).toEqual({ text: 'SELECT 2', from: sql.indexOf('SELECT 2') }); // from: where the trimmed text starts
   });
 
   it('Mod-Enter submits it', async () => {

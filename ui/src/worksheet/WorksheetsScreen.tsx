@@ -1,13 +1,14 @@
-// Worksheets: tabs of SQL, each with its agent and catalog, its editor, run controls and the last run's result.
+// Worksheets: tabs of SQL, each with its agent and catalog, its editor, run controls and the last run's results (one
+// a statement after "run all"), which stay the worksheet's across leaving the screen and reloading the page.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { api, enc } from '../api/client.ts';
+import { api, ApiError, enc } from '../api/client.ts';
 import type { WorkspaceCatalog } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
-import { ErrorNotice } from '../components/ErrorNotice.tsx';
+import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
 import { ResultPanel } from '../results/ResultPanel.tsx';
 import { AgentPicker, agentIdOf } from './AgentPicker.tsx';
 import { CatalogNames } from './completion.ts';
-import { SqlEditor, runFromView } from './Editor.tsx';
+import { allFromView, errorSpan, formatFromView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
 import { StatusPill } from './StatusPill.tsx';
 import { isTerminal, queryError, useQueryRun } from './useQueryRun.ts';
 import { blankWorksheet, loadWorksheets, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
@@ -87,14 +88,24 @@ function WorksheetPane(props: {
   onChange: (patch: Partial<Worksheet>) => void;
 }) {
   const { sheet } = props;
-  const run = useQueryRun(props.ws);
+  const run = useQueryRun(props.ws, sheet.lastRun, (lastRun) => props.onChange({ lastRun }));
   const editorHost = useRef<HTMLDivElement>(null);
-  const running = run.submitting || (run.query !== null && !isTerminal(run.query.status) && !run.error);
+  const running = run.submitting || run.pending > 0 || (run.query !== null && !isTerminal(run.query.status) && !run.error);
 
-  const start = (sql: string) => {
+  const start = (r: RunText) => {
     if (running) return;
-    void run.run(sql, agentIdOf(sheet.agentId), sheet.catalog);
+    void run.run(r.text, agentIdOf(sheet.agentId), sheet.catalog, r.from);
   };
+  const startAll = (all: RunText[]) => {
+    if (running || !all.length) return;
+    void run.runAll(all, agentIdOf(sheet.agentId), sheet.catalog);
+  };
+  // Which statement's result shows (after "run all"): the one being run, unless another was picked.
+  const [picked, setPicked] = useState<{ runNumber: number; step: number } | null>(null);
+  const shown = picked && picked.runNumber === run.runNumber && picked.step < run.steps.length ? picked.step : run.current;
+  const step = run.steps[shown] ?? { from: run.from, query: run.query, error: run.error };
+  const syntax = syntaxErrorIn(sheet.sql, step.from, step.error);
+  const [shortcuts, setShortcuts] = useState(false);
   const [saved, setSaved] = useState<{ at: string } | { error: unknown } | null>(null);
   // Saves the whole worksheet as the workspace's saved query of its name (replacing one of the same name).
   const save = async () => {
@@ -107,7 +118,7 @@ function WorksheetPane(props: {
       setSaved({ error });
     }
   };
-  const failed = run.query ? queryError(run.query) : null;
+  const failed = step.query ? queryError(step.query) : null;
 
   return (
     <div className="worksheet">
@@ -133,19 +144,28 @@ function WorksheetPane(props: {
         <button
           type="button"
           onClick={() => {
-            const sql = runFromView(editorHost.current);
-            if (sql) start(sql);
+            const r = runFromView(editorHost.current);
+            if (r) start(r);
           }}
           disabled={running}
-          title="Run (Ctrl/Cmd+Enter)"
+          title="Run the selection, or the statement under the cursor (Ctrl/Cmd+Enter)"
         >
           Run
+        </button>
+        <button type="button" className="secondary" onClick={() => startAll(allFromView(editorHost.current))} disabled={running} title="Run every statement, one after another (Ctrl/Cmd+Shift+Enter)">
+          Run all
         </button>
         <button type="button" className="secondary" onClick={() => void run.cancel()} disabled={!running || !run.query}>
           Cancel
         </button>
+        <button type="button" className="secondary" onClick={() => formatFromView(editorHost.current)} title="Format the SQL (Shift+Alt+F)">
+          Format
+        </button>
         <button type="button" className="secondary" onClick={() => void save()} title="Save as a saved query (Ctrl/Cmd+S)">
           Save
+        </button>
+        <button type="button" className="link" onClick={() => setShortcuts(true)} title="Keyboard shortcuts (Ctrl/Cmd+Shift+/)">
+          Shortcuts
         </button>
         {saved && 'at' in saved ? (
           <span className="hint" role="status">
@@ -155,20 +175,105 @@ function WorksheetPane(props: {
         <StatusPill run={run} />
       </div>
       {saved && 'error' in saved ? <ErrorNotice error={saved.error} what="Save" /> : null}
+      {shortcuts ? <ShortcutList onClose={() => setShortcuts(false)} /> : null}
       <div ref={editorHost} className="editor-wrap">
-        <SqlEditor value={sheet.sql} onChange={(sql) => props.onChange({ sql })} onRun={start} onSave={() => void save()} names={props.names} label={`SQL of ${sheet.title}`} />
+        <SqlEditor
+          value={sheet.sql}
+          onChange={(sql) => props.onChange({ sql })}
+          onRun={start}
+          onRunAll={startAll}
+          onShortcuts={() => setShortcuts(true)}
+          onSave={() => void save()}
+          names={props.names}
+          catalog={sheet.catalog}
+          errorAt={syntax?.span ?? null}
+          label={`SQL of ${sheet.title}`}
+        />
       </div>
       <div className="result-area">
-        {run.error ? <ErrorNotice error={run.error} /> : null}
-        {failed ? (
-          <div className="notice notice-error" role="alert">
-            <code className="error-code">{failed.code}</code> {failed.message}
+        {run.steps.length + run.pending > 1 ? (
+          <div role="tablist" aria-label="Statements" className="tabs small statements">
+            {run.steps.map((st, i) => {
+              const status = st.error ? 'failed' : (st.query?.status ?? 'submitting');
+              return (
+                <button
+                  key={i}
+                  type="button"
+                  role="tab"
+                  aria-selected={i === shown}
+                  data-status={status}
+                  onClick={() => setPicked({ runNumber: run.runNumber, step: i })}
+                  title={sheet.sql.slice(st.from, st.from + 200)}
+                >
+                  Statement {i + 1} <span className={`dot ${status}`}>{status}</span>
+                </button>
+              );
+            })}
+            {run.pending > 0 ? <span className="hint">{run.pending} more to run</span> : null}
           </div>
         ) : null}
-        {run.query?.status === 'done' ? <ResultPanel key={run.query.id} query={run.query} /> : null}
-        {run.query?.status === 'cancelled' ? <p role="status">The query was cancelled.</p> : null}
-        {!run.query && !run.error && !run.submitting ? <p className="hint">Results appear here. Ctrl/Cmd+Enter runs the statement under the cursor, or the selection.</p> : null}
+        {syntax ? (
+          <Notice code="sql_syntax_error" message={`At line ${syntax.line}, column ${syntax.column}: ${syntax.message}`} />
+        ) : step.error ? (
+          <ErrorNotice error={step.error} />
+        ) : null}
+        {failed ? <Notice code={failed.code} message={failed.message} /> : null}
+        {step.query?.status === 'done' ? <ResultPanel key={step.query.id} query={step.query} /> : null}
+        {step.query?.status === 'cancelled' ? <p role="status">The query was cancelled.</p> : null}
+        {!step.query && !step.error && !run.submitting ? (
+          <p className="hint">Results appear here. Ctrl/Cmd+Enter runs the statement under the cursor, or the selection; Ctrl/Cmd+Shift+Enter runs them all.</p>
+        ) : null}
       </div>
     </div>
   );
+}
+
+/** The worksheet's keyboard shortcuts, in a dialog (Escape closes it). */
+function ShortcutList(props: { onClose: () => void }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal?.();
+  }, []);
+  return (
+    <dialog ref={ref} className="value-viewer shortcuts" aria-label="Keyboard shortcuts" onClose={props.onClose} onCancel={props.onClose}>
+      <h2>Keyboard shortcuts</h2>
+      <table className="table">
+        <tbody>
+          {SHORTCUTS.map(([keys, what]) => (
+            <tr key={keys}>
+              <td>
+                <kbd>{keys}</kbd>
+              </td>
+              <td>{what}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="row">
+        <span className="grow" />
+        <button type="button" onClick={props.onClose} autoFocus>
+          Close
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/**
+ * A syntax error of the last run, placed in the worksheet's text: the api gives the position within the statement
+ * that ran (1-based line and column, and a 0-based offset in characters), and that statement began at `from`.
+ */
+export function syntaxErrorIn(doc: string, from: number, error: unknown) {
+  if (!(error instanceof ApiError) || error.code !== 'sql_syntax_error') return null;
+  const position = (error.details as { position?: { offset?: number } } | null)?.position;
+  if (typeof position?.offset !== 'number') return null;
+  // The offset counts characters (code points); the editor counts UTF-16 units.
+  const at = Math.min(doc.length, from + Array.from(doc.slice(from)).slice(0, position.offset).join('').length);
+  const before = doc.slice(0, at);
+  const line = before.split('\n').length;
+  const column = at - (before.lastIndexOf('\n') + 1) + 1;
+  // The api's words repeat the statement's own line and column: say the editor's instead.
+  const message = error.message.replace(/^Syntax error at line \d+, column \d+:\s*/i, '');
+  return { line, column, message, span: errorSpan(doc, at) };
 }

@@ -1,4 +1,19 @@
-// Worksheet tabs, kept in browser storage per workspace until the server has a worksheets API.
+// Worksheet tabs, kept in browser storage per workspace until the server has a worksheets API. A tab keeps its last
+// run (each statement's query id, or the api's refusal), so leaving the screen or reloading the page finds the run again: a
+// query still running is followed and can be cancelled, a finished one shows its rows, read again by its id.
+
+/** One statement of a worksheet's last run: its query, or the refusal when the api did not accept it. */
+export interface StepRef {
+  queryId: string | null;
+  /** where the statement starts in the worksheet's text (an error's position is the statement's own) */
+  from: number;
+  error?: { status: number; code: string; message: string; details?: unknown } | null;
+}
+
+/** The last run of a worksheet: one statement, or each of "run all" up to where it stopped. */
+export interface LastRun {
+  steps: StepRef[];
+}
 
 export interface Worksheet {
   id: string;
@@ -8,6 +23,7 @@ export interface Worksheet {
   catalog: string | null;
   /** the saved query this worksheet was opened from or saved as (Ctrl/Cmd+S replaces it) */
   savedName?: string | null;
+  lastRun?: LastRun | null;
 }
 
 export interface WorksheetState {

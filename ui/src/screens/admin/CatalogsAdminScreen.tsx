@@ -5,8 +5,9 @@ import { api, enc } from '../../api/client.ts';
 import type { CatalogOut, StorageBackend, WorkspaceCatalog } from '../../api/types.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { useSession } from '../../app/session.tsx';
+import { preferredWorkspace } from '../../app/WorkspaceSwitcher.tsx';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
-import { formatTime } from '../../components/format.ts';
+import { Time } from '../../components/Time.tsx';
 
 export function CatalogsAdminScreen() {
   const { workspaces } = useSession();
@@ -15,7 +16,8 @@ export function CatalogsAdminScreen() {
   const [slug, setSlug] = useState('');
   const [backend, setBackend] = useState('');
   const [error, setError] = useState<unknown>(null);
-  const [attachWs, setAttachWs] = useState(workspaces[0]?.slug ?? '');
+  // The workspace the top bar shows (the one last worked in), not merely the first of the list.
+  const [attachWs, setAttachWs] = useState(preferredWorkspace(workspaces) ?? '');
   const attached = useAsync(
     (signal) => (attachWs ? api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(attachWs)}/catalogs`, { signal }) : Promise.resolve([])),
     [attachWs],
@@ -79,7 +81,9 @@ export function CatalogsAdminScreen() {
                   <td>{c.slug}</td>
                   <td>{c.storage_kind ?? '—'}</td>
                   <td className="mono">{c.root_uri ?? '—'}</td>
-                  <td>{formatTime(c.created_at)}</td>
+                  <td>
+                    <Time iso={c.created_at} />
+                  </td>
                   <td>{a ? (a.is_default ? 'attached (default)' : 'attached') : 'no'}</td>
                   <td className="row">
                     {!a || !a.is_default ? (

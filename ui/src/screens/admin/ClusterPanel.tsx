@@ -7,6 +7,7 @@ import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { formatTime } from '../../components/format.ts';
+import { Time } from '../../components/Time.tsx';
 
 export function ClusterPanel(props: { kinds: string[] }) {
   const cluster = useAsync((signal) => api.get<Cluster>('/api/admin/cluster', { signal }), []);
@@ -40,8 +41,12 @@ export function ClusterPanel(props: { kinds: string[] }) {
                     {r.id} <span className="hint">{r.internal_url}</span>
                   </td>
                   <td>{r.draining ? 'draining' : r.live ? 'live' : 'gone'}</td>
-                  <td>{formatTime(r.heartbeat_at)}</td>
-                  <td>{formatTime(r.started_at)}</td>
+                  <td>
+                    <Time iso={r.heartbeat_at} />
+                  </td>
+                  <td>
+                    <Time iso={r.started_at} />
+                  </td>
                   <td>{r.live_actors}</td>
                   <td>{r.pending_effects}</td>
                 </tr>
@@ -168,7 +173,9 @@ function ActorList(props: { kinds: string[]; replicas: string[] }) {
                 <td>{a.version}</td>
                 <td>{a.deadline_at ? formatTime(a.deadline_at) : ''}</td>
                 <td>{a.owner_replica ?? ''}</td>
-                <td>{formatTime(a.updated_at)}</td>
+                <td>
+                  <Time iso={a.updated_at} />
+                </td>
               </tr>
             ))}
           </tbody>

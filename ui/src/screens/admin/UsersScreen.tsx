@@ -4,7 +4,7 @@ import { api, enc } from '../../api/client.ts';
 import type { User } from '../../api/types.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
-import { formatTime } from '../../components/format.ts';
+import { Time } from '../../components/Time.tsx';
 
 export function UsersScreen() {
   const users = usePaged<User>('/api/admin/users');
@@ -74,7 +74,9 @@ export function UsersScreen() {
               </td>
               <td>{u.auth_provider}</td>
               <td>{u.is_active ? 'yes' : 'no'}</td>
-              <td>{formatTime(u.created_at)}</td>
+              <td>
+                <Time iso={u.created_at} />
+              </td>
               <td>
                 <button
                   type="button"
