@@ -346,6 +346,17 @@ describe('the data assistant', () => {
     const after = await t.req('GET', '/api/me', { as: { token } });
     expect([after.status, after.body.error]).toEqual([401, 'unauthorized']);
     expect(JSON.stringify(model.received)).not.toContain(token);
+    // The assistant's service account (made at startup) is the actor the audit trail names for the token it issued
+    // and revoked on the user's behalf; the token itself appears nowhere in it.
+    const accounts = (await t.req('GET', '/api/admin/service-accounts', { as: admin })).body.items as any[];
+    const assistant = accounts.find((a) => a.name === 'assistant');
+    expect(assistant).toBeDefined();
+    const audit = await t.req('GET', `/api/admin/audit?actor_id=${assistant.id}&action=token.create&action=token.revoke`, { as: admin });
+    expect(audit.status, audit.text).toBe(200);
+    const actions = (audit.body.items as any[]).map((e) => e.action);
+    expect(actions).toContain('token.create');
+    expect(actions).toContain('token.revoke');
+    expect(audit.text).not.toContain(token);
   });
 
   it('conversations are private to the user who started them (404 for anyone else, admins included)', async () => {

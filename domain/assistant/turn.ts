@@ -118,7 +118,7 @@ export async function beginTurn(deps: TurnDeps, c: { conversation: ConversationR
   const turnId = await claimTurn(db, { conversationId, userId: c.conversation.user_id, replicaId: deps.replicaId, cap: deps.config.ASSISTANT_MAX_CONCURRENCY });
   let tokenId: string | null = null;
   const end = async () => {
-    if (tokenId) await revokeTurnToken(db, tokenId);
+    if (tokenId) await revokeTurnToken(db, tokenId, { replicaId: deps.replicaId, requestId: null });
     await releaseTurn(db, turnId);
   };
   try {
@@ -137,7 +137,7 @@ export async function beginTurn(deps: TurnDeps, c: { conversation: ConversationR
         'no_pending_approval',
       );
     }
-    const minted = await mintTurnToken(db, c.conversation.user_id, s.patTtlS);
+    const minted = await mintTurnToken(db, c.conversation.user_id, s.patTtlS, { replicaId: deps.replicaId, requestId: null });
     tokenId = minted.id;
     await setTurnToken(db, turnId, minted.id);
     const bridge = await deps.bridge(minted.token);

@@ -3,23 +3,47 @@
 // lease lapses, see turnSlots.ts). It is an ordinary token, so the REST API judges every tool call exactly as it
 // judges the user; it never leaves the process: not to the model, a log, a span or a response.
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../../runtime/db.ts';
+import type { Db } from '../../runtime/db.ts';
 import { PAT_PREFIX, sha256 } from '../identity.ts';
+import { appendAudit, type AuditOrigin } from '../audit.ts';
+import { ensureAssistantAccount } from './serviceAccount.ts';
 
 export interface TurnToken {
   id: string;
   token: string;
 }
 
-export async function mintTurnToken(q: Queryable, userId: string, ttlS: number): Promise<TurnToken> {
+/** Mints the turn's token; the audit trail records the assistant's service account issuing it for the user. */
+export async function mintTurnToken(db: Db, userId: string, ttlS: number, origin: AuditOrigin): Promise<TurnToken> {
   const token = PAT_PREFIX + randomBytes(32).toString('base64url');
-  const [row] = await q.query<{ id: string }>(
-    `insert into access_tokens (user_id, token_hash, expires_at) values ($1, $2, now() + make_interval(secs => $3)) returning id`,
-    [userId, sha256(token), ttlS],
-  );
-  return { id: row.id, token };
+  return db.tx(async (tx) => {
+    const [row] = await tx.query<{ id: string }>(
+      `insert into access_tokens (user_id, token_hash, expires_at) values ($1, $2, now() + make_interval(secs => $3)) returning id`,
+      [userId, sha256(token), ttlS],
+    );
+    const assistant = await ensureAssistantAccount(tx);
+    await appendAudit(tx, origin, {
+      action: 'token.create',
+      outcome: 'success',
+      actor: { kind: 'service_account', id: assistant, email: null },
+      target: { kind: 'access_token', id: row.id },
+      details: { purpose: 'assistant_turn', user_id: userId, expires_in_s: ttlS },
+    });
+    return { id: row.id, token };
+  });
 }
 
-export async function revokeTurnToken(q: Queryable, tokenId: string): Promise<void> {
-  await q.query(`delete from access_tokens where id = $1`, [tokenId]);
+export async function revokeTurnToken(db: Db, tokenId: string, origin: AuditOrigin): Promise<void> {
+  await db.tx(async (tx) => {
+    const gone = await tx.query<{ user_id: string }>(`delete from access_tokens where id = $1 returning user_id`, [tokenId]);
+    if (!gone.length) return;
+    const assistant = await ensureAssistantAccount(tx);
+    await appendAudit(tx, origin, {
+      action: 'token.revoke',
+      outcome: 'success',
+      actor: { kind: 'service_account', id: assistant, email: null },
+      target: { kind: 'access_token', id: tokenId },
+      details: { purpose: 'assistant_turn', user_id: gone[0].user_id },
+    });
+  });
 }
