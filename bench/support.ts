@@ -11,6 +11,9 @@ export interface BenchApi {
   databaseUrl: string;
   child: ChildProcess;
   dataDir: string;
+  /** the bundled object store and the catalog service the api was started with */
+  storeEndpoint: string;
+  catalogUrl: string;
   stop(): Promise<void>;
 }
 
@@ -50,6 +53,8 @@ export async function startApiProcess(env: Record<string, string> = {}): Promise
     databaseUrl: pg.url,
     child,
     dataDir,
+    storeEndpoint: `http://127.0.0.1:${storePort}`,
+    catalogUrl: `http://127.0.0.1:${catalogPort}`,
     async stop() {
       for (const p of parts.reverse()) {
         await new Promise<void>((res) => {

@@ -21,6 +21,7 @@ import { elasticCounts } from '../domain/elastic.ts';
 import { startElasticCompute } from './elastic.ts';
 import { scanDue, scanTables } from '../domain/maintenance/scan.ts';
 import { readPolicy } from '../domain/maintenance/store.ts';
+import { ensureAssistantAccount } from '../domain/assistant/serviceAccount.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { sqlSessionKind } from '../actors/sqlSessionKind.ts';
@@ -30,12 +31,13 @@ import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts'
 import { registerInternalApi } from '../http/internal.ts';
 import { agentLink } from '../actors/agentLink.ts';
 import { startActorHousekeeping } from '../actors/housekeeping.ts';
+import { MigrationRunner } from '../actors/migrationRunner.ts';
 import { peerClient } from '../runtime/peerClient.ts';
 import { registerReplica, resolveInternalUrl, resolveReplicaId } from '../runtime/replicas.ts';
 import { registerUi } from '../http/ui.ts';
 import { startSamplesSeed } from '../http/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
-import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
+import { ensureCatalogWarehouses, sealStoredBackendSecrets } from '../domain/catalogs.ts';
 import { pruneAudit } from '../domain/audit.ts';
 import { ldapSettingsFrom } from '../domain/ldap.ts';
 import { oidcClients } from '../domain/oidc.ts';
@@ -79,11 +81,15 @@ export async function databaseUrlFor(config: Config, logger: Logger): Promise<{ 
 export async function startApi(opts: { config?: Config; env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<RunningApi> {
   const env = opts.env ?? process.env;
   const loaded = opts.config ?? loadConfig(env);
-  const config: Config = { ...loaded, REPLICA_ID: resolveReplicaId(loaded.REPLICA_ID, env) };
+  const dataDir = resolve(loaded.DATA_DIR);
+  // Generated on first boot (or SECRET_KEY) so every replica of a deployment can share it: it signs the OIDC
+  // handshake cookie, which one replica sets and another may read, and seals storage-backend secrets at rest.
+  // From here on config.SECRET_KEY is the key in effect.
+  const secretKey = loadOrCreateSecret(dataDir, 'secret-key', loaded.SECRET_KEY || null);
+  const config: Config = { ...loaded, REPLICA_ID: resolveReplicaId(loaded.REPLICA_ID, env), SECRET_KEY: secretKey };
   const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'api' });
   for (const { name, feature } of unbuiltSettings(opts.env ?? process.env))
     logger.warn({ variable: name, feature }, `${name} is set, but ${feature} is not built yet: it has no effect`);
-  const dataDir = resolve(config.DATA_DIR);
   // Read before anything starts, so an unreadable CA bundle stops the process with nothing to clean up.
   const ldap = ldapSettingsFrom(config);
   const { url: dbUrl, embedded } = await databaseUrlFor(config, logger);
@@ -97,10 +103,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const applied = await migrate(db, 'control');
   if (applied.applied.length) logger.info({ applied: applied.applied }, 'migrations applied');
   await ensureBundledCatalog(db, { bucket: config.STORE_BUCKET, endpoint: config.STORE_ENDPOINT, region: config.STORE_REGION });
-
-  // Generated on first boot (or SECRET_KEY) so every replica of a deployment can share it: it signs the OIDC
-  // handshake cookie, which one replica sets and another may read.
-  const secretKey = loadOrCreateSecret(dataDir, 'secret-key', config.SECRET_KEY || null);
+  const sealed = await sealStoredBackendSecrets(db, config);
+  if (sealed > 0) logger.info({ backends: sealed }, 'storage-backend secrets sealed with SECRET_KEY');
   // SETUP_TOKEN from the environment is used as given and never written to DATA_DIR (decisions.md).
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
 
@@ -134,6 +138,14 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const metrics = config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db), () => elasticCounts(db)) : undefined;
   // Execution lineage reads the source tables' schemas (column lineage) and counts what it could not read.
   const lineage = { catalog, failed: (stage: 'statement' | 'columns') => metrics?.lineageFailures.inc({ stage }) };
+  // Storage migrations: the runner does the phases the storageMigration actors ask for (actors/migrationRunner.ts).
+  const migrationRunner = new MigrationRunner({
+    db,
+    catalog,
+    config,
+    logger: logger.child({ part: 'migrations' }),
+    enabled: config.MIGRATION_RUNNER_ENABLED,
+  });
   const host = await createActorHost({
     db,
     replicaId: config.REPLICA_ID,
@@ -143,6 +155,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       query: queryKind({ db, sockets, link, logger, tracing, elastic, lineage, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
       sqlSession: sqlSessionKind({ db, link, logger, elastic, removeStaging: (id) => removeSessionStaging(db, config, id) }),
       ...(elastic ? { elasticAgent: elastic.kind } : {}),
+      storageMigration: migrationRunner.kind(),
       statement: statementKind({
         db,
         link,
@@ -155,11 +168,13 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       }),
     },
   });
+  migrationRunner.attach(host);
   await host.rehydrate();
   const reaper = startActorReaper({
     db,
     host,
-    kinds: ['agentConnection', 'query'],
+    // storageMigration: a phase's lapsed lease runs it again; the end of the retention starts the purge.
+    kinds: ['agentConnection', 'query', 'storageMigration'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.ACTOR_REAPER_TICK_S * 1000,
   });
@@ -222,12 +237,28 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     },
   });
 
+  // The leader begins pending migrations and resumes phases whose process died (at once at start: a restart after
+  // a crash picks its migration up without waiting a tick).
+  const migrationLoop = startLeaderLoop({
+    db,
+    name: 'migration-runner',
+    tickMs: config.MIGRATION_RUNNER_TICK_S * 1000,
+    enabled: config.MIGRATION_RUNNER_ENABLED && catalog !== undefined,
+    logger,
+    run: async () => {
+      const r = await migrationRunner.tick();
+      if (r.begun > 0 || r.resumed > 0) logger.info({ loop: 'migration-runner', ...r }, 'storage migrations started or resumed');
+    },
+  });
+  void migrationLoop.tickNow();
+
   const ctx: AppContext = {
     db,
     config,
     logger,
     metrics,
     elastic,
+    migrations: { tickNow: () => migrationLoop.tickNow() },
     version: VERSION,
     setupToken,
     draining: { value: false },
@@ -242,6 +273,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     secretKey,
     onFirstAdmin: [],
   };
+  // The assistant's service account exists from startup when the assistant is on (spec: ASSISTANT_ENABLED).
+  if (config.ASSISTANT_ENABLED) await db.tx((tx) => ensureAssistantAccount(tx));
   const warehouses = keepWarehousesRegistered(ctx);
   const scheduler = startScheduler(ctx);
   // The documentation tools' index (/mcp): rebuilt from ASSISTANT_DOCS_DIR at every start; absent docs withhold them.
@@ -292,6 +325,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       await housekeeping.stop();
       await auditRetention.stop();
       await maintenanceScanner.stop();
+      await migrationLoop.stop();
+      await migrationRunner.close();
       await scheduler.stop();
       await app.close();
       await host.close();

@@ -140,6 +140,8 @@ async function cmdUp() {
   env.AGENT_BOOTSTRAP_TOKEN = secretFor(dataDir, 'agent-bootstrap-token', 'AGENT_BOOTSTRAP_TOKEN');
   env.CATALOG_CLIENT_SECRET = secretFor(dataDir, 'catalog-client-secret', 'CATALOG_CLIENT_SECRET');
   env.OBJECT_STORE_SECRET_KEY = secretFor(dataDir, 'object-store-secret-key', 'OBJECT_STORE_SECRET_KEY');
+  // One SECRET_KEY for the api replicas and the catalog service: both seal storage-backend secrets with it.
+  env.SECRET_KEY = secretFor(dataDir, 'secret-key', 'SECRET_KEY');
   env.CATALOG_URL ??= `http://127.0.0.1:${config.CATALOG_PORT}`;
   env.DATA_DIR = dataDir;
   env.SEED_SAMPLES ??= 'true';

@@ -15,6 +15,8 @@ export interface CatalogConfig {
   tokenTtlSeconds: number;
   /** Lifetime of vended storage credentials. */
   credentialTtlSeconds: number;
+  /** Seals warehouse secrets at rest (the same SECRET_KEY as the api's). */
+  secretKey: string | undefined;
 }
 
 /** A bad or missing variable: the catalog service stops with this one line. */
@@ -29,6 +31,7 @@ export const CATALOG_VARIABLES = {
   CATALOG_REALM: str('catalog', 'POLARIS'),
   CATALOG_TOKEN_TTL_SECONDS: int('catalog', '3600', 60, 86400),
   CATALOG_CREDENTIAL_TTL_SECONDS: int('catalog', '900', 1, 43200),
+  SECRET_KEY: str('catalog', null, true),
 } as const satisfies VariableTable;
 
 export function catalogConfigFromEnv(env: Record<string, string | undefined> = process.env): CatalogConfig {
@@ -43,5 +46,6 @@ export function catalogConfigFromEnv(env: Record<string, string | undefined> = p
     realm: v.CATALOG_REALM,
     tokenTtlSeconds: v.CATALOG_TOKEN_TTL_SECONDS,
     credentialTtlSeconds: v.CATALOG_CREDENTIAL_TTL_SECONDS,
+    secretKey: v.SECRET_KEY ?? undefined,
   };
 }

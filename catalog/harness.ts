@@ -21,9 +21,46 @@ export interface CatalogStack {
   token: string;
   /** Authenticated request to the catalog; the body is sent and parsed 64-bit-safe. */
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<CatalogResponse>;
-  /** Creates a warehouse `name` rooted at s3://{bucket}/{name}/ on the bundled store. */
-  createWarehouse(name: string): Promise<void>;
+  /** Creates a warehouse `name` rooted at s3://{bucket}/{name}/ on the bundled store, or on `opts.store`. */
+  createWarehouse(name: string, opts?: { store?: ExtraStore }): Promise<void>;
+  /** A root-key client for the store holding `bucket` (the bundled store's, or an extra store's). */
+  clientFor(bucket: string): S3Client;
   close(): Promise<void>;
+}
+
+/**
+ * Another S3-compatible endpoint: a second object-store process of Eider's own on its own port, bucket and keys
+ * (it verifies keys derived from its own secret, as the bundled one does, and knows no revocation list).
+ */
+export interface ExtraStore {
+  store: ObjectStore;
+  endpoint: string;
+  bucket: string;
+  accessKey: string;
+  secretKey: string;
+  s3: S3Client;
+  close(): Promise<void>;
+}
+
+export async function startExtraStore(opts: { bucket: string; accessKey?: string; secretKey?: string }): Promise<ExtraStore> {
+  const dir = mkdtempSync(join(tmpdir(), 'eider-store-'));
+  const accessKey = opts.accessKey ?? `${opts.bucket}-root`;
+  const secretKey = opts.secretKey ?? `${opts.bucket}-root-secret-for-tests`;
+  const store = await startObjectStore({ dir, port: 0, bucket: opts.bucket, accessKey, secretKey });
+  const s3 = makeS3Client({ endpoint: store.endpoint, accessKeyId: accessKey, secretAccessKey: secretKey });
+  return {
+    store,
+    endpoint: store.endpoint,
+    bucket: opts.bucket,
+    accessKey,
+    secretKey,
+    s3,
+    async close() {
+      s3.destroy();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface CatalogResponse {
@@ -34,6 +71,8 @@ export interface CatalogResponse {
 
 export const STACK_CLIENT = { id: 'root', secret: 'catalog-test-secret' };
 const ROOT_KEY = { accessKey: 'eider-root', secretKey: 'eider-root-secret-for-tests' };
+
+export const STACK_SECRET_KEY = 'catalog-stack-secret-key-for-tests';
 
 export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: number; tracing?: Tracing }): Promise<CatalogStack> {
   const dir = mkdtempSync(join(tmpdir(), 'eider-catalog-'));
@@ -46,6 +85,7 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
     clientSecret: STACK_CLIENT.secret,
     credentialTtlSeconds: opts.credentialTtlSeconds,
     tracing: opts.tracing,
+    secretKey: STACK_SECRET_KEY,
   });
   const tokenRes = await fetch(`${catalog.url}/v1/oauth/tokens`, {
     method: 'POST',
@@ -54,6 +94,7 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
   });
   const token = ((await tokenRes.json()) as { access_token: string }).access_token;
   const s3 = makeS3Client({ endpoint: store.endpoint, accessKeyId: ROOT_KEY.accessKey, secretAccessKey: ROOT_KEY.secretKey });
+  const extra = new Map<string, S3Client>();
 
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${catalog.url}${path}`, {
@@ -72,17 +113,22 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
     bucket,
     token,
     request,
-    async createWarehouse(name) {
+    async createWarehouse(name, o = {}) {
+      const on = o.store;
+      if (on) extra.set(on.bucket, on.s3);
       const res = await request('POST', '/management/v1/warehouses', {
         name,
-        root_uri: `s3://${bucket}/${name}/`,
-        endpoint: store.endpoint,
+        root_uri: `s3://${on?.bucket ?? bucket}/${name}/`,
+        endpoint: on?.endpoint ?? store.endpoint,
         region: 'us-east-1',
-        access_key_id: ROOT_KEY.accessKey,
-        secret_access_key: ROOT_KEY.secretKey,
+        access_key_id: on?.accessKey ?? ROOT_KEY.accessKey,
+        secret_access_key: on?.secretKey ?? ROOT_KEY.secretKey,
         path_style: true,
       });
       if (res.status !== 201) throw new Error(`warehouse ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+    },
+    clientFor(b) {
+      return b === bucket ? s3 : (extra.get(b) ?? s3);
     },
     async close() {
       s3.destroy();

@@ -8,20 +8,28 @@ export const NS_SEP = '\u001f';
 export const nsKey = (ns: readonly string[]) => ns.join(NS_SEP);
 export const nsLevels = (key: string) => key.split(NS_SEP);
 
+export type WarehouseKind = 'object_store' | 's3' | 'azure';
+/** How credentials are vended (docs/catalog.md "Vended credentials"). */
+export type VendingMode = 'derived' | 'static' | 'sas';
+
 export interface Warehouse {
   name: string;
   rootUri: string;
-  kind: 'object_store' | 's3';
+  kind: WarehouseKind;
   endpoint: string | null;
   region: string;
   accessKeyId: string;
+  /** As stored: sealed with SECRET_KEY when the service has one (WarehouseStorage.secretOf opens it). */
   secretAccessKey: string;
   pathStyle: boolean;
+  vending: VendingMode;
+  /** A storage migration is copying the warehouse: commits are refused. */
+  readOnly: boolean;
   credentialEpoch: number;
   createdAt: string;
 }
 
-const warehouseColumns = `name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, credential_epoch, created_at`;
+const warehouseColumns = `name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, read_only, credential_epoch, created_at`;
 
 function toWarehouse(r: any): Warehouse {
   return {
@@ -33,19 +41,21 @@ function toWarehouse(r: any): Warehouse {
     accessKeyId: r.access_key_id,
     secretAccessKey: r.secret_access_key,
     pathStyle: r.path_style,
+    vending: r.vending,
+    readOnly: r.read_only === true,
     credentialEpoch: Number(r.credential_epoch),
     createdAt: new Date(r.created_at).toISOString(),
   };
 }
 
-export type WarehouseInput = Omit<Warehouse, 'credentialEpoch' | 'createdAt'>;
+export type WarehouseInput = Omit<Warehouse, 'credentialEpoch' | 'createdAt' | 'readOnly'>;
 
 export async function insertWarehouse(q: Queryable, w: WarehouseInput): Promise<Warehouse> {
   try {
     const rows = await q.query(
-      `insert into catalog.warehouses (name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style)
-       values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${warehouseColumns}`,
-      [w.name, w.rootUri, w.kind, w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle],
+      `insert into catalog.warehouses (name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning ${warehouseColumns}`,
+      [w.name, w.rootUri, w.kind, w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle, w.vending],
     );
     return toWarehouse(rows[0]);
   } catch (e) {
@@ -54,13 +64,13 @@ export async function insertWarehouse(q: Queryable, w: WarehouseInput): Promise<
   }
 }
 
-export async function findWarehouse(q: Queryable, name: string): Promise<Warehouse | undefined> {
-  const rows = await q.query(`select ${warehouseColumns} from catalog.warehouses where name = $1`, [name]);
+export async function findWarehouse(q: Queryable, name: string, forUpdate = false): Promise<Warehouse | undefined> {
+  const rows = await q.query(`select ${warehouseColumns} from catalog.warehouses where name = $1${forUpdate ? ' for update' : ''}`, [name]);
   return rows[0] ? toWarehouse(rows[0]) : undefined;
 }
 
-export async function getWarehouse(q: Queryable, name: string): Promise<Warehouse> {
-  const w = await findWarehouse(q, name);
+export async function getWarehouse(q: Queryable, name: string, forUpdate = false): Promise<Warehouse> {
+  const w = await findWarehouse(q, name, forUpdate);
   if (!w) throw noSuchWarehouse(name);
   return w;
 }
@@ -72,11 +82,12 @@ export async function listWarehouses(q: Queryable): Promise<Warehouse[]> {
 export async function updateWarehouseConnection(
   q: Queryable,
   name: string,
-  patch: Partial<Pick<Warehouse, 'endpoint' | 'region' | 'accessKeyId' | 'secretAccessKey' | 'pathStyle' | 'rootUri' | 'kind'>>,
+  patch: Partial<Pick<Warehouse, 'endpoint' | 'region' | 'accessKeyId' | 'secretAccessKey' | 'pathStyle' | 'rootUri' | 'kind' | 'vending'>>,
+  opts: { relocating?: boolean } = {},
 ): Promise<Warehouse> {
-  const current = await getWarehouse(q, name);
+  const current = await getWarehouse(q, name, true);
   const next = { ...current, ...patch };
-  if (next.rootUri !== current.rootUri) {
+  if (next.rootUri !== current.rootUri && !opts.relocating) {
     const [{ n }] = await q.query<{ n: string }>(`select count(*) as n from catalog.tables where warehouse = $1`, [name]);
     if (Number(n) > 0) {
       throw new CatalogError(409, 'WarehouseNotEmptyException', `Warehouse ${name} has tables: its root_uri changes only through a storage migration`);
@@ -84,11 +95,61 @@ export async function updateWarehouseConnection(
   }
   const rows = await q.query(
     `update catalog.warehouses set root_uri = $2, kind = $3, endpoint = $4, region = $5, access_key_id = $6,
-       secret_access_key = $7, path_style = $8, credential_epoch = credential_epoch + 1
+       secret_access_key = $7, path_style = $8, vending = $9, credential_epoch = credential_epoch + 1
      where name = $1 returning ${warehouseColumns}`,
-    [name, next.rootUri, next.kind, next.endpoint, next.region, next.accessKeyId, next.secretAccessKey, next.pathStyle],
+    [name, next.rootUri, next.kind, next.endpoint, next.region, next.accessKeyId, next.secretAccessKey, next.pathStyle, next.vending],
   );
   return toWarehouse(rows[0]);
+}
+
+/**
+ * Refuses a change while a storage migration copies the warehouse. FOR SHARE: a commit holding it finishes before
+ * the migration's `setWarehouseReadOnly` (an UPDATE of the row) can land, so nothing commits after the copy read.
+ */
+export async function assertWritable(q: Queryable, name: string): Promise<void> {
+  const rows = await q.query<{ read_only: boolean }>(`select read_only from catalog.warehouses where name = $1 for share`, [name]);
+  if (rows[0]?.read_only) throw readOnlyWarehouse(name);
+}
+
+export const readOnlyWarehouse = (name: string) =>
+  new CatalogError(403, 'ForbiddenException', `Warehouse ${name} is read-only while a storage migration copies it; writes resume after the cutover`);
+
+/** Sets or clears the storage migration's read-only mark (commits refused while it is set). */
+export async function setWarehouseReadOnly(q: Queryable, name: string, readOnly: boolean): Promise<Warehouse> {
+  const rows = await q.query(`update catalog.warehouses set read_only = $2 where name = $1 returning ${warehouseColumns}`, [name, readOnly]);
+  if (!rows.length) throw noSuchWarehouse(name);
+  return toWarehouse(rows[0]);
+}
+
+/** Rows whose secret predates sealing (no sealing prefix): sealed in place at start by the service. */
+export async function resealWarehouseSecrets(q: Queryable, seal: (stored: string) => string | null): Promise<number> {
+  const rows = await q.query<{ name: string; secret_access_key: string }>(`select name, secret_access_key from catalog.warehouses`);
+  let n = 0;
+  for (const r of rows) {
+    const sealed = seal(r.secret_access_key);
+    if (sealed === null) continue;
+    await q.query(`update catalog.warehouses set secret_access_key = $2 where name = $1 and secret_access_key = $3`, [r.name, sealed, r.secret_access_key]);
+    n++;
+  }
+  return n;
+}
+
+/** The warehouse's tables, locked (a relocation checks and moves them all in its transaction). */
+export async function lockWarehouseTables(q: Queryable, warehouse: string): Promise<Array<{ namespace: string[]; name: string; metadataLocation: string }>> {
+  const rows = await q.query<{ namespace: string; name: string; metadata_location: string }>(
+    `select namespace, name, metadata_location from catalog.tables where warehouse = $1 order by namespace, name for update`,
+    [warehouse],
+  );
+  return rows.map((r) => ({ namespace: nsLevels(r.namespace), name: r.name, metadataLocation: r.metadata_location }));
+}
+
+/** Points a table at its metadata file under a new root (a storage migration's cutover; the old file is not its history). */
+export async function relocateTable(q: Queryable, warehouse: string, ns: readonly string[], name: string, metadataLocation: string, metadataJson: string): Promise<void> {
+  await q.query(
+    `update catalog.tables set metadata_location = $4, previous_metadata_location = null, metadata_json = $5, updated_at = now()
+      where warehouse = $1 and namespace = $2 and name = $3`,
+    [warehouse, nsKey(ns), name, metadataLocation, metadataJson],
+  );
 }
 
 export async function deleteWarehouse(q: Queryable, name: string): Promise<void> {

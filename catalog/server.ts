@@ -17,6 +17,7 @@ import { namespaceRoutes } from './routes/namespaces.ts';
 import { tableRoutes } from './routes/tables.ts';
 import { managementRoutes } from './routes/management.ts';
 import { forbidden, notAuthorized } from './errors.ts';
+import * as store from './metastore.ts';
 
 export interface CatalogServiceOptions extends Partial<Omit<CatalogConfig, 'clientSecret'>> {
   clientSecret: string;
@@ -28,6 +29,8 @@ export interface CatalogServiceOptions extends Partial<Omit<CatalogConfig, 'clie
   logger?: FastifyBaseLogger;
   /** spans per request, commit and metadata read/write; none by default */
   tracing?: Tracing;
+  /** SECRET_KEY: warehouse secrets are sealed with it at rest (settings/secretBox.ts). */
+  secretKey?: string;
 }
 
 export interface CatalogService {
@@ -46,7 +49,14 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
   if (opts.migrate !== false) await migrate(db, 'catalog');
 
   const tracing = opts.tracing;
-  const storage = new WarehouseStorage(tracing);
+  const storage = new WarehouseStorage(tracing, opts.secretKey);
+  // Secrets written before the service had SECRET_KEY are sealed now (idempotent; replicas racing write the same).
+  if (opts.secretKey) {
+    const n = await store.resealWarehouseSecrets(db, (stored) => storage.reseal(stored));
+    if (n > 0) opts.logger?.info({ warehouses: n }, 'warehouse secrets sealed with SECRET_KEY');
+  } else {
+    opts.logger?.warn('SECRET_KEY is not set: warehouse secrets are stored in the metastore as given');
+  }
   const ctx: CatalogContext = {
     db,
     storage,
@@ -80,6 +90,12 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
     if (!claims) throw notAuthorized('a valid bearer token is required (POST /v1/oauth/tokens)');
     const refused = scopeAllows(claims, req.method, path, req.query as Record<string, string | undefined>);
     if (refused) throw forbidden(refused);
+    // Any change to a warehouse a storage migration is copying is refused (commits check again under a row lock).
+    const change = /^\/v1\/([^/]+)\//.exec(path);
+    if (change && req.method !== 'GET' && req.method !== 'HEAD' && change[1] !== 'oauth') {
+      const w = await store.findWarehouse(db, decodeURIComponent(change[1]));
+      if (w?.readOnly) throw store.readOnlyWarehouse(w.name);
+    }
   });
   app.get('/healthz', async (_req, reply) => sendJson(reply, 200, { status: 'ok' }));
   oauthRoutes(app, tokens);

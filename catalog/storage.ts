@@ -6,6 +6,10 @@ import { deletePrefix, makeS3Client } from '../iceberg/s3Client.ts';
 import { normalizeS3Root, parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
 import type { Warehouse } from './metastore.ts';
 import { badRequest } from './errors.ts';
+import { openSecret, sealSecret, isSealed } from '../settings/secretBox.ts';
+
+/** The purpose warehouse secrets are sealed under (settings/secretBox.ts). */
+const SEAL_PURPOSE = 'catalog.warehouses.secret_access_key';
 
 /** Parses with the shared parser; a location the catalog cannot use is the client's 400. */
 export function locate(uri: string): ObjectLocation {
@@ -30,9 +34,27 @@ export function normalizeRootUri(uri: string): string {
 export class WarehouseStorage {
   private readonly clients = new Map<string, { fingerprint: string; client: S3Client }>();
   private readonly tracing: Tracing | undefined;
+  private readonly secretKey: string | undefined;
 
-  constructor(tracing?: Tracing) {
+  /** `secretKey`: SECRET_KEY, sealing warehouse secrets at rest; without it they are stored as given. */
+  constructor(tracing?: Tracing, secretKey?: string) {
     this.tracing = tracing;
+    this.secretKey = secretKey || undefined;
+  }
+
+  /** A secret as the metastore should keep it. */
+  seal(secret: string): string {
+    return this.secretKey ? sealSecret(this.secretKey, SEAL_PURPOSE, secret) : secret;
+  }
+
+  /** A stored secret that is not sealed yet (written before sealing existed), sealed; null when nothing to do. */
+  reseal(stored: string): string | null {
+    return this.secretKey && !isSealed(stored) ? this.seal(stored) : null;
+  }
+
+  /** The warehouse's secret, opened. */
+  secretOf(w: Warehouse): string {
+    return openSecret(this.secretKey ?? '', SEAL_PURPOSE, w.secretAccessKey);
   }
 
   client(w: Warehouse): S3Client {
@@ -44,7 +66,7 @@ export class WarehouseStorage {
       endpoint: w.endpoint ?? undefined,
       region: w.region,
       accessKeyId: w.accessKeyId,
-      secretAccessKey: w.secretAccessKey,
+      secretAccessKey: this.secretOf(w),
       pathStyle: w.pathStyle,
     });
     this.clients.set(w.name, { fingerprint, client });

@@ -172,6 +172,7 @@ export class TableService {
 
   /** Applies one table's change inside the caller's transaction; the row is locked until it ends. */
   private async commitLocked(q: Queryable, w: Warehouse, id: TableIdent, change: CommitRequest): Promise<LoadedTable> {
+    await store.assertWritable(q, w.name);
     const row = await store.findTable(q, w.name, id.namespace, id.name, true);
     const now = Date.now();
     try {

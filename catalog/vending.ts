@@ -1,8 +1,11 @@
-// Storage credentials handed to clients that ask for `X-Iceberg-Access-Delegation: vended-credentials`.
-// object_store warehouses get short-lived keys scoped to the table's location, derived from the warehouse secret
-// (the bundled store recomputes them, see runtime/objectStore.ts) and revocable (per key, or all keys of a
-// warehouse by bumping its credential epoch). s3 warehouses get their configured keys as they are: this catalog
-// has no STS, so those are neither short-lived nor revocable by the catalog.
+// Storage credentials handed to clients that ask for `X-Iceberg-Access-Delegation: vended-credentials`, by the
+// warehouse's vending mode (chosen by the api's probe when the backend was registered):
+//  - derived: short-lived keys scoped to the table's location, derived from the warehouse secret (Eider's object
+//    stores recompute them, see runtime/objectStore.ts) and revocable (per key, or all keys of a warehouse by
+//    bumping its credential epoch);
+//  - static: the configured keys as they are, for an S3-compatible store that can verify no derived key: this
+//    catalog has no STS, so those are neither short-lived, scoped nor revocable by the catalog (the backend shows
+//    `credential_vending: static` so an administrator knows to give it a key limited to its root).
 import { deriveVendedKey, type VendedClaims } from '../runtime/objectStore.ts';
 import type { Queryable } from '../runtime/db.ts';
 import { isCredentialRevoked, type Warehouse } from './metastore.ts';
@@ -25,7 +28,8 @@ export function wantsVendedCredentials(header: string | string[] | undefined): b
   return values.split(',').some((v) => v.trim().toLowerCase() === 'vended-credentials');
 }
 
-export function vendCredentials(w: Warehouse, tableLocation: string, ttlSeconds: number, nowMs = Date.now()): VendedCredentials {
+/** `secret`: the warehouse secret, opened (WarehouseStorage.secretOf). */
+export function vendCredentials(w: Warehouse, secret: string, tableLocation: string, ttlSeconds: number, nowMs = Date.now()): VendedCredentials {
   const { bucket, key } = locate(tableLocation);
   const prefix = key.replace(/\/+$/, '') + '/';
   const base: Record<string, string> = {
@@ -35,9 +39,9 @@ export function vendCredentials(w: Warehouse, tableLocation: string, ttlSeconds:
   };
   if (w.endpoint) base['s3.endpoint'] = w.endpoint;
   let config: Record<string, string>;
-  if (w.kind === 'object_store') {
+  if (w.vending === 'derived') {
     const expiresAt = Math.floor(nowMs / 1000) + ttlSeconds;
-    const vended = deriveVendedKey(w.secretAccessKey, { warehouse: w.name, bucket, prefix, expiresAt, epoch: w.credentialEpoch });
+    const vended = deriveVendedKey(secret, { warehouse: w.name, bucket, prefix, expiresAt, epoch: w.credentialEpoch });
     config = {
       ...base,
       's3.access-key-id': vended.accessKeyId,
@@ -45,7 +49,7 @@ export function vendCredentials(w: Warehouse, tableLocation: string, ttlSeconds:
       's3.session-token-expires-at-ms': String(expiresAt * 1000),
     };
   } else {
-    config = { ...base, 's3.access-key-id': w.accessKeyId, 's3.secret-access-key': w.secretAccessKey };
+    config = { ...base, 's3.access-key-id': w.accessKeyId, 's3.secret-access-key': secret };
   }
   return { config, 'storage-credentials': [{ prefix: `s3://${bucket}/${prefix}`, config }] };
 }

@@ -10,18 +10,17 @@ import type { Logger } from '../runtime/logger.ts';
 import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
-import { BUNDLED_BACKEND } from './bootstrap.ts';
 import { normalizeS3Root, StorageUriError } from '../iceberg/storageUri.ts';
+import { isSealed } from '../settings/secretBox.ts';
+import { backendConnection, probeBackend, sealBackendSecret, type BackendConfig, type StorageKind, type VendingMode } from './backendStorage.ts';
 
-export type StorageKind = 'object_store' | 's3' | 'azure';
+export type { StorageKind, VendingMode };
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
+export const VENDING_MODES: readonly VendingMode[] = ['derived', 'static', 'sas'];
 export type AccessMode = 'full' | 'scoped';
 
 /** The catalog-service settings a warehouse needs beyond what a backend row holds. */
-export type WarehouseConfig = Pick<
-  Config,
-  'OBJECT_STORE_ACCESS_KEY' | 'OBJECT_STORE_SECRET_KEY' | 'AWS_ACCESS_KEY_ID' | 'AWS_SECRET_ACCESS_KEY' | 'AWS_REGION' | 'STORE_REGION'
->;
+export type WarehouseConfig = BackendConfig;
 
 // ---- storage backends ---------------------------------------------------------------------------------------
 
@@ -33,7 +32,9 @@ export interface BackendRow {
   endpoint: string | null;
   region: string | null;
   access_key_id: string | null;
+  /** Sealed with SECRET_KEY (backendStorage.ts openBackendSecret). */
   secret_access_key: string | null;
+  credential_vending: VendingMode;
   created_at: Date;
 }
 
@@ -45,6 +46,7 @@ export interface BackendOut {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  credential_vending: VendingMode;
   catalog_count: number;
   created_at: string;
 }
@@ -59,7 +61,7 @@ export interface BackendInput {
   secret_access_key?: string | null;
 }
 
-const BACKEND_COLS = `b.id, b.name, b.kind, b.root_uri, b.endpoint, b.region, b.access_key_id, b.secret_access_key, b.created_at`;
+const BACKEND_COLS = `b.id, b.name, b.kind, b.root_uri, b.endpoint, b.region, b.access_key_id, b.secret_access_key, b.credential_vending, b.created_at`;
 
 // Secrets never leave this module in a response shape: only whether they are set.
 const toBackendOut = (b: BackendRow & { catalog_count?: number }): BackendOut => ({
@@ -70,6 +72,7 @@ const toBackendOut = (b: BackendRow & { catalog_count?: number }): BackendOut =>
   endpoint: b.endpoint,
   region: b.region,
   has_credentials: !!(b.access_key_id && b.secret_access_key),
+  credential_vending: b.credential_vending,
   catalog_count: Number(b.catalog_count ?? 0),
   created_at: b.created_at.toISOString(),
 });
@@ -97,12 +100,16 @@ export function normalizeRootUri(kind: StorageKind, raw: string): string {
   }
 }
 
-export async function createBackend(q: Queryable, input: BackendInput): Promise<BackendOut> {
+/**
+ * Registers a backend after probing it (put, read back, delete one object under the root: 422 storage_unreachable
+ * with the store's message when that fails). An object_store backend without an endpoint is on the bundled store.
+ * The secret is sealed with SECRET_KEY before it reaches the row.
+ */
+export async function createBackend(q: Queryable, config: BackendConfig, input: BackendInput): Promise<BackendOut> {
   const root = normalizeRootUri(input.kind, input.root_uri);
   const hasKey = !!input.access_key_id;
   const hasSecret = !!input.secret_access_key;
   if (hasKey !== hasSecret) throw field(hasKey ? 'secret_access_key' : 'access_key_id', 'access_key_id and secret_access_key go together');
-  if (input.kind === 'object_store' && !input.endpoint) throw field('endpoint', 'an object_store backend needs the endpoint of its S3-compatible store');
   if (input.endpoint) {
     let u: URL | undefined;
     try {
@@ -110,17 +117,43 @@ export async function createBackend(q: Queryable, input: BackendInput): Promise<
     } catch {}
     if (!u || !['http:', 'https:'].includes(u.protocol)) throw field('endpoint', 'an http or https URL');
   }
+  const endpoint = input.endpoint || (input.kind === 'object_store' ? config.STORE_ENDPOINT : null);
+  if ((await q.query(`select 1 from storage_backends where name = $1`, [input.name])).length) throw conflict(`storage backend ${input.name} already exists`);
+  const target = {
+    name: input.name,
+    kind: input.kind,
+    root_uri: root,
+    endpoint,
+    region: input.region || null,
+    access_key_id: input.access_key_id || null,
+    secret_access_key: input.secret_access_key ? sealBackendSecret(config, input.secret_access_key) : null,
+  };
+  // Azure is probed once the catalog service can host it; until then it is registered as given.
+  const { vending } = input.kind === 'azure' ? { vending: 'sas' as const } : await probeBackend(target, config);
   try {
     const [row] = await q.query<BackendRow>(
-      `insert into storage_backends as b (name, kind, root_uri, endpoint, region, access_key_id, secret_access_key)
-       values ($1, $2, $3, $4, $5, $6, $7) returning ${BACKEND_COLS}`,
-      [input.name, input.kind, root, input.endpoint || null, input.region || null, input.access_key_id || null, input.secret_access_key || null],
+      `insert into storage_backends as b (name, kind, root_uri, endpoint, region, access_key_id, secret_access_key, credential_vending)
+       values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${BACKEND_COLS}`,
+      [target.name, target.kind, root, target.endpoint, target.region, target.access_key_id, target.secret_access_key, vending],
     );
     return toBackendOut(row);
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict(`storage backend ${input.name} already exists`);
     throw e;
   }
+}
+
+/** Seals backend secrets stored before sealing existed (at start; idempotent). Returns how many it sealed. */
+export async function sealStoredBackendSecrets(q: Queryable, config: Pick<Config, 'SECRET_KEY'>): Promise<number> {
+  if (!config.SECRET_KEY) return 0;
+  const rows = await q.query<{ id: string; secret_access_key: string }>(`select id, secret_access_key from storage_backends where secret_access_key is not null`);
+  let n = 0;
+  for (const r of rows) {
+    if (isSealed(r.secret_access_key)) continue;
+    await q.query(`update storage_backends set secret_access_key = $2 where id = $1 and secret_access_key = $3`, [r.id, sealBackendSecret(config, r.secret_access_key), r.secret_access_key]);
+    n++;
+  }
+  return n;
 }
 
 export async function listBackends(q: Queryable): Promise<BackendOut[]> {
@@ -152,6 +185,19 @@ export async function deleteBackend(db: Db, id: string): Promise<void> {
     if (bound.length) {
       throw conflict(`storage backend is bound to catalog(s) ${bound.map((c) => c.slug).join(', ')}`, 'storage_backend_in_use', {
         catalogs: bound.map((c) => c.slug),
+      });
+    }
+    // A migration still needs it: one running from or to it, or one whose old files on it await their purge.
+    const needed = await tx.query<{ id: string }>(
+      `select id from storage_migrations
+        where (status in ('pending', 'running') and (source_storage_backend_id = $1 or target_storage_backend_id = $1))
+           or (source_storage_backend_id = $1 and cutover_at is not null and purged_at is null)
+        order by created_at`,
+      [id],
+    );
+    if (needed.length) {
+      throw conflict(`storage backend is still needed by storage migration(s) ${needed.map((m) => m.id).join(', ')}`, 'storage_backend_in_use', {
+        migrations: needed.map((m) => m.id),
       });
     }
     await tx.query(`delete from storage_backends where id = $1`, [id]);
@@ -220,9 +266,9 @@ export const mayManageCatalog = (p: Principal, c: Pick<CatalogRow, 'created_by'>
   hasPermission(p, 'catalogs') || (c.created_by !== null && c.created_by === p.user.id);
 
 /**
- * What the catalog service needs to host a catalog on a backend. The bundled backend carries no keys of its own:
- * it uses the bundled store's root keys from configuration; an s3 backend without keys falls back to the
- * deployment's AWS_* variables. Azure backends cannot be hosted yet: the catalog service speaks S3 only.
+ * What the catalog service needs to host a catalog on a backend (backendStorage.ts backendConnection: the bundled
+ * store's backends use its root keys from configuration; an s3 backend without keys the deployment's AWS_*
+ * variables), with the vending mode the backend's probe found.
  */
 export function warehouseInputFor(backend: BackendRow, catalogSlug: string, config: WarehouseConfig): WarehouseInput {
   if (backend.kind === 'azure') {
@@ -231,30 +277,18 @@ export function warehouseInputFor(backend: BackendRow, catalogSlug: string, conf
       'storage_kind_unsupported',
     );
   }
-  let accessKeyId = backend.access_key_id;
-  let secretAccessKey = backend.secret_access_key;
-  if (!accessKeyId || !secretAccessKey) {
-    if (backend.kind === 'object_store' && backend.name === BUNDLED_BACKEND) {
-      accessKeyId = config.OBJECT_STORE_ACCESS_KEY;
-      secretAccessKey = config.OBJECT_STORE_SECRET_KEY;
-    } else if (backend.kind === 's3' && config.AWS_ACCESS_KEY_ID && config.AWS_SECRET_ACCESS_KEY) {
-      accessKeyId = config.AWS_ACCESS_KEY_ID;
-      secretAccessKey = config.AWS_SECRET_ACCESS_KEY;
-    }
-  }
-  if (!accessKeyId || !secretAccessKey) {
-    throw unprocessable(`storage backend ${backend.name} has no credentials the catalog service could use`, 'storage_credentials_missing');
-  }
+  const c = backendConnection(backend, config);
+  if (!c) throw unprocessable(`storage backend ${backend.name} has no credentials the catalog service could use`, 'storage_credentials_missing');
   return {
     name: catalogSlug,
     root_uri: `${backend.root_uri}${catalogSlug}/`,
     kind: backend.kind,
-    endpoint: backend.endpoint,
-    region: backend.region || (backend.kind === 's3' ? config.AWS_REGION : '') || config.STORE_REGION,
-    access_key_id: accessKeyId,
-    secret_access_key: secretAccessKey,
-    // S3-compatible stores (and the bundled one) want path-style; AWS itself uses virtual-hosted addressing.
-    path_style: backend.kind === 'object_store' || !!backend.endpoint,
+    endpoint: c.endpoint,
+    region: c.region,
+    access_key_id: c.accessKeyId,
+    secret_access_key: c.secretAccessKey,
+    path_style: c.pathStyle,
+    vending: backend.credential_vending,
   };
 }
 
@@ -326,7 +360,7 @@ async function registerWarehouse(client: CatalogClient, w: WarehouseInput): Prom
     if (!(e instanceof CatalogServiceError) || e.status !== 409) throw e;
     const existing = await client.getWarehouse(w.name);
     if (existing && existing.root_uri === w.root_uri) {
-      await client.updateWarehouse(w.name, { kind: w.kind, endpoint: w.endpoint, region: w.region, access_key_id: w.access_key_id, secret_access_key: w.secret_access_key, path_style: w.path_style });
+      await client.updateWarehouse(w.name, { kind: w.kind, endpoint: w.endpoint, region: w.region, access_key_id: w.access_key_id, secret_access_key: w.secret_access_key, path_style: w.path_style, vending: w.vending });
       return 'adopted';
     }
     throw conflict(`the catalog service already hosts a warehouse named ${w.name} elsewhere (${existing?.root_uri ?? 'unknown root'})`, 'warehouse_exists');
@@ -344,6 +378,10 @@ export async function deleteCatalog(db: Db, client: CatalogClient, p: Principal,
     if (!locked) throw notFound('catalog');
     const c = (await findCatalog(tx, id))!;
     if (!mayManageCatalog(p, c)) throw forbidden('dropping a catalog needs the catalogs permission or being its creator');
+    const moving = await tx.query<{ id: string }>(`select id from storage_migrations where catalog_id = $1 and status in ('pending', 'running')`, [id]);
+    if (moving.length) {
+      throw new AppError(409, 'catalog_read_only', `catalog ${c.slug} is read-only while its storage migration runs`, { catalog: c.slug, migration_id: moving[0].id });
+    }
     const attached = await tx.query<{ slug: string }>(
       `select w.slug from workspace_catalogs wc join workspaces w on w.id = wc.workspace_id where wc.catalog_id = $1 order by w.slug`,
       [id],
@@ -384,6 +422,12 @@ export async function ensureCatalogWarehouses(db: Queryable, client: CatalogClie
   const report: EnsureReport = { created: [], updated: [], unchanged: [], failed: [] };
   const rows = await db.query<CatalogRow>(`select ${CATALOG_COLS} from ${CATALOG_FROM} order by c.slug`);
   for (const c of rows) {
+    // A storage migration between its two cutover steps (the warehouse moved, the catalog row not yet): the resumed
+    // cutover finishes it; "correcting" the warehouse back to the old backend here would undo it.
+    if ((await db.query(`select 1 from storage_migrations where catalog_id = $1 and status = 'running' and phase = 'cutover'`, [c.id])).length) {
+      report.unchanged.push(c.slug);
+      continue;
+    }
     try {
       const backend = (await findBackend(db, c.storage_backend_id))!;
       const want = warehouseInputFor(backend, c.slug, config);
@@ -395,7 +439,8 @@ export async function ensureCatalogWarehouses(db: Queryable, client: CatalogClie
         have.kind !== want.kind ||
         (have.endpoint ?? null) !== (want.endpoint ?? null) ||
         have.region !== want.region ||
-        have.path_style !== want.path_style
+        have.path_style !== want.path_style ||
+        (have.vending !== undefined && have.vending !== want.vending)
       ) {
         const { name: _n, ...settings } = want;
         await client.updateWarehouse(want.name, settings);

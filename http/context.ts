@@ -43,5 +43,7 @@ export interface AppContext {
   catalog?: CatalogClient;
   /** elastic compute; absent while ELASTIC_COMPUTE_ENABLED is off */
   elastic?: ElasticCompute;
+  /** storage migrations: `tickNow` runs the leader-elected runner's tick at once (a new migration begins sooner) */
+  migrations?: { tickNow(): Promise<unknown> };
   onFirstAdmin: Array<(tx: import('../runtime/db.ts').Queryable, adminId: string, workspaceId: string) => Promise<void>>;
 }

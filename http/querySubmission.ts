@@ -10,6 +10,7 @@ import { agentPool, computeWaitMs, healthyPoolAgent, poolOf } from '../domain/el
 import * as queries from '../domain/queries.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
 import { checkScopedAccess } from '../domain/catalogGrants.ts';
+import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations.ts';
 import type { AppContext } from './context.ts';
 import { actorOf, type AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
@@ -172,6 +173,8 @@ export async function submitChecked(
   await checkScopedAccess(ctx.db, ws.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
     e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
   );
+  // A catalog being moved to other storage takes no writes (409 catalog_read_only); reads go on.
+  if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(policy.tables, defaultSlug, attached));
   const maxTimeout = Number((compute.capabilities as any)?.max_timeout_s ?? Infinity);
   const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
   const id = await submitQuery(ctx, {

@@ -326,6 +326,17 @@ export function readAvroFile<T = any>(bytes: Uint8Array): AvroFile<T> {
   return { metadata, schema, records };
 }
 
+/**
+ * The same file with its records changed by `map`: the writer schema and the header metadata are kept as they
+ * were (whoever wrote the file), only the records change. A storage migration moves manifests and manifest lists
+ * to another root with it.
+ */
+export function rewriteAvroFile<T>(bytes: Uint8Array, map: (record: T) => T): Uint8Array {
+  const f = readAvroFile<T>(bytes);
+  const meta = Object.fromEntries(Object.entries(f.metadata).filter(([k]) => !k.startsWith('avro.')));
+  return writeAvroFile(f.schema, f.records.map(map), meta);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Manifest lists and manifests
 

@@ -10,6 +10,8 @@ export interface S3ClientOptions {
   sessionToken?: string;
   /** Path-style addressing; true by default (S3-compatible servers need it). */
   pathStyle?: boolean;
+  /** The SDK's attempts per request (3 by default). */
+  maxAttempts?: number;
 }
 
 /** An S3 client with the settings S3-compatible servers need (see engineering notes: S3-compatible servers). */
@@ -18,6 +20,7 @@ export function makeS3Client(opts: S3ClientOptions): S3Client {
     endpoint: opts.endpoint || undefined,
     region: opts.region || 'us-east-1',
     forcePathStyle: opts.pathStyle ?? true,
+    ...(opts.maxAttempts ? { maxAttempts: opts.maxAttempts } : {}),
     credentials: {
       accessKeyId: opts.accessKeyId,
       secretAccessKey: opts.secretAccessKey,

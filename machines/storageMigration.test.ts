@@ -80,4 +80,17 @@ describe('storageMigration machine', () => {
     ]);
     expect(steps.slice(2).map((s) => s.snapshot.value)).toEqual(['rewriting', 'rewriting', 'rewriting']);
   });
+
+  test('a later migration onto the retained root ends the retention at once; repeating it starts no second purge', () => {
+    const steps = replay(storageMigrationMachine, input, [
+      ...toCutover,
+      { type: 'phaseDone', at: T + 5, phase: 'cutover' },
+      { type: 'expireRetention', at: T + 6 },
+      { type: 'expireRetention', at: T + 7 },
+      { type: 'phaseDone', at: T + 8, phase: 'purge' },
+    ]);
+    expect(steps[6].actions).toEqual([expect.objectContaining({ type: 'runPhase', params: expect.objectContaining({ phase: 'purge', attempt: 1 }) })]);
+    expect(steps[7].actions).toEqual([]);
+    expect(projectStorageMigration(steps[8].snapshot)).toMatchObject({ status: 'completed' });
+  });
 });

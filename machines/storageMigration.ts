@@ -19,7 +19,8 @@
 //
 // Deadlines (context.deadlineAt):
 //   copying … cuttingOver  entry + phaseLeaseMs, renewed by each `progress`
-//   retained               cutover + retentionMs (MIGRATION_RETENTION_DAYS), then purge leases of phaseLeaseMs
+//   retained               cutover + retentionMs (MIGRATION_RETENTION_DAYS), then purge leases of phaseLeaseMs;
+//                          `expireRetention` starts the purge at once (a later migration reuses the old root)
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
@@ -47,6 +48,8 @@ export type StorageMigrationEvent =
   | { type: 'phaseFailed'; at: number; phase: MigrationPhase; message: string; retryable: boolean }
   | { type: 'resume'; at: number }
   | { type: 'cancel'; at: number }
+  /** A later migration of the catalog copies onto this one's retained source root: the retention ends now. */
+  | { type: 'expireRetention'; at: number }
   | DeadlineEvent
   | SupervisorFailedEvent;
 
@@ -189,6 +192,7 @@ export const storageMigrationMachine = setup({
     deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
     attemptsLeft: ({ context }) => context.attempt < context.maxPhaseAttempts,
     purging: ({ context }) => context.phase === 'purge',
+    notPurging: ({ context }) => context.phase !== 'purge',
   },
 }).createMachine({
   id: 'storageMigration',
@@ -320,6 +324,7 @@ export const storageMigrationMachine = setup({
       on: {
         deadline: { guard: 'deadlinePassed', actions: ['startPurge', runPhase] },
         resume: { guard: 'purging', actions: ['startPurge', runPhase] },
+        expireRetention: { guard: 'notPurging', actions: ['startPurge', runPhase] },
         progress: { guard: 'currentPhase', actions: 'recordProgress' },
         phaseDone: { guard: 'currentPhase', target: 'completed' },
         // The move itself succeeded: a failed purge is retried after another lease rather than failing the migration.

@@ -22,21 +22,25 @@ export interface CatalogClientOptions {
 export interface WarehouseInput {
   name: string;
   root_uri: string;
-  kind: 'object_store' | 's3';
+  kind: 'object_store' | 's3' | 'azure';
   endpoint: string | null;
   region: string;
   access_key_id: string;
   secret_access_key: string;
   path_style: boolean;
+  /** How the service vends credentials: derived (Eider's stores), static (the keys as they are), sas (azure). */
+  vending: 'derived' | 'static' | 'sas';
 }
 
 export interface WarehouseInfo {
   name: string;
   root_uri: string;
-  kind: 'object_store' | 's3';
+  kind: 'object_store' | 's3' | 'azure';
   endpoint: string | null;
   region: string;
   path_style: boolean;
+  vending?: 'derived' | 'static' | 'sas';
+  read_only?: boolean;
   credential_epoch: number;
   created_at: string;
 }
@@ -246,6 +250,22 @@ export class CatalogClient {
   /** Changes connection settings; the service revokes every credential vended before. */
   async updateWarehouse(name: string, patch: Partial<Omit<WarehouseInput, 'name'>>): Promise<WarehouseInfo> {
     return (await this.request('PUT', `/management/v1/warehouses/${seg(name)}`, patch)).body;
+  }
+
+  /** A storage migration's read-only mark: while set, every change to the warehouse answers 403. */
+  async setWarehouseReadOnly(name: string, readOnly: boolean): Promise<WarehouseInfo> {
+    return (await this.request('PUT', `/management/v1/warehouses/${seg(name)}/read-only`, { read_only: readOnly })).body;
+  }
+
+  /**
+   * A storage migration's cutover: every table to its copy under the new root and the warehouse to the new storage,
+   * in one transaction of the catalog service (409 when a table changed since it was copied; a no-op when done).
+   */
+  async relocateWarehouse(
+    name: string,
+    input: Omit<WarehouseInput, 'name'> & { tables: Array<{ namespace: string[]; name: string; from: string; to: string; metadata_json: string }> },
+  ): Promise<WarehouseInfo & { tables_moved: number }> {
+    return (await this.request('POST', `/management/v1/warehouses/${seg(name)}/relocate`, input)).body;
   }
 
   /** Drops a warehouse; the service refuses (409) while it still has namespaces. */

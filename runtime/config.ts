@@ -106,9 +106,10 @@ export const CONFIG_VARIABLES = {
   SCHEDULER_ENABLED: bool('loops', 'true'),
   SCHEDULER_TICK_S: num('loops', '60', 0.05),
   LINEAGE_STALE_AFTER_DAYS: int('loops', '30', 0),
-  MIGRATION_RUNNER_ENABLED: notBuilt('storage migrations', bool('loops', 'true')),
-  MIGRATION_RUNNER_TICK_S: notBuilt('storage migrations', int('loops', '30', 1)),
-  MIGRATION_RETENTION_DAYS: int('loops', '7', 0),
+  MIGRATION_RUNNER_ENABLED: bool('loops', 'true'),
+  MIGRATION_RUNNER_TICK_S: num('loops', '30', 0.05),
+  // Days of retention of a migrated catalog's old files; a fraction of a day is allowed (tests use seconds).
+  MIGRATION_RETENTION_DAYS: num('loops', '7', 0),
   ACTOR_REAPER_TICK_S: num('loops', '1', 0.05),
   ACTOR_HISTORY_RETENTION_DAYS: num('loops', '7', 0),
   // Audit rows older than this are pruned (decisions.md "Tracing and audit"); 0 keeps them forever.

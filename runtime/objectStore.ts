@@ -24,6 +24,13 @@ const require = createRequire(import.meta.url);
 
 export const VENDED_KEY_PREFIX = 'EIDV';
 
+/**
+ * The warehouse name of the api's probe keys: a backend's registration checks that its store verifies derived keys
+ * with one (no warehouse exists yet to ask about revocation). Deriving any key takes the store's secret, so a probe
+ * key grants nothing its maker could not do with that secret directly; it lives a minute.
+ */
+export const PROBE_WAREHOUSE = '';
+
 /** What a vended key grants: one bucket, one key prefix, until `expiresAt` (epoch seconds). */
 export interface VendedClaims {
   /** Warehouse name, so a revocation check can look up its epoch. */
@@ -272,7 +279,10 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
     if (scope) {
       return refuse(res, 403, 'AccessDenied', `The vended credential does not cover this ${scope}: it is limited to s3://${claims.bucket}/${claims.prefix}`);
     }
-    if (opts.isRevoked && (await opts.isRevoked(claims, accessKeyId))) {
+    if (claims.warehouse === PROBE_WAREHOUSE && claims.expiresAt * 1000 > Date.now() + 120_000) {
+      return refuse(res, 403, 'AccessDenied', 'A probe credential lives at most two minutes.');
+    }
+    if (opts.isRevoked && claims.warehouse !== PROBE_WAREHOUSE && (await opts.isRevoked(claims, accessKeyId))) {
       return refuse(res, 403, 'InvalidAccessKeyId', 'The vended credential has been revoked; load the table again for fresh credentials.');
     }
     const secret = vendedSecret(signingSecret, accessKeyId);

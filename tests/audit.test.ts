@@ -6,19 +6,26 @@ import WebSocket from 'ws';
 import { PROTOCOL_VERSION } from '../protocol/index.ts';
 import { ADMIN, newUser, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { pruneAudit } from '../domain/audit.ts';
+import { startExtraStore, type ExtraStore } from '../catalog/harness.ts';
 
 const BOOTSTRAP = 'seeded-bootstrap-token-for-audit';
 let t: TestApi;
+/** a real S3-compatible store: registering a backend probes it */
+let lake: ExtraStore;
 let admin: Caller & { id: string };
 /** every secret the test handed the api: none may appear in any audit row */
 const secrets: string[] = [ADMIN.password, BOOTSTRAP];
 
 beforeAll(async () => {
+  lake = await startExtraStore({ bucket: 'audit-lake' });
   t = await startTestApi({ AGENT_BOOTSTRAP_TOKEN: BOOTSTRAP, REPLICA_ID: 'audit-replica' });
   admin = await setupAdmin(t);
-  secrets.push(admin.token!, admin.cookie!.split('=')[1]);
+  secrets.push(admin.token!, admin.cookie!.split('=')[1], lake.secretKey);
 });
-afterAll(async () => t?.close());
+afterAll(async () => {
+  await t?.close();
+  await lake?.close();
+});
 
 interface Row {
   id: string;
@@ -94,7 +101,7 @@ describe('audit rows per action', () => {
     expect(await latest('token.create')).toMatchObject({ target: { id: saTok.body.id }, details: { owner_id: sa.body.id, expires_at: null } });
     // The service account acts: its rows name it as a service account.
     await t.req('PATCH', `/api/admin/service-accounts/${sa.body.id}`, { body: { role: 'admin' }, as: admin });
-    const me = await t.req('POST', '/api/admin/storage-backends', { body: { name: 'sa-made', kind: 'object_store', root_uri: 's3://sa-made/', endpoint: 'http://127.0.0.1:9' }, as: { token: saTok.body.token } });
+    const me = await t.req('POST', '/api/admin/storage-backends', { body: { name: 'sa-made', kind: 'object_store', root_uri: 's3://audit-lake/sa-made/', endpoint: lake.endpoint, access_key_id: lake.accessKey, secret_access_key: lake.secretKey }, as: { token: saTok.body.token } });
     expect(me.status, me.text).toBe(201);
     expect(await latest('backend.change')).toMatchObject({ actor: { kind: 'service_account', id: sa.body.id, email: null } });
   });
@@ -132,10 +139,8 @@ describe('audit rows per action', () => {
   });
 
   it('storage backends: the row says credentials were given, never what they are', async () => {
-    const secret = 'backend-secret-access-key-123';
-    secrets.push(secret, 'AKIAAUDITKEYID');
     const b = await t.req('POST', '/api/admin/storage-backends', {
-      body: { name: 'audited', kind: 's3', root_uri: 's3://audited/', region: 'eu-west-1', access_key_id: 'AKIAAUDITKEYID', secret_access_key: secret },
+      body: { name: 'audited', kind: 's3', root_uri: 's3://audit-lake/audited/', endpoint: lake.endpoint, region: 'eu-west-1', access_key_id: lake.accessKey, secret_access_key: lake.secretKey },
       as: admin,
     });
     expect(b.status, b.text).toBe(201);

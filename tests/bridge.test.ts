@@ -1,10 +1,10 @@
-// The agent's Iceberg bridge against a real catalog service, the bundled object store and real DuckDB: DDL, DML
+// The agent's Iceberg bridge against a real catalog service, real object stores and real DuckDB: DDL, DML
 // (copy-on-write), schema evolution, partitioned appends with pruning, time travel; every table shape written is
 // read back by icebird, an independent Iceberg reader, with the rows the agent returns.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { startCatalogStack, startExtraStore, type CatalogStack, type ExtraStore } from '../catalog/harness.ts';
 import { startBridgeAgent, type BridgeAgent } from './support/bridgeAgent.ts';
 import { icebirdRows, liveFiles, loadMetadata } from './support/icebergInspect.ts';
 import { bucketOf } from '../iceberg/transforms.ts';
@@ -14,21 +14,31 @@ let stack: CatalogStack;
 let agent: BridgeAgent;
 /** A second agent with its own (cold) cache: what it fetches shows pruning. */
 let reader: BridgeAgent;
+let extra: ExtraStore | undefined;
 
-beforeAll(async () => {
+// Every shape runs on each backend an agent reaches over S3: the bundled store, and a second S3-compatible
+// endpoint (its own object-store process, port, bucket and keys) as an object_store or s3 backend has it.
+const BACKENDS = [
+  { backend: 'the bundled store', second: false },
+  { backend: 'a second S3-compatible endpoint', second: true },
+];
+
+async function startOn(second: boolean) {
   tdb = await freshDatabase();
   stack = await startCatalogStack({ db: tdb.db });
-  await stack.createWarehouse('wh');
+  extra = second ? await startExtraStore({ bucket: 'lake2' }) : undefined;
+  await stack.createWarehouse('wh', { store: extra });
   [agent, reader] = await Promise.all([startBridgeAgent(stack, 'wh'), startBridgeAgent(stack, 'wh')]);
   await agent.exec('CREATE SCHEMA sales');
-});
+}
 
-afterAll(async () => {
+async function stopAll() {
   await agent?.close();
   await reader?.close();
   await stack?.close();
+  await extra?.close();
   await tdb?.drop();
-});
+}
 
 const norm = (rows: Record<string, unknown>[]) =>
   rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v instanceof Date ? v.toISOString() : v])));
@@ -51,7 +61,17 @@ async function fetchesFor(sql: string): Promise<{ fetches: number; rows: Record<
   return { fetches: reader.cache.stats.fetches - before, rows };
 }
 
-describe('the Iceberg bridge', () => {
+describe.each(BACKENDS)('the Iceberg bridge on $backend', ({ second }) => {
+  beforeAll(() => startOn(second));
+  afterAll(stopAll);
+
+  it('keeps every file on the backend it runs on', async () => {
+    await agent.exec('CREATE TABLE sales.placed (id INTEGER)');
+    await agent.exec('INSERT INTO sales.placed VALUES (1)');
+    const files = await liveFiles(stack, 'wh', 'sales', 'placed');
+    expect(files[0]).toMatch(second ? /^s3:\/\/lake2\/wh\/sales\/placed\/data\// : /^s3:\/\/warehouse\/wh\/sales\/placed\/data\//);
+  });
+
   it('creates a table, inserts, and reads back by catalog.schema.table and schema.table', async () => {
     await agent.exec('CREATE TABLE sales.orders (id BIGINT, region VARCHAR, amount DOUBLE)');
     expect(await agent.exec(`INSERT INTO sales.orders VALUES (1, 'eu', 10.5), (2, 'us', 20), (3, 'eu', 30.25)`)).toBe(3);

@@ -126,7 +126,7 @@ describe('storage backends', () => {
       secret_access_key: rootKey.secretAccessKey,
     });
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ name: 'ext', kind: 'object_store', root_uri: 's3://warehouse/ext/', has_credentials: true, catalog_count: 0 });
+    expect(res.body).toMatchObject({ name: 'ext', kind: 'object_store', root_uri: 's3://warehouse/ext/', has_credentials: true, credential_vending: 'derived', catalog_count: 0 });
     expect(res.text).not.toContain(rootKey.secretAccessKey);
     expect(res.body).not.toHaveProperty('secret_access_key');
     backendId = res.body.id;
@@ -153,7 +153,9 @@ describe('storage backends', () => {
     expectError(await req('POST', '/api/admin/storage-backends', who.admin, { ...valid, kind: 'gcs' }), 422, 'unprocessable_content');
     expectError(await req('POST', '/api/admin/storage-backends', who.admin, { ...valid, root_uri: 'http://bucket/' }), 422, 'unprocessable_content');
     expectError(await req('POST', '/api/admin/storage-backends', who.admin, { ...valid, access_key_id: 'only-the-key' }), 422, 'unprocessable_content');
-    expectError(await req('POST', '/api/admin/storage-backends', who.admin, { ...valid, kind: 'object_store' }), 422, 'unprocessable_content');
+    expectError(await req('POST', '/api/admin/storage-backends', who.admin, { ...valid, kind: 'object_store', endpoint: 'ftp://store' }), 422, 'unprocessable_content');
+    // an s3 backend with no keys of its own and no AWS_* keys in the deployment has nothing to probe with
+    expectError(await req('POST', '/api/admin/storage-backends', who.admin, valid), 422, 'storage_credentials_missing');
     expectError(await req('GET', `/api/admin/storage-backends/${crypto.randomUUID()}`, who.admin), 404, 'not_found');
     expectError(await req('GET', '/api/admin/storage-backends', who.owner), 403, 'forbidden');
     expectError(await req('POST', '/api/admin/storage-backends', who.owner, valid), 403, 'forbidden');

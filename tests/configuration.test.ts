@@ -22,9 +22,9 @@ describe('configuration', () => {
   });
 
   it('names the variables that are set but whose feature is not built', () => {
-    expect(unbuiltSettings({ MIGRATION_RUNNER_TICK_S: '30', DB_AUTH_MODE: 'password', ASSISTANT_ENABLED: 'true', PORT: '8000', MCP_ENABLED: '', LDAP_SERVER_URI: 'ldap://dir' })).toEqual([
+    expect(unbuiltSettings({ MIGRATION_RUNNER_TICK_S: '30', DB_AUTH_MODE: 'password', ASSISTANT_ENABLED: 'true', PORT: '8000', MCP_ENABLED: '', LDAP_SERVER_URI: 'ldap://dir', AGENT_METRICS_RETENTION_HOURS: '24' })).toEqual([
       { name: 'DB_AUTH_MODE', feature: 'managed-identity database sign-in' },
-      { name: 'MIGRATION_RUNNER_TICK_S', feature: 'storage migrations' },
+      { name: 'AGENT_METRICS_RETENTION_HOURS', feature: 'agent monitoring history' },
     ]);
     expect(unbuiltSettings({ PORT: '8000', DATA_DIR: '/x' })).toEqual([]);
   });

@@ -2,12 +2,18 @@
 // a storage backend by creating a warehouse here. Secrets go in and never come out.
 import type { FastifyInstance } from 'fastify';
 import * as store from '../metastore.ts';
-import type { Warehouse } from '../metastore.ts';
+import type { VendingMode, Warehouse, WarehouseKind } from '../metastore.ts';
 import type { CatalogContext } from '../context.ts';
 import { sendJson } from '../http.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, CatalogError } from '../errors.ts';
+import { namespaceBody } from '../http.ts';
+import { isUnderRoot } from '../../iceberg/storageUri.ts';
 import { normalizeRootUri } from '../storage.ts';
 import { parseVendedKeyId } from '../../runtime/objectStore.ts';
+
+interface RelocateBody extends WarehouseBody {
+  tables?: Array<{ namespace?: unknown; name?: unknown; from?: unknown; to?: unknown; metadata_json?: unknown }>;
+}
 
 interface WarehouseBody {
   name?: unknown;
@@ -18,6 +24,7 @@ interface WarehouseBody {
   access_key_id?: unknown;
   secret_access_key?: unknown;
   path_style?: unknown;
+  vending?: unknown;
 }
 
 export function warehouseOut(w: Warehouse) {
@@ -28,6 +35,8 @@ export function warehouseOut(w: Warehouse) {
     endpoint: w.endpoint,
     region: w.region,
     path_style: w.pathStyle,
+    vending: w.vending,
+    read_only: w.readOnly,
     credential_epoch: w.credentialEpoch,
     created_at: w.createdAt,
   };
@@ -42,6 +51,8 @@ const optString = (v: unknown, what: string): string | undefined => {
 function parseBody(b: WarehouseBody, partial: boolean) {
   const kind = optString(b.kind, 'kind');
   if (kind !== undefined && kind !== 'object_store' && kind !== 's3') throw badRequest('kind must be object_store or s3');
+  const vending = optString(b.vending, 'vending');
+  if (vending !== undefined && vending !== 'derived' && vending !== 'static') throw badRequest('vending must be derived or static');
   const rootUri = optString(b.root_uri, 'root_uri');
   const accessKeyId = optString(b.access_key_id, 'access_key_id');
   const secretAccessKey = optString(b.secret_access_key, 'secret_access_key');
@@ -57,8 +68,12 @@ function parseBody(b: WarehouseBody, partial: boolean) {
     accessKeyId,
     secretAccessKey,
     pathStyle: b.path_style as boolean | undefined,
+    vending: vending as VendingMode | undefined,
   };
 }
+
+/** Without a vending mode: derived keys for Eider's object stores, the keys as they are for s3 (as before modes). */
+const defaultVending = (kind: WarehouseKind): VendingMode => (kind === 's3' ? 'static' : 'derived');
 
 const dropUndefined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -70,15 +85,17 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
       throw badRequest('name must be 1-128 characters of letters, digits, _ . -');
     }
     const p = parseBody(b, false);
+    const kind = p.kind ?? 'object_store';
     const w = await store.insertWarehouse(ctx.db, {
       name: b.name,
       rootUri: p.rootUri!,
-      kind: p.kind ?? 'object_store',
+      kind,
       endpoint: p.endpoint ?? null,
       region: p.region ?? 'us-east-1',
       accessKeyId: p.accessKeyId!,
-      secretAccessKey: p.secretAccessKey!,
+      secretAccessKey: ctx.storage.seal(p.secretAccessKey!),
       pathStyle: p.pathStyle ?? true,
+      vending: p.vending ?? defaultVending(kind),
     });
     return sendJson(reply, 201, warehouseOut(w));
   });
@@ -94,13 +111,73 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
   // Connection changes (rotated keys, new endpoint) revoke every credential vended before.
   app.put<{ Params: { name: string }; Body: WarehouseBody }>('/management/v1/warehouses/:name', async (req, reply) => {
     const p = parseBody(req.body ?? {}, true);
-    const w = await ctx.db.tx((q) => store.updateWarehouseConnection(q, req.params.name, dropUndefined(p) as any));
+    const patch = dropUndefined({ ...p, secretAccessKey: p.secretAccessKey === undefined ? undefined : ctx.storage.seal(p.secretAccessKey) });
+    const w = await ctx.db.tx((q) => store.updateWarehouseConnection(q, req.params.name, patch as any));
+    return sendJson(reply, 200, warehouseOut(w));
+  });
+
+  // A storage migration marks the warehouse read-only while it copies it (every change answers 403); the cutover
+  // (or a cancelled or failed migration) clears the mark.
+  app.put<{ Params: { name: string }; Body: { read_only?: unknown } }>('/management/v1/warehouses/:name/read-only', async (req, reply) => {
+    if (typeof req.body?.read_only !== 'boolean') throw badRequest('read_only must be a boolean');
+    const w = await store.setWarehouseReadOnly(ctx.db, req.params.name, req.body.read_only);
     return sendJson(reply, 200, warehouseOut(w));
   });
 
   app.delete<{ Params: { name: string } }>('/management/v1/warehouses/:name', async (req, reply) => {
     await ctx.db.tx((q) => store.deleteWarehouse(q, req.params.name));
     return reply.code(204).send();
+  });
+
+  /**
+   * A storage migration's cutover: every table of the warehouse moves to its copy under the new root and the
+   * warehouse to the new storage, in one transaction. Each table must still be at the metadata file the migration
+   * copied (`from`), and the tables named must be exactly the warehouse's: anything else is 409 and nothing moves.
+   * Repeating a relocation that already happened is a no-op (a resumed cutover).
+   */
+  app.post<{ Params: { name: string }; Body: RelocateBody }>('/management/v1/warehouses/:name/relocate', async (req, reply) => {
+    const b = req.body ?? ({} as RelocateBody);
+    const p = parseBody(b, false);
+    if (!Array.isArray(b.tables)) throw badRequest('tables must be an array');
+    const tables = b.tables.map((t) => {
+      if (!t || typeof t.name !== 'string' || typeof t.from !== 'string' || typeof t.to !== 'string' || typeof t.metadata_json !== 'string') {
+        throw badRequest('every table needs namespace, name, from, to and metadata_json');
+      }
+      return { namespace: namespaceBody(t.namespace), name: t.name, from: t.from, to: t.to, metadataJson: t.metadata_json };
+    });
+    for (const t of tables) {
+      if (!isUnderRoot(t.to, p.rootUri!)) throw badRequest(`${t.to} is not under the new root ${p.rootUri}`);
+    }
+    const out = await ctx.db.tx(async (q) => {
+      const w = await store.getWarehouse(q, req.params.name, true);
+      const current = await store.lockWarehouseTables(q, w.name);
+      const key = (ns: readonly string[], name: string) => `${ns.join('\u001f')}\u0000${name}`;
+      const given = new Map(tables.map((t) => [key(t.namespace, t.name), t]));
+      if (w.rootUri === p.rootUri && current.every((c) => given.get(key(c.namespace, c.name))?.to === c.metadataLocation) && current.length === tables.length) {
+        return { warehouse: w, moved: 0 };
+      }
+      const missing = current.filter((c) => !given.has(key(c.namespace, c.name)));
+      if (missing.length || current.length !== tables.length) {
+        throw new CatalogError(409, 'CommitFailedException', `the warehouse's tables changed since the migration listed them (${missing.map((m) => [...m.namespace, m.name].join('.')).join(', ') || 'a table was dropped'})`);
+      }
+      for (const c of current) {
+        const t = given.get(key(c.namespace, c.name))!;
+        if (c.metadataLocation !== t.from) throw new CatalogError(409, 'CommitFailedException', `table ${[...c.namespace, c.name].join('.')} changed since the migration copied it`);
+      }
+      for (const t of tables) await store.relocateTable(q, w.name, t.namespace, t.name, t.to, t.metadataJson);
+      const next = await store.updateWarehouseConnection(q, w.name, {
+        rootUri: p.rootUri,
+        kind: p.kind ?? w.kind,
+        endpoint: p.endpoint ?? null,
+        region: p.region ?? w.region,
+        accessKeyId: p.accessKeyId,
+        secretAccessKey: ctx.storage.seal(p.secretAccessKey!),
+        pathStyle: p.pathStyle ?? w.pathStyle,
+        vending: p.vending ?? defaultVending(p.kind ?? w.kind),
+      }, { relocating: true });
+      return { warehouse: await store.setWarehouseReadOnly(q, next.name, false), moved: tables.length };
+    });
+    return sendJson(reply, 200, { ...warehouseOut(out.warehouse), tables_moved: out.moved });
   });
 
   /** Revokes every credential vended for the warehouse so far. */

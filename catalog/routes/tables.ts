@@ -64,7 +64,7 @@ function identBody(v: unknown, what: string): TableIdent {
 }
 
 export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
-  const credentialsFor = (w: Warehouse, location: string) => vendCredentials(w, location, ctx.credentialTtlSeconds);
+  const credentialsFor = (w: Warehouse, location: string) => vendCredentials(w, ctx.storage.secretOf(w), location, ctx.credentialTtlSeconds);
 
   app.get<{ Params: NsParams; Querystring: { pageToken?: string; pageSize?: string } }>(
     '/v1/:prefix/namespaces/:namespace/tables',

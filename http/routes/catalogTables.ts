@@ -7,6 +7,7 @@ import type { AppContext } from '../context.ts';
 import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
 import { tableHealth } from '../../domain/maintenance/store.ts';
 import * as catalogs from '../../domain/catalogs.ts';
+import { assertCatalogsWritable } from '../../domain/storageMigrations.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
 import * as sidecar from '../../domain/tableMetadata.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
@@ -77,6 +78,13 @@ const SchemaParams = Schema.Struct({ workspace: Schema.String, catalog: Schema.S
 const TableParams = Schema.Struct({ workspace: Schema.String, catalog: Schema.String, schema: PathName, table: PathName });
 
 const BASE = '/api/workspaces/:workspace/catalogs/:catalog';
+
+/** The same, for a change: 409 catalog_read_only while a storage migration of the catalog is active. */
+async function attachedForWrite(ctx: AppContext, ws: WorkspaceAccess | undefined, ref: string): Promise<{ c: catalogs.AttachedCatalog; scope: AttachmentScope }> {
+  const found = await attached(ctx, ws, ref);
+  await assertCatalogsWritable(ctx.db, [found.c.id]);
+  return found;
+}
 
 /** The attached catalog with what the workspace may reach in it; 404 when the catalog is not attached. */
 async function attached(ctx: AppContext, ws: WorkspaceAccess | undefined, ref: string): Promise<{ c: catalogs.AttachedCatalog; scope: AttachmentScope }> {
@@ -200,7 +208,7 @@ export const catalogTableRoutes = [
     body: Schema.Struct({ name: NameSchema }),
     responses: { 201: Schema.Struct({ name: Schema.String }), 403: null, 404: null, 409: null, 503: null },
     handler: async ({ ctx, ws, params, body }) => {
-      const { c, scope } = await attached(ctx, ws, params.catalog);
+      const { c, scope } = await attachedForWrite(ctx, ws, params.catalog);
       if (!scope.catalog('write')) throw notGranted(`creating schemas in catalog ${c.slug}`, 'write');
       const client = catalogClientOf(ctx);
       await viaCatalog('catalog', () => client.createNamespace(catalogs.warehouseName(c), [body.name]));
@@ -217,7 +225,7 @@ export const catalogTableRoutes = [
     params: SchemaParams,
     responses: { 204: null, 403: null, 404: null, 409: null, 503: null },
     handler: async ({ ctx, ws, params }) => {
-      const { c, scope } = await attached(ctx, ws, params.catalog);
+      const { c, scope } = await attachedForWrite(ctx, ws, params.catalog);
       requireSchema(scope, params.schema, 'write');
       const client = catalogClientOf(ctx);
       try {
@@ -270,7 +278,7 @@ export const catalogTableRoutes = [
     }),
     responses: { 201: TableOut, 403: null, 404: null, 409: null, 422: null, 503: null },
     handler: async ({ ctx, principal, ws, params, body }) => {
-      const { c, scope } = await attached(ctx, ws, params.catalog);
+      const { c, scope } = await attachedForWrite(ctx, ws, params.catalog);
       requireSchema(scope, params.schema, 'write');
       const seen = new Set<string>();
       for (const [i, col] of body.columns.entries()) {
@@ -348,9 +356,9 @@ export const catalogTableRoutes = [
     tags: ['catalogs'],
     access: { kind: 'workspace', role: 'writer' },
     params: TableParams,
-    responses: { 204: null, 403: null, 404: null, 503: null },
+    responses: { 204: null, 403: null, 404: null, 409: null, 503: null },
     handler: async ({ ctx, ws, params }) => {
-      const { c, scope } = await attached(ctx, ws, params.catalog);
+      const { c, scope } = await attachedForWrite(ctx, ws, params.catalog);
       requireTable(scope, params.schema, params.table, 'write');
       const client = catalogClientOf(ctx);
       await viaCatalog('table', () => client.dropTable(catalogs.warehouseName(c), [params.schema], params.table, { purge: true }));

@@ -15,6 +15,7 @@ import { scheduleRoutes } from './schedules.ts';
 import { lineageRoutes } from './lineage.ts';
 import { assistantRoutes } from './assistant.ts';
 import { maintenanceRoutes } from './maintenance.ts';
+import { migrationRoutes } from './migrations.ts';
 
 export const allRoutes: RouteDef[] = [
   ...systemRoutes,
@@ -24,6 +25,7 @@ export const allRoutes: RouteDef[] = [
   ...agentRoutes,
   ...queryRoutes,
   ...catalogRoutes,
+  ...migrationRoutes,
   ...inspectionRoutes,
   ...auditRoutes,
   ...semanticRoutes,

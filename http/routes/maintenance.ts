@@ -7,6 +7,7 @@ import { route, asArray, Limit, repeatable } from '../route.ts';
 import { AppError, unprocessable } from '../../domain/errors.ts';
 import { hasPermission, type Principal } from '../../domain/identity.ts';
 import { findCatalog, listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { assertCatalogsWritable } from '../../domain/storageMigrations.ts';
 import { listWorkspaces, resolveWorkspace, type WorkspaceAccess } from '../../domain/workspaces.ts';
 import * as maintenance from '../../domain/maintenance/store.ts';
 import { scanTables } from '../../domain/maintenance/scan.ts';
@@ -160,6 +161,7 @@ export const maintenanceRoutes = [
         }
       }
       const ws = await workspaceFor(ctx, principal, rec.catalog_id, body?.workspace);
+      await assertCatalogsWritable(ctx.db, [rec.catalog_id]);
       const compute = await chooseCompute(ctx, principal, ws, body?.agent_id ?? null);
       const id = await submitQuery(ctx, {
         workspaceId: ws.workspace.id,

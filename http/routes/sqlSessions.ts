@@ -11,6 +11,7 @@ import * as queries from '../../domain/queries.ts';
 import * as sessions from '../../domain/sqlSessions.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { resolveWorkspace } from '../../domain/workspaces.ts';
+import { assertCatalogsWritable, writtenCatalogs } from '../../domain/storageMigrations.ts';
 import { checkScopedAccess } from '../../domain/catalogGrants.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { checkPolicyOffThread } from '../policyPool.ts';
@@ -251,6 +252,7 @@ export const sqlSessionRoutes = [
       await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, s.active_catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
         e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
       );
+      if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(policy.tables, s.active_catalog, attached));
 
       // The session decides acceptance (only an open one accepts); the accepted statement is then spawned here.
       const statementId = randomUUID();

@@ -14,6 +14,7 @@ export const StorageBackendOut = Schema.Struct({
   endpoint: Schema.NullOr(Schema.String),
   region: Schema.NullOr(Schema.String),
   has_credentials: Schema.Boolean,
+  credential_vending: Schema.Literals(catalogs.VENDING_MODES),
   catalog_count: Schema.Finite,
   created_at: Schema.String,
 });
@@ -49,13 +50,14 @@ export const storageRoutes = [
       access_key_id: OptionalText(256),
       secret_access_key: OptionalText(1024),
     }),
+    // 422 storage_unreachable: the probe (put, read, delete one object under the root) failed, with the store's message.
     responses: { 201: StorageBackendOut, 409: null, 422: null },
     handler: async ({ ctx, req, principal, body }) => {
       // The credentials themselves never go in the row: only whether some were given.
       const b = await audited(
         ctx,
         req,
-        (db) => catalogs.createBackend(db, body),
+        (db) => catalogs.createBackend(db, ctx.config, body),
         (b) => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'created', name: b.name, kind: b.kind, root_uri: b.root_uri, static_keys: b.has_credentials } }),
       );
       return { status: 201, body: b };

@@ -1,6 +1,6 @@
 // Looks at what the bridge wrote, independently of the agent's DuckDB: live data files (through the catalog and
 // the object store) and an icebird read of the table with s3:// URLs served from the bundled store.
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { icebergRead } from 'icebird';
 import type { CatalogStack } from '../../catalog/harness.ts';
 import { planScan } from '../../agent/icebergScan.ts';
@@ -24,7 +24,7 @@ export async function liveFiles(stack: CatalogStack, warehouse: string, ns: stri
 }
 
 /** Reads the table's current snapshot with icebird; s3:// URLs (icebird rewrites them to amazonaws) hit the store. */
-export async function icebirdRows(stack: CatalogStack, warehouse: string, ns: string, table: string): Promise<Record<string, unknown>[]> {
+export async function icebirdRows(stack: CatalogStack, warehouse: string, ns: string, table: string, clientFor: (bucket: string) => S3Client = (b) => stack.clientFor(b)): Promise<Record<string, unknown>[]> {
   const { metadata } = await loadMetadata(stack, warehouse, ns, table);
   const original = globalThis.fetch;
   globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -32,7 +32,7 @@ export async function icebirdRows(stack: CatalogStack, warehouse: string, ns: st
     const m = /^([^.]+)\.s3\.amazonaws\.com$/.exec(url.hostname);
     if (!m) return original(input, init);
     const range = new Headers(init?.headers).get('range') ?? undefined;
-    const res = await stack.s3.send(new GetObjectCommand({ Bucket: m[1], Key: decodeURIComponent(url.pathname.slice(1)), Range: range }));
+    const res = await clientFor(m[1]).send(new GetObjectCommand({ Bucket: m[1], Key: decodeURIComponent(url.pathname.slice(1)), Range: range }));
     const bytes = await res.Body!.transformToByteArray();
     return new Response(Buffer.from(bytes) as unknown as BodyInit, { status: range ? 206 : 200, headers: { 'content-length': String(bytes.length) } });
   }) as typeof fetch;

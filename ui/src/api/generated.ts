@@ -49,6 +49,33 @@ export type AttachWorkspaceCatalogBody = {
   access_mode?: "full" | "scoped";
 };
 
+/** POST /api/catalogs/{catalog_id}/migrations/{migration_id}/cancel: Cancel a migration before its cutover (202 with the record); the copy is removed, the catalog stays where it was */
+export type CancelCatalogMigrationResponse = {
+  id: string;
+  catalog_id: string;
+  source_storage_backend_id: string;
+  target_storage_backend_id: string;
+  status: "pending" | "running" | "completed" | "failed" | "cancelled";
+  phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
+  tables_total: number;
+  tables_done: number;
+  bytes_total: number;
+  bytes_copied: number;
+  tables: Array<{
+    schema: string;
+    table: string;
+    state: "pending" | "copying" | "copied" | "rewritten" | "verified" | "failed";
+    bytes: number;
+    error: string | null;
+  }>;
+  error: string | null;
+  created_by: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  retain_until: string | null;
+};
+
 /** POST /api/queries/{query_id}/cancel: Cancel a queued or running query (202 with the query) */
 export type CancelQueryResponse = {
   id: string;
@@ -117,16 +144,51 @@ export type CreateAgentBootstrapTokenBody = {
   expires_in_hours?: number;
 };
 
-/** POST /api/workspaces/{workspace}/assistant/conversations: Start an assistant conversation (503 assistant_disabled while the assistant is off; not built yet) */
+/** POST /api/workspaces/{workspace}/assistant/conversations: Start an assistant conversation, private to you; its first question titles it unless you do */
 export type CreateAssistantConversationResponse = {
   id: string;
   title: string | null;
+  state: "idle" | "running" | "approval_required";
   created_at: string;
   updated_at: string;
 };
+export type CreateAssistantConversationBody = {
+  title?: string | null;
+};
 
-/** POST /api/workspaces/{workspace}/assistant/conversations/{conversation_id}/messages: Ask the assistant (503 assistant_disabled while the assistant is off; not built yet) */
-export type CreateAssistantMessageResponse = unknown;
+/** POST /api/workspaces/{workspace}/assistant/conversations/{conversation_id}/messages: Ask the assistant ({content}), or approve or reject the write it waits on ({tool_call_id, decision}): runs a turn */
+export type CreateAssistantMessageResponse = {
+  conversation: {
+    id: string;
+    title: string | null;
+    state: "idle" | "running" | "approval_required";
+    created_at: string;
+    updated_at: string;
+  };
+  messages: Array<{
+    id: string;
+    role: "user" | "assistant";
+    content: string;
+    finish: ("answer" | "tool_calls" | "length" | "request_limit" | "output_limit" | "error") | null;
+    tool_calls: Array<{
+      id: string;
+      name: string;
+      arguments: string;
+      status: "pending" | "approval_required" | "ok" | "error" | "rejected" | "skipped";
+      result: string | null;
+      truncated: boolean;
+      created_at: string;
+      finished_at: string | null;
+    }>;
+    created_at: string;
+  }>;
+};
+export type CreateAssistantMessageBody = {
+  content: string;
+} | {
+  tool_call_id: string;
+  decision: "approve" | "reject";
+};
 
 /** POST /api/catalogs: Create a catalog bound to a storage backend; its warehouse is rooted at {backend root_uri}{slug}/ */
 export type CreateCatalogResponse = {
@@ -618,6 +680,7 @@ export type CreateStorageBackendResponse = {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  credential_vending: "derived" | "static" | "sas";
   catalog_count: number;
   created_at: string;
 };
@@ -826,12 +889,30 @@ export type GetAgentComputeOptionsResponse = Array<{
 /** GET /api/admin/agents/{agent_id}/monitoring: Recent work of an agent: status, live queries, recent outcomes (use tier) */
 export type GetAgentMonitoringResponse = unknown;
 
-/** GET /api/workspaces/{workspace}/assistant/conversations/{conversation_id}: One assistant conversation (503 assistant_disabled while the assistant is off; not built yet) */
+/** GET /api/workspaces/{workspace}/assistant/conversations/{conversation_id}: One of your assistant conversations with its messages and their tool calls (404 for anyone else’s) */
 export type GetAssistantConversationResponse = {
   id: string;
   title: string | null;
+  state: "idle" | "running" | "approval_required";
   created_at: string;
   updated_at: string;
+  messages: Array<{
+    id: string;
+    role: "user" | "assistant";
+    content: string;
+    finish: ("answer" | "tool_calls" | "length" | "request_limit" | "output_limit" | "error") | null;
+    tool_calls: Array<{
+      id: string;
+      name: string;
+      arguments: string;
+      status: "pending" | "approval_required" | "ok" | "error" | "rejected" | "skipped";
+      result: string | null;
+      truncated: boolean;
+      created_at: string;
+      finished_at: string | null;
+    }>;
+    created_at: string;
+  }>;
 };
 
 /** GET /api/auth/methods: Sign-in methods offered */
@@ -854,6 +935,42 @@ export type GetCatalogResponse = {
   created_by: string | null;
   created_at: string;
 };
+
+/** GET /api/catalogs/{catalog_id}/migrations/{migration_id}: One storage migration: status, phase, bytes and per-table progress */
+export type GetCatalogMigrationResponse = {
+  id: string;
+  catalog_id: string;
+  source_storage_backend_id: string;
+  target_storage_backend_id: string;
+  status: "pending" | "running" | "completed" | "failed" | "cancelled";
+  phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
+  tables_total: number;
+  tables_done: number;
+  bytes_total: number;
+  bytes_copied: number;
+  tables: Array<{
+    schema: string;
+    table: string;
+    state: "pending" | "copying" | "copied" | "rewritten" | "verified" | "failed";
+    bytes: number;
+    error: string | null;
+  }>;
+  error: string | null;
+  created_by: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  retain_until: string | null;
+};
+
+/** GET /api/catalogs/{catalog_id}/migrations/{migration_id}/logs: Log entries newer than `after` (a sequence number; 0 by default), oldest first, at most 1000 */
+export type GetCatalogMigrationLogsResponse = Array<{
+  seq: number;
+  at: string;
+  level: "info" | "warn" | "error";
+  message: string;
+  table: string | null;
+}>;
 
 /** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}: A table: columns, location, current snapshot, row and size stats, last write */
 export type GetCatalogTableResponse = {
@@ -1171,6 +1288,7 @@ export type GetStorageBackendResponse = {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  credential_vending: "derived" | "static" | "sas";
   catalog_count: number;
   created_at: string;
 };
@@ -1356,11 +1474,12 @@ export type ListAgentsResponse = Array<{
   } | null;
 }>;
 
-/** GET /api/workspaces/{workspace}/assistant/conversations: Your assistant conversations (503 assistant_disabled while the assistant is off; not built yet) */
+/** GET /api/workspaces/{workspace}/assistant/conversations: Your assistant conversations in this workspace, newest first (503 assistant_disabled while the assistant is off) */
 export type ListAssistantConversationsResponse = {
   items: Array<{
     id: string;
     title: string | null;
+    state: "idle" | "running" | "approval_required";
     created_at: string;
     updated_at: string;
   }>;
@@ -1387,6 +1506,37 @@ export type ListAuditEventsResponse = {
     replica_id: string;
     request_id: string | null;
     details: Record<string, unknown>;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/catalogs/{catalog_id}/migrations: The catalog’s storage migrations, newest first (page) */
+export type ListCatalogMigrationsResponse = {
+  items: Array<{
+    id: string;
+    catalog_id: string;
+    source_storage_backend_id: string;
+    target_storage_backend_id: string;
+    status: "pending" | "running" | "completed" | "failed" | "cancelled";
+    phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
+    tables_total: number;
+    tables_done: number;
+    bytes_total: number;
+    bytes_copied: number;
+    tables: Array<{
+      schema: string;
+      table: string;
+      state: "pending" | "copying" | "copied" | "rewritten" | "verified" | "failed";
+      bytes: number;
+      error: string | null;
+    }>;
+    error: string | null;
+    created_by: string | null;
+    created_at: string;
+    started_at: string | null;
+    finished_at: string | null;
+    retain_until: string | null;
   }>;
   cursor: string | null;
   has_more: boolean;
@@ -1709,6 +1859,7 @@ export type ListStorageBackendsResponse = Array<{
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  credential_vending: "derived" | "static" | "sas";
   catalog_count: number;
   created_at: string;
 }>;
@@ -2017,6 +2168,36 @@ export type SearchSemanticResponse = {
     name: string;
   }>;
   has_more: boolean;
+};
+
+/** POST /api/catalogs/{catalog_id}/migrations: Move a catalog to another storage backend (202, pending): copy, path rewrite, verify, atomic cutover */
+export type StartCatalogMigrationResponse = {
+  id: string;
+  catalog_id: string;
+  source_storage_backend_id: string;
+  target_storage_backend_id: string;
+  status: "pending" | "running" | "completed" | "failed" | "cancelled";
+  phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
+  tables_total: number;
+  tables_done: number;
+  bytes_total: number;
+  bytes_copied: number;
+  tables: Array<{
+    schema: string;
+    table: string;
+    state: "pending" | "copying" | "copied" | "rewritten" | "verified" | "failed";
+    bytes: number;
+    error: string | null;
+  }>;
+  error: string | null;
+  created_by: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  retain_until: string | null;
+};
+export type StartCatalogMigrationBody = {
+  target_storage_backend_id: string;
 };
 
 /** POST /api/workspaces/{workspace}/lineage/backfill: Backfill execution lineage from the workspace’s past done writes (a one-shot job; resumes a stopped one) */

@@ -21,6 +21,7 @@ import { ServiceAccountsScreen } from '../screens/admin/ServiceAccountsScreen.ts
 import { StorageScreen } from '../screens/admin/StorageScreen.tsx';
 import { CatalogsAdminScreen } from '../screens/admin/CatalogsAdminScreen.tsx';
 import { MachinesScreen } from '../screens/admin/MachinesScreen.tsx';
+import { MigrationsScreen } from '../screens/admin/MigrationsScreen.tsx';
 import { InspectScreen } from '../charts/InspectScreen.tsx';
 import { NoWorkspaceScreen } from '../screens/NoWorkspaceScreen.tsx';
 import { AssistantPanel } from '../assistant/AssistantPanel.tsx';
@@ -166,6 +167,7 @@ function AdminScreen({ path }: { path: string }) {
     ['/admin/service-accounts', 'Service accounts'],
     ['/admin/storage', 'Storage backends'],
     ['/admin/catalogs', 'Catalogs'],
+    ['/admin/migrations', 'Migrations'],
     ['/admin/machines', 'State machines'],
   ];
   const current = path === '/admin' ? '/admin/users' : path;
@@ -182,6 +184,7 @@ function AdminScreen({ path }: { path: string }) {
       {current === '/admin/service-accounts' ? <ServiceAccountsScreen /> : null}
       {current === '/admin/storage' ? <StorageScreen /> : null}
       {current === '/admin/catalogs' ? <CatalogsAdminScreen /> : null}
+      {current === '/admin/migrations' ? <MigrationsScreen /> : null}
       {current === '/admin/machines' ? <MachinesScreen /> : null}
     </div>
   );

@@ -1,0 +1,277 @@
+// Catalog storage migrations as the api shows them (decisions.md "Storage backends and migrations"), the rules for
+// starting one, the log, and the read-only rule: while a migration of a catalog is active, writes to it answer
+// 409 catalog_read_only before anything is dispatched. The work itself is the migration runner's
+// (actors/migrationRunner.ts, over domain/migrationCopy.ts); the lifecycle is machines/storageMigration.ts.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../runtime/db.ts';
+import { isUniqueViolation } from '../runtime/db.ts';
+import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
+import { isUuid, type Principal } from './identity.ts';
+import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog } from './catalogs.ts';
+import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
+
+export const MIGRATION_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+export const MIGRATION_PHASES = ['pending', 'copying', 'verifying', 'cutover', 'completed', 'failed', 'cancelled'] as const;
+export const TABLE_STATES = ['pending', 'copying', 'copied', 'rewritten', 'verified', 'failed'] as const;
+export type MigrationStatus = (typeof MIGRATION_STATUSES)[number];
+export type MigrationPhaseName = (typeof MIGRATION_PHASES)[number];
+
+/** How long a phase may go without a progress report before it is presumed crashed and run again. */
+export const PHASE_LEASE_MS = 120_000;
+export const MAX_PHASE_ATTEMPTS = 5;
+
+export interface MigrationTableOut {
+  schema: string;
+  table: string;
+  state: (typeof TABLE_STATES)[number];
+  bytes: number;
+  error: string | null;
+}
+
+export interface MigrationOut {
+  id: string;
+  catalog_id: string;
+  source_storage_backend_id: string;
+  target_storage_backend_id: string;
+  status: MigrationStatus;
+  phase: MigrationPhaseName;
+  tables_total: number;
+  tables_done: number;
+  bytes_total: number;
+  bytes_copied: number;
+  tables: MigrationTableOut[];
+  error: string | null;
+  created_by: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  retain_until: string | null;
+}
+
+export interface MigrationLogOut {
+  seq: number;
+  at: string;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  table: string | null;
+}
+
+export interface MigrationRow {
+  id: string;
+  catalog_id: string;
+  source_storage_backend_id: string;
+  target_storage_backend_id: string;
+  source_root: string;
+  target_root: string;
+  status: MigrationStatus;
+  phase: MigrationPhaseName;
+  bytes_total: string;
+  bytes_copied: string;
+  error: string | null;
+  created_by: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  cutover_at: Date | null;
+  retain_until: Date | null;
+  purged_at: Date | null;
+  sort_key: string;
+}
+
+const COLS = `m.id, m.catalog_id, m.source_storage_backend_id, m.target_storage_backend_id, m.source_root, m.target_root,
+  m.status, m.phase, m.bytes_total, m.bytes_copied, m.error, m.created_by, m.created_at, m.started_at, m.finished_at,
+  m.cutover_at, m.retain_until, m.purged_at, m.created_at::text as sort_key`;
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+/** The namespace key (levels joined by U+001F) as a schema name. */
+export const schemaName = (namespace: string) => namespace.split('\u001f').join('.');
+
+export async function findMigration(q: Queryable, id: string): Promise<MigrationRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return (await q.query<MigrationRow>(`select ${COLS} from storage_migrations m where m.id = $1`, [id]))[0];
+}
+
+async function toOut(q: Queryable, rows: MigrationRow[]): Promise<MigrationOut[]> {
+  if (!rows.length) return [];
+  const tables = await q.query<{ migration_id: string; namespace: string; table_name: string; state: MigrationTableOut['state']; bytes: string; error: string | null }>(
+    `select migration_id, namespace, table_name, state, bytes, error from storage_migration_tables
+      where migration_id = any($1::uuid[]) order by namespace, table_name`,
+    [rows.map((r) => r.id)],
+  );
+  return rows.map((r) => {
+    const mine = tables.filter((t) => t.migration_id === r.id);
+    const done =
+      r.phase === 'copying' ? mine.filter((t) => t.state === 'rewritten' || t.state === 'verified').length
+      : r.phase === 'verifying' || r.phase === 'cutover' ? mine.filter((t) => t.state === 'verified').length
+      : r.phase === 'completed' ? mine.length
+      : mine.filter((t) => t.state === 'verified').length;
+    return {
+      id: r.id,
+      catalog_id: r.catalog_id,
+      source_storage_backend_id: r.source_storage_backend_id,
+      target_storage_backend_id: r.target_storage_backend_id,
+      status: r.status,
+      phase: r.phase,
+      tables_total: mine.length,
+      tables_done: done,
+      bytes_total: Number(r.bytes_total),
+      bytes_copied: Math.min(Number(r.bytes_copied), Number(r.bytes_total) || Number(r.bytes_copied)),
+      tables: mine.map((t) => ({ schema: schemaName(t.namespace), table: t.table_name, state: t.state, bytes: Number(t.bytes), error: t.error })),
+      error: r.error,
+      created_by: r.created_by,
+      created_at: r.created_at.toISOString(),
+      started_at: iso(r.started_at),
+      finished_at: iso(r.finished_at),
+      retain_until: iso(r.retain_until),
+    };
+  });
+}
+
+/** The catalog as its manager sees it: 404 when not visible, 403 when visible but not theirs to manage. */
+async function managedCatalog(q: Queryable, p: Principal, catalogId: string) {
+  await getVisibleCatalog(q, p, catalogId);
+  const c = (await findCatalog(q, catalogId))!;
+  if (!mayManageCatalog(p, c)) throw forbidden('storage migrations need the catalogs permission or being the catalog\'s creator');
+  return c;
+}
+
+export async function getMigration(q: Queryable, p: Principal, catalogId: string, migrationId: string): Promise<MigrationOut> {
+  await managedCatalog(q, p, catalogId);
+  const row = await findMigration(q, migrationId);
+  if (!row || row.catalog_id !== catalogId) throw notFound('storage migration');
+  return (await toOut(q, [row]))[0];
+}
+
+export async function listMigrations(q: Queryable, p: Principal, catalogId: string, f: { cursor?: string; limit: number }): Promise<Page<MigrationOut>> {
+  await managedCatalog(q, p, catalogId);
+  const sort = 'created_at:desc';
+  const params: unknown[] = [catalogId];
+  const cond = ['m.catalog_id = $1'];
+  if (f.cursor) {
+    const c = decodeCursor(f.cursor, sort);
+    if (!isUuid(c.id) || !(await q.query(`select 1 from storage_migrations where id = $1`, [c.id])).length) throw staleCursor();
+    params.push(c.k, c.id);
+    cond.push(`(m.created_at, m.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+  }
+  params.push(f.limit + 1);
+  const rows = await q.query<MigrationRow>(`select ${COLS} from storage_migrations m where ${cond.join(' and ')} order by m.created_at desc, m.id desc limit $${params.length}`, params);
+  const page = pageOf(rows, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), (r) => r);
+  return { ...page, items: await toOut(q, page.items) };
+}
+
+/** Every migration any catalog has, newest first, for the administrators' screen (bounded: the latest 200). */
+export async function listAllMigrations(q: Queryable): Promise<Array<MigrationOut & { catalog_slug: string }>> {
+  const rows = await q.query<MigrationRow & { slug: string }>(
+    `select ${COLS}, c.slug from storage_migrations m join catalogs c on c.id = m.catalog_id order by m.created_at desc, m.id desc limit 200`,
+  );
+  const outs = await toOut(q, rows);
+  return outs.map((o, i) => ({ ...o, catalog_slug: rows[i].slug }));
+}
+
+export async function migrationLogs(q: Queryable, p: Principal, catalogId: string, migrationId: string, after: number): Promise<MigrationLogOut[]> {
+  await getMigration(q, p, catalogId, migrationId);
+  const rows = await q.query<{ seq: string; at: Date; level: MigrationLogOut['level']; message: string; table_name: string | null }>(
+    `select seq, at, level, message, table_name from storage_migration_logs where migration_id = $1 and seq > $2 order by seq limit 1000`,
+    [migrationId, after],
+  );
+  return rows.map((r) => ({ seq: Number(r.seq), at: r.at.toISOString(), level: r.level, message: r.message, table: r.table_name }));
+}
+
+export async function appendLog(q: Queryable, migrationId: string, level: MigrationLogOut['level'], message: string, table: string | null = null): Promise<void> {
+  await q.query(`insert into storage_migration_logs (migration_id, level, message, table_name) values ($1, $2, $3, $4)`, [migrationId, level, message, table]);
+}
+
+/** Two catalog roots that one contains the other: copying one onto the other would destroy what it copies. */
+export const rootsOverlap = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
+
+export interface StartInput {
+  migrationId: string;
+  catalogId: string;
+  sourceBackendId: string;
+  targetBackendId: string;
+  at: number;
+  phaseLeaseMs: number;
+  retentionMs: number;
+  maxPhaseAttempts: number;
+}
+
+/**
+ * Checks a migration may start and returns the actor's input and the row's INSERT (written with the actor, in
+ * one statement, by the caller's host.spawn). 409 migration_active when one is active (the unique index decides
+ * a race of two starts).
+ */
+export async function prepareMigration(
+  q: Queryable,
+  p: Principal,
+  catalogId: string,
+  targetBackendId: string,
+  retentionMs: number,
+): Promise<{ input: StartInput; entity: { sql: string; params: unknown[] } }> {
+  const c = await managedCatalog(q, p, catalogId);
+  const target = await findBackend(q, targetBackendId);
+  if (!target) throw unprocessable('target_storage_backend_id: no storage backend has this id', 'unprocessable_content', { fields: [{ field: 'target_storage_backend_id', in: 'body', message: 'no storage backend has this id' }] });
+  if (target.id === c.storage_backend_id) throw unprocessable(`catalog ${c.slug} is already on storage backend ${target.name}`, 'unprocessable_content', { fields: [{ field: 'target_storage_backend_id', in: 'body', message: 'the catalog is already there' }] });
+  if (target.kind === 'azure') throw unprocessable(`storage backend ${target.name} is of kind azure, which the catalog service cannot host yet`, 'storage_kind_unsupported');
+  const sourceRoot = catalogRootUri(c);
+  const targetRoot = `${target.root_uri}${c.slug}/`;
+  if (rootsOverlap(sourceRoot, targetRoot)) {
+    throw unprocessable(`the catalog's root on ${target.name} (${targetRoot}) overlaps its current root (${sourceRoot})`, 'unprocessable_content', {
+      fields: [{ field: 'target_storage_backend_id', in: 'body', message: 'the roots overlap' }],
+    });
+  }
+  if ((await q.query(`select 1 from storage_migrations where catalog_id = $1 and status in ('pending', 'running')`, [c.id])).length) throw migrationActive(c.slug);
+  const id = randomUUID();
+  const at = Date.now();
+  return {
+    input: { migrationId: id, catalogId: c.id, sourceBackendId: c.storage_backend_id, targetBackendId: target.id, at, phaseLeaseMs: PHASE_LEASE_MS, retentionMs: Math.max(1, retentionMs), maxPhaseAttempts: MAX_PHASE_ATTEMPTS },
+    entity: {
+      sql: `insert into storage_migrations (id, catalog_id, source_storage_backend_id, target_storage_backend_id, source_root, target_root, status, phase, created_by, created_at)
+            values ($1, $2, $3, $4, $5, $6, 'pending', 'pending', $7, $8::timestamptz)`,
+      params: [id, c.id, c.storage_backend_id, target.id, sourceRoot, targetRoot, p.user.id, new Date(at).toISOString()],
+    },
+  };
+}
+
+export const migrationActive = (slug: string) => conflict(`a storage migration of catalog ${slug} is already active`, 'migration_active');
+
+/** Turns the unique-index race of two starts into 409 migration_active. */
+export function asStartConflict(e: unknown, slug: string): unknown {
+  return isUniqueViolation(e) ? migrationActive(slug) : e;
+}
+
+export const pastCutover = () => conflict('the migration is past its cutover: it can no longer be cancelled', 'migration_past_cutover');
+
+// ---- the read-only rule ---------------------------------------------------------------------------------------
+
+/** The active migrations among these catalogs (by id). */
+export async function activeMigrations(q: Queryable, catalogIds: readonly string[]): Promise<Array<{ id: string; catalog_id: string; slug: string }>> {
+  if (!catalogIds.length) return [];
+  return q.query(
+    `select m.id, m.catalog_id, c.slug from storage_migrations m join catalogs c on c.id = m.catalog_id
+      where m.catalog_id = any($1::uuid[]) and m.status in ('pending', 'running')`,
+    [catalogIds],
+  );
+}
+
+export const catalogReadOnly = (slug: string, migrationId: string) =>
+  new AppError(409, 'catalog_read_only', `catalog ${slug} is read-only while its storage migration runs; reads work, writes resume after the cutover`, {
+    catalog: slug,
+    migration_id: migrationId,
+  });
+
+/** 409 catalog_read_only when any of these catalogs is being migrated. */
+export async function assertCatalogsWritable(q: Queryable, catalogIds: readonly string[]): Promise<void> {
+  const [m] = await activeMigrations(q, catalogIds);
+  if (m) throw catalogReadOnly(m.slug, m.id);
+}
+
+/**
+ * The catalogs a writing statement may write, as its catalog token will allow them (actors/queryKind.ts
+ * dispatchScope): each table's catalog, an unqualified table in the default catalog, and the default catalog for
+ * a write naming no table. Only slugs of attached catalogs count (others are refused elsewhere).
+ */
+export function writtenCatalogs(tables: readonly { catalog?: string | null }[], defaultSlug: string | null, attached: readonly { id: string; slug: string }[]): string[] {
+  const named = new Set<string | null>(tables.map((t) => t.catalog ?? defaultSlug));
+  if (defaultSlug) named.add(defaultSlug);
+  return attached.filter((c) => named.has(c.slug)).map((c) => c.id);
+}

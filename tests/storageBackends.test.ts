@@ -1,0 +1,139 @@
+// Storage backends for real, through the api: registration probes the store (a clear 422 with the store's own
+// message when it cannot be used), secrets are sealed at rest and never returned, and a catalog on a second
+// S3-compatible endpoint (its own object-store process, bucket and keys) as object_store or s3 serves a real
+// agent's reads and writes with vended, prefix-scoped keys, and a session's staging URLs signed for that store.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
+import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { startExtraStore, type ExtraStore } from '../catalog/harness.ts';
+import { freePort } from '../runtime/postgres.ts';
+
+const BOOT = 'test-bootstrap-token-for-storage-backends';
+let t: TestStack;
+let admin: Caller & { id: string };
+let lake: ExtraStore;
+let agent: TestAgent;
+let agentId: string;
+
+beforeAll(async () => {
+  lake = await startExtraStore({ bucket: 'lake2' });
+  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, SQL_SESSIONS_ENABLED: 'true' });
+  admin = await setupAdmin(t);
+  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'storage-agent' });
+  agentId = await waitForHealthyAgent(t, admin, 'storage-agent');
+}, 120_000);
+afterAll(async () => {
+  await agent?.stop();
+  if (agent) cleanupAgentDir(agent);
+  await t?.close();
+  await lake?.close();
+});
+
+const createBackend = (body: Record<string, unknown>) => t.req('POST', '/api/admin/storage-backends', { as: admin, body });
+const onLake = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  kind: 'object_store',
+  root_uri: `s3://lake2/${name}/`,
+  endpoint: lake.endpoint,
+  access_key_id: lake.accessKey,
+  secret_access_key: lake.secretKey,
+  ...extra,
+});
+
+async function keysOnLake(prefix: string): Promise<string[]> {
+  const out = await lake.s3.send(new ListObjectsV2Command({ Bucket: 'lake2', Prefix: prefix }));
+  return (out.Contents ?? []).map((o) => o.Key!);
+}
+
+async function run(sql: string, catalog?: string) {
+  const s = await t.req('POST', '/api/workspaces/default/queries', { as: admin, body: { sql, agent_id: agentId, ...(catalog ? { catalog } : {}) } });
+  expect(s.status, s.text).toBe(202);
+  const q = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=60`, { as: admin });
+  expect(q.body.status, q.body.error).toBe('done');
+  return q.body;
+}
+
+describe('registering a backend probes it', () => {
+  it('an S3-compatible endpoint: 201, keys derived per table (its store verifies them), the secret sealed and never returned', async () => {
+    const r = await createBackend(onLake('lake-os'));
+    expect(r.status, r.text).toBe(201);
+    expect(r.body).toMatchObject({ kind: 'object_store', endpoint: lake.endpoint, has_credentials: true, credential_vending: 'derived' });
+    expect(r.text).not.toContain(lake.secretKey);
+    const [row] = await t.database.db.query<{ secret_access_key: string }>(`select secret_access_key from eider.storage_backends where id = $1`, [r.body.id]);
+    expect(row.secret_access_key).toMatch(/^eidsealed:v1:/);
+    expect(row.secret_access_key).not.toContain(lake.secretKey);
+    // the probe object is gone again
+    expect(await keysOnLake('lake-os/.eider-probe/')).toEqual([]);
+  });
+
+  it('refuses with 422 storage_unreachable and the store\'s own message: wrong secret, missing bucket, nothing listening', async () => {
+    const wrong = await createBackend(onLake('lake-wrong', { secret_access_key: 'not-the-secret' }));
+    expect(wrong.status, wrong.text).toBe(422);
+    expect(wrong.body).toMatchObject({ error: 'storage_unreachable', details: { store_code: 'SignatureDoesNotMatch' } });
+    expect(wrong.body.message).toContain('lake-wrong');
+    expect(wrong.text).not.toContain('not-the-secret');
+
+    const bucket = await createBackend(onLake('lake-nobucket', { root_uri: 's3://no-such-bucket/x/' }));
+    expect(bucket.status).toBe(422);
+    expect(bucket.body).toMatchObject({ error: 'storage_unreachable', details: { store_code: 'NoSuchBucket' } });
+
+    const port = await freePort();
+    const down = await createBackend(onLake('lake-down', { endpoint: `http://127.0.0.1:${port}` }));
+    expect(down.status).toBe(422);
+    expect(down.body.error).toBe('storage_unreachable');
+    expect(down.body.message).toMatch(/ECONNREFUSED|connect/i);
+    // nothing was registered by the refusals
+    const names = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as { name: string }[]).map((b) => b.name);
+    expect(names).not.toContain('lake-wrong');
+  });
+
+  it('object_store without an endpoint is the bundled store, and a missing bucket there is created', async () => {
+    const r = await createBackend({ name: 'bundled-more', kind: 'object_store', root_uri: 's3://more-bucket/lake/' });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body).toMatchObject({ endpoint: t.stack.store.endpoint, has_credentials: false, credential_vending: 'derived' });
+  });
+});
+
+describe('a catalog on a second S3-compatible endpoint', () => {
+  it('as kind s3: a real agent creates, writes and reads tables whose files live on that store', async () => {
+    const b = await createBackend(onLake('lake-s3', { kind: 's3', region: 'us-east-1' }));
+    expect(b.status, b.text).toBe(201);
+    expect(b.body).toMatchObject({ kind: 's3', credential_vending: 'derived' });
+    const c = await t.req('POST', '/api/catalogs', { as: admin, body: { slug: 'lakecat', storage_backend_id: b.body.id } });
+    expect(c.status, c.text).toBe(201);
+    expect(c.body).toMatchObject({ storage_kind: 's3', root_uri: 's3://lake2/lake-s3/lakecat/' });
+    expect((await t.req('PUT', '/api/workspaces/default/catalogs/lakecat', { as: admin, body: { make_default: false } })).status).toBe(201);
+    // the catalog service keeps the backend secret sealed too
+    const [wh] = await t.database.db.query<{ secret_access_key: string; vending: string }>(`select secret_access_key, vending from catalog.warehouses where name = 'lakecat'`);
+    expect(wh).toMatchObject({ vending: 'derived', secret_access_key: expect.stringMatching(/^eidsealed:v1:/) });
+
+    await run('CREATE SCHEMA app', 'lakecat');
+    await run('CREATE TABLE app.events (id BIGINT, v VARCHAR)', 'lakecat');
+    await run(`INSERT INTO app.events SELECT range, 'v' || range FROM range(100)`, 'lakecat');
+    await run(`DELETE FROM app.events WHERE id >= 90`, 'lakecat');
+    const q = await run('SELECT count(*)::INTEGER AS n, sum(id)::BIGINT AS s FROM lakecat.app.events');
+    const rows = (await t.req('GET', `/api/queries/${q.id}/rows`, { as: admin })).body.rows;
+    expect(rows).toEqual([{ n: 90, s: 4005 }]);
+    const keys = await keysOnLake('lake-s3/lakecat/app/events/');
+    expect(keys.some((k) => k.includes('/data/') && k.endsWith('.parquet'))).toBe(true);
+    expect(keys.some((k) => k.includes('/metadata/') && k.endsWith('.metadata.json'))).toBe(true);
+    // and nothing of it on the bundled store
+    const bundled = await t.stack.s3.send(new ListObjectsV2Command({ Bucket: t.stack.bucket, Prefix: 'lakecat' }));
+    expect(bundled.Contents ?? []).toEqual([]);
+  }, 120_000);
+
+  it('a session on that catalog gets staging URLs signed for that store', async () => {
+    const open = await t.req('POST', '/api/workspaces/default/sql/sessions', { as: admin, body: { agent_id: agentId, catalog: 'lakecat', wait_timeout_s: 30 } });
+    expect(open.status, open.text).toBe(201);
+    expect(open.body.staging_uri).toMatch(/^s3:\/\/lake2\/lake-s3\/lakecat\//);
+    const staged = await t.req('POST', `/api/sql/sessions/${open.body.id}/staging-files`, { as: admin, body: { files: ['in.csv'] } });
+    expect(staged.status, staged.text).toBe(201);
+    const [f] = staged.body.files;
+    expect(f.put_url.startsWith(lake.endpoint)).toBe(true);
+    expect((await fetch(f.put_url, { method: 'PUT', body: 'id\n1\n2\n' })).status).toBe(200);
+    expect(await (await fetch(f.get_url)).text()).toBe('id\n1\n2\n');
+    expect((await keysOnLake(`lake-s3/lakecat/`)).some((k) => k.endsWith('/in.csv'))).toBe(true);
+    await t.req('DELETE', `/api/sql/sessions/${open.body.id}`, { as: admin });
+  }, 60_000);
+});
