@@ -9,7 +9,7 @@ import type { ToolBridge, ToolOutcome } from '../domain/assistant/turn.ts';
 import type { ChatTool } from '../domain/assistant/model.ts';
 import type { AppContext } from './context.ts';
 import { jsonSchemaOf } from './route.ts';
-import { TOOLS, ToolError, type ApiAnswer, type Tool } from './mcpTools.ts';
+import { TOOLS, ToolError, injectedApi, type Tool } from './mcpTools.ts';
 
 /** The tools on offer now: the documentation tools only while ASSISTANT_DOCS_ENABLED and the docs are indexed. */
 async function offered(ctx: AppContext): Promise<Tool[]> {
@@ -30,21 +30,7 @@ export async function assistantToolBridge(ctx: AppContext, server: FastifyInstan
   const principal = await principalFromToken(ctx.db, token);
   if (!principal) throw new Error('the turn token does not authenticate');
   const authorization = `Bearer ${token}`;
-  const api = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiAnswer> => {
-    const r = await server.inject({
-      method,
-      url: path,
-      headers: { authorization, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
-    });
-    let parsed: unknown = undefined;
-    try {
-      parsed = r.body ? JSON.parse(r.body) : undefined;
-    } catch {
-      parsed = r.body;
-    }
-    return { status: r.statusCode, body: parsed };
-  };
+  const api = injectedApi(server, authorization);
   return {
     tools: tools.map(chatTool),
     async writes(name, args) {

@@ -10,7 +10,7 @@ import { authenticate } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { jsonSchemaOf } from './route.ts';
 import { envelope } from './server.ts';
-import { TOOLS, ToolError, type ApiAnswer, type Tool } from './mcpTools.ts';
+import { TOOLS, ToolError, injectedApi, type Tool } from './mcpTools.ts';
 import { SpanKind } from '../telemetry/tracing.ts';
 
 const INSTRUCTIONS = [
@@ -51,21 +51,7 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, opts: { docsI
       }
 
       const authorization = req.headers.authorization;
-      const api = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiAnswer> => {
-        const r = await app.inject({
-          method,
-          url: path,
-          headers: { authorization, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-          ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
-        });
-        let parsed: unknown = undefined;
-        try {
-          parsed = r.body ? JSON.parse(r.body) : undefined;
-        } catch {
-          parsed = r.body;
-        }
-        return { status: r.statusCode, body: parsed };
-      };
+      const api = injectedApi(app, authorization);
       const tools = (): Tool[] => TOOLS.filter((t) => !t.docs || (ctx.config.ASSISTANT_DOCS_ENABLED && opts.docsIndexed()));
 
       const server = new Server({ name: 'eider', version: ctx.version }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });

@@ -13,6 +13,26 @@ export interface ApiAnswer {
   body: any;
 }
 
+/** The REST API called in-process with `authorization` (the caller's own bearer token): tools reach exactly what it
+ *  may, through the same routes, checks and envelope. */
+export function injectedApi(server: { inject: (o: any) => Promise<{ statusCode: number; body: string }> }, authorization: string) {
+  return async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<ApiAnswer> => {
+    const r = await server.inject({
+      method,
+      url: path,
+      headers: { authorization, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
+    let parsed: unknown = undefined;
+    try {
+      parsed = r.body ? JSON.parse(r.body) : undefined;
+    } catch {
+      parsed = r.body;
+    }
+    return { status: r.statusCode, body: parsed };
+  };
+}
+
 export interface ToolCall {
   ctx: AppContext;
   principal: Principal;
