@@ -10,6 +10,8 @@ import type { ColumnSchema } from '../api/types.ts';
 import { formatCount } from '../components/format.ts';
 import { columnKind, formatCell, initialWidth, rawText, type ColumnKind } from './cells.ts';
 import type { Row, RowSource, SortBy } from './rowSource.ts';
+import { SummaryView } from './SummaryView.tsx';
+import type { ColumnSummary } from './summary.ts';
 import { ValueViewer } from './ValueViewer.tsx';
 
 export const ROW_HEIGHT = 24;
@@ -50,6 +52,8 @@ export function ResultGrid(props: {
   onSort?: (column: string) => void;
   /** says what happened (copied, …) in the result's status line */
   onNotice?: (text: string) => void;
+  /** column summaries shown under each header (in the order of `columns`) */
+  summaries?: ColumnSummary[] | null;
 }) {
   const { source, columns } = props;
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -75,7 +79,7 @@ export function ResultGrid(props: {
   // The sticky header sits above the rows inside the scroll box: the rows start below it.
   const headerRef = useRef<HTMLDivElement>(null);
   const [headerHeight, setHeaderHeight] = useState(0);
-  useEffect(() => setHeaderHeight(headerRef.current?.offsetHeight ?? 0), [columns]);
+  useEffect(() => setHeaderHeight(headerRef.current?.offsetHeight ?? 0), [columns, props.summaries]);
   const virtualizer = useVirtualizer({
     count: total,
     getScrollElement: () => scrollRef.current,
@@ -249,6 +253,7 @@ export function ResultGrid(props: {
                   {sorted ? <span className="sort-mark">{sorted === 'asc' ? ' ▲' : ' ▼'}</span> : null}
                 </span>
                 <span className="col-type">{c.type}</span>
+                {props.summaries?.[i] ? <SummaryView summary={props.summaries[i]} /> : null}
                 <div
                   className="col-resize"
                   role="separator"

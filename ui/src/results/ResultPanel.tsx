@@ -1,7 +1,7 @@
 // What a finished query shows: row count and duration, the result grid (pages fetched by row offset as they come
 // into view; sorted in the browser when the whole result fits), CSV export of the whole result, and the profile.
 // A DDL or DML statement has no grid, just its outcome.
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, enc } from '../api/client.ts';
 import type { ColumnSchema, QueryOut, QueryProfile, RowsPage } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
@@ -11,7 +11,9 @@ import { exportCsv } from './csv.ts';
 import { ProfileTree } from './ProfileTree.tsx';
 import { ResultGrid } from './ResultGrid.tsx';
 import { RowPager } from './rowPager.ts';
-import { ArraySource, loadAll, pagerSource, sortRows, SORT_LIMIT, type RowSource, type SortBy } from './rowSource.ts';
+import { QuickChart } from './QuickChart.tsx';
+import { ArraySource, loadAll, pagerSource, sortRows, SORT_LIMIT, type Row, type RowSource, type SortBy } from './rowSource.ts';
+import { summarize, type ColumnSummary } from './summary.ts';
 
 /** Pages one after another by cursor (CSV export reads the whole result this way). */
 export const fetchRows = (queryId: string) => (cursor: string | null, limit: number) =>
@@ -34,7 +36,7 @@ function download(chunks: string[], name: string) {
 
 export function ResultPanel(props: { query: QueryOut }) {
   const q = props.query;
-  const [tab, setTab] = useState<'rows' | 'profile'>('rows');
+  const [tab, setTab] = useState<'rows' | 'chart' | 'profile'>('rows');
   const pager = useMemo(() => new RowPager(fetchRowsAt(q.id), { pageSize: 500 }), [q.id]);
   useEffect(() => () => pager.dispose(), [pager]);
   const [, force] = useState(0);
@@ -46,10 +48,20 @@ export function ResultPanel(props: { query: QueryOut }) {
   const hasGrid = schema.length > 0;
   const total = pager.total ?? q.row_count ?? 0;
 
+  // The rows held in the browser for sorting, summaries and charts: the whole result up to SORT_LIMIT rows, else
+  // its first SORT_LIMIT rows (summaries and charts say so; sorting is not offered). Read once, 1,000 at a time.
+  const held = Math.min(total, SORT_LIMIT);
+  const heldRows = useRef<Promise<Row[]> | null>(null);
+  const readHeld = () =>
+    (heldRows.current ??= loadAll(fetchRowsAt(q.id), held).catch((e: unknown) => {
+      heldRows.current = null;
+      throw e;
+    }));
+  const heldWords = total > held ? `the first ${formatCount(held)} of ${formatCount(total)} rows` : `all ${formatCount(total)} ${total === 1 ? 'row' : 'rows'}`;
+
   // Sorting: the whole result is read once (up to SORT_LIMIT rows) and sorted here; a header click cycles
   // ascending, descending, the query's own order.
   const [sort, setSort] = useState<SortBy | null>(null);
-  const [all, setAll] = useState<Promise<Record<string, unknown>[]> | null>(null);
   const [sorted, setSorted] = useState<{ by: SortBy; source: RowSource } | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [sortError, setSortError] = useState<unknown>(null);
@@ -62,18 +74,31 @@ export function ResultPanel(props: { query: QueryOut }) {
     const next: SortBy | null = sort?.column !== column ? { column, dir: 'asc' } : sort.dir === 'asc' ? { column, dir: 'desc' } : null;
     setSort(next);
     if (!next) return setSorted(null);
-    const rows = all ?? loadAll(fetchRowsAt(q.id), total);
-    if (!all) setAll(rows);
     setNotice(total > 5000 ? `Reading ${formatCount(total)} rows to sort them…` : null);
-    rows.then(
+    readHeld().then(
       (data) => {
         setSorted({ by: next, source: new ArraySource(sortRows(data, next, schema)) });
         setNotice(null);
       },
       (e) => {
-        setAll(null);
         setSort(null);
         setSortError(e);
+      },
+    );
+  };
+
+  // Column summaries under the headers, computed here from the rows held.
+  const [summaries, setSummaries] = useState<ColumnSummary[] | 'reading' | null>(null);
+  const [summaryError, setSummaryError] = useState<unknown>(null);
+  const toggleSummaries = () => {
+    setSummaryError(null);
+    if (summaries) return setSummaries(null);
+    setSummaries('reading');
+    readHeld().then(
+      (data) => setSummaries((s) => (s === 'reading' ? summarize(data, schema) : s)),
+      (e) => {
+        setSummaries(null);
+        setSummaryError(e);
       },
     );
   };
@@ -106,6 +131,11 @@ export function ResultPanel(props: { query: QueryOut }) {
           <button type="button" role="tab" aria-selected={tab === 'rows'} onClick={() => setTab('rows')}>
             Results
           </button>
+          {hasGrid ? (
+            <button type="button" role="tab" aria-selected={tab === 'chart'} onClick={() => setTab('chart')}>
+              Chart
+            </button>
+          ) : null}
           <button type="button" role="tab" aria-selected={tab === 'profile'} onClick={() => setTab('profile')}>
             Profile
           </button>
@@ -121,7 +151,21 @@ export function ResultPanel(props: { query: QueryOut }) {
             {notice}
           </span>
         ) : null}
+        {tab === 'rows' && summaries === 'reading' ? (
+          <span className="hint" role="status">
+            Reading {heldWords} to summarize…
+          </span>
+        ) : tab === 'rows' && summaries ? (
+          <span className="hint summary-scope" role="status">
+            Summaries of {heldWords}
+          </span>
+        ) : null}
         <span className="grow" />
+        {hasGrid && tab === 'rows' ? (
+          <button type="button" className="secondary" aria-pressed={!!summaries} onClick={toggleSummaries} title="Nulls, distinct values, least and greatest, and a histogram of numbers, under each header">
+            Summaries
+          </button>
+        ) : null}
         {hasGrid ? (
           exporting ? (
             <span className="row">
@@ -141,16 +185,19 @@ export function ResultPanel(props: { query: QueryOut }) {
       </div>
       {exportError ? <ErrorNotice error={exportError} what="CSV export" /> : null}
       {sortError ? <ErrorNotice error={sortError} what="Sort" /> : null}
+      {summaryError ? <ErrorNotice error={summaryError} what="Column summaries" /> : null}
       {tab === 'rows' ? (
         hasGrid ? (
           pager.error ? (
             <ErrorNotice error={pager.error} what="Result rows" />
           ) : (
-            <ResultGrid source={source} columns={schema} sort={sort} onSort={onSort} onNotice={setNotice} />
+            <ResultGrid source={source} columns={schema} sort={sort} onSort={onSort} onNotice={setNotice} summaries={Array.isArray(summaries) ? summaries : null} />
           )
         ) : (
           <p className="hint">This statement returns no rows.</p>
         )
+      ) : tab === 'chart' ? (
+        <QuickChart columns={schema} read={readHeld} scope={heldWords} />
       ) : (
         <ProfilePane queryId={q.id} />
       )}

@@ -270,3 +270,11 @@ export function formatFromView(hostEl: HTMLElement | null): void {
   formatInView(v);
   v.focus();
 }
+
+/** Inserts text at the editor's cursor (replacing the selection), from outside (the schema tree). */
+export function insertIntoView(hostEl: HTMLElement | null, text: string): void {
+  const v = viewIn(hostEl);
+  if (!v) return;
+  v.dispatch(v.state.replaceSelection(text), { scrollIntoView: true, userEvent: 'input' });
+  v.focus();
+}

@@ -8,7 +8,8 @@ import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
 import { ResultPanel } from '../results/ResultPanel.tsx';
 import { AgentPicker, agentIdOf } from './AgentPicker.tsx';
 import { CatalogNames } from './completion.ts';
-import { allFromView, errorSpan, formatFromView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
+import { allFromView, errorSpan, formatFromView, insertIntoView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
+import { SchemaTree } from './SchemaTree.tsx';
 import { StatusPill } from './StatusPill.tsx';
 import { isTerminal, queryError, useQueryRun } from './useQueryRun.ts';
 import { blankWorksheet, loadWorksheets, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
@@ -106,6 +107,7 @@ function WorksheetPane(props: {
   const step = run.steps[shown] ?? { from: run.from, query: run.query, error: run.error };
   const syntax = syntaxErrorIn(sheet.sql, step.from, step.error);
   const [shortcuts, setShortcuts] = useState(false);
+  const [tree, setTree] = useState(true);
   const [saved, setSaved] = useState<{ at: string } | { error: unknown } | null>(null);
   // Saves the whole worksheet as the workspace's saved query of its name (replacing one of the same name).
   const save = async () => {
@@ -164,6 +166,9 @@ function WorksheetPane(props: {
         <button type="button" className="secondary" onClick={() => void save()} title="Save as a saved query (Ctrl/Cmd+S)">
           Save
         </button>
+        <button type="button" className="link schema-toggle" aria-pressed={tree} onClick={() => setTree(!tree)} title="Show or hide the schema tree beside the editor">
+          Schema
+        </button>
         <button type="button" className="link" onClick={() => setShortcuts(true)} title="Keyboard shortcuts (Ctrl/Cmd+Shift+/)">
           Shortcuts
         </button>
@@ -176,19 +181,22 @@ function WorksheetPane(props: {
       </div>
       {saved && 'error' in saved ? <ErrorNotice error={saved.error} what="Save" /> : null}
       {shortcuts ? <ShortcutList onClose={() => setShortcuts(false)} /> : null}
-      <div ref={editorHost} className="editor-wrap">
-        <SqlEditor
-          value={sheet.sql}
-          onChange={(sql) => props.onChange({ sql })}
-          onRun={start}
-          onRunAll={startAll}
-          onShortcuts={() => setShortcuts(true)}
-          onSave={() => void save()}
-          names={props.names}
-          catalog={sheet.catalog}
-          errorAt={syntax?.span ?? null}
-          label={`SQL of ${sheet.title}`}
-        />
+      <div className="editor-row">
+        {tree ? <SchemaTree names={props.names} catalog={sheet.catalog} onInsert={(text) => insertIntoView(editorHost.current, text)} /> : null}
+        <div ref={editorHost} className="editor-wrap">
+          <SqlEditor
+            value={sheet.sql}
+            onChange={(sql) => props.onChange({ sql })}
+            onRun={start}
+            onRunAll={startAll}
+            onShortcuts={() => setShortcuts(true)}
+            onSave={() => void save()}
+            names={props.names}
+            catalog={sheet.catalog}
+            errorAt={syntax?.span ?? null}
+            label={`SQL of ${sheet.title}`}
+          />
+        </div>
       </div>
       <div className="result-area">
         {run.steps.length + run.pending > 1 ? (

@@ -204,7 +204,7 @@ export function tablesInScope(sql: string): TableInScope[] {
 
 // ---- the completion source ---------------------------------------------------------------------------------
 
-const quoteIfNeeded = (s: string) => (/^[a-z_][a-z0-9_]*$/.test(s) ? s : `"${s.replace(/"/g, '""')}"`);
+export const quoteIfNeeded = (s: string) => (/^[a-z_][a-z0-9_]*$/.test(s) ? s : `"${s.replace(/"/g, '""')}"`);
 const unquote = (s: string) => s.replace(/^"|"$/g, '').replace(/""/g, '"');
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 

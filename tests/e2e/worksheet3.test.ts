@@ -1,0 +1,168 @@
+// The web app's third round (issue 21, build items 2, 6 and 7) in a real browser against the real stack: the schema
+// tree beside the editor (lazy levels, insert on click or drag, names quoted when they must be), column summaries in
+// the result header (type, nulls, distinct, min/max, a histogram; honest about how many rows they cover), and quick
+// charts (bar, line, scatter) of a result's columns.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
+import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
+import { launchSignedIn, type Browser } from './support/browser.ts';
+import { serveUi } from './support/uiServer.ts';
+import { activePane, chooseAgent, typeAndRun, typeSql, waitForStatus } from './support/worksheetPage.ts';
+
+const BOOT = 'e2e-bootstrap-token-for-worksheet-three';
+const AGENT = 'e2e-agent-three';
+let ui: { url: string; close(): Promise<void> };
+let b: Browser;
+let agent: TestAgent | undefined;
+let agentId: string;
+const apiCalls: string[] = [];
+
+const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
+const admin: Caller & { id: string } = await setupAdmin(t);
+
+async function sql(text: string) {
+  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: text, agent_id: agentId }, as: admin });
+  expect(s.status, s.text).toBe(202);
+  const done = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin });
+  expect(done.body.status, done.body.error).toBe('done');
+  return done.body as { id: string };
+}
+
+beforeAll(async () => {
+  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);
+  ui = u;
+  agentId = await waitForHealthyAgent(t, admin, AGENT);
+  await sql('CREATE SCHEMA IF NOT EXISTS samples');
+  await sql(
+    "CREATE TABLE samples.trips AS SELECT range AS trip_id, (3 + range % 90)::DECIMAL(10, 2) AS fare, ['Harbor', 'Airport', 'Market'][1 + range % 3] AS \"Pickup Zone\", " +
+      'CASE WHEN range % 10 = 0 THEN NULL ELSE range % 7 END AS "from" FROM range(1000)',
+  );
+  b = await launchSignedIn('worksheet3', ui.url, ADMIN);
+  b.page.on('request', (r) => r.url().includes('/api/') && apiCalls.push(r.url()));
+}, 180_000);
+
+afterAll(async () => {
+  await b?.close();
+  await ui?.close();
+  await agent?.stop();
+  if (agent) cleanupAgentDir(agent);
+  await t?.close();
+});
+
+const editorText = () => activePane(b.page).locator('.cm-content').evaluate((el) => [...el.querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n'));
+
+describe('web app, third round', () => {
+  it('schema tree: catalogs, schemas, tables and columns load level by level; a click or a drag inserts the quoted name', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = activePane(page);
+    const tree = pane.getByRole('navigation', { name: 'Schema tree' });
+    await tree.getByRole('button', { name: 'Expand warehouse' }).waitFor();
+    apiCalls.length = 0;
+    expect(await tree.getByText('samples').count()).toBe(0); // nothing below the catalogs until one is opened
+    await tree.getByRole('button', { name: 'Expand warehouse' }).click();
+    await tree.getByRole('button', { name: 'Expand samples' }).click();
+    await tree.getByRole('button', { name: 'Expand trips' }).waitFor();
+    expect(apiCalls.some((u) => /\/schemas\/samples\/tables$/.test(u))).toBe(true);
+    expect(apiCalls.some((u) => /\/tables\/trips$/.test(u))).toBe(false); // columns only when the table opens
+
+    await typeSql(page, 'SELECT * FROM ');
+    await tree.getByRole('button', { name: 'trips', exact: true }).click();
+    expect(await editorText()).toBe('SELECT * FROM samples.trips');
+    await tree.getByRole('button', { name: 'Expand trips' }).click();
+    await tree.getByRole('button', { name: 'Pickup Zone' }).waitFor();
+    expect(await tree.locator('.tree-column').allTextContents()).toEqual(expect.arrayContaining(['trip_idBIGINT', 'fareDECIMAL(10,2)']));
+    await b.shot('01-schema-tree');
+
+    await typeSql(page, 'SELECT  FROM samples.trips', ' FROM');
+    await tree.getByRole('button', { name: 'Pickup Zone' }).click();
+    expect(await editorText()).toBe('SELECT "Pickup Zone" FROM samples.trips');
+    await page.keyboard.insertText(', ');
+    await tree.getByRole('button', { name: 'from', exact: true }).click(); // a reserved word is quoted too
+    expect(await editorText()).toBe('SELECT "Pickup Zone", "from" FROM samples.trips');
+
+    // Dragging a column into the editor drops its name where it lands.
+    await typeSql(page, 'SELECT ');
+    await tree.getByRole('button', { name: 'fare', exact: true }).dragTo(pane.locator('.cm-content'));
+    await expect.poll(editorText).toMatch(/fare/);
+
+    // Collapsing hides the columns; the toolbar's Schema button hides the tree.
+    await tree.getByRole('button', { name: 'Collapse trips' }).click();
+    expect(await tree.getByRole('button', { name: 'Pickup Zone' }).count()).toBe(0);
+    await pane.getByRole('button', { name: 'Schema', exact: true }).click();
+    expect(await pane.getByRole('navigation', { name: 'Schema tree' }).count()).toBe(0);
+    await pane.getByRole('button', { name: 'Schema', exact: true }).click();
+  });
+
+  it('column summaries: nulls, distinct, least and greatest and a histogram under each header, and how many rows they cover', async () => {
+    const { page } = b;
+    const pane = await typeAndRun(page, 'SELECT trip_id, fare, "Pickup Zone", "from" FROM samples.trips');
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    await pane.getByText('1,000 rows').waitFor();
+    await pane.getByRole('button', { name: 'Summaries' }).click();
+    await pane.getByText('Summaries of all 1,000 rows').waitFor();
+    const summary = (i: number) => pane.locator('[role=columnheader]').nth(i).locator('.col-summary');
+    await summary(1).waitFor();
+    expect(await summary(1).getAttribute('aria-label')).toBe('Summary: no nulls, 1,000 distinct, from 0 to 999');
+    expect(await summary(2).getAttribute('aria-label')).toBe('Summary: no nulls, 90 distinct, from 3.00 to 92.00');
+    expect(await summary(3).getAttribute('aria-label')).toBe('Summary: no nulls, 3 distinct, from Airport to Market');
+    expect(await summary(4).getAttribute('aria-label')).toBe('Summary: 100 null (10%), 7 distinct, from 0 to 6');
+    expect(await summary(1).locator('.col-histogram rect').count()).toBe(12);
+    expect(await summary(3).locator('.col-histogram').count()).toBe(0); // text: no histogram
+    // The rows still line up under the taller header, and a click on a summary does not sort.
+    await summary(2).click();
+    expect(await pane.locator('[role=columnheader]').nth(2).getAttribute('aria-sort')).toBe('none');
+    const header = await pane.locator('.grid-header').boundingBox();
+    const row1 = await pane.locator('[aria-rowindex="2"]').boundingBox();
+    expect(Math.abs(row1!.y - (header!.y + header!.height))).toBeLessThan(2);
+    await b.shot('02-column-summaries');
+    await pane.getByRole('button', { name: 'Summaries' }).click();
+    expect(await summary(1).count()).toBe(0);
+
+    // A result larger than the browser holds is summarized from its first 50,000 rows, and says so.
+    const big = await typeAndRun(page, 'SELECT range AS n FROM range(60000)');
+    expect(await waitForStatus(big, ['done', 'failed'])).toBe('done');
+    await big.getByText('60,000 rows').waitFor();
+    await big.getByRole('button', { name: 'Summaries' }).click();
+    await big.getByText('Summaries of the first 50,000 of 60,000 rows').waitFor({ timeout: 30_000 });
+    expect(await big.locator('[role=columnheader]').nth(1).locator('.col-summary').getAttribute('aria-label')).toBe('Summary: no nulls, 50,000 distinct, from 0 to 49,999');
+    await b.shot('03-summaries-of-the-first-rows');
+  });
+
+  it('quick charts: bar, line and scatter of chosen columns, as SVG', async () => {
+    const { page } = b;
+    const pane = await typeAndRun(page, 'SELECT trip_id, fare, "Pickup Zone" FROM samples.trips');
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    await pane.getByRole('tab', { name: 'Chart' }).click();
+    const chart = pane.locator('svg.chart');
+    await chart.waitFor();
+    expect(await pane.getByRole('status').filter({ hasText: 'From all 1,000 rows' }).count()).toBe(1);
+    // Bars by default: the text column across, the sum of the first numeric column up.
+    expect(await pane.getByLabel('X axis').inputValue()).toBe('Pickup Zone');
+    expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of trip_id by Pickup Zone');
+    await pane.getByLabel('Y axis').selectOption('fare');
+    expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of fare by Pickup Zone');
+    expect(await chart.locator('rect.chart-bar').count()).toBe(3);
+    expect(await chart.locator('.chart-xlabel').allTextContents()).toEqual(['Airport', 'Harbor', 'Market']);
+    expect(await chart.locator('rect.chart-bar title').allTextContents()).toEqual(['Airport: 15,696', 'Harbor: 15,375', 'Market: 16,029']);
+    await pane.getByLabel('Y axis').selectOption('(count of rows)');
+    expect(await chart.locator('rect.chart-bar title').allTextContents()).toEqual(['Airport: 333', 'Harbor: 334', 'Market: 333']);
+    await b.shot('04-bar-chart');
+
+    await pane.getByLabel('Chart type').selectOption('line');
+    expect(await pane.getByLabel('X axis').inputValue()).toBe('trip_id'); // numeric or time columns only
+    await pane.getByLabel('Y axis').selectOption('fare');
+    expect(await chart.getAttribute('aria-label')).toBe('Line chart of fare by trip_id');
+    const points = await chart.locator('polyline.chart-line').getAttribute('points');
+    expect(points!.split(' ')).toHaveLength(1000);
+    await b.shot('05-line-chart');
+
+    await pane.getByLabel('Chart type').selectOption('scatter');
+    expect(await chart.locator('circle.chart-dot').count()).toBe(1000);
+    expect(await chart.getAttribute('aria-label')).toBe('Scatter plot of fare by trip_id');
+    await b.shot('06-scatter');
+    await pane.getByRole('tab', { name: 'Results' }).click();
+    await pane.getByRole('grid', { name: 'Query results' }).waitFor();
+  });
+});

@@ -1,0 +1,221 @@
+// Quick charts of a result: bar (a value per category: the sum of a numeric column, or the count of rows), line and
+// scatter (a numeric column against a numeric or time column), drawn as SVG from the rows held in the browser (the
+// whole result up to SORT_LIMIT rows, else its first SORT_LIMIT, which the chart says).
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import type { ColumnSchema } from '../api/types.ts';
+import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { formatCount } from '../components/format.ts';
+import { columnKind, formatCell } from './cells.ts';
+import type { Row } from './rowSource.ts';
+
+export type ChartKind = 'bar' | 'line' | 'scatter';
+export const COUNT = '(count of rows)';
+export const MAX_BARS = 40;
+export const MAX_POINTS = 5000;
+
+const W = 720;
+const H = 320;
+const M = { left: 70, right: 16, top: 12, bottom: 56 };
+
+const num = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN);
+/** A value as a position on an axis: numbers as they are, times as milliseconds. */
+const pos = (v: unknown, time: boolean) => (time && typeof v === 'string' ? Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v) : num(v));
+const short = (n: number) => (Math.abs(n) >= 1e6 || (Math.abs(n) < 1e-3 && n !== 0) ? n.toExponential(2) : Number(n.toPrecision(6)).toLocaleString());
+
+export interface Bars {
+  bars: Array<{ label: string; value: number }>;
+  categories: number;
+}
+
+/** Bars: per distinct x, the sum of y (or the count of rows); the largest MAX_BARS, in x's order when x is numeric or a time. */
+export function barData(rows: Row[], x: ColumnSchema, y: string): Bars {
+  const sums = new Map<string, { key: unknown; value: number }>();
+  const kind = columnKind(x.type);
+  for (const r of rows) {
+    const k = r[x.name];
+    const label = formatCell(k, kind);
+    const v = y === COUNT ? 1 : num(r[y]);
+    if (Number.isNaN(v)) continue;
+    const e = sums.get(label) ?? { key: k, value: 0 };
+    e.value += v;
+    sums.set(label, e);
+  }
+  let list = [...sums.entries()].map(([label, e]) => ({ label, key: e.key, value: e.value }));
+  const categories = list.length;
+  if (list.length > MAX_BARS) list = [...list].sort((a, b) => b.value - a.value).slice(0, MAX_BARS);
+  if (kind === 'number' || kind === 'time') list.sort((a, b) => pos(a.key, kind === 'time') - pos(b.key, kind === 'time'));
+  else if (categories <= MAX_BARS) list.sort((a, b) => a.label.localeCompare(b.label));
+  return { bars: list.map(({ label, value }) => ({ label, value })), categories };
+}
+
+/** Points (x, y) with both numeric (x may be a time), in x's order; at most MAX_POINTS, evenly picked. */
+export function pointData(rows: Row[], x: ColumnSchema, y: string) {
+  const time = columnKind(x.type) === 'time';
+  const all: Array<[number, number]> = [];
+  for (const r of rows) {
+    const px = pos(r[x.name], time);
+    const py = num(r[y]);
+    if (Number.isFinite(px) && Number.isFinite(py)) all.push([px, py]);
+  }
+  all.sort((a, b) => a[0] - b[0]);
+  const step = Math.max(1, Math.ceil(all.length / MAX_POINTS));
+  return { points: step > 1 ? all.filter((_, i) => i % step === 0) : all, total: all.length, time };
+}
+
+export function QuickChart(props: { columns: ColumnSchema[]; read: () => Promise<Row[]>; scope: string }) {
+  const { columns } = props;
+  const [rows, setRows] = useState<Row[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const { read } = props;
+  useEffect(() => {
+    let live = true;
+    read().then(
+      (r) => live && setRows(r),
+      (e) => live && setError(e),
+    );
+    return () => {
+      live = false;
+    };
+    // read once per result
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  const numeric = columns.filter((c) => columnKind(c.type) === 'number');
+  const axisable = columns.filter((c) => ['number', 'time'].includes(columnKind(c.type)));
+  const [kind, setKind] = useState<ChartKind>('bar');
+  const firstCategory = columns.find((c) => !['number', 'nested'].includes(columnKind(c.type))) ?? columns[0];
+  const [xName, setX] = useState(firstCategory?.name ?? '');
+  const [yName, setY] = useState(numeric.find((c) => c.name !== firstCategory?.name)?.name ?? COUNT);
+  const xChoices = kind === 'bar' ? columns : axisable;
+  const x = xChoices.find((c) => c.name === xName) ?? xChoices[0];
+  const yChoices = kind === 'bar' ? [COUNT, ...numeric.map((c) => c.name)] : numeric.map((c) => c.name);
+  const y = yChoices.includes(yName) ? yName : (yChoices.find((n) => n !== x?.name) ?? yChoices[0]);
+
+  const chart = useMemo(() => {
+    if (!rows || !x || !y) return null;
+    return kind === 'bar' ? { bar: barData(rows, x, y) } : { points: pointData(rows, x, y) };
+  }, [rows, x, y, kind]);
+
+  if (error) return <ErrorNotice error={error} what="Chart" />;
+  const select = (label: string, value: string, choices: string[], set: (v: string) => void) => (
+    <label className="inline">
+      {label}
+      <select aria-label={label} value={value} onChange={(e) => set(e.target.value)}>
+        {choices.map((c) => (
+          <option key={c} value={c}>
+            {c}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  const yWords = y === COUNT ? 'count of rows' : kind === 'bar' ? `sum of ${y}` : y;
+  const title = x && y ? `${kind === 'bar' ? 'Bar chart' : kind === 'line' ? 'Line chart' : 'Scatter plot'} of ${yWords} by ${x.name}` : '';
+  return (
+    <div className="quick-chart">
+      <div className="toolbar" role="toolbar" aria-label="Chart">
+        {select('Chart type', kind, ['bar', 'line', 'scatter'], (v) => setKind(v as ChartKind))}
+        {select('X axis', x?.name ?? '', xChoices.map((c) => c.name), setX)}
+        {select('Y axis', y ?? '', yChoices, setY)}
+        <span className="hint" role="status">
+          {!rows ? `Reading ${props.scope}…` : `From ${props.scope}`}
+          {chart?.bar && chart.bar.categories > MAX_BARS ? ` · the ${MAX_BARS} largest of ${formatCount(chart.bar.categories)} categories` : ''}
+          {chart?.points && chart.points.total > MAX_POINTS ? ` · ${formatCount(chart.points.points.length)} of ${formatCount(chart.points.total)} points, evenly picked` : ''}
+        </span>
+      </div>
+      {!x || !y ? (
+        <p className="hint">{kind === 'bar' ? 'This result has no columns to chart.' : 'A line or scatter chart needs numeric columns (x may be a time).'}</p>
+      ) : !rows ? (
+        <Loading label={`Reading ${props.scope}…`} />
+      ) : chart?.bar ? (
+        <BarChart title={title} bars={chart.bar.bars} />
+      ) : chart?.points ? (
+        <PointChart title={title} kind={kind as 'line' | 'scatter'} {...chart.points} />
+      ) : null}
+    </div>
+  );
+}
+
+function Frame(props: { title: string; yLo: number; yHi: number; children: ReactNode; xLabels: ReactNode }) {
+  const { yLo, yHi } = props;
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => yLo + f * (yHi - yLo));
+  const sy = (v: number) => M.top + (H - M.top - M.bottom) * (1 - (v - yLo) / (yHi - yLo || 1));
+  return (
+    <svg className="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={props.title}>
+      <title>{props.title}</title>
+      {ticks.map((v, i) => (
+        <g key={i} className="chart-grid">
+          <line x1={M.left} x2={W - M.right} y1={sy(v)} y2={sy(v)} />
+          <text x={M.left - 6} y={sy(v) + 4} textAnchor="end">
+            {short(v)}
+          </text>
+        </g>
+      ))}
+      {props.children}
+      {props.xLabels}
+    </svg>
+  );
+}
+
+function BarChart(props: { title: string; bars: Array<{ label: string; value: number }> }) {
+  const { bars } = props;
+  const lo = Math.min(0, ...bars.map((b) => b.value));
+  const hi = Math.max(0, ...bars.map((b) => b.value));
+  const plotW = W - M.left - M.right;
+  const plotH = H - M.top - M.bottom;
+  const bw = plotW / Math.max(1, bars.length);
+  const sy = (v: number) => M.top + plotH * (1 - (v - lo) / (hi - lo || 1));
+  const every = Math.ceil(bars.length / 20);
+  return (
+    <Frame
+      title={props.title}
+      yLo={lo}
+      yHi={hi}
+      xLabels={bars.map((b, i) =>
+        i % every === 0 ? (
+          <text key={i} className="chart-xlabel" x={M.left + bw * (i + 0.5)} y={H - M.bottom + 14} textAnchor="end" transform={`rotate(-30 ${M.left + bw * (i + 0.5)} ${H - M.bottom + 14})`}>
+            {b.label.length > 14 ? `${b.label.slice(0, 13)}…` : b.label}
+          </text>
+        ) : null,
+      )}
+    >
+      {bars.map((b, i) => (
+        <rect key={i} className="chart-bar" x={M.left + bw * i + bw * 0.1} width={bw * 0.8} y={Math.min(sy(b.value), sy(0))} height={Math.abs(sy(b.value) - sy(0))}>
+          <title>{`${b.label}: ${short(b.value)}`}</title>
+        </rect>
+      ))}
+    </Frame>
+  );
+}
+
+function PointChart(props: { title: string; kind: 'line' | 'scatter'; points: Array<[number, number]>; time: boolean }) {
+  const { points } = props;
+  if (!points.length) return <p className="hint">No rows have numbers in both columns.</p>;
+  const xs = points.map((p) => p[0]);
+  const ys = points.map((p) => p[1]);
+  const [xLo, xHi] = [Math.min(...xs), Math.max(...xs)];
+  const [yLo, yHi] = [Math.min(...ys), Math.max(...ys)];
+  const plotW = W - M.left - M.right;
+  const plotH = H - M.top - M.bottom;
+  const sx = (v: number) => M.left + plotW * ((v - xLo) / (xHi - xLo || 1));
+  const sy = (v: number) => M.top + plotH * (1 - (v - yLo) / (yHi - yLo || 1));
+  const xText = (v: number) => (props.time ? new Date(v).toISOString().slice(0, 16).replace('T', ' ') : short(v));
+  return (
+    <Frame
+      title={props.title}
+      yLo={yLo}
+      yHi={yHi}
+      xLabels={[0, 0.5, 1].map((f, i) => (
+        <text key={i} className="chart-xlabel" x={M.left + f * plotW} y={H - M.bottom + 16} textAnchor={i === 0 ? 'start' : i === 2 ? 'end' : 'middle'}>
+          {xText(xLo + f * (xHi - xLo))}
+        </text>
+      ))}
+    >
+      {props.kind === 'line' ? (
+        <polyline className="chart-line" points={points.map(([a, b]) => `${sx(a).toFixed(1)},${sy(b).toFixed(1)}`).join(' ')} />
+      ) : (
+        points.map(([a, b], i) => <circle key={i} className="chart-dot" cx={sx(a)} cy={sy(b)} r={2.5} />)
+      )}
+    </Frame>
+  );
+}
