@@ -6,6 +6,7 @@ import type * as Api from './generated.ts';
 export type User = Api.GetMeResponse;
 export type AuthMethods = Api.GetAuthMethodsResponse;
 export type Workspace = Api.ListWorkspacesResponse[number];
+export type Member = Api.ListWorkspaceMembersResponse[number];
 export type Token = Api.ListMyPatsResponse[number];
 export type IssuedToken = Api.CreateMyPatResponse;
 export type ServiceAccount = Api.ListServiceAccountsResponse['items'][number];

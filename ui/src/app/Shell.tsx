@@ -16,6 +16,7 @@ import { AgentsScreen } from '../screens/AgentsScreen.tsx';
 import { AgentDetailScreen } from '../screens/AgentDetailScreen.tsx';
 import { ComputeScreen } from '../screens/ComputeScreen.tsx';
 import { TokensScreen } from '../screens/TokensScreen.tsx';
+import { MembersScreen } from '../screens/MembersScreen.tsx';
 import { UsersScreen } from '../screens/admin/UsersScreen.tsx';
 import { ServiceAccountsScreen } from '../screens/admin/ServiceAccountsScreen.tsx';
 import { StorageScreen } from '../screens/admin/StorageScreen.tsx';
@@ -91,6 +92,7 @@ export function Shell() {
           {wsBase ? navItem(`${wsBase}/history`, 'History') : null}
           {wsBase ? navItem(`${wsBase}/schedules`, 'Schedules') : null}
           {wsBase ? navItem(`${wsBase}/sessions`, 'Sessions') : null}
+          {wsBase ? navItem(`${wsBase}/members`, 'Members') : null}
           {navItem('/agents', 'Agents')}
           {navItem('/compute', 'Compute')}
           {admin ? navItem('/admin', 'Admin') : null}
@@ -137,6 +139,7 @@ function Screen({ path }: { path: string }) {
   if ((m = match('/w/:ws/models', path))) return <ModelsScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/models/:model', path))) return <ModelsScreen key={`${m.ws}/${m.model}`} ws={m.ws} model={m.model} />;
   if ((m = match('/w/:ws/schedules', path))) return <SchedulesScreen key={m.ws} ws={m.ws} />;
+  if ((m = match('/w/:ws/members', path))) return <MembersScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/sessions', path))) return <SessionsScreen key={m.ws} ws={m.ws} />;
   if ((m = match('/w/:ws/sessions/:id', path))) return <SessionsScreen key={`${m.ws}/${m.id}`} ws={m.ws} id={m.id} />;
   if ((m = match('/w/:ws', path))) return <Redirect to={`/w/${encodeURIComponent(m.ws)}/worksheets`} />;

@@ -225,6 +225,7 @@ export function HistoryScreen(props: { ws: string }) {
             <tr>
               <th>Status</th>
               <th>Type</th>
+              <th>User</th>
               <th>SQL</th>
               <th>Started</th>
               <th>Duration</th>
@@ -288,6 +289,7 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
           <span className={`pill ${q.status}`}>{q.status}</span>
         </td>
         <td>{q.statement_type ?? '—'}</td>
+        <td className="history-user">{q.user_name ?? (q.user_id ? q.user_id.slice(0, 8) : q.schedule_id ? 'schedule' : '—')}</td>
         <td className="mono sql-cell" title={q.sql}>
           {q.sql.length > 140 ? q.sql.slice(0, 140) + '…' : q.sql}
         </td>
@@ -320,7 +322,7 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
       </tr>
       {props.open ? (
         <tr>
-          <td colSpan={7}>
+          <td colSpan={8}>
             <div className="stack">
               <pre className="mono sql-full">{q.sql}</pre>
               <p className="hint">

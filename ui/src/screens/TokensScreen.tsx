@@ -8,6 +8,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { SecretOnce } from '../components/SecretOnce.tsx';
 import { formatTime } from '../components/format.ts';
 import { Time } from '../components/Time.tsx';
+import { TokenLastUsed, TokenName } from '../components/TokenUse.tsx';
 
 export function TokensScreen() {
   const { user } = useSession();
@@ -31,6 +32,8 @@ export function TokensScreen() {
     setError(null);
     try {
       await api.del(`/api/me/pats/${enc(t.id)}`);
+      // the one-time secret of a token that no longer works is not left on screen
+      setIssued((shown) => (shown?.id === t.id ? null : shown));
       list.reload();
     } catch (err) {
       setError(err);
@@ -45,7 +48,7 @@ export function TokensScreen() {
         {user.permissions.length ? ` · permissions: ${user.permissions.join(', ')}` : ''}
       </p>
       <h2>Personal access tokens</h2>
-      <p className="hint">A token acts as you for scripts and tools (Authorization: Bearer …). It expires after the days you choose, at most 365.</p>
+      <p className="hint">A token acts as you for scripts and tools (Authorization: Bearer …). It expires after the days you choose, at most 365. The server does not record tokens' names or last use yet.</p>
       <form className="row" onSubmit={create} aria-label="Create a personal token">
         <label className="inline">
           Expires in (days)
@@ -64,9 +67,10 @@ export function TokensScreen() {
           <table className="table" aria-label="Personal tokens">
             <thead>
               <tr>
-                <th>Id</th>
+                <th>Token</th>
                 <th>Created</th>
                 <th>Expires</th>
+                <th>Last used</th>
                 <th>
                   <span className="sr-only">Actions</span>
                 </th>
@@ -75,14 +79,17 @@ export function TokensScreen() {
             <tbody>
               {list.data.map((t) => (
                 <tr key={t.id}>
-                  <td className="mono">
-                    {t.id.slice(0, 8)}
+                  <td>
+                    <TokenName token={t} />
                     {t.current ? ' (this request)' : ''}
                   </td>
                   <td>
                     <Time iso={t.created_at} />
                   </td>
                   <td>{t.expires_at ? formatTime(t.expires_at) : 'never'}</td>
+                  <td>
+                    <TokenLastUsed token={t} />
+                  </td>
                   <td>
                     <button type="button" className="danger" onClick={() => void revoke(t)} aria-label={`Revoke token ${t.id.slice(0, 8)}`}>
                       Revoke

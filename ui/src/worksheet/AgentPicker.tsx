@@ -43,6 +43,13 @@ export function AgentPicker(props: { value: string | null; onChange: (id: string
   useEffect(() => {
     if (!value && settled && initial) onChange(initial);
   }, [value, settled, initial, onChange]);
+  // A worksheet may name its agent by name (`?agent=<name>` in the address, or a value kept from elsewhere): once the
+  // agents are known, the name becomes that agent's id; a name no agent has is said, not silently replaced.
+  const byName = value && value !== POOL && agents.data && !list.some((a) => a.id === value) ? list.find((a) => a.name === value) : undefined;
+  const unknownName = value && value !== POOL && agents.data && !list.some((a) => a.id === value || a.name === value) ? value : null;
+  useEffect(() => {
+    if (byName) onChange(byName.id);
+  }, [byName, onChange]);
   if (agents.error) return <ErrorNotice error={agents.error} what="Agents" />;
   return (
     <label className="inline">
@@ -61,6 +68,11 @@ export function AgentPicker(props: { value: string | null; onChange: (id: string
           </option>
         ))}
       </select>
+      {unknownName ? (
+        <span className="hint" role="status">
+          no agent named “{unknownName}”
+        </span>
+      ) : null}
     </label>
   );
 }

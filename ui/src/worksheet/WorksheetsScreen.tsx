@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError, enc } from '../api/client.ts';
 import type { WorkspaceCatalog } from '../api/types.ts';
+import { navigate, useLocation } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
 import { ResultPanel } from '../results/ResultPanel.tsx';
@@ -21,6 +22,15 @@ export function WorksheetsScreen(props: { ws: string }) {
   const catalogs = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
 
   const active = state.tabs.find((t) => t.id === state.active) ?? state.tabs[0];
+  // `?agent=<name or id>` in the address picks the active worksheet's agent (the picker turns a name into its id);
+  // the parameter is then dropped, so a reload keeps the worksheet's own choice.
+  const { search } = useLocation();
+  const agentParam = search.get('agent');
+  useEffect(() => {
+    if (!agentParam) return;
+    setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === s.active ? { ...t, agentId: agentParam } : t)) }));
+    navigate(`/w/${enc(props.ws)}/worksheets`, { replace: true });
+  }, [agentParam, props.ws]);
   const update = (id: string, patch: Partial<Worksheet>) =>
     setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === id ? { ...t, ...patch } : t)) }));
   const addTab = () =>

@@ -8,6 +8,7 @@ import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { SecretOnce } from '../../components/SecretOnce.tsx';
 import { formatTime } from '../../components/format.ts';
+import { TokenLastUsed, TokenName } from '../../components/TokenUse.tsx';
 
 export function ServiceAccountsScreen() {
   const accounts = usePaged<ServiceAccount>('/api/admin/service-accounts');
@@ -118,16 +119,19 @@ function AccountTokens(props: { id: string }) {
           <ul aria-label="Tokens">
             {tokens.data.map((t) => (
               <li key={t.id} className="row">
-                <span className="mono">{t.id.slice(0, 8)}</span>
+                <TokenName token={t} />
                 <span className="hint">
-                  created {formatTime(t.created_at)} · {t.expires_at ? `expires ${formatTime(t.expires_at)}` : 'never expires'}
+                  created {formatTime(t.created_at)} · {t.expires_at ? `expires ${formatTime(t.expires_at)}` : 'never expires'} · last used{' '}
                 </span>
+                <TokenLastUsed token={t} />
                 <button
                   type="button"
                   className="danger"
+                  aria-label={`Revoke token ${t.id.slice(0, 8)}`}
                   onClick={async () => {
                     try {
                       await api.del(`${base}/${enc(t.id)}`);
+                      setIssued((shown) => (shown?.id === t.id ? null : shown));
                       tokens.reload();
                     } catch (err) {
                       setError(err);

@@ -1,0 +1,189 @@
+// The web app's administration round (issue 21, build items 9 and 10) in a real browser against the real stack: a
+// workspace's members (listed with roles; owners add a user by email, change a role, remove one; a reader only
+// reads), tokens' names and last use as far as the api records them, the one-time secret gone once its token is
+// revoked, the user who ran each query in History, and the worksheet's agent chosen by name in the address.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, newUser, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
+import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
+import { launchSignedIn, type Browser } from './support/browser.ts';
+import { serveUi } from './support/uiServer.ts';
+import { activePane } from './support/worksheetPage.ts';
+
+const BOOT = 'e2e-bootstrap-token-for-admin-two';
+const AGENT = 'e2e-agent-admin-two';
+let ui: { url: string; close(): Promise<void> };
+let b: Browser;
+let agent: TestAgent | undefined;
+let agentId: string;
+
+const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
+const admin: Caller & { id: string } = await setupAdmin(t);
+
+beforeAll(async () => {
+  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);
+  ui = u;
+  agentId = await waitForHealthyAgent(t, admin, AGENT);
+  b = await launchSignedIn('admin2', ui.url, ADMIN);
+}, 180_000);
+
+afterAll(async () => {
+  await b?.close();
+  await ui?.close();
+  await agent?.stop();
+  if (agent) cleanupAgentDir(agent);
+  await t?.close();
+});
+
+const members = async () => (await t.req('GET', '/api/workspaces/default/members', { as: admin })).body as Array<{ user_id: string; role: string }>;
+
+describe('web app, administration round', () => {
+  it('members: an owner adds a user by email, changes the role, removes them; a reader sees the list only', async () => {
+    const { page } = b;
+    const alice = await newUser(t, admin);
+    const reader = await newUser(t, admin);
+    expect((await t.req('PUT', `/api/workspaces/default/members/${reader.id}`, { body: { role: 'reader' }, as: admin })).status).toBe(201);
+
+    await page.goto(ui.url + '/w/default/worksheets');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await expect.poll(() => page.url()).toBe(ui.url + '/w/default/members');
+    const table = page.getByRole('table', { name: 'Members' });
+    await table.getByRole('row', { name: /Admin \(you\)/ }).waitFor();
+    expect(await table.getByLabel('Role of Admin').inputValue()).toBe('owner');
+    expect(await table.getByRole('row', { name: new RegExp(reader.email) }).getByRole('combobox').inputValue()).toBe('reader');
+
+    // the picker offers the users not yet in the workspace, by email
+    const form = page.getByRole('form', { name: 'Add a member' });
+    const offered = await page.locator('#member-candidates option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(offered).toContain(alice.email);
+    expect(offered).not.toContain(reader.email);
+    expect(offered).not.toContain(ADMIN.email);
+
+    await form.getByLabel('User email').fill(alice.email);
+    await form.getByLabel("New member's role").selectOption('writer');
+    await form.getByRole('button', { name: 'Add member' }).click();
+    const row = table.getByRole('row', { name: new RegExp(alice.email) });
+    await row.waitFor();
+    expect(await row.getByRole('combobox').inputValue()).toBe('writer');
+    expect((await members()).find((m) => m.user_id === alice.id)?.role).toBe('writer');
+    await b.shot('01-members');
+
+    await row.getByRole('combobox').selectOption('owner');
+    await expect.poll(async () => (await members()).find((m) => m.user_id === alice.id)?.role).toBe('owner');
+    await row.getByRole('button', { name: /^Remove / }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await members()).some((m) => m.user_id === alice.id)).toBe(false);
+
+    // an email nobody has is said, not sent
+    await form.getByLabel('User email').fill('nobody@example.com');
+    await form.getByRole('button', { name: 'Add member' }).click();
+    await page.getByRole('alert').filter({ hasText: 'No active user has the email or id' }).waitFor();
+
+    // a reader sees who is in the workspace, with no controls to change it
+    const rb = await launchSignedIn('admin2-reader', ui.url, { email: reader.email, password: 'user-password-1' });
+    try {
+      await rb.page.goto(ui.url + '/w/default/members');
+      const rt = rb.page.getByRole('table', { name: 'Members' });
+      await rt.getByRole('row', { name: /Admin/ }).waitFor();
+      expect(await rt.getByRole('row', { name: /Admin/ }).textContent()).toContain('owner');
+      expect(await rb.page.getByRole('form', { name: 'Add a member' }).count()).toBe(0);
+      expect(await rt.getByRole('combobox').count()).toBe(0);
+      expect(await rt.getByRole('button', { name: /^Remove / }).count()).toBe(0);
+      await rb.page.getByText('Only the workspace\'s owners change its members; you are a reader.').waitFor();
+      await rb.shot('02-members-as-reader');
+    } finally {
+      await rb.close();
+    }
+  });
+
+  it('personal tokens: last use says "not recorded" (the api does not record it); a revoked token takes its one-time secret with it', async () => {
+    const { page } = b;
+    const other = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 5 }, as: { cookie: admin.cookie } });
+    expect(other.status).toBe(201);
+    await page.goto(ui.url + '/me/tokens');
+    const table = page.getByRole('table', { name: 'Personal tokens' });
+    await table.waitFor();
+    expect(await table.locator('thead th').allTextContents()).toEqual(['Token', 'Created', 'Expires', 'Last used', 'Actions']);
+    // nothing made up: the list answers no last_used_at, so each row says so
+    const listed = (await t.req('GET', '/api/me/pats', { as: { cookie: admin.cookie } })).body as Array<Record<string, unknown>>;
+    expect(listed.every((x) => !('last_used_at' in x))).toBe(true);
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(listed.length);
+    expect(await table.locator('tbody tr td:nth-child(4)').allTextContents()).toEqual(listed.map(() => 'not recorded'));
+
+    const created = page.waitForResponse((r) => r.url().endsWith('/api/me/pats') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const issued = (await (await created).json()) as { id: string; token: string };
+    const secret = page.getByRole('region', { name: 'New personal token' });
+    expect(await secret.getByRole('textbox').inputValue()).toBe(issued.token);
+
+    // revoking another token leaves the new secret on screen
+    await table.getByRole('button', { name: `Revoke token ${other.body.id.slice(0, 8)}` }).click();
+    await table.getByRole('button', { name: `Revoke token ${other.body.id.slice(0, 8)}` }).waitFor({ state: 'detached' });
+    expect(await secret.isVisible()).toBe(true);
+    await b.shot('03-token-secret-shown');
+
+    // revoking the new one hides its secret: it no longer works, so it is not left to copy
+    await table.getByRole('button', { name: `Revoke token ${issued.id.slice(0, 8)}` }).click();
+    await secret.waitFor({ state: 'detached' });
+    expect(await page.locator('input[value="' + issued.token + '"]').count()).toBe(0);
+    expect((await t.req('GET', '/api/me', { headers: { authorization: `Bearer ${issued.token}` } })).status).toBe(401);
+    await b.shot('04-token-revoked');
+  });
+
+  it("service-account tokens: last use \"not recorded\"; revoking the new token hides its secret", async () => {
+    const { page } = b;
+    const sa = await t.req('POST', '/api/admin/service-accounts', { body: { name: 'etl-loader', role: 'member' }, as: admin });
+    expect(sa.status).toBe(201);
+    await page.goto(ui.url + '/admin/service-accounts');
+    const item = page.getByRole('list', { name: 'Service accounts' }).getByRole('listitem').filter({ hasText: 'etl-loader' });
+    await item.getByRole('button', { name: 'Tokens' }).click();
+    const created = page.waitForResponse((r) => r.url().includes('/pats') && r.request().method() === 'POST');
+    await item.getByRole('button', { name: 'Issue token' }).click();
+    const issued = (await (await created).json()) as { id: string; token: string };
+    const secret = item.getByRole('region', { name: 'New service-account token' });
+    expect(await secret.getByRole('textbox').inputValue()).toBe(issued.token);
+    const tokenRow = item.getByRole('list', { name: 'Tokens' }).getByRole('listitem').filter({ hasText: issued.id.slice(0, 8) });
+    expect(await tokenRow.textContent()).toContain('last used not recorded');
+    await b.shot('05-service-account-token');
+    await tokenRow.getByRole('button', { name: `Revoke token ${issued.id.slice(0, 8)}` }).click();
+    await secret.waitFor({ state: 'detached' });
+    await item.getByText('No tokens.').waitFor();
+  });
+
+  it('History shows who ran each query', async () => {
+    const { page } = b;
+    const bob = await newUser(t, admin);
+    expect((await t.req('PUT', `/api/workspaces/default/members/${bob.id}`, { body: { role: 'writer' }, as: admin })).status).toBe(201);
+    for (const [who, text] of [
+      [admin, 'SELECT 1 AS by_admin'],
+      [bob, 'SELECT 2 AS by_bob'],
+    ] as const) {
+      const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: text, agent_id: agentId }, as: who });
+      expect(s.status, s.text).toBe(202);
+      expect((await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: who })).body.status).toBe('done');
+    }
+    await page.goto(ui.url + '/w/default/history');
+    const table = page.getByRole('table', { name: 'Queries' });
+    await table.getByRole('row', { name: /by_bob/ }).waitFor();
+    expect(await table.locator('thead th').allTextContents()).toEqual(['Status', 'Type', 'User', 'SQL', 'Started', 'Duration', 'Rows', 'Actions']);
+    expect(await table.getByRole('row', { name: /by_bob/ }).locator('td.history-user').textContent()).toBe(bob.email.replace(/-.*/, '').replace('user', 'User '));
+    expect(await table.getByRole('row', { name: /by_admin/ }).locator('td.history-user').textContent()).toBe('Admin');
+    await b.shot('06-history-user');
+  });
+
+  it('a worksheet address names its agent by name: ?agent=<name> selects it; a name no agent has is said', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets?agent=no-such-agent');
+    const pane = activePane(page);
+    await pane.getByText('no agent named “no-such-agent”').waitFor();
+    await expect.poll(() => page.url()).toBe(ui.url + '/w/default/worksheets');
+
+    await page.goto(ui.url + `/w/default/worksheets?agent=${encodeURIComponent(AGENT)}`);
+    await expect.poll(() => pane.getByLabel('Agent').inputValue()).toBe(agentId);
+    expect(await pane.getByText('no agent named').count()).toBe(0);
+    await expect.poll(() => page.url()).toBe(ui.url + '/w/default/worksheets');
+    // the choice is the worksheet's own, kept as the agent's id across a reload
+    await page.reload();
+    await expect.poll(() => activePane(page).getByLabel('Agent').inputValue()).toBe(agentId);
+    await b.shot('07-agent-by-name');
+  });
+});

@@ -1,0 +1,22 @@
+// A token's name and last use, as far as the api records them. The token lists (GET /api/me/pats and a service
+// account's pats) answer neither yet: the name column then shows the token's short id and last use says "not
+// recorded", never a made-up time. Either field shows as soon as the server includes it.
+import type { Token } from '../api/types.ts';
+import { Time } from './Time.tsx';
+
+type MaybeRecorded = Token & { name?: string | null; last_used_at?: string | null };
+
+export function TokenName(props: { token: Token }) {
+  const t = props.token as MaybeRecorded;
+  return (
+    <span className="mono" title={t.id}>
+      {t.name ?? t.id.slice(0, 8)}
+    </span>
+  );
+}
+
+export function TokenLastUsed(props: { token: Token }) {
+  const t = props.token as MaybeRecorded;
+  if (!('last_used_at' in t)) return <span className="hint">not recorded</span>;
+  return t.last_used_at ? <Time iso={t.last_used_at} /> : <span className="hint">never</span>;
+}
