@@ -144,10 +144,17 @@ export async function principalFromSession(db: Queryable, sid: string): Promise<
 
 export async function principalFromToken(db: Queryable, token: string): Promise<Principal | undefined> {
   if (!token.startsWith(PAT_PREFIX)) return undefined;
+  // Last use is recorded in the same round trip, at most once a minute per token (a write per request would cost
+  // every request a row update).
   const rows = await db.query<UserRow & { token_id: string }>(
-    `select t.id as token_id, ${USER_COLS.split(', ').map((c) => `u.${c}`).join(', ')}
-       from access_tokens t join users u on u.id = t.user_id
-      where t.token_hash = $1 and t.revoked_at is null and (t.expires_at is null or t.expires_at > now()) and u.is_active`,
+    `with found as (
+       select t.id as token_id, t.last_used_at, ${USER_COLS.split(', ').map((c) => `u.${c}`).join(', ')}
+         from access_tokens t join users u on u.id = t.user_id
+        where t.token_hash = $1 and t.revoked_at is null and (t.expires_at is null or t.expires_at > now()) and u.is_active),
+     touched as (
+       update access_tokens set last_used_at = now()
+        where id = (select token_id from found) and (last_used_at is null or last_used_at < now() - interval '1 minute'))
+     select token_id, ${USER_COLS} from found`,
     [sha256(token)],
   );
   const r = rows[0];
@@ -162,6 +169,8 @@ export interface TokenOut {
   id: string;
   created_at: string;
   expires_at: string | null;
+  /** when it last authenticated a request (to the minute), null if never */
+  last_used_at?: string | null;
   current?: boolean;
 }
 
@@ -204,8 +213,8 @@ export async function issuePersonalToken(db: Db, p: Principal, expiresInDays: nu
 }
 
 export async function listTokens(db: Queryable, userId: string, currentTokenId: string | null): Promise<TokenOut[]> {
-  const rows = await db.query<{ id: string; created_at: Date; expires_at: Date | null }>(
-    `select id, created_at, expires_at from access_tokens
+  const rows = await db.query<{ id: string; created_at: Date; expires_at: Date | null; last_used_at: Date | null }>(
+    `select id, created_at, expires_at, last_used_at from access_tokens
       where user_id = $1 and revoked_at is null and (expires_at is null or expires_at > now())
       order by created_at, id`,
     [userId],
@@ -214,6 +223,7 @@ export async function listTokens(db: Queryable, userId: string, currentTokenId: 
     id: r.id,
     created_at: r.created_at.toISOString(),
     expires_at: r.expires_at?.toISOString() ?? null,
+    last_used_at: r.last_used_at?.toISOString() ?? null,
     current: r.id === currentTokenId,
   }));
 }

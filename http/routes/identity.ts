@@ -36,6 +36,7 @@ const TokenOut = Schema.Struct({
   id: Schema.String,
   created_at: Schema.String,
   expires_at: Schema.NullOr(Schema.String),
+  last_used_at: Schema.optionalKey(Schema.NullOr(Schema.String)),
   current: Schema.optionalKey(Schema.Boolean),
 });
 const IssuedToken = Schema.Struct({ id: Schema.String, token: Schema.String, created_at: Schema.String, expires_at: Schema.NullOr(Schema.String) });

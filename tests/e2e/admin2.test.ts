@@ -95,19 +95,22 @@ describe('web app, administration round', () => {
     }
   });
 
-  it('personal tokens: last use says "not recorded" (the api does not record it); a revoked token takes its one-time secret with it', async () => {
+  it('personal tokens: last use shown (never for an unused one); a revoked token takes its one-time secret with it', async () => {
     const { page } = b;
     const other = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 5 }, as: { cookie: admin.cookie } });
     expect(other.status).toBe(201);
+    // One request with it records its last use.
+    expect((await t.req('GET', '/api/me', { headers: { authorization: `Bearer ${other.body.token}` } })).status).toBe(200);
     await page.goto(ui.url + '/me/tokens');
     const table = page.getByRole('table', { name: 'Personal tokens' });
     await table.waitFor();
     expect(await table.locator('thead th').allTextContents()).toEqual(['Token', 'Created', 'Expires', 'Last used', 'Actions']);
-    // nothing made up: the list answers no last_used_at, so each row says so
+    // The list answers each token's last use: a time for the one just used, "never" for the others.
     const listed = (await t.req('GET', '/api/me/pats', { as: { cookie: admin.cookie } })).body as Array<Record<string, unknown>>;
-    expect(listed.every((x) => !('last_used_at' in x))).toBe(true);
+    expect(listed.find((x) => x.id === other.body.id)?.last_used_at).toEqual(expect.any(String));
     await expect.poll(() => table.locator('tbody tr').count()).toBe(listed.length);
-    expect(await table.locator('tbody tr td:nth-child(4)').allTextContents()).toEqual(listed.map(() => 'not recorded'));
+    const cells = await table.locator('tbody tr td:nth-child(4)').allTextContents();
+    expect(cells.map((c) => c === 'never')).toEqual(listed.map((x) => x.last_used_at === null));
 
     const created = page.waitForResponse((r) => r.url().endsWith('/api/me/pats') && r.request().method() === 'POST');
     await page.getByRole('button', { name: 'Create token' }).click();
@@ -129,7 +132,7 @@ describe('web app, administration round', () => {
     await b.shot('04-token-revoked');
   });
 
-  it("service-account tokens: last use \"not recorded\"; revoking the new token hides its secret", async () => {
+  it('service-account tokens: a new token was never used; revoking it hides its secret', async () => {
     const { page } = b;
     const sa = await t.req('POST', '/api/admin/service-accounts', { body: { name: 'etl-loader', role: 'member' }, as: admin });
     expect(sa.status).toBe(201);
@@ -142,7 +145,7 @@ describe('web app, administration round', () => {
     const secret = item.getByRole('region', { name: 'New service-account token' });
     expect(await secret.getByRole('textbox').inputValue()).toBe(issued.token);
     const tokenRow = item.getByRole('list', { name: 'Tokens' }).getByRole('listitem').filter({ hasText: issued.id.slice(0, 8) });
-    expect(await tokenRow.textContent()).toContain('last used not recorded');
+    expect(await tokenRow.textContent()).toContain('last used never');
     await b.shot('05-service-account-token');
     await tokenRow.getByRole('button', { name: `Revoke token ${issued.id.slice(0, 8)}` }).click();
     await secret.waitFor({ state: 'detached' });

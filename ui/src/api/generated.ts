@@ -1606,6 +1606,7 @@ export type ListMyPatsResponse = Array<{
   id: string;
   created_at: string;
   expires_at: string | null;
+  last_used_at?: string | null;
   current?: boolean;
 }>;
 
@@ -1779,6 +1780,7 @@ export type ListServiceAccountPatsResponse = Array<{
   id: string;
   created_at: string;
   expires_at: string | null;
+  last_used_at?: string | null;
   current?: boolean;
 }>;
 

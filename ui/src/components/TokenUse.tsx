@@ -1,6 +1,6 @@
 // A token's name and last use, as far as the api records them. The token lists (GET /api/me/pats and a service
-// account's pats) answer neither yet: the name column then shows the token's short id and last use says "not
-// recorded", never a made-up time. Either field shows as soon as the server includes it.
+// account's pats) answer `last_used_at` (to the minute; null: never used) but no name: the name column shows the
+// token's short id. A server that answers no last use gets "not recorded", never a made-up time.
 import type { Token } from '../api/types.ts';
 import { Time } from './Time.tsx';
 
