@@ -53,6 +53,8 @@ export interface ProfileOperator {
   name: string;
   timing_ms: number;
   cardinality: number;
+  /** the optimizer's estimate, when the agent reports one (the graph shows it beside the actual rows) */
+  estimated_cardinality?: number;
   children: ProfileOperator[];
 }
 

@@ -1,5 +1,7 @@
-// The query profile: summary figures and the operator tree with each operator's time, rows and share of the total.
+// The query profile: summary figures and the operator tree with each operator's time, rows and share of the total,
+// as an indented list or as a top-down graph of operator boxes (OperatorGraph).
 import { useState } from 'react';
+import { OperatorGraph } from './OperatorGraph.tsx';
 import type { ProfileOperator, QueryProfile } from '../api/types.ts';
 import { formatBytes, formatCount, formatDuration } from '../components/format.ts';
 
@@ -41,6 +43,8 @@ function OperatorNode(props: { op: ProfileOperator; total: number; depth: number
 
 export function ProfileTree(props: { profile: QueryProfile }) {
   const { summary, operators } = props.profile;
+  const [view, setView] = useState<'tree' | 'graph'>('tree');
+  const total = operators ? Math.max(summary.total_ms, operators.timing_ms) : summary.total_ms;
   return (
     <div className="profile">
       <dl className="facts">
@@ -58,9 +62,23 @@ export function ProfileTree(props: { profile: QueryProfile }) {
         ) : null}
       </dl>
       {operators ? (
-        <ul role="tree" aria-label="Operator tree" className="op-tree">
-          <OperatorNode op={operators} total={Math.max(summary.total_ms, operators.timing_ms)} depth={0} />
-        </ul>
+        <>
+          <div className="row" role="group" aria-label="Profile view">
+            <button type="button" className="secondary" aria-pressed={view === 'tree'} onClick={() => setView('tree')}>
+              Tree
+            </button>
+            <button type="button" className="secondary" aria-pressed={view === 'graph'} onClick={() => setView('graph')}>
+              Graph
+            </button>
+          </div>
+          {view === 'graph' ? (
+            <OperatorGraph root={operators} total={total} />
+          ) : (
+            <ul role="tree" aria-label="Operator tree" className="op-tree">
+              <OperatorNode op={operators} total={total} depth={0} />
+            </ul>
+          )}
+        </>
       ) : (
         <p>The agent reported no operator tree for this query.</p>
       )}

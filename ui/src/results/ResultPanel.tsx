@@ -1,8 +1,9 @@
 // What a finished query shows: row count and duration, the result grid (pages fetched by row offset as they come
 // into view; sorted in the browser when the whole result fits), CSV export of the whole result, and the profile.
-// A DDL or DML statement has no grid, just its outcome.
+// A DDL or DML statement has no grid, just its outcome. An EXPLAIN's result (DuckDB's plan as text) opens on its
+// Plan view, the text monospaced. A result the agent no longer keeps (retention) says so.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { api, enc } from '../api/client.ts';
+import { api, ApiError, enc } from '../api/client.ts';
 import type { ColumnSchema, QueryOut, QueryProfile, RowsPage } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -36,7 +37,8 @@ function download(chunks: string[], name: string) {
 
 export function ResultPanel(props: { query: QueryOut }) {
   const q = props.query;
-  const [tab, setTab] = useState<'rows' | 'chart' | 'profile'>('rows');
+  const isExplain = (q.column_schema ?? []).some((c) => c.name === 'explain_value') || (q.columns ?? []).includes('explain_value');
+  const [tab, setTab] = useState<'rows' | 'chart' | 'profile' | 'plan'>(isExplain ? 'plan' : 'rows');
   const pager = useMemo(() => new RowPager(fetchRowsAt(q.id), { pageSize: 500 }), [q.id]);
   useEffect(() => () => pager.dispose(), [pager]);
   const [, force] = useState(0);
@@ -131,6 +133,11 @@ export function ResultPanel(props: { query: QueryOut }) {
           <button type="button" role="tab" aria-selected={tab === 'rows'} onClick={() => setTab('rows')}>
             Results
           </button>
+          {isExplain ? (
+            <button type="button" role="tab" aria-selected={tab === 'plan'} onClick={() => setTab('plan')}>
+              Plan
+            </button>
+          ) : null}
           {hasGrid ? (
             <button type="button" role="tab" aria-selected={tab === 'chart'} onClick={() => setTab('chart')}>
               Chart
@@ -189,13 +196,15 @@ export function ResultPanel(props: { query: QueryOut }) {
       {tab === 'rows' ? (
         hasGrid ? (
           pager.error ? (
-            <ErrorNotice error={pager.error} what="Result rows" />
+            <RowsError error={pager.error} />
           ) : (
             <ResultGrid source={source} columns={schema} sort={sort} onSort={onSort} onNotice={setNotice} summaries={Array.isArray(summaries) ? summaries : null} />
           )
         ) : (
           <p className="hint">This statement returns no rows.</p>
         )
+      ) : tab === 'plan' ? (
+        <ExplainPlan read={readHeld} />
       ) : tab === 'chart' ? (
         <QuickChart columns={schema} read={readHeld} scope={heldWords} />
       ) : (
@@ -210,4 +219,28 @@ function ProfilePane(props: { queryId: string }) {
   if (profile.error) return <ErrorNotice error={profile.error} what="Profile" />;
   if (!profile.data) return <Loading label="Loading profile…" />;
   return <ProfileTree profile={profile.data} />;
+}
+
+/** Rows that could not be read: a result past the agent's retention says so in words, anything else as an error. */
+function RowsError(props: { error: unknown }) {
+  if (props.error instanceof ApiError && (props.error.status === 410 || props.error.code === 'result_expired'))
+    return (
+      <p className="notice result-expired" role="status">
+        This result has expired: the agent no longer keeps its rows. Run the query again to see them.
+      </p>
+    );
+  return <ErrorNotice error={props.error} what="Result rows" />;
+}
+
+/** DuckDB's EXPLAIN output: the plan text of each row, monospaced. */
+function ExplainPlan(props: { read: () => Promise<Row[]> }) {
+  const rows = useAsync(() => props.read(), []);
+  if (rows.error) return rows.error instanceof ApiError && rows.error.status === 410 ? <RowsError error={rows.error} /> : <ErrorNotice error={rows.error} what="Plan" />;
+  if (!rows.data) return <Loading label="Loading plan…" />;
+  const text = rows.data.map((r) => String(r.explain_value ?? '')).join('\n');
+  return (
+    <pre className="explain-plan" aria-label="Query plan">
+      {text}
+    </pre>
+  );
 }

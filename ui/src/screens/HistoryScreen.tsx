@@ -1,6 +1,7 @@
 // Query history of the workspace: the spec's filters and sort (kept in the address, so a filtered history can be
 // reloaded, shared, and gone back to), paged by cursor ("Load more"), with each query's SQL openable in a
-// worksheet and its rows viewable while the agent still keeps them. A query still queued or running shows its
+// worksheet and its rows viewable while the agent still keeps them (below the row, or in a worksheet tab of their own
+// with "Results": the tab's last run is that query, its rows read again by id). A query still queued or running shows its
 // time so far, ticking, and can be cancelled from here.
 import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent } from 'react';
 import { api, ApiError, enc, type Query } from '../api/client.ts';
@@ -314,6 +315,20 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
           >
             Open in worksheet
           </button>
+          {q.status === 'done' ? (
+            <button
+              type="button"
+              className="secondary"
+              title="Open this query's result in a worksheet tab"
+              aria-label={`Results of query ${q.id.slice(0, 8)}`}
+              onClick={() => {
+                openInWorksheet(props.ws, q.sql, `Result ${q.id.slice(0, 8)}`, null, undefined, { queryId: q.id, agentId: q.agent_id ?? null });
+                navigate(`/w/${enc(props.ws)}/worksheets`);
+              }}
+            >
+              Results
+            </button>
+          ) : null}
           <button type="button" className="secondary" aria-expanded={props.open} onClick={props.onToggle}>
             {props.open ? 'Hide' : 'Details'}
           </button>

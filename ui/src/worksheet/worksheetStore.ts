@@ -57,15 +57,24 @@ export function saveWorksheets(ws: string, state: WorksheetState): void {
   localStorage.setItem(key(ws), JSON.stringify(state));
 }
 
-/** Opens `sql` in a new tab of `ws`'s worksheets (from the catalog or history); the worksheet screen picks it up. */
-export function openInWorksheet(ws: string, sql: string, title?: string, catalog?: string | null, saved?: { name: string; agentId: string | null }): void {
+/** Opens `sql` in a new tab of `ws`'s worksheets (from the catalog or history); the worksheet screen picks it up.
+ * `result` makes a past query the tab's last run, so the tab shows that query's result (re-read by its id). */
+export function openInWorksheet(
+  ws: string,
+  sql: string,
+  title?: string,
+  catalog?: string | null,
+  saved?: { name: string; agentId: string | null },
+  result?: { queryId: string; agentId: string | null },
+): void {
   const state = loadWorksheets(ws);
   const current = state.tabs.find((t) => t.id === state.active);
   const tab = {
     ...blankWorksheet(state.tabs.length + 1, sql),
     catalog: catalog ?? null,
-    agentId: saved?.agentId ?? current?.agentId ?? null,
+    agentId: saved?.agentId ?? result?.agentId ?? current?.agentId ?? null,
     savedName: saved?.name ?? null,
+    lastRun: result ? { steps: [{ queryId: result.queryId, from: 0 }] } : null,
   };
   if (title) tab.title = title;
   saveWorksheets(ws, { tabs: [...state.tabs, tab], active: tab.id });
