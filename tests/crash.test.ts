@@ -2,30 +2,15 @@
 // behind; a new api process rehydrates it and the query still ends: failed by the agent's own timeout report on its
 // new connection, or by the reaper once the persisted deadline passes, whichever comes first.
 import { describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from './support/database.ts';
 import { freePort } from '../runtime/postgres.ts';
+import { exited, startEider, until } from './support/processes.ts';
 import { ADMIN, SETUP_TOKEN } from './support/api.ts';
 
-const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 
-function start(name: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [EIDER, name], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
-}
-const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
-
-async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('an api process killed mid-query', () => {
   it('leaves the query to the next api process, which ends it; the agent reconnects to it', () => scenario({ agentDiesToo: false }), 120_000);
@@ -47,8 +32,8 @@ async function scenario(opts: { agentDiesToo: boolean }) {
     AGENT_HEARTBEAT_INTERVAL_S: '0.5',
     AGENT_HEARTBEAT_TTL_S: '3',
   };
-  let api = start('api', apiEnv);
-  const agent = start('agent', {
+  let api = startEider('api', apiEnv);
+  const agent = startEider('agent', {
     CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
     BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
     AGENT_DATA_DIR: join(dir, 'agent'),
@@ -81,7 +66,7 @@ async function scenario(opts: { agentDiesToo: boolean }) {
       agent.kill('SIGKILL');
       await exited(agent);
     }
-    api = start('api', apiEnv);
+    api = startEider('api', apiEnv);
     await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
 
     // the agent reports its timeout to the new process, or the query's persisted deadline passes there

@@ -4,7 +4,7 @@
 // column detail around the nodes asked about and its cap, staleness, redaction under scoped grants, and drops.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
+import { runDone, newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
 import { executionEdges, readGraph, writeTargetOf } from '../domain/lineage.ts';
 import { claimBackfill, runBackfill } from '../domain/lineageBackfill.ts';
@@ -29,12 +29,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function run(sql: string) {
-  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
-  expect(s.status, s.text).toBe(202);
-  const q = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin });
-  expect(q.body.status, q.body.error).toBe('done');
-}
+const run = (sql: string) => runDone(t, admin, agentId, sql);
 
 const graph = async (table: string, query = '', as: Caller = admin) => t.req('GET', `${T}/lin/tables/${table}/lineage${query}`, { as });
 const pairs = (g: any) => g.edges.map((e: any) => `${e.source} -> ${e.target}`).sort();

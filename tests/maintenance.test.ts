@@ -5,7 +5,7 @@
 // kept.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
+import { runDone, newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 
@@ -17,13 +17,7 @@ let member: Caller & { id: string };
 let agent: TestAgent;
 let agentId: string;
 
-async function run(sql: string) {
-  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
-  expect(s.status, s.text).toBe(202);
-  const q = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=60`, { as: admin });
-  expect(q.body.status, q.body.error).toBe('done');
-  return q.body;
-}
+const run = (sql: string) => runDone(t, admin, agentId, sql, 60);
 const rows = async (sql: string) => (await t.req('GET', `/api/queries/${(await run(sql)).id}/rows`, { as: admin })).body.rows;
 const recs = async (query = '') => (await t.req('GET', `/api/maintenance/recommendations?workspace=default&table=events${query}`, { as: admin })).body.items as any[];
 const scan = async (deep = false) => {

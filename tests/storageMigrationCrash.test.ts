@@ -3,35 +3,20 @@
 // a new api process resumes the copy from the per-table checkpoints in PostgreSQL and completes it, with rows,
 // snapshots and time travel unchanged; and once the (short) retention is over the old files are deleted.
 import { describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { freshDatabase } from './support/database.ts';
 import { freePort } from '../runtime/postgres.ts';
+import { exited, startEider, until } from './support/processes.ts';
 import { ADMIN, SETUP_TOKEN, type Caller, type Res } from './support/api.ts';
 import { startCatalogStack, startExtraStore, STACK_CLIENT } from '../catalog/harness.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
 import { fillCatalog, fingerprint, sqlOn, startSlowProxy, waitMigration } from './support/migrations.ts';
 
-const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 const BOOT = 'migration-crash-bootstrap-token-0123';
 
-function start(name: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [EIDER, name], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
-}
-const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
-
-async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function keys(client: S3Client, bucket: string, prefix: string): Promise<string[]> {
   const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
@@ -65,8 +50,8 @@ describe('a storage migration whose api process is killed mid-copy', () => {
       // about ten seconds
       MIGRATION_RETENTION_DAYS: '0.00012',
     };
-    let api = start('api', apiEnv);
-    const agent = start('agent', {
+    let api = startEider('api', apiEnv);
+    const agent = startEider('agent', {
       CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
       BOOTSTRAP_TOKEN: BOOT,
       AGENT_DATA_DIR: join(dir, 'agent'),
@@ -126,7 +111,7 @@ describe('a storage migration whose api process is killed mid-copy', () => {
       expect(mid).toEqual({ status: 'running', phase: 'copying' });
       const copiedBefore = await database.db.query<{ table_name: string }>(`select table_name from storage_migration_tables where migration_id = $1 and state = 'copied'`, [id]);
 
-      api = start('api', apiEnv);
+      api = startEider('api', apiEnv);
       await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
       const done = await waitMigration(t, as, cat.body.id, id, (m) => ['completed', 'failed', 'cancelled'].includes(m.status), 120_000);
       expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed', tables_total: 3, tables_done: 3 });

@@ -3,7 +3,7 @@
 // profile), sees the table with a low grade and a compaction recommendation, dismisses the manifest one, and finds
 // the health panel on the table page. Applying is left to the api suite (its agent procedures are built apart).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
+import { runDone, ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
 import { launchSignedIn, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
@@ -18,12 +18,7 @@ let agent: TestAgent | undefined;
 const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2', MAINTENANCE_SCANNER_ENABLED: 'false' });
 const admin: Caller & { id: string } = await setupAdmin(t);
 
-async function run(agentId: string, sql: string) {
-  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
-  expect(s.status, s.text).toBe(202);
-  const done = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin });
-  expect(done.body.status, done.body.error).toBe('done');
-}
+const run = (agentId: string, sql: string) => runDone(t, admin, agentId, sql);
 
 beforeAll(async () => {
   const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: 'e2e-maintenance-agent' }).then((a) => (agent = a))]);

@@ -4,7 +4,7 @@
 // marked and worded, and the small things (newest transitions, the admin page's workspace, a phone's width,
 // numbers and timestamps) are right. Every case here failed before its fix.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
+import { runDone, ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
 import { launchSignedIn, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
@@ -28,13 +28,7 @@ const t: TestStack = await startTestStack({
 });
 const admin: Caller & { id: string } = await setupAdmin(t);
 
-async function sql(text: string) {
-  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: text, agent_id: agentId }, as: admin });
-  expect(s.status, s.text).toBe(202);
-  const done = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin });
-  expect(done.body.status, done.body.error).toBe('done');
-  return done.body as { id: string };
-}
+const sql = (text: string) => runDone(t, admin, agentId, text);
 
 beforeAll(async () => {
   const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);

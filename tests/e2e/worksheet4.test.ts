@@ -6,7 +6,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
+import { runDone, ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
 import { launchSignedIn, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
@@ -22,13 +22,7 @@ let agentId: string;
 const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
 const admin: Caller & { id: string } = await setupAdmin(t);
 
-async function sql(text: string) {
-  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: text, agent_id: agentId }, as: admin });
-  expect(s.status, s.text).toBe(202);
-  const done = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=30`, { as: admin });
-  expect(done.body.status, done.body.error).toBe('done');
-  return done.body as { id: string };
-}
+const sql = (text: string) => runDone(t, admin, agentId, text);
 
 beforeAll(async () => {
   const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);

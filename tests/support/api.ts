@@ -1,5 +1,6 @@
 // Starts a real api (in this process, on an ephemeral port) over a fresh database, with small helpers to act as
 // its users. Nothing here is a stand-in: requests go over HTTP to the real server.
+import { expect } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,4 +151,13 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       await database.drop();
     },
   };
+}
+
+/** Runs `sql` on `agentId` in the default workspace as `as`: submitted (202), waited for (`waitS`), and done. */
+export async function runDone(t: TestApi, as: Caller, agentId: string, sql: string, waitS = 30): Promise<{ id: string; [k: string]: any }> {
+  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as });
+  expect(s.status, s.text).toBe(202);
+  const done = await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=${waitS}`, { as });
+  expect(done.body.status, done.body.error).toBe('done');
+  return done.body;
 }
