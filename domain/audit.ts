@@ -21,6 +21,8 @@ export const AUDIT_ACTIONS = [
   'catalog.change',
   'backend.change',
   'policy.reject',
+  // a worksheet shared with its workspace, or made private again: who may read its SQL changed
+  'worksheet.share',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

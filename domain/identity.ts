@@ -169,12 +169,14 @@ export interface TokenOut {
   id: string;
   created_at: string;
   expires_at: string | null;
+  /** what its owner named it for ("laptop dbt"), null when unnamed */
+  name: string | null;
   /** when it last authenticated a request (to the minute), null if never */
   last_used_at?: string | null;
   current?: boolean;
 }
 
-async function issueToken(db: Db, userId: string, expiresInDays: number | null): Promise<TokenOut & { token: string }> {
+async function issueToken(db: Db, userId: string, expiresInDays: number | null, name: string | null): Promise<TokenOut & { token: string }> {
   const token = PAT_PREFIX + randomBytes(32).toString('base64url');
   return db.tx(async (tx) => {
     // Row lock on the owner serializes concurrent issues, so the 25-token cap cannot be raced past.
@@ -184,13 +186,13 @@ async function issueToken(db: Db, userId: string, expiresInDays: number | null):
       [userId],
     );
     if (n >= MAX_LIVE_TOKENS) throw conflict(`at most ${MAX_LIVE_TOKENS} live tokens per principal`, 'too_many_tokens');
-    const [row] = await tx.query<{ id: string; created_at: Date; expires_at: Date | null }>(
-      `insert into access_tokens (user_id, token_hash, expires_at)
-       values ($1, $2, case when $3::int is null then null else now() + make_interval(days => $3::int) end)
-       returning id, created_at, expires_at`,
-      [userId, sha256(token), expiresInDays],
+    const [row] = await tx.query<{ id: string; created_at: Date; expires_at: Date | null; name: string | null }>(
+      `insert into access_tokens (user_id, token_hash, expires_at, name)
+       values ($1, $2, case when $3::int is null then null else now() + make_interval(days => $3::int) end, $4)
+       returning id, created_at, expires_at, name`,
+      [userId, sha256(token), expiresInDays, name],
     );
-    return { id: row.id, token, created_at: row.created_at.toISOString(), expires_at: row.expires_at?.toISOString() ?? null };
+    return { id: row.id, token, name: row.name, created_at: row.created_at.toISOString(), expires_at: row.expires_at?.toISOString() ?? null };
   });
 }
 
@@ -204,23 +206,24 @@ export function checkExpiry(days: unknown, allowNull: boolean): number | null {
   return days;
 }
 
-export async function issuePersonalToken(db: Db, p: Principal, expiresInDays: number): Promise<TokenOut & { token: string }> {
+export async function issuePersonalToken(db: Db, p: Principal, expiresInDays: number, name: string | null = null): Promise<TokenOut & { token: string }> {
   if (p.user.kind === 'service_account') {
     throw forbidden('service account tokens are issued by an admin', 'service_account_tokens_are_managed');
   }
   if (p.via !== 'session') throw forbidden('issuing a token needs a signed-in browser session, not a bearer token', 'session_required');
-  return issueToken(db, p.user.id, checkExpiry(expiresInDays, false));
+  return issueToken(db, p.user.id, checkExpiry(expiresInDays, false), name);
 }
 
 export async function listTokens(db: Queryable, userId: string, currentTokenId: string | null): Promise<TokenOut[]> {
-  const rows = await db.query<{ id: string; created_at: Date; expires_at: Date | null; last_used_at: Date | null }>(
-    `select id, created_at, expires_at, last_used_at from access_tokens
+  const rows = await db.query<{ id: string; name: string | null; created_at: Date; expires_at: Date | null; last_used_at: Date | null }>(
+    `select id, name, created_at, expires_at, last_used_at from access_tokens
       where user_id = $1 and revoked_at is null and (expires_at is null or expires_at > now())
       order by created_at, id`,
     [userId],
   );
   return rows.map((r) => ({
     id: r.id,
+    name: r.name,
     created_at: r.created_at.toISOString(),
     expires_at: r.expires_at?.toISOString() ?? null,
     last_used_at: r.last_used_at?.toISOString() ?? null,
@@ -318,9 +321,9 @@ export async function findServiceAccount(db: Queryable, id: string): Promise<Use
   return u;
 }
 
-export async function issueServiceAccountToken(db: Db, saId: string, expiresInDays: number | null) {
+export async function issueServiceAccountToken(db: Db, saId: string, expiresInDays: number | null, name: string | null = null) {
   await findServiceAccount(db, saId);
-  return issueToken(db, saId, checkExpiry(expiresInDays, true));
+  return issueToken(db, saId, checkExpiry(expiresInDays, true), name);
 }
 
 export async function listPrincipals(

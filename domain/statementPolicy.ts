@@ -259,7 +259,8 @@ function judge(ast: unknown, segment: Segment, opts: PolicyOptions, sql: string)
     case 'pivot':
       return verdict('select', false);
     case 'describe':
-      // polyglot parses EXPLAIN into the same node as DESCRIBE; EXPLAIN ANALYZE would run its statement.
+      // polyglot parses EXPLAIN into the same node as DESCRIBE, the explained statement as its target.
+      if (first === 'EXPLAIN') return verdict('describe', false, explainViolation(node, segment));
       return verdict('describe', false, first === 'DESCRIBE' || first === 'DESC' ? null : `${first} is not allowed`);
     case 'summarize':
       return verdict('describe', false);
@@ -310,6 +311,20 @@ function typeOfRejected(kind: string | null, first: string): StatementType {
   if (k.startsWith('alter_') || first === 'ALTER') return 'alter';
   if (k === 'copy' || first === 'COPY') return 'copy';
   return 'other';
+}
+
+// The statements a plan may be shown for: the reads (the same top nodes `judge` types as select). EXPLAIN ANALYZE runs
+// its statement, which for a read is what the read itself would do; of anything else it is refused, as is EXPLAIN of
+// a write (DuckDB plans, and with ANALYZE runs, the write). The explained read is then walked like any read: its
+// tables are reported for scoped grants and its calls are checked.
+const EXPLAINABLE = new Set(['select', 'union', 'intersect', 'except', 'values']);
+
+function explainViolation(node: Record<string, unknown>, segment: Segment): string | null {
+  const target = topKind(node.target);
+  const second = segment.tokens[1]?.text.toUpperCase() ?? '';
+  const what = second === 'ANALYZE' || second === 'ANALYSE' ? `EXPLAIN ${second}` : 'EXPLAIN';
+  if (target === null || !EXPLAINABLE.has(target)) return `${what} is only allowed of a read (SELECT, VALUES, set operations)`;
+  return null;
 }
 
 const SHOW_ALLOWED = new Set(['TABLES', 'ALL TABLES', 'DATABASES']);

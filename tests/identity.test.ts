@@ -111,6 +111,27 @@ describe('personal access tokens', () => {
     await t.req('DELETE', `/api/me/pats/${ok.body.id}`, { as: admin });
   });
 
+  it('takes an optional name, returned at issue and in the lists; a bad name is 422; unnamed tokens list null', async () => {
+    const named = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 7, name: 'laptop dbt' }, as: { cookie: admin.cookie } });
+    expect(named.status, named.text).toBe(201);
+    expect(named.body).toMatchObject({ name: 'laptop dbt', token: expect.stringMatching(/^eid_pat_/) });
+    const plain = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 7 }, as: { cookie: admin.cookie } });
+    expect(plain.body.name).toBeNull();
+    const list = (await t.req('GET', '/api/me/pats', { as: admin })).body as { id: string; name: string | null }[];
+    expect(list.find((x) => x.id === named.body.id)?.name).toBe('laptop dbt');
+    expect(list.find((x) => x.id === plain.body.id)?.name).toBeNull();
+    for (const name of ['', 'x'.repeat(101), 42]) {
+      const r = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 7, name }, as: { cookie: admin.cookie } });
+      expect(r.status, JSON.stringify(name)).toBe(422);
+      expect(r.body.details.fields[0].field).toBe('name');
+    }
+    const sa = await t.req('POST', '/api/admin/service-accounts', { body: { name: 'named-token-bot' }, as: admin });
+    const saTok = await t.req('POST', `/api/admin/service-accounts/${sa.body.id}/pats`, { body: { expires_in_days: null, name: 'nightly export' }, as: admin });
+    expect(saTok.body.name).toBe('nightly export');
+    expect((await t.req('GET', `/api/admin/service-accounts/${sa.body.id}/pats`, { as: admin })).body[0].name).toBe('nightly export');
+    for (const id of [named.body.id, plain.body.id]) await t.req('DELETE', `/api/me/pats/${id}`, { as: admin });
+  });
+
   it('needs a cookie session to issue: 403 session_required with a bearer token', async () => {
     const r = await t.req('POST', '/api/me/pats', { body: { expires_in_days: 5 }, as: { token: admin.token } });
     expect(r.status).toBe(403);

@@ -32,14 +32,23 @@ export const UserOut = Schema.Struct({
   permissions: Schema.Array(Schema.String),
   created_at: Schema.String,
 });
+/** A token's optional name, what it is for: shown in token lists, never a credential. */
+const TokenName = Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))));
 const TokenOut = Schema.Struct({
   id: Schema.String,
+  name: Schema.optionalKey(Schema.NullOr(Schema.String)),
   created_at: Schema.String,
   expires_at: Schema.NullOr(Schema.String),
   last_used_at: Schema.optionalKey(Schema.NullOr(Schema.String)),
   current: Schema.optionalKey(Schema.Boolean),
 });
-const IssuedToken = Schema.Struct({ id: Schema.String, token: Schema.String, created_at: Schema.String, expires_at: Schema.NullOr(Schema.String) });
+const IssuedToken = Schema.Struct({
+  id: Schema.String,
+  token: Schema.String,
+  name: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  created_at: Schema.String,
+  expires_at: Schema.NullOr(Schema.String),
+});
 const ServiceAccountOut = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -195,17 +204,17 @@ export const identityRoutes = [
     method: 'POST',
     path: '/api/me/pats',
     operationId: 'create_my_pat',
-    summary: 'Issue a personal access token (needs a browser session; the secret is shown once)',
+    summary: 'Issue a personal access token, optionally named for what it is for (needs a browser session; the secret is shown once)',
     tags: ['tokens'],
     access: { kind: 'authenticated' },
-    body: Schema.Struct({ expires_in_days: Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })) }),
+    body: Schema.Struct({ expires_in_days: Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })), name: TokenName }),
     responses: { 201: IssuedToken, 403: null, 409: null },
     handler: async ({ ctx, req, principal, body }) => {
       const issued = await audited(
         ctx,
         req,
-        (db) => identity.issuePersonalToken(db, principal, body.expires_in_days),
-        (issued) => ({ action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: principal.user.id, expires_at: issued.expires_at } }),
+        (db) => identity.issuePersonalToken(db, principal, body.expires_in_days, body.name ?? null),
+        (issued) => ({ action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: principal.user.id, expires_at: issued.expires_at, name: issued.name } }),
       );
       return { status: 201, body: issued };
     },
@@ -355,20 +364,21 @@ export const identityRoutes = [
     method: 'POST',
     path: '/api/admin/service-accounts/:service_account_id/pats',
     operationId: 'create_service_account_pat',
-    summary: 'Issue a service-account token; expires_in_days may be null (never expires)',
+    summary: 'Issue a service-account token, optionally named; expires_in_days may be null (never expires)',
     tags: ['admin'],
     access: { kind: 'admin' },
     params: SaParams,
     body: Schema.Struct({
       expires_in_days: Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 }))),
+      name: TokenName,
     }),
     responses: { 201: IssuedToken, 404: null, 409: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       const issued = await audited(
         ctx,
         req,
-        (db) => identity.issueServiceAccountToken(db, params.service_account_id, body.expires_in_days),
-        (issued) => ({ action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: params.service_account_id, expires_at: issued.expires_at } }),
+        (db) => identity.issueServiceAccountToken(db, params.service_account_id, body.expires_in_days, body.name ?? null),
+        (issued) => ({ action: 'token.create', outcome: 'success', actor: actorOf(principal), target: { kind: 'access_token', id: issued.id }, details: { owner_id: params.service_account_id, expires_at: issued.expires_at, name: issued.name } }),
       );
       return { status: 201, body: issued };
     },

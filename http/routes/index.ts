@@ -12,6 +12,7 @@ import { oidcRoutes } from './oidc.ts';
 import { semanticRoutes } from './semantic.ts';
 import { sqlSessionRoutes } from './sqlSessions.ts';
 import { scheduleRoutes } from './schedules.ts';
+import { worksheetRoutes } from './worksheets.ts';
 import { lineageRoutes } from './lineage.ts';
 import { assistantRoutes } from './assistant.ts';
 import { maintenanceRoutes } from './maintenance.ts';
@@ -31,6 +32,7 @@ export const allRoutes: RouteDef[] = [
   ...semanticRoutes,
   ...sqlSessionRoutes,
   ...scheduleRoutes,
+  ...worksheetRoutes,
   ...lineageRoutes,
   ...assistantRoutes,
   ...maintenanceRoutes,

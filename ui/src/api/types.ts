@@ -1,6 +1,6 @@
 // Response shapes the app reads. Those the server declares come from its OpenAPI document (generated.ts, written by
 // `node bin/eider.ts openapi --typescript`), so a server change that breaks the app fails the app's typecheck. The
-// few the server still declares as opaque JSON (execution profile, actor inspection) are written here.
+// one the server still declares as opaque JSON (the execution profile) is written here.
 import type * as Api from './generated.ts';
 
 export type User = Api.GetMeResponse;
@@ -27,6 +27,9 @@ export type Cluster = Api.GetClusterResponse;
 export type SqlSession = Api.GetSqlSessionResponse;
 export type Lineage = Api.GetTableLineageResponse;
 export type SavedQuery = Api.GetSavedQueryResponse;
+/** a worksheet kept on the server: the caller's own (editable), or one another member shared with the workspace */
+export type WorksheetOut = Api.GetWorksheetResponse;
+export type WorksheetPage = Api.ListWorksheetsResponse;
 export type Schedule = Api.GetScheduleResponse;
 export type ScheduleRun = Api.ListScheduleRunsResponse['items'][number];
 export type ActorSummary = Api.ListActorsResponse['items'][number];
@@ -63,29 +66,10 @@ export interface QueryProfile {
   operators: ProfileOperator | null;
 }
 
-export interface ActorOut {
-  kind: string;
-  id: string;
-  state: string;
-  status: string;
-  version: number;
-  terminal: boolean;
-  deadline_at: string | null;
-  last_error: string | null;
-  context?: unknown;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface TransitionOut {
-  seq: number;
-  event: string;
-  payload?: unknown;
-  from_state: string | null;
-  to_state: string;
-  at: string;
-  replica?: string;
-}
+/** an actor as the inspection endpoint answers it: the actor with a page of its transitions */
+export type ActorDetail = Api.GetActorResponse;
+export type ActorOut = Omit<ActorDetail, 'transitions'>;
+export type TransitionOut = ActorDetail['transitions']['items'][number];
 export type SemanticModel = Api.GetSemanticModelResponse;
 export type SemanticModelSummary = Api.ListSemanticModelsResponse[number];
 export type MetricDimension = Api.ListSemanticMetricDimensionsResponse[number];

@@ -1,6 +1,6 @@
-// A token's name and last use, as far as the api records them. The token lists (GET /api/me/pats and a service
-// account's pats) answer `last_used_at` (to the minute; null: never used) but no name: the name column shows the
-// token's short id. A server that answers no last use gets "not recorded", never a made-up time.
+// A token's name and last use. The token lists (GET /api/me/pats and a service account's pats) answer `name` (what
+// its owner named it for; null when unnamed) and `last_used_at` (to the minute; null: never used). An unnamed token
+// shows its short id. A server that answers no last use gets "not recorded", never a made-up time.
 import type { Token } from '../api/types.ts';
 import { Time } from './Time.tsx';
 
@@ -8,9 +8,13 @@ type MaybeRecorded = Token & { name?: string | null; last_used_at?: string | nul
 
 export function TokenName(props: { token: Token }) {
   const t = props.token as MaybeRecorded;
-  return (
+  return t.name ? (
+    <span title={`token ${t.id}`}>
+      {t.name} <span className="mono hint">{t.id.slice(0, 8)}</span>
+    </span>
+  ) : (
     <span className="mono" title={t.id}>
-      {t.name ?? t.id.slice(0, 8)}
+      {t.id.slice(0, 8)}
     </span>
   );
 }

@@ -1,4 +1,5 @@
-// Personal access tokens for every user: create one (its secret is shown once), list, revoke.
+// Personal access tokens for every user: create one, optionally named for what it is for (its secret is shown once),
+// list with names and last use, revoke.
 import { useState, type FormEvent } from 'react';
 import { api, enc } from '../api/client.ts';
 import type { IssuedToken, Token } from '../api/types.ts';
@@ -14,6 +15,7 @@ export function TokensScreen() {
   const { user } = useSession();
   const list = useAsync((signal) => api.get<Token[]>('/api/me/pats', { signal }), []);
   const [days, setDays] = useState(30);
+  const [name, setName] = useState('');
   const [issued, setIssued] = useState<IssuedToken | null>(null);
   const [error, setError] = useState<unknown>(null);
 
@@ -21,14 +23,15 @@ export function TokensScreen() {
     e.preventDefault();
     setError(null);
     try {
-      setIssued(await api.post<IssuedToken>('/api/me/pats', { expires_in_days: days }));
+      setIssued(await api.post<IssuedToken>('/api/me/pats', { expires_in_days: days, ...(name.trim() ? { name: name.trim() } : {}) }));
+      setName('');
       list.reload();
     } catch (err) {
       setError(err);
     }
   };
   const revoke = async (t: Token) => {
-    if (!confirm(`Revoke the token created ${formatTime(t.created_at)}? Programs using it stop working.`)) return;
+    if (!confirm(`Revoke the token ${t.name ? `“${t.name}”` : `created ${formatTime(t.created_at)}`}? Programs using it stop working.`)) return;
     setError(null);
     try {
       await api.del(`/api/me/pats/${enc(t.id)}`);
@@ -48,8 +51,12 @@ export function TokensScreen() {
         {user.permissions.length ? ` · permissions: ${user.permissions.join(', ')}` : ''}
       </p>
       <h2>Personal access tokens</h2>
-      <p className="hint">A token acts as you for scripts and tools (Authorization: Bearer …). It expires after the days you choose, at most 365. The server does not record tokens' names or last use yet.</p>
+      <p className="hint">A token acts as you for scripts and tools (Authorization: Bearer …). It expires after the days you choose, at most 365. Name it for what uses it, so you know which one to revoke.</p>
       <form className="row" onSubmit={create} aria-label="Create a personal token">
+        <label className="inline">
+          Name
+          <input type="text" maxLength={100} placeholder="e.g. laptop dbt" value={name} onChange={(e) => setName(e.target.value)} />
+        </label>
         <label className="inline">
           Expires in (days)
           <input type="number" min={1} max={365} required value={days} onChange={(e) => setDays(Number(e.target.value))} />

@@ -1,8 +1,10 @@
 // Worksheets: tabs of SQL, each with its agent and catalog, its editor, run controls and the last run's results (one
-// a statement after "run all"), which stay the worksheet's across leaving the screen and reloading the page.
+// a statement after "run all"), which stay the worksheet's across leaving the screen and reloading the page. Each tab
+// is one of the user's worksheets on the server (saved as it is written, shared with the workspace or not), or a
+// worksheet another member shared, read-only here; the Worksheets list opens any of them (useWorksheetSync.ts).
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError, enc } from '../api/client.ts';
-import type { WorkspaceCatalog } from '../api/types.ts';
+import type { WorksheetOut, WorkspaceCatalog } from '../api/types.ts';
 import { navigate, useLocation } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
@@ -13,11 +15,16 @@ import { allFromView, errorSpan, formatFromView, insertIntoView, runFromView, SH
 import { SchemaTree } from './SchemaTree.tsx';
 import { StatusPill } from './StatusPill.tsx';
 import { isTerminal, queryError, useQueryRun } from './useQueryRun.ts';
+import { useWorksheetSync, type SaveStatus } from './useWorksheetSync.ts';
+import { WorksheetBrowser } from './WorksheetBrowser.tsx';
 import { blankWorksheet, loadWorksheets, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
+import { fieldsOf, marksDirty, tabOf } from './worksheetSync.ts';
 
 export function WorksheetsScreen(props: { ws: string }) {
   const [state, setState] = useState<WorksheetState>(() => loadWorksheets(props.ws));
   useEffect(() => saveWorksheets(props.ws, state), [props.ws, state]);
+  const sync = useWorksheetSync(props.ws, state, setState);
+  const [browsing, setBrowsing] = useState(false);
   const names = useMemo(() => new CatalogNames(props.ws), [props.ws]);
   const catalogs = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
 
@@ -31,19 +38,46 @@ export function WorksheetsScreen(props: { ws: string }) {
     setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === s.active ? { ...t, agentId: agentParam } : t)) }));
     navigate(`/w/${enc(props.ws)}/worksheets`, { replace: true });
   }, [agentParam, props.ws]);
+  // A change to what the server keeps (text, title, agent, catalog, sharing) marks the tab for saving.
   const update = (id: string, patch: Partial<Worksheet>) =>
-    setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === id ? { ...t, ...patch } : t)) }));
+    setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === id ? { ...t, ...patch, ...(marksDirty(t, patch) ? { dirty: true } : {}) } : t)) }));
   const addTab = () =>
     setState((s) => {
       const t = blankWorksheet(s.tabs.length + 1);
       t.agentId = active?.agentId ?? null;
       return { tabs: [...s.tabs, t], active: t.id };
     });
-  const closeTab = (id: string) =>
+  const closeTab = (id: string) => {
+    const closing = state.tabs.find((t) => t.id === id);
+    if (closing) sync.closing(closing);
     setState((s) => {
       const tabs = s.tabs.filter((t) => t.id !== id);
       if (!tabs.length) tabs.push(blankWorksheet(1));
       return { tabs, active: s.active === id ? tabs[Math.max(0, s.tabs.findIndex((t) => t.id === id) - 1)].id : s.active };
+    });
+  };
+  // A server worksheet from the list: the tab already showing it (brought up to date unless changed here), or a new one.
+  const openServer = (w: WorksheetOut) => {
+    setBrowsing(false);
+    setState((s) => {
+      const open = s.tabs.find((t) => t.serverId === w.id);
+      if (open) {
+        const fresh = !open.dirty && (!open.syncedAt || Date.parse(w.updated_at) > Date.parse(open.syncedAt));
+        const tabs = fresh ? s.tabs.map((t) => (t === open ? { ...t, ...fieldsOf(w), rev: (t.rev ?? 0) + 1 } : t)) : s.tabs;
+        return { tabs, active: open.id };
+      }
+      const t = tabOf(w, active?.agentId ?? null);
+      return { tabs: [...s.tabs, t], active: t.id };
+    });
+  };
+  // A worksheet deleted from the list: its tab stays, as text not kept anywhere but this browser until changed again.
+  const forget = (id: string) =>
+    setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.serverId === id ? { ...t, serverId: null, syncedAt: null, visibility: 'private' as const } : t)) }));
+  // A copy of a worksheet someone shared: a new worksheet of one's own, with the same text, agent and catalog.
+  const copyOf = (from: Worksheet) =>
+    setState((s) => {
+      const t: Worksheet = { ...blankWorksheet(s.tabs.length + 1, from.sql), title: `Copy of ${from.title}`, agentId: from.agentId, catalog: from.catalog, dirty: true };
+      return { tabs: [...s.tabs, t], active: t.id };
     });
 
   return (
@@ -72,13 +106,20 @@ export function WorksheetsScreen(props: { ws: string }) {
         <button type="button" className="tab-add" aria-label="New worksheet" onClick={addTab}>
           +
         </button>
+        <button type="button" className="link worksheets-open" onClick={() => setBrowsing(true)} title="Your worksheets and those shared in the workspace">
+          Worksheets…
+        </button>
       </div>
+      {browsing ? <WorksheetBrowser ws={props.ws} onOpen={openServer} onDeleted={forget} onClose={() => setBrowsing(false)} /> : null}
       {state.tabs.map((t) => (
         // Every tab stays mounted (hidden when inactive) so its editor, undo history and result survive switching.
-        <div key={t.id} role="tabpanel" hidden={t.id !== active.id} aria-label={t.title} className="worksheet-pane">
+        // A newer server version restarts the tab's editor from that text (rev).
+        <div key={`${t.id}:${t.rev ?? 0}`} role="tabpanel" hidden={t.id !== active.id} aria-label={t.title} className="worksheet-pane">
           <WorksheetPane
             ws={props.ws}
             sheet={t}
+            saveStatus={sync.status[t.id] ?? null}
+            onCopy={() => copyOf(t)}
             names={names}
             catalogs={catalogs.data ?? null}
             catalogsError={catalogs.error}
@@ -93,6 +134,8 @@ export function WorksheetsScreen(props: { ws: string }) {
 function WorksheetPane(props: {
   ws: string;
   sheet: Worksheet;
+  saveStatus: SaveStatus | null;
+  onCopy: () => void;
   names: CatalogNames;
   catalogs: WorkspaceCatalog[] | null;
   catalogsError: unknown;
@@ -134,62 +177,75 @@ function WorksheetPane(props: {
 
   return (
     <div className="worksheet">
-      <div className="toolbar" role="toolbar" aria-label="Worksheet">
-        <AgentPicker value={sheet.agentId} onChange={(agentId) => props.onChange({ agentId })} allowPool />
-        <label className="inline">
-          Catalog
-          <select
-            aria-label="Catalog"
-            value={sheet.catalog ?? ''}
-            onChange={(e) => props.onChange({ catalog: e.target.value || null })}
-            title={props.catalogsError ? `Catalog list unavailable: ${(props.catalogsError as Error).message}` : undefined}
+      {/* one grid row: the toolbar and the notes under it */}
+      <div className="worksheet-head">
+        <div className="toolbar" role="toolbar" aria-label="Worksheet">
+          <AgentPicker value={sheet.agentId} onChange={(agentId) => props.onChange({ agentId })} allowPool />
+          <label className="inline">
+            Catalog
+            <select
+              aria-label="Catalog"
+              value={sheet.catalog ?? ''}
+              onChange={(e) => props.onChange({ catalog: e.target.value || null })}
+              title={props.catalogsError ? `Catalog list unavailable: ${(props.catalogsError as Error).message}` : undefined}
+            >
+              <option value="">{props.catalogsError ? 'Workspace default (list unavailable)' : 'Workspace default'}</option>
+              {(props.catalogs ?? []).map((c) => (
+                <option key={c.id} value={c.slug}>
+                  {c.slug}
+                  {c.is_default ? ' (default)' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button
+            type="button"
+            onClick={() => {
+              const r = runFromView(editorHost.current);
+              if (r) start(r);
+            }}
+            disabled={running}
+            title="Run the selection, or the statement under the cursor (Ctrl/Cmd+Enter)"
           >
-            <option value="">{props.catalogsError ? 'Workspace default (list unavailable)' : 'Workspace default'}</option>
-            {(props.catalogs ?? []).map((c) => (
-              <option key={c.id} value={c.slug}>
-                {c.slug}
-                {c.is_default ? ' (default)' : ''}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button
-          type="button"
-          onClick={() => {
-            const r = runFromView(editorHost.current);
-            if (r) start(r);
-          }}
-          disabled={running}
-          title="Run the selection, or the statement under the cursor (Ctrl/Cmd+Enter)"
-        >
-          Run
-        </button>
-        <button type="button" className="secondary" onClick={() => startAll(allFromView(editorHost.current))} disabled={running} title="Run every statement, one after another (Ctrl/Cmd+Shift+Enter)">
-          Run all
-        </button>
-        <button type="button" className="secondary" onClick={() => void run.cancel()} disabled={!running || !run.query}>
-          Cancel
-        </button>
-        <button type="button" className="secondary" onClick={() => formatFromView(editorHost.current)} title="Format the SQL (Shift+Alt+F)">
-          Format
-        </button>
-        <button type="button" className="secondary" onClick={() => void save()} title="Save as a saved query (Ctrl/Cmd+S)">
-          Save
-        </button>
-        <button type="button" className="link schema-toggle" aria-pressed={tree} onClick={() => setTree(!tree)} title="Show or hide the schema tree beside the editor">
-          Schema
-        </button>
-        <button type="button" className="link" onClick={() => setShortcuts(true)} title="Keyboard shortcuts (Ctrl/Cmd+Shift+/)">
-          Shortcuts
-        </button>
-        {saved && 'at' in saved ? (
-          <span className="hint" role="status">
-            Saved as {sheet.savedName ?? sheet.title} at {saved.at}
-          </span>
+            Run
+          </button>
+          <button type="button" className="secondary" onClick={() => startAll(allFromView(editorHost.current))} disabled={running} title="Run every statement, one after another (Ctrl/Cmd+Shift+Enter)">
+            Run all
+          </button>
+          <button type="button" className="secondary" onClick={() => void run.cancel()} disabled={!running || !run.query}>
+            Cancel
+          </button>
+          <button type="button" className="secondary" onClick={() => formatFromView(editorHost.current)} title="Format the SQL (Shift+Alt+F)">
+            Format
+          </button>
+          <button type="button" className="secondary" onClick={() => void save()} title="Save as a saved query (Ctrl/Cmd+S)">
+            Save
+          </button>
+          <button type="button" className="link schema-toggle" aria-pressed={tree} onClick={() => setTree(!tree)} title="Show or hide the schema tree beside the editor">
+            Schema
+          </button>
+          <button type="button" className="link" onClick={() => setShortcuts(true)} title="Keyboard shortcuts (Ctrl/Cmd+Shift+/)">
+            Shortcuts
+          </button>
+          {saved && 'at' in saved ? (
+            <span className="hint" role="status">
+              Saved as {sheet.savedName ?? sheet.title} at {saved.at}
+            </span>
+          ) : null}
+          <SharingControls sheet={sheet} status={props.saveStatus} onShare={(visibility) => props.onChange({ visibility })} />
+          <StatusPill run={run} />
+        </div>
+        {sheet.editable === false ? (
+          <p className="notice read-only" role="note">
+            Shared by {sheet.ownerName ?? 'another member'}: only they can change it. Changes you make stay in this browser.{' '}
+            <button type="button" className="link" onClick={props.onCopy}>
+              Save a copy
+            </button>
+          </p>
         ) : null}
-        <StatusPill run={run} />
+        {props.saveStatus?.kind === 'error' ? <ErrorNotice error={props.saveStatus.error} what="Saving the worksheet" /> : null}
+        {saved && 'error' in saved ? <ErrorNotice error={saved.error} what="Save" /> : null}
       </div>
-      {saved && 'error' in saved ? <ErrorNotice error={saved.error} what="Save" /> : null}
       {shortcuts ? <ShortcutList onClose={() => setShortcuts(false)} /> : null}
       <div className="editor-row">
         {tree ? <SchemaTree names={props.names} catalog={sheet.catalog} onInsert={(text) => insertIntoView(editorHost.current, text)} /> : null}
@@ -243,6 +299,38 @@ function WorksheetPane(props: {
         ) : null}
       </div>
     </div>
+  );
+}
+
+/** Whether the worksheet is shared with the workspace (its owner switches it), and whether it is saved yet. */
+function SharingControls(props: { sheet: Worksheet; status: SaveStatus | null; onShare: (v: 'private' | 'workspace') => void }) {
+  const { sheet, status } = props;
+  const words =
+    sheet.editable === false
+      ? null
+      : status?.kind === 'saving'
+        ? 'Saving…'
+        : status?.kind === 'error'
+          ? 'Not saved'
+          : sheet.dirty
+            ? 'Unsaved changes'
+            : sheet.serverId
+              ? 'Saved'
+              : null;
+  return (
+    <>
+      {sheet.editable === false ? null : (
+        <label className="inline" title="Shared: every member of the workspace can open it (read-only for them)">
+          <input type="checkbox" checked={sheet.visibility === 'workspace'} onChange={(e) => props.onShare(e.target.checked ? 'workspace' : 'private')} />
+          Shared with workspace
+        </label>
+      )}
+      {words ? (
+        <span className="hint worksheet-saved" role="status" data-saved={status?.kind === 'error' ? 'error' : sheet.dirty ? 'pending' : 'saved'}>
+          {words}
+        </span>
+      ) : null}
+    </>
   );
 }
 

@@ -1,6 +1,9 @@
-// Worksheet tabs, kept in browser storage per workspace until the server has a worksheets API. A tab keeps its last
-// run (each statement's query id, or the api's refusal), so leaving the screen or reloading the page finds the run again: a
-// query still running is followed and can be cancelled, a finished one shows its rows, read again by its id.
+// Worksheet tabs as this browser holds them, per workspace: the open tabs, the active one, and each tab's last run.
+// The worksheets themselves live on the server (worksheetSync.ts); browser storage is their cache, so the screen
+// shows at once, and keeps working while the api cannot be reached (changes are saved once it answers again). A tab
+// keeps its last run (each statement's query id, or the api's refusal), so leaving the screen or reloading the page
+// finds the run again: a query still running is followed and can be cancelled, a finished one shows its rows, read
+// again by its id.
 
 /** One statement of a worksheet's last run: its query, or the refusal when the api did not accept it. */
 export interface StepRef {
@@ -24,6 +27,19 @@ export interface Worksheet {
   /** the saved query this worksheet was opened from or saved as (Ctrl/Cmd+S replaces it) */
   savedName?: string | null;
   lastRun?: LastRun | null;
+  /** the server's worksheet this tab shows; none yet for a tab not saved (a new, untouched one) */
+  serverId?: string | null;
+  /** private to its owner, or shared with the workspace */
+  visibility?: 'private' | 'workspace';
+  /** false for a worksheet another member shared: read here, changed only by its owner */
+  editable?: boolean;
+  ownerName?: string | null;
+  /** the server's updated_at of the version this tab holds */
+  syncedAt?: string | null;
+  /** changed here and not yet on the server */
+  dirty?: boolean;
+  /** bumped when the server's newer text replaces the tab's, so its editor starts again from that text */
+  rev?: number;
 }
 
 export interface WorksheetState {
@@ -37,6 +53,15 @@ const newId = () => (crypto.randomUUID ? crypto.randomUUID() : Math.random().toS
 
 export function blankWorksheet(n: number, sql = ''): Worksheet {
   return { id: newId(), title: `Worksheet ${n}`, sql, agentId: null, catalog: null };
+}
+
+/** Whether this browser holds worksheet tabs of `ws` (a fresh browser opens the server's worksheets instead). */
+export function hasCachedWorksheets(ws: string): boolean {
+  try {
+    return localStorage.getItem(key(ws)) !== null;
+  } catch {
+    return false;
+  }
 }
 
 export function loadWorksheets(ws: string): WorksheetState {
@@ -54,7 +79,11 @@ export function loadWorksheets(ws: string): WorksheetState {
 }
 
 export function saveWorksheets(ws: string, state: WorksheetState): void {
-  localStorage.setItem(key(ws), JSON.stringify(state));
+  try {
+    localStorage.setItem(key(ws), JSON.stringify(state));
+  } catch {
+    // storage full or refused: the server keeps the worksheets; only this browser's cache is behind
+  }
 }
 
 /** Opens `sql` in a new tab of `ws`'s worksheets (from the catalog or history); the worksheet screen picks it up.
@@ -75,6 +104,8 @@ export function openInWorksheet(
     agentId: saved?.agentId ?? result?.agentId ?? current?.agentId ?? null,
     savedName: saved?.name ?? null,
     lastRun: result ? { steps: [{ queryId: result.queryId, from: 0 }] } : null,
+    // SQL opened from elsewhere becomes one of the user's worksheets; a past result's tab stays in this browser
+    dirty: !result,
   };
   if (title) tab.title = title;
   saveWorksheets(ws, { tabs: [...state.tabs, tab], active: tab.id });

@@ -85,13 +85,15 @@ function AccountTokens(props: { id: string }) {
   const base = `/api/admin/service-accounts/${enc(props.id)}/pats`;
   const tokens = useAsync((signal) => api.get<Token[]>(base, { signal }), [base]);
   const [days, setDays] = useState('90');
+  const [name, setName] = useState('');
   const [issued, setIssued] = useState<IssuedToken | null>(null);
   const [error, setError] = useState<unknown>(null);
   const issue = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
     try {
-      setIssued(await api.post<IssuedToken>(base, { expires_in_days: days === 'never' ? null : Number(days) }));
+      setIssued(await api.post<IssuedToken>(base, { expires_in_days: days === 'never' ? null : Number(days), ...(name.trim() ? { name: name.trim() } : {}) }));
+      setName('');
       tokens.reload();
     } catch (err) {
       setError(err);
@@ -100,6 +102,10 @@ function AccountTokens(props: { id: string }) {
   return (
     <div className="card">
       <form className="row" onSubmit={issue} aria-label="Issue a token">
+        <label className="inline">
+          Name
+          <input type="text" maxLength={100} placeholder="e.g. nightly export" value={name} onChange={(e) => setName(e.target.value)} />
+        </label>
         <label className="inline">
           Expires
           <select value={days} onChange={(e) => setDays(e.target.value)}>
