@@ -1,34 +1,48 @@
 // The agent registry's rules: who sees an agent and at which tier (use < operate < admin), access modes and
 // grants, bootstrap credentials (single use, expiring, stored hashed) and agent session credentials.
 import { randomBytes } from 'node:crypto';
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, sha256, type Principal } from './identity.ts';
 import { ELASTIC_OUT_COLUMN, toElasticOut, type ElasticOut } from './elastic.ts';
 
-export type AgentTier = 'use' | 'operate' | 'admin';
-export const TIERS: readonly AgentTier[] = ['use', 'operate', 'admin'];
+export const TIERS = ['use', 'operate', 'admin'] as const;
+export type AgentTier = (typeof TIERS)[number];
+const Tier = Schema.Literals(TIERS);
 const tierRank = (t: AgentTier | null) => (t ? TIERS.indexOf(t) : -1);
 export const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
 
-export interface AgentRow {
-  id: string;
-  name: string;
-  status: string;
-  version: string | null;
-  capabilities: Record<string, unknown>;
-  access_mode: 'open' | 'restricted';
-  owner_url: string | null;
-  owner_replica: string | null;
-  result_url: string | null;
-  connection_id: string | null;
-  credential_revoked_at: Date | null;
-  connected_at: Date | null;
-  last_heartbeat_at: Date | null;
-  created_at: Date;
+// Row shapes at the database boundary.
+const AgentRowSchema = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  version: Schema.NullOr(Schema.String),
+  capabilities: Schema.Record(Schema.String, Schema.Unknown),
+  access_mode: Schema.Literals(['open', 'restricted']),
+  owner_url: Schema.NullOr(Schema.String),
+  owner_replica: Schema.NullOr(Schema.String),
+  result_url: Schema.NullOr(Schema.String),
+  connection_id: Schema.NullOr(Schema.String),
+  credential_revoked_at: Schema.NullOr(Schema.Date),
+  connected_at: Schema.NullOr(Schema.Date),
+  last_heartbeat_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
   /** the current elastic incarnation (ELASTIC_OUT_COLUMN), null for a static agent */
-  elastic: Record<string, unknown> | null;
-}
+  elastic: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+});
+export type AgentRow = typeof AgentRowSchema.Type;
+const GrantRow = Schema.Struct({
+  id: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  workspace_id: Schema.NullOr(Schema.String),
+  tier: Tier,
+  principal_name: Schema.String,
+  created_at: Schema.Date,
+});
+const IdRow = Schema.Struct({ id: Schema.String });
 
 export interface AgentOut {
   id: string;
@@ -65,9 +79,8 @@ export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
   elastic: toElasticOut(a.elastic),
 });
 
-const AGENT_COLS =
-  'a.id, a.name, a.status, a.version, a.capabilities, a.access_mode, a.owner_url, a.owner_replica, a.result_url, a.connection_id, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at, ' +
-  ELASTIC_OUT_COLUMN;
+const AGENT_COLS = sql`a.id, a.name, a.status, a.version, a.capabilities, a.access_mode, a.owner_url, a.owner_replica, a.result_url,
+  a.connection_id, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at, ${sql.trusted(ELASTIC_OUT_COLUMN)}`;
 
 /**
  * Every agent with the caller's tier on it (or just `onlyId`); agents with no tier are left out. With `workspaceId`
@@ -80,18 +93,20 @@ export async function visibleAgents(
   onlyId?: string,
   workspaceId?: string,
 ): Promise<Array<{ agent: AgentRow; tier: AgentTier }>> {
-  const rows = await q.query<AgentRow & { grant_tier: AgentTier | null }>(
-    `select ${AGENT_COLS},
+  const found = await rows(
+    q,
+    Schema.Struct({ ...AgentRowSchema.fields, grant_tier: Schema.NullOr(Tier) }),
+    sql`select ${AGENT_COLS},
             (select g.tier from agent_grants g
               where g.agent_id = a.id
-                and (g.user_id = $1 or g.workspace_id in (
-                      select workspace_id from workspace_members where user_id = $1 and ($3::uuid is null or workspace_id = $3::uuid)))
+                and (g.user_id = ${p.user.id} or g.workspace_id in (
+                      select workspace_id from workspace_members
+                       where user_id = ${p.user.id} ${workspaceId == null ? sql`` : sql`and workspace_id = ${workspaceId}::uuid`}))
               order by case g.tier when 'admin' then 3 when 'operate' then 2 else 1 end desc limit 1) as grant_tier
-       from agents a where $2::uuid is null or a.id = $2::uuid order by a.created_at, a.id`,
-    [p.user.id, onlyId ?? null, workspaceId ?? null],
+       from agents a ${onlyId == null ? sql`` : sql`where a.id = ${onlyId}::uuid`} order by a.created_at, a.id`,
   );
   const out: Array<{ agent: AgentRow; tier: AgentTier }> = [];
-  for (const r of rows) {
+  for (const r of found) {
     const { grant_tier, ...agent } = r;
     const tier = tierFor(p, agent, grant_tier);
     if (tier) out.push({ agent, tier });
@@ -126,7 +141,7 @@ export async function requireAgentTier(
 
 export async function findAgent(q: Queryable, id: string): Promise<AgentRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return (await q.query<AgentRow>(`select ${AGENT_COLS} from agents a where a.id = $1`, [id]))[0];
+  return (await rows(q, AgentRowSchema, sql`select ${AGENT_COLS} from agents a where a.id = ${id}`))[0];
 }
 
 // ---- access payload and grants -------------------------------------------------------------------------------
@@ -143,29 +158,33 @@ export interface GrantOut {
 export async function accessPayload(q: Queryable, agentId: string) {
   const agent = await findAgent(q, agentId);
   if (!agent) throw notFound('agent');
-  const grants = await q.query<GrantOut & { created_at: Date }>(
-    `select g.id, g.user_id, g.workspace_id, g.tier, coalesce(u.name, w.slug) as principal_name, g.created_at
-       from agent_grants g left join users u on u.id = g.user_id left join workspaces w on w.id = g.workspace_id
-      where g.agent_id = $1 order by g.created_at, g.id`,
-    [agentId],
+  const grants = await rows(
+    q,
+    GrantRow,
+    sql`select g.id, g.user_id, g.workspace_id, g.tier, coalesce(u.name, w.slug) as principal_name, g.created_at
+          from agent_grants g left join users u on u.id = g.user_id left join workspaces w on w.id = g.workspace_id
+         where g.agent_id = ${agentId} order by g.created_at, g.id`,
   );
-  const users = await q.query<{ id: string; name: string; email: string | null; kind: string }>(
-    `select id, name, email, kind from users where is_active order by name, id`,
+  const users = await rows(
+    q,
+    Schema.Struct({ id: Schema.String, name: Schema.String, email: Schema.NullOr(Schema.String), kind: Schema.String }),
+    sql`select id, name, email, kind from users where is_active order by name, id`,
   );
-  const workspaces = await q.query<{ id: string; slug: string; name: string }>(`select id, slug, name from workspaces order by slug`);
+  const workspaces = await rows(
+    q,
+    Schema.Struct({ id: Schema.String, slug: Schema.String, name: Schema.String }),
+    sql`select id, slug, name from workspaces order by slug`,
+  );
   return {
     agent_id: agent.id,
     access_mode: agent.access_mode,
-    grants: grants.map((g) => ({ ...g, created_at: (g.created_at as unknown as Date).toISOString() })),
-    candidates: {
-      users: users.map((u) => ({ id: u.id, name: u.name, email: u.email, kind: u.kind })),
-      workspaces,
-    },
+    grants: grants.map((g): GrantOut => ({ ...g, created_at: g.created_at.toISOString() })),
+    candidates: { users, workspaces },
   };
 }
 
 export async function setAccessMode(q: Queryable, agentId: string, mode: 'open' | 'restricted') {
-  const r = await q.query(`update agents set access_mode = $2 where id = $1 returning id`, [agentId, mode]);
+  const r = await exec(q, sql`update agents set access_mode = ${mode} where id = ${agentId} returning id`);
   if (!r.length) throw notFound('agent');
 }
 
@@ -187,19 +206,17 @@ export async function upsertGrant(
   }
   return db.tx(async (tx) => {
     const col = hasUser ? 'user_id' : 'workspace_id';
+    const column = sql.trusted(col);
     const id = (hasUser ? body.user_id : body.workspace_id)!;
-    const exists = isUuid(id) ? (await tx.query(`select 1 from ${hasUser ? 'users' : 'workspaces'} where id = $1`, [id])).length > 0 : false;
+    const exists = isUuid(id) ? (await exec(tx, sql`select 1 from ${sql.trusted(hasUser ? 'users' : 'workspaces')} where id = ${id}`)).length > 0 : false;
     if (!exists) throw unprocessable(`${col} names no ${hasUser ? 'user' : 'workspace'}`, 'unprocessable_content', { fields: [{ field: col, message: 'not found' }] });
-    const prior = await tx.query<{ id: string }>(`select id from agent_grants where agent_id = $1 and ${col} = $2 for update`, [agentId, id]);
+    const prior = await rows(tx, IdRow, sql`select id from agent_grants where agent_id = ${agentId} and ${column} = ${id} for update`);
     let gid: string;
     if (prior.length) {
       gid = prior[0].id;
-      await tx.query(`update agent_grants set tier = $2 where id = $1`, [gid, body.tier]);
+      await exec(tx, sql`update agent_grants set tier = ${body.tier} where id = ${gid}`);
     } else {
-      [{ id: gid }] = await tx.query<{ id: string }>(
-        `insert into agent_grants (agent_id, ${col}, tier) values ($1, $2, $3) returning id`,
-        [agentId, id, body.tier],
-      );
+      [{ id: gid }] = await rows(tx, IdRow, sql`insert into agent_grants (agent_id, ${column}, tier) values (${agentId}, ${id}, ${body.tier}) returning id`);
     }
     const payload = await accessPayload(tx, agentId);
     return { grant: payload.grants.find((g) => g.id === gid)!, created: !prior.length };
@@ -207,7 +224,7 @@ export async function upsertGrant(
 }
 
 export async function deleteGrant(q: Queryable, agentId: string, grantId: string) {
-  const r = isUuid(grantId) ? await q.query(`delete from agent_grants where id = $1 and agent_id = $2 returning id`, [grantId, agentId]) : [];
+  const r = isUuid(grantId) ? await exec(q, sql`delete from agent_grants where id = ${grantId} and agent_id = ${agentId} returning id`) : [];
   if (!r.length) throw notFound('grant');
 }
 
@@ -219,43 +236,46 @@ export const AGENT_SESSION_PREFIX = 'eid_agent_';
 export async function createBootstrapToken(q: Queryable, p: Principal, input: { name?: string; expires_in_hours?: number }) {
   const token = BOOTSTRAP_PREFIX + randomBytes(24).toString('base64url');
   const hours = input.expires_in_hours ?? 24;
-  const [row] = await q.query<{ expires_at: Date }>(
-    `insert into agent_bootstrap_tokens (token_hash, name, created_by, expires_at)
-     values ($1, $2, $3, now() + make_interval(secs => $4)) returning expires_at`,
-    [sha256(token), input.name ?? null, p.user.id, hours * 3600],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ expires_at: Schema.Date }),
+    sql`insert into agent_bootstrap_tokens (token_hash, name, created_by, expires_at)
+        values (${sha256(token)}, ${input.name ?? null}, ${p.user.id}, now() + make_interval(secs => ${hours * 3600})) returning expires_at`,
   );
   return { token, expires_at: row.expires_at.toISOString() };
 }
 
 /** Seeds AGENT_BOOTSTRAP_TOKEN at startup (hashed) so the bundled agent can register. */
 export async function seedBootstrapToken(q: Queryable, token: string) {
-  await q.query(
-    `insert into agent_bootstrap_tokens (token_hash, name, seeded, expires_at) values ($1, 'bundled', true, null)
-     on conflict (token_hash) do nothing`,
-    [sha256(token)],
+  await exec(
+    q,
+    sql`insert into agent_bootstrap_tokens (token_hash, name, seeded, expires_at) values (${sha256(token)}, 'bundled', true, null)
+        on conflict (token_hash) do nothing`,
   );
 }
 
 /** A single-use bootstrap token for one pre-created agent row (an elastic agent's instance dials home with it). */
 export async function mintAgentBootstrapToken(q: Queryable, agentId: string, ttlSeconds: number): Promise<string> {
   const token = BOOTSTRAP_PREFIX + randomBytes(24).toString('base64url');
-  await q.query(
-    `insert into agent_bootstrap_tokens (token_hash, name, agent_id, expires_at) values ($1, null, $2, now() + make_interval(secs => $3))`,
-    [sha256(token), agentId, ttlSeconds],
+  await exec(
+    q,
+    sql`insert into agent_bootstrap_tokens (token_hash, name, agent_id, expires_at)
+        values (${sha256(token)}, null, ${agentId}, now() + make_interval(secs => ${ttlSeconds}))`,
   );
   return token;
 }
 
 /** Ends the session credential of an elastic agent while `elasticId` is still its current incarnation. */
 export async function revokeIncarnationCredential(q: Queryable, agentId: string, elasticId: string) {
-  await q.query(`update agents set session_token_hash = null where id = $1 and elastic_id = $2`, [agentId, elasticId]);
+  await exec(q, sql`update agents set session_token_hash = null where id = ${agentId} and elastic_id = ${elasticId}`);
 }
 
 /** Validates and deletes a bootstrap token in one statement: two agents racing with it cannot both win. */
 export async function consumeBootstrapToken(q: Queryable, token: string): Promise<{ name: string | null; agent_id: string | null } | undefined> {
-  const r = await q.query<{ name: string | null; agent_id: string | null }>(
-    `delete from agent_bootstrap_tokens where token_hash = $1 and (expires_at is null or expires_at > now()) returning name, agent_id`,
-    [sha256(token)],
+  const r = await rows(
+    q,
+    Schema.Struct({ name: Schema.NullOr(Schema.String), agent_id: Schema.NullOr(Schema.String) }),
+    sql`delete from agent_bootstrap_tokens where token_hash = ${sha256(token)} and (expires_at is null or expires_at > now()) returning name, agent_id`,
   );
   return r[0];
 }
@@ -263,9 +283,10 @@ export async function consumeBootstrapToken(q: Queryable, token: string): Promis
 /** Registers a new agent with a fresh session credential (only its hash is stored). */
 export async function registerAgent(q: Queryable, input: { name: string; version: string | null }) {
   const sessionToken = AGENT_SESSION_PREFIX + randomBytes(32).toString('base64url');
-  const [row] = await q.query<{ id: string }>(
-    `insert into agents (name, version, session_token_hash) values ($1, $2, $3) returning id`,
-    [input.name, input.version, sha256(sessionToken)],
+  const [row] = await rows(
+    q,
+    IdRow,
+    sql`insert into agents (name, version, session_token_hash) values (${input.name}, ${input.version}, ${sha256(sessionToken)}) returning id`,
   );
   return { agentId: row.id, sessionToken };
 }
@@ -273,19 +294,78 @@ export async function registerAgent(q: Queryable, input: { name: string; version
 /** A fresh session credential for an existing agent row (a token minted for it was spent). */
 export async function renewAgentCredential(q: Queryable, agentId: string, version: string | null) {
   const sessionToken = AGENT_SESSION_PREFIX + randomBytes(32).toString('base64url');
-  const [row] = await q.query<{ id: string }>(
-    `update agents set session_token_hash = $2, credential_revoked_at = null, version = $3 where id = $1 returning id`,
-    [agentId, sha256(sessionToken), version],
+  const [row] = await rows(
+    q,
+    IdRow,
+    sql`update agents set session_token_hash = ${sha256(sessionToken)}, credential_revoked_at = null, version = ${version}
+         where id = ${agentId} returning id`,
   );
   return row ? { agentId: row.id, sessionToken } : null;
 }
 
 export async function agentBySessionToken(q: Queryable, token: string): Promise<AgentRow | undefined> {
   return (
-    await q.query<AgentRow>(`select ${AGENT_COLS} from agents a where a.session_token_hash = $1 and a.credential_revoked_at is null`, [sha256(token)])
+    await rows(q, AgentRowSchema, sql`select ${AGENT_COLS} from agents a where a.session_token_hash = ${sha256(token)} and a.credential_revoked_at is null`)
   )[0];
 }
 
 export async function revokeAgentCredential(q: Queryable, agentId: string) {
-  await q.query(`update agents set session_token_hash = null, credential_revoked_at = now() where id = $1`, [agentId]);
+  await exec(q, sql`update agents set session_token_hash = null, credential_revoked_at = now() where id = ${agentId}`);
+}
+
+/** Removes an agent from the registry (its grants and tokens go with it). */
+export async function deleteAgent(q: Queryable, agentId: string) {
+  await exec(q, sql`delete from agents where id = ${agentId}`);
+}
+
+// ---- live work -----------------------------------------------------------------------------------------------
+
+/** Live work per visible agent: running and queued queries, last heartbeat. */
+export async function agentMetrics(q: Queryable, p: Principal) {
+  const visible = await visibleAgents(q, p);
+  const counts = await rows(
+    q,
+    Schema.Struct({ agent_id: Schema.String, running: Schema.Number, queued: Schema.Number }),
+    sql`select agent_id, count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued
+          from queries where status in ('queued', 'running') and agent_id is not null group by agent_id`,
+  );
+  const byId = new Map(counts.map((c) => [c.agent_id, c]));
+  return visible.map(({ agent }) => ({
+    agent_id: agent.id,
+    name: agent.name,
+    status: apiStatus(agent.status),
+    running_queries: byId.get(agent.id)?.running ?? 0,
+    queued_queries: byId.get(agent.id)?.queued ?? 0,
+    memory_limit_bytes: agent.capabilities.memory_limit_bytes ?? null,
+    last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
+  }));
+}
+
+const MonitoringStats = Schema.Struct({
+  running: Schema.Number,
+  queued: Schema.Number,
+  done_last_hour: Schema.Number,
+  failed_last_hour: Schema.Number,
+  p50_duration_ms_last_hour: Schema.NullOr(Schema.Number),
+});
+
+/** Recent work of one agent: its status, live queries and the last hour's outcomes. */
+export async function agentMonitoring(q: Queryable, agent: AgentRow, connectedHere: boolean) {
+  const [stats] = await rows(
+    q,
+    MonitoringStats,
+    sql`select count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued,
+               count(*) filter (where status = 'done' and finished_at > now() - interval '1 hour')::int as done_last_hour,
+               count(*) filter (where status = 'failed' and finished_at > now() - interval '1 hour')::int as failed_last_hour,
+               percentile_cont(0.5) within group (order by duration_ms) filter (where finished_at > now() - interval '1 hour') as p50_duration_ms_last_hour
+          from queries where agent_id = ${agent.id}`,
+  );
+  return {
+    agent_id: agent.id,
+    status: apiStatus(agent.status),
+    capabilities: agent.capabilities,
+    connected_here: connectedHere,
+    last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
+    ...stats,
+  };
 }

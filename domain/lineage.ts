@@ -3,7 +3,9 @@
 // FROM): one edge from each table the statement read to the table it wrote, provider `execution`. Other producers
 // import theirs. Edges carry per-provider provenance; an edge is stale when every producer's claim is older than
 // LINEAGE_STALE_AFTER_DAYS (marked, never removed).
+import { Schema, SchemaGetter } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts';
 import { AppError, unprocessable } from './errors.ts';
@@ -104,17 +106,19 @@ async function upsertEdge(
     targetUuid?: string | null;
   },
 ): Promise<boolean> {
-  const [row] = await q.query<{ inserted: boolean }>(
-    `insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id,
-                                     source_uuid, target_uuid)
-     values ($1, $2, $3, $4, $5::timestamptz, $5::timestamptz, $6::jsonb, $7, $8, $9::uuid, $10::uuid)
-     on conflict (workspace_id, source_key, target_key, provider) do update set
-       last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at), first_seen_at = least(l.first_seen_at, excluded.first_seen_at),
-       observation_count = l.observation_count + 1, columns = excluded.columns, column_lineage = excluded.column_lineage,
-       last_query_id = coalesce(excluded.last_query_id, l.last_query_id),
-       source_uuid = coalesce(excluded.source_uuid, l.source_uuid), target_uuid = coalesce(excluded.target_uuid, l.target_uuid)
-     returning (xmax = 0) as inserted`,
-    [workspaceId, e.source, e.target, e.provider, e.at, JSON.stringify(e.columns ?? []), e.columnLineage ?? 'unknown', e.queryId ?? null, e.sourceUuid ?? null, e.targetUuid ?? null],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ inserted: Schema.Boolean }),
+    sql`insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id,
+                                        source_uuid, target_uuid)
+        values (${workspaceId}, ${e.source}, ${e.target}, ${e.provider}, ${e.at}::timestamptz, ${e.at}::timestamptz, ${JSON.stringify(e.columns ?? [])}::jsonb,
+                ${e.columnLineage ?? 'unknown'}, ${e.queryId ?? null}, ${e.sourceUuid ?? null}::uuid, ${e.targetUuid ?? null}::uuid)
+        on conflict (workspace_id, source_key, target_key, provider) do update set
+          last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at), first_seen_at = least(l.first_seen_at, excluded.first_seen_at),
+          observation_count = l.observation_count + 1, columns = excluded.columns, column_lineage = excluded.column_lineage,
+          last_query_id = coalesce(excluded.last_query_id, l.last_query_id),
+          source_uuid = coalesce(excluded.source_uuid, l.source_uuid), target_uuid = coalesce(excluded.target_uuid, l.target_uuid)
+        returning (xmax = 0) as inserted`,
   );
   return row.inserted;
 }
@@ -188,9 +192,10 @@ export async function recordExecutionLineage(q: Queryable, queryId: string, row:
 }
 
 export async function attachedSlugs(q: Queryable, workspaceId: string): Promise<Set<string>> {
-  const attached = await q.query<{ slug: string }>(
-    `select c.slug from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = $1`,
-    [workspaceId],
+  const attached = await rows(
+    q,
+    Schema.Struct({ slug: Schema.String }),
+    sql`select c.slug from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = ${workspaceId}`,
   );
   return new Set(attached.map((a) => a.slug.toLowerCase()));
 }
@@ -245,44 +250,44 @@ export async function renameTableLineage(db: Db, from: TableEnd, to: TableEnd, t
   const newKey = tableKey(to);
   if (oldKey === newKey) return 0;
   return db.tx(async (q) => {
-    const rows = await q.query<EdgeRow & { workspace_id: string; last_query_id: string | null; source_uuid: string | null; target_uuid: string | null }>(
-      `delete from lineage_edges
-        where ($2::uuid is not null and (source_uuid = $2::uuid or target_uuid = $2::uuid))
-           or (source_key = $1 and (source_uuid is null or $2::uuid is null)) or (target_key = $1 and (target_uuid is null or $2::uuid is null))
-        returning *`,
-      [oldKey, uuid],
+    // Moved whole: the columns go back as they were stored.
+    const removed = await rows(
+      q,
+      Schema.Struct({
+        ...EdgeRowSchema.fields,
+        columns: Schema.Unknown,
+        workspace_id: Schema.String,
+        last_query_id: Schema.NullOr(Schema.String),
+        source_uuid: Schema.NullOr(Schema.String),
+        target_uuid: Schema.NullOr(Schema.String),
+      }),
+      uuid === null
+        ? sql`delete from lineage_edges where source_key = ${oldKey} or target_key = ${oldKey} returning *`
+        : sql`delete from lineage_edges
+               where source_uuid = ${uuid}::uuid or target_uuid = ${uuid}::uuid
+                  or (source_key = ${oldKey} and source_uuid is null) or (target_key = ${oldKey} and target_uuid is null)
+              returning *`,
     );
     const moves = (key: string, recorded: string | null) => (uuid !== null && recorded === uuid) || (key === oldKey && (recorded === null || uuid === null));
     let moved = 0;
-    for (const r of rows) {
+    for (const r of removed) {
       const source = moves(r.source_key, r.source_uuid) ? newKey : r.source_key;
       const target = moves(r.target_key, r.target_uuid) ? newKey : r.target_key;
       if (source === target) continue;
       // Merged into an edge the new name already has: the counts add up, the newer observation's columns win.
-      await q.query(
-        `insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage,
-                                         last_query_id, source_uuid, target_uuid)
-         values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11::uuid, $12::uuid)
-         on conflict (workspace_id, source_key, target_key, provider) do update set
-           first_seen_at = least(l.first_seen_at, excluded.first_seen_at), last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at),
-           observation_count = l.observation_count + excluded.observation_count,
-           columns = case when excluded.last_seen_at >= l.last_seen_at then excluded.columns else l.columns end,
-           column_lineage = case when excluded.last_seen_at >= l.last_seen_at then excluded.column_lineage else l.column_lineage end,
-           source_uuid = coalesce(l.source_uuid, excluded.source_uuid), target_uuid = coalesce(l.target_uuid, excluded.target_uuid)`,
-        [
-          r.workspace_id,
-          source,
-          target,
-          r.provider,
-          r.first_seen_at,
-          r.last_seen_at,
-          r.observation_count,
-          JSON.stringify(r.columns ?? []),
-          r.column_lineage,
-          r.last_query_id,
-          source === newKey ? (uuid ?? r.source_uuid) : r.source_uuid,
-          target === newKey ? (uuid ?? r.target_uuid) : r.target_uuid,
-        ],
+      await exec(
+        q,
+        sql`insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage,
+                                            last_query_id, source_uuid, target_uuid)
+            values (${r.workspace_id}, ${source}, ${target}, ${r.provider}, ${r.first_seen_at}, ${r.last_seen_at}, ${r.observation_count},
+                    ${JSON.stringify(r.columns ?? [])}::jsonb, ${r.column_lineage}, ${r.last_query_id},
+                    ${source === newKey ? (uuid ?? r.source_uuid) : r.source_uuid}::uuid, ${target === newKey ? (uuid ?? r.target_uuid) : r.target_uuid}::uuid)
+            on conflict (workspace_id, source_key, target_key, provider) do update set
+              first_seen_at = least(l.first_seen_at, excluded.first_seen_at), last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at),
+              observation_count = l.observation_count + excluded.observation_count,
+              columns = case when excluded.last_seen_at >= l.last_seen_at then excluded.columns else l.columns end,
+              column_lineage = case when excluded.last_seen_at >= l.last_seen_at then excluded.column_lineage else l.column_lineage end,
+              source_uuid = coalesce(l.source_uuid, excluded.source_uuid), target_uuid = coalesce(l.target_uuid, excluded.target_uuid)`,
       );
       moved++;
     }
@@ -309,7 +314,7 @@ export async function recordRename(db: Db, row: FinishedRun, env: LineageEnv = {
 /** A table was dropped: its edges go (a new table of the same name starts without history). */
 export async function dropTableLineage(q: Queryable, end: TableEnd): Promise<void> {
   const k = tableKey(end);
-  await q.query(`delete from lineage_edges where source_key = $1 or target_key = $1`, [k]);
+  await exec(q, sql`delete from lineage_edges where source_key = ${k} or target_key = ${k}`);
 }
 
 // ---- imports -------------------------------------------------------------------------------------------------
@@ -369,8 +374,8 @@ export async function importEdges(db: Db, workspaceId: string, attachedCatalogs:
 
 export async function purgeProvider(q: Queryable, workspaceId: string, provider: string): Promise<{ provider: string; deleted: number }> {
   if (provider.toLowerCase() === EXECUTION) throw new AppError(422, 'unprocessable_content', 'execution lineage cannot be purged');
-  const rows = await q.query(`delete from lineage_edges where workspace_id = $1 and provider = $2 returning 1`, [workspaceId, provider]);
-  return { provider, deleted: rows.length };
+  const deleted = await exec(q, sql`delete from lineage_edges where workspace_id = ${workspaceId} and provider = ${provider} returning 1`);
+  return { provider, deleted: deleted.length };
 }
 
 // ---- reading -------------------------------------------------------------------------------------------------
@@ -412,16 +417,21 @@ export interface LineageGraph {
   columns_truncated: boolean;
 }
 
-interface EdgeRow {
-  source_key: string;
-  target_key: string;
-  provider: string;
-  first_seen_at: Date;
-  last_seen_at: Date;
-  observation_count: string | number;
-  columns: Array<{ source_column: string; target_column: string }>;
-  column_lineage: string;
-}
+/** A bigint column (the driver reads it as a JS bigint) as a number: counts stay far below 2^53. */
+export const BigCount = Schema.BigInt.pipe(
+  Schema.decodeTo(Schema.Number, { decode: SchemaGetter.transform((n: bigint) => Number(n)), encode: SchemaGetter.transform((n: number) => BigInt(n)) }),
+);
+const EdgeRowSchema = Schema.Struct({
+  source_key: Schema.String,
+  target_key: Schema.String,
+  provider: Schema.String,
+  first_seen_at: Schema.Date,
+  last_seen_at: Schema.Date,
+  observation_count: BigCount,
+  columns: Schema.Array(Schema.Struct({ source_column: Schema.String, target_column: Schema.String })),
+  column_lineage: Schema.String,
+});
+type EdgeRow = typeof EdgeRowSchema.Type;
 
 /**
  * The graph around `start`, `depth` hops (1-5) upstream, downstream or both, optionally some providers' edges.
@@ -452,14 +462,19 @@ export async function readGraph(
   let truncated = false;
   let hidden = false;
   for (let hop = 0; hop < opts.depth && frontier.length && !truncated; hop++) {
-    const rows = await q.query<EdgeRow>(
-      `select source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage from lineage_edges
-        where workspace_id = $1 and ($3::text[] is null or provider = any($3::text[]))
-          and (($4 and target_key = any($2::text[])) or ($5 and source_key = any($2::text[])))`,
-      [workspaceId, frontier, opts.providers?.length ? opts.providers : null, opts.direction !== 'downstream', opts.direction !== 'upstream'],
+    const ends = [
+      ...(opts.direction !== 'downstream' ? [sql`target_key = any(${frontier}::text[])`] : []),
+      ...(opts.direction !== 'upstream' ? [sql`source_key = any(${frontier}::text[])`] : []),
+    ];
+    const found = await rows(
+      q,
+      EdgeRowSchema,
+      sql`select source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage from lineage_edges
+           where workspace_id = ${workspaceId} ${opts.providers?.length ? sql`and provider = any(${opts.providers}::text[])` : sql``}
+             and (${sql.join(ends, ' or ')})`,
     );
     const next: string[] = [];
-    for (const r of rows) {
+    for (const r of found) {
       const ends = [r.source_key, r.target_key];
       if (ends.some((k) => !k.startsWith('external:') && !opts.attached.has(k.split('.')[0]))) {
         hidden = true;
@@ -509,7 +524,7 @@ export async function readGraph(
         provider: r.provider,
         first_seen_at: r.first_seen_at.toISOString(),
         last_seen_at: r.last_seen_at.toISOString(),
-        observation_count: Number(r.observation_count),
+        observation_count: r.observation_count,
         stale: isStale(r.last_seen_at),
         column_lineage: r.column_lineage,
       }))

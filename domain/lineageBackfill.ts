@@ -8,10 +8,12 @@
 // that mark back), and a write no older than it was already seen. Only edges whose two tables exist now (the
 // catalog loads both) are recorded: a table dropped since took its edges along and must not get them back.
 import { randomUUID } from 'node:crypto';
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import type { CatalogClient, LoadedTable } from '../runtime/catalogClient.ts';
 import { conflict } from './errors.ts';
-import { attachedSlugs, deriveExecutionLineage, EXECUTION, type DerivedEdge, type FinishedRun, type LineageEnv } from './lineage.ts';
+import { attachedSlugs, BigCount, deriveExecutionLineage, EXECUTION, type DerivedEdge, type FinishedRun, type LineageEnv } from './lineage.ts';
 
 /** A runner that has not beaten for this long has stopped: another request may resume its job. */
 export const STALL_AFTER_MS = 60_000;
@@ -39,24 +41,30 @@ export interface BackfillOut {
   };
 }
 
-interface Row {
-  id: string;
-  status: 'running' | 'done';
-  started_by: string | null;
-  started_at: Date;
-  finished_at: Date | null;
-  cutoff: Date;
-  checkpoint_at: Date | null;
-  checkpoint_id: string | null;
-  scanned: string;
-  edges_created: string;
-  edges_updated: string;
-  failed: string;
-  resumed_from_at: Date | null;
-  resumed_from_id: string | null;
-  heartbeat_at: Date | null;
-  last_error: string | null;
-}
+// Row shapes at the database boundary.
+const JobRow = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  status: Schema.Literals(['running', 'done']),
+  started_by: Schema.NullOr(Schema.String),
+  started_at: Schema.Date,
+  finished_at: Schema.NullOr(Schema.Date),
+  cutoff: Schema.Date,
+  checkpoint_at: Schema.NullOr(Schema.Date),
+  checkpoint_id: Schema.NullOr(Schema.String),
+  scanned: BigCount,
+  edges_created: BigCount,
+  edges_updated: BigCount,
+  failed: BigCount,
+  resumed_from_at: Schema.NullOr(Schema.Date),
+  resumed_from_id: Schema.NullOr(Schema.String),
+  runner: Schema.NullOr(Schema.String),
+  heartbeat_at: Schema.NullOr(Schema.Date),
+  last_error: Schema.NullOr(Schema.String),
+});
+type Row = typeof JobRow.Type;
+const JOB_COLS = sql`id, workspace_id, status, started_by, started_at, finished_at, cutoff, checkpoint_at, checkpoint_id, scanned, edges_created,
+  edges_updated, failed, resumed_from_at, resumed_from_id, runner, heartbeat_at, last_error`;
 
 const point = (at: Date | null, id: string | null) => (at && id ? { finished_at: at.toISOString(), query_id: id } : null);
 
@@ -72,10 +80,10 @@ function toOut(r: Row): BackfillOut {
     checkpoint: point(r.checkpoint_at, r.checkpoint_id),
     last_error: r.last_error,
     report: {
-      scanned: Number(r.scanned),
-      edges_created: Number(r.edges_created),
-      edges_updated: Number(r.edges_updated),
-      failed: Number(r.failed),
+      scanned: r.scanned,
+      edges_created: r.edges_created,
+      edges_updated: r.edges_updated,
+      failed: r.failed,
       resumed_from: point(r.resumed_from_at, r.resumed_from_id),
     },
   };
@@ -83,7 +91,7 @@ function toOut(r: Row): BackfillOut {
 
 /** The workspace's latest backfill, or null when it never ran one. */
 export async function latestBackfill(q: Queryable, workspaceId: string): Promise<BackfillOut | null> {
-  const [r] = await q.query<Row>(`select * from lineage_backfills where workspace_id = $1 order by started_at desc limit 1`, [workspaceId]);
+  const [r] = await rows(q, JobRow, sql`select ${JOB_COLS} from lineage_backfills where workspace_id = ${workspaceId} order by started_at desc limit 1`);
   return r ? toOut(r) : null;
 }
 
@@ -95,30 +103,38 @@ export async function claimBackfill(db: Db, workspaceId: string, userId: string 
   const token = randomUUID();
   return db.tx(async (q) => {
     // One job per workspace at a time: the row lock orders two requests that race here.
-    await q.query(`select id from workspaces where id = $1 for update`, [workspaceId]);
-    const [running] = await q.query<Row>(`select * from lineage_backfills where workspace_id = $1 and status = 'running'`, [workspaceId]);
+    await exec(q, sql`select id from workspaces where id = ${workspaceId} for update`);
+    const [running] = await rows(q, JobRow, sql`select ${JOB_COLS} from lineage_backfills where workspace_id = ${workspaceId} and status = 'running'`);
     if (running) {
       if (!toOut(running).stalled) throw conflict('a lineage backfill is already running in this workspace', 'backfill_running', { backfill_id: running.id });
-      const [r] = await q.query<Row>(
-        `update lineage_backfills set runner = $2, heartbeat_at = now(), resumed_from_at = checkpoint_at, resumed_from_id = checkpoint_id
-          where id = $1 returning *`,
-        [running.id, token],
+      const [r] = await rows(
+        q,
+        JobRow,
+        sql`update lineage_backfills set runner = ${token}, heartbeat_at = now(), resumed_from_at = checkpoint_at, resumed_from_id = checkpoint_id
+             where id = ${running.id} returning ${JOB_COLS}`,
       );
       return { job: toOut(r), token, resumed: true };
     }
-    const [r] = await q.query<Row>(
-      `insert into lineage_backfills (id, workspace_id, status, started_by, cutoff, runner, heartbeat_at)
-       values ($1, $2, 'running', $3, now(), $4, now()) returning *`,
-      [randomUUID(), workspaceId, userId, token],
+    const [r] = await rows(
+      q,
+      JobRow,
+      sql`insert into lineage_backfills (id, workspace_id, status, started_by, cutoff, runner, heartbeat_at)
+          values (${randomUUID()}, ${workspaceId}, 'running', ${userId}, now(), ${token}, now()) returning ${JOB_COLS}`,
     );
     return { job: toOut(r), token, resumed: false };
   });
 }
 
-interface QueryRow extends FinishedRun {
-  id: string;
-  finished_at: Date;
-}
+const QueryRowSchema = Schema.Struct({
+  id: Schema.String,
+  sql: Schema.String,
+  /** the statement's tables as the policy check found them (jsonb, read as stored) */
+  tables: Schema.NullOr(Schema.Array(Schema.Unknown)),
+  catalog: Schema.NullOr(Schema.String),
+  workspace_id: Schema.String,
+  finished_at: Schema.Date,
+});
+type QueryRow = FinishedRun & { id: string; finished_at: Date };
 
 /**
  * Runs a claimed job to its end: batches of done writes, newest first, each committed with the checkpoint. Stops
@@ -135,16 +151,17 @@ export async function runBackfill(
   const lineageEnv: LineageEnv = { catalog: memoized(env.catalog), failed: env.failed };
   for (let batches = 0; ; batches++) {
     if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return 'stopped';
-    const [job] = await db.query<Row & { workspace_id: string; runner: string | null }>(`select * from lineage_backfills where id = $1`, [jobId]);
+    const [job] = await rows(db, JobRow, sql`select ${JOB_COLS} from lineage_backfills where id = ${jobId}`);
     if (!job || job.runner !== token || job.status !== 'running') return 'lost';
-    const batch = await db.query<QueryRow>(
-      `select id, sql, tables, catalog, workspace_id, finished_at from queries
-        where workspace_id = $1 and status = 'done' and statement_type in ('insert', 'merge', 'update', 'create')
-          and finished_at is not null and finished_at <= $2
-          and ($3::timestamptz is null or (finished_at, id) < ($3::timestamptz, $4::uuid))
-        order by finished_at desc, id desc limit $5`,
-      [job.workspace_id, job.cutoff, job.checkpoint_at, job.checkpoint_id, opts.batchSize ?? BATCH],
-    );
+    const batch: QueryRow[] = (await rows(
+      db,
+      QueryRowSchema,
+      sql`select id, sql, tables, catalog, workspace_id, finished_at from queries
+           where workspace_id = ${job.workspace_id} and status = 'done' and statement_type in ('insert', 'merge', 'update', 'create')
+             and finished_at is not null and finished_at <= ${job.cutoff}
+             ${job.checkpoint_at ? sql`and (finished_at, id) < (${job.checkpoint_at}::timestamptz, ${job.checkpoint_id}::uuid)` : sql``}
+           order by finished_at desc, id desc limit ${opts.batchSize ?? BATCH}`,
+    )) as QueryRow[];
     const catalogs = await attachedSlugs(db, job.workspace_id);
     // Derived before the transaction: it reads the catalog, which must not hold a connection open.
     const derived: Array<{ q: QueryRow; edges: DerivedEdge[] | null; error: string | null }> = [];
@@ -156,7 +173,7 @@ export async function runBackfill(
       }
     }
     const held = await db.tx(async (tx) => {
-      const [still] = await tx.query(`select 1 from lineage_backfills where id = $1 and runner = $2 and status = 'running' for update`, [jobId, token]);
+      const [still] = await exec(tx, sql`select 1 from lineage_backfills where id = ${jobId} and runner = ${token} and status = 'running' for update`);
       if (!still) return false;
       let created = 0;
       let updated = 0;
@@ -170,14 +187,15 @@ export async function runBackfill(
       }
       const last = batch.at(-1);
       const errors = derived.filter((d) => d.error !== null);
-      await tx.query(
-        `update lineage_backfills set scanned = scanned + $2, edges_created = edges_created + $3, edges_updated = edges_updated + $4, failed = failed + $5,
-           checkpoint_at = coalesce($6, checkpoint_at), checkpoint_id = coalesce($7, checkpoint_id), heartbeat_at = now(),
-           last_error = coalesce($8, last_error),
-           status = case when $9 then 'done' else status end, finished_at = case when $9 then now() else finished_at end,
-           runner = case when $9 then null else runner end
-         where id = $1`,
-        [jobId, batch.length, created, updated, errors.length, last?.finished_at ?? null, last?.id ?? null, errors.at(-1)?.error ?? null, batch.length === 0],
+      const done = batch.length === 0;
+      await exec(
+        tx,
+        sql`update lineage_backfills set scanned = scanned + ${batch.length}, edges_created = edges_created + ${created},
+              edges_updated = edges_updated + ${updated}, failed = failed + ${errors.length},
+              checkpoint_at = coalesce(${last?.finished_at ?? null}, checkpoint_at), checkpoint_id = coalesce(${last?.id ?? null}, checkpoint_id), heartbeat_at = now(),
+              last_error = coalesce(${errors.at(-1)?.error ?? null}, last_error)
+              ${done ? sql`, status = 'done', finished_at = now(), runner = null` : sql``}
+            where id = ${jobId}`,
       );
       return true;
     });
@@ -188,16 +206,19 @@ export async function runBackfill(
 
 /** Records a past write's observation of an edge: created, counted (older than its first observation), or seen. */
 async function observePast(q: Queryable, workspaceId: string, e: DerivedEdge, run: QueryRow): Promise<'created' | 'updated' | 'seen'> {
-  const [cur] = await q.query<{ first_seen_at: Date; column_lineage: string }>(
-    `select first_seen_at, column_lineage from lineage_edges where workspace_id = $1 and source_key = $2 and target_key = $3 and provider = $4 for update`,
-    [workspaceId, e.source, e.target, EXECUTION],
+  const edgeIs = sql`workspace_id = ${workspaceId} and source_key = ${e.source} and target_key = ${e.target} and provider = ${EXECUTION}`;
+  const [cur] = await rows(
+    q,
+    Schema.Struct({ first_seen_at: Schema.Date, column_lineage: Schema.String }),
+    sql`select first_seen_at, column_lineage from lineage_edges where ${edgeIs} for update`,
   );
   const at = run.finished_at;
   if (!cur) {
-    await q.query(
-      `insert into lineage_edges (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id, source_uuid, target_uuid)
-       values ($1, $2, $3, $4, $5, $5, $6::jsonb, $7, $8, $9::uuid, $10::uuid)`,
-      [workspaceId, e.source, e.target, EXECUTION, at, JSON.stringify(e.columns), e.columnLineage, run.id, e.sourceUuid, e.targetUuid],
+    await exec(
+      q,
+      sql`insert into lineage_edges (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id, source_uuid, target_uuid)
+          values (${workspaceId}, ${e.source}, ${e.target}, ${EXECUTION}, ${at}, ${at}, ${JSON.stringify(e.columns)}::jsonb, ${e.columnLineage}, ${run.id},
+                  ${e.sourceUuid}::uuid, ${e.targetUuid}::uuid)`,
     );
     return 'created';
   }
@@ -205,13 +226,13 @@ async function observePast(q: Queryable, workspaceId: string, e: DerivedEdge, ru
   // Columns from a later observation stand, unless it never tried them (recorded before column lineage).
   const columns = cur.column_lineage === 'unknown' && e.columnLineage !== 'unknown';
   if (!older && !columns) return 'seen';
-  await q.query(
-    `update lineage_edges set
-       observation_count = observation_count + $5, first_seen_at = least(first_seen_at, $6),
-       columns = case when $7 then $8::jsonb else columns end, column_lineage = case when $7 then $9 else column_lineage end,
-       source_uuid = coalesce(source_uuid, $10::uuid), target_uuid = coalesce(target_uuid, $11::uuid)
-     where workspace_id = $1 and source_key = $2 and target_key = $3 and provider = $4`,
-    [workspaceId, e.source, e.target, EXECUTION, older ? 1 : 0, at, columns, JSON.stringify(e.columns), e.columnLineage, e.sourceUuid, e.targetUuid],
+  await exec(
+    q,
+    sql`update lineage_edges set
+          observation_count = observation_count + ${older ? 1 : 0}, first_seen_at = least(first_seen_at, ${at}),
+          ${columns ? sql`columns = ${JSON.stringify(e.columns)}::jsonb, column_lineage = ${e.columnLineage},` : sql``}
+          source_uuid = coalesce(source_uuid, ${e.sourceUuid}::uuid), target_uuid = coalesce(target_uuid, ${e.targetUuid}::uuid)
+        where ${edgeIs}`,
   );
   return 'updated';
 }
@@ -229,5 +250,5 @@ function memoized(catalog: Pick<CatalogClient, 'loadTable'>): Pick<CatalogClient
 
 /** A runner that failed lets go of its job at once (resumable by the next request) and leaves the reason. */
 export async function releaseBackfill(q: Queryable, jobId: string, token: string, error: string): Promise<void> {
-  await q.query(`update lineage_backfills set runner = null, heartbeat_at = null, last_error = $3 where id = $1 and runner = $2`, [jobId, token, error.slice(0, 2000)]);
+  await exec(q, sql`update lineage_backfills set runner = null, heartbeat_at = null, last_error = ${error.slice(0, 2000)} where id = ${jobId} and runner = ${token}`);
 }

@@ -62,14 +62,20 @@ interface RouteMeta {
 }
 
 /** A route as declared: its schemas type its handler's inputs and replies, so a handler never sees `any`. */
-export interface RouteSpec<PS extends Schema.Top | undefined, QS extends Schema.Top | undefined, BS extends Schema.Top | undefined, R extends Responses>
-  extends RouteMeta {
+export interface RouteSpec<
+  PS extends Schema.Top | undefined,
+  QS extends Schema.Top | undefined,
+  BS extends Schema.Top | undefined,
+  R extends Responses,
+  Ret extends ReplyOf<R> = ReplyOf<R>,
+> extends RouteMeta {
   params?: PS;
   query?: QS;
   body?: BS;
   responses: R;
-  // NoInfer: R is fixed from `responses` first, so a literal status in a reply keeps its literal type.
-  handler: (input: HandlerInput<Decoded<PS>, Decoded<QS>, Decoded<BS>>) => Promise<ReplyOf<NoInfer<R>>>;
+  // The reply is inferred as a const type (so a nested literal such as `status: 'ready'` keeps its literal type
+  // without `as const`) and then checked against the replies R declares.
+  handler: (input: HandlerInput<Decoded<PS>, Decoded<QS>, Decoded<BS>>) => Promise<Ret>;
 }
 
 /** A declared route with its types erased, as the server, OpenAPI and the authorization matrix consume it. */
@@ -86,7 +92,8 @@ export function route<
   PS extends Schema.Top | undefined = undefined,
   QS extends Schema.Top | undefined = undefined,
   BS extends Schema.Top | undefined = undefined,
->(def: RouteSpec<PS, QS, BS, R>): RouteDef {
+  const Ret extends ReplyOf<NoInfer<R>> = ReplyOf<NoInfer<R>>,
+>(def: RouteSpec<PS, QS, BS, R, Ret>): RouteDef {
   return def as unknown as RouteDef;
 }
 
@@ -108,22 +115,25 @@ export function decodePart<T>(schema: Schema.Top | undefined, value: unknown, wh
   throw new AppError(422, 'unprocessable_content', `invalid ${where}: ${summary || 'malformed'}`, { fields });
 }
 
-/** JSON Schema for OpenAPI from an effect Schema (inline definitions, no $refs). */
+/**
+ * JSON Schema for OpenAPI from an effect Schema (inline definitions, no $refs). A recursive schema (an operator tree)
+ * is inlined once: where a definition refers to itself again, any JSON is allowed, so inlining ends.
+ */
 export function jsonSchemaOf(schema: Schema.Top): Record<string, unknown> {
   const doc = Schema.toJsonSchemaDocument(schema as any) as any;
   const defs = doc.definitions ?? {};
-  const inline = (node: any): any => {
-    if (Array.isArray(node)) return node.map(inline);
+  const inline = (node: any, open: ReadonlySet<string>): any => {
+    if (Array.isArray(node)) return node.map((n) => inline(n, open));
     if (node && typeof node === 'object') {
       if (typeof node.$ref === 'string') {
         const name = node.$ref.split('/').pop();
-        return defs[name] ? inline(defs[name]) : {};
+        return defs[name] && !open.has(name) ? inline(defs[name], new Set([...open, name])) : {};
       }
-      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v)]));
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v, open)]));
     }
     return node;
   };
-  return inline(doc.schema);
+  return inline(doc.schema, new Set());
 }
 
 // ---- shared schema pieces ----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // The agent control channel from the api's side, driven by a raw WebSocket client speaking the protocol, and
 // the operator actions on a real agent process (disconnect, credential revocation).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { PROTOCOL_VERSION, CLOSE_CODES } from '../protocol/index.ts';
 import { setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
@@ -69,9 +69,14 @@ async function resultHostFor(api: TestApi, as: Caller, forwardedFor: string, nam
   ws.on('message', (d) => frames.push(JSON.parse(String(d))));
   await new Promise((res, rej) => (ws.once('open', res), ws.once('error', rej)));
   ws.send(JSON.stringify(auth({ bootstrap_token: boot.body.token, name })));
-  const until = Date.now() + 5000;
-  while (!frames.some((f) => f.type === 'auth_ok') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-  const ok = frames.find((f) => f.type === 'auth_ok');
+  const ok = await vi.waitFor(
+    () => {
+      const f = frames.find((x) => x.type === 'auth_ok');
+      if (!f) throw new Error(`no auth_ok frame; got ${JSON.stringify(frames)}`);
+      return f;
+    },
+    { timeout: 5000, interval: 20 },
+  );
   const [row] = await api.database.db.query<{ result_url: string }>(`select result_url from eider.agents where id = $1`, [ok.payload.agent_id]);
   ws.close();
   return new URL(row.result_url).hostname;
@@ -147,13 +152,7 @@ describe('agent channel', () => {
     expect((await again.next('auth_error')).payload.code).toBe('invalid_bootstrap_token');
 
     // a silent agent (no heartbeats) becomes unavailable after the TTL, by the reaper
-    const until = Date.now() + 10_000;
-    let status = 'healthy';
-    while (status === 'healthy' && Date.now() < until) {
-      status = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(status).toBe('unavailable');
+    await expect.poll(async () => (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status, { timeout: 10_000, interval: 100 }).toBe('unavailable');
     const closed = await p.closed;
     expect(closed.code).toBeGreaterThanOrEqual(1000);
   });
@@ -178,25 +177,21 @@ describe('operator actions on a real agent', () => {
       const id = await waitForHealthyAgent(t, admin, 'ops');
       const before = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.connection_id;
       expect((await t.req('POST', `/api/admin/agents/${id}/disconnect`, { as: admin })).status).toBe(202);
-      const until = Date.now() + 15_000;
-      let after = before;
-      while (after === before && Date.now() < until) {
-        const a = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body;
-        if (a.status === 'healthy') after = a.connection_id;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(after).not.toBe(before);
+      // reconnected: healthy again on a new connection
+      await expect
+        .poll(
+          async () => {
+            const a = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body;
+            return a.status === 'healthy' ? a.connection_id : before;
+          },
+          { timeout: 15_000, interval: 100 },
+        )
+        .not.toBe(before);
 
       expect((await t.req('DELETE', `/api/admin/agents/${id}/credential`, { as: admin })).status).toBe(204);
       const [row] = await t.database.db.query<{ session_token_hash: string | null }>(`select session_token_hash from eider.agents where id = $1`, [id]);
       expect(row.session_token_hash).toBeNull();
-      const until2 = Date.now() + 10_000;
-      let status = 'healthy';
-      while (status === 'healthy' && Date.now() < until2) {
-        status = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(status).toBe('unavailable');
+      await expect.poll(async () => (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status, { timeout: 10_000, interval: 100 }).toBe('unavailable');
       // it cannot come back: its session token is refused and its bootstrap token was used
       await new Promise((r) => setTimeout(r, 1500));
       expect((await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status).toBe('unavailable');

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, setupAdmin, type TestApi, type Caller } from './support/api.ts';
 import { allRoutes } from '../http/routes/index.ts';
+import { apiForTest } from './support/fixtures.ts';
 
 let t: TestApi;
 let admin: Caller;
@@ -83,7 +84,7 @@ describe('error envelope', () => {
 
   it('an unhandled exception is internal_error with a fixed message and no stack', async () => {
     // a real route whose database is gone: the driver error is unhandled by design
-    const broken = await startTestApi();
+    const broken = await apiForTest();
     await setupAdmin(broken);
     const admin2 = await broken.req('POST', '/api/auth/login', { body: { email: 'admin@example.com', password: 'admin-password-1' } });
     const cookie = (admin2.headers.get('set-cookie') ?? '').split(';')[0];
@@ -93,7 +94,6 @@ describe('error envelope', () => {
     expect(r.body).toEqual({ error: 'internal_error', message: 'internal server error', detail: { error: 'internal_error', detail: 'internal server error' } });
     expect(r.text).not.toContain('workspaces_gone');
     expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    await broken.close();
   });
 });
 
@@ -143,7 +143,7 @@ describe('version, health, readiness', () => {
     expect(isEnvelope(d.body)).toBe(true);
     t.api.ctx.draining.value = false;
 
-    const other = await startTestApi();
+    const other = await apiForTest();
     expect((await other.req('GET', '/api/readyz')).status).toBe(200);
     // terminate every backend of that database and forbid new connections: the server cannot reach it
     await t.database.db.query(`update pg_database set datallowconn = false where datname = $1`, [other.database.name]);
@@ -151,7 +151,6 @@ describe('version, health, readiness', () => {
     const down = await other.req('GET', '/api/readyz');
     expect(down.status).toBe(503);
     await t.database.db.query(`update pg_database set datallowconn = true where datname = $1`, [other.database.name]);
-    await other.close();
   });
 });
 
@@ -191,9 +190,8 @@ describe('metrics', () => {
     expect(r.text).toContain('eider_db_pool_max_connections 15');
   });
   it('is absent when METRICS_ENABLED=false', async () => {
-    const off = await startTestApi({ METRICS_ENABLED: 'false' });
+    const off = await apiForTest({ METRICS_ENABLED: 'false' });
     const r = await off.req('GET', '/api/metrics');
     expect(r.status).toBe(404);
-    await off.close();
   });
 });

@@ -10,25 +10,13 @@ import { join } from 'node:path';
 import { ADMIN, SETUP_TOKEN, setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
 import { elasticCompute } from '../actors/elasticCompute.ts';
 import { freshDatabase } from './support/database.ts';
+import { eventually } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
 import { processProvider } from '../runtime/compute/processProvider.ts';
 
 const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== null && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out: ${what}${last ? ` (${(last as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000) => eventually(what, probe, timeoutMs);
 
 const alive = (pid: number) => {
   try {

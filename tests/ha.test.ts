@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
+import { eventually } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
 import { ADMIN, SETUP_TOKEN } from './support/api.ts';
 
@@ -79,15 +80,7 @@ function startReplica(id: string, port: number): Replica {
   return { id, port, url: `http://127.0.0.1:${port}`, proc };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000) => eventually(what, probe, timeoutMs);
 
 const live = () => replicas.filter((r) => r.proc.child.exitCode === null && r.proc.child.signalCode === null);
 const holder = async () => {

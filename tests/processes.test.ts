@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from './support/database.ts';
+import { eventually } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
 
 const NODE = process.execPath;
@@ -22,13 +23,7 @@ function run(args: string[], env: Record<string, string>) {
 }
 
 async function waitReady(url: string, ms = 60_000) {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const ok = await fetch(url).then((r) => r.ok, () => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`not ready: ${url}`);
+  await eventually(`ready: ${url}`, () => fetch(url).then((r) => r.ok, () => false), ms);
 }
 
 describe('api processes', () => {

@@ -2,7 +2,7 @@
 // and the api reads the result file back over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { startAgent, waitForHealthyAgent, cleanupAgentDir, type TestAgent } from './support/agent.ts';
+import { agentForTest, startAgent, waitForHealthyAgent, cleanupAgentDir, type TestAgent } from './support/agent.ts';
 
 const BOOT = 'test-bootstrap-token-for-the-query-path';
 let t: TestStack;
@@ -45,13 +45,10 @@ describe('agent registration', () => {
     const left = await t.database.db.query(`select 1 from eider.agent_bootstrap_tokens`);
     expect(left.length).toBe(0);
 
-    const second = await startAgent(t, { bootstrapToken: BOOT, name: 'intruder' });
-    const until = Date.now() + 10_000;
-    while (!second.logs().includes('invalid_bootstrap_token') && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    expect(second.logs()).toContain('invalid_bootstrap_token');
+    const second = await agentForTest(t, { bootstrapToken: BOOT, name: 'intruder' });
+    await expect.poll(() => second.logs(), { timeout: 10_000 }).toContain('invalid_bootstrap_token');
     expect(second.logs()).not.toContain(BOOT);
     await second.stop();
-    cleanupAgentDir(second);
     const names = (await t.req('GET', '/api/agents', { as: admin })).body.map((x: any) => x.name);
     expect(names).toEqual(['alpha']);
   });
@@ -60,16 +57,10 @@ describe('agent registration', () => {
     const boot = await t.req('POST', '/api/admin/agents/bootstrap', { body: { name: 'beta', expires_in_hours: 1 }, as: admin });
     expect(boot.status).toBe(201);
     expect(boot.body.token).toMatch(/^eid_boot_/);
-    const beta = await startAgent(t, { bootstrapToken: boot.body.token, name: 'beta' });
+    const beta = await agentForTest(t, { bootstrapToken: boot.body.token, name: 'beta' });
     const id = await waitForHealthyAgent(t, admin, 'beta');
     await beta.stop();
-    cleanupAgentDir(beta);
-    const until = Date.now() + 10_000;
-    let status = 'healthy';
-    while (status === 'healthy' && Date.now() < until) {
-      status = (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status;
-    }
-    expect(status).toBe('unavailable');
+    await expect.poll(async () => (await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status, { timeout: 10_000 }).toBe('unavailable');
   });
 });
 
@@ -318,3 +309,42 @@ describe('Iceberg tables written through the agent', () => {
   });
 });
 
+
+describe('operators’ views of an agent', () => {
+  it('metrics and monitoring count its work; its connection actor is inspectable with its transitions', async () => {
+    const { final } = await run('SELECT 1 AS one');
+    expect(final.status).toBe('done');
+
+    const metrics = await t.req('GET', '/api/admin/agents/metrics', { as: admin });
+    expect(metrics.status).toBe(200);
+    const mine = metrics.body.find((m: any) => m.agent_id === agentId);
+    expect(Object.keys(mine).sort()).toEqual(['agent_id', 'last_heartbeat_at', 'memory_limit_bytes', 'name', 'queued_queries', 'running_queries', 'status']);
+    expect(mine).toMatchObject({ name: 'alpha', status: 'healthy', running_queries: expect.any(Number), queued_queries: expect.any(Number) });
+    expect(mine.memory_limit_bytes).toEqual(expect.any(Number));
+    expect(Date.parse(mine.last_heartbeat_at)).not.toBeNaN();
+
+    const monitoring = await t.req('GET', `/api/admin/agents/${agentId}/monitoring`, { as: admin });
+    expect(monitoring.status).toBe(200);
+    expect(Object.keys(monitoring.body).sort()).toEqual(
+      ['agent_id', 'capabilities', 'connected_here', 'done_last_hour', 'failed_last_hour', 'last_heartbeat_at', 'p50_duration_ms_last_hour', 'queued', 'running', 'status'].sort(),
+    );
+    expect(monitoring.body).toMatchObject({ agent_id: agentId, status: 'healthy', connected_here: true, running: expect.any(Number), queued: expect.any(Number) });
+    expect(monitoring.body.done_last_hour).toBeGreaterThanOrEqual(1);
+    expect(monitoring.body.failed_last_hour).toEqual(expect.any(Number));
+    expect(monitoring.body.p50_duration_ms_last_hour).toEqual(expect.any(Number));
+    expect(monitoring.body.capabilities.engine_version).toMatch(/\d+\.\d+/);
+
+    const { connection_id } = (await t.req('GET', `/api/admin/agents/${agentId}`, { as: admin })).body;
+    const actor = await t.req('GET', `/api/admin/actors/agentConnection/${connection_id}?limit=1`, { as: admin });
+    expect(actor.status).toBe(200);
+    expect(Object.keys(actor.body).sort()).toEqual(
+      ['context', 'created_at', 'deadline_at', 'id', 'kind', 'last_error', 'owner_replica', 'state', 'status', 'terminal', 'transitions', 'updated_at', 'version'].sort(),
+    );
+    expect(actor.body).toMatchObject({ kind: 'agentConnection', id: connection_id, terminal: false });
+    expect(actor.body.transitions.items).toHaveLength(1);
+    expect(Object.keys(actor.body.transitions.items[0]).sort()).toEqual(['at', 'event', 'from_state', 'payload', 'replica', 'seq', 'to_state']);
+    expect(actor.body.transitions.has_more).toBe(true);
+    const next = await t.req('GET', `/api/admin/actors/agentConnection/${connection_id}?limit=1&cursor=${actor.body.transitions.cursor}`, { as: admin });
+    expect(next.body.transitions.items[0].seq).toBeGreaterThan(actor.body.transitions.items[0].seq);
+  });
+});

@@ -89,26 +89,7 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'authenticated' },
     responses: { 200: Schema.Array(Schema.Unknown) },
-    handler: async ({ ctx, principal }) => {
-      const visible = await agents.visibleAgents(ctx.db, principal);
-      const counts = await ctx.db.query<{ agent_id: string; running: number; queued: number }>(
-        `select agent_id, count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued
-           from queries where status in ('queued', 'running') and agent_id is not null group by agent_id`,
-      );
-      const byId = new Map(counts.map((c) => [c.agent_id, c]));
-      return {
-        status: 200,
-        body: visible.map(({ agent }) => ({
-          agent_id: agent.id,
-          name: agent.name,
-          status: agents.apiStatus(agent.status),
-          running_queries: byId.get(agent.id)?.running ?? 0,
-          queued_queries: byId.get(agent.id)?.queued ?? 0,
-          memory_limit_bytes: (agent.capabilities as Record<string, unknown> | null)?.memory_limit_bytes ?? null,
-          last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
-        })),
-      };
-    },
+    handler: async ({ ctx, principal }) => ({ status: 200, body: await agents.agentMetrics(ctx.db, principal) }),
   }),
   route({
     method: 'POST',
@@ -190,25 +171,7 @@ export const agentRoutes = [
     responses: { 200: Schema.Unknown, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'use');
-      const [stats] = await ctx.db.query<Record<string, number | null>>(
-        `select count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued,
-                count(*) filter (where status = 'done' and finished_at > now() - interval '1 hour')::int as done_last_hour,
-                count(*) filter (where status = 'failed' and finished_at > now() - interval '1 hour')::int as failed_last_hour,
-                percentile_cont(0.5) within group (order by duration_ms) filter (where finished_at > now() - interval '1 hour') as p50_duration_ms_last_hour
-           from queries where agent_id = $1`,
-        [agent.id],
-      );
-      return {
-        status: 200,
-        body: {
-          agent_id: agent.id,
-          status: agents.apiStatus(agent.status),
-          capabilities: agent.capabilities,
-          connected_here: Boolean(ctx.sockets.agent(agent.id)),
-          last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
-          ...stats,
-        },
-      };
+      return { status: 200, body: await agents.agentMonitoring(ctx.db, agent, Boolean(ctx.sockets.agent(agent.id))) };
     },
   }),
   route({
@@ -307,7 +270,7 @@ export const agentRoutes = [
         () => ({ action: 'agent.credential_revoke', outcome: 'success', actor: actorOf(principal), target: { kind: 'agent', id: agent.id }, details: { agent_name: agent.name, removed: true } }),
       );
       await endConnection(ctx, agent.connection_id);
-      await ctx.db.query(`delete from agents where id = $1`, [agent.id]);
+      await agents.deleteAgent(ctx.db, agent.id);
       return { status: 204 };
     },
   }),

@@ -13,13 +13,11 @@ import * as sidecar from '../../domain/tableMetadata.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
 import type { Principal } from '../../domain/identity.ts';
 import { checkStatementPolicy, policyRejection } from '../../domain/statementPolicy.ts';
-import type { QueryRow } from '../../domain/queries.ts';
-import { QUERY_COLS } from '../../domain/queries.ts';
 import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceberg/duckdbTypes.ts';
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { readRowsPage } from '../rows.ts';
-import { chooseCompute, submitQuery } from '../querySubmission.ts';
+import { chooseCompute, readQuery, submitQuery } from '../querySubmission.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
 import { dropTableLineage } from '../../domain/lineage.ts';
 
@@ -167,7 +165,7 @@ export async function sampleTable(
     origin: 'sample',
   });
   await ctx.host.waitForTerminal('query', id, args.waitS * 1000);
-  const [row] = await ctx.db.query<QueryRow>(`select ${QUERY_COLS} from queries where id = $1`, [id]);
+  const row = await readQuery(ctx, id);
   if (row.status === 'queued' || row.status === 'running') {
     await ctx.host.send('query', id, { type: 'cancel' });
     throw new AppError(504, 'sample_timeout', `the sample did not finish within ${args.waitS}s`, { query_id: id });

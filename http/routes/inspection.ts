@@ -45,6 +45,35 @@ const ActorSummary = Schema.Struct({
 });
 const ActorPage = Schema.Struct({ items: Schema.Array(ActorSummary), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 
+const TransitionOut = Schema.Struct({
+  seq: Schema.Finite,
+  event: Schema.String,
+  /** the event's payload, secret-looking keys redacted */
+  payload: Schema.Unknown,
+  from_state: Schema.NullOr(Schema.String),
+  to_state: Schema.String,
+  at: Instant,
+  /** the replica that made the transition */
+  replica: Schema.String,
+});
+const ActorOut = Schema.Struct({
+  kind: Schema.String,
+  id: Schema.String,
+  state: Schema.String,
+  status: Schema.String,
+  version: Schema.Finite,
+  terminal: Schema.Boolean,
+  deadline_at: Schema.NullOr(Instant),
+  owner_replica: Schema.NullOr(Schema.String),
+  last_error: Schema.NullOr(Schema.String),
+  /** the machine's context without secret-looking keys, long strings and arrays shortened */
+  context: Schema.Unknown,
+  created_at: Instant,
+  updated_at: Instant,
+  /** its transitions in order, paged by `cursor` */
+  transitions: Schema.Struct({ items: Schema.Array(TransitionOut), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }),
+});
+
 export const inspectionRoutes = [
   route({
     method: 'GET',
@@ -136,7 +165,7 @@ export const inspectionRoutes = [
       cursor: Schema.optionalKey(Schema.String),
       limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 500 }))),
     }),
-    responses: { 200: Schema.Unknown, 404: null },
+    responses: { 200: ActorOut, 400: null, 404: null },
     handler: async ({ ctx, params, query }) => {
       if (!kinds.includes(params.kind)) throw unknownKind(params.kind);
       const actor = await getActor(ctx.db, params.kind, params.actor_id);

@@ -24,9 +24,9 @@ const RecommendationOut = Schema.Struct({
   catalog: Schema.String,
   schema: Schema.String,
   table: Schema.String,
-  kind: Schema.Literals(['compact_small_files', 'expire_snapshots', 'rewrite_manifests', 'cleanup_orphans', 'investigate_growth']),
-  severity: Schema.Literals(['warning', 'critical']),
-  status: Schema.Literals(['open', 'dismissed', 'resolved', 'applied']),
+  kind: Schema.Literals(maintenance.RECOMMENDATION_KINDS),
+  severity: Schema.Literals(maintenance.RECOMMENDATION_SEVERITIES),
+  status: Schema.Literals(maintenance.RECOMMENDATION_STATUSES),
   rationale: Schema.String,
   estimated_impact: Schema.Record(Schema.String, Schema.Number),
   remediation_sql: Schema.NullOr(Schema.String),
@@ -76,13 +76,10 @@ async function workspaceFor(ctx: AppContext, principal: Principal, catalogId: st
     }
     return ws;
   }
-  const [w] = await ctx.db.query<{ slug: string }>(
-    `select w.slug from workspace_catalogs wc join workspaces w on w.id = wc.workspace_id where wc.catalog_id = $1 order by w.created_at limit 1`,
-    [catalogId],
-  );
-  if (!w) throw unprocessable('the catalog is attached to no workspace: attach it to one to run maintenance on it', 'unprocessable_content');
+  const slug = await maintenance.firstAttachedWorkspaceSlug(ctx.db, catalogId);
+  if (!slug) throw unprocessable('the catalog is attached to no workspace: attach it to one to run maintenance on it', 'unprocessable_content');
   // An administrator acts in any workspace (resolveWorkspace grants them owner access).
-  return resolveWorkspace(ctx.db, principal, w.slug, 'writer');
+  return resolveWorkspace(ctx.db, principal, slug, 'writer');
 }
 
 export const maintenanceRoutes = [
@@ -117,7 +114,7 @@ export const maintenanceRoutes = [
         cursor: query.cursor,
         limit: query.limit ?? 100,
       });
-      return { status: 200, body: page as any };
+      return { status: 200, body: page };
     },
   }),
   route({
@@ -133,7 +130,7 @@ export const maintenanceRoutes = [
       const rec = await maintenance.findRecommendation(ctx.db, params.recommendation_id);
       if (rec.status === 'resolved') throw new AppError(409, 'conflict', 'the recommendation is resolved: its condition has cleared');
       await maintenance.setRecommendationStatus(ctx.db, rec.id, 'dismissed');
-      return { status: 200, body: (await maintenance.findRecommendation(ctx.db, rec.id)) as any };
+      return { status: 200, body: await maintenance.findRecommendation(ctx.db, rec.id) };
     },
   }),
   route({

@@ -271,7 +271,7 @@ export const semanticRoutes = [
       requireReadable(reach, await models.findModel(ctx.db, ws!.workspace.id, params.model));
       reach.require(body.catalog, body.schema_name, body.table_name);
       const d = await models.addDefinition(ctx.db, ws!.workspace.id, params.model, 'dataset', (m) => admitDataset(m, body));
-      return { status: 201, body: { ...d, validation_state: 'unchecked' as const } };
+      return { status: 201, body: { ...d, validation_state: 'unchecked' } };
     },
   }),
   route({
@@ -286,7 +286,7 @@ export const semanticRoutes = [
     handler: async ({ ctx, ws, params, body }) => {
       await service.readableModel(ctx.db, ws!.workspace.id, params.model);
       const r = await models.addDefinition(ctx.db, ws!.workspace.id, params.model, 'relationship', (m) => admitRelationship(m, body));
-      return { status: 201, body: { ...r, validation_state: 'unchecked' as const } };
+      return { status: 201, body: { ...r, validation_state: 'unchecked' } };
     },
   }),
   route({
@@ -301,7 +301,7 @@ export const semanticRoutes = [
     handler: async ({ ctx, ws, params, body }) => {
       await service.readableModel(ctx.db, ws!.workspace.id, params.model);
       const d = await models.addDefinition(ctx.db, ws!.workspace.id, params.model, 'dimension', (m) => admitDimension(m, body));
-      return { status: 201, body: { ...d, validation_state: 'unchecked' as const } };
+      return { status: 201, body: { ...d, validation_state: 'unchecked' } };
     },
   }),
   route({
@@ -316,7 +316,7 @@ export const semanticRoutes = [
     handler: async ({ ctx, ws, params, body }) => {
       await service.readableModel(ctx.db, ws!.workspace.id, params.model);
       const m = await models.addDefinition(ctx.db, ws!.workspace.id, params.model, 'metric', (model) => admitMetric(model, body));
-      return { status: 201, body: { ...m, validation_state: 'unchecked' as const } };
+      return { status: 201, body: { ...m, validation_state: 'unchecked' } };
     },
   }),
   route({
@@ -332,7 +332,7 @@ export const semanticRoutes = [
     handler: async ({ ctx, ws, params, body }) => {
       await service.readableModel(ctx.db, ws!.workspace.id, params.model);
       const m = await models.patchMetric(ctx.db, ws!.workspace.id, params.model, params.metric, body);
-      return { status: 200, body: { ...m, validation_state: 'unchecked' as const } };
+      return { status: 200, body: { ...m, validation_state: 'unchecked' } };
     },
   }),
   ...(['metric', 'dimension', 'relationship', 'dataset'] as const).map((kind) =>

@@ -47,7 +47,7 @@ export const systemRoutes = [
       }
       const waits = await startupWaits(ctx);
       if (waits.length) throw new AppError(503, 'not_ready', `starting: waiting for ${waits.join('; ')}`, { waiting_for: waits });
-      return { status: 200, body: { status: 'ready' as const, replica_id: ctx.config.REPLICA_ID } };
+      return { status: 200, body: { status: 'ready', replica_id: ctx.config.REPLICA_ID } };
     },
   }),
   route({

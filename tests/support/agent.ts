@@ -1,5 +1,5 @@
 // Agents as real processes (`eider agent`) dialling a test api over a real WebSocket.
-import { vi } from 'vitest';
+import { onTestFinished, vi } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,4 +74,14 @@ export async function waitForHealthyAgent(t: TestApi, caller: Caller, name: stri
 
 export function cleanupAgentDir(a: TestAgent) {
   rmSync(a.dataDir, { recursive: true, force: true });
+}
+
+/** An agent for the running test only: stopped and its directory removed when the test ends, whatever the outcome. */
+export async function agentForTest(t: TestApi, opts: Parameters<typeof startAgent>[1]): Promise<TestAgent> {
+  const a = await startAgent(t, opts);
+  onTestFinished(async () => {
+    await a.stop();
+    cleanupAgentDir(a);
+  });
+  return a;
 }

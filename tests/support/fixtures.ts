@@ -2,8 +2,8 @@
 // admin, a fresh signed-in member — and gets it started and, whatever the outcome, closed. The api and its admin live
 // for a file (one server for a file's tests); members are new for every test.
 // (Vitest reads a fixture's dependencies from its first parameter's destructuring pattern, hence the empty `{}`.)
-import { test } from 'vitest';
-import { newUser, setupAdmin, startTestApi, startTestStack } from './api.ts';
+import { onTestFinished, test } from 'vitest';
+import { newUser, setupAdmin, startTestApi, startTestStack, type TestApi } from './api.ts';
 
 export const apiTest = test
   .extend('api', { scope: 'file' }, async ({}, { onCleanup }) => {
@@ -23,3 +23,11 @@ export const stackTest = test
   })
   .extend('admin', { scope: 'file' }, async ({ stack }) => setupAdmin(stack))
   .extend('user', async ({ stack, admin }) => newUser(stack, admin));
+
+/** One more api (over its own fresh database) for the running test only: closed when the test ends, whatever the
+ *  outcome, so a failed assertion never leaves a server behind. */
+export async function apiForTest(env: Record<string, string> = {}): Promise<TestApi> {
+  const api = await startTestApi(env);
+  onTestFinished(() => api.close());
+  return api;
+}

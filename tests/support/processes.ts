@@ -1,6 +1,7 @@
 // The parts as separate `eider` processes, for tests that kill one (SIGKILL) and start the next.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { vi } from 'vitest';
 
 export const EIDER = join(import.meta.dirname, '..', '..', 'bin', 'eider.ts');
 
@@ -13,11 +14,42 @@ export const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCod
 
 /** Polls `fn` every 100 ms until it returns a value (a throw counts as not yet), for at most `ms`. */
 export async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    return await vi.waitFor(
+      async () => {
+        const v = await fn().catch(() => undefined);
+        if (v === undefined) throw new Error('not yet');
+        return v;
+      },
+      { timeout: ms, interval: 100 },
+    );
+  } catch {
+    throw new Error(`timed out: ${what}`);
+  }
+}
+
+/**
+ * Waits until `probe` gives a value, asking again every 100 ms for at most `timeoutMs`: undefined, null, false (or a
+ * throw) is "not yet". On timeout it fails naming `what` and the probe's last error.
+ */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+  let last: unknown;
+  try {
+    return await vi.waitFor(
+      async () => {
+        let v: T | undefined | null | false;
+        try {
+          v = await probe();
+        } catch (e) {
+          last = e;
+          throw e;
+        }
+        if (v === undefined || v === null || v === false) throw new Error('not yet');
+        return v;
+      },
+      { timeout: timeoutMs, interval: 100 },
+    );
+  } catch {
+    throw new Error(`timed out: ${what}${last ? ` (${(last as Error).message})` : ''}`);
   }
 }

@@ -289,15 +289,17 @@ export type CreateLoginBody = {
   password: string;
 };
 
-/** POST /api/me/pats: Issue a personal access token (needs a browser session; the secret is shown once) */
+/** POST /api/me/pats: Issue a personal access token, optionally named for what it is for (needs a browser session; the secret is shown once) */
 export type CreateMyPatResponse = {
   id: string;
   token: string;
+  name?: string | null;
   created_at: string;
   expires_at: string | null;
 };
 export type CreateMyPatBody = {
   expires_in_days: number;
+  name?: string | null;
 };
 
 /** POST /api/workspaces/{workspace}/queries: Submit SQL to the chosen agent; 202 with the whole query once it is dispatched */
@@ -561,15 +563,17 @@ export type CreateServiceAccountBody = {
   role?: "admin" | "member";
 };
 
-/** POST /api/admin/service-accounts/{service_account_id}/pats: Issue a service-account token; expires_in_days may be null (never expires) */
+/** POST /api/admin/service-accounts/{service_account_id}/pats: Issue a service-account token, optionally named; expires_in_days may be null (never expires) */
 export type CreateServiceAccountPatResponse = {
   id: string;
   token: string;
+  name?: string | null;
   created_at: string;
   expires_at: string | null;
 };
 export type CreateServiceAccountPatBody = {
   expires_in_days: number | null;
+  name?: string | null;
 };
 
 /** POST /api/setup/admin: Create the first admin with the setup token (header X-Setup-Token) */
@@ -671,7 +675,7 @@ export type CreateSqlStatementBody = {
   first_page_limit?: number | null;
 };
 
-/** POST /api/admin/storage-backends: Register a storage backend: object_store (S3-compatible endpoint), s3 (AWS S3) or azure (ADLS Gen2) */
+/** POST /api/admin/storage-backends: Register a storage backend: object_store (S3-compatible endpoint), s3 (AWS S3) or azure (Blob Storage / ADLS Gen2, account_name and account_key) */
 export type CreateStorageBackendResponse = {
   id: string;
   name: string;
@@ -692,6 +696,8 @@ export type CreateStorageBackendBody = {
   region?: string | null;
   access_key_id?: string | null;
   secret_access_key?: string | null;
+  account_name?: string | null;
+  account_key?: string | null;
 };
 
 /** POST /api/admin/users: Create a local user */
@@ -710,6 +716,29 @@ export type CreateUserBody = {
   name: string;
   password: string;
   role: "admin" | "member";
+};
+
+/** POST /api/workspaces/{workspace}/worksheets: Keep a worksheet on the server: yours, private unless visibility is workspace */
+export type CreateWorksheetResponse = {
+  id: string;
+  workspace_id: string;
+  title: string;
+  sql: string;
+  agent_id: string | null;
+  catalog: string | null;
+  visibility: "private" | "workspace";
+  owner_id: string;
+  owner_name: string | null;
+  editable: boolean;
+  created_at: string;
+  updated_at: string;
+};
+export type CreateWorksheetBody = {
+  title: string;
+  sql?: string;
+  agent_id?: string | null;
+  catalog?: string | null;
+  visibility?: "private" | "workspace";
 };
 
 /** POST /api/workspaces: Create a workspace; the caller becomes its owner */
@@ -848,7 +877,33 @@ export type DismissMaintenanceRecommendationResponse = {
 };
 
 /** GET /api/admin/actors/{kind}/{actor_id}: A live actor: state, version, context summary (no secrets) and its transition history, paged */
-export type GetActorResponse = unknown;
+export type GetActorResponse = {
+  kind: string;
+  id: string;
+  state: string;
+  status: string;
+  version: number;
+  terminal: boolean;
+  deadline_at: string | null;
+  owner_replica: string | null;
+  last_error: string | null;
+  context: unknown;
+  created_at: string;
+  updated_at: string;
+  transitions: {
+    items: Array<{
+      seq: number;
+      event: string;
+      payload: unknown;
+      from_state: string | null;
+      to_state: string;
+      at: string;
+      replica: string;
+    }>;
+    cursor: string | null;
+    has_more: boolean;
+  };
+};
 
 /** GET /api/admin/agents/{agent_id}: One agent (use tier) */
 export type GetAgentResponse = {
@@ -1336,6 +1391,22 @@ export type GetVersionResponse = {
   api_version: number;
 };
 
+/** GET /api/workspaces/{workspace}/worksheets/{worksheet_id}: One of your worksheets, or one shared with the workspace (404 for another member’s private one) */
+export type GetWorksheetResponse = {
+  id: string;
+  workspace_id: string;
+  title: string;
+  sql: string;
+  agent_id: string | null;
+  catalog: string | null;
+  visibility: "private" | "workspace";
+  owner_id: string;
+  owner_name: string | null;
+  editable: boolean;
+  created_at: string;
+  updated_at: string;
+};
+
 /** GET /api/workspaces/{workspace}: One workspace, by slug or id */
 export type GetWorkspaceResponse = {
   id: string;
@@ -1604,6 +1675,7 @@ export type ListMaintenanceRecommendationsResponse = {
 /** GET /api/me/pats: My live tokens; current marks the one authenticating this request */
 export type ListMyPatsResponse = Array<{
   id: string;
+  name?: string | null;
   created_at: string;
   expires_at: string | null;
   last_used_at?: string | null;
@@ -1778,6 +1850,7 @@ export type ListSemanticModelsResponse = Array<{
 /** GET /api/admin/service-accounts/{service_account_id}/pats: A service account’s live tokens */
 export type ListServiceAccountPatsResponse = Array<{
   id: string;
+  name?: string | null;
   created_at: string;
   expires_at: string | null;
   last_used_at?: string | null;
@@ -1880,6 +1953,26 @@ export type ListUsersResponse = {
     is_active: boolean;
     permissions: string[];
     created_at: string;
+  }>;
+  cursor: string | null;
+  has_more: boolean;
+};
+
+/** GET /api/workspaces/{workspace}/worksheets: Worksheets you may see, most recently changed first: scope=mine (yours), scope=shared (shared with the workspace), or both */
+export type ListWorksheetsResponse = {
+  items: Array<{
+    id: string;
+    workspace_id: string;
+    title: string;
+    sql: string;
+    agent_id: string | null;
+    catalog: string | null;
+    visibility: "private" | "workspace";
+    owner_id: string;
+    owner_name: string | null;
+    editable: boolean;
+    created_at: string;
+    updated_at: string;
   }>;
   cursor: string | null;
   has_more: boolean;
@@ -2426,6 +2519,29 @@ export type UpdateUserBody = {
   name?: string;
   role?: "admin" | "member";
   is_active?: boolean;
+};
+
+/** PATCH /api/workspaces/{workspace}/worksheets/{worksheet_id}: Change your worksheet (title, SQL, agent, catalog, visibility); 403 worksheet_read_only for a shared one you do not own */
+export type UpdateWorksheetResponse = {
+  id: string;
+  workspace_id: string;
+  title: string;
+  sql: string;
+  agent_id: string | null;
+  catalog: string | null;
+  visibility: "private" | "workspace";
+  owner_id: string;
+  owner_name: string | null;
+  editable: boolean;
+  created_at: string;
+  updated_at: string;
+};
+export type UpdateWorksheetBody = {
+  title?: string;
+  sql?: string;
+  agent_id?: string | null;
+  catalog?: string | null;
+  visibility?: "private" | "workspace";
 };
 
 /** POST /api/workspaces/{workspace}/semantic/models/{model}/validate: Resolve every binding against the live catalog; the outcome is recorded per definition */

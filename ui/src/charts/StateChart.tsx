@@ -3,7 +3,7 @@
 // newest first, with times. Refreshes while the actor is not in a final state.
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiError, enc } from '../api/client.ts';
-import type { ActorOut, TransitionOut } from '../api/types.ts';
+import type { ActorDetail, ActorOut, TransitionOut } from '../api/types.ts';
 import { useDark } from '../app/theme.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Time } from '../components/Time.tsx';
@@ -19,12 +19,10 @@ interface ActorPage {
   cursor: string | null;
 }
 
-/** The actor endpoint's answer, whether it nests the actor and its transitions page or flattens them. */
-function readActor(body: any): ActorPage {
-  const actor: ActorOut = body?.actor ?? body;
-  const t = body?.transitions;
-  const transitions: TransitionOut[] = Array.isArray(t) ? t : (t?.items ?? []);
-  return { actor, transitions, cursor: Array.isArray(t) ? null : (t?.cursor ?? null) };
+/** The actor endpoint's answer split into the actor and its page of transitions. */
+function readActor(body: ActorDetail): ActorPage {
+  const { transitions, ...actor } = body;
+  return { actor, transitions: [...transitions.items], cursor: transitions.cursor };
 }
 
 // The server's diagram is light (white panel, dark ink); in dark mode its own style rules are overridden (an <img>
@@ -100,7 +98,7 @@ function useActor(kind: string, id: string) {
         let page: ActorPage;
         const seen = new Map<number, TransitionOut>();
         for (;;) {
-          page = readActor(await api.get(`/api/admin/actors/${enc(kind)}/${enc(id)}`, { signal: ctl.signal, query: { limit: PAGE, cursor } }));
+          page = readActor(await api.get<ActorDetail>(`/api/admin/actors/${enc(kind)}/${enc(id)}`, { signal: ctl.signal, query: { limit: PAGE, cursor } }));
           for (const t of page.transitions) seen.set(t.seq, t);
           if (!page.cursor) break;
           cursor = page.cursor;
