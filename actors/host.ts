@@ -88,7 +88,13 @@ export interface ActorKind<P extends Projection = Projection> {
   onPersist?: (tx: Queryable, id: string, snapshot: any, projection: P) => Promise<void>;
   /** The same, as one `UPDATE … WHERE …` statement the host folds into the transition's own statement (no
    *  BEGIN/COMMIT round trips): the hot path for kinds whose entity is a single row. Same projection rules. */
-  entityWrite?: (id: string, projection: P) => EntityWrite;
+  entityWrite?: (id: string, projection: P, attachments?: Readonly<Record<string, unknown>>) => EntityWrite;
+  /** Event fields the entity's row keeps and the machine ignores (a small result file sent inline): handed to
+   *  `entityWrite` with the transition that carries them, left out of its history row. */
+  eventAttachments?: readonly string[];
+  /** Effects that do nothing in this deployment (elastic bookkeeping with elastic compute off): never written to
+   *  the outbox nor run. */
+  inertEffects?: readonly string[];
   /** Events that only refresh presence (heartbeats): when one changes neither state nor status and asks for no
    *  effect, the snapshot is written but no history row is appended. */
   quietEvents?: readonly string[];
@@ -201,7 +207,16 @@ interface Committed {
 }
 
 /** The actions that are effects (built-ins such as assign and raise were applied inside transition()). */
-const effectsOf = (actions: readonly Action[]) => actions.filter((a) => !a.type.startsWith('xstate.'));
+const effectsOf = (actions: readonly Action[], reg: ActorKind) =>
+  actions.filter((a) => !a.type.startsWith('xstate.') && !reg.inertEffects?.includes(a.type));
+
+/** The event's fields the kind keeps on its entity row (ActorKind.eventAttachments). */
+function attachmentsOf(reg: ActorKind, event: ActorEvent): Record<string, unknown> | undefined {
+  if (!reg.eventAttachments) return undefined;
+  const picked: Record<string, unknown> = {};
+  for (const k of reg.eventAttachments) if ((event as Record<string, unknown>)[k] !== undefined) picked[k] = (event as Record<string, unknown>)[k];
+  return picked;
+}
 
 /** One transition's effects, as recovery and the outbox name them. */
 
@@ -310,7 +325,7 @@ class Host implements ActorHost {
       const inputAt = (input as { at?: unknown } | null | undefined)?.at;
       const at = typeof inputAt === 'number' ? inputAt : this.now();
       const [snapshot, actions] = initialTransition(reg.machine, input as any) as [AnyMachineSnapshot, any[]];
-      const effects = effectsOf(actions);
+      const effects = effectsOf(actions, reg);
       const projection = reg.project(snapshot);
       const entry = this.entryFor(kind, snapshot, 1, projection);
       const write = this.transitionWrite(kind, id, entry, projection, 'xstate.init', input, null, at, { effects });
@@ -475,7 +490,7 @@ class Host implements ActorHost {
       // cut concurrent throughput about fourfold when every transition notified; other replicas' waiters only
       // wait for status changes, so only those are announced across replicas. Every transition is announced locally.
       const announce = nextEntry.status !== entry.status || nextEntry.terminal !== entry.terminal;
-      const effects = effectsOf(actions);
+      const effects = effectsOf(actions, reg);
       const quiet = reg.quietEvents?.includes(event.type) === true && !announce && nextEntry.state === entry.state && effects.length === 0;
       const write = this.transitionWrite(kind, id, nextEntry, projection, event.type, event, entry.state, event.at!, {
         announce,
@@ -485,7 +500,7 @@ class Host implements ActorHost {
       const committed: Committed = { entry: nextEntry, event, projection, effects };
       let version: number | null;
       try {
-        version = await this.write(reg, id, entry.version, write, next, projection);
+        version = await this.write(reg, id, entry.version, write, next, projection, attachmentsOf(reg, event));
       } catch (e) {
         this.cache.delete(k);
         unknown = { expectedVersion: entry.version, committed };
@@ -536,12 +551,12 @@ class Host implements ActorHost {
       }
       const write = this.transitionWrite(kind, id, nextEntry, projection, SUPERVISOR_FAILED, event, entry.state, event.at!, {
         announce: true,
-        effects: effectsOf(actions),
+        effects: effectsOf(actions, reg),
       });
       write.lastError = typeof projection.error === 'string' ? projection.error : reason;
       const version = await this.write(reg, id, entry.version, write, next, projection);
       if (version === null) continue;
-      const result = this.afterCommit(reg, kind, id, { entry: nextEntry, event, projection, effects: effectsOf(actions) });
+      const result = this.afterCommit(reg, kind, id, { entry: nextEntry, event, projection, effects: effectsOf(actions, reg) });
       return { ...result, outcome: 'failed' };
     }
     throw new ActorError('conflict', kind, id, `actor ${kind} ${id}: could not record supervision failure`);
@@ -574,8 +589,9 @@ class Host implements ActorHost {
     write: TransitionWrite,
     snapshot: AnyMachineSnapshot,
     projection: Projection,
+    attachments?: Readonly<Record<string, unknown>>,
   ): Promise<number | null> {
-    const entity = reg.entityWrite?.(id, projection);
+    const entity = reg.entityWrite?.(id, projection, attachments);
     if (!reg.onPersist) return writeTransition(this.db, expectedVersion, write, entity);
     const onPersist = reg.onPersist;
     return this.db.tx(async (tx) => {
@@ -615,6 +631,7 @@ class Host implements ActorHost {
     if (eventType !== 'xstate.init' && stored && typeof stored === 'object' && !Array.isArray(stored)) {
       delete (stored as Record<string, unknown>).type;
       delete (stored as Record<string, unknown>).at;
+      for (const k of this.kinds[kind]?.eventAttachments ?? []) delete (stored as Record<string, unknown>)[k];
     }
     const notice: TransitionNotice = {
       kind,

@@ -1,6 +1,7 @@
 // The actor runtime's background work across replicas: pending effects are picked up (this replica's after a
 // restart, a gone replica's once its heartbeat is older than the presence TTL), gone replicas are removed from the
-// registry with their live actors adopted, and finished actors' history is pruned after its retention.
+// registry with their live actors adopted, and finished actors' history is pruned after its retention (and the
+// inline results of queries after theirs).
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { presenceBeatMs, removeGoneReplicas } from '../runtime/replicas.ts';
@@ -13,6 +14,7 @@ export interface HousekeepingOptions {
   logger: Logger;
   presenceTtlS: number;
   historyRetentionDays: number;
+  resultRetentionHours: number;
   /** How often pending effects are looked for. */
   effectsTickMs?: number;
 }
@@ -37,6 +39,17 @@ export async function pruneActorHistory(db: Db, retentionDays: number, batch = 5
     [retentionDays],
   );
   return { transitions, connections: conns.length };
+}
+
+/** Drops the small results kept inline in queries rows once they are older than the results' retention, as the
+ *  agents delete their files. */
+export async function pruneInlineResults(db: Db, retentionHours: number): Promise<number> {
+  const rows = await db.query(
+    `update queries set result_inline = null
+      where result_inline is not null and finished_at < now() - make_interval(secs => $1 * 3600) returning 1`,
+    [retentionHours],
+  );
+  return rows.length;
 }
 
 export function startActorHousekeeping(opts: HousekeepingOptions): { stop(): Promise<void> } {
@@ -75,6 +88,8 @@ export function startActorHousekeeping(opts: HousekeepingOptions): { stop(): Pro
     run: async () => {
       const r = await pruneActorHistory(db, opts.historyRetentionDays);
       if (r.transitions || r.connections) logger.info(r, 'finished actors pruned');
+      const results = await pruneInlineResults(db, opts.resultRetentionHours);
+      if (results) logger.info({ results }, 'expired inline results dropped');
     },
   });
   void pruner.tickNow();

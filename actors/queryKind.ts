@@ -120,14 +120,18 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       agentWorkChanged: (ctx, p: { agentId: string }) => deps.elastic?.reportWork(ctx.host, p.agentId),
     },
     entityWrite: runEntityWrite,
+    eventAttachments: ['resultInline'],
+    // Without elastic compute nothing listens for an agent's work changing: no outbox rows for it.
+    inertEffects: deps.elastic ? [] : ['agentWorkChanged'],
   };
 }
 
 /** The queries row of a query or a session statement, from its actor's projection (one statement, folded into the
- *  transition's own). */
-export const runEntityWrite = (id: string, pr: any) => ({
+ *  transition's own), with the small result file a done event carries inline. */
+export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Record<string, unknown>>) => ({
   sql: `update queries set status = $2, agent_id = $3, row_count = $4, duration_ms = $5, error = $6, error_code = $7,
-          columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz
+          columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz,
+          result_inline = coalesce(decode($13::text, 'base64'), result_inline)
         where id = $1`,
   params: [
     id,
@@ -142,6 +146,7 @@ export const runEntityWrite = (id: string, pr: any) => ({
     pr.resultPath,
     toTs(pr.runningAt),
     toTs(pr.finishedAt),
+    typeof attachments?.resultInline === 'string' ? attachments.resultInline : null,
   ],
 });
 

@@ -25,6 +25,8 @@ export interface AgentConfig {
   readonly memoryHeadroomFraction: number;
   readonly maxConcurrencyProfile: ConcurrencyProfile;
   readonly profilingEnabled: boolean;
+  /** A result file this size or smaller travels in its query_done frame (0: never). */
+  readonly resultInlineMaxBytes: number;
   readonly sessionBaselineBytes: number;
   readonly sessionMaxBucketFraction: number;
   readonly sandboxDisabledFilesystems: readonly string[];
@@ -65,6 +67,7 @@ export const AGENT_VARIABLES = {
   MEMORY_HEADROOM_FRACTION: range('agent', '0.10', { min: 0, below: 1 }),
   MAX_CONCURRENCY_PROFILE: oneOf('agent', 'auto', CONCURRENCY_PROFILES),
   PROFILING_ENABLED: bool('agent', 'true'),
+  RESULT_INLINE_MAX_BYTES: bytes('agent', '65536'),
   SESSION_BASELINE_BYTES: bytes('agent', '67108864'),
   SESSION_MAX_BUCKET_FRACTION: range('agent', '0.333', { above: 0, max: 1 }),
   SANDBOX_DISABLED_FILESYSTEMS: list('agent', ''),
@@ -109,6 +112,7 @@ export function agentConfigFromEnv(env: Record<string, string | undefined> = pro
     memoryHeadroomFraction: v.MEMORY_HEADROOM_FRACTION,
     maxConcurrencyProfile: v.MAX_CONCURRENCY_PROFILE as ConcurrencyProfile,
     profilingEnabled: v.PROFILING_ENABLED,
+    resultInlineMaxBytes: v.RESULT_INLINE_MAX_BYTES,
     sessionBaselineBytes: v.SESSION_BASELINE_BYTES,
     sessionMaxBucketFraction: v.SESSION_MAX_BUCKET_FRACTION,
     sandboxDisabledFilesystems: v.SANDBOX_DISABLED_FILESYSTEMS,

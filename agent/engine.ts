@@ -1,5 +1,6 @@
-// One query's DuckDB engine: a fresh in-memory DuckDB instance and connection per query, so each query has its own
-// memory limit and its own locked sandbox (DuckDB's memory limit and configuration lock are per instance).
+// One query's DuckDB engine: a fresh in-memory DuckDB instance and connection, so the query has its own memory limit
+// and its own locked sandbox (DuckDB's memory limit and configuration lock are per instance); or, when its limit is
+// known before it starts, a connection on a warm slot sandboxed and locked the same way (sandboxSlots.ts).
 // Order matters: sandbox first (EXPLAIN binds the statement, and binding read_csv already opens the file), then
 // EXPLAIN for the estimate, then the memory limit and profiling, then the configuration lock, then the statement.
 import { DuckDBInstance, StatementType as DuckStatementType, version as duckdbVersion } from '@duckdb/node-api';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
 import { normalizeProfile } from './profile.ts';
+import type { SandboxSlots, Slot } from './sandboxSlots.ts';
 import { leadingKeyword, quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';
 
 export interface EngineOptions {
@@ -170,22 +172,44 @@ function warmInstances(extensionDir: string, memoryBytes: number): WarmInstances
   return pool;
 }
 
+/** Where a query's engine runs: its own instance (closed after it), or a connection on a reusable slot. */
+type Host = { readonly kind: 'own'; readonly instance: DuckDBInstance } | { readonly kind: 'slot'; readonly slot: Slot; readonly slots: SandboxSlots };
+
 export class QueryEngine {
   readonly #queryId: string;
   readonly #options: EngineOptions;
-  readonly #instance: DuckDBInstance;
+  readonly #host: Host;
   readonly #connection: DuckDBConnection;
   readonly #tempDir: string;
-  readonly #pool: WarmInstances;
+  readonly #partialPath: string;
+  readonly #profileFile: string;
   #closed = false;
 
-  private constructor(queryId: string, options: EngineOptions, instance: DuckDBInstance, connection: DuckDBConnection, tempDir: string) {
+  private constructor(queryId: string, options: EngineOptions, host: Host, connection: DuckDBConnection, tempDir: string) {
     this.#queryId = queryId;
     this.#options = options;
-    this.#pool = warmInstances(join(options.dataDir, 'extensions'), options.explainMemoryBytes);
-    this.#instance = instance;
+    this.#host = host;
     this.#connection = connection;
     this.#tempDir = tempDir;
+    this.#partialPath = host.kind === 'slot' ? host.slot.partialPath : partialResultPath(options.resultsDir, queryId);
+    this.#profileFile = host.kind === 'slot' ? host.slot.profilePath : join(tempDir, 'profile.json');
+  }
+
+  /**
+   * A query whose memory limit is already known (admitted first), on a warm slot of that size: sandboxed, limited,
+   * profiled and locked already (sandboxSlots.ts), so `configure` has nothing left to do.
+   */
+  static async openInSlot(queryId: string, options: EngineOptions, slots: SandboxSlots, limitBytes: number): Promise<QueryEngine> {
+    await mkdir(options.resultsDir, { recursive: true });
+    const slot = await slots.take(limitBytes);
+    let connection: DuckDBConnection;
+    try {
+      connection = await slot.connect();
+    } catch (error) {
+      await slots.discard(slot);
+      throw error;
+    }
+    return new QueryEngine(queryId, options, { kind: 'slot', slot, slots }, connection, slot.dir);
   }
 
   /** A fresh sandboxed instance for one query (configuration not yet locked). */
@@ -197,17 +221,19 @@ export class QueryEngine {
     await mkdir(options.resultsDir, { recursive: true });
     const { instance, connection } = await warmInstances(extensionDir, options.explainMemoryBytes).take();
     try {
-      await connection.run(`SET temp_directory=${quoteLiteral(tempDir)}`);
       // Only this query's own scratch directory (spill files, profile) and its own result file: never the data dir
-      // as a whole, or a query could read another query's (another workspace's) results.
+      // as a whole, or a query could read another query's (another workspace's) results. One round trip to DuckDB
+      // for all of it (each run costs a hop through its thread), in this order: external access goes off last.
       const dirs = [tempDir, ...options.extraReadableDirs].map((d) => quoteLiteral(d.endsWith('/') ? d : `${d}/`));
-      await connection.run(`SET allowed_directories=[${dirs.join(', ')}]`);
-      await connection.run(`SET allowed_paths=[${quoteLiteral(partialResultPath(options.resultsDir, queryId))}]`);
-      if (options.disabledFilesystems.length > 0) {
-        await connection.run(`SET disabled_filesystems=${quoteLiteral(options.disabledFilesystems.join(','))}`);
-      }
-      await connection.run('SET enable_external_access=false');
-      return new QueryEngine(queryId, options, instance, connection, tempDir);
+      const settings = [
+        `SET temp_directory=${quoteLiteral(tempDir)}`,
+        `SET allowed_directories=[${dirs.join(', ')}]`,
+        `SET allowed_paths=[${quoteLiteral(partialResultPath(options.resultsDir, queryId))}]`,
+        ...(options.disabledFilesystems.length > 0 ? [`SET disabled_filesystems=${quoteLiteral(options.disabledFilesystems.join(','))}`] : []),
+        'SET enable_external_access=false',
+      ];
+      await connection.run(settings.join(';\n'));
+      return new QueryEngine(queryId, options, { kind: 'own', instance }, connection, tempDir);
     } catch (error) {
       connection.closeSync();
       instance.closeSync();
@@ -243,13 +269,14 @@ export class QueryEngine {
    * (TimeZone…), while file access stays sandboxed (external access off, allowed directories fixed).
    */
   async configure(memoryLimitBytes: number, opts: { lock?: boolean } = {}): Promise<void> {
-    await this.setMemoryLimit(memoryLimitBytes);
+    if (this.#host.kind === 'slot') return;
+    const settings = [`SET memory_limit=${quoteLiteral(bytesSetting(memoryLimitBytes))}`];
     if (this.#options.profilingEnabled) {
-      await this.#connection.run(`SET enable_profiling='json'`);
-      await this.#connection.run(`SET profiling_coverage='ALL'`);
-      await this.#connection.run(`SET profiling_output=${quoteLiteral(this.#profilePath())}`);
+      settings.push(`SET enable_profiling='json'`, `SET profiling_coverage='ALL'`, `SET profiling_output=${quoteLiteral(this.#profilePath())}`);
     }
-    if (this.#options.lockConfiguration && opts.lock !== false) await this.#connection.run('SET lock_configuration=true');
+    // The lock comes last, in the same round trip: nothing can change the settings after it.
+    if (this.#options.lockConfiguration && opts.lock !== false) settings.push('SET lock_configuration=true');
+    await this.#connection.run(settings.join(';\n'));
   }
 
   /** DuckDB's memory limit (whole MiB): a SQL session's connection raises it for one statement's top-up. */
@@ -304,7 +331,7 @@ export class QueryEngine {
     const columnSchema = described.getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
     const projection = columnSchema.map((c) => parquetSafeColumn(c.name, c.type)).join(', ');
     const fileName = `${resultId}.parquet`;
-    const partial = resultId === this.#queryId ? partialResultPath(this.#options.resultsDir, this.#queryId) : join(this.#tempDir, `${resultId}.parquet.partial`);
+    const partial = resultId === this.#queryId ? this.#partialPath : join(this.#tempDir, `${resultId}.parquet.partial`);
     const copied = await this.#connection.run(`COPY (SELECT ${projection} FROM (${wrapped})) TO ${quoteLiteral(partial)} (FORMAT parquet, ROW_GROUP_SIZE ${RESULT_ROW_GROUP_ROWS})`);
     const rowCount = Number(copied.rowsChanged);
     const profile = await this.#profile(rowCount);
@@ -330,7 +357,7 @@ export class QueryEngine {
   }
 
   #profilePath(): string {
-    return join(this.#tempDir, 'profile.json');
+    return this.#profileFile;
   }
 
   async #profile(rowCount: number): Promise<QueryProfile | null> {
@@ -342,17 +369,28 @@ export class QueryEngine {
     }
   }
 
-  /** Close the instance and remove its spill directory and any partial result. */
+  /** Close the instance (or hand the slot back, emptied) and remove the spill directory and any partial result. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const host = this.#host;
+    if (host.kind === 'slot') {
+      try {
+        this.#connection.closeSync();
+      } catch (error) {
+        await host.slots.discard(host.slot);
+        throw error;
+      }
+      await host.slots.give(host.slot);
+      return;
+    }
     try {
       this.#connection.closeSync();
     } finally {
-      this.#instance.closeSync();
+      host.instance.closeSync();
     }
     await rm(this.#tempDir, { recursive: true, force: true });
-    await rm(partialResultPath(this.#options.resultsDir, this.#queryId), { force: true });
-    this.#pool.refill();
+    await rm(this.#partialPath, { force: true });
+    warmInstances(join(this.#options.dataDir, 'extensions'), this.#options.explainMemoryBytes).refill();
   }
 }

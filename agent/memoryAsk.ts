@@ -86,6 +86,14 @@ export class MemoryAsk {
       : { bytes: this.clamp(estimateBytes * this.#config.estimateSafetyMultiplier), source: 'estimate' };
   }
 
+  /** The ask when it is known without EXPLAIN (a remembered peak or a cached estimate), else null. */
+  known(sql: string): Ask | null {
+    const fed = this.fromFeedback(sql);
+    if (fed !== null) return fed;
+    const estimate = this.cachedEstimate(sql);
+    return estimate === undefined ? null : this.fromEstimate(estimate);
+  }
+
   /**
    * The ask for a statement, in the order above: its remembered peak, else its EXPLAIN estimate (cached; `explain`
    * runs only on a miss, and what it throws is passed on uncached), else the fallback bucket. Queries and SQL

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { encodeAgentFrame, type AgentFrame } from '../protocol/index.ts';
@@ -9,6 +9,7 @@ import { AdmissionController } from './admission.ts';
 import { agentConfigFromEnv, type AgentConfig } from './config.ts';
 import { MemoryAsk } from './memoryAsk.ts';
 import { QueryRunner } from './queryRunner.ts';
+import { SandboxSlots } from './sandboxSlots.ts';
 
 const MiB = 2 ** 20;
 const LONG = 'SELECT count(*) FROM range(100000000000) a';
@@ -42,10 +43,15 @@ function setup(env: Record<string, string> = {}) {
   const memoryAsk = new MemoryAsk(config, budgetBytes);
   const frames: AgentFrame[] = [];
   const waiters: Array<() => void> = [];
+  const slots = new SandboxSlots({
+    scratchRoot: join(config.dataDir, 'tmp'), extensionDir: join(config.dataDir, 'extensions'), disabledFilesystems: [], extraReadableDirs: [],
+    profilingEnabled: config.profilingEnabled, lockConfiguration: true,
+  });
   const runner = new QueryRunner({
     config,
     admission,
     memoryAsk,
+    slots,
     logger: pino({ level: 'silent' }),
     engine: {
       dataDir: config.dataDir,
@@ -81,10 +87,41 @@ function setup(env: Record<string, string> = {}) {
     runner.dispatch({ query_id, sql, workspace: 'default', backend: 'object_store', timeout_s });
     return query_id;
   };
-  return { config, runner, admission, memoryAsk, frames, outcome, started, dispatch };
+  return { config, runner, admission, memoryAsk, slots, frames, outcome, started, dispatch };
 }
 
 describe('QueryRunner (real DuckDB)', () => {
+  it('runs a statement whose size is known on a warm slot, with a small result inline', async () => {
+    const t = setup({ RESULT_INLINE_MAX_BYTES: '65536' });
+    const sql = `SELECT 42 AS answer, 'x' AS s`;
+    const first = await t.outcome(t.dispatch(sql));
+    // The first run sizes itself by EXPLAIN on an instance of its own; the estimate is then known.
+    expect(t.slots.idleCount).toBe(0);
+    for (let i = 0; i < 3; i++) {
+      const done = await t.outcome(t.dispatch(sql));
+      if (done.type !== 'query_done') throw new Error(JSON.stringify(done));
+      expect(done.payload.row_count).toBe(1);
+      const bytes = Buffer.from(done.payload.result_inline ?? '', 'base64');
+      expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
+      expect((await stat(join(t.config.resultsDir, basename(done.payload.result_path!)))).size).toBe(bytes.length);
+      await vi.waitFor(() => expect(t.slots.idleCount).toBe(1));
+    }
+    expect(first.type).toBe('query_done');
+    // Cancelled on a slot: reported as cancelled, and the slot serves the next query.
+    const sized = t.dispatch(LONG);
+    await t.started(sized);
+    t.runner.cancel(sized);
+    await t.outcome(sized);
+    const id = t.dispatch(LONG);
+    await t.started(id);
+    t.runner.cancel(id);
+    const cancelled = await t.outcome(id);
+    expect(cancelled.type === 'query_failed' && cancelled.payload.error.code).toBe('cancelled');
+    const after = await t.outcome(t.dispatch(sql));
+    expect(after.type).toBe('query_done');
+    await t.runner.close();
+  });
+
   it('reports query_started then query_done with the result, schema and profile', async () => {
     const t = setup();
     const id = t.dispatch('SELECT range AS n, range::VARCHAR AS s FROM range(10)');
@@ -99,7 +136,8 @@ describe('QueryRunner (real DuckDB)', () => {
     expect(t.frames.findIndex((f) => f.type === 'query_started')).toBeLessThan(t.frames.indexOf(done));
     expect((await stat(join(t.config.resultsDir, `${id}.parquet`))).size).toBeGreaterThan(0);
     expect(t.runner.inFlightCount).toBe(0);
-    expect(t.admission.stats.reservedBytes).toBe(0);
+    // The outcome goes out first; the reservation lasts until the engine is closed, just after.
+    await vi.waitFor(() => expect(t.admission.stats.reservedBytes).toBe(0));
   });
 
   it('reports SQL errors as sql_error with the engine message', async () => {

@@ -1,6 +1,8 @@
 // Runs dispatched queries: estimate → admission → execute → query_done / query_failed. Owns the in-flight set,
 // cancellation and the agent-side timeout (both interrupt the running statement).
-import type { AgentFrame, DispatchQueryFrame } from '../protocol/index.ts';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { RESULT_INLINE_CEILING_BYTES, type AgentFrame, type DispatchQueryFrame } from '../protocol/index.ts';
 import { AdmissionController, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
 import { QueryEngine, type EngineOptions } from './engine.ts';
@@ -10,6 +12,7 @@ import { IcebergBridge } from './icebergBridge.ts';
 import { BridgeError } from './icebergErrors.ts';
 import type { Logger } from './logger.ts';
 import type { MemoryAsk } from './memoryAsk.ts';
+import type { SandboxSlots } from './sandboxSlots.ts';
 import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 
@@ -28,6 +31,8 @@ export interface QueryRunnerOptions {
   readonly memoryAsk: MemoryAsk;
   readonly engine: EngineOptions;
   readonly logger: Logger;
+  /** Warm sandboxed instances for queries whose memory ask is known without EXPLAIN (absent: one instance each). */
+  readonly slots?: SandboxSlots;
   /** The Iceberg data-file cache (needed when dispatches carry catalogs). */
   readonly dataCache?: DataFileCache;
   /** Test hook: runs between a write's upload and its catalog commit. */
@@ -91,6 +96,7 @@ export class QueryRunner {
   async close(): Promise<void> {
     for (const entry of this.#inFlight.values()) this.#stop(entry, 'cancelled');
     await Promise.all([...this.#inFlight.values()].map((e) => e.done));
+    await this.#o.slots?.close();
   }
 
   async #run(payload: Dispatch, entry: InFlight): Promise<void> {
@@ -101,25 +107,24 @@ export class QueryRunner {
     const timeoutS = Math.min(payload.timeout_s, config.maxTimeoutS);
     // The timeout counts from receipt, like the control plane's view of the query, so queueing is included.
     const timer = setTimeout(() => this.#stop(entry, 'timeout'), timeoutS * 1000);
-    let grant: Grant | null = null;
-    let bridge: IcebergBridge | null = null;
+    // Set inside the closures below (declared with `as` so the checker does not narrow them to null).
+    let grant = null as Grant | null;
+    let bridge = null as IcebergBridge | null;
     let outcome: AgentFrame;
     const stopped = () => {
       if (entry.stopReason !== null) throw new Error(`stopped: ${entry.stopReason}`);
     };
     try {
       log.debug({ sql: payload.sql }, 'query received');
-      entry.engine = await QueryEngine.open(queryId, this.#o.engine);
-      stopped();
-      let sql = payload.sql;
-      if (payload.catalogs && payload.catalogs.length > 0) {
+      const openBridge = async (engine: QueryEngine): Promise<string> => {
+        if (!payload.catalogs || payload.catalogs.length === 0) return payload.sql;
         if (!this.#o.dataCache) throw new BridgeError('catalog_error', 'this agent has no Iceberg data cache configured');
-        // Attach the catalogs and prepare the first statement's tables before EXPLAIN, which binds them.
+        // Attach the catalogs and prepare the first statement's tables (before EXPLAIN, which binds them).
         bridge = await IcebergBridge.open(
           {
             attachments: decodeAttachments(payload.catalogs),
-            connection: entry.engine.connection,
-            workDir: entry.engine.tempDir,
+            connection: engine.connection,
+            workDir: engine.tempDir,
             cache: this.#o.dataCache,
             logger: log,
             ...(this.#o.beforeIcebergCommit ? { beforeCommit: this.#o.beforeIcebergCommit } : {}),
@@ -129,32 +134,48 @@ export class QueryRunner {
         stopped();
         await bridge.before(0);
         stopped();
-        sql = bridge.sql;
+        return bridge.sql;
+      };
+      const admit = async (ask: { bytes: number; source: string }): Promise<Grant> => {
+        const granted = await processSpan('admission', { attributes: { 'eider.ask_bytes': ask.bytes } }, () => admission.acquire(queryId, ask.bytes));
+        grant = granted;
+        stopped();
+        log.info({ askBytes: ask.bytes, askSource: ask.source, grantedBytes: granted.grantedBytes, limitBytes: granted.limitBytes, queuedMs: granted.queuedMs }, 'query admitted');
+        send({ type: 'query_started', payload: { query_id: queryId, queued_ms: granted.queuedMs, reserved_bytes: granted.grantedBytes } });
+        return granted;
+      };
+      const auto = config.maxConcurrencyProfile === 'auto';
+      const known = auto ? memoryAsk.known(payload.sql) : { bytes: 0, source: 'ladder' };
+      let sql: string;
+      if (known && this.#o.slots) {
+        // The size is known without EXPLAIN: admitted first, then run on a warm sandboxed slot of that size.
+        const granted = await admit(known);
+        entry.engine = await QueryEngine.openInSlot(queryId, this.#o.engine, this.#o.slots, granted.limitBytes);
+        stopped();
+        sql = await openBridge(entry.engine);
+      } else {
+        const engine = await QueryEngine.open(queryId, this.#o.engine);
+        entry.engine = engine;
+        stopped();
+        const bound = await openBridge(engine);
+        sql = bound;
+        const ask = auto
+          ? await memoryAsk.askFor(payload.sql, async () => {
+              const estimate = await engine.explainEstimate(bound, config.explainTimeoutS * 1000);
+              stopped();
+              return estimate;
+            })
+          : { bytes: 0, source: 'ladder' };
+        const granted = await admit(ask);
+        await engine.configure(granted.limitBytes);
+        stopped();
       }
-      let askBytes = 0;
-      let askSource = 'ladder';
-      if (config.maxConcurrencyProfile === 'auto') {
-        const engine = entry.engine;
-        const ask = await memoryAsk.askFor(payload.sql, async () => {
-          const estimate = await engine.explainEstimate(sql, config.explainTimeoutS * 1000);
-          stopped();
-          return estimate;
-        });
-        askBytes = ask.bytes;
-        askSource = ask.source;
-      }
-      grant = await processSpan('admission', { attributes: { 'eider.ask_bytes': askBytes } }, () => admission.acquire(queryId, askBytes));
-      stopped();
-      log.info({ askBytes, askSource, grantedBytes: grant.grantedBytes, limitBytes: grant.limitBytes, queuedMs: grant.queuedMs }, 'query admitted');
-      send({ type: 'query_started', payload: { query_id: queryId, queued_ms: grant.queuedMs, reserved_bytes: grant.grantedBytes } });
-      await entry.engine.configure(grant.limitBytes);
-      stopped();
       const engine = entry.engine;
       const result = await processSpan('execution', {}, () => engine.execute(sql, bridge ?? undefined));
       if (bridge) log.info({ ...bridge.stats }, 'iceberg bridge');
       const durationMs = performance.now() - startedAt;
       memoryAsk.learn(payload.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
-      outcome = doneFrame(queryId, result, durationMs);
+      outcome = doneFrame(queryId, result, durationMs, await this.#inlineResult(result.resultPath));
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'query done');
     } catch (error) {
       const durationMs = performance.now() - startedAt;
@@ -164,15 +185,24 @@ export class QueryRunner {
       outcome = failed.frame;
     } finally {
       clearTimeout(timer);
-      // Close before releasing: the reservation must cover the instance's memory until it is actually freed.
-      await entry.engine?.close().catch((error: unknown) => log.warn({ err: failureMessage(error) }, 'engine close failed'));
-      // Unpinned only once DuckDB is closed: its views read the cached files lazily.
-      bridge?.close();
-      grant?.release();
     }
-    // Reported only after cleanup, so when the control plane hears the outcome the memory is free again and the
-    // query is no longer in flight here.
+    // Reported before the cleanup, which costs a few milliseconds (closing DuckDB blocks): the outcome is final,
+    // and the memory stays reserved here until the instance is actually closed.
     this.#inFlight.delete(queryId);
     send(outcome);
+    // Close before releasing: the reservation must cover the instance's memory until it is actually freed.
+    await entry.engine?.close().catch((error: unknown) => log.warn({ err: failureMessage(error) }, 'engine close failed'));
+    // Unpinned only once DuckDB is closed: its views read the cached files lazily.
+    bridge?.close();
+    grant?.release();
+  }
+
+  /** The result file itself when it is small enough to travel in the query_done frame (RESULT_INLINE_MAX_BYTES). */
+  async #inlineResult(resultPath: string | null): Promise<Buffer | null> {
+    const max = Math.min(this.#o.config.resultInlineMaxBytes, RESULT_INLINE_CEILING_BYTES);
+    if (resultPath === null || max <= 0) return null;
+    const file = join(this.#o.engine.resultsDir, basename(resultPath));
+    const { size } = await stat(file);
+    return size <= max ? readFile(file) : null;
   }
 }

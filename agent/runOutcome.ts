@@ -21,7 +21,8 @@ export function failureCode(error: unknown): QueryErrorCode {
   return 'internal_error';
 }
 
-export function doneFrame(id: string, result: ExecutionResult, durationMs: number): AgentFrame {
+/** The query_done frame; `inline` is the result file when it is small enough to travel in the frame. */
+export function doneFrame(id: string, result: ExecutionResult, durationMs: number, inline: Buffer | null = null): AgentFrame {
   return {
     type: 'query_done',
     payload: {
@@ -33,6 +34,7 @@ export function doneFrame(id: string, result: ExecutionResult, durationMs: numbe
       columns: result.columns,
       ...(result.statementType ? { statement_type: result.statementType } : {}),
       ...(result.profile ? { profile: result.profile } : {}),
+      ...(inline ? { result_inline: inline.toString('base64') } : {}),
     },
   };
 }

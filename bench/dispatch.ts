@@ -1,23 +1,43 @@
-// Dispatch overhead: `SELECT 42` submitted and awaited through the api, sequentially, against the same statement
-// run by DuckDB in-process. Run by hand: node bench/dispatch.ts [iterations]
+// Dispatch overhead: `SELECT 42` submitted, awaited and its first rows page read through the api, sequentially,
+// against the same statement run by DuckDB in-process. Prints the split (submit answer, wait for done, first page).
+// Run by hand: node bench/dispatch.ts [iterations]
+// (API_NODE_OPTIONS / AGENT_NODE_OPTIONS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof', profile the api / the agent)
 import { DuckDBInstance } from '@duckdb/node-api';
-import { BENCH_BOOTSTRAP, adminToken, agentIdByName, percentiles, runQuery, startAgentProcess, startApiProcess } from './support.ts';
+import { BENCH_BOOTSTRAP, adminToken, agentIdByName, percentiles, startAgentProcess, startApiProcess } from './support.ts';
 
 const n = Number(process.argv[2] ?? 300);
-const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP });
+const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP, ...(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {}) });
 const token = await adminToken(api);
 const agent = await startAgentProcess(api, token, 'bench', BENCH_BOOTSTRAP);
+const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+
+/** One run: [submit answered, done seen, first page read] in ms from the start. */
+async function once(agentId: string): Promise<[number, number, number]> {
+  const t0 = performance.now();
+  const sub = await fetch(`${api.url}/api/workspaces/default/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: 'SELECT 42', agent_id: agentId }) });
+  const q = (await sub.json()) as { id: string; status: string };
+  if (sub.status !== 202) throw new Error(`submit: ${sub.status} ${JSON.stringify(q)}`);
+  const t1 = performance.now();
+  const final = q.status === 'done' ? q : ((await (await fetch(`${api.url}/api/queries/${q.id}?wait_timeout_s=30`, { headers })).json()) as { status: string });
+  if (final.status !== 'done') throw new Error(`query ${final.status}`);
+  const t2 = performance.now();
+  const page = (await (await fetch(`${api.url}/api/queries/${q.id}/rows?limit=1000`, { headers })).json()) as { rows: Array<Record<string, unknown>> };
+  if (page.rows?.[0]?.["42"] !== 42) throw new Error(`rows: ${JSON.stringify(page)}`);
+  return [t1 - t0, t2 - t0, performance.now() - t0];
+}
+
 try {
   const agentId = await agentIdByName(api, token, 'bench');
-  for (let i = 0; i < 20; i++) await runQuery(api, token, agentId, 'SELECT 42');
-  const lat: number[] = [];
+  for (let i = 0; i < 20; i++) await once(agentId);
+  const submit: number[] = [];
+  const wait: number[] = [];
+  const full: number[] = [];
   for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await runQuery(api, token, agentId, 'SELECT 42');
-    lat.push(performance.now() - t0);
+    const [a, b, c] = await once(agentId);
+    submit.push(a);
+    wait.push(b - a);
+    full.push(c);
   }
-  const full = percentiles(lat);
-
   const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
   const local: number[] = [];
@@ -26,11 +46,13 @@ try {
     await (await conn.run('SELECT 42')).getRows();
     if (i >= 20) local.push(performance.now() - t0);
   }
-  const inproc = percentiles(local);
-  console.log(`SELECT 42, ${n} sequential round trips`);
-  console.log(`through the api (submit + wait):   p50 ${full.p50.toFixed(2)} ms   p99 ${full.p99.toFixed(2)} ms`);
-  console.log(`DuckDB in-process:                 p50 ${inproc.p50.toFixed(3)} ms   p99 ${inproc.p99.toFixed(3)} ms`);
-  console.log(`overhead at p50: ${(full.p50 - inproc.p50).toFixed(2)} ms`);
+  const p = (xs: number[]) => percentiles(xs);
+  const ms = (x: number) => x.toFixed(2).padStart(7);
+  console.log(`SELECT 42, ${n} sequential runs (submit → done → first rows page)`);
+  console.log(`submit answered:        p50 ${ms(p(submit).p50)} ms   p99 ${ms(p(submit).p99)} ms`);
+  console.log(`then wait until done:   p50 ${ms(p(wait).p50)} ms   p99 ${ms(p(wait).p99)} ms`);
+  console.log(`whole, with first page: p50 ${ms(p(full).p50)} ms   p99 ${ms(p(full).p99)} ms`);
+  console.log(`DuckDB in-process:      p50 ${p(local).p50.toFixed(3).padStart(7)} ms   p99 ${p(local).p99.toFixed(3).padStart(7)} ms`);
 } finally {
   agent.kill('SIGTERM');
   await api.stop();

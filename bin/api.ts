@@ -206,6 +206,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     logger: logger.child({ part: 'actors' }),
     presenceTtlS: config.AGENT_PRESENCE_TTL_S,
     historyRetentionDays: config.ACTOR_HISTORY_RETENTION_DAYS,
+    resultRetentionHours: config.RESULT_RETENTION_HOURS,
   });
 
   // One replica at a time prunes the audit trail; hourly is plenty for a retention counted in days.

@@ -247,6 +247,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
             columns: p.result_path ? [...p.columns] : null,
             columnSchema: p.column_schema ? p.column_schema.map((c) => ({ name: c.name, type: c.type })) : null,
             profile: (p.profile ?? null) as any,
+            ...(p.result_inline !== undefined ? { resultInline: p.result_inline } : {}),
           });
           return;
         }
@@ -291,7 +292,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       }
       if (event.type === 'started') await host.send('statement', queryId, { type: 'ack' });
       else if (event.type === 'done') {
-        const { profile: _profile, ...done } = event;
+        const { profile: _profile, resultInline: _inline, ...done } = event;
         await host.send('statement', queryId, done);
       } else if (event.type === 'failed') await host.send('statement', queryId, event);
     }

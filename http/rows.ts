@@ -1,10 +1,10 @@
-// Result pages: the api reads the agent's Parquet file over HTTP with range requests and decodes only the page
-// asked for. The cursor is opaque (the next row offset, tied to the query); total is the persisted row_count.
+// Result pages: the api decodes only the page asked for from the result's Parquet file, which is either kept in the
+// queries row (a small result the agent sent inline) or read from the agent over HTTP with range requests. The cursor is opaque (the next row offset, tied to the query); total is the persisted row_count.
 // A page may also be addressed by its row offset, so a reader can jump to any part of the result in one request:
 // the web app's grid jumping to the end of 200,000 rows otherwise walked 399 cursors from the start (11.8 s).
 import { AppError, badRequest, conflict, unavailable } from '../domain/errors.ts';
 import type { QueryRow } from '../domain/queries.ts';
-import { openResult, ResultUnavailableError } from '../runtime/resultReader.ts';
+import { openResult, openResultBytes, ResultUnavailableError, type ResultFile } from '../runtime/resultReader.ts';
 import type { AppContext } from './context.ts';
 
 export interface RowsCursor {
@@ -34,6 +34,24 @@ export const encodeRowsCursor = (queryId: string, offset: number) => Buffer.from
 /** Where a page starts: the cursor's offset, or a row offset, or else the first row (not cursor and offset both). */
 export type PageStart = { cursor?: string; offset?: number };
 
+const resultExpired = () => new AppError(410, 'result_expired', 'the result file is gone (retention); re-run the query from its SQL');
+
+/** The result file: kept in the queries row when the agent sent it inline, else read from the agent over HTTP. */
+async function openResultFile(ctx: AppContext, row: QueryRow): Promise<ResultFile> {
+  const [held] = await ctx.db.query<{ result_inline: Uint8Array | null; expired: boolean }>(
+    `select result_inline, finished_at < now() - make_interval(secs => $2 * 3600) as expired from queries where id = $1`,
+    [row.id, ctx.config.RESULT_RETENTION_HOURS],
+  );
+  if (held?.result_inline) {
+    // Expired like the agent's file, whether or not the pruner has dropped it yet.
+    if (held.expired) throw resultExpired();
+    return openResultBytes(row.id, held.result_inline);
+  }
+  const source = row.agent_id ? await ctx.link.resultSource(row.agent_id, `${row.id}.parquet`) : null;
+  if (!source) throw unavailable('the agent holding this result is not connected; retry when it reconnects', 'agent_unavailable');
+  return openResult(source);
+}
+
 export async function readRowsPage(ctx: AppContext, row: QueryRow, limit: number, start: PageStart = {}) {
   if (start.cursor !== undefined && start.offset !== undefined) throw badRequest('give either cursor or offset, not both', 'invalid_cursor');
   if (row.status !== 'done') throw conflict(`the query is ${row.status}; rows exist only once it is done`, 'query_not_done');
@@ -41,10 +59,8 @@ export async function readRowsPage(ctx: AppContext, row: QueryRow, limit: number
   if (!row.result_path) return { rows: [], columns: [], column_schema: null, cursor: null, total: 0 };
   const offset = start.cursor ? decodeRowsCursor(start.cursor, row.id) : (start.offset ?? 0);
   if (offset >= total) return { rows: [], columns: row.columns ?? [], column_schema: row.column_schema, cursor: null, total };
-  const source = row.agent_id ? await ctx.link.resultSource(row.agent_id, `${row.id}.parquet`) : null;
-  if (!source) throw unavailable('the agent holding this result is not connected; retry when it reconnects', 'agent_unavailable');
   try {
-    const file = await openResult(source);
+    const file = await openResultFile(ctx, row);
     const page = await file.readPage(offset, limit, row.column_schema);
     const next = offset + page.rows.length;
     return {
@@ -56,7 +72,7 @@ export async function readRowsPage(ctx: AppContext, row: QueryRow, limit: number
     };
   } catch (e) {
     if (e instanceof ResultUnavailableError) {
-      if (e.status === 404) throw new AppError(410, 'result_expired', 'the result file is gone (retention); re-run the query from its SQL');
+      if (e.status === 404) throw resultExpired();
       throw unavailable(`could not read the result from the agent: ${e.message}`, 'agent_unavailable');
     }
     throw e;

@@ -46,7 +46,8 @@ export type QueryEvent =
   | { type: 'dispatched'; at: number }
   | { type: 'dispatchFailed'; at: number; message: string }
   | { type: 'started'; at: number }
-  | (RunDoneEvent & { profile?: Json })
+  // resultInline: a small result file (base64 Parquet) the entity row keeps; the machine ignores it.
+  | (RunDoneEvent & { profile?: Json; resultInline?: string })
   | { type: 'failed'; at: number; code: string; message: string }
   | { type: 'cancel'; at: number }
   | { type: 'agentLost'; at: number }

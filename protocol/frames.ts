@@ -8,6 +8,10 @@ const Uuid = Schema.String.check(Schema.isUUID());
 const Count = Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0));
 const Millis = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0));
 const PositiveSeconds = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThan(0));
+/** The largest result file a query_done frame may carry inline (agents cap RESULT_INLINE_MAX_BYTES to it). */
+export const RESULT_INLINE_CEILING_BYTES = 2 ** 20;
+// Standard base64 of at most RESULT_INLINE_CEILING_BYTES.
+const Base64 = Schema.String.check(Schema.isMaxLength(Math.ceil(RESULT_INLINE_CEILING_BYTES / 3) * 4), Schema.isPattern(/^[A-Za-z0-9+/]*={0,2}$/));
 const Port = Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 0, maximum: 65535 }));
 
 function frame<T extends string, P extends Schema.Top>(type: T, payload: P) {
@@ -163,6 +167,9 @@ export const QueryDoneFrame = frame(
     columns: Schema.Array(Schema.String),
     statement_type: Schema.optional(StatementType),
     profile: Schema.optional(QueryProfile),
+    // A small result file itself (base64 Parquet, as at result_path): the api serves its rows without reading
+    // them back from the agent.
+    result_inline: Schema.optional(Base64),
   }),
 );
 export const QueryFailedFrame = frame(

@@ -112,6 +112,8 @@ export const CONFIG_VARIABLES = {
   MIGRATION_RETENTION_DAYS: num('loops', '7', 0),
   ACTOR_REAPER_TICK_S: num('loops', '1', 0.05),
   ACTOR_HISTORY_RETENTION_DAYS: num('loops', '7', 0),
+  // Small results the api keeps inline (sent in query_done) expire with the agent's files: give both the same value.
+  RESULT_RETENTION_HOURS: num('loops', '24', 0.0001),
   // Audit rows older than this are pruned (decisions.md "Tracing and audit"); 0 keeps them forever.
   AUDIT_RETENTION_DAYS: int('loops', '365', 0),
   // SQL sessions

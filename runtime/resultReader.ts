@@ -187,9 +187,21 @@ function rangeFile(src: ResultSource, byteLength: number): AsyncBuffer {
   };
 }
 
+/** A result file held in memory. */
+function memoryFile(bytes: Uint8Array): AsyncBuffer {
+  return {
+    byteLength: bytes.byteLength,
+    slice: (start: number, end: number = bytes.byteLength) => bytes.buffer.slice(bytes.byteOffset + start, bytes.byteOffset + Math.min(end, bytes.byteLength)) as ArrayBuffer,
+  };
+}
+
 async function loadFooter(src: ResultSource, key: string): Promise<Footer> {
-  const byteLength = await byteLengthOf(src);
-  const metadata = await parquetMetadataAsync(rangeFile(src, byteLength), { initialFetchSize: FOOTER_FETCH_BYTES });
+  return readFooter(key, rangeFile(src, await byteLengthOf(src)));
+}
+
+async function readFooter(key: string, file: AsyncBuffer): Promise<Footer> {
+  const byteLength = file.byteLength;
+  const metadata = await parquetMetadataAsync(file, { initialFetchSize: FOOTER_FETCH_BYTES });
   const nodes = parquetSchema(metadata).children;
   const columns = nodes.map((n) => n.element.name);
   // hyparquet addresses top-level columns by name, so two equal names could not be told apart. The agent writes
@@ -217,7 +229,18 @@ export async function openResult(src: ResultSource): Promise<ResultFile> {
     });
     while (footers.size > FOOTER_CACHE_ENTRIES) footers.delete(footers.keys().next().value as string);
   }
-  return new PagedResult(src, await entry);
+  const footer = await entry;
+  return new PagedResult(rangeFile(src, footer.byteLength), footer);
+}
+
+/**
+ * A result file the api holds itself (a small result the agent sent in its query_done frame), under `key` (unique
+ * to the query) in the decoded-groups cache. Its footer is parsed on every open: for a file this small that costs
+ * less than keeping it.
+ */
+export async function openResultBytes(key: string, bytes: Uint8Array): Promise<ResultFile> {
+  const file = memoryFile(bytes);
+  return new PagedResult(file, await readFooter(`inline:${key}`, file));
 }
 
 function convertersFor(footer: Footer, columnSchema: ColumnType[] | null): Convert[] {
@@ -261,11 +284,11 @@ async function decodeRows(file: AsyncBuffer, footer: Footer, rowStart: number, r
 }
 
 class PagedResult implements ResultFile {
-  readonly #src: ResultSource;
+  readonly #file: AsyncBuffer;
   readonly #footer: Footer;
 
-  constructor(src: ResultSource, footer: Footer) {
-    this.#src = src;
+  constructor(file: AsyncBuffer, footer: Footer) {
+    this.#file = file;
     this.#footer = footer;
   }
 
@@ -284,7 +307,7 @@ class PagedResult implements ResultFile {
     const columns = [...footer.columns];
     if (offset >= footer.numRows) return { rows: [], columns, nextOffset: null };
     const rowEnd = Math.min(footer.numRows, offset + limit);
-    const file = rangeFile(this.#src, footer.byteLength);
+    const file = this.#file;
     const parts = await Promise.all(
       footer.groups
         .map((group, index) => ({ ...group, index }))

@@ -1,0 +1,99 @@
+// Reusable sandboxed instances: a slot serves the next query only when it is provably empty, keeps its sandbox and
+// its lock, and its scratch directory is cleared between queries.
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SandboxSlots, slotSize } from './sandboxSlots.ts';
+
+let root: string;
+let slots: SandboxSlots;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'eider-slots-'));
+  slots = new SandboxSlots({ scratchRoot: join(root, 'tmp'), extensionDir: join(root, 'ext'), disabledFilesystems: [], extraReadableDirs: [], profilingEnabled: true, lockConfiguration: true });
+});
+afterEach(async () => {
+  await slots.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function run(limit: number, sql: string): Promise<{ dir: string; rows: unknown[][] }> {
+  const slot = await slots.take(limit);
+  const c = await slot.connect();
+  try {
+    return { dir: slot.dir, rows: (await c.runAndReadAll(sql)).getRows() };
+  } finally {
+    c.closeSync();
+    await slots.give(slot);
+  }
+}
+
+describe('sandbox slots', () => {
+  it('sizes slots down a √2 ladder', () => {
+    expect(slotSize(64 * 2 ** 20)).toBe(64 * 2 ** 20);
+    expect(slotSize(100 * 2 ** 20)).toBe(90 * 2 ** 20);
+    expect(slotSize(1)).toBe(2 ** 20);
+    expect(slotSize(3 * 2 ** 30)).toBeLessThanOrEqual(3 * 2 ** 30);
+    expect(slotSize(3 * 2 ** 30)).toBeGreaterThan(2 * 2 ** 30);
+  });
+
+  it('reuses an emptied slot: same instance, cleared scratch directory, detached catalogs', async () => {
+    const first = await run(64 * 2 ** 20, `SELECT 42`);
+    writeFileSync(join(first.dir, 'left-behind.bin'), 'x');
+    expect(slots.idleCount).toBe(1);
+    // A catalog the bridge would attach, with a view in it: detached before the next query.
+    const attached = await slots.take(64 * 2 ** 20);
+    expect(attached.dir).toBe(first.dir);
+    const c = await attached.connect();
+    await c.run(`ATTACH ':memory:' AS cat1; CREATE VIEW cat1.main.v AS SELECT 1 AS one`);
+    c.closeSync();
+    await slots.give(attached);
+    const next = await run(64 * 2 ** 20, `SELECT count(*) FROM duckdb_databases() WHERE database_name = 'cat1'`);
+    expect(next.dir).toBe(first.dir);
+    expect(next.rows[0][0]).toBe(0n);
+    expect(readdirSync(first.dir).filter((f) => f === 'left-behind.bin')).toEqual([]);
+  });
+
+  it('closes a slot a query left an object in, instead of reusing it', async () => {
+    const slot = await slots.take(64 * 2 ** 20);
+    const c = await slot.connect();
+    await c.run(`CREATE TABLE memory.main.secret_of_workspace_a AS SELECT 'a' AS v`);
+    c.closeSync();
+    await slots.give(slot);
+    expect(slots.idleCount).toBe(0);
+    expect(existsSync(slot.dir)).toBe(false);
+    const other = await run(64 * 2 ** 20, `SELECT count(*) FROM duckdb_tables() WHERE table_name = 'secret_of_workspace_a'`);
+    expect(other.dir).not.toBe(slot.dir);
+    expect(other.rows[0][0]).toBe(0n);
+  });
+
+  it('keeps temporary objects to their connection, and a slot of another size apart', async () => {
+    const slot = await slots.take(64 * 2 ** 20);
+    const c = await slot.connect();
+    await c.run(`CREATE TEMP TABLE t AS SELECT 1 AS one; SET VARIABLE v = 'x'`);
+    c.closeSync();
+    await slots.give(slot);
+    expect(slots.idleCount).toBe(1);
+    const again = await run(64 * 2 ** 20, `SELECT (SELECT count(*) FROM duckdb_tables() WHERE table_name = 't'), getvariable('v')`);
+    expect(again.rows[0]).toEqual([0n, null]);
+    const bigger = await run(256 * 2 ** 20, `SELECT current_setting('memory_limit')`);
+    expect(bigger.dir).not.toBe(slot.dir);
+    expect(String(bigger.rows[0][0])).toMatch(/^256\.0 MiB$/);
+  });
+
+  it('holds the sandbox and the lock for every query it serves', async () => {
+    const outside = join(root, 'outside.csv');
+    writeFileSync(outside, 'a\n1\n');
+    for (let i = 0; i < 2; i++) {
+      const slot = await slots.take(64 * 2 ** 20);
+      const c = await slot.connect();
+      await expect(c.run(`SELECT * FROM read_csv('${outside}')`)).rejects.toThrow(/Permission Error|disabled/);
+      await expect(c.run(`SET memory_limit='8GiB'`)).rejects.toThrow(/locked/);
+      await expect(c.run(`SET enable_external_access=true`)).rejects.toThrow();
+      c.closeSync();
+      await slots.give(slot);
+    }
+    expect(slots.idleCount).toBe(1);
+  });
+});

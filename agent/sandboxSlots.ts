@@ -1,0 +1,172 @@
+// Sandboxed DuckDB instances that serve one query after another. Creating and closing an instance costs 15-20 ms of
+// CPU (its thread pool, catalog, allocator), against under 1 ms for a query on a warm one: under concurrency that
+// decided how many trivial queries an agent ran per second. A slot keeps what the per-query instance had: the
+// sandbox (external access off, its own scratch directory, the readable directories), the memory limit and the
+// configuration lock are set once at creation and never change; each query gets a fresh connection (its temporary
+// objects and variables die with it).
+//
+// Between queries the slot is emptied: the databases a query attached (the Iceberg bridge's catalogs) are
+// detached and its scratch directory cleared; then it is checked empty of user objects. A slot that cannot be
+// proven empty (a table, view, macro, type, sequence or schema left behind) is closed, never reused: nothing of
+// one query (or one workspace) reaches the next. The memory limit is fixed, so a slot serves the queries whose
+// limit rounds down to its size (a ladder of √2 steps), and they get that much.
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { quoteIdentifier, quoteLiteral } from './statementText.ts';
+
+export interface SlotOptions {
+  /** Parent of the slots' scratch directories. */
+  readonly scratchRoot: string;
+  readonly extensionDir: string;
+  readonly disabledFilesystems: readonly string[];
+  /** Directories every query may also read (the Iceberg data-file cache). */
+  readonly extraReadableDirs: readonly string[];
+  readonly profilingEnabled: boolean;
+  readonly lockConfiguration: boolean;
+}
+
+export interface Slot {
+  readonly limitBytes: number;
+  /** The slot's scratch directory: spill files, the profile, the partial result, the bridge's staging files. */
+  readonly dir: string;
+  readonly profilePath: string;
+  readonly partialPath: string;
+  /** A fresh connection for one query. */
+  connect(): Promise<DuckDBConnection>;
+}
+
+interface SlotInstance extends Slot {
+  readonly instance: DuckDBInstance;
+}
+
+// Idle slots are instances nobody reserved memory for: few, and the oldest closed first.
+const MAX_IDLE_PER_SIZE = 2;
+const MAX_IDLE = 4;
+const MIB = 2 ** 20;
+
+/** The slot size a memory limit runs in: the largest step of the √2 ladder (from 1 MiB) not above it. */
+export function slotSize(limitBytes: number): number {
+  const steps = Math.floor(2 * Math.log2(Math.max(1, limitBytes / MIB)));
+  return Math.max(MIB, Math.floor(Math.SQRT2 ** steps) * MIB);
+}
+
+const LEFTOVERS = `select
+  (select count(*) from duckdb_tables() where not internal) + (select count(*) from duckdb_views() where not internal)
+  + (select count(*) from duckdb_sequences()) + (select count(*) from duckdb_functions() where not internal)
+  + (select count(*) from duckdb_types() where not internal) + (select count(*) from duckdb_schemas() where not internal)
+  + (select count(*) from duckdb_indexes()) as n`;
+
+export class SandboxSlots {
+  readonly #o: SlotOptions;
+  /** Idle slots, oldest first. */
+  readonly #idle: SlotInstance[] = [];
+  #closed = false;
+
+  constructor(options: SlotOptions) {
+    this.#o = options;
+  }
+
+  get idleCount(): number {
+    return this.#idle.length;
+  }
+
+  /** An idle slot of the size `limitBytes` rounds down to, or a new one. */
+  async take(limitBytes: number): Promise<Slot> {
+    const size = slotSize(limitBytes);
+    const i = this.#idle.findIndex((s) => s.limitBytes === size);
+    if (i >= 0) return this.#idle.splice(i, 1)[0];
+    return this.#create(size);
+  }
+
+  /** Empties a slot after its query and keeps it for the next, or closes it when it cannot be proven empty. */
+  async give(slot: Slot): Promise<void> {
+    const s = slot as SlotInstance;
+    let clean = false;
+    try {
+      clean = !this.#closed && (await this.#empty(s));
+    } catch {
+      clean = false;
+    }
+    if (!clean) return this.#close(s);
+    this.#idle.push(s);
+    const sameSize = this.#idle.filter((x) => x.limitBytes === s.limitBytes);
+    if (sameSize.length > MAX_IDLE_PER_SIZE) this.#evict(sameSize[0]);
+    while (this.#idle.length > MAX_IDLE) this.#evict(this.#idle[0]);
+  }
+
+  /** A slot that must not be reused (its query was interrupted mid-way, its cleanup failed). */
+  async discard(slot: Slot): Promise<void> {
+    await this.#close(slot as SlotInstance);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const s of this.#idle.splice(0)) await this.#close(s);
+  }
+
+  #evict(s: SlotInstance): void {
+    this.#idle.splice(this.#idle.indexOf(s), 1);
+    void this.#close(s);
+  }
+
+  async #create(size: number): Promise<SlotInstance> {
+    const dir = join(this.#o.scratchRoot, `slot-${randomUUID()}`);
+    await mkdir(dir, { recursive: true });
+    const instance = await DuckDBInstance.create(':memory:', {
+      memory_limit: `${Math.floor(size / MIB)}MiB`,
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+      extension_directory: this.#o.extensionDir,
+    });
+    const profilePath = join(dir, 'profile.json');
+    const partialPath = join(dir, 'result.parquet.partial');
+    const slot: SlotInstance = { instance, limitBytes: size, dir, profilePath, partialPath, connect: () => instance.connect() };
+    try {
+      const c = await instance.connect();
+      try {
+        // The same sandbox as a per-query instance (engine.ts), fixed for the slot's life; the lock comes last.
+        const dirs = [dir, ...this.#o.extraReadableDirs].map((d) => quoteLiteral(d.endsWith('/') ? d : `${d}/`));
+        const settings = [
+          `SET temp_directory=${quoteLiteral(dir)}`,
+          `SET allowed_directories=[${dirs.join(', ')}]`,
+          ...(this.#o.disabledFilesystems.length > 0 ? [`SET disabled_filesystems=${quoteLiteral(this.#o.disabledFilesystems.join(','))}`] : []),
+          'SET enable_external_access=false',
+          ...(this.#o.profilingEnabled ? [`SET enable_profiling='json'`, `SET profiling_coverage='ALL'`, `SET profiling_output=${quoteLiteral(profilePath)}`] : []),
+          ...(this.#o.lockConfiguration ? ['SET lock_configuration=true'] : []),
+        ];
+        await c.run(settings.join(';\n'));
+      } finally {
+        c.closeSync();
+      }
+      return slot;
+    } catch (error) {
+      await this.#close(slot);
+      throw error;
+    }
+  }
+
+  /** Detach what the query attached, clear the scratch directory, and prove no user object is left. */
+  async #empty(s: SlotInstance): Promise<boolean> {
+    const c = await s.instance.connect();
+    try {
+      const attached = (await c.runAndReadAll(`select database_name from duckdb_databases() where not internal and database_name <> 'memory'`)).getRows();
+      for (const [name] of attached) await c.run(`DETACH ${quoteIdentifier(String(name))}`);
+      const left = (await c.runAndReadAll(LEFTOVERS)).getRows()[0]?.[0];
+      if (Number(left) !== 0) return false;
+    } finally {
+      c.closeSync();
+    }
+    for (const entry of await readdir(s.dir)) await rm(join(s.dir, entry), { recursive: true, force: true });
+    return true;
+  }
+
+  async #close(s: SlotInstance): Promise<void> {
+    try {
+      s.instance.closeSync();
+    } finally {
+      await rm(s.dir, { recursive: true, force: true });
+    }
+  }
+}
