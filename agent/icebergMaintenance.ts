@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readManifest, writeManifest, writeManifestList, type DataFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
 import { stringifyJson, toBigInt, type Long } from '../iceberg/json.ts';
 import { currentSchema, defaultSpec, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
-import { parseS3Uri, StorageUriError } from '../iceberg/storageUri.ts';
+import { objectPath, StorageUriError } from '../iceberg/storageUri.ts';
 import type { TableRequirement, TableUpdate } from '../iceberg/updates.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DataFileCache } from './dataCache.ts';
@@ -403,13 +403,12 @@ export async function rewriteManifests(handle: TableHandle): Promise<ProcedureRo
 // ---------------------------------------------------------------------------------------------------------------
 // remove_orphan_files
 
-/** `bucket/key` of a location, the form listings and metadata paths are compared in. */
+/** `bucket/key` (`container/key`) of a location, the form listings and metadata paths are compared in. */
 function objectKey(uri: string): string {
   try {
-    const { bucket, key } = parseS3Uri(uri);
-    return `${bucket}/${key}`;
+    return objectPath(uri);
   } catch (error) {
-    if (error instanceof StorageUriError) throw catalogError(`the table metadata names ${uri}, which is not an s3:// location; no file was deleted`);
+    if (error instanceof StorageUriError) throw catalogError(`the table metadata names ${uri}, which is not a storage location the agent can reach; no file was deleted`);
     throw error;
   }
 }

@@ -1,14 +1,15 @@
 // Object-store access for one table with the credentials vended for it (held in memory for the query only).
-// All S3 traffic of the bridge goes through here, in Node: DuckDB never reaches the network (no httpfs), it reads
-// local cache files only. Credential failures become catalog_error with a message naming the credential problem.
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+// All storage traffic of the bridge goes through here, in Node: DuckDB never reaches the network (no httpfs, no
+// azure extension), it reads local cache files only. The store is the one the vended configuration opens
+// (iceberg/vendedStorage.ts): S3 with vended keys, or an azure account with a vended SAS. Credential failures become
+// catalog_error with a message naming the credential problem.
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
-import { createWriteStream } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
-import { makeS3Client } from '../iceberg/s3Client.ts';
-import { parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
+import { ObjectStoreError, type BlobStore } from '../iceberg/objectStorage.ts';
+import { blobStoreForVended } from '../iceberg/vendedStorage.ts';
+import { objectPath, StorageUriError } from '../iceberg/storageUri.ts';
 import { BridgeError, catalogError } from './icebergErrors.ts';
 
 /** An object the metadata names is not in storage (maintenance tolerates this for files already deleted). */
@@ -20,136 +21,113 @@ export class ObjectNotFound extends BridgeError {
 }
 
 export interface ListedObject {
-  /** `s3://bucket/key` */
+  /** `s3://bucket/key` or `az://container/key` (the location form of the table) */
   uri: string;
   size: number;
   /** Infinity when the store did not say: such an object is never old enough to be deleted. */
   lastModifiedMs: number;
 }
 
-function locate(uri: string): ObjectLocation {
-  try {
-    return parseS3Uri(uri);
-  } catch (e) {
-    if (e instanceof StorageUriError) throw catalogError(`unsupported storage location ${uri} (only s3:// is supported)`);
-    throw e;
-  }
-}
-
-const CREDENTIAL_CODES = new Set(['ExpiredToken', 'InvalidAccessKeyId', 'AccessDenied', 'SignatureDoesNotMatch', 'InvalidToken', 'TokenRefreshRequired']);
+const CREDENTIAL_CODES = new Set([
+  'ExpiredToken',
+  'InvalidAccessKeyId',
+  'AccessDenied',
+  'SignatureDoesNotMatch',
+  'InvalidToken',
+  'TokenRefreshRequired',
+  'CredentialMissing',
+  // azure
+  'AuthenticationFailed',
+  'AuthorizationFailure',
+  'AuthorizationPermissionMismatch',
+  'AuthorizationResourceTypeMismatch',
+  'AuthorizationProtocolMismatch',
+  'AccountMismatch',
+]);
 
 export class TableStorage {
-  readonly #client: S3Client;
+  readonly #store: BlobStore;
   readonly #table: string;
 
   constructor(table: string, config: Record<string, string>) {
     this.#table = table;
-    const accessKeyId = config['s3.access-key-id'];
-    const secretAccessKey = config['s3.secret-access-key'];
-    if (!accessKeyId || !secretAccessKey) {
-      throw catalogError(`the catalog vended no storage credential for ${table} (is credential vending enabled for its warehouse?)`);
+    try {
+      this.#store = blobStoreForVended(config);
+    } catch (e) {
+      if (e instanceof ObjectStoreError && e.code === 'CredentialMissing') {
+        throw catalogError(`the catalog vended no storage credential for ${table} (is credential vending enabled for its warehouse?)`);
+      }
+      throw e;
     }
-    this.#client = makeS3Client({
-      endpoint: config['s3.endpoint'],
-      region: config['s3.region'] ?? config['client.region'],
-      accessKeyId,
-      secretAccessKey,
-      sessionToken: config['s3.session-token'],
-      pathStyle: config['s3.path-style-access'] !== 'false',
-    });
   }
 
   #fail(error: unknown, what: string): never {
-    const e = error as { name?: string; Code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
-    const code = e.Code ?? e.name ?? 'Error';
-    if (CREDENTIAL_CODES.has(code)) {
-      throw catalogError(`storage credential for ${this.#table} was refused (${code}): ${e.message ?? ''}`.trim());
+    if (error instanceof StorageUriError) throw catalogError(`unsupported storage location: ${error.message}`);
+    if (error instanceof ObjectStoreError) {
+      if (CREDENTIAL_CODES.has(error.code) || error.status === 403) {
+        throw catalogError(`storage credential for ${this.#table} was refused (${error.code}): ${error.message}`.trim());
+      }
+      if (error.notFound) throw new ObjectNotFound(`${what}: object not found in storage`);
+      throw catalogError(`${what}: ${error.code}: ${error.message}`);
     }
-    if (code === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) {
-      throw new ObjectNotFound(`${what}: object not found in storage`);
-    }
-    throw catalogError(`${what}: ${code}: ${e.message ?? String(error)}`);
+    throw catalogError(`${what}: ${error instanceof Error ? error.message : String(error)}`);
   }
 
-  #traced<T>(method: string, bucket: string, fn: () => Promise<T>): Promise<T> {
-    return processSpan(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'aws.s3.bucket': bucket } }, fn);
+  async #do<T>(method: string, uri: string, what: string, fn: () => Promise<T>): Promise<T> {
+    let container: string;
+    try {
+      container = objectPath(uri).split('/')[0];
+    } catch (error) {
+      this.#fail(error, what);
+    }
+    try {
+      return await processSpan(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'storage.container': container } }, fn);
+    } catch (error) {
+      this.#fail(error, what);
+    }
   }
 
   async getBytes(uri: string): Promise<Uint8Array> {
-    const { bucket, key } = locate(uri);
-    try {
-      return await this.#traced('GET', bucket, async () => {
-        const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-        return res.Body!.transformToByteArray();
-      });
-    } catch (error) {
-      this.#fail(error, `reading ${uri}`);
-    }
+    return this.#do('GET', uri, `reading ${uri}`, () => this.#store.get(uri));
   }
 
   /** Streams an object to `path` (via a temporary name, so a half-written file is never seen). */
   async download(uri: string, path: string): Promise<void> {
-    const { bucket, key } = locate(uri);
     const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.partial`;
     try {
-      await this.#traced('GET', bucket, async () => {
-        const res = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-        await pipeline(res.Body as Readable, createWriteStream(partial));
+      await this.#do('GET', uri, `fetching ${uri}`, async () => {
+        const { body } = await this.#store.getStream(uri);
+        await pipeline(body, createWriteStream(partial));
       });
       await rename(partial, path);
     } catch (error) {
       await rm(partial, { force: true });
-      this.#fail(error, `fetching ${uri}`);
+      throw error;
     }
   }
 
   async put(uri: string, body: Uint8Array): Promise<void> {
-    const { bucket, key } = locate(uri);
-    try {
-      await this.#traced('PUT', bucket, () => this.#client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.byteLength })));
-    } catch (error) {
-      this.#fail(error, `writing ${uri}`);
-    }
+    await this.#do('PUT', uri, `writing ${uri}`, () => this.#store.put(uri, body));
   }
 
+  /** Uploads a local file, streamed. */
   async putFile(uri: string, path: string): Promise<void> {
-    await this.put(uri, await readFile(path));
+    const { size } = await stat(path);
+    await this.#do('PUT', uri, `writing ${uri}`, () => this.#store.putStream(uri, createReadStream(path), size));
   }
 
-  /** Every object whose key starts with `prefixUri`'s key (a vended key may list only under its table's prefix). */
+  /** Every object whose key starts with `prefixUri`'s key (a vended credential may list only under its table's prefix). */
   async list(prefixUri: string): Promise<ListedObject[]> {
-    const { bucket, key } = locate(prefixUri);
-    const out: ListedObject[] = [];
-    let token: string | undefined;
-    try {
-      do {
-        const page = await this.#traced('LIST', bucket, () =>
-          this.#client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: key, ContinuationToken: token })),
-        );
-        for (const o of page.Contents ?? []) {
-          if (o.Key === undefined) continue;
-          out.push({ uri: `s3://${bucket}/${o.Key}`, size: Number(o.Size ?? 0), lastModifiedMs: o.LastModified ? o.LastModified.getTime() : Number.POSITIVE_INFINITY });
-        }
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-    } catch (error) {
-      this.#fail(error, `listing ${prefixUri}`);
-    }
-    return out;
+    const objects = await this.#do('LIST', prefixUri, `listing ${prefixUri}`, () => this.#store.list(prefixUri));
+    return objects.map((o) => ({ uri: o.uri, size: o.size, lastModifiedMs: o.lastModifiedMs ?? Number.POSITIVE_INFINITY }));
   }
 
   /** Deletes one object (one request per object: a vended key may not use the bucket-level DeleteObjects). */
   async delete(uri: string): Promise<void> {
-    const { bucket, key } = locate(uri);
-    try {
-      await this.#traced('DELETE', bucket, () => this.#client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
-    } catch (error) {
-      if ((error as { name?: string }).name === 'NoSuchKey') return;
-      this.#fail(error, `deleting ${uri}`);
-    }
+    await this.#do('DELETE', uri, `deleting ${uri}`, () => this.#store.delete(uri));
   }
 
   close(): void {
-    this.#client.destroy();
+    this.#store.close();
   }
 }

@@ -313,7 +313,9 @@ export class SessionHost {
     for (const f of files) {
       const now = await stat(f.local).then((st) => `${st.size}:${st.mtimeMs}`, () => null);
       if (now === null || now === f.before) continue;
-      const res = await fetch(f.putUrl, { method: 'PUT', body: new Uint8Array(await readFile(f.local)), signal: AbortSignal.timeout(120_000) });
+      // An azure blob SAS URL needs the blob type of a Put Blob; S3 presigned URLs sign only the host, so the header is ignored there.
+      const headers = { 'x-ms-blob-type': 'BlockBlob' };
+      const res = await fetch(f.putUrl, { method: 'PUT', headers, body: new Uint8Array(await readFile(f.local)), signal: AbortSignal.timeout(120_000) });
       await res.arrayBuffer();
       if (!res.ok) throw new Error(`IO Error: staging file ${f.uri} could not be written (${res.status})`);
     }

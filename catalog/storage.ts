@@ -1,9 +1,10 @@
-// The catalog's own access to warehouse storage over the S3 protocol: writing metadata files, and purging a
-// dropped table's files. One client per warehouse connection, rebuilt when the connection settings change.
-import { PutObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+// The catalog's own access to warehouse storage: writing metadata files, and purging a dropped table's files.
+// One BlobStore per warehouse connection (S3 for object_store and s3, the Blob API for azure), rebuilt when the
+// connection settings change.
 import { SpanKind, type Tracing } from '../telemetry/tracing.ts';
-import { deletePrefix, makeS3Client } from '../iceberg/s3Client.ts';
-import { normalizeS3Root, parseS3Uri, StorageUriError, type ObjectLocation } from '../iceberg/storageUri.ts';
+import { S3BlobStore, type BlobStore } from '../iceberg/objectStorage.ts';
+import { AzureBlobStore } from '../iceberg/objectStorageAzure.ts';
+import { isAzureUri, normalizeStorageRoot, parseAzureUri, parseS3Uri, StorageUriError } from '../iceberg/storageUri.ts';
 import type { Warehouse } from './metastore.ts';
 import { badRequest } from './errors.ts';
 import { openSecret, sealSecret, isSealed } from '../settings/secretBox.ts';
@@ -11,9 +12,13 @@ import { openSecret, sealSecret, isSealed } from '../settings/secretBox.ts';
 /** The purpose warehouse secrets are sealed under (settings/secretBox.ts). */
 const SEAL_PURPOSE = 'catalog.warehouses.secret_access_key';
 
-/** Parses with the shared parser; a location the catalog cannot use is the client's 400. */
-export function locate(uri: string): ObjectLocation {
+/** Where a location is: its bucket (S3) or container (azure), and the key under it. A bad location is a 400. */
+export function locate(uri: string): { bucket: string; key: string } {
   try {
+    if (isAzureUri(uri)) {
+      const { container, key } = parseAzureUri(uri);
+      return { bucket: container, key };
+    }
     return parseS3Uri(uri);
   } catch (e) {
     if (e instanceof StorageUriError) throw badRequest(e.message);
@@ -21,10 +26,10 @@ export function locate(uri: string): ObjectLocation {
   }
 }
 
-/** The warehouse root as `s3://bucket/path/` (always one trailing slash); a bad root is the client's 400. */
+/** The warehouse root as stored, always one trailing slash (`s3://bucket/path/`, `az://container/path/`); a bad root is a 400. */
 export function normalizeRootUri(uri: string): string {
   try {
-    return normalizeS3Root(uri);
+    return normalizeStorageRoot(uri);
   } catch (e) {
     if (e instanceof StorageUriError) throw badRequest(e.message);
     throw e;
@@ -32,7 +37,7 @@ export function normalizeRootUri(uri: string): string {
 }
 
 export class WarehouseStorage {
-  private readonly clients = new Map<string, { fingerprint: string; client: S3Client }>();
+  private readonly stores = new Map<string, { fingerprint: string; store: BlobStore }>();
   private readonly tracing: Tracing | undefined;
   private readonly secretKey: string | undefined;
 
@@ -57,48 +62,43 @@ export class WarehouseStorage {
     return openSecret(this.secretKey ?? '', SEAL_PURPOSE, w.secretAccessKey);
   }
 
-  client(w: Warehouse): S3Client {
-    const fingerprint = [w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle, w.credentialEpoch].join('\u0000');
-    const cached = this.clients.get(w.name);
-    if (cached && cached.fingerprint === fingerprint) return cached.client;
-    cached?.client.destroy();
-    const client = makeS3Client({
-      endpoint: w.endpoint ?? undefined,
-      region: w.region,
-      accessKeyId: w.accessKeyId,
-      secretAccessKey: this.secretOf(w),
-      pathStyle: w.pathStyle,
-    });
-    this.clients.set(w.name, { fingerprint, client });
-    return client;
+  /** The store of a warehouse: an azure account (access key id = account name, secret = account key) or S3. */
+  store(w: Warehouse): BlobStore {
+    const fingerprint = [w.kind, w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle, w.credentialEpoch].join('\u0000');
+    const cached = this.stores.get(w.name);
+    if (cached && cached.fingerprint === fingerprint) return cached.store;
+    cached?.store.close();
+    const store: BlobStore =
+      w.kind === 'azure'
+        ? new AzureBlobStore({ accountName: w.accessKeyId, endpoint: w.endpoint, accountKey: this.secretOf(w) })
+        : new S3BlobStore({ endpoint: w.endpoint, region: w.region, accessKeyId: w.accessKeyId, secretAccessKey: this.secretOf(w), pathStyle: w.pathStyle });
+    this.stores.set(w.name, { fingerprint, store });
+    return store;
   }
 
   async writeText(w: Warehouse, uri: string, text: string): Promise<void> {
-    const { bucket, key } = locate(uri);
-    await this.traced('PUT', bucket, () => this.client(w).send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: text, ContentType: 'application/json' })));
+    const { bucket } = locate(uri);
+    await this.traced('PUT', bucket, () => this.store(w).put(uri, text, 'application/json'));
   }
 
   async readText(w: Warehouse, uri: string): Promise<string> {
-    const { bucket, key } = locate(uri);
-    return this.traced('GET', bucket, async () => {
-      const out = await this.client(w).send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      return out.Body!.transformToString('utf8');
-    });
+    const { bucket } = locate(uri);
+    return this.traced('GET', bucket, async () => Buffer.from(await this.store(w).get(uri)).toString('utf8'));
   }
 
   private traced<T>(method: string, bucket: string, fn: () => Promise<T>): Promise<T> {
     if (!this.tracing?.enabled) return fn();
-    return this.tracing.span(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'aws.s3.bucket': bucket } }, fn);
+    return this.tracing.span(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'storage.container': bucket } }, fn);
   }
 
   /** Deletes every object under `location/`; returns how many. */
   async purgePrefix(w: Warehouse, location: string): Promise<number> {
-    const { bucket, key } = locate(location);
-    return deletePrefix(this.client(w), bucket, key.replace(/\/+$/, '') + '/');
+    locate(location);
+    return this.store(w).deletePrefix(location.replace(/\/+$/, '') + '/');
   }
 
   close(): void {
-    for (const { client } of this.clients.values()) client.destroy();
-    this.clients.clear();
+    for (const { store } of this.stores.values()) store.close();
+    this.stores.clear();
   }
 }

@@ -5,11 +5,17 @@
 //    bumping its credential epoch);
 //  - static: the configured keys as they are, for an S3-compatible store that can verify no derived key: this
 //    catalog has no STS, so those are neither short-lived, scoped nor revocable by the catalog (the backend shows
-//    `credential_vending: static` so an administrator knows to give it a key limited to its root).
+//    `credential_vending: static` so an administrator knows to give it a key limited to its root);
+//  - sas (azure): a service SAS signed with the account key, valid for the credential TTL, on the table's container
+//    (a service SAS cannot name a prefix on a flat-namespace account: iceberg/azureSas.ts); bumping the epoch does
+//    not revoke a SAS already handed out (rotating the account key does), it expires with its TTL.
 import { deriveVendedKey, type VendedClaims } from '../runtime/objectStore.ts';
 import type { Queryable } from '../runtime/db.ts';
 import { isCredentialRevoked, type Warehouse } from './metastore.ts';
 import { locate } from './storage.ts';
+import { containerSas } from '../iceberg/azureSas.ts';
+import { azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
+import { azureVendedConfig } from '../iceberg/vendedStorage.ts';
 
 export interface StorageCredential {
   prefix: string;
@@ -32,6 +38,12 @@ export function wantsVendedCredentials(header: string | string[] | undefined): b
 export function vendCredentials(w: Warehouse, secret: string, tableLocation: string, ttlSeconds: number, nowMs = Date.now()): VendedCredentials {
   const { bucket, key } = locate(tableLocation);
   const prefix = key.replace(/\/+$/, '') + '/';
+  if (w.kind === 'azure') {
+    const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
+    const sas = containerSas({ accountName: w.accessKeyId, accountKey: secret, endpoint }, bucket, ttlSeconds, true, nowMs);
+    const config = azureVendedConfig(w.accessKeyId, endpoint, sas.token, sas.expiresAtMs);
+    return { config, 'storage-credentials': [{ prefix: `${tableLocation.replace(/\/+$/, '')}/`, config }] };
+  }
   const base: Record<string, string> = {
     's3.region': w.region,
     's3.path-style-access': String(w.pathStyle),

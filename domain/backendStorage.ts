@@ -1,11 +1,13 @@
 // Reaching a storage backend from the api: the credentials a backend row implies (its own sealed keys, the
-// bundled store's root keys from configuration, or the deployment's AWS_* keys for s3), a BlobStore over them, and
-// the probe that registration runs (put, read, delete one object; which vending mode the store supports).
+// bundled store's root keys from configuration, or the deployment's AWS_* keys for s3; for azure the account name
+// and its sealed account key), a BlobStore over them, and the probe that registration runs (put, read, delete one
+// object; which vending mode the store supports).
 import { randomUUID } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../runtime/config.ts';
 import { deriveVendedKey, PROBE_WAREHOUSE } from '../runtime/objectStore.ts';
 import { ObjectStoreError, S3BlobStore, type BlobStore } from '../iceberg/objectStorage.ts';
+import { AzureBlobStore, azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 import { openSecret, sealSecret } from '../settings/secretBox.ts';
 import { unprocessable } from './errors.ts';
@@ -38,6 +40,7 @@ export interface BackendTarget {
   secret_access_key: string | null;
 }
 
+/** For azure: `accessKeyId` is the storage account name, `secretAccessKey` its account key, `endpoint` the blob endpoint. */
 export interface ResolvedConnection {
   kind: StorageKind;
   endpoint: string | null;
@@ -85,11 +88,12 @@ export function backendConnection(b: BackendTarget, config: BackendConfig): Reso
     accessKeyId,
     secretAccessKey,
     // S3-compatible stores (and the bundled one) want path-style; AWS itself uses virtual-hosted addressing.
-    pathStyle: b.kind === 'object_store' || !!endpoint,
+    pathStyle: b.kind !== 'azure' && (b.kind === 'object_store' || !!endpoint),
   };
 }
 
 export function blobStoreFor(c: ResolvedConnection, opts: { probe?: boolean } = {}): BlobStore {
+  if (c.kind === 'azure') return new AzureBlobStore({ accountName: c.accessKeyId, endpoint: c.endpoint, accountKey: c.secretAccessKey, probe: opts.probe });
   return new S3BlobStore({ endpoint: c.endpoint, region: c.region, accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, pathStyle: c.pathStyle, probe: opts.probe });
 }
 
@@ -104,30 +108,27 @@ export const storageUnreachable = (name: string, where: string, e: unknown) => {
 /**
  * Puts, reads back and deletes one object under the root; answers 422 storage_unreachable with the store's own
  * code and message when any step fails. On the bundled store a missing bucket is created first. Then finds how
- * credentials can be vended: a store that verifies keys derived from the backend secret (Eider's object stores)
- * gets `derived`; any other S3-compatible store `static`.
+ * credentials can be vended: an azure account gets `sas` (signed with its key); a store that verifies keys derived
+ * from the backend secret (Eider's object stores) gets `derived`; any other S3-compatible store `static`.
  */
 export async function probeBackend(b: BackendTarget, config: BackendConfig): Promise<{ vending: VendingMode }> {
-  if (b.kind === 'azure') throw new Error('azure backends are probed by the azure module');
   const c = backendConnection(b, config);
   if (!c) throw unprocessable(`storage backend ${b.name} has no credentials to reach it with`, 'storage_credentials_missing');
-  const where = `${c.endpoint ?? 'AWS S3'} (${b.root_uri})`;
-  const store = blobStoreFor(c, { probe: true }) as S3BlobStore;
-  const { bucket, key: rootKey } = parseS3Uri(b.root_uri);
-  const probeKey = `${rootKey}.eider-probe/${randomUUID()}`;
-  const uri = `s3://${bucket}/${probeKey}`;
+  const where = `${c.kind === 'azure' ? azureBlobEndpoint(c.accessKeyId, c.endpoint) : (c.endpoint ?? 'AWS S3')} (${b.root_uri})`;
+  const store = blobStoreFor(c, { probe: true });
+  const uri = `${b.root_uri}.eider-probe/${randomUUID()}`;
   const body = `eider probe ${new Date().toISOString()}`;
   try {
     try {
       await store.put(uri, body, 'text/plain');
     } catch (e) {
-      if (!(e instanceof ObjectStoreError && e.code === 'NoSuchBucket' && isBundledStore(b, config))) throw e;
-      await store.client.send(new CreateBucketCommand({ Bucket: bucket }));
+      if (!(e instanceof ObjectStoreError && e.code === 'NoSuchBucket' && isBundledStore(b, config) && store instanceof S3BlobStore)) throw e;
+      await store.client.send(new CreateBucketCommand({ Bucket: parseS3Uri(uri).bucket }));
       await store.put(uri, body, 'text/plain');
     }
     const back = Buffer.from(await store.get(uri)).toString('utf8');
     if (back !== body) throw new ObjectStoreError('ProbeMismatch', 'the object read back differs from the one written');
-    const vending = (await verifiesDerivedKeys(c, bucket, probeKey)) ? 'derived' : 'static';
+    const vending = c.kind === 'azure' ? 'sas' : (await verifiesDerivedKeys(c, uri)) ? 'derived' : 'static';
     await store.delete(uri);
     return { vending };
   } catch (e) {
@@ -138,11 +139,12 @@ export async function probeBackend(b: BackendTarget, config: BackendConfig): Pro
 }
 
 /** Whether the store accepts a key derived from the backend secret (a minute-long probe key for one object). */
-async function verifiesDerivedKeys(c: ResolvedConnection, bucket: string, key: string): Promise<boolean> {
+async function verifiesDerivedKeys(c: ResolvedConnection, uri: string): Promise<boolean> {
+  const { bucket, key } = parseS3Uri(uri);
   const probe = deriveVendedKey(c.secretAccessKey, { warehouse: PROBE_WAREHOUSE, bucket, prefix: key, expiresAt: Math.floor(Date.now() / 1000) + 60, epoch: 0 });
   const store = blobStoreFor({ ...c, accessKeyId: probe.accessKeyId, secretAccessKey: probe.secretAccessKey }, { probe: true });
   try {
-    return (await store.head(`s3://${bucket}/${key}`)) !== null;
+    return (await store.head(uri)) !== null;
   } catch {
     return false;
   } finally {

@@ -10,7 +10,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
-import { normalizeS3Root, StorageUriError } from '../iceberg/storageUri.ts';
+import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, StorageUriError } from '../iceberg/storageUri.ts';
 import { isSealed } from '../settings/secretBox.ts';
 import { backendConnection, probeBackend, sealBackendSecret, type BackendConfig, type StorageKind, type VendingMode } from './backendStorage.ts';
 
@@ -59,6 +59,9 @@ export interface BackendInput {
   region?: string | null;
   access_key_id?: string | null;
   secret_access_key?: string | null;
+  /** azure: the storage account and its key (the same as access_key_id and secret_access_key). */
+  account_name?: string | null;
+  account_key?: string | null;
 }
 
 const BACKEND_COLS = `b.id, b.name, b.kind, b.root_uri, b.endpoint, b.region, b.access_key_id, b.secret_access_key, b.credential_vending, b.created_at`;
@@ -80,24 +83,40 @@ const toBackendOut = (b: BackendRow & { catalog_count?: number }): BackendOut =>
 const field = (name: string, message: string) => unprocessable(`${name}: ${message}`, 'unprocessable_content', { fields: [{ field: name, in: 'body', message }] });
 
 /**
- * The root as stored: one trailing slash. object_store and s3 take `s3://bucket/optional/path/`; azure (ADLS
- * Gen2) takes `abfss://container@account.dfs.core.windows.net/optional/path/`.
+ * The root as stored: one trailing slash. object_store and s3 take `s3://bucket/optional/path/`; azure takes
+ * `az://container/optional/path/` (the account is the backend's) or, ADLS Gen2 style,
+ * `abfss://container@account.dfs.core.windows.net/optional/path/`.
  */
 export function normalizeRootUri(kind: StorageKind, raw: string): string {
   const uri = raw.trim();
-  if (kind === 'azure') {
-    const m = /^abfss?:\/\/([a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])?)@([a-z0-9]+\.dfs\.core\.windows\.net)(?:\/(.*))?$/.exec(uri);
-    if (!m) throw field('root_uri', 'an azure backend root is abfss://<container>@<account>.dfs.core.windows.net/<path>/');
-    const path = (m[3] ?? '').replace(/^\/+|\/+$/g, '');
-    return `abfss://${m[1]}@${m[2]}/${path ? path + '/' : ''}`;
+  if (kind === 'azure' ? !isAzureUri(uri) : !/^s3a?:\/\//.test(uri)) {
+    throw field(
+      'root_uri',
+      kind === 'azure'
+        ? 'an azure backend root is az://<container>/<path>/ or abfss://<container>@<account>.dfs.core.windows.net/<path>/'
+        : 'an S3 root is s3://<bucket>/<optional path>/ (bucket names are lowercase)',
+    );
   }
-  if (!/^s3a?:\/\//.test(uri)) throw field('root_uri', 'an S3 root is s3://<bucket>/<optional path>/ (bucket names are lowercase)');
   try {
-    return normalizeS3Root(uri);
+    return kind === 'azure' ? normalizeAzureRoot(uri) : normalizeS3Root(uri);
   } catch (e) {
     if (e instanceof StorageUriError) throw field('root_uri', e.message);
     throw e;
   }
+}
+
+/**
+ * An azure backend's account and key: `account_name` and `account_key` (the names decisions.md gives them), or
+ * `access_key_id` and `secret_access_key` as for the other kinds; an `abfss://` root names the account itself.
+ */
+function azureCredentials(input: BackendInput, root: string): { accessKeyId: string | null; secret: string | null } {
+  const account = input.account_name || input.access_key_id || null;
+  const key = input.account_key || input.secret_access_key || null;
+  const inRoot = parseAzureUri(root).account;
+  if (account && inRoot && account !== inRoot) throw field('root_uri', `the root names storage account ${inRoot}, the backend ${account}`);
+  if (account && !/^[a-z0-9]{3,24}$/.test(account)) throw field('account_name', 'a storage account name is 3-24 lowercase letters and digits');
+  if (key && !account && !inRoot) throw field('account_name', 'an account key needs the account name (or an abfss:// root naming it)');
+  return { accessKeyId: account ?? (key ? inRoot : null), secret: key };
 }
 
 /**
@@ -107,9 +126,18 @@ export function normalizeRootUri(kind: StorageKind, raw: string): string {
  */
 export async function createBackend(q: Queryable, config: BackendConfig, input: BackendInput): Promise<BackendOut> {
   const root = normalizeRootUri(input.kind, input.root_uri);
-  const hasKey = !!input.access_key_id;
-  const hasSecret = !!input.secret_access_key;
-  if (hasKey !== hasSecret) throw field(hasKey ? 'secret_access_key' : 'access_key_id', 'access_key_id and secret_access_key go together');
+  if (input.kind !== 'azure' && (input.account_name || input.account_key)) {
+    throw field(input.account_name ? 'account_name' : 'account_key', 'account_name and account_key are for azure backends');
+  }
+  const azure = input.kind === 'azure' ? azureCredentials(input, root) : null;
+  const accessKeyId = azure ? azure.accessKeyId : input.access_key_id || null;
+  const secret = azure ? azure.secret : input.secret_access_key || null;
+  const hasKey = !!accessKeyId;
+  const hasSecret = !!secret;
+  if (hasKey !== hasSecret) {
+    if (azure) throw field('account_key', 'an azure backend needs its account key');
+    throw field(hasKey ? 'secret_access_key' : 'access_key_id', 'access_key_id and secret_access_key go together');
+  }
   if (input.endpoint) {
     let u: URL | undefined;
     try {
@@ -125,11 +153,10 @@ export async function createBackend(q: Queryable, config: BackendConfig, input: 
     root_uri: root,
     endpoint,
     region: input.region || null,
-    access_key_id: input.access_key_id || null,
-    secret_access_key: input.secret_access_key ? sealBackendSecret(config, input.secret_access_key) : null,
+    access_key_id: accessKeyId,
+    secret_access_key: secret ? sealBackendSecret(config, secret) : null,
   };
-  // Azure is probed once the catalog service can host it; until then it is registered as given.
-  const { vending } = input.kind === 'azure' ? { vending: 'sas' as const } : await probeBackend(target, config);
+  const { vending } = await probeBackend(target, config);
   try {
     const [row] = await q.query<BackendRow>(
       `insert into storage_backends as b (name, kind, root_uri, endpoint, region, access_key_id, secret_access_key, credential_vending)
@@ -271,12 +298,6 @@ export const mayManageCatalog = (p: Principal, c: Pick<CatalogRow, 'created_by'>
  * variables), with the vending mode the backend's probe found.
  */
 export function warehouseInputFor(backend: BackendRow, catalogSlug: string, config: WarehouseConfig): WarehouseInput {
-  if (backend.kind === 'azure') {
-    throw unprocessable(
-      `storage backend ${backend.name} is of kind azure, which the catalog service cannot host yet (it speaks S3 only)`,
-      'storage_kind_unsupported',
-    );
-  }
   const c = backendConnection(backend, config);
   if (!c) throw unprocessable(`storage backend ${backend.name} has no credentials the catalog service could use`, 'storage_credentials_missing');
   return {

@@ -2,12 +2,18 @@
 // catalog's storage. Clients get presigned PUT and GET URLs for files there (signed with the storage backend's own
 // credentials, which never leave the api); a statement that names staging files carries presigned URLs for them to
 // the agent, which fetches what it reads and uploads what it writes: the agent itself reaches no storage by URL.
+// On an azure backend the URLs carry a blob SAS signed with the account key (a PUT to one needs the
+// `x-ms-blob-type: BlockBlob` header, as every Put Blob does).
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { deletePrefix, makeS3Client } from '../iceberg/s3Client.ts';
 import type { Queryable } from '../runtime/db.ts';
 import type { Config } from '../runtime/config.ts';
 import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs.ts';
+import type { WarehouseInput } from '../runtime/catalogClient.ts';
+import { blobSasUrl } from '../iceberg/azureSas.ts';
+import { AzureBlobStore, azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
+import { parseAzureUri } from '../iceberg/storageUri.ts';
 import { unprocessable } from './errors.ts';
 import { isStagingPath } from './statementPolicyRules.ts';
 
@@ -55,15 +61,19 @@ const clients = new Map<string, S3Client>();
 
 export type StagingConfig = WarehouseConfig & Pick<Config, 'STORE_ENDPOINT' | 'STORE_ENDPOINT_PUBLIC'>;
 
-/**
- * An S3 client for the storage behind a catalog, with the backend's credentials (cached per credential set). For
- * URLs handed to clients (`forClients`), the bundled store is addressed at STORE_ENDPOINT_PUBLIC when it is set.
- */
-async function storageClient(q: Queryable, config: StagingConfig, catalogSlug: string, forClients = false): Promise<S3Client> {
+/** The connection of the storage behind a session's catalog (the backend's own credentials, opened). */
+async function stagingWarehouse(q: Queryable, config: StagingConfig, catalogSlug: string): Promise<WarehouseInput> {
   const catalog = await findCatalog(q, catalogSlug);
   const backend = catalog ? await findBackend(q, catalog.storage_backend_id) : undefined;
   if (!catalog || !backend) throw unprocessable(`the session's catalog ${catalogSlug} is gone`, 'unprocessable_content');
-  const w = warehouseInputFor(backend, catalog.slug, config);
+  return warehouseInputFor(backend, catalog.slug, config);
+}
+
+/**
+ * An S3 client for that storage (cached per credential set). For URLs handed to clients (`forClients`), the
+ * bundled store is addressed at STORE_ENDPOINT_PUBLIC when it is set.
+ */
+function storageClient(w: WarehouseInput, config: StagingConfig, forClients = false): S3Client {
   const endpoint = forClients && config.STORE_ENDPOINT_PUBLIC && w.endpoint === config.STORE_ENDPOINT ? config.STORE_ENDPOINT_PUBLIC : w.endpoint;
   const fingerprint = [endpoint, w.region, w.access_key_id, w.secret_access_key, w.path_style].join('\u0000');
   let client = clients.get(fingerprint);
@@ -84,7 +94,15 @@ export async function presignStaging(
   ttlSeconds: number,
   forClients = false,
 ): Promise<Array<{ uri: string; put_url: string; get_url: string }>> {
-  const client = await storageClient(q, config, catalogSlug, forClients);
+  const w = await stagingWarehouse(q, config, catalogSlug);
+  if (w.kind === 'azure') {
+    const signer = { accountName: w.access_key_id, accountKey: w.secret_access_key, endpoint: azureBlobEndpoint(w.access_key_id, w.endpoint) };
+    return uris.map((uri) => {
+      const { container, key } = parseAzureUri(uri);
+      return { uri, put_url: blobSasUrl(signer, container, key, 'cw', ttlSeconds), get_url: blobSasUrl(signer, container, key, 'r', ttlSeconds) };
+    });
+  }
+  const client = storageClient(w, config, forClients);
   return Promise.all(
     uris.map(async (uri) => {
       const { bucket, key } = locate(uri);
@@ -99,7 +117,16 @@ export async function presignStaging(
 
 /** Deletes every object under a session's staging prefix (the session ended); returns how many. */
 export async function removeStagingArea(q: Queryable, config: StagingConfig, catalogSlug: string, prefixUri: string): Promise<number> {
-  const client = await storageClient(q, config, catalogSlug);
+  const w = await stagingWarehouse(q, config, catalogSlug);
+  if (w.kind === 'azure') {
+    const store = new AzureBlobStore({ accountName: w.access_key_id, endpoint: w.endpoint, accountKey: w.secret_access_key });
+    try {
+      return await store.deletePrefix(prefixUri.endsWith('/') ? prefixUri : `${prefixUri}/`);
+    } finally {
+      store.close();
+    }
+  }
+  const client = storageClient(w, config);
   const { bucket, key } = locate(prefixUri.endsWith('/') ? prefixUri : `${prefixUri}/`);
   return deletePrefix(client, bucket, key);
 }

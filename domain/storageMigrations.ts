@@ -211,7 +211,6 @@ export async function prepareMigration(
   const target = await findBackend(q, targetBackendId);
   if (!target) throw unprocessable('target_storage_backend_id: no storage backend has this id', 'unprocessable_content', { fields: [{ field: 'target_storage_backend_id', in: 'body', message: 'no storage backend has this id' }] });
   if (target.id === c.storage_backend_id) throw unprocessable(`catalog ${c.slug} is already on storage backend ${target.name}`, 'unprocessable_content', { fields: [{ field: 'target_storage_backend_id', in: 'body', message: 'the catalog is already there' }] });
-  if (target.kind === 'azure') throw unprocessable(`storage backend ${target.name} is of kind azure, which the catalog service cannot host yet`, 'storage_kind_unsupported');
   const sourceRoot = catalogRootUri(c);
   const targetRoot = `${target.root_uri}${c.slug}/`;
   if (rootsOverlap(sourceRoot, targetRoot)) {

@@ -10,6 +10,8 @@ import { parseS3Uri } from './storageUri.ts';
 export interface StoredObject {
   uri: string;
   size: number;
+  /** When the store said. */
+  lastModifiedMs?: number;
 }
 
 /** A failure the store answered (or a transport failure), with the store's own code and message. */
@@ -50,6 +52,8 @@ export interface S3Connection {
   region?: string | null;
   accessKeyId: string;
   secretAccessKey: string;
+  /** With short-lived (STS-style) keys. */
+  sessionToken?: string;
   pathStyle?: boolean;
   /** One attempt and a short timeout (a probe answers about reachability, it does not retry into it). */
   probe?: boolean;
@@ -74,6 +78,7 @@ export class S3BlobStore implements BlobStore {
       region: c.region ?? undefined,
       accessKeyId: c.accessKeyId,
       secretAccessKey: c.secretAccessKey,
+      sessionToken: c.sessionToken,
       pathStyle: c.pathStyle,
       maxAttempts: c.probe ? 1 : undefined,
     });
@@ -139,7 +144,7 @@ export class S3BlobStore implements BlobStore {
       const page = await this.#send((abortSignal) =>
         this.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: key, ContinuationToken: token, MaxKeys: max ? Math.min(1000, max) : undefined }), { abortSignal }),
       );
-      for (const o of page.Contents ?? []) if (o.Key !== undefined) out.push({ uri: `s3://${bucket}/${o.Key}`, size: Number(o.Size ?? 0) });
+      for (const o of page.Contents ?? []) if (o.Key !== undefined) out.push({ uri: `s3://${bucket}/${o.Key}`, size: Number(o.Size ?? 0), lastModifiedMs: o.LastModified?.getTime() });
       token = page.IsTruncated && (!max || out.length < max) ? page.NextContinuationToken : undefined;
     } while (token);
     return max ? out.slice(0, max) : out;

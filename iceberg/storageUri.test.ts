@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isUnderRoot, normalizeS3Root, parseS3Uri, StorageUriError } from './storageUri.ts';
+import { azureContainerUri, isUnderRoot, normalizeAzureRoot, normalizeS3Root, normalizeStorageRoot, objectPath, parseAzureUri, parseS3Uri, StorageUriError } from './storageUri.ts';
 
 describe('storage URIs', () => {
   it('parse s3, s3a and s3n locations into bucket and key', () => {
@@ -23,5 +23,27 @@ describe('storage URIs', () => {
     expect(isUnderRoot('s3://warehouse/lake', 's3://warehouse/lake/')).toBe(false);
     expect(isUnderRoot('s3://warehouse/lakehouse/t1', 's3://warehouse/lake')).toBe(false);
     expect(isUnderRoot('s3://other/lake/t1', 's3://warehouse/lake/')).toBe(false);
+  });
+});
+
+describe('azure storage URIs', () => {
+  it('parse az:// (account from the backend) and abfss:// / wasbs:// (account in the host)', () => {
+    expect(parseAzureUri('az://lake/a/b.parquet')).toEqual({ container: 'lake', key: 'a/b.parquet', account: null });
+    expect(parseAzureUri('abfss://lake@acct.dfs.core.windows.net/a/')).toEqual({ container: 'lake', key: 'a/', account: 'acct' });
+    expect(parseAzureUri('wasbs://lake@acct.blob.core.windows.net')).toEqual({ container: 'lake', key: '', account: 'acct' });
+    expect(() => parseAzureUri('s3://lake/a')).toThrow(StorageUriError);
+    expect(azureContainerUri('abfss://lake@acct.dfs.core.windows.net/a/b')).toBe('abfss://lake@acct.dfs.core.windows.net/');
+  });
+
+  it('normalize roots in the form given and place locations under them', () => {
+    expect(normalizeStorageRoot(' az://lake/x// ')).toBe('az://lake/x/');
+    expect(normalizeStorageRoot('abfss://lake@acct.dfs.core.windows.net')).toBe('abfss://lake@acct.dfs.core.windows.net/');
+    expect(() => normalizeAzureRoot('az://Lake/x')).toThrow(/container/);
+    expect(() => normalizeAzureRoot('az://lake/a/../b')).toThrow(/relative/);
+    expect(isUnderRoot('az://lake/x/cat/t1', 'az://lake/x/')).toBe(true);
+    expect(isUnderRoot('az://lake/xy/t1', 'az://lake/x')).toBe(false);
+    expect(isUnderRoot('s3://lake/x/t1', 'az://lake/x/')).toBe(false);
+    expect(objectPath('az://lake/x/a.parquet')).toBe('lake/x/a.parquet');
+    expect(objectPath('s3://lake/x/a.parquet')).toBe('lake/x/a.parquet');
   });
 });

@@ -18,6 +18,7 @@ export const REDACT_PATHS = [
   '*.session_token',
   '*.bootstrap_token',
   '*.secret_access_key',
+  '*.account_key',
   '*.access_key_id',
   'req.headers.authorization',
   'req.headers.cookie',

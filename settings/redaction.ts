@@ -1,7 +1,7 @@
 // Secrets never reach a log: the redaction every process's logger applies (runtime/logger.ts, agent/logger.ts).
 // Keys whose values are credentials, at any depth and in any spelling (snake_case, camelCase, headers): pino's
 // path list cannot say "anywhere", so every logged object and child binding is walked before it is written.
-const SECRET_KEY = /pass(word|wd|phrase)?$|secret|token|authorization|cookie|credential|api_?key|access_?key|private_?key|signature|database_?url|dsn$/i;
+const SECRET_KEY = /pass(word|wd|phrase)?$|secret|token|authorization|cookie|credential|api_?key|access_?key|account_?key|private_?key|signature|database_?url|dsn$/i;
 
 export function redactDeep(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;

@@ -7,7 +7,7 @@ import type { CatalogContext } from '../context.ts';
 import { sendJson } from '../http.ts';
 import { badRequest, CatalogError } from '../errors.ts';
 import { namespaceBody } from '../http.ts';
-import { isUnderRoot } from '../../iceberg/storageUri.ts';
+import { isAzureUri, isUnderRoot } from '../../iceberg/storageUri.ts';
 import { normalizeRootUri } from '../storage.ts';
 import { parseVendedKeyId } from '../../runtime/objectStore.ts';
 
@@ -50,10 +50,16 @@ const optString = (v: unknown, what: string): string | undefined => {
 
 function parseBody(b: WarehouseBody, partial: boolean) {
   const kind = optString(b.kind, 'kind');
-  if (kind !== undefined && kind !== 'object_store' && kind !== 's3') throw badRequest('kind must be object_store or s3');
+  if (kind !== undefined && kind !== 'object_store' && kind !== 's3' && kind !== 'azure') throw badRequest('kind must be object_store, s3 or azure');
   const vending = optString(b.vending, 'vending');
-  if (vending !== undefined && vending !== 'derived' && vending !== 'static') throw badRequest('vending must be derived or static');
+  if (vending !== undefined && vending !== 'derived' && vending !== 'static' && vending !== 'sas') throw badRequest('vending must be derived, static or sas');
+  // azure: access_key_id is the storage account name, secret_access_key its key; credentials are vended as a SAS.
+  if (vending === 'sas' && kind !== 'azure') throw badRequest('vending sas is for kind azure');
+  if (kind === 'azure' && vending !== undefined && vending !== 'sas') throw badRequest('an azure warehouse vends credentials as a sas');
   const rootUri = optString(b.root_uri, 'root_uri');
+  if (rootUri !== undefined && kind !== undefined && isAzureUri(rootUri) !== (kind === 'azure')) {
+    throw badRequest(kind === 'azure' ? 'an azure root is az://<container>/<path>/ or abfss://<container>@<account>.dfs.core.windows.net/<path>/' : 'an S3 root is s3://<bucket>/<path>/');
+  }
   const accessKeyId = optString(b.access_key_id, 'access_key_id');
   const secretAccessKey = optString(b.secret_access_key, 'secret_access_key');
   if (!partial && (!rootUri || !accessKeyId || !secretAccessKey)) {
@@ -62,7 +68,7 @@ function parseBody(b: WarehouseBody, partial: boolean) {
   if (b.path_style !== undefined && typeof b.path_style !== 'boolean') throw badRequest('path_style must be a boolean');
   return {
     rootUri: rootUri === undefined ? undefined : normalizeRootUri(rootUri),
-    kind: kind as 'object_store' | 's3' | undefined,
+    kind: kind as WarehouseKind | undefined,
     endpoint: optString(b.endpoint, 'endpoint'),
     region: optString(b.region, 'region'),
     accessKeyId,
@@ -72,8 +78,8 @@ function parseBody(b: WarehouseBody, partial: boolean) {
   };
 }
 
-/** Without a vending mode: derived keys for Eider's object stores, the keys as they are for s3 (as before modes). */
-const defaultVending = (kind: WarehouseKind): VendingMode => (kind === 's3' ? 'static' : 'derived');
+/** Without a vending mode: derived keys for Eider's object stores, the keys as they are for s3 (as before modes), a SAS for azure. */
+const defaultVending = (kind: WarehouseKind): VendingMode => (kind === 'azure' ? 'sas' : kind === 's3' ? 'static' : 'derived');
 
 const dropUndefined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

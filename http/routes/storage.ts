@@ -38,7 +38,7 @@ export const storageRoutes = [
     method: 'POST',
     path: '/api/admin/storage-backends',
     operationId: 'create_storage_backend',
-    summary: 'Register a storage backend: object_store (S3-compatible endpoint), s3 (AWS S3) or azure (ADLS Gen2)',
+    summary: 'Register a storage backend: object_store (S3-compatible endpoint), s3 (AWS S3) or azure (Blob Storage / ADLS Gen2, account_name and account_key)',
     tags: ['catalogs'],
     access: { kind: 'admin' },
     body: Schema.Struct({
@@ -49,8 +49,11 @@ export const storageRoutes = [
       region: OptionalText(64),
       access_key_id: OptionalText(256),
       secret_access_key: OptionalText(1024),
+      account_name: OptionalText(64),
+      account_key: OptionalText(1024),
     }),
     // 422 storage_unreachable: the probe (put, read, delete one object under the root) failed, with the store's message.
+    // 422 storage_credentials_missing: nothing to reach the store with (an azure backend always needs its account key).
     responses: { 201: StorageBackendOut, 409: null, 422: null },
     handler: async ({ ctx, req, principal, body }) => {
       // The credentials themselves never go in the row: only whether some were given.

@@ -1,0 +1,276 @@
+// The azure storage backend for real, against Azurite (the Azure Storage emulator, its own process here):
+// registering probes the container (422 storage_unreachable with the store's own code when it cannot be used), the
+// account key is sealed at rest and never returned; a catalog on it serves a real agent's appends, partitioned
+// writes, updates, deletes and merges, schema evolution and time travel, its files in the container, read and written
+// by the agent with a short-lived SAS the catalog service vends; maintenance procedures and a SQL session's staging
+// files work there too; and a catalog moves bundled → azure → bundled by storage migrations with every count, sum,
+// snapshot and time-travel read unchanged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
+import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { startAzurite, type Azurite } from './support/azurite.ts';
+import { fillCatalog, fingerprint, sqlOn, waitMigration } from './support/migrations.ts';
+import { startBridgeAgent } from './support/bridgeAgent.ts';
+import { freePort } from '../runtime/postgres.ts';
+
+const BOOT = 'test-bootstrap-token-for-azure-storage';
+const CONTAINER = 'lake';
+let t: TestStack;
+let admin: Caller & { id: string };
+let az: Azurite;
+let agent: TestAgent;
+let agentId: string;
+let azureId: string;
+
+beforeAll(async () => {
+  az = await startAzurite();
+  await az.container(CONTAINER).create();
+  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, MIGRATION_RUNNER_TICK_S: '5', ACTOR_REAPER_TICK_S: '0.2', SQL_SESSIONS_ENABLED: 'true' });
+  admin = await setupAdmin(t);
+  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'azure-agent' });
+  agentId = await waitForHealthyAgent(t, admin, 'azure-agent');
+}, 120_000);
+afterAll(async () => {
+  await agent?.stop();
+  if (agent) cleanupAgentDir(agent);
+  await t?.close();
+  await az?.close();
+});
+
+const createBackend = (body: Record<string, unknown>) => t.req('POST', '/api/admin/storage-backends', { as: admin, body });
+const onAzurite = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  kind: 'azure',
+  root_uri: `az://${CONTAINER}/${name}/`,
+  endpoint: az.endpoint,
+  account_name: az.accountName,
+  account_key: az.accountKey,
+  ...extra,
+});
+
+async function newCatalog(slug: string, backendId: string): Promise<string> {
+  const c = await t.req('POST', '/api/catalogs', { as: admin, body: { slug, storage_backend_id: backendId } });
+  expect(c.status, c.text).toBe(201);
+  expect((await t.req('PUT', `/api/workspaces/default/catalogs/${slug}`, { as: admin, body: { make_default: false } })).status).toBe(201);
+  return c.body.id;
+}
+
+describe('registering an azure backend probes its container', () => {
+  it('201 with SAS vending; the account key sealed at rest (api and catalog service) and never returned', async () => {
+    const r = await createBackend(onAzurite('az-main'));
+    expect(r.status, r.text).toBe(201);
+    expect(r.body).toMatchObject({ kind: 'azure', root_uri: `az://${CONTAINER}/az-main/`, endpoint: az.endpoint, has_credentials: true, credential_vending: 'sas' });
+    expect(r.text).not.toContain(az.accountKey);
+    azureId = r.body.id;
+    const [row] = await t.database.db.query<{ access_key_id: string; secret_access_key: string }>(`select access_key_id, secret_access_key from eider.storage_backends where id = $1`, [azureId]);
+    expect(row.access_key_id).toBe(az.accountName);
+    expect(row.secret_access_key).toMatch(/^eidsealed:v1:/);
+    expect(row.secret_access_key).not.toContain(az.accountKey);
+    for (const path of ['/api/admin/storage-backends', `/api/admin/storage-backends/${azureId}`]) {
+      expect((await t.req('GET', path, { as: admin })).text).not.toContain(az.accountKey);
+    }
+    // the probe blob is gone again
+    expect(await az.names(CONTAINER, 'az-main/.eider-probe/')).toEqual([]);
+  });
+
+  it('refuses with 422 and the store\'s own code: a wrong key, a missing container, nothing listening, no key', async () => {
+    const wrongKey = Buffer.from('not-the-account-key-not-the-account-key').toString('base64');
+    const wrong = await createBackend(onAzurite('az-wrong', { account_key: wrongKey }));
+    expect(wrong.status, wrong.text).toBe(422);
+    expect(wrong.body).toMatchObject({ error: 'storage_unreachable', details: { store_code: expect.stringMatching(/^Authentication|^Authorization/) } });
+    expect(wrong.body.message).toContain('az-wrong');
+    expect(wrong.text).not.toContain(wrongKey);
+
+    const container = await createBackend(onAzurite('az-nocontainer', { root_uri: 'az://no-such-container/x/' }));
+    expect(container.status).toBe(422);
+    expect(container.body).toMatchObject({ error: 'storage_unreachable', details: { store_code: 'ContainerNotFound' } });
+
+    const down = await createBackend(onAzurite('az-down', { endpoint: `http://127.0.0.1:${await freePort()}/${az.accountName}` }));
+    expect(down.status).toBe(422);
+    expect(down.body.error).toBe('storage_unreachable');
+    expect(down.body.message).toMatch(/ECONNREFUSED|connect/i);
+
+    const noKey = await createBackend(onAzurite('az-nokey', { account_key: undefined }));
+    expect(noKey.status).toBe(422);
+    expect(noKey.body.error).toBe('unprocessable_content');
+
+    const names = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as { name: string }[]).map((b) => b.name);
+    expect(names.filter((n) => n.startsWith('az-'))).toEqual(['az-main']);
+  });
+});
+
+describe('a catalog on azure', () => {
+  it('a real agent appends, writes partitioned, updates, deletes, merges, evolves and time-travels; the files live in the container', async () => {
+    await newCatalog('azcat', azureId);
+    const cat = (await t.req('GET', '/api/catalogs', { as: admin })).body.find((c: { slug: string }) => c.slug === 'azcat');
+    expect(cat).toMatchObject({ storage_kind: 'azure', root_uri: `az://${CONTAINER}/az-main/azcat/` });
+    const [wh] = await t.database.db.query<{ kind: string; vending: string; secret_access_key: string }>(`select kind, vending, secret_access_key from catalog.warehouses where name = 'azcat'`);
+    expect(wh).toMatchObject({ kind: 'azure', vending: 'sas', secret_access_key: expect.stringMatching(/^eidsealed:v1:/) });
+
+    const sql = sqlOn(t, admin, agentId, 'azcat');
+    await fillCatalog(sql);
+    const fp = await fingerprint(t, admin, sql, 'azcat');
+    expect(fp.tables.events).toMatchObject({ n: 3000, s: (2999 * 3000) / 2, first: 1000 });
+    expect(fp.tables.events.snapshots.length).toBe(3);
+    // parts: 300 over three regions plus 50 eu, then the even 'us' ids deleted
+    const us = Array.from({ length: 300 }, (_, i) => i).filter((i) => i % 3 === 1);
+    expect(fp.tables.parts.n).toBe(350 - us.filter((i) => i % 2 === 0).length);
+    expect(await sql.rows('SELECT region, count(*)::INTEGER AS n FROM s.parts GROUP BY region ORDER BY region')).toEqual([
+      { region: 'apac', n: 100 },
+      { region: 'eu', n: 150 },
+      { region: 'us', n: 50 },
+    ]);
+    // evolution and update: the added column reads null for old rows, the update landed
+    expect(await sql.rows('SELECT id, name, score FROM s.evolved ORDER BY id')).toEqual([
+      { id: 1, name: 'one', score: 1 },
+      { id: 2, name: 'two', score: null },
+      { id: 3, name: 'three', score: 3.5 },
+    ]);
+    // merge: one matched row updated, one new row inserted
+    await sql.run(
+      `MERGE INTO s.evolved AS t USING (SELECT 2 AS id, 'TWO' AS name UNION ALL SELECT 9, 'nine') AS m ON t.id = m.id ` +
+        `WHEN MATCHED THEN UPDATE SET name = m.name WHEN NOT MATCHED THEN INSERT VALUES (m.id, m.name, NULL)`,
+    );
+    expect(await sql.rows('SELECT id, name FROM s.evolved ORDER BY id')).toEqual([
+      { id: 1, name: 'one' },
+      { id: 2, name: 'TWO' },
+      { id: 3, name: 'three' },
+      { id: 9, name: 'nine' },
+    ]);
+    // time travel: the first snapshot of evolved has the two first rows
+    const evolvedFirst = fp.tables.evolved.snapshots[0];
+    expect(await sql.rows(`SELECT count(*)::INTEGER AS n FROM s.evolved__snapshot_${evolvedFirst}`)).toEqual([{ n: 2 }]);
+
+    const blobs = await az.names(CONTAINER, 'az-main/azcat/s/');
+    expect(blobs.some((b) => b.startsWith('az-main/azcat/s/parts/data/') && b.endsWith('.parquet'))).toBe(true);
+    expect(blobs.some((b) => b.startsWith('az-main/azcat/s/events/metadata/') && b.endsWith('.metadata.json'))).toBe(true);
+    expect(blobs.some((b) => b.endsWith('.avro'))).toBe(true);
+    const table = (await t.req('GET', '/api/workspaces/default/catalogs/azcat/schemas/s/tables/events', { as: admin })).body;
+    expect(table.location).toMatch(new RegExp(`^az://${CONTAINER}/az-main/azcat/s/events`));
+    // nothing of it on the bundled store
+    const bundled = await t.stack.s3.send(new ListObjectsV2Command({ Bucket: t.stack.bucket, Prefix: 'azcat' }));
+    expect(bundled.Contents ?? []).toEqual([]);
+  }, 300_000);
+
+  it('the catalog service vends a short-lived container SAS, never the account key', async () => {
+    const res = await t.stack.request('GET', '/v1/azcat/namespaces/s/tables/events', undefined, { 'x-iceberg-access-delegation': 'vended-credentials' });
+    expect(res.status).toBe(200);
+    const body = res.body;
+    expect(JSON.stringify([body.config, body['storage-credentials']])).not.toContain(az.accountKey);
+    const config = body['storage-credentials'][0].config as Record<string, string>;
+    expect(body['storage-credentials'][0].prefix).toBe(`az://${CONTAINER}/az-main/azcat/s/events/`);
+    const sas = new URLSearchParams(config[`adls.sas-token.${az.accountName}`]);
+    expect(sas.get('sr')).toBe('c');
+    expect(sas.get('sp')).toBe('racwdl');
+    const expires = Number(config[`adls.sas-token-expires-at-ms.${az.accountName}`]);
+    expect(expires).toBeGreaterThan(Date.now());
+    // the catalog's credential TTL (900 s here), not the account key's lifetime
+    expect(expires).toBeLessThanOrEqual(Date.now() + 900_000 + 5_000);
+    expect(config[`adls.connection-string.${az.accountName}`]).toBe(az.endpoint);
+  });
+});
+
+describe('table maintenance on an azure warehouse (the agent\'s bridge in-process)', () => {
+  it('compacts data files, expires snapshots and removes an orphan blob; rows unchanged', async () => {
+    const wh = await t.stack.request('POST', '/management/v1/warehouses', {
+      name: 'azmaint',
+      root_uri: `az://${CONTAINER}/maint/`,
+      kind: 'azure',
+      endpoint: az.endpoint,
+      access_key_id: az.accountName,
+      secret_access_key: az.accountKey,
+    });
+    expect(wh.status).toBe(201);
+    expect(wh.body).toMatchObject({ kind: 'azure', vending: 'sas' });
+    expect(JSON.stringify(wh.body)).not.toContain(az.accountKey);
+    const bridge = await startBridgeAgent(t.stack, 'azmaint');
+    try {
+      const norm = (rows: Record<string, unknown>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v])));
+      const totals = async () => norm(await bridge.query('SELECT count(*)::INTEGER AS n, sum(id)::INTEGER AS s FROM app.small'));
+      await bridge.exec('CREATE SCHEMA app');
+      await bridge.exec('CREATE TABLE app.small (id BIGINT, v VARCHAR)');
+      for (let i = 0; i < 6; i++) await bridge.exec(`INSERT INTO app.small SELECT range + ${i * 10}, 'v' FROM range(10)`);
+      expect(await totals()).toEqual([{ n: 60, s: 1770 }]);
+      expect(norm(await bridge.query(`CALL system.rewrite_data_files(table => 'azmaint.app.small')`))[0]).toMatchObject({ rewritten_data_files_count: 6, added_data_files_count: 1 });
+      expect(await totals()).toEqual([{ n: 60, s: 1770 }]);
+      const future = new Date(Date.now() + 86_400_000).toISOString().replace('T', ' ').slice(0, 19);
+      const expired = norm(await bridge.query(`CALL system.expire_snapshots(table => 'azmaint.app.small', older_than => TIMESTAMP '${future}', retain_last => 1)`));
+      expect(expired[0].deleted_data_files_count).toBe(6);
+      const orphan = 'maint/app/small/data/00000-orphan.parquet';
+      await az.container(CONTAINER).getBlockBlobClient(orphan).upload('not referenced', 14);
+      expect(norm(await bridge.query(`CALL system.remove_orphan_files(table => 'azmaint.app.small', older_than => TIMESTAMP '${future}')`))).toEqual([{ orphan_file_location_count: 1 }]);
+      expect(await az.names(CONTAINER, orphan)).toEqual([]);
+      expect(await totals()).toEqual([{ n: 60, s: 1770 }]);
+      expect((await az.names(CONTAINER, 'maint/app/small/data/')).length).toBe(1);
+    } finally {
+      await bridge.close();
+    }
+  }, 120_000);
+});
+
+describe('a SQL session on an azure catalog', () => {
+  it('gets blob SAS staging URLs; the agent uploads what COPY … TO writes and reads a file the client staged', async () => {
+    const open = await t.req('POST', '/api/workspaces/default/sql/sessions', { as: admin, body: { agent_id: agentId, catalog: 'azcat', wait_timeout_s: 30 } });
+    expect(open.status, open.text).toBe(201);
+    expect(open.body.staging_uri).toMatch(new RegExp(`^az://${CONTAINER}/az-main/azcat/`));
+    const staged = await t.req('POST', `/api/sql/sessions/${open.body.id}/staging-files`, { as: admin, body: { files: ['out.csv', 'in.csv'] } });
+    expect(staged.status, staged.text).toBe(201);
+    const [out, inp] = staged.body.files;
+    expect(out.put_url.startsWith(`${az.endpoint}/${CONTAINER}/az-main/azcat/`)).toBe(true);
+    expect(staged.text).not.toContain(az.accountKey);
+    const stmt = async (sql: string) => {
+      const sub = await t.req('POST', `/api/sql/sessions/${open.body.id}/statements`, { as: admin, body: { sql } });
+      expect(sub.status, sub.text).toBe(202);
+      const q = (await t.req('GET', `/api/queries/${sub.body.id}?wait_timeout_s=60`, { as: admin })).body;
+      expect(q.status, q.error).toBe('done');
+      return q;
+    };
+    await stmt(`COPY (SELECT range AS id FROM range(5)) TO '${out.key}' (FORMAT csv, HEADER)`);
+    const written = await fetch(out.get_url);
+    expect(written.status).toBe(200);
+    expect((await written.text()).trim().split('\n')).toEqual(['id', '0', '1', '2', '3', '4']);
+    const put = await fetch(inp.put_url, { method: 'PUT', headers: { 'x-ms-blob-type': 'BlockBlob' }, body: 'id\n7\n8\n' });
+    expect(put.status).toBe(201);
+    const q = await stmt(`SELECT sum(id)::INTEGER AS s FROM read_csv('${inp.key}')`);
+    expect((await t.req('GET', `/api/queries/${q.id}/rows`, { as: admin })).body.rows).toEqual([{ s: 15 }]);
+    await t.req('DELETE', `/api/sql/sessions/${open.body.id}`, { as: admin });
+    // the ended session's staged files are removed
+    await expect.poll(async () => (await fetch(out.get_url)).status, { timeout: 10_000 }).toBe(404);
+  }, 120_000);
+});
+
+describe('a catalog moved bundled → azure → bundled', () => {
+  it('keeps counts, sums, snapshots and time travel on both hops', async () => {
+    const bundledId = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((b) => b.name === 'bundled')!.id;
+    const catalogId = await newCatalog('movecat', bundledId);
+    const sql = sqlOn(t, admin, agentId, 'movecat');
+    await fillCatalog(sql);
+    const before = await fingerprint(t, admin, sql, 'movecat');
+
+    const migrate = async (target: string) => {
+      const start = await t.req('POST', `/api/catalogs/${catalogId}/migrations`, { as: admin, body: { target_storage_backend_id: target } });
+      expect(start.status, start.text).toBe(202);
+      const done = await waitMigration(t, admin, catalogId, start.body.id, (m) => ['completed', 'failed', 'cancelled'].includes(m.status), 180_000);
+      expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed', phase: 'completed', error: null, tables_total: 3, tables_done: 3 });
+      expect(done.bytes_copied).toBe(done.bytes_total);
+      return done;
+    };
+
+    await migrate(azureId);
+    expect((await t.req('GET', `/api/catalogs/${catalogId}`, { as: admin })).body).toMatchObject({ id: catalogId, slug: 'movecat', storage_backend_id: azureId, root_uri: `az://${CONTAINER}/az-main/movecat/` });
+    const table = (await t.req('GET', '/api/workspaces/default/catalogs/movecat/schemas/s/tables/parts', { as: admin })).body;
+    expect(table.location).toMatch(new RegExp(`^az://${CONTAINER}/az-main/movecat/s/parts`));
+    expect(await fingerprint(t, admin, sql, 'movecat')).toEqual(before);
+    expect((await az.names(CONTAINER, 'az-main/movecat/')).length).toBeGreaterThan(10);
+    // writes work on azure after the cutover
+    await sql.run(`INSERT INTO s.evolved VALUES (4, 'four', 4.0)`);
+    await sql.run('DELETE FROM s.evolved WHERE id = 4');
+    const onAzure = await fingerprint(t, admin, sql, 'movecat');
+    expect(onAzure.tables.evolved).toMatchObject({ n: before.tables.evolved.n, s: before.tables.evolved.s });
+
+    await migrate(bundledId);
+    expect((await t.req('GET', `/api/catalogs/${catalogId}`, { as: admin })).body).toMatchObject({ storage_backend_id: bundledId, root_uri: 's3://warehouse/movecat/' });
+    expect(await fingerprint(t, admin, sql, 'movecat')).toEqual(onAzure);
+  }, 420_000);
+});
