@@ -106,7 +106,8 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
         if (p.agentId) await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.queryId } });
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
-      recordProfile: (_ctx, p: { queryId: string; profile: unknown }) => recordRunOutcome(db, p.queryId, p.profile, deps.lineage),
+      // (`profile`: only in effects committed before profiles became an attachment of `done`.)
+      recordProfile: (_ctx, p: { queryId: string; profile?: unknown }) => recordRunOutcome(db, p.queryId, p.profile ?? null, deps.lineage),
       // Elastic compute: the query was recorded without an agent; the pool it waits on is on its row.
       requestCompute: async (ctx, p: { queryId: string }) => {
         const [row] = await db.query<{ compute_pool: string | null }>(`select compute_pool from queries where id = $1`, [p.queryId]);
@@ -120,7 +121,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       agentWorkChanged: (ctx, p: { agentId: string }) => deps.elastic?.reportWork(ctx.host, p.agentId),
     },
     entityWrite: runEntityWrite,
-    eventAttachments: ['resultInline'],
+    eventAttachments: ['resultInline', 'profile'],
     // Without elastic compute nothing listens for an agent's work changing: no outbox rows for it.
     inertEffects: deps.elastic ? [] : ['agentWorkChanged'],
   };
@@ -131,7 +132,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
 export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Record<string, unknown>>) => ({
   sql: `update queries set status = $2, agent_id = $3, row_count = $4, duration_ms = $5, error = $6, error_code = $7,
           columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz,
-          result_inline = coalesce(decode($13::text, 'base64'), result_inline)
+          result_inline = coalesce(decode($13::text, 'base64'), result_inline), profile = coalesce($14::jsonb, profile)
         where id = $1`,
   params: [
     id,
@@ -147,6 +148,7 @@ export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Recor
     toTs(pr.runningAt),
     toTs(pr.finishedAt),
     typeof attachments?.resultInline === 'string' ? attachments.resultInline : null,
+    attachments?.profile === undefined || attachments.profile === null ? null : JSON.stringify(attachments.profile),
   ],
 });
 
@@ -155,11 +157,12 @@ export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Recor
  * provenance, and for a DROP TABLE the semantic models it breaks (as a drop through the catalog API does).
  */
 export async function recordRunOutcome(db: Db, queryId: string, profile: unknown, lineage: LineageEnv = {}) {
-  const [q] = await db.query<FinishedQuery>(
-    `update queries set profile = coalesce($2::jsonb, profile) where id = $1
-     returning statement_type, tables, catalog, user_id, workspace_id, sql, finished_at`,
-    [queryId, profile === null || profile === undefined ? null : JSON.stringify(profile)],
-  );
+  const cols = 'statement_type, tables, catalog, user_id, workspace_id, sql, finished_at';
+  // Without a profile to store (it normally comes with the done transition), only a read.
+  const [q] =
+    profile === null || profile === undefined
+      ? await db.query<FinishedQuery>(`select ${cols} from queries where id = $1`, [queryId])
+      : await db.query<FinishedQuery>(`update queries set profile = coalesce($2::jsonb, profile) where id = $1 returning ${cols}`, [queryId, JSON.stringify(profile)]);
   if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) {
     await recordWrites(db, queryId, q);
     // Lineage is best effort: a statement whose target cannot be read records none; the query stands either way.

@@ -8,8 +8,9 @@
 //                       then send `dispatched` (or `dispatchFailed` when the socket is gone)
 //   sendCancelQuery     {queryId, agentId}     push cancel_query (best effort; the agent may already be done)
 //   requestCompute      {queryId, workspace}   ask the elastic pool for an agent; answer with `computeReady`
-//   recordProfile       {queryId, profile}     store the best-effort execution profile, null when the agent sent
-//                                              none (profiling never fails the query)
+//   recordProfile       {queryId}              what a finished run leaves besides its row (tables' last write,
+//                                              lineage); its best-effort profile came with `done` as an attachment
+//                                              and is on the row already (profiling never fails the query)
 //   agentWorkChanged    {agentId}              the agent's in-flight work changed: recount for its elastic actor
 //
 // Deadlines (context.deadlineAt, fired by the reaper as `deadline`):
@@ -46,7 +47,8 @@ export type QueryEvent =
   | { type: 'dispatched'; at: number }
   | { type: 'dispatchFailed'; at: number; message: string }
   | { type: 'started'; at: number }
-  // resultInline: a small result file (base64 Parquet) the entity row keeps; the machine ignores it.
+  // profile and resultInline (a small result file, base64 Parquet): attachments the entity row keeps; the machine
+  // ignores them.
   | (RunDoneEvent & { profile?: Json; resultInline?: string })
   | { type: 'failed'; at: number; code: string; message: string }
   | { type: 'cancel'; at: number }
@@ -119,10 +121,7 @@ const releaseAgentWork = {
 };
 const recordProfile = {
   type: 'recordProfile' as const,
-  params: ({ context, event }: { context: QueryContext; event: QueryEvent }) => ({
-    queryId: context.queryId,
-    profile: event.type === 'done' && event.profile !== undefined ? event.profile : null,
-  }),
+  params: ({ context }: { context: QueryContext }) => ({ queryId: context.queryId }),
 };
 
 export const queryMachine = setup({
@@ -166,7 +165,7 @@ export const queryMachine = setup({
     }) => {},
     sendCancelQuery: (_, _params: { queryId: string; agentId: string }) => {},
     requestCompute: (_, _params: { queryId: string; workspace: string }) => {},
-    recordProfile: (_, _params: { queryId: string; profile: Json }) => {},
+    recordProfile: (_, _params: { queryId: string }) => {},
     agentWorkChanged: (_, _params: { agentId: string }) => {},
   },
   guards: {

@@ -47,7 +47,7 @@ describe('inline results', () => {
     expect(next.body.cursor).toBeNull();
   });
 
-  it('leaves the file out of the history: the done transition records no result bytes', async () => {
+  it('leaves the file and the profile out of the history: the done transition writes them to the row', async () => {
     const q = await runDone(t, admin, agentId, `SELECT 'inline-history' AS word`);
     const [h] = await t.database.db.query<{ payload: Record<string, unknown> }>(
       `select event_payload as payload from actor_transitions where kind = 'query' and id = $1 and event = 'done'`,
@@ -55,6 +55,10 @@ describe('inline results', () => {
     );
     expect(h.payload.rowCount).toBe(1);
     expect(JSON.stringify(h.payload)).not.toContain('resultInline');
+    // The profile is an attachment too: on the row, not in the history or the outbox.
+    expect(JSON.stringify(h.payload)).not.toContain('profile');
+    const [row] = await t.database.db.query<{ rows: number }>(`select (profile->'summary'->>'rows')::int as rows from queries where id = $1`, [q.id]);
+    expect(row.rows).toBe(1);
     const [snap] = await t.database.db.query<{ s: string }>(`select snapshot::text as s from actors where kind = 'query' and id = $1`, [q.id]);
     expect(snap.s).not.toContain('resultInline');
   });
