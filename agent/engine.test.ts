@@ -51,6 +51,17 @@ async function readBack(id: string, select = '*'): Promise<Record<string, unknow
 }
 
 describe('QueryEngine (real DuckDB)', () => {
+  it('materializes EXPLAIN and EXPLAIN ANALYZE of a read as the plan text', async () => {
+    for (const sql of ['EXPLAIN SELECT sum(range) FROM range(10)', 'EXPLAIN ANALYZE SELECT sum(range) FROM range(10)']) {
+      const { id, result } = await run(sql);
+      expect(result).toMatchObject({ statementType: 'describe', wrote: false, columns: ['explain_key', 'explain_value'], resultPath: `results/${id}.parquet` });
+      expect(result.columnSchema).toEqual([{ name: 'explain_key', type: 'VARCHAR' }, { name: 'explain_value', type: 'VARCHAR' }]);
+      const rows = await readBack(id);
+      expect(rows.length).toBe(result.rowCount);
+      expect(String(rows[0].explain_value)).toMatch(/RANGE|range/);
+    }
+  });
+
   it('writes every type family to the result file with DuckDB type spelling in column_schema', async () => {
     const sql = `SELECT
       1::TINYINT AS ti, 2::SMALLINT AS si, 3::INTEGER AS i, 4::BIGINT AS bi,

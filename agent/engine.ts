@@ -313,6 +313,7 @@ export class QueryEngine {
     await hooks?.before(0);
     const own = (await hooks?.run?.(0)) ?? null;
     const prepared = await extracted.prepare(0);
+    if (!own && STATEMENT_NAMES.get(prepared.statementType) === 'EXPLAIN') return this.#explain(prepared, resultId);
     const duckType = protocolStatementType(prepared.statementType, sql);
     const statementType = own?.statementType ?? duckType;
     if (duckType !== 'select' && duckType !== 'describe') {
@@ -337,6 +338,31 @@ export class QueryEngine {
     const profile = await this.#profile(rowCount);
     await rename(partial, join(this.#options.resultsDir, fileName));
     return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: own?.wrote ?? false, profile };
+  }
+
+  /**
+   * EXPLAIN [ANALYZE] of a read (the statement policy lets no other through): its rows, the plan as text, become the
+   * result grid. DuckDB cannot select from an EXPLAIN, so the rows go through a temporary table of the connection.
+   */
+  async #explain(prepared: Awaited<ReturnType<Awaited<ReturnType<DuckDBConnection['extractStatements']>>['prepare']>>, resultId: string): Promise<ExecutionResult> {
+    const reader = await prepared.runAndReadAll();
+    const profile = await this.#profile(reader.currentRowCount);
+    const columns = uniqueColumnNames(reader.columnNames());
+    const rows = reader.getRows();
+    await this.#connection.run(`CREATE OR REPLACE TEMP TABLE __eider_explain (${columns.map((c) => `${quoteIdentifier(c)} VARCHAR`).join(', ')})`);
+    const insert = await this.#connection.prepare(`INSERT INTO temp.main.__eider_explain VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`);
+    for (const row of rows) {
+      row.forEach((v, i) => (v === null ? insert.bindNull(i + 1) : insert.bindVarchar(i + 1, String(v))));
+      await insert.run();
+    }
+    insert.destroySync();
+    const fileName = `${resultId}.parquet`;
+    const partial = resultId === this.#queryId ? this.#partialPath : join(this.#tempDir, `${resultId}.parquet.partial`);
+    await this.#connection.run(`COPY (SELECT * FROM temp.main.__eider_explain) TO ${quoteLiteral(partial)} (FORMAT parquet)`);
+    await this.#connection.run('DROP TABLE temp.main.__eider_explain');
+    await rename(partial, join(this.#options.resultsDir, fileName));
+    const columnSchema = columns.map((name) => ({ name, type: 'VARCHAR' }));
+    return { rowCount: rows.length, resultPath: `results/${fileName}`, columnSchema, columns, statementType: 'describe', wrote: false, profile };
   }
 
   async #executeScript(extracted: Awaited<ReturnType<DuckDBConnection['extractStatements']>>, hooks?: StatementHooks): Promise<ExecutionResult> {

@@ -63,6 +63,14 @@ describe('inline results', () => {
     expect(snap.s).not.toContain('resultInline');
   });
 
+  it('answers EXPLAIN of a read with the plan as rows', async () => {
+    const q = await runDone(t, admin, agentId, `EXPLAIN SELECT count(*) FROM range(5)`);
+    expect(q.columns).toEqual(['explain_key', 'explain_value']);
+    const r = await t.req('GET', `/api/queries/${q.id}/rows`, { as: admin });
+    expect(r.body.rows[0].explain_key).toBe('physical_plan');
+    expect(r.body.rows[0].explain_value).toMatch(/RANGE|range/);
+  });
+
   it('keeps a result above RESULT_INLINE_MAX_BYTES on the agent only', async () => {
     const q = await runDone(t, admin, agentId, `SELECT md5(i::VARCHAR) AS h FROM range(2000) t(i)`);
     expect(await held(q.id)).toBeNull();
