@@ -51,6 +51,19 @@ async function readBack(id: string, select = '*'): Promise<Record<string, unknow
 }
 
 describe('QueryEngine (real DuckDB)', () => {
+  it("profiles each operator's rows and the planner's estimate of them", async () => {
+    const { result } = await run('SELECT k, count(*) AS n FROM (SELECT range % 7 AS k FROM range(1000)) GROUP BY k');
+    const ops: Array<{ name: string; cardinality: number; estimated_cardinality?: number }> = [];
+    const walk = (o: NonNullable<NonNullable<typeof result.profile>['operators']>): void => {
+      ops.push(o);
+      o.children.forEach(walk);
+    };
+    walk(result.profile!.operators!);
+    const range = ops.find((o) => o.name === 'RANGE');
+    expect(range).toMatchObject({ cardinality: 1000, estimated_cardinality: 1000 });
+    expect(ops.find((o) => o.name.includes('GROUP_BY'))?.estimated_cardinality).toBeGreaterThan(0);
+  });
+
   it('materializes EXPLAIN and EXPLAIN ANALYZE of a read as the plan text', async () => {
     for (const sql of ['EXPLAIN SELECT sum(range) FROM range(10)', 'EXPLAIN ANALYZE SELECT sum(range) FROM range(10)']) {
       const { id, result } = await run(sql);

@@ -8,12 +8,23 @@ function num(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
+/** The planner's row estimate DuckDB puts in an operator's extra_info (a decimal string), when there is one. */
+function estimatedCardinality(node: Json): number | undefined {
+  const info = node.extra_info;
+  if (typeof info !== 'object' || info === null) return undefined;
+  const text = (info as Json)['Estimated Cardinality'];
+  const n = typeof text === 'string' && /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
 function operator(node: Json): ProfileOperator {
   const kids = Array.isArray(node.children) ? (node.children as unknown[]) : [];
+  const estimate = estimatedCardinality(node);
   return {
     name: String(node.operator_name ?? node.operator_type ?? 'UNKNOWN').trim(),
     timing_ms: num(node.operator_timing) * 1000,
     cardinality: Math.round(num(node.operator_cardinality)),
+    ...(estimate === undefined ? {} : { estimated_cardinality: estimate }),
     children: kids.filter((k): k is Json => typeof k === 'object' && k !== null).map(operator),
   };
 }

@@ -49,12 +49,15 @@ export interface ProfileOperator {
   readonly name: string;
   readonly timing_ms: number;
   readonly cardinality: number;
+  /** The planner's estimate of the operator's rows, when the engine gave one. */
+  readonly estimated_cardinality?: number;
   readonly children: ReadonlyArray<ProfileOperator>;
 }
 export const ProfileOperator: Schema.Codec<ProfileOperator> = Schema.Struct({
   name: Schema.String,
   timing_ms: Millis,
   cardinality: Count,
+  estimated_cardinality: Schema.optional(Count),
   children: Schema.Array(Schema.suspend((): Schema.Codec<ProfileOperator> => ProfileOperator)),
 });
 
