@@ -1,4 +1,5 @@
 // Queries as the api shows them, and the history listing with every filter and sort of the spec.
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { AppError, forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
@@ -36,30 +37,32 @@ export interface QueryRow {
   user_name: string | null;
 }
 
-export interface QueryOut {
-  id: string;
-  workspace_id: string;
-  agent_id: string | null;
-  user_id: string | null;
-  user_name: string | null;
-  sql: string;
-  status: string;
-  statement_type: string | null;
-  origin: string;
-  session_id: string | null;
-  /** no scheduler yet: always null */
-  schedule_id: string | null;
-  row_count: number | null;
-  /** whole milliseconds (existing clients read an integer) */
-  duration_ms: number | null;
-  error: string | null;
-  error_code: string | null;
-  columns: string[] | null;
-  column_schema: { name: string; type: string }[] | null;
-  started_at: string;
-  running_at: string | null;
-  finished_at: string | null;
-}
+/** A result's columns with their engine type spelling (`DECIMAL(10,2)`), null before a result exists. */
+export const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })));
+/** A query as every route answers it (REST and the web app's generated types). */
+export const QueryOutSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  agent_id: Schema.NullOr(Schema.String),
+  user_id: Schema.NullOr(Schema.String),
+  user_name: Schema.NullOr(Schema.String),
+  sql: Schema.String,
+  status: Schema.String,
+  statement_type: Schema.NullOr(Schema.String),
+  origin: Schema.String,
+  session_id: Schema.NullOr(Schema.String),
+  schedule_id: Schema.NullOr(Schema.String),
+  row_count: Schema.NullOr(Schema.Finite),
+  duration_ms: Schema.NullOr(Schema.Finite),
+  error: Schema.NullOr(Schema.String),
+  error_code: Schema.NullOr(Schema.String),
+  columns: Schema.NullOr(Schema.Array(Schema.String)),
+  column_schema: ColumnSchema,
+  started_at: Schema.String,
+  running_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+});
+export type QueryOut = typeof QueryOutSchema.Type;
 
 export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, schedule_id, row_count, duration_ms,
   error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at,
@@ -194,4 +197,10 @@ export async function listHistory(q: Queryable, p: Principal, f: HistoryFilters)
     params,
   );
   return pageOf(rows, f.limit, sortTag, (r) => ({ k: r.sort_key, id: r.id }), toQueryOut);
+}
+
+/** The execution profile stored for a query (as the agent sent it, checked by the frame's schema), or null. */
+export async function profileOf(db: Queryable, queryId: string): Promise<unknown> {
+  const [p] = await db.query<{ profile: unknown }>(`select profile from queries where id = $1`, [queryId]);
+  return p?.profile ?? null;
 }

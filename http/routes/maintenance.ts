@@ -16,7 +16,7 @@ import * as queries from '../../domain/queries.ts';
 import type { AppContext } from '../context.ts';
 import { catalogClientOf } from '../catalogService.ts';
 import { chooseCompute, readQuery, submitQuery } from '../querySubmission.ts';
-import { QueryOutSchema } from './queries.ts';
+import { QueryOutSchema } from '../../domain/queries.ts';
 
 const RecommendationOut = Schema.Struct({
   id: Schema.String,

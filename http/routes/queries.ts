@@ -3,40 +3,18 @@ import { Schema } from 'effect';
 import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
 import { notFound, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
+import { QueryProfile } from '../../protocol/index.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
 import { readRowsPage } from '../rows.ts';
 import { audit } from '../audit.ts';
 import { readQuery, submitChecked } from '../querySubmission.ts';
 
-const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })));
-export const QueryOutSchema = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  agent_id: Schema.NullOr(Schema.String),
-  user_id: Schema.NullOr(Schema.String),
-  user_name: Schema.NullOr(Schema.String),
-  sql: Schema.String,
-  status: Schema.String,
-  statement_type: Schema.NullOr(Schema.String),
-  origin: Schema.String,
-  session_id: Schema.NullOr(Schema.String),
-  schedule_id: Schema.NullOr(Schema.String),
-  row_count: Schema.NullOr(Schema.Finite),
-  duration_ms: Schema.NullOr(Schema.Finite),
-  error: Schema.NullOr(Schema.String),
-  error_code: Schema.NullOr(Schema.String),
-  columns: Schema.NullOr(Schema.Array(Schema.String)),
-  column_schema: ColumnSchema,
-  started_at: Schema.String,
-  running_at: Schema.NullOr(Schema.String),
-  finished_at: Schema.NullOr(Schema.String),
-});
 export const RowsPage = Schema.Struct({
   // Each row is an object keyed by column name. Declared opaque: encoding a 1,000-row page field by field costs
   // ~1.4 ms (measured), most of a page's budget, and rows carry no field a schema could drop.
   rows: Schema.Array(Schema.Unknown).annotate({ description: 'one JSON object per row, keyed by column name in column order' }),
   columns: Schema.Array(Schema.String),
-  column_schema: ColumnSchema,
+  column_schema: queries.ColumnSchema,
   cursor: Schema.NullOr(Schema.String),
   total: Schema.Finite,
 });
@@ -67,7 +45,7 @@ export const queryRoutes = [
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
       timeout_s: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)))),
     }),
-    responses: { 202: QueryOutSchema, 400: null, 403: null, 409: null, 413: null, 422: null, 503: null },
+    responses: { 202: queries.QueryOutSchema, 400: null, 403: null, 409: null, 413: null, 422: null, 503: null },
     handler: async ({ ctx, req, principal, ws, body }) => {
       const id = await submitChecked(ctx, principal, ws!, body, { audit: (e) => audit(ctx, req, e) });
       return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
@@ -99,7 +77,7 @@ export const queryRoutes = [
       user_id: Schema.optionalKey(Schema.String),
       all_workspaces: Schema.optionalKey(Schema.Literals(['true', 'false'])),
     }),
-    responses: { 200: Schema.Struct({ items: Schema.Array(QueryOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }) },
+    responses: { 200: Schema.Struct({ items: Schema.Array(queries.QueryOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }) },
     handler: async ({ ctx, principal, ws, query }) => ({
       status: 200,
       body: await queries.listHistory(ctx.db, principal, {
@@ -131,7 +109,7 @@ export const queryRoutes = [
     access: { kind: 'resource', note: 'member of the query’s workspace' },
     params: QueryIdParams,
     query: Schema.Struct({ wait_timeout_s: Schema.optionalKey(WaitSeconds) }),
-    responses: { 200: QueryOutSchema, 404: null },
+    responses: { 200: queries.QueryOutSchema, 404: null },
     handler: async ({ ctx, principal, params, query }) => {
       let row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
       const wait = query.wait_timeout_s ?? 0;
@@ -176,12 +154,13 @@ export const queryRoutes = [
     tags: ['queries'],
     access: { kind: 'resource', note: 'member of the query’s workspace' },
     params: QueryIdParams,
-    responses: { 200: Schema.Unknown, 404: null },
+    responses: { 200: QueryProfile, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
-      const [p] = await ctx.db.query<{ profile: unknown }>(`select profile from queries where id = $1`, [row.id]);
-      if (!p?.profile) throw notFound('profile');
-      return { status: 200, body: p.profile };
+      const profile = await queries.profileOf(ctx.db, row.id);
+      if (!profile) throw notFound('profile');
+      // Stored as the query_done frame's schema decoded it; the reply is encoded (so checked) by the same schema.
+      return { status: 200, body: profile as typeof QueryProfile.Type };
     },
   }),
   route({
@@ -192,7 +171,7 @@ export const queryRoutes = [
     tags: ['queries'],
     access: { kind: 'resource', note: 'submitter, workspace writer, or query-admin' },
     params: QueryIdParams,
-    responses: { 202: QueryOutSchema, 404: null },
+    responses: { 202: queries.QueryOutSchema, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
       await queries.assertMayCancel(ctx.db, principal, row);

@@ -1192,7 +1192,21 @@ export type GetQueryResponse = {
 };
 
 /** GET /api/queries/{query_id}/profile: The normalized execution profile (summary plus operator tree) */
-export type GetQueryProfileResponse = unknown;
+export type GetQueryProfileResponse = {
+  summary: {
+    total_ms: number;
+    rows: number;
+    peak_memory_bytes: number | null;
+    cpu_ms?: number | null;
+  };
+  operators: {
+    name: string;
+    timing_ms: number;
+    cardinality: number;
+    estimated_cardinality?: number | null;
+    children: unknown[];
+  } | null;
+};
 
 /** GET /api/queries/{query_id}/rows: A page of result rows, read from the agent’s result file */
 export type GetQueryRowsResponse = {

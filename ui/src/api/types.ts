@@ -1,6 +1,6 @@
 // Response shapes the app reads. Those the server declares come from its OpenAPI document (generated.ts, written by
-// `node bin/eider.ts openapi --typescript`), so a server change that breaks the app fails the app's typecheck. The
-// one the server still declares as opaque JSON (the execution profile) is written here.
+// `node bin/eider.ts openapi --typescript`), so a server change that breaks the app fails the app's typecheck; the
+// profile's recursive operator tree is closed here over the generated type.
 import type * as Api from './generated.ts';
 
 export type User = Api.GetMeResponse;
@@ -52,19 +52,10 @@ export interface Page<T> {
 
 export type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
-export interface ProfileOperator {
-  name: string;
-  timing_ms: number;
-  cardinality: number;
-  /** the optimizer's estimate, when the agent reports one (the graph shows it beside the actual rows) */
-  estimated_cardinality?: number;
-  children: ProfileOperator[];
-}
-
-export interface QueryProfile {
-  summary: { total_ms: number; rows: number; peak_memory_bytes: number | null; cpu_ms?: number };
-  operators: ProfileOperator | null;
-}
+/** The profile as the server declares it; the operator tree is recursive, which the generated type leaves open. */
+type GeneratedOperator = NonNullable<Api.GetQueryProfileResponse['operators']>;
+export type ProfileOperator = Omit<GeneratedOperator, 'children'> & { children: ProfileOperator[] };
+export type QueryProfile = Omit<Api.GetQueryProfileResponse, 'operators'> & { operators: ProfileOperator | null };
 
 /** an actor as the inspection endpoint answers it: the actor with a page of its transitions */
 export type ActorDetail = Api.GetActorResponse;
