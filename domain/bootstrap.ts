@@ -1,34 +1,39 @@
 // What first boot and first-admin setup create (decisions.md): storage backend `bundled`, catalog `warehouse`,
 // and workspace `default` owned by the first admin with `warehouse` attached as its default catalog.
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 
 export const BUNDLED_BACKEND = 'bundled';
 export const DEFAULT_CATALOG = 'warehouse';
 export const DEFAULT_WORKSPACE = 'default';
 
+const IdRow = Schema.Struct({ id: Schema.String });
+
 /** Idempotent: creates the bundled backend and the `warehouse` catalog if they do not exist. */
 export async function ensureBundledCatalog(db: Queryable, opts: { bucket: string; endpoint: string; region: string }): Promise<string> {
-  await db.query(
-    `insert into storage_backends (name, kind, root_uri, endpoint, region)
-     values ($1, 'object_store', $2, $3, $4) on conflict (name) do nothing`,
-    [BUNDLED_BACKEND, `s3://${opts.bucket}/`, opts.endpoint, opts.region],
+  const rootUri = `s3://${opts.bucket}/`;
+  await exec(
+    db,
+    sql`insert into storage_backends (name, kind, root_uri, endpoint, region)
+        values (${BUNDLED_BACKEND}, 'object_store', ${rootUri}, ${opts.endpoint}, ${opts.region}) on conflict (name) do nothing`,
   );
-  await db.query(
-    `insert into catalogs (slug, storage_backend_id)
-     select $1, id from storage_backends where name = $2 on conflict (slug) do nothing`,
-    [DEFAULT_CATALOG, BUNDLED_BACKEND],
+  await exec(
+    db,
+    sql`insert into catalogs (slug, storage_backend_id)
+        select ${DEFAULT_CATALOG}, id from storage_backends where name = ${BUNDLED_BACKEND} on conflict (slug) do nothing`,
   );
-  const [c] = await db.query<{ id: string }>(`select id from catalogs where slug = $1`, [DEFAULT_CATALOG]);
+  const [c] = await rows(db, IdRow, sql`select id from catalogs where slug = ${DEFAULT_CATALOG}`);
   return c.id;
 }
 
 /** Creates workspace `default` (admin is owner) and attaches `warehouse` as its default catalog when it exists. */
 export async function createWorkspaceForAdmin(tx: Queryable, adminId: string): Promise<string> {
   const wsId = await ensureDefaultWorkspace(tx);
-  await tx.query(
-    `insert into workspace_members (workspace_id, user_id, role) values ($1, $2, 'owner')
-     on conflict (workspace_id, user_id) do update set role = 'owner'`,
-    [wsId, adminId],
+  await exec(
+    tx,
+    sql`insert into workspace_members (workspace_id, user_id, role) values (${wsId}, ${adminId}, 'owner')
+        on conflict (workspace_id, user_id) do update set role = 'owner'`,
   );
   return wsId;
 }
@@ -39,17 +44,15 @@ export async function createWorkspaceForAdmin(tx: Queryable, adminId: string): P
  * its owner.
  */
 export async function ensureDefaultWorkspace(tx: Queryable): Promise<string> {
-  const [ws] = await tx.query<{ id: string }>(
-    `insert into workspaces (slug, name) values ($1, 'Default') on conflict (slug) do update set slug = excluded.slug returning id`,
-    [DEFAULT_WORKSPACE],
+  const [ws] = await rows(
+    tx,
+    IdRow,
+    sql`insert into workspaces (slug, name) values (${DEFAULT_WORKSPACE}, 'Default') on conflict (slug) do update set slug = excluded.slug returning id`,
   );
-  const cat = (await tx.query<{ id: string }>(`select id from catalogs where slug = $1`, [DEFAULT_CATALOG]))[0];
+  const [cat] = await rows(tx, IdRow, sql`select id from catalogs where slug = ${DEFAULT_CATALOG}`);
   if (cat) {
-    await tx.query(
-      `insert into workspace_catalogs (workspace_id, catalog_id) values ($1, $2) on conflict do nothing`,
-      [ws.id, cat.id],
-    );
-    await tx.query(`update workspaces set default_catalog_id = $2 where id = $1 and default_catalog_id is null`, [ws.id, cat.id]);
+    await exec(tx, sql`insert into workspace_catalogs (workspace_id, catalog_id) values (${ws.id}, ${cat.id}) on conflict do nothing`);
+    await exec(tx, sql`update workspaces set default_catalog_id = ${cat.id} where id = ${ws.id} and default_catalog_id is null`);
   }
   return ws.id;
 }

@@ -2,25 +2,29 @@
 // what the attachment's grants name, at catalog, schema or table level, for reading or also writing. The api
 // enforces this itself, for REST browsing and for every table the statement parser extracts from a query; the
 // catalog service's own checks are defence in depth. Names compare case-insensitively, as DuckDB resolves them.
+import { Schema } from 'effect';
 import { DbError, type Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { isUuid, type Principal } from './identity.ts';
 import { mayManageCatalog, type AccessMode, type AttachedCatalog } from './catalogs.ts';
 import type { SchemaRef, TableRef } from './statementPolicy.ts';
 
-export type Privilege = 'read' | 'write';
+const PrivilegeSchema = Schema.Literals(['read', 'write']);
+export type Privilege = typeof PrivilegeSchema.Type;
 
-export interface GrantRow {
-  id: string;
-  workspace_id: string;
-  catalog_id: string;
-  schema_name: string | null;
-  table_name: string | null;
-  privilege: Privilege;
-  created_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+// Row shapes at the database boundary.
+const TargetRow = Schema.Struct({ schema_name: Schema.NullOr(Schema.String), table_name: Schema.NullOr(Schema.String), privilege: PrivilegeSchema });
+const GrantRowSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  catalog_id: Schema.String,
+  ...TargetRow.fields,
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+});
+export type GrantRow = typeof GrantRowSchema.Type;
 
 export interface GrantOut {
   id: string;
@@ -40,7 +44,7 @@ export interface GrantTarget {
   privilege: Privilege;
 }
 
-const GRANT_COLS = `id, workspace_id, catalog_id, schema_name, table_name, privilege, created_by, created_at, updated_at`;
+const GRANT_COLS = sql`id, workspace_id, catalog_id, schema_name, table_name, privilege, created_by, created_at, updated_at`;
 
 const toGrantOut = (g: GrantRow, catalogSlug: string): GrantOut => ({
   id: g.id,
@@ -74,13 +78,14 @@ export async function putGrant(db: Queryable, p: Principal, workspaceId: string,
   // One statement, so concurrent PUTs of one target cannot both insert; xmax = 0 marks a freshly inserted row.
   let row: GrantRow & { inserted: boolean };
   try {
-    [row] = await db.query<GrantRow & { inserted: boolean }>(
-      `insert into catalog_grants (workspace_id, catalog_id, schema_name, table_name, privilege, created_by)
-       values ($1, $2, $3, $4, $5, $6)
-       on conflict (workspace_id, catalog_id, coalesce(schema_name, ''), coalesce(table_name, ''))
-       do update set privilege = excluded.privilege, updated_at = now()
-       returning ${GRANT_COLS}, (xmax = 0) as inserted`,
-      [workspaceId, c.id, schema, table, target.privilege, p.user.id],
+    [row] = await rows(
+      db,
+      Schema.Struct({ ...GrantRowSchema.fields, inserted: Schema.Boolean }),
+      sql`insert into catalog_grants (workspace_id, catalog_id, schema_name, table_name, privilege, created_by)
+          values (${workspaceId}, ${c.id}, ${schema}, ${table}, ${target.privilege}, ${p.user.id})
+          on conflict (workspace_id, catalog_id, coalesce(schema_name, ''), coalesce(table_name, ''))
+          do update set privilege = excluded.privilege, updated_at = now()
+          returning ${GRANT_COLS}, (xmax = 0) as inserted`,
     );
   } catch (e) {
     // the attachment was removed meanwhile
@@ -91,22 +96,23 @@ export async function putGrant(db: Queryable, p: Principal, workspaceId: string,
 }
 
 export async function listGrants(q: Queryable, workspaceId: string, c: AttachedCatalog): Promise<GrantOut[]> {
-  const rows = await q.query<GrantRow>(
-    `select ${GRANT_COLS} from catalog_grants where workspace_id = $1 and catalog_id = $2
-      order by schema_name nulls first, table_name nulls first`,
-    [workspaceId, c.id],
+  const grants = await rows(
+    q,
+    GrantRowSchema,
+    sql`select ${GRANT_COLS} from catalog_grants where workspace_id = ${workspaceId} and catalog_id = ${c.id}
+         order by schema_name nulls first, table_name nulls first`,
   );
-  return rows.map((g) => toGrantOut(g, c.slug));
+  return grants.map((g) => toGrantOut(g, c.slug));
 }
 
 export async function deleteGrant(q: Queryable, p: Principal, workspaceId: string, c: AttachedCatalog, grantId: string): Promise<void> {
   if (!mayManageCatalog(p, c)) {
     throw new AppError(403, 'forbidden', `revoking on catalog ${c.slug} needs the catalogs permission or being its creator`);
   }
-  const rows = isUuid(grantId)
-    ? await q.query(`delete from catalog_grants where id = $1 and workspace_id = $2 and catalog_id = $3 returning id`, [grantId, workspaceId, c.id])
+  const deleted = isUuid(grantId)
+    ? await exec(q, sql`delete from catalog_grants where id = ${grantId} and workspace_id = ${workspaceId} and catalog_id = ${c.id} returning id`)
     : [];
-  if (!rows.length) throw notFound('grant');
+  if (!deleted.length) throw notFound('grant');
 }
 
 // ---- the scope of an attachment -------------------------------------------------------------------------------
@@ -166,9 +172,10 @@ export class AttachmentScope {
 
 export async function scopeOf(q: Queryable, workspaceId: string, c: Pick<AttachedCatalog, 'id' | 'access_mode'>): Promise<AttachmentScope> {
   if (c.access_mode === 'full') return new AttachmentScope('full', []);
-  const grants = await q.query<GrantRow>(
-    `select schema_name, table_name, privilege from catalog_grants where workspace_id = $1 and catalog_id = $2`,
-    [workspaceId, c.id],
+  const grants = await rows(
+    q,
+    TargetRow,
+    sql`select schema_name, table_name, privilege from catalog_grants where workspace_id = ${workspaceId} and catalog_id = ${c.id}`,
   );
   return new AttachmentScope('scoped', grants);
 }
@@ -200,9 +207,10 @@ export async function checkScopedAccess(
   need: Privilege = 'read',
   schemas: { create: readonly SchemaRef[]; drop: readonly SchemaRef[] } = { create: [], drop: [] },
 ): Promise<void> {
-  const attached = await db.query<{ id: string; slug: string; access_mode: AccessMode }>(
-    `select c.id, c.slug, wc.access_mode from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = $1`,
-    [workspaceId],
+  const attached = await rows(
+    db,
+    Schema.Struct({ id: Schema.String, slug: Schema.String, access_mode: Schema.Literals(['full', 'scoped']) }),
+    sql`select c.id, c.slug, wc.access_mode from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = ${workspaceId}`,
   );
   const bySlug = new Map(attached.map((a) => [fold(a.slug), a]));
   const scopes = new Map<string, AttachmentScope>();

@@ -2,14 +2,15 @@
 // rebuilt at every api start (every replica may do it; the upsert is idempotent), searched with websearch syntax.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import { notFound } from './errors.ts';
 
-export interface DocHit {
-  path: string;
-  title: string;
-  snippet: string;
-}
+// Row shapes at the database boundary.
+const DocHitRow = Schema.Struct({ path: Schema.String, title: Schema.String, snippet: Schema.String });
+export type DocHit = typeof DocHitRow.Type;
+const PageRow = Schema.Struct({ path: Schema.String, title: Schema.String, body: Schema.String });
 
 async function markdownFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -38,32 +39,33 @@ export async function indexDocs(db: Db, dir: string): Promise<boolean> {
   );
   await db.tx(async (q) => {
     for (const p of pages) {
-      await q.query(
-        `insert into doc_pages (path, title, body) values ($1, $2, $3)
-         on conflict (path) do update set title = excluded.title, body = excluded.body, indexed_at = now()`,
-        [p.path, p.title, p.body],
+      await exec(
+        q,
+        sql`insert into doc_pages (path, title, body) values (${p.path}, ${p.title}, ${p.body})
+            on conflict (path) do update set title = excluded.title, body = excluded.body, indexed_at = now()`,
       );
     }
-    await q.query(`delete from doc_pages where path <> all($1::text[])`, [pages.map((p) => p.path)]);
+    await exec(q, sql`delete from doc_pages where path <> all(${pages.map((p) => p.path)}::text[])`);
   });
   return true;
 }
 
 export async function searchDocs(q: Queryable, text: string, limit: number): Promise<DocHit[]> {
-  return q.query<DocHit>(
-    `select d.path, d.title,
-            ts_headline('english', d.body, w, 'MaxWords=40, MinWords=15, MaxFragments=2, StartSel=**, StopSel=**') as snippet
-       from doc_pages d, websearch_to_tsquery('english', $1) w
-      where d.tsv @@ w
-      order by ts_rank(d.tsv, w) desc, d.path
-      limit $2`,
-    [text, limit],
+  return rows(
+    q,
+    DocHitRow,
+    sql`select d.path, d.title,
+               ts_headline('english', d.body, w, 'MaxWords=40, MinWords=15, MaxFragments=2, StartSel=**, StopSel=**') as snippet
+          from doc_pages d, websearch_to_tsquery('english', ${text}) w
+         where d.tsv @@ w
+         order by ts_rank(d.tsv, w) desc, d.path
+         limit ${limit}`,
   );
 }
 
 /** A page from `offset`, at most `maxChars` characters; next_offset is null at its end. */
 export async function readDocPage(q: Queryable, path: string, offset: number, maxChars: number) {
-  const [page] = await q.query<{ path: string; title: string; body: string }>(`select path, title, body from doc_pages where path = $1`, [path]);
+  const [page] = await rows(q, PageRow, sql`select path, title, body from doc_pages where path = ${path}`);
   if (!page) throw notFound(`documentation page ${path}`);
   const text = page.body.slice(offset, offset + maxChars);
   const end = offset + text.length;

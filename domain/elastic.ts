@@ -1,7 +1,9 @@
 // Elastic compute's rules and rows: the sizes offered, the pool a workspace's work goes to (its storage shape), an
 // elastic agent's identity (an `agents` row) and its incarnations (`elastic_agents`, one per provider instance), the
 // work an agent holds, and the work waiting for compute. The actors that act on them are in actors/elasticCompute.ts.
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
+import { rows, sql } from '../runtime/sql.ts';
 import { unprocessable } from './errors.ts';
 
 /** A named elastic agent restarting: work naming it waits on this pool key. */
@@ -72,12 +74,13 @@ export function sizeNamed(s: ElasticSettings, name: string | undefined): Compute
 
 /** The pool a workspace's work goes to: its storage shape, the sorted storage kinds of its attached catalogs. */
 export async function poolOf(q: Queryable, workspaceId: string): Promise<string> {
-  const rows = await q.query<{ kind: string }>(
-    `select distinct b.kind from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id
-       join storage_backends b on b.id = c.storage_backend_id where wc.workspace_id = $1 order by b.kind`,
-    [workspaceId],
+  const kinds = await rows(
+    q,
+    Schema.Struct({ kind: Schema.String }),
+    sql`select distinct b.kind from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id
+          join storage_backends b on b.id = c.storage_backend_id where wc.workspace_id = ${workspaceId} order by b.kind`,
   );
-  return rows.length ? rows.map((r) => r.kind).join('+') : 'none';
+  return kinds.length ? kinds.map((r) => r.kind).join('+') : 'none';
 }
 
 export interface ElasticOut {
@@ -90,23 +93,29 @@ export interface ElasticOut {
   hourly_cost: number | null;
 }
 
-export interface IncarnationRow {
-  id: string;
-  agent_id: string;
-  pool: string;
-  provider: string;
-  size: string;
-  cpu: number;
-  memory_gb: number;
-  hourly_cost: number | null;
-  status: string;
-  reason: string | null;
-  error: string | null;
-  provider_ref: string | null;
-  provisioned_at: Date | null;
-  terminated_at: Date | null;
-  created_at: Date;
-}
+// Row shapes at the database boundary.
+const IncarnationRowSchema = Schema.Struct({
+  id: Schema.String,
+  agent_id: Schema.String,
+  pool: Schema.String,
+  provider: Schema.String,
+  size: Schema.String,
+  cpu: Schema.Number,
+  memory_gb: Schema.Number,
+  hourly_cost: Schema.NullOr(Schema.Number),
+  status: Schema.String,
+  reason: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  provider_ref: Schema.NullOr(Schema.String),
+  provisioned_at: Schema.NullOr(Schema.Date),
+  terminated_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date,
+});
+export type IncarnationRow = typeof IncarnationRowSchema.Type;
+const INCARNATION_COLS = sql`e.id, e.agent_id, e.pool, e.provider, e.size, e.cpu, e.memory_gb, e.hourly_cost, e.status, e.reason, e.error,
+  e.provider_ref, e.provisioned_at, e.terminated_at, e.created_at`;
+const IdRow = Schema.Struct({ id: Schema.String });
+const Count = Schema.Struct({ n: Schema.Number });
 
 /** The SQL expression (over `agents a`) giving an agent's current incarnation as AgentOut's `elastic` field. */
 export const ELASTIC_OUT_COLUMN = `(select jsonb_build_object(
@@ -131,14 +140,12 @@ export function toElasticOut(raw: Record<string, unknown> | null | undefined): E
 
 /** A new elastic agent's identity: unavailable until its first incarnation dials home. */
 export async function insertElasticAgent(q: Queryable, input: { name: string; accessMode: 'open' | 'restricted' }): Promise<string> {
-  const [row] = await q.query<{ id: string }>(
-    `insert into agents (name, status, access_mode) values ($1, 'unavailable', $2) returning id`,
-    [input.name, input.accessMode],
-  );
+  const [row] = await rows(q, IdRow, sql`insert into agents (name, status, access_mode) values (${input.name}, 'unavailable', ${input.accessMode}) returning id`);
   return row.id;
 }
 
-/** The incarnation row's INSERT, written in its actor's own spawn statement (it holds the initial projection). */
+/** The incarnation row's INSERT, written in its actor's own spawn statement (it holds the initial projection): text
+ *  with its own $1…$n, the entity form the actor store splices into that statement. */
 export function incarnationInsert(r: { id: string; agentId: string; pool: string; provider: string; size: ComputeSize }) {
   return {
     sql: `insert into elastic_agents (id, agent_id, pool, provider, size, cpu, memory_gb, hourly_cost, status)
@@ -148,95 +155,111 @@ export function incarnationInsert(r: { id: string; agentId: string; pool: string
 }
 
 export async function incarnation(q: Queryable, id: string): Promise<IncarnationRow | undefined> {
-  return (await q.query<IncarnationRow>(`select * from elastic_agents where id = $1`, [id]))[0];
+  return (await rows(q, IncarnationRowSchema, sql`select ${INCARNATION_COLS} from elastic_agents e where e.id = ${id}`))[0];
 }
 
 /** The agent's current incarnation (null for a static agent). */
 export async function currentIncarnation(q: Queryable, agentId: string): Promise<IncarnationRow | null> {
-  const [row] = await q.query<IncarnationRow>(`select e.* from elastic_agents e join agents a on a.elastic_id = e.id where a.id = $1`, [agentId]);
+  const [row] = await rows(
+    q,
+    IncarnationRowSchema,
+    sql`select ${INCARNATION_COLS} from elastic_agents e join agents a on a.elastic_id = e.id where a.id = ${agentId}`,
+  );
   return row ?? null;
 }
 
 /** A healthy, open elastic agent serving `pool` (the least loaded), or null. */
 export async function healthyPoolAgent(q: Queryable, pool: string): Promise<string | null> {
   const named = pooledAgentId(pool);
-  const [row] = await q.query<{ id: string }>(
-    `select a.id from agents a join elastic_agents e on e.id = a.elastic_id
-      where a.status = 'healthy' and e.status = any($3::text[])
-        and ($2::uuid is not null and a.id = $2::uuid or $2::uuid is null and e.pool = $1 and a.access_mode = 'open')
-      order by (select count(*) from queries qq where qq.agent_id = a.id and qq.status in ('queued', 'running')), a.created_at
-      limit 1`,
-    [pool, named, RUNNING_STATUSES],
+  const [row] = await rows(
+    q,
+    IdRow,
+    sql`select a.id from agents a join elastic_agents e on e.id = a.elastic_id
+         where a.status = 'healthy' and e.status = any(${RUNNING_STATUSES}::text[])
+           and ${named !== null ? sql`a.id = ${named}::uuid` : sql`e.pool = ${pool} and a.access_mode = 'open'`}
+         order by (select count(*) from queries qq where qq.agent_id = a.id and qq.status in ('queued', 'running')), a.created_at
+         limit 1`,
   );
   return row?.id ?? null;
 }
 
 /** Live incarnations of a pool: how many are starting, how many in all (the cap counts every live one). */
 export async function poolCounts(q: Queryable, pool: string): Promise<{ starting: number; live: number }> {
-  const [row] = await q.query<{ starting: number; live: number }>(
-    `select count(*) filter (where status = any($2::text[]))::int as starting, count(*)::int as live
-       from elastic_agents where pool = $1 and status = any($3::text[])`,
-    [pool, STARTING_STATUSES, LIVE_STATUSES],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ starting: Schema.Number, live: Schema.Number }),
+    sql`select count(*) filter (where status = any(${STARTING_STATUSES}::text[]))::int as starting, count(*)::int as live
+          from elastic_agents where pool = ${pool} and status = any(${LIVE_STATUSES}::text[])`,
   );
   return row;
 }
 
 /** The work an agent holds, as the elastic machine counts it: queries queued or running, sessions not ended. */
 export async function agentWork(q: Queryable, agentId: string): Promise<{ inFlightQueries: number; openSessions: number }> {
-  const [row] = await q.query<{ queries: number; sessions: number }>(
-    `select (select count(*) from queries where agent_id = $1 and status in ('queued', 'running'))::int as queries,
-            (select count(*) from sql_sessions where agent_id = $1 and status in ('pending', 'opening', 'open', 'closing'))::int as sessions`,
-    [agentId],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ queries: Schema.Number, sessions: Schema.Number }),
+    sql`select (select count(*) from queries where agent_id = ${agentId} and status in ('queued', 'running'))::int as queries,
+               (select count(*) from sql_sessions where agent_id = ${agentId} and status in ('pending', 'opening', 'open', 'closing'))::int as sessions`,
   );
   return { inFlightQueries: row.queries, openSessions: row.sessions };
 }
 
 /** Queries and sessions waiting for compute on any of `pools`. */
 export async function waitingWork(q: Queryable, pools: string[]): Promise<{ queries: string[]; sessions: string[] }> {
-  const queries = await q.query<{ id: string }>(
-    `select id from queries where status = 'queued' and agent_id is null and compute_pool = any($1::text[]) order by started_at`,
-    [pools],
+  const queries = await rows(
+    q,
+    IdRow,
+    sql`select id from queries where status = 'queued' and agent_id is null and compute_pool = any(${pools}::text[]) order by started_at`,
   );
-  const sessions = await q.query<{ id: string }>(
-    `select id from sql_sessions where status = 'pending' and agent_id is null and compute_pool = any($1::text[]) order by created_at`,
-    [pools],
+  const sessions = await rows(
+    q,
+    IdRow,
+    sql`select id from sql_sessions where status = 'pending' and agent_id is null and compute_pool = any(${pools}::text[]) order by created_at`,
   );
   return { queries: queries.map((r) => r.id), sessions: sessions.map((r) => r.id) };
 }
 
 /** Every pool some work is waiting on (the reaper asks for compute for each again). */
 export async function waitingPools(q: Queryable): Promise<string[]> {
-  const rows = await q.query<{ pool: string }>(
-    `select compute_pool as pool from queries where status = 'queued' and agent_id is null and compute_pool is not null
-     union select compute_pool from sql_sessions where status = 'pending' and agent_id is null and compute_pool is not null`,
+  const found = await rows(
+    q,
+    Schema.Struct({ pool: Schema.String }),
+    sql`select compute_pool as pool from queries where status = 'queued' and agent_id is null and compute_pool is not null
+        union select compute_pool from sql_sessions where status = 'pending' and agent_id is null and compute_pool is not null`,
   );
-  return rows.map((r) => r.pool);
+  return found.map((r) => r.pool);
 }
 
 /** Incarnations not yet ended (the reaper compares them with what the provider runs). */
 export async function liveIncarnations(q: Queryable): Promise<IncarnationRow[]> {
-  return q.query<IncarnationRow>(`select * from elastic_agents where status = any($1::text[])`, [LIVE_STATUSES]);
+  return rows(q, IncarnationRowSchema, sql`select ${INCARNATION_COLS} from elastic_agents e where e.status = any(${LIVE_STATUSES}::text[])`);
 }
 
 export async function knownIncarnationIds(q: Queryable, ids: string[]): Promise<Set<string>> {
-  const rows = await q.query<{ id: string }>(`select id from elastic_agents where id = any($1::uuid[]) and status = any($2::text[])`, [ids, LIVE_STATUSES]);
-  return new Set(rows.map((r) => r.id));
+  const known = await rows(q, IdRow, sql`select id from elastic_agents where id = any(${ids}::uuid[]) and status = any(${LIVE_STATUSES}::text[])`);
+  return new Set(known.map((r) => r.id));
 }
 
 /** Cluster-wide elastic figures for the metrics endpoint, read at scrape time (every replica reports the same). */
 export async function elasticCounts(q: Queryable) {
-  const [totals] = await q.query<{ provisioned: number; p50: number | null; p95: number | null }>(
-    `select count(*) filter (where provider_ref is not null)::int as provisioned,
+  const [totals] = await rows(
+    q,
+    Schema.Struct({ provisioned: Schema.Number, p50: Schema.NullOr(Schema.Number), p95: Schema.NullOr(Schema.Number) }),
+    sql`select count(*) filter (where provider_ref is not null)::int as provisioned,
             percentile_cont(0.5) within group (order by extract(epoch from provisioned_at - created_at)) filter (where provisioned_at is not null) as p50,
             percentile_cont(0.95) within group (order by extract(epoch from provisioned_at - created_at)) filter (where provisioned_at is not null) as p95
        from elastic_agents`,
   );
-  const ended = await q.query<{ reason: string; n: number }>(
-    `select coalesce(reason, status) as reason, count(*)::int as n from elastic_agents where status in ('terminated', 'failed') group by 1`,
+  const ended = await rows(
+    q,
+    Schema.Struct({ ...Count.fields, reason: Schema.String }),
+    sql`select coalesce(reason, status) as reason, count(*)::int as n from elastic_agents where status in ('terminated', 'failed') group by 1`,
   );
-  const live = await q.query<{ status: string; n: number }>(
-    `select status, count(*)::int as n from elastic_agents where status = any($1::text[]) group by 1`,
-    [LIVE_STATUSES],
+  const live = await rows(
+    q,
+    Schema.Struct({ ...Count.fields, status: Schema.String }),
+    sql`select status, count(*)::int as n from elastic_agents where status = any(${LIVE_STATUSES}::text[]) group by 1`,
   );
   const byState: Record<string, number> = {};
   for (const r of live) byState[elasticState(r.status)] = (byState[elasticState(r.status)] ?? 0) + r.n;

@@ -2,11 +2,25 @@
 // provider as auth_provider, their name and mapped role kept in step at every sign-in. An email that already
 // belongs to a local account or to another provider's is refused (409 account_conflict), so no provider can take
 // over an account it did not create.
+import { Schema } from 'effect';
 import type { Db } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, conflict, unauthorized } from './errors.ts';
 import type { GlobalRole, UserRow } from './identity.ts';
 
-const USER_COLS = 'id, email, name, role, kind, auth_provider, password_hash, is_active, created_at';
+// identity.ts's UserRow at the database boundary (checked against it: the struct must decode to a UserRow).
+const UserRowSchema: Schema.Codec<UserRow, unknown> = Schema.Struct({
+  id: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  role: Schema.Literals(['admin', 'member']),
+  kind: Schema.Literals(['user', 'service_account']),
+  auth_provider: Schema.String,
+  password_hash: Schema.NullOr(Schema.String),
+  is_active: Schema.Boolean,
+  created_at: Schema.Date,
+});
+const USER_COLS = sql`id, email, name, role, kind, auth_provider, password_hash, is_active, created_at`;
 
 export interface FederatedSignIn {
   /** `ldap` or `oidc:<provider id>` */
@@ -32,12 +46,14 @@ export async function signInFederated(db: Db, input: FederatedSignIn): Promise<F
   }
   return db.tx(async (tx) => {
     // Two first sign-ins of one email at once would both insert: serialize them on the email.
-    await tx.query(`select pg_advisory_xact_lock(hashtext('eider:user-email:' || $1))`, [email]);
-    const [existing] = await tx.query<UserRow>(`select ${USER_COLS} from users where email = $1 and kind = 'user' for update`, [email]);
+    await exec(tx, sql`select pg_advisory_xact_lock(hashtext('eider:user-email:' || ${email}))`);
+    const [existing] = await rows(tx, UserRowSchema, sql`select ${USER_COLS} from users where email = ${email} and kind = 'user' for update`);
     if (!existing) {
-      const [user] = await tx.query<UserRow>(
-        `insert into users (email, name, role, auth_provider, password_hash) values ($1, $2, $3, $4, null) returning ${USER_COLS}`,
-        [email, input.name.slice(0, 200) || email, input.role ?? 'member', input.provider],
+      const [user] = await rows(
+        tx,
+        UserRowSchema,
+        sql`insert into users (email, name, role, auth_provider, password_hash)
+            values (${email}, ${input.name.slice(0, 200) || email}, ${input.role ?? 'member'}, ${input.provider}, null) returning ${USER_COLS}`,
       );
       return { user, created: true, roleBefore: null };
     }
@@ -49,12 +65,17 @@ export async function signInFederated(db: Db, input: FederatedSignIn): Promise<F
     let role = input.role;
     if (existing.role === 'admin' && role === 'member') {
       // The group map never demotes the last active admin: nobody could administer the server afterwards.
-      const [{ n }] = await tx.query<{ n: number }>(`select count(*)::int as n from users where role = 'admin' and kind = 'user' and is_active and id <> $1`, [existing.id]);
+      const [{ n }] = await rows(
+        tx,
+        Schema.Struct({ n: Schema.Number }),
+        sql`select count(*)::int as n from users where role = 'admin' and kind = 'user' and is_active and id <> ${existing.id}`,
+      );
       if (n === 0) role = 'admin';
     }
-    const [user] = await tx.query<UserRow>(
-      `update users set name = $2, role = coalesce($3, role) where id = $1 returning ${USER_COLS}`,
-      [existing.id, input.name.slice(0, 200) || existing.name, role],
+    const [user] = await rows(
+      tx,
+      UserRowSchema,
+      sql`update users set name = ${input.name.slice(0, 200) || existing.name}, role = coalesce(${role}, role) where id = ${existing.id} returning ${USER_COLS}`,
     );
     return { user, created: false, roleBefore: user.role !== existing.role ? existing.role : null };
   });

@@ -1,6 +1,8 @@
 // SQL sessions as the API shows them (decisions.md "SQL sessions"): the sql_sessions row written by each session
 // actor, who may see and close one, and the page of a workspace's sessions.
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
+import { rows, sql } from '../runtime/sql.ts';
 import { hasPermission, type Principal } from './identity.ts';
 import { notFound, unprocessable } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
@@ -10,24 +12,26 @@ import type { StagingConfig } from './sessionStaging.ts';
 export const SESSION_STATUSES = ['pending', 'opening', 'open', 'closing', 'closed', 'failed'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
-export interface SqlSessionRow {
-  id: string;
-  workspace_id: string;
-  user_id: string | null;
-  agent_id: string | null;
-  status: SessionStatus;
-  active_catalog: string | null;
-  staging_uri: string | null;
-  error: string | null;
-  error_code: string | null;
-  close_reason: string | null;
-  client_name: string | null;
-  client_version: string | null;
-  created_at: Date;
-  opened_at: Date | null;
-  last_active_at: Date;
-  closed_at: Date | null;
-}
+// The row shape at the database boundary.
+const SqlSessionRowSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  agent_id: Schema.NullOr(Schema.String),
+  status: Schema.Literals(SESSION_STATUSES),
+  active_catalog: Schema.NullOr(Schema.String),
+  staging_uri: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  error_code: Schema.NullOr(Schema.String),
+  close_reason: Schema.NullOr(Schema.String),
+  client_name: Schema.NullOr(Schema.String),
+  client_version: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  opened_at: Schema.NullOr(Schema.Date),
+  last_active_at: Schema.Date,
+  closed_at: Schema.NullOr(Schema.Date),
+});
+export type SqlSessionRow = typeof SqlSessionRowSchema.Type;
 
 /** The row as the API shows it: times as ISO text, the failure code kept inside. */
 export type SqlSessionOut = Omit<SqlSessionRow, 'error_code' | 'created_at' | 'opened_at' | 'last_active_at' | 'closed_at'> & {
@@ -37,7 +41,7 @@ export type SqlSessionOut = Omit<SqlSessionRow, 'error_code' | 'created_at' | 'o
   closed_at: string | null;
 };
 
-const COLS = `id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, error, error_code, close_reason,
+const COLS = sql`id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, error, error_code, close_reason,
   client_name, client_version, created_at, opened_at, last_active_at, closed_at`;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -70,7 +74,7 @@ export function clientOf(userAgent: string | undefined): { name: string | null; 
 }
 
 export async function readSession(q: Queryable, id: string): Promise<SqlSessionRow | undefined> {
-  const [row] = await q.query<SqlSessionRow>(`select ${COLS} from sql_sessions where id = $1`, [id]);
+  const [row] = await rows(q, SqlSessionRowSchema, sql`select ${COLS} from sql_sessions where id = ${id}`);
   return row;
 }
 
@@ -94,50 +98,44 @@ export async function listSessions(
       throw unprocessable(`unknown status ${s}`, 'unprocessable_content', { fields: [{ field: 'status', message: `one of ${SESSION_STATUSES.join(', ')}` }] });
     }
   }
-  const params: unknown[] = [workspaceId];
-  const where = ['workspace_id = $1'];
-  if (!hasPermission(p, 'query-admin')) {
-    params.push(p.user.id);
-    where.push(`user_id = $${params.length}`);
-  }
-  if (f.status.length) {
-    params.push(f.status);
-    where.push(`status = any($${params.length}::text[])`);
-  }
+  const where = [sql`workspace_id = ${workspaceId}`];
+  if (!hasPermission(p, 'query-admin')) where.push(sql`user_id = ${p.user.id}`);
+  if (f.status.length) where.push(sql`status = any(${f.status}::text[])`);
   const sort = 'created_at:desc';
   if (f.cursor) {
     const c = decodeCursor(f.cursor, sort);
     if (!(await readSession(q, c.id))) throw staleCursor();
-    params.push(c.k, c.id);
-    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    where.push(sql`(created_at, id) < (${c.k}::timestamptz, ${c.id}::uuid)`);
   }
-  params.push(f.limit + 1);
-  const rows = await q.query<SqlSessionRow & { sort_key: string }>(
-    `select ${COLS}, created_at::text as sort_key from sql_sessions where ${where.join(' and ')}
-      order by created_at desc, id desc limit $${params.length}`,
-    params,
+  const found = await rows(
+    q,
+    Schema.Struct({ ...SqlSessionRowSchema.fields, sort_key: Schema.String }),
+    sql`select ${COLS}, created_at::text as sort_key from sql_sessions where ${sql.join(where, ' and ')}
+         order by created_at desc, id desc limit ${f.limit + 1}`,
   );
-  return pageOf(rows, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), toSessionOut);
+  return pageOf(found, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), toSessionOut);
 }
 
 /** What the metrics endpoint reports about sessions, across the cluster. */
 export async function sessionCounts(q: Queryable) {
-  const rows = await q.query<{ kind: string; k: string; n: number }>(
-    `select 'session' as kind, status as k, count(*)::int as n from sql_sessions where status in ('pending', 'opening', 'open', 'closing') group by status
-     union all
-     select 'ended', coalesce(close_reason, status), count(*)::int from sql_sessions where status in ('closed', 'failed') group by coalesce(close_reason, status)
-     union all
-     select 'statement', status, count(*)::int from queries where session_id is not null and status in ('queued', 'running') group by status`,
+  const counts = await rows(
+    q,
+    Schema.Struct({ kind: Schema.String, k: Schema.String, n: Schema.Number }),
+    sql`select 'session' as kind, status as k, count(*)::int as n from sql_sessions where status in ('pending', 'opening', 'open', 'closing') group by status
+        union all
+        select 'ended', coalesce(close_reason, status), count(*)::int from sql_sessions where status in ('closed', 'failed') group by coalesce(close_reason, status)
+        union all
+        select 'statement', status, count(*)::int from queries where session_id is not null and status in ('queued', 'running') group by status`,
   );
-  const pick = (kind: string) => Object.fromEntries(rows.filter((r) => r.kind === kind).map((r) => [r.k, r.n]));
+  const pick = (kind: string) => Object.fromEntries(counts.filter((r) => r.kind === kind).map((r) => [r.k, r.n]));
   return { sessions: pick('session'), statements: pick('statement'), ended: pick('ended') };
 }
 
 /** The staging files a session statement's SQL names, with presigned URLs for its agent. */
-export async function statementStaging(q: Queryable, config: StagingConfig, sessionId: string, sql: string, ttlSeconds: number) {
+export async function statementStaging(q: Queryable, config: StagingConfig, sessionId: string, statement: string, ttlSeconds: number) {
   const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return [];
-  const uris = stagingUrisIn(sql, row.staging_uri);
+  const uris = stagingUrisIn(statement, row.staging_uri);
   return uris.length ? presignStaging(q, config, row.active_catalog, uris, ttlSeconds) : [];
 }
 

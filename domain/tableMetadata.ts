@@ -1,24 +1,28 @@
 // The table_metadata sidecar (I3): what the control plane knows about a table beyond its structure, keyed by
 // catalog id, schema and table name: who owns it, the last write (who, which query, when) and row/size stats
 // recounted from the Iceberg snapshot summaries. The structure itself is only ever read from the catalog service.
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { warehouseName, type AttachedCatalog } from './catalogs.ts';
 import type { AttachmentScope } from './catalogGrants.ts';
 
-export interface SidecarRow {
-  owner_id: string | null;
-  created_at: Date;
-  last_write_at: Date | null;
-  last_write_by: string | null;
-  last_write_query_id: string | null;
-  last_write_operation: string | null;
-  row_count: string | null;
-  size_bytes: string | null;
-  file_count: string | null;
-  stats_snapshot_id: string | null;
-  stats_refreshed_at: Date | null;
-}
+// The row shape at the database boundary. The bigint counts are read as text (the api's form for 64-bit values).
+const SidecarRowSchema = Schema.Struct({
+  owner_id: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  last_write_at: Schema.NullOr(Schema.Date),
+  last_write_by: Schema.NullOr(Schema.String),
+  last_write_query_id: Schema.NullOr(Schema.String),
+  last_write_operation: Schema.NullOr(Schema.String),
+  row_count: Schema.NullOr(Schema.String),
+  size_bytes: Schema.NullOr(Schema.String),
+  file_count: Schema.NullOr(Schema.String),
+  stats_snapshot_id: Schema.NullOr(Schema.String),
+  stats_refreshed_at: Schema.NullOr(Schema.Date),
+});
+export type SidecarRow = typeof SidecarRowSchema.Type;
 
 export interface TableStats {
   rowCount: number;
@@ -33,25 +37,27 @@ export interface SnapshotSummaryView {
 }
 
 export async function getSidecar(q: Queryable, catalogId: string, schema: string, table: string): Promise<SidecarRow | undefined> {
-  return (await q.query<SidecarRow>(
-    `select owner_id, created_at, last_write_at, last_write_by, last_write_query_id, last_write_operation,
-            row_count, size_bytes, file_count, stats_snapshot_id, stats_refreshed_at
-       from table_metadata where catalog_id = $1 and schema_name = $2 and table_name = $3`,
-    [catalogId, schema, table],
-  ))[0];
+  const [row] = await rows(
+    q,
+    SidecarRowSchema,
+    sql`select owner_id, created_at, last_write_at, last_write_by, last_write_query_id, last_write_operation,
+               row_count::text as row_count, size_bytes::text as size_bytes, file_count::text as file_count, stats_snapshot_id, stats_refreshed_at
+          from table_metadata where catalog_id = ${catalogId} and schema_name = ${schema} and table_name = ${table}`,
+  );
+  return row;
 }
 
 /** A table made through the api: the caller owns it and its creation is its first write. */
 export async function recordTableCreated(q: Queryable, t: { catalogId: string; schema: string; table: string; ownerId: string }): Promise<void> {
-  await q.query(
-    `insert into table_metadata (catalog_id, schema_name, table_name, owner_id, last_write_at, last_write_by, last_write_operation,
-                                 row_count, size_bytes, file_count)
-     values ($1, $2, $3, $4, now(), $4, 'create', 0, 0, 0)
-     on conflict (catalog_id, schema_name, table_name) do update
-       set owner_id = excluded.owner_id, created_at = now(), last_write_at = now(), last_write_by = excluded.owner_id,
-           last_write_query_id = null, last_write_operation = 'create', row_count = 0, size_bytes = 0, file_count = 0,
-           stats_snapshot_id = null, stats_refreshed_at = null`,
-    [t.catalogId, t.schema, t.table, t.ownerId],
+  await exec(
+    q,
+    sql`insert into table_metadata (catalog_id, schema_name, table_name, owner_id, last_write_at, last_write_by, last_write_operation,
+                                    row_count, size_bytes, file_count)
+        values (${t.catalogId}, ${t.schema}, ${t.table}, ${t.ownerId}, now(), ${t.ownerId}, 'create', 0, 0, 0)
+        on conflict (catalog_id, schema_name, table_name) do update
+          set owner_id = excluded.owner_id, created_at = now(), last_write_at = now(), last_write_by = excluded.owner_id,
+              last_write_query_id = null, last_write_operation = 'create', row_count = 0, size_bytes = 0, file_count = 0,
+              stats_snapshot_id = null, stats_refreshed_at = null`,
   );
 }
 
@@ -63,22 +69,22 @@ export async function recordTableWrite(
   q: Queryable,
   w: { catalogId: string; schema: string; table: string; userId: string | null; queryId: string | null; operation: string; at?: Date },
 ): Promise<void> {
-  await q.query(
-    `insert into table_metadata (catalog_id, schema_name, table_name, owner_id, last_write_at, last_write_by, last_write_query_id, last_write_operation)
-     values ($1, $2, $3, $4, $5, $4, $6, $7)
-     on conflict (catalog_id, schema_name, table_name) do update
-       set last_write_at = excluded.last_write_at, last_write_by = excluded.last_write_by,
-           last_write_query_id = excluded.last_write_query_id, last_write_operation = excluded.last_write_operation`,
-    [w.catalogId, w.schema, w.table, w.userId, (w.at ?? new Date()).toISOString(), w.queryId, w.operation],
+  await exec(
+    q,
+    sql`insert into table_metadata (catalog_id, schema_name, table_name, owner_id, last_write_at, last_write_by, last_write_query_id, last_write_operation)
+        values (${w.catalogId}, ${w.schema}, ${w.table}, ${w.userId}, ${(w.at ?? new Date()).toISOString()}, ${w.userId}, ${w.queryId}, ${w.operation})
+        on conflict (catalog_id, schema_name, table_name) do update
+          set last_write_at = excluded.last_write_at, last_write_by = excluded.last_write_by,
+              last_write_query_id = excluded.last_write_query_id, last_write_operation = excluded.last_write_operation`,
   );
 }
 
 export async function forgetTable(q: Queryable, catalogId: string, schema: string, table: string): Promise<void> {
-  await q.query(`delete from table_metadata where catalog_id = $1 and schema_name = $2 and table_name = $3`, [catalogId, schema, table]);
+  await exec(q, sql`delete from table_metadata where catalog_id = ${catalogId} and schema_name = ${schema} and table_name = ${table}`);
 }
 
 export async function forgetSchema(q: Queryable, catalogId: string, schema: string): Promise<void> {
-  await q.query(`delete from table_metadata where catalog_id = $1 and schema_name = $2`, [catalogId, schema]);
+  await exec(q, sql`delete from table_metadata where catalog_id = ${catalogId} and schema_name = ${schema}`);
 }
 
 const count = (v: string | undefined): number | null => {
@@ -146,13 +152,13 @@ export async function refreshStats(q: Queryable, client: CatalogClient, c: Attac
           report.tables_without_totals.push({ schema, table });
           continue;
         }
-        await q.query(
-          `insert into table_metadata (catalog_id, schema_name, table_name, row_count, size_bytes, file_count, stats_snapshot_id, stats_refreshed_at)
-           values ($1, $2, $3, $4, $5, $6, $7, now())
-           on conflict (catalog_id, schema_name, table_name) do update
-             set row_count = excluded.row_count, size_bytes = excluded.size_bytes, file_count = excluded.file_count,
-                 stats_snapshot_id = excluded.stats_snapshot_id, stats_refreshed_at = excluded.stats_refreshed_at`,
-          [c.id, schema, table, stats.rowCount, stats.sizeBytes, stats.fileCount, stats.snapshotId],
+        await exec(
+          q,
+          sql`insert into table_metadata (catalog_id, schema_name, table_name, row_count, size_bytes, file_count, stats_snapshot_id, stats_refreshed_at)
+              values (${c.id}, ${schema}, ${table}, ${stats.rowCount}, ${stats.sizeBytes}, ${stats.fileCount}, ${stats.snapshotId}, now())
+              on conflict (catalog_id, schema_name, table_name) do update
+                set row_count = excluded.row_count, size_bytes = excluded.size_bytes, file_count = excluded.file_count,
+                    stats_snapshot_id = excluded.stats_snapshot_id, stats_refreshed_at = excluded.stats_refreshed_at`,
         );
         report.tables_updated++;
       } catch (e) {
@@ -160,9 +166,10 @@ export async function refreshStats(q: Queryable, client: CatalogClient, c: Attac
       }
     }
   }
-  const known = await q.query<{ schema_name: string; table_name: string }>(
-    `select schema_name, table_name from table_metadata where catalog_id = $1`,
-    [c.id],
+  const known = await rows(
+    q,
+    Schema.Struct({ schema_name: Schema.String, table_name: Schema.String }),
+    sql`select schema_name, table_name from table_metadata where catalog_id = ${c.id}`,
   );
   for (const k of known) {
     const schemaInView = scope.isFull || fullySeenSchemas.has(k.schema_name);

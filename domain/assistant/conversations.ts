@@ -2,8 +2,11 @@
 // the user who started it, in one workspace, and is private: anyone else, an admin included, is answered 404. Its
 // messages are the user's and the model's, in order; the model's carry the tool calls it asked for, each recorded
 // with its arguments, how it ended and the (capped) result the model read.
+import { Schema } from 'effect';
 import type { Queryable } from '../../runtime/db.ts';
+import { exec, rows, sql } from '../../runtime/sql.ts';
 import { notFound } from '../errors.ts';
+import { BigCount } from '../lineage.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
 
 export const TOOL_CALL_STATUSES = ['pending', 'approval_required', 'ok', 'error', 'rejected', 'skipped'] as const;
@@ -51,14 +54,39 @@ export interface ConversationDetail extends ConversationOut {
   messages: MessageOut[];
 }
 
-export interface ConversationRow {
-  id: string;
-  workspace_id: string;
-  user_id: string;
-  title: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+// Row shapes at the database boundary.
+const ConversationRowSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  user_id: Schema.String,
+  title: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+});
+export type ConversationRow = typeof ConversationRowSchema.Type;
+const MessageRow = Schema.Struct({
+  id: Schema.String,
+  seq: BigCount,
+  role: Schema.Literals(['user', 'assistant']),
+  content: Schema.String,
+  finish: Schema.NullOr(Schema.Literals(FINISHES)),
+  created_at: Schema.Date,
+});
+const ToolCallRow = Schema.Struct({
+  id: Schema.String,
+  message_id: Schema.String,
+  position: Schema.Number,
+  call_id: Schema.String,
+  name: Schema.String,
+  arguments: Schema.String,
+  status: Schema.Literals(TOOL_CALL_STATUSES),
+  result: Schema.NullOr(Schema.String),
+  truncated: Schema.Boolean,
+  created_at: Schema.Date,
+  finished_at: Schema.NullOr(Schema.Date),
+});
+type ToolCallRow = typeof ToolCallRow.Type;
+const TOOL_CALL_COLS = sql`id, message_id, position, call_id, name, arguments, status, result, truncated, created_at, finished_at`;
 
 /** A stored tool call with what only the turn needs: the model's id for it and its place in the message. */
 export interface StoredToolCall extends ToolCallOut {
@@ -73,7 +101,7 @@ export interface StoredMessage extends Omit<MessageOut, 'tool_calls'> {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const COLS = 'id, workspace_id, user_id, title, created_at, updated_at';
+const CONVERSATION_COLS = sql`id, workspace_id, user_id, title, created_at, updated_at`;
 /** the longest title taken from a first message */
 const TITLE_CHARS = 80;
 
@@ -81,10 +109,11 @@ export const toolCallOut = ({ call_id: _c, message_id: _m, position: _p, ...out 
 export const messageOut = ({ seq: _s, tool_calls, ...m }: StoredMessage): MessageOut => ({ ...m, tool_calls: tool_calls.map(toolCallOut) });
 
 async function stateOf(q: Queryable, conversationId: string): Promise<ConversationState> {
-  const [r] = await q.query<{ running: boolean; waiting: boolean }>(
-    `select exists(select 1 from assistant_turns where conversation_id = $1 and lease_until > now()) as running,
-            exists(select 1 from assistant_tool_calls where conversation_id = $1 and status = 'approval_required') as waiting`,
-    [conversationId],
+  const [r] = await rows(
+    q,
+    Schema.Struct({ running: Schema.Boolean, waiting: Schema.Boolean }),
+    sql`select exists(select 1 from assistant_turns where conversation_id = ${conversationId} and lease_until > now()) as running,
+               exists(select 1 from assistant_tool_calls where conversation_id = ${conversationId} and status = 'approval_required') as waiting`,
   );
   return r.running ? 'running' : r.waiting ? 'approval_required' : 'idle';
 }
@@ -94,9 +123,10 @@ export async function conversationOut(q: Queryable, r: ConversationRow): Promise
 }
 
 export async function createConversation(q: Queryable, workspaceId: string, userId: string, title: string | null): Promise<ConversationOut> {
-  const [row] = await q.query<ConversationRow>(
-    `insert into assistant_conversations (workspace_id, user_id, title) values ($1, $2, $3) returning ${COLS}`,
-    [workspaceId, userId, title],
+  const [row] = await rows(
+    q,
+    ConversationRowSchema,
+    sql`insert into assistant_conversations (workspace_id, user_id, title) values (${workspaceId}, ${userId}, ${title}) returning ${CONVERSATION_COLS}`,
   );
   return conversationOut(q, row);
 }
@@ -104,61 +134,46 @@ export async function createConversation(q: Queryable, workspaceId: string, user
 /** The caller's own conversation in this workspace; anyone else's (or none) is 404. */
 export async function ownConversation(q: Queryable, workspaceId: string, userId: string, id: string): Promise<ConversationRow> {
   const [row] = UUID.test(id)
-    ? await q.query<ConversationRow>(`select ${COLS} from assistant_conversations where id = $1 and workspace_id = $2 and user_id = $3`, [id, workspaceId, userId])
+    ? await rows(
+        q,
+        ConversationRowSchema,
+        sql`select ${CONVERSATION_COLS} from assistant_conversations where id = ${id} and workspace_id = ${workspaceId} and user_id = ${userId}`,
+      )
     : [];
   if (!row) throw notFound('conversation');
   return row;
 }
 
+/** A conversation by id, without the owner check: only for one already resolved by `ownConversation`. */
+export async function conversationById(q: Queryable, id: string): Promise<ConversationRow | undefined> {
+  return (await rows(q, ConversationRowSchema, sql`select ${CONVERSATION_COLS} from assistant_conversations where id = ${id}`))[0];
+}
+
 /** The caller's conversations in the workspace, newest first. */
 export async function listConversations(q: Queryable, workspaceId: string, userId: string, f: { cursor?: string; limit: number }): Promise<Page<ConversationOut>> {
   const sort = 'created_at:desc';
-  const params: unknown[] = [workspaceId, userId];
-  let after = '';
+  let after = sql``;
   if (f.cursor) {
     const c = decodeCursor(f.cursor, sort);
-    if (!UUID.test(c.id) || !(await q.query(`select 1 from assistant_conversations where id = $1`, [c.id])).length) throw staleCursor();
-    params.push(c.k, c.id);
-    after = `and (created_at, id) < ($3::timestamptz, $4::uuid)`;
+    if (!UUID.test(c.id) || !(await exec(q, sql`select 1 from assistant_conversations where id = ${c.id}`)).length) throw staleCursor();
+    after = sql`and (created_at, id) < (${c.k}::timestamptz, ${c.id}::uuid)`;
   }
-  params.push(f.limit + 1);
-  const rows = await q.query<ConversationRow & { sort_key: string; running: boolean; waiting: boolean }>(
-    `select ${COLS}, created_at::text as sort_key,
-            exists(select 1 from assistant_turns t where t.conversation_id = c.id and t.lease_until > now()) as running,
-            exists(select 1 from assistant_tool_calls x where x.conversation_id = c.id and x.status = 'approval_required') as waiting
-       from assistant_conversations c where workspace_id = $1 and user_id = $2 ${after}
-      order by created_at desc, id desc limit $${params.length}`,
-    params,
+  const found = await rows(
+    q,
+    Schema.Struct({ ...ConversationRowSchema.fields, sort_key: Schema.String, running: Schema.Boolean, waiting: Schema.Boolean }),
+    sql`select ${CONVERSATION_COLS}, created_at::text as sort_key,
+               exists(select 1 from assistant_turns t where t.conversation_id = c.id and t.lease_until > now()) as running,
+               exists(select 1 from assistant_tool_calls x where x.conversation_id = c.id and x.status = 'approval_required') as waiting
+          from assistant_conversations c where workspace_id = ${workspaceId} and user_id = ${userId} ${after}
+         order by created_at desc, id desc limit ${f.limit + 1}`,
   );
-  return pageOf(rows, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), (r) => ({
+  return pageOf(found, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), (r) => ({
     id: r.id,
     title: r.title,
     state: r.running ? 'running' : r.waiting ? 'approval_required' : 'idle',
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   }));
-}
-
-interface MessageRow {
-  id: string;
-  seq: string;
-  role: 'user' | 'assistant';
-  content: string;
-  finish: Finish | null;
-  created_at: Date;
-}
-interface ToolCallRow {
-  id: string;
-  message_id: string;
-  position: number;
-  call_id: string;
-  name: string;
-  arguments: string;
-  status: ToolCallStatus;
-  result: string | null;
-  truncated: boolean;
-  created_at: Date;
-  finished_at: Date | null;
 }
 
 const storedCall = (r: ToolCallRow): StoredToolCall => ({
@@ -177,21 +192,22 @@ const storedCall = (r: ToolCallRow): StoredToolCall => ({
 
 /** Messages of a conversation in order, from `fromSeq` on (all by default), each with its tool calls. */
 export async function loadMessages(q: Queryable, conversationId: string, fromSeq = 0): Promise<StoredMessage[]> {
-  const rows = await q.query<MessageRow>(
-    `select id, seq::text as seq, role, content, finish, created_at from assistant_messages m where m.conversation_id = $1 and m.seq >= $2 order by m.seq`,
-    [conversationId, fromSeq],
+  const messages = await rows(
+    q,
+    MessageRow,
+    sql`select id, seq, role, content, finish, created_at from assistant_messages m where m.conversation_id = ${conversationId} and m.seq >= ${fromSeq} order by m.seq`,
   );
-  if (rows.length === 0) return [];
-  const calls = await q.query<ToolCallRow>(
-    `select id, message_id, position, call_id, name, arguments, status, result, truncated, created_at, finished_at
-       from assistant_tool_calls where message_id = any($1::uuid[]) order by message_id, position`,
-    [rows.map((r) => r.id)],
+  if (messages.length === 0) return [];
+  const calls = await rows(
+    q,
+    ToolCallRow,
+    sql`select ${TOOL_CALL_COLS} from assistant_tool_calls where message_id = any(${messages.map((r) => r.id)}::uuid[]) order by message_id, position`,
   );
   const byMessage = new Map<string, StoredToolCall[]>();
   for (const c of calls) byMessage.set(c.message_id, [...(byMessage.get(c.message_id) ?? []), storedCall(c)]);
-  return rows.map((r) => ({
+  return messages.map((r) => ({
     id: r.id,
-    seq: Number(r.seq),
+    seq: r.seq,
     role: r.role,
     content: r.content,
     finish: r.finish,
@@ -209,11 +225,12 @@ export async function conversationDetail(q: Queryable, row: ConversationRow): Pr
  * turn, so the current turn and `previousTurns` before it are replayed (0 when the conversation is shorter).
  */
 export async function replayStart(q: Queryable, conversationId: string, previousTurns: number): Promise<number> {
-  const [r] = await q.query<{ seq: string }>(
-    `select m.seq::text as seq from assistant_messages m where m.conversation_id = $1 and m.role = 'user' order by m.seq desc offset $2 limit 1`,
-    [conversationId, previousTurns],
+  const [r] = await rows(
+    q,
+    Schema.Struct({ seq: BigCount }),
+    sql`select m.seq from assistant_messages m where m.conversation_id = ${conversationId} and m.role = 'user' order by m.seq desc offset ${previousTurns} limit 1`,
   );
-  return r ? Number(r.seq) : 0;
+  return r ? r.seq : 0;
 }
 
 export async function addMessage(
@@ -221,16 +238,21 @@ export async function addMessage(
   m: { id: string; conversationId: string; role: 'user' | 'assistant'; content: string; finish: Finish | null },
   calls: Array<{ call_id: string; name: string; arguments: string }> = [],
 ): Promise<StoredMessage> {
-  await q.query(`insert into assistant_messages (id, conversation_id, role, content, finish) values ($1, $2, $3, $4, $5)`, [m.id, m.conversationId, m.role, m.content, m.finish]);
+  await exec(
+    q,
+    sql`insert into assistant_messages (id, conversation_id, role, content, finish) values (${m.id}, ${m.conversationId}, ${m.role}, ${m.content}, ${m.finish})`,
+  );
   // The first question names an untitled conversation.
-  await q.query(
-    `update assistant_conversations set updated_at = now(), title = case when title is null and $2::text = 'user' then $3 else title end where id = $1`,
-    [m.conversationId, m.role, titleFrom(m.content)],
+  await exec(
+    q,
+    sql`update assistant_conversations set updated_at = now(), title = case when title is null and ${m.role}::text = 'user' then ${titleFrom(m.content)} else title end
+         where id = ${m.conversationId}`,
   );
   for (const [position, c] of calls.entries()) {
-    await q.query(
-      `insert into assistant_tool_calls (message_id, conversation_id, position, call_id, name, arguments, status) values ($1, $2, $3, $4, $5, $6, 'pending')`,
-      [m.id, m.conversationId, position, c.call_id, c.name, c.arguments],
+    await exec(
+      q,
+      sql`insert into assistant_tool_calls (message_id, conversation_id, position, call_id, name, arguments, status)
+          values (${m.id}, ${m.conversationId}, ${position}, ${c.call_id}, ${c.name}, ${c.arguments}, 'pending')`,
     );
   }
   const [stored] = (await loadMessages(q, m.conversationId)).filter((x) => x.id === m.id);
@@ -243,22 +265,23 @@ function titleFrom(content: string): string {
 }
 
 export async function settleToolCall(q: Queryable, id: string, s: { status: ToolCallStatus; result: string | null; truncated?: boolean }): Promise<StoredToolCall> {
-  const [row] = await q.query<ToolCallRow>(
-    `update assistant_tool_calls set status = $2, result = $3, truncated = $4,
-            finished_at = case when $2::text in ('pending', 'approval_required') then null else now() end
-      where id = $1
-      returning id, message_id, position, call_id, name, arguments, status, result, truncated, created_at, finished_at`,
-    [id, s.status, s.result, s.truncated ?? false],
+  const [row] = await rows(
+    q,
+    ToolCallRow,
+    sql`update assistant_tool_calls set status = ${s.status}, result = ${s.result}, truncated = ${s.truncated ?? false},
+               finished_at = case when ${s.status}::text in ('pending', 'approval_required') then null else now() end
+         where id = ${id}
+         returning ${TOOL_CALL_COLS}`,
   );
   return storedCall(row);
 }
 
 /** The call waiting for the user's decision, if any (there is at most one: a turn stops at the first). */
 export async function waitingCall(q: Queryable, conversationId: string): Promise<StoredToolCall | undefined> {
-  const [row] = await q.query<ToolCallRow>(
-    `select id, message_id, position, call_id, name, arguments, status, result, truncated, created_at, finished_at
-       from assistant_tool_calls where conversation_id = $1 and status = 'approval_required' limit 1`,
-    [conversationId],
+  const [row] = await rows(
+    q,
+    ToolCallRow,
+    sql`select ${TOOL_CALL_COLS} from assistant_tool_calls where conversation_id = ${conversationId} and status = 'approval_required' limit 1`,
   );
   return row ? storedCall(row) : undefined;
 }
@@ -268,10 +291,10 @@ export async function waitingCall(q: Queryable, conversationId: string): Promise
  * (the calls queued behind a write that waits for approval are not stale: they run after the decision).
  */
 export async function endInterruptedCalls(q: Queryable, conversationId: string): Promise<void> {
-  await q.query(
-    `update assistant_tool_calls c set status = 'error', result = 'interrupted: the server stopped while this call ran', finished_at = now()
-      where c.conversation_id = $1 and c.status = 'pending'
-        and not exists (select 1 from assistant_tool_calls w where w.message_id = c.message_id and w.status = 'approval_required')`,
-    [conversationId],
+  await exec(
+    q,
+    sql`update assistant_tool_calls c set status = 'error', result = 'interrupted: the server stopped while this call ran', finished_at = now()
+         where c.conversation_id = ${conversationId} and c.status = 'pending'
+           and not exists (select 1 from assistant_tool_calls w where w.message_id = c.message_id and w.status = 'approval_required')`,
   );
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../../runtime/logger.ts';
 import type { Metrics } from '../../runtime/metrics.ts';
 import { conflict, unavailable } from '../errors.ts';
 import {
-  addMessage, conversationOut, endInterruptedCalls, loadMessages, messageOut, NOTE_FINISHES, replayStart, settleToolCall, waitingCall,
+  addMessage, conversationById, conversationOut, endInterruptedCalls, loadMessages, messageOut, NOTE_FINISHES, replayStart, settleToolCall, waitingCall,
   type ConversationOut, type ConversationRow, type Finish, type MessageOut, type StoredMessage, type StoredToolCall, type ToolCallOut,
 } from './conversations.ts';
 import { chat, modelEndpoint, ModelError, type ChatMessage, type ChatTool, type ModelEndpoint } from './model.ts';
@@ -202,7 +202,7 @@ async function runTurn(r: RunInput): Promise<void> {
 /** The conversation and its current turn's messages, from the user's question on. */
 export async function turnOut(db: Db, conversation: ConversationRow): Promise<TurnOut> {
   const start = await replayStart(db, conversation.id, 0);
-  const [row] = await db.query<ConversationRow>(`select id, workspace_id, user_id, title, created_at, updated_at from assistant_conversations where id = $1`, [conversation.id]);
+  const row = await conversationById(db, conversation.id);
   return { conversation: await conversationOut(db, row ?? conversation), messages: (await loadMessages(db, conversation.id, start)).map(messageOut) };
 }
 

@@ -2,7 +2,9 @@
 // the whole deployment, whichever replica runs them. A turn holds a lease it renews while it runs; a replica that
 // dies leaves a row whose lease lapses, and the next claim removes it (and revokes its turn token), so a crash
 // never keeps a slot or a token alive past the lease.
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../../runtime/db.ts';
+import { exec, rows, sql } from '../../runtime/sql.ts';
 import { AppError, conflict } from '../errors.ts';
 
 /** How long a turn's slot lives without renewal; a running turn renews it every third of this. */
@@ -19,14 +21,17 @@ export interface ClaimInput {
 export async function claimTurn(db: Db, c: ClaimInput): Promise<string> {
   return db.tx(async (tx) => {
     // One claim at a time deployment-wide: the count and the insert must not interleave with another claim's.
-    await tx.query(`select pg_advisory_xact_lock(hashtext('eider:assistant-turns'))`);
-    await tx.query(
-      `with lapsed as (delete from assistant_turns where lease_until <= now() returning token_id)
-       delete from access_tokens where id in (select token_id from lapsed where token_id is not null)`,
+    await exec(tx, sql`select pg_advisory_xact_lock(hashtext('eider:assistant-turns'))`);
+    await exec(
+      tx,
+      sql`with lapsed as (delete from assistant_turns where lease_until <= now() returning token_id)
+          delete from access_tokens where id in (select token_id from lapsed where token_id is not null)`,
     );
-    const [r] = await tx.query<{ mine: boolean; running: number }>(
-      `select exists(select 1 from assistant_turns where conversation_id = $1) as mine, (select count(*)::int from assistant_turns) as running`,
-      [c.conversationId],
+    const [r] = await rows(
+      tx,
+      Schema.Struct({ mine: Schema.Boolean, running: Schema.Number }),
+      sql`select exists(select 1 from assistant_turns where conversation_id = ${c.conversationId}) as mine,
+                 (select count(*)::int from assistant_turns) as running`,
     );
     if (r.mine) throw conflict('this conversation has a turn under way; wait for it to end', 'turn_in_progress');
     if (r.running >= c.cap) {
@@ -38,22 +43,24 @@ export async function claimTurn(db: Db, c: ClaimInput): Promise<string> {
         { 'retry-after': '5' },
       );
     }
-    const [row] = await tx.query<{ id: string }>(
-      `insert into assistant_turns (conversation_id, user_id, replica_id, lease_until) values ($1, $2, $3, now() + make_interval(secs => $4)) returning id`,
-      [c.conversationId, c.userId, c.replicaId, LEASE_S],
+    const [row] = await rows(
+      tx,
+      Schema.Struct({ id: Schema.String }),
+      sql`insert into assistant_turns (conversation_id, user_id, replica_id, lease_until)
+          values (${c.conversationId}, ${c.userId}, ${c.replicaId}, now() + make_interval(secs => ${LEASE_S})) returning id`,
     );
     return row.id;
   });
 }
 
 export async function setTurnToken(q: Queryable, turnId: string, tokenId: string): Promise<void> {
-  await q.query(`update assistant_turns set token_id = $2 where id = $1`, [turnId, tokenId]);
+  await exec(q, sql`update assistant_turns set token_id = ${tokenId} where id = ${turnId}`);
 }
 
 export async function renewTurn(q: Queryable, turnId: string): Promise<void> {
-  await q.query(`update assistant_turns set lease_until = now() + make_interval(secs => $2) where id = $1`, [turnId, LEASE_S]);
+  await exec(q, sql`update assistant_turns set lease_until = now() + make_interval(secs => ${LEASE_S}) where id = ${turnId}`);
 }
 
 export async function releaseTurn(q: Queryable, turnId: string): Promise<void> {
-  await q.query(`delete from assistant_turns where id = $1`, [turnId]);
+  await exec(q, sql`delete from assistant_turns where id = ${turnId}`);
 }

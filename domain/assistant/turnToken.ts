@@ -3,7 +3,9 @@
 // lease lapses, see turnSlots.ts). It is an ordinary token, so the REST API judges every tool call exactly as it
 // judges the user; it never leaves the process: not to the model, a log, a span or a response.
 import { randomBytes } from 'node:crypto';
+import { Schema } from 'effect';
 import type { Db } from '../../runtime/db.ts';
+import { rows, sql } from '../../runtime/sql.ts';
 import { PAT_PREFIX, sha256 } from '../identity.ts';
 import { appendAudit, type AuditOrigin } from '../audit.ts';
 import { ensureAssistantAccount } from './serviceAccount.ts';
@@ -17,9 +19,10 @@ export interface TurnToken {
 export async function mintTurnToken(db: Db, userId: string, ttlS: number, origin: AuditOrigin): Promise<TurnToken> {
   const token = PAT_PREFIX + randomBytes(32).toString('base64url');
   return db.tx(async (tx) => {
-    const [row] = await tx.query<{ id: string }>(
-      `insert into access_tokens (user_id, token_hash, expires_at) values ($1, $2, now() + make_interval(secs => $3)) returning id`,
-      [userId, sha256(token), ttlS],
+    const [row] = await rows(
+      tx,
+      Schema.Struct({ id: Schema.String }),
+      sql`insert into access_tokens (user_id, token_hash, expires_at) values (${userId}, ${sha256(token)}, now() + make_interval(secs => ${ttlS})) returning id`,
     );
     const assistant = await ensureAssistantAccount(tx);
     await appendAudit(tx, origin, {
@@ -35,7 +38,7 @@ export async function mintTurnToken(db: Db, userId: string, ttlS: number, origin
 
 export async function revokeTurnToken(db: Db, tokenId: string, origin: AuditOrigin): Promise<void> {
   await db.tx(async (tx) => {
-    const gone = await tx.query<{ user_id: string }>(`delete from access_tokens where id = $1 returning user_id`, [tokenId]);
+    const gone = await rows(tx, Schema.Struct({ user_id: Schema.String }), sql`delete from access_tokens where id = ${tokenId} returning user_id`);
     if (!gone.length) return;
     const assistant = await ensureAssistantAccount(tx);
     await appendAudit(tx, origin, {
