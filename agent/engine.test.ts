@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { QueryEngine, type EngineOptions } from './engine.ts';
+import { SandboxSlots } from './sandboxSlots.ts';
 
 let dataDir: string;
 let options: EngineOptions;
@@ -51,6 +52,31 @@ async function readBack(id: string, select = '*'): Promise<Record<string, unknow
 }
 
 describe('QueryEngine (real DuckDB)', () => {
+  it('hands a slot back after a read only: after DDL or a write the slot is closed', async () => {
+    const slots = new SandboxSlots({ scratchRoot: join(dataDir, 'tmp'), extensionDir: join(dataDir, 'extensions'), disabledFilesystems: [], extraReadableDirs: [], profilingEnabled: true, lockConfiguration: true });
+    try {
+      const runIn = async (sql: string) => {
+        const engine = await QueryEngine.openInSlot(randomUUID(), options, slots, 128 * 2 ** 20);
+        try {
+          return await engine.execute(sql);
+        } finally {
+          await engine.close();
+        }
+      };
+      await runIn('SELECT 42');
+      expect(slots.idleCount).toBe(1);
+      await runIn(`CREATE MACRO lower(x) AS 'shadowed'`);
+      expect(slots.idleCount).toBe(0);
+      const after = await runIn(`SELECT lower('ABC') AS v`);
+      expect(after.rowCount).toBe(1);
+      expect(slots.idleCount).toBe(1);
+      await runIn(`SELECT 1; SELECT 2`).catch(() => undefined);
+      expect(slots.idleCount).toBe(0);
+    } finally {
+      await slots.close();
+    }
+  });
+
   it("profiles each operator's rows and the planner's estimate of them", async () => {
     const { result } = await run('SELECT k, count(*) AS n FROM (SELECT range % 7 AS k FROM range(1000)) GROUP BY k');
     const ops: Array<{ name: string; cardinality: number; estimated_cardinality?: number }> = [];

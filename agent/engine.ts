@@ -183,6 +183,9 @@ export class QueryEngine {
   readonly #tempDir: string;
   readonly #partialPath: string;
   readonly #profileFile: string;
+  /** Only reads ran on the connection (a slot may then serve the next query): a write, DDL, a script or a
+   *  maintenance procedure may leave objects behind, so its slot is closed instead. */
+  #readOnly = true;
   #closed = false;
 
   private constructor(queryId: string, options: EngineOptions, host: Host, connection: DuckDBConnection, tempDir: string) {
@@ -309,10 +312,14 @@ export class QueryEngine {
     if (hooks && hooks.statementCount !== extracted.count) {
       throw new Error(`Parser Error: the script splits into ${extracted.count} statements for DuckDB but ${hooks.statementCount} for the Iceberg bridge`);
     }
-    if (extracted.count > 1) return this.#executeScript(extracted, hooks);
+    if (extracted.count > 1) {
+      this.#readOnly = false;
+      return this.#executeScript(extracted, hooks);
+    }
     await hooks?.before(0);
     const own = (await hooks?.run?.(0)) ?? null;
     const prepared = await extracted.prepare(0);
+    if (own || !['SELECT', 'EXPLAIN'].includes(STATEMENT_NAMES.get(prepared.statementType) ?? '')) this.#readOnly = false;
     if (!own && STATEMENT_NAMES.get(prepared.statementType) === 'EXPLAIN') return this.#explain(prepared, resultId);
     const duckType = protocolStatementType(prepared.statementType, sql);
     const statementType = own?.statementType ?? duckType;
@@ -407,7 +414,8 @@ export class QueryEngine {
         await host.slots.discard(host.slot);
         throw error;
       }
-      await host.slots.give(host.slot);
+      if (this.#readOnly) await host.slots.give(host.slot);
+      else await host.slots.discard(host.slot);
       return;
     }
     try {

@@ -56,6 +56,7 @@ describe('sandbox slots', () => {
   });
 
   it('closes a slot a query left an object in, instead of reusing it', async () => {
+    // (The engine never hands back the slot of a CREATE; this is the check behind that.)
     const slot = await slots.take(64 * 2 ** 20);
     const c = await slot.connect();
     await c.run(`CREATE TABLE memory.main.secret_of_workspace_a AS SELECT 'a' AS v`);

@@ -5,10 +5,11 @@
 // configuration lock are set once at creation and never change; each query gets a fresh connection (its temporary
 // objects and variables die with it).
 //
-// Between queries the slot is emptied: the databases a query attached (the Iceberg bridge's catalogs) are
-// detached and its scratch directory cleared; then it is checked empty of user objects. A slot that cannot be
-// proven empty (a table, view, macro, type, sequence or schema left behind) is closed, never reused: nothing of
-// one query (or one workspace) reaches the next. The memory limit is fixed, so a slot serves the queries whose
+// Only a query that ran reads on its connection hands its slot back (engine.ts); after a write, DDL, a script or a
+// maintenance procedure the slot is closed, whatever it may hold. A read's slot is emptied: the databases it
+// attached (the Iceberg bridge's catalogs) are detached and its scratch directory cleared; then it is checked empty
+// of tables, views and schemas. A slot that cannot be proven empty is closed, never reused: nothing of one query
+// (or one workspace) reaches the next. The memory limit is fixed, so a slot serves the queries whose
 // limit rounds down to its size (a ladder of √2 steps), and they get that much.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdir, readdir, rm } from 'node:fs/promises';
@@ -41,9 +42,10 @@ interface SlotInstance extends Slot {
   readonly instance: DuckDBInstance;
 }
 
-// Idle slots are instances nobody reserved memory for: few, and the oldest closed first.
-const MAX_IDLE_PER_SIZE = 2;
-const MAX_IDLE = 4;
+// Idle slots are instances nobody reserved memory for (a few MB each): enough for a busy agent's concurrent reads,
+// the oldest closed first.
+const MAX_IDLE_PER_SIZE = 8;
+const MAX_IDLE = 12;
 const MIB = 2 ** 20;
 
 /** The slot size a memory limit runs in: the largest step of the √2 ladder (from 1 MiB) not above it. */
@@ -52,11 +54,15 @@ export function slotSize(limitBytes: number): number {
   return Math.max(MIB, Math.floor(Math.SQRT2 ** steps) * MIB);
 }
 
+// What a read leaves in the instance: the databases the bridge attached (detached next: their views go with them),
+// and nothing else unless the bridge left a table, a view or a schema in the instance's own database. Macros, types,
+// sequences and indexes only come from statements that make the engine close the slot (and duckdb_functions()
+// alone would cost 30 ms, more than the instance it saves). One round trip.
 const LEFTOVERS = `select
-  (select count(*) from duckdb_tables() where not internal) + (select count(*) from duckdb_views() where not internal)
-  + (select count(*) from duckdb_sequences()) + (select count(*) from duckdb_functions() where not internal)
-  + (select count(*) from duckdb_types() where not internal) + (select count(*) from duckdb_schemas() where not internal)
-  + (select count(*) from duckdb_indexes()) as n`;
+  (select coalesce(list(database_name), []) from duckdb_databases() where not internal and database_name <> 'memory') as attached,
+  (select count(*) from duckdb_tables() where not internal and database_name = 'memory')
+  + (select count(*) from duckdb_views() where not internal and database_name = 'memory')
+  + (select count(*) from duckdb_schemas() where not internal and database_name = 'memory') as n`;
 
 export class SandboxSlots {
   readonly #o: SlotOptions;
@@ -151,10 +157,9 @@ export class SandboxSlots {
   async #empty(s: SlotInstance): Promise<boolean> {
     const c = await s.instance.connect();
     try {
-      const attached = (await c.runAndReadAll(`select database_name from duckdb_databases() where not internal and database_name <> 'memory'`)).getRows();
-      for (const [name] of attached) await c.run(`DETACH ${quoteIdentifier(String(name))}`);
-      const left = (await c.runAndReadAll(LEFTOVERS)).getRows()[0]?.[0];
+      const [attached, left] = (await c.runAndReadAll(LEFTOVERS)).getRowsJS()[0] ?? [[], 1];
       if (Number(left) !== 0) return false;
+      for (const name of attached as string[]) await c.run(`DETACH ${quoteIdentifier(name)}`);
     } finally {
       c.closeSync();
     }
