@@ -20,6 +20,7 @@ import {
   listOwnedLive,
   type ExternalContexts,
   loadActor,
+  loadStatus,
   loadTransition,
   writeTransition,
   type ActorRow,
@@ -124,6 +125,16 @@ export interface ActorHostOptions {
   cacheSize?: number;
 }
 
+/** Where an actor stands, as a waiter learns it: from the transition's notice, or one narrow read. */
+export interface ActorStatus {
+  kind: string;
+  id: string;
+  version: number;
+  state: string;
+  status: string;
+  terminal: boolean;
+}
+
 export interface ActorView {
   kind: string;
   id: string;
@@ -172,10 +183,10 @@ export interface ActorHost {
   /** The actor's persisted state, read from the database. */
   get(kind: string, id: string): Promise<ActorView | null>;
   subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void;
-  /** Resolves with the actor once it is terminal, or with its current state when `timeoutMs` passes first. */
-  waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorView>;
+  /** Resolves with the actor's state once it is terminal, or with its current state when `timeoutMs` passes first. */
+  waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorStatus>;
   /** The same, until `until` holds for the actor's state (or it ended, or the wait passed). */
-  waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorView>;
+  waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorStatus>;
   /** Loads the live actors this replica owns into memory and runs the effects it left pending; returns how many
    *  actors. */
   rehydrate(): Promise<number>;
@@ -367,15 +378,15 @@ class Host implements ActorHost {
     return () => this.notices.off(k, listener);
   }
 
-  waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorView> {
+  waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorStatus> {
     return this.waitFor(kind, id, (v) => v.terminal, timeoutMs);
   }
 
-  waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorView> {
+  waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorStatus> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
-      const finish = (err: unknown, view?: ActorView | null) => {
+      const finish = (err: unknown, view?: ActorStatus | null) => {
         if (settled) return;
         settled = true;
         unsubscribe();
@@ -385,16 +396,18 @@ class Host implements ActorHost {
         else if (!view) reject(new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`));
         else resolve(view);
       };
+      // A narrow read (no snapshot): what a waiter needs to decide, on every wait and every resync.
       const check = (force: boolean) =>
-        this.get(kind, id).then(
+        loadStatus(this.db, kind, id).then(
           (v) => {
             if (!v || v.terminal || until(v) || force) finish(null, v);
           },
           (e) => finish(e),
         );
-      // Subscribe before the first read, so a transition landing between the two still wakes this waiter.
+      // Subscribe before the first read, so a transition landing between the two still wakes this waiter; the
+      // notice itself says where the actor stands (it is sent once the transition committed).
       const unsubscribe = this.subscribe(kind, id, (n) => {
-        if (n.terminal || until(n)) void check(true);
+        if (n.terminal || until(n)) finish(null, { kind, id, version: n.version, state: n.state, status: n.status, terminal: n.terminal });
       });
       const onResync = () => void check(false);
       this.notices.on(RESYNC, onResync);

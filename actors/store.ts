@@ -147,6 +147,15 @@ export async function writeTransition(q: Queryable, expectedVersion: number, w: 
   return rows.length === 0 ? null : Number(rows[0].seq);
 }
 
+/** Where an actor stands, without its snapshot: what waiters read. */
+export async function loadStatus(q: Queryable, kind: string, id: string): Promise<{ kind: string; id: string; version: number; state: string; status: string; terminal: boolean } | null> {
+  const rows = await q.query<{ version: number; state: string; status: string; terminal: boolean }>(
+    `select version, state, status, terminal from actors where kind = $1 and id = $2::uuid`,
+    [kind, id],
+  );
+  return rows.length === 0 ? null : { kind, id, version: Number(rows[0].version), state: rows[0].state, status: rows[0].status, terminal: rows[0].terminal };
+}
+
 export async function loadActor(q: Queryable, kind: string, id: string, externals: ExternalContexts = {}): Promise<ActorRow | null> {
   const rows = await q.query(`select ${ACTOR_COLUMNS}, ${externalColumn(externals)} from actors a where a.kind = $1 and a.id = $2::uuid`, [kind, id]);
   return rows.length === 0 ? null : toActorRow(rows[0]);
