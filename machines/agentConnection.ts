@@ -24,7 +24,7 @@
 //   draining        entry + drainTimeoutMs      the agent should hang up and reconnect to a live replica
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
 export interface AgentConnectionInput {
@@ -179,7 +179,7 @@ export const agentConnectionMachine = setup({
   id: 'agentConnection',
   description: "One agent socket: authentication, registration, heartbeats, and the socket's end.",
   initial: 'authenticating',
-  context: ({ input }) => ({
+  context: fromInput((input) => ({
     connectionId: input.connectionId,
     replicaUrl: input.replicaUrl,
     resultAddress: input.resultAddress,
@@ -200,7 +200,7 @@ export const agentConnectionMachine = setup({
     deadlineAt: null,
     reason: null,
     error: null,
-  }),
+  })),
   states: {
     authenticating: {
       description: 'Socket open; waiting for a valid auth frame (bootstrap token, or session token on reconnect).',

@@ -83,3 +83,13 @@ export function positiveMs(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds, got ${value}`);
   return value;
 }
+
+/**
+ * A context factory that answers a call without input at once. XState's pure `transition()` builds a throwaway
+ * actor for every transition, and that actor evaluates the initial context with no input: a factory reading
+ * `input.…` threw there, and the exception cost most of the transition's time (70 µs of a trivial one). The
+ * throwaway actor's snapshot is never used, so what it gets does not matter.
+ */
+export function fromInput<I, C>(make: (input: I) => C): (args: { input: I }) => C {
+  return ({ input }) => (input === undefined ? ({} as C) : make(input));
+}

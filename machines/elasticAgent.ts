@@ -25,7 +25,7 @@
 //   terminating              entry + terminateTimeoutMs, then retried (maxTerminateAttempts) before failing
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
 export interface ElasticAgentInput {
@@ -210,7 +210,7 @@ export const elasticAgentMachine = setup({
   id: 'elasticAgent',
   description: 'One agent provisioned on demand: dial-home deadline, idle termination, lifetime backstop.',
   initial: 'requested',
-  context: ({ input }) => ({
+  context: fromInput((input) => ({
     elasticId: input.elasticId,
     pool: input.pool,
     cpu: input.cpu,
@@ -234,7 +234,7 @@ export const elasticAgentMachine = setup({
     terminationReason: null,
     failing: false,
     error: null,
-  }),
+  })),
   states: {
     requested: {
       description: 'Compute requested from the provider; waiting for it to accept.',

@@ -20,7 +20,7 @@
 //                                                      final frame is presumed lost (hard-killed replica, lost agent)
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs, runResultOf } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
 import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
 
 export interface QueryInput {
@@ -176,7 +176,7 @@ export const queryMachine = setup({
   id: 'query',
   description: 'One submitted query, from queued through running to done, failed or cancelled.',
   initial: 'start',
-  context: ({ input }) => ({
+  context: fromInput((input) => ({
     queryId: input.queryId,
     workspace: input.workspace,
     sql: input.sql,
@@ -198,7 +198,7 @@ export const queryMachine = setup({
     columnSchema: null,
     errorCode: null,
     error: null,
-  }),
+  })),
   states: {
     start: {
       description: 'Transient choice: an agent was named (dispatch now) or compute must start first.',

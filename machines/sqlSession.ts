@@ -24,7 +24,7 @@
 //   closing   entry + closeTimeoutMs (the agent's close acknowledgement; past it the session counts closed)
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
 export interface SqlSessionInput {
@@ -244,7 +244,7 @@ export const sqlSessionMachine = setup({
   id: 'sqlSession',
   description: 'One SQL session: an agent-held connection for an external client, with idle and lifetime limits.',
   initial: 'start',
-  context: ({ input }) => ({
+  context: fromInput((input) => ({
     sessionId: input.sessionId,
     workspace: input.workspace,
     agentId: input.agentId,
@@ -265,7 +265,7 @@ export const sqlSessionMachine = setup({
     closeReason: null,
     errorCode: null,
     error: null,
-  }),
+  })),
   states: {
     start: {
       description: 'Transient choice: an agent is ready (open now) or compute is still starting.',

@@ -17,7 +17,7 @@
 //   running                entry + timeout + graceMs, timeout = timeout_s or SQL_STATEMENT_DEFAULT_TIMEOUT_S
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs, runResultOf } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
 import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
 
 export interface StatementInput {
@@ -170,7 +170,7 @@ export const statementMachine = setup({
   id: 'statement',
   description: 'One statement of a SQL session, from queued to done, failed or cancelled.',
   initial: 'queued',
-  context: ({ input }) => ({
+  context: fromInput((input) => ({
     statementId: input.statementId,
     sessionId: input.sessionId,
     agentId: input.agentId,
@@ -193,7 +193,7 @@ export const statementMachine = setup({
     columnSchema: null,
     errorCode: null,
     error: null,
-  }),
+  })),
   states: {
     queued: {
       description: 'Accepted by the open session; waiting to be dispatched (and acknowledged, when the agent acks).',

@@ -23,7 +23,7 @@
 //                          `expireRetention` starts the purge at once (a later migration reuses the old root)
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
 export type MigrationPhase = 'copy' | 'rewrite' | 'verify' | 'cutover' | 'purge';
@@ -198,7 +198,7 @@ export const storageMigrationMachine = setup({
   id: 'storageMigration',
   description: "One catalog's move to another storage backend: copy, path rewrite, verify, atomic cutover, retention.",
   initial: 'pending',
-  context: ({ input }) => ({
+  context: fromInput((input) => ({
     migrationId: input.migrationId,
     catalogId: input.catalogId,
     sourceBackendId: input.sourceBackendId,
@@ -219,7 +219,7 @@ export const storageMigrationMachine = setup({
     deadlineAt: null,
     lastError: null,
     error: null,
-  }),
+  })),
   states: {
     pending: {
       description: 'Accepted (202); waiting for the migration runner to pick it up. The catalog is read-only.',
