@@ -21,6 +21,7 @@ import {
   type ExternalContexts,
   loadActor,
   loadStatus,
+  type ActorStatus,
   loadTransition,
   writeTransition,
   type ActorRow,
@@ -125,23 +126,9 @@ export interface ActorHostOptions {
   cacheSize?: number;
 }
 
-/** Where an actor stands, as a waiter learns it: from the transition's notice, or one narrow read. */
-export interface ActorStatus {
-  kind: string;
-  id: string;
-  version: number;
-  state: string;
-  status: string;
-  terminal: boolean;
-}
+export type { ActorStatus };
 
-export interface ActorView {
-  kind: string;
-  id: string;
-  version: number;
-  state: string;
-  status: string;
-  terminal: boolean;
+export interface ActorView extends ActorStatus {
   deadlineAt: number | null;
   snapshot: AnyMachineSnapshot;
 }

@@ -6,13 +6,17 @@ import type { Queryable } from '../runtime/db.ts';
 /** The NOTIFY channel every replica listens on to wake its waiters for transitions made elsewhere. */
 export const TRANSITIONS_CHANNEL = 'eider_actor_transitions';
 
-export interface ActorRow {
+/** Where an actor stands, as a waiter learns it: from the transition's notice, or one narrow read. */
+export interface ActorStatus {
   kind: string;
   id: string;
   version: number;
   state: string;
   status: string;
   terminal: boolean;
+}
+
+export interface ActorRow extends ActorStatus {
   deadlineAt: Date | null;
   snapshotText: string;
   /** context keys the snapshot leaves out, read from the entity's row (a kind's `externalContext`) */
@@ -148,7 +152,7 @@ export async function writeTransition(q: Queryable, expectedVersion: number, w: 
 }
 
 /** Where an actor stands, without its snapshot: what waiters read. */
-export async function loadStatus(q: Queryable, kind: string, id: string): Promise<{ kind: string; id: string; version: number; state: string; status: string; terminal: boolean } | null> {
+export async function loadStatus(q: Queryable, kind: string, id: string): Promise<ActorStatus | null> {
   const rows = await q.query<{ version: number; state: string; status: string; terminal: boolean }>(
     `select version, state, status, terminal from actors where kind = $1 and id = $2::uuid`,
     [kind, id],

@@ -39,19 +39,8 @@ export interface WorksheetInput {
   visibility?: WorksheetVisibility;
 }
 
-interface Row {
-  id: string;
-  workspace_id: string;
-  title: string;
-  sql: string;
-  agent_id: string | null;
-  catalog: string | null;
-  visibility: WorksheetVisibility;
-  owner_id: string;
-  owner_name: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A worksheets row as read: the answer's fields, with timestamps as dates and without the caller's `editable`. */
+type Row = Omit<WorksheetOut, 'editable' | 'created_at' | 'updated_at'> & { created_at: Date; updated_at: Date };
 
 const COLS = `w.id, w.workspace_id, w.title, w.sql, w.agent_id, w.catalog, w.visibility, w.owner_id, u.name as owner_name, w.created_at, w.updated_at`;
 const FROM = `worksheets w left join users u on u.id = w.owner_id`;
