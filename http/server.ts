@@ -25,7 +25,16 @@ export function envelope(code: string, message: string, details?: Record<string,
 }
 
 /** JSON with 64-bit integers as strings: a BigInt never fails a response. */
-export const toJson = (data: unknown) => JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+export const toJson = (data: unknown): string => {
+  // Plain JSON.stringify first: a replacer is a call per value, which tripled the cost of a 1,000-row page. Only a
+  // body holding a BigInt (which plain stringify refuses) pays for it.
+  try {
+    return JSON.stringify(data);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    return JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+  }
+};
 
 const pathRegex = (path: string) => new RegExp('^' + path.replace(/:[A-Za-z_]+/g, '[^/]+') + '/?$');
 
