@@ -1,8 +1,7 @@
 // The web app's fourth round (issue 21, build items 8 and 4) in a real browser against the real stack: the query
 // profile as an operator graph (top-down boxes with time, share, rows; the heaviest marked), and a past query's
 // result reopened from History in a worksheet tab of its own (its rows read again by id while the agent keeps them;
-// an expired result says so). EXPLAIN's Plan view is a component test (ui/src/results/ResultPanel.test.tsx): the
-// api's statement policy accepts EXPLAIN of a read, but the agent does not yet write an EXPLAIN's rows to a result.
+// an expired result says so); and EXPLAIN of a read shown on its Plan view (the agent answers it with the plan's rows).
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +75,20 @@ describe('web app, fourth round', () => {
     expect(await heavy.count()).toBeLessThanOrEqual(3);
     expect(await heavy.first().locator('title').textContent()).toMatch(/among the heaviest/);
     await b.shot('01-operator-graph');
+  });
+
+  it('EXPLAIN of a read: its plan text on the Plan view, monospaced', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = await typeAndRun(page, `EXPLAIN ${JOIN_AGG}`);
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    await pane.getByRole('tab', { name: 'Plan' }).click();
+    const plan = pane.getByLabel('Query plan');
+    await plan.waitFor();
+    await expect.poll(() => plan.textContent()).toMatch(/HASH_JOIN|HASH_GROUP_BY/);
+    expect(await plan.evaluate((el) => getComputedStyle(el).fontFamily)).toMatch(/mono/i);
+    await b.shot('01b-explain-plan');
 
   });
 
