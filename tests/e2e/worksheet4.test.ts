@@ -65,6 +65,8 @@ describe('web app, fourth round', () => {
     const texts = await boxes.evaluateAll((gs) => gs.map((g) => [...g.querySelectorAll('text')].map((x) => x.textContent).join(' | ')));
     for (const text of texts) expect(text).toMatch(/\d+(\.\d+)? ?(ms|s|µs).* · [\d.]+% \| [\d,]+ rows?/);
     expect(texts.some((x) => x.includes('200,000 rows'))).toBe(true);
+    // Beside the actual rows, the planner's estimate (from DuckDB's profile).
+    expect(texts.some((x) => /rows? · est\. [\d,]+/.test(x)), texts.join('\n')).toBe(true);
     // Top-down: the root box sits above the others, and edges join each box to its parent.
     const ys = await boxes.evaluateAll((gs) => gs.map((g) => (g as SVGGElement).getBoundingClientRect().top));
     expect(Math.min(...ys.slice(1))).toBeGreaterThan(ys[0]);
