@@ -166,6 +166,9 @@ function MigrationDetail(props: { m: Migration; onChanged: () => void }) {
   const [error, setError] = useState<unknown>(null);
   const last = useRef(0);
   const active = ACTIVE.has(m.status);
+  // A cancel or a failure removes the copy at the target after the status changed, and logs it: such a log is
+  // followed for a minute past its end.
+  const tailUntil = !active && m.finished_at && (m.status === 'cancelled' || m.status === 'failed') ? Date.parse(m.finished_at) + 60_000 : 0;
   // The log streams in: entries after the last sequence seen, every second while the migration is active.
   useEffect(() => {
     let stopped = false;
@@ -184,13 +187,19 @@ function MigrationDetail(props: { m: Migration; onChanged: () => void }) {
       }
     };
     void pull();
-    const timer = active ? setInterval(() => void pull(), 1000) : undefined;
+    const timer =
+      active || Date.now() < tailUntil
+        ? setInterval(() => {
+            if (active || Date.now() < tailUntil) void pull();
+            else clearInterval(timer);
+          }, 1000)
+        : undefined;
     return () => {
       stopped = true;
       ctl.abort();
       if (timer) clearInterval(timer);
     };
-  }, [m.id, m.catalog_id, active]);
+  }, [m.id, m.catalog_id, active, tailUntil]);
   const cancel = async () => {
     setError(null);
     try {
@@ -202,7 +211,7 @@ function MigrationDetail(props: { m: Migration; onChanged: () => void }) {
   };
   const cancellable = active && m.phase !== 'cutover';
   return (
-    <div className="card" aria-label="Migration detail">
+    <div className="card" role="region" aria-label="Migration detail">
       <div className="toolbar">
         <h2>
           {m.catalog_slug}: {m.status}
