@@ -1,0 +1,113 @@
+// The host's notifications: every transition persisted on this replica is announced in process once it committed;
+// status changes persisted by other replicas arrive through PostgreSQL NOTIFY on TRANSITIONS_CHANNEL (only those
+// are announced across replicas: see the delivery loop). Subscribers and waiters hear both. A notice from another
+// replica also drops the cached actor it makes stale.
+import { EventEmitter } from 'node:events';
+import type { Db } from '../runtime/db.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { actorKey, type ActorCache } from './actorCache.ts';
+import { ActorError } from './errors.ts';
+import type { ActorStatus, TransitionNotice } from './host.ts';
+import { TRANSITIONS_CHANNEL, loadStatus } from './store.ts';
+
+/** Emitted on `notices` after LISTEN was re-subscribed: waiters re-read what they wait for (a NOTIFY may be lost). */
+const RESYNC = Symbol('resync');
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export interface NotificationsDeps {
+  db: Db;
+  replicaId: string;
+  logger: Logger;
+  cache: ActorCache;
+}
+
+export class Notifications {
+  private readonly d: NotificationsDeps;
+  private readonly notices = new EventEmitter();
+  private unlisten: (() => Promise<void>) | null = null;
+
+  constructor(deps: NotificationsDeps) {
+    this.d = deps;
+    this.notices.setMaxListeners(0);
+  }
+
+  async listen(): Promise<void> {
+    const { db, replicaId, logger, cache } = this.d;
+    const onPayload = (payload: string) => {
+      let n: TransitionNotice;
+      try {
+        n = JSON.parse(payload);
+      } catch {
+        return;
+      }
+      if (n.replica === replicaId) return; // already announced locally, before the NOTIFY arrived
+      const cached = cache.get(actorKey(n.kind, n.id));
+      if (cached && cached.version < n.version) cache.delete(actorKey(n.kind, n.id));
+      this.notices.emit(actorKey(n.kind, n.id), n);
+    };
+    this.unlisten = await db.listen(TRANSITIONS_CHANNEL, onPayload, {
+      onError: (e) => logger.warn({ err: message(e) }, 'lost the LISTEN connection; subscribing again'),
+      onResubscribed: () => {
+        // Notifications sent while the connection was down are gone: drop what they would have invalidated and wake
+        // every waiter to re-read the database.
+        logger.info('LISTEN subscribed again');
+        cache.clear();
+        this.notices.emit(RESYNC);
+      },
+    });
+  }
+
+  /** Announces a transition this replica committed to its local subscribers. */
+  announce(notice: TransitionNotice): void {
+    this.notices.emit(actorKey(notice.kind, notice.id), notice);
+  }
+
+  subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void {
+    const k = actorKey(kind, id);
+    this.notices.on(k, listener);
+    return () => this.notices.off(k, listener);
+  }
+
+  waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorStatus> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (err: unknown, view?: ActorStatus | null) => {
+        if (settled) return;
+        settled = true;
+        unsubscribe();
+        this.notices.off(RESYNC, onResync);
+        clearTimeout(timer);
+        if (err) reject(err);
+        else if (!view) reject(new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`));
+        else resolve(view);
+      };
+      // A narrow read (no snapshot): what a waiter needs to decide, on every wait and every resync.
+      const check = (force: boolean) =>
+        loadStatus(this.d.db, kind, id).then(
+          (v) => {
+            if (!v || v.terminal || until(v) || force) finish(null, v);
+          },
+          (e) => finish(e),
+        );
+      // Subscribe before the first read, so a transition landing between the two still wakes this waiter; the
+      // notice itself says where the actor stands (it is sent once the transition committed).
+      const unsubscribe = this.subscribe(kind, id, (n) => {
+        if (n.terminal || until(n)) finish(null, { kind, id, version: n.version, state: n.state, status: n.status, terminal: n.terminal });
+      });
+      const onResync = () => void check(false);
+      this.notices.on(RESYNC, onResync);
+      timer = setTimeout(() => void check(true), timeoutMs);
+      void check(false);
+    });
+  }
+
+  /** Ends the LISTEN subscription (the host closing); local notices still reach subscribers until `clear`. */
+  async stopListening(): Promise<void> {
+    await this.unlisten?.();
+  }
+
+  clear(): void {
+    this.notices.removeAllListeners();
+  }
+}
