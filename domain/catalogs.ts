@@ -12,7 +12,7 @@ import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
 import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, StorageUriError } from '../iceberg/storageUri.ts';
 import { isSealed } from '../settings/secretBox.ts';
-import { backendConnection, probeBackend, sealBackendSecret, type BackendConfig, type StorageKind, type VendingMode } from './backendStorage.ts';
+import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type BackendConfig, type StorageKind, type VendingMode } from './backendStorage.ts';
 
 export type { StorageKind, VendingMode };
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
@@ -393,7 +393,33 @@ async function registerWarehouse(client: CatalogClient, w: WarehouseInput): Prom
  * then the row (its sidecar rows go with it). Attachments are checked under the row lock, so an attach racing
  * this either lands first (and this answers 409) or waits and then finds no catalog.
  */
-export async function deleteCatalog(db: Db, client: CatalogClient, p: Principal, id: string, logger?: Logger): Promise<void> {
+/**
+ * The old files a finished migration of the catalog still keeps (cut over, its retention not over): they go with the
+ * catalog, since nothing could read them afterwards and their migration record goes too.
+ */
+async function purgeRetainedCopies(q: Queryable, catalogId: string, config: BackendConfig, logger?: Logger): Promise<void> {
+  const retained = await q.query<{ id: string; source_storage_backend_id: string; source_root: string }>(
+    `select id, source_storage_backend_id, source_root from storage_migrations where catalog_id = $1 and cutover_at is not null and purged_at is null`,
+    [catalogId],
+  );
+  for (const m of retained) {
+    const backend = await findBackend(q, m.source_storage_backend_id);
+    const connection = backend ? backendConnection(backend, config) : undefined;
+    if (!connection) {
+      logger?.warn({ migrationId: m.id, root: m.source_root }, 'the storage a retained migration copy lives on is gone or unreachable: its files were not deleted');
+      continue;
+    }
+    const store = blobStoreFor(connection);
+    try {
+      const files = await store.deletePrefix(m.source_root);
+      logger?.info({ migrationId: m.id, root: m.source_root, files }, 'retained migration copy deleted with its catalog');
+    } finally {
+      store.close();
+    }
+  }
+}
+
+export async function deleteCatalog(db: Db, client: CatalogClient, p: Principal, id: string, config: BackendConfig, logger?: Logger): Promise<void> {
   await db.tx(async (tx) => {
     const locked = isUuid(id) ? (await tx.query<{ id: string }>(`select id from catalogs where id = $1 for update`, [id]))[0] : undefined;
     if (!locked) throw notFound('catalog');
@@ -420,6 +446,7 @@ export async function deleteCatalog(db: Db, client: CatalogClient, p: Principal,
       }
       await client.dropWarehouse(wh);
     }
+    await purgeRetainedCopies(tx, id, config, logger);
     await tx.query(`delete from catalogs where id = $1`, [id]);
     logger?.info({ catalog: c.slug, catalogId: c.id }, 'catalog dropped');
   });

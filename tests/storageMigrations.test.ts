@@ -213,4 +213,24 @@ describe('while a migration runs', () => {
     expect(late.body.error).toBe('migration_past_cutover');
     expect(await sql.rows('SELECT id FROM s.t')).toEqual([{ id: 1 }]);
   }, 120_000);
+
+  it('dropping a catalog whose migration still retains its old files deletes those files too', async () => {
+    const catalogId = await newCatalog('dropcat');
+    const sql = sqlOn(t, admin, agentId, 'dropcat');
+    await sql.run('CREATE SCHEMA s');
+    await sql.run('CREATE TABLE s.t AS SELECT range AS id FROM range(100)');
+    const backends = (await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string; root_uri: string }>;
+    const old = new URL(`${backends.find((b) => b.name === 'bundled')!.root_uri}dropcat/`);
+    const oldKeys = () => keys(t.stack.s3, old.host, old.pathname.slice(1));
+    expect((await oldKeys()).length).toBeGreaterThan(0);
+    const done = await migrate(catalogId, backends.find((b) => b.name === 'lake-b')!.id);
+    expect(done.retain_until).not.toBeNull();
+    // Retained (MIGRATION_RETENTION_DAYS, 7 by default): the old files are still there.
+    expect((await oldKeys()).length).toBeGreaterThan(0);
+    expect((await t.req('DELETE', '/api/workspaces/default/catalogs/dropcat', { as: admin })).status).toBe(204);
+    const dropped = await t.req('DELETE', `/api/catalogs/${catalogId}`, { as: admin });
+    expect(dropped.status, dropped.text).toBe(204);
+    expect(await oldKeys()).toEqual([]);
+    expect(await keys(lake.s3, 'lake2', 'lake-b/dropcat/')).toEqual([]);
+  }, 120_000);
 });

@@ -108,7 +108,7 @@ const catalogOwnRoutes = [
         audited(
           ctx,
           req,
-          (db) => catalogs.deleteCatalog(db, client, principal, params.catalog_id, ctx.logger),
+          (db) => catalogs.deleteCatalog(db, client, principal, params.catalog_id, ctx.config, ctx.logger),
           () => ({ action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: params.catalog_id }, details: { change: 'deleted', slug: found.slug } }),
         ),
       );
