@@ -52,6 +52,24 @@ async function readBack(id: string, select = '*'): Promise<Record<string, unknow
 }
 
 describe('QueryEngine (real DuckDB)', () => {
+  it("spells column_schema as DESCRIBE does, whether or not it needed DESCRIBE", async () => {
+    const plain = `SELECT 1::TINYINT a, 2::BIGINT b, 3::HUGEINT c, 1.5::DECIMAL(10,2) d, 1.5::DOUBLE e, 'x' f, DATE '2024-01-01' g,
+      TIMESTAMP '2024-01-01 00:00:00' h, TIMESTAMPTZ '2024-01-01 00:00:00+00' i, INTERVAL 1 DAY j, uuid() k, 'a'::BLOB l, true m,
+      [1, 2] n, MAP {'k': 1} o, 'x'::ENUM('x', 'y') p, TIME '01:02:03' q, [1, 2]::INTEGER[2] r, 1::UBIGINT s, '101'::BIT t`;
+    const named = `SELECT {'a': 1, 'b b': 'x'} st, '{}'::JSON js, 1::UNION(n INTEGER, s VARCHAR) un`;
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      for (const sql of [plain, named]) {
+        const described = (await connection.runAndReadAll(`DESCRIBE ${sql}`)).getRows().map((r) => ({ name: String(r[0]), type: String(r[1]) }));
+        expect((await run(sql)).result.columnSchema).toEqual(described);
+      }
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
+  });
+
   it('hands a slot back after a read only: after DDL or a write the slot is closed', async () => {
     const slots = new SandboxSlots({ scratchRoot: join(dataDir, 'tmp'), extensionDir: join(dataDir, 'extensions'), disabledFilesystems: [], extraReadableDirs: [], profilingEnabled: true, lockConfiguration: true });
     try {

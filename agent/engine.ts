@@ -80,6 +80,16 @@ function protocolStatementType(duckType: number, sql: string): StatementType {
   }
 }
 
+/**
+ * A prepared column's type as DESCRIBE spells it, or null when the two may differ: a type that names fields (STRUCT,
+ * UNION: the prepared spelling always quotes them, DESCRIBE only when needed) or an alias (JSON reads as VARCHAR).
+ * Taking it from the prepared statement spares a DESCRIBE round trip for the common result.
+ */
+function describedSpelling(type: { toString(): string; alias?: string }): string | null {
+  const text = type.toString();
+  return type.alias === undefined && !text.includes('"') ? text : null;
+}
+
 function partialResultPath(resultsDir: string, queryId: string): string {
   return join(resultsDir, `${queryId}.parquet.partial`);
 }
@@ -332,11 +342,13 @@ export class QueryEngine {
       return { rowCount, resultPath: null, columnSchema: null, columns: [], statementType, wrote: true, profile };
     }
     const names = Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
+    const types = Array.from({ length: prepared.columnCount }, (_, i) => describedSpelling(prepared.columnType(i)));
     prepared.destroySync();
     const columns = uniqueColumnNames(names);
     const wrapped = `SELECT * FROM (\n${statementBody(sql)}\n) AS __eider_result(${columns.map(quoteIdentifier).join(', ')})`;
-    const described = await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`);
-    const columnSchema = described.getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
+    const columnSchema = types.every((t) => t !== null)
+      ? columns.map((name, i) => ({ name, type: types[i]! }))
+      : (await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`)).getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
     const projection = columnSchema.map((c) => parquetSafeColumn(c.name, c.type)).join(', ');
     const fileName = `${resultId}.parquet`;
     const partial = resultId === this.#queryId ? this.#partialPath : join(this.#tempDir, `${resultId}.parquet.partial`);
