@@ -60,8 +60,31 @@ function release(slot: Slot): void {
   else slot.busy = false;
 }
 
+// The policy is a pure function of the text and the options: the verdicts of statements allowed recently are kept,
+// so a statement run again (a dashboard tile, a scheduled job, a BI tool's probe) skips the worker round trip and
+// the parse. Small texts only, a bounded number, the oldest dropped first; each hit hands out a copy.
+const ALLOWED_CACHE_ENTRIES = 1000;
+const ALLOWED_CACHE_MAX_SQL = 16 * 1024;
+const allowed = new Map<string, PolicyResult>();
+
 /** checkStatementPolicy in a worker thread, answering `sql_too_complex` when it does not finish in `budgetMs`. */
 export async function checkPolicyOffThread(sql: string, opts: PolicyOptions, budgetMs: number): Promise<PolicyResult> {
+  const key = sql.length <= ALLOWED_CACHE_MAX_SQL ? `${JSON.stringify(opts)}\0${sql}` : null;
+  const hit = key === null ? undefined : allowed.get(key);
+  if (hit) {
+    allowed.delete(key!);
+    allowed.set(key!, hit);
+    return structuredClone(hit);
+  }
+  const result = await checkInWorker(sql, opts, budgetMs);
+  if (key !== null && result.ok) {
+    allowed.set(key, structuredClone(result));
+    if (allowed.size > ALLOWED_CACHE_ENTRIES) allowed.delete(allowed.keys().next().value as string);
+  }
+  return result;
+}
+
+async function checkInWorker(sql: string, opts: PolicyOptions, budgetMs: number): Promise<PolicyResult> {
   const slot = await acquire();
   const id = nextId++;
   try {
