@@ -52,6 +52,19 @@ async function readBack(id: string, select = '*'): Promise<Record<string, unknow
 }
 
 describe('QueryEngine (real DuckDB)', () => {
+  it('a stop between two DuckDB calls still stops the query; an interrupt (a session statement) does not stick', async () => {
+    const engine = await QueryEngine.open(randomUUID(), options);
+    try {
+      await engine.configure(128 * 2 ** 20);
+      engine.interrupt(); // nothing runs: lost, as DuckDB loses it
+      expect((await engine.execute('SELECT 42')).rowCount).toBe(1);
+      engine.stop(); // nothing runs either, but the query is stopped for good
+      await expect(engine.execute('SELECT count(*) FROM range(100000000000)')).rejects.toThrow(/Interrupted/);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("spells column_schema as DESCRIBE does, whether or not it needed DESCRIBE", async () => {
     const plain = `SELECT 1::TINYINT a, 2::BIGINT b, 3::HUGEINT c, 1.5::DECIMAL(10,2) d, 1.5::DOUBLE e, 'x' f, DATE '2024-01-01' g,
       TIMESTAMP '2024-01-01 00:00:00' h, TIMESTAMPTZ '2024-01-01 00:00:00+00' i, INTERVAL 1 DAY j, uuid() k, 'a'::BLOB l, true m,

@@ -196,6 +196,7 @@ export class QueryEngine {
   /** Only reads ran on the connection (a slot may then serve the next query): a write, DDL, a script or a
    *  maintenance procedure may leave objects behind, so its slot is closed instead. */
   #readOnly = true;
+  #stopRequested = false;
   #closed = false;
 
   private constructor(queryId: string, options: EngineOptions, host: Host, connection: DuckDBConnection, tempDir: string) {
@@ -313,10 +314,25 @@ export class QueryEngine {
   }
 
   /**
+   * Stop the query for good: interrupt what runs now, and refuse every later DuckDB call of `execute`. DuckDB only
+   * interrupts a call in progress, so a cancel landing between two calls (after the configuration, before the
+   * statement) was lost and the statement ran on. A SQL session's engine uses `interrupt`, which does not stick.
+   */
+  stop(): void {
+    this.#stopRequested = true;
+    this.interrupt();
+  }
+
+  #checkStopped(): void {
+    if (this.#stopRequested) throw new Error('INTERRUPT Error: Interrupted!');
+  }
+
+  /**
    * Runs `sql`; a result grid goes to `results/<resultId>.parquet` (the engine's own id by default; a session names
    * each statement's). A session's partial file is written in its scratch directory, which the sandbox allows.
    */
   async execute(sql: string, hooks?: StatementHooks, resultId: string = this.#queryId): Promise<ExecutionResult> {
+    this.#checkStopped();
     const extracted = await this.#connection.extractStatements(sql);
     if (extracted.count === 0) throw new Error('the query contains no statement');
     if (hooks && hooks.statementCount !== extracted.count) {
@@ -327,13 +343,17 @@ export class QueryEngine {
       return this.#executeScript(extracted, hooks);
     }
     await hooks?.before(0);
+    this.#checkStopped();
     const own = (await hooks?.run?.(0)) ?? null;
+    this.#checkStopped();
     const prepared = await extracted.prepare(0);
+    this.#checkStopped();
     if (own || !['SELECT', 'EXPLAIN'].includes(STATEMENT_NAMES.get(prepared.statementType) ?? '')) this.#readOnly = false;
     if (!own && STATEMENT_NAMES.get(prepared.statementType) === 'EXPLAIN') return this.#explain(prepared, resultId);
     const duckType = protocolStatementType(prepared.statementType, sql);
     const statementType = own?.statementType ?? duckType;
     if (duckType !== 'select' && duckType !== 'describe') {
+      this.#checkStopped();
       const result = await prepared.run();
       let rowCount = ['insert', 'update', 'delete', 'merge', 'copy'].includes(statementType) ? Number(result.rowsChanged) : 0;
       // Read before the hooks run statements of their own, which would replace the profile.
@@ -352,6 +372,7 @@ export class QueryEngine {
     const projection = columnSchema.map((c) => parquetSafeColumn(c.name, c.type)).join(', ');
     const fileName = `${resultId}.parquet`;
     const partial = resultId === this.#queryId ? this.#partialPath : join(this.#tempDir, `${resultId}.parquet.partial`);
+    this.#checkStopped();
     const copied = await this.#connection.run(`COPY (SELECT ${projection} FROM (${wrapped})) TO ${quoteLiteral(partial)} (FORMAT parquet, ROW_GROUP_SIZE ${RESULT_ROW_GROUP_ROWS})`);
     const rowCount = Number(copied.rowsChanged);
     const profile = await this.#profile(rowCount);
@@ -390,6 +411,7 @@ export class QueryEngine {
       await hooks?.before(i);
       await hooks?.run?.(i);
       // Prepared one at a time: a later statement may depend on an earlier one (CREATE then INSERT).
+      this.#checkStopped();
       const prepared = await extracted.prepare(i);
       const type = STATEMENT_NAMES.get(prepared.statementType) ?? '';
       const result = await prepared.run();

@@ -89,7 +89,7 @@ export class QueryRunner {
   #stop(entry: InFlight, reason: 'cancelled' | 'timeout'): void {
     if (entry.stopReason !== null) return;
     entry.stopReason = reason;
-    if (!this.#o.admission.cancel(entry.queryId)) entry.engine?.interrupt();
+    if (!this.#o.admission.cancel(entry.queryId)) entry.engine?.stop();
   }
 
   /** Cancel everything and wait for the queries to wind down (shutdown). */
