@@ -79,7 +79,7 @@ describe('web app: identity', () => {
     const created = await t.req('POST', '/api/workspaces', { body: { slug: 'analytics', name: 'Analytics' }, as: { cookie } });
     expect(created.status).toBe(201);
     await page.reload();
-    const switcher = page.getByLabel('Workspace');
+    const switcher = page.getByLabel('Workspace', { exact: true });
     await switcher.waitFor();
     await page.getByRole('link', { name: 'History' }).click();
     await page.waitForURL(/\/history$/);

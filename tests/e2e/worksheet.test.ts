@@ -205,7 +205,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await grants.waitFor();
     const form = page.getByRole('form', { name: 'Grant access' });
     await form.getByLabel('Principal kind').selectOption('workspace_id');
-    await form.getByLabel('Workspace').selectOption({ index: 1 });
+    await form.getByLabel('Workspace', { exact: true }).selectOption({ index: 1 });
     await form.getByLabel('Tier').selectOption('use');
     await form.getByRole('button', { name: 'Grant' }).click();
     await grants.getByText('workspace default').waitFor();

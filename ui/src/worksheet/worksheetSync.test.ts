@@ -39,9 +39,12 @@ describe('worksheets and the server', () => {
     expect(merged.tabs.map((t) => t.serverId)).toEqual(mine.slice(0, OPEN_ON_FIRST_VISIT).map((w) => w.id));
     expect(merged.active).toBe(merged.tabs[0].id);
     expect(merged.tabs[0]).toMatchObject({ sql: "SELECT 's0'", dirty: false, editable: true });
-    // With nothing on the server, the starter stays; a browser with cached tabs keeps them as they are.
+    // With nothing on the server, the starter stays. A browser that cached only its untouched starter (it reached
+    // the screen before the list answered) is still fresh; one with a tab of its own keeps its tabs as they are.
     expect(mergeServer(state, [], true)).toEqual(state);
-    expect(mergeServer(state, mine, false).tabs).toEqual([starter]);
+    expect(mergeServer(state, mine, false).tabs.map((t) => t.serverId)).toEqual(mine.slice(0, OPEN_ON_FIRST_VISIT).map((w) => w.id));
+    const typed = { ...starter, sql: 'SELECT 1', dirty: true };
+    expect(mergeServer({ tabs: [typed], active: typed.id }, mine, false).tabs).toEqual([typed]);
   });
 
   it('a newer server version replaces a tab without unsaved changes, never one with them', () => {

@@ -61,8 +61,8 @@ export function tabOf(w: WorksheetOut, agentId: string | null): Worksheet {
 
 /**
  * The tabs once the server's list of the user's worksheets has answered. A tab without unsaved changes takes a newer
- * server version (its editor restarts from that text); a fresh browser (nothing cached) opens the user's most
- * recent worksheets instead of its untouched starter tab.
+ * server version (its editor restarts from that text); a fresh browser (nothing cached, or only untouched starter
+ * tabs) opens the user's most recent worksheets instead of its starter tab.
  */
 export function mergeServer(state: WorksheetState, mine: WorksheetOut[], firstVisit: boolean): WorksheetState {
   const byId = new Map(mine.map((w) => [w.id, w]));
@@ -71,8 +71,11 @@ export function mergeServer(state: WorksheetState, mine: WorksheetOut[], firstVi
     if (!w || t.dirty || (t.syncedAt && Date.parse(w.updated_at) <= Date.parse(t.syncedAt))) return t;
     return { ...t, ...fieldsOf(w), agentId: w.agent_id ?? t.agentId, rev: (t.rev ?? 0) + 1 };
   });
-  if (firstVisit && mine.length) {
-    const untouched = tabs.filter((t) => !t.serverId && !t.dirty && !t.lastRun);
+  const isUntouched = (t: Worksheet) => !t.serverId && !t.dirty && !t.lastRun;
+  // A browser whose only tabs are untouched starters counts as fresh too: it may have cached its starter tab before
+  // the list answered (a sign-in that lands on this screen, then a reload).
+  if ((firstVisit || tabs.every(isUntouched)) && mine.length) {
+    const untouched = tabs.filter(isUntouched);
     const kept = tabs.filter((t) => !untouched.includes(t));
     const open = new Set(kept.map((t) => t.serverId));
     const agentId = state.tabs[0]?.agentId ?? null;
