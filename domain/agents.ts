@@ -336,7 +336,8 @@ export async function agentMetrics(q: Queryable, p: Principal) {
     status: apiStatus(agent.status),
     running_queries: byId.get(agent.id)?.running ?? 0,
     queued_queries: byId.get(agent.id)?.queued ?? 0,
-    memory_limit_bytes: agent.capabilities.memory_limit_bytes ?? null,
+    // a number from the agent's decoded status frame (protocol Capabilities); absent until its first status
+    memory_limit_bytes: typeof agent.capabilities.memory_limit_bytes === 'number' ? agent.capabilities.memory_limit_bytes : null,
     last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
   }));
 }

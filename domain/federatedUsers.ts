@@ -6,20 +6,8 @@ import { Schema } from 'effect';
 import type { Db } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, conflict, unauthorized } from './errors.ts';
-import type { GlobalRole, UserRow } from './identity.ts';
+import { UserRowSchema, type GlobalRole, type UserRow } from './identity.ts';
 
-// identity.ts's UserRow at the database boundary (checked against it: the struct must decode to a UserRow).
-const UserRowSchema: Schema.Codec<UserRow, unknown> = Schema.Struct({
-  id: Schema.String,
-  email: Schema.NullOr(Schema.String),
-  name: Schema.String,
-  role: Schema.Literals(['admin', 'member']),
-  kind: Schema.Literals(['user', 'service_account']),
-  auth_provider: Schema.String,
-  password_hash: Schema.NullOr(Schema.String),
-  is_active: Schema.Boolean,
-  created_at: Schema.Date,
-});
 const USER_COLS = sql`id, email, name, role, kind, auth_provider, password_hash, is_active, created_at`;
 
 export interface FederatedSignIn {

@@ -2,6 +2,7 @@
 // users and service accounts. Secrets (passwords, session ids, tokens) are stored only as hashes.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
 import { AppError, conflict, forbidden, notFound, unauthorized, unprocessable } from './errors.ts';
@@ -15,17 +16,19 @@ export const PAT_PREFIX = 'eid_pat_';
 export const MAX_LIVE_TOKENS = 25;
 export const MAX_TOKEN_DAYS = 365;
 
-export interface UserRow {
-  id: string;
-  email: string | null;
-  name: string;
-  role: GlobalRole;
-  kind: 'user' | 'service_account';
-  auth_provider: string;
-  password_hash: string | null;
-  is_active: boolean;
-  created_at: Date;
-}
+/** A users row at the database boundary. */
+export const UserRowSchema = Schema.Struct({
+  id: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  role: Schema.Literals(['admin', 'member']),
+  kind: Schema.Literals(['user', 'service_account']),
+  auth_provider: Schema.String,
+  password_hash: Schema.NullOr(Schema.String),
+  is_active: Schema.Boolean,
+  created_at: Schema.Date,
+});
+export type UserRow = typeof UserRowSchema.Type;
 
 export interface UserOut {
   id: string;

@@ -3,12 +3,13 @@
 // FROM): one edge from each table the statement read to the table it wrote, provider `execution`. Other producers
 // import theirs. Edges carry per-provider provenance; an edge is stale when every producer's claim is older than
 // LINEAGE_STALE_AFTER_DAYS (marked, never removed).
-import { Schema, SchemaGetter } from 'effect';
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts';
 import { AppError, unprocessable } from './errors.ts';
+import { BigCount } from './rowSchemas.ts';
 import { warehouseName } from './catalogs.ts';
 import { deriveColumnLineage, loadParser, parseRename, type ColumnLineage } from './lineageColumns.ts';
 
@@ -417,10 +418,6 @@ export interface LineageGraph {
   columns_truncated: boolean;
 }
 
-/** A bigint column (the driver reads it as a JS bigint) as a number: counts stay far below 2^53. */
-export const BigCount = Schema.BigInt.pipe(
-  Schema.decodeTo(Schema.Number, { decode: SchemaGetter.transform((n: bigint) => Number(n)), encode: SchemaGetter.transform((n: number) => BigInt(n)) }),
-);
 const EdgeRowSchema = Schema.Struct({
   source_key: Schema.String,
   target_key: Schema.String,

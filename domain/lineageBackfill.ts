@@ -13,7 +13,8 @@ import type { Db, Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 import type { CatalogClient, LoadedTable } from '../runtime/catalogClient.ts';
 import { conflict } from './errors.ts';
-import { attachedSlugs, BigCount, deriveExecutionLineage, EXECUTION, type DerivedEdge, type FinishedRun, type LineageEnv } from './lineage.ts';
+import { attachedSlugs, deriveExecutionLineage, EXECUTION, type DerivedEdge, type FinishedRun, type LineageEnv } from './lineage.ts';
+import { BigCount } from './rowSchemas.ts';
 
 /** A runner that has not beaten for this long has stopped: another request may resume its job. */
 export const STALL_AFTER_MS = 60_000;

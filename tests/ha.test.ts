@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { eventually } from './support/processes.ts';
+import { eventually, pollUntil } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
 import { ADMIN, SETUP_TOKEN } from './support/api.ts';
 
@@ -94,13 +94,9 @@ async function submit(r: Replica, sql: string) {
   return s.body.id as string;
 }
 
-async function waitDone(r: Replica, id: string, seconds = 60) {
-  const end = Date.now() + seconds * 1000;
-  for (;;) {
-    const q = await req(r, 'GET', `/api/queries/${id}?wait_timeout_s=10`);
-    if (!['queued', 'running'].includes(q.body.status) || Date.now() > end) return q.body;
-  }
-}
+/** Long-polls the query until it ends (at most `seconds`); returns its last state either way. */
+const waitDone = (r: Replica, id: string, seconds = 60) =>
+  pollUntil(async () => (await req(r, 'GET', `/api/queries/${id}?wait_timeout_s=10`)).body, (q) => !['queued', 'running'].includes(q.status), seconds * 1000);
 
 beforeAll(async () => {
   database = await freshDatabase();

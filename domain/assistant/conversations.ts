@@ -6,8 +6,8 @@ import { Schema } from 'effect';
 import type { Queryable } from '../../runtime/db.ts';
 import { exec, rows, sql } from '../../runtime/sql.ts';
 import { notFound } from '../errors.ts';
-import { BigCount } from '../lineage.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
+import { BigCount } from '../rowSchemas.ts';
 
 export const TOOL_CALL_STATUSES = ['pending', 'approval_required', 'ok', 'error', 'rejected', 'skipped'] as const;
 export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];

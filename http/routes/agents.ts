@@ -35,6 +35,50 @@ const AgentOutSchema = Schema.Struct({
     }),
   ),
 });
+const AccessMode = Schema.Literals(['open', 'restricted']);
+const Tier = Schema.Literals(['use', 'operate', 'admin']);
+const AgentMetricsSchema = Schema.Struct({
+  agent_id: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  running_queries: Schema.Finite,
+  queued_queries: Schema.Finite,
+  /** from the agent's capabilities; null until it has reported them */
+  memory_limit_bytes: Schema.NullOr(Schema.Finite),
+  last_heartbeat_at: Schema.NullOr(Schema.String),
+});
+const AgentMonitoringSchema = Schema.Struct({
+  agent_id: Schema.String,
+  status: Schema.String,
+  capabilities: Schema.Record(Schema.String, Schema.Unknown),
+  /** whether this replica holds the agent's socket */
+  connected_here: Schema.Boolean,
+  last_heartbeat_at: Schema.NullOr(Schema.String),
+  running: Schema.Finite,
+  queued: Schema.Finite,
+  done_last_hour: Schema.Finite,
+  failed_last_hour: Schema.Finite,
+  p50_duration_ms_last_hour: Schema.NullOr(Schema.Finite),
+});
+const GrantSchema = Schema.Struct({
+  id: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  workspace_id: Schema.NullOr(Schema.String),
+  tier: Tier,
+  /** the user's name or the workspace's slug */
+  principal_name: Schema.String,
+  created_at: Schema.String,
+});
+const AgentAccessSchema = Schema.Struct({
+  agent_id: Schema.String,
+  access_mode: AccessMode,
+  grants: Schema.Array(GrantSchema),
+  /** who could be granted a tier: active users and every workspace */
+  candidates: Schema.Struct({
+    users: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, email: Schema.NullOr(Schema.String), kind: Schema.String })),
+    workspaces: Schema.Array(Schema.Struct({ id: Schema.String, slug: Schema.String, name: Schema.String })),
+  }),
+});
 const ComputeOption = Schema.Struct({ size: Schema.String, cpu: Schema.Number, memory_gb: Schema.Number, hourly_cost: Schema.NullOr(Schema.Number), currency: Schema.String });
 const AgentParams = Schema.Struct({ agent_id: Schema.String });
 
@@ -46,7 +90,6 @@ async function endConnection(ctx: AppContext, connectionId: string | null) {
     if (!(e instanceof ActorError && e.code === 'not_found')) throw e;
   });
 }
-const Tier = Schema.Literals(['use', 'operate', 'admin']);
 const ELASTIC_OFF = 'elastic compute is off (ELASTIC_COMPUTE_ENABLED=false): only elastic agents can be started, restarted or terminated';
 
 function requireElastic(ctx: AppContext) {
@@ -88,7 +131,7 @@ export const agentRoutes = [
     summary: 'Live work per visible agent: running and queued queries, last heartbeat',
     tags: ['agents'],
     access: { kind: 'authenticated' },
-    responses: { 200: Schema.Array(Schema.Unknown) },
+    responses: { 200: Schema.Array(AgentMetricsSchema) },
     handler: async ({ ctx, principal }) => ({ status: 200, body: await agents.agentMetrics(ctx.db, principal) }),
   }),
   route({
@@ -136,7 +179,7 @@ export const agentRoutes = [
     body: Schema.Struct({
       size: Schema.optionalKey(Schema.String),
       name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
-      access_mode: Schema.optionalKey(Schema.Literals(['open', 'restricted'])),
+      access_mode: Schema.optionalKey(AccessMode),
     }),
     responses: { 202: AgentOutSchema, 422: null },
     handler: async ({ ctx, principal, body }) => {
@@ -168,7 +211,7 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'resource', note: 'use tier on the agent' },
     params: AgentParams,
-    responses: { 200: Schema.Unknown, 404: null },
+    responses: { 200: AgentMonitoringSchema, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'use');
       return { status: 200, body: await agents.agentMonitoring(ctx.db, agent, Boolean(ctx.sockets.agent(agent.id))) };
@@ -282,7 +325,7 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'resource', note: 'admin tier on the agent' },
     params: AgentParams,
-    responses: { 200: Schema.Unknown, 404: null },
+    responses: { 200: AgentAccessSchema, 404: null },
     handler: async ({ ctx, principal, params }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       return { status: 200, body: await agents.accessPayload(ctx.db, params.agent_id) };
@@ -296,8 +339,8 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'resource', note: 'admin tier on the agent' },
     params: AgentParams,
-    body: Schema.Struct({ access_mode: Schema.Literals(['open', 'restricted']) }),
-    responses: { 200: Schema.Unknown, 404: null },
+    body: Schema.Struct({ access_mode: AccessMode }),
+    responses: { 200: AgentAccessSchema, 404: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       await audited(
@@ -322,7 +365,7 @@ export const agentRoutes = [
       workspace_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
       tier: Tier,
     }),
-    responses: { 200: Schema.Unknown, 201: Schema.Unknown, 404: null, 422: null },
+    responses: { 200: GrantSchema, 201: GrantSchema, 404: null, 422: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       const r = await audited(

@@ -5,6 +5,7 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import type { Caller, TestApi } from './api.ts';
+import { pollUntil } from './processes.ts';
 
 export interface Sql {
   run(sql: string): Promise<{ id: string; status: string; error?: string }>;
@@ -74,13 +75,7 @@ export async function fingerprint(t: Pick<TestApi, 'req'>, as: Caller, sql: Sql,
 
 /** Polls the migration until `until` holds for it (or the time is up: then the last record is returned). */
 export async function waitMigration(t: Pick<TestApi, 'req'>, as: Caller, catalogId: string, id: string, until: (m: any) => boolean, timeoutMs = 90_000): Promise<any> {
-  const end = Date.now() + timeoutMs;
-  let m: any;
-  for (;;) {
-    m = (await t.req('GET', `/api/catalogs/${catalogId}/migrations/${id}`, { as })).body;
-    if (until(m) || Date.now() > end) return m;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return pollUntil(async () => (await t.req('GET', `/api/catalogs/${catalogId}/migrations/${id}`, { as })).body, until, timeoutMs);
 }
 
 /**

@@ -53,3 +53,26 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     throw new Error(`timed out: ${what}${last ? ` (${(last as Error).message})` : ''}`);
   }
 }
+
+/**
+ * Asks `probe` every `intervalMs` until `done` holds for its answer, for at most `timeoutMs`, and returns the answer;
+ * on timeout it returns the last answer instead of failing, so the caller's assertion on it names what was seen.
+ * A probe that never answered rethrows its last error.
+ */
+export async function pollUntil<T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number, intervalMs = 100): Promise<T> {
+  let last: { value: T } | undefined;
+  try {
+    return await vi.waitFor(
+      async () => {
+        const value = await probe();
+        last = { value };
+        if (!done(value)) throw new Error('not yet');
+        return value;
+      },
+      { timeout: timeoutMs, interval: intervalMs },
+    );
+  } catch (e) {
+    if (last) return last.value;
+    throw e;
+  }
+}

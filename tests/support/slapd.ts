@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { freePort } from '../../runtime/postgres.ts';
+import { pollUntil } from './processes.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -50,19 +51,22 @@ function makeCertificates(dir: string) {
   ossl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext');
 }
 
+const listening = (port: number) =>
+  new Promise<boolean>((res) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => (s.destroy(), res(true)));
+    s.once('error', () => res(false));
+  });
+
 async function waitForPort(port: number, child: ChildProcess, logs: () => string): Promise<void> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`slapd exited (${child.exitCode}): ${logs()}`);
-    const open = await new Promise<boolean>((res) => {
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), res(true)));
-      s.once('error', () => res(false));
-    });
-    if (open) return;
-    if (Date.now() > until) throw new Error(`slapd did not listen on ${port}: ${logs()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const state = await pollUntil(
+    async () => (child.exitCode !== null ? 'exited' : (await listening(port)) ? 'open' : 'closed'),
+    (s) => s !== 'closed',
+    20_000,
+    50,
+  );
+  if (state === 'exited') throw new Error(`slapd exited (${child.exitCode}): ${logs()}`);
+  if (state === 'closed') throw new Error(`slapd did not listen on ${port}: ${logs()}`);
 }
 
 export async function startSlapd(): Promise<Slapd> {

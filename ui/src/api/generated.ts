@@ -930,7 +930,31 @@ export type GetAgentResponse = {
 };
 
 /** GET /api/admin/agents/{agent_id}/access: Access mode, grants and candidate principals (admin tier) */
-export type GetAgentAccessResponse = unknown;
+export type GetAgentAccessResponse = {
+  agent_id: string;
+  access_mode: "open" | "restricted";
+  grants: Array<{
+    id: string;
+    user_id: string | null;
+    workspace_id: string | null;
+    tier: "use" | "operate" | "admin";
+    principal_name: string;
+    created_at: string;
+  }>;
+  candidates: {
+    users: Array<{
+      id: string;
+      name: string;
+      email: string | null;
+      kind: string;
+    }>;
+    workspaces: Array<{
+      id: string;
+      slug: string;
+      name: string;
+    }>;
+  };
+};
 
 /** GET /api/admin/agents/compute-options: What elastic compute can provision here */
 export type GetAgentComputeOptionsResponse = Array<{
@@ -942,7 +966,18 @@ export type GetAgentComputeOptionsResponse = Array<{
 }>;
 
 /** GET /api/admin/agents/{agent_id}/monitoring: Recent work of an agent: status, live queries, recent outcomes (use tier) */
-export type GetAgentMonitoringResponse = unknown;
+export type GetAgentMonitoringResponse = {
+  agent_id: string;
+  status: string;
+  capabilities: Record<string, unknown>;
+  connected_here: boolean;
+  last_heartbeat_at: string | null;
+  running: number;
+  queued: number;
+  done_last_hour: number;
+  failed_last_hour: number;
+  p50_duration_ms_last_hour: number | null;
+};
 
 /** GET /api/workspaces/{workspace}/assistant/conversations/{conversation_id}: One of your assistant conversations with its messages and their tool calls (404 for anyone else’s) */
 export type GetAssistantConversationResponse = {
@@ -1533,7 +1568,15 @@ export type ListAdminAgentsResponse = Array<{
 }>;
 
 /** GET /api/admin/agents/metrics: Live work per visible agent: running and queued queries, last heartbeat */
-export type ListAgentMetricsResponse = unknown[];
+export type ListAgentMetricsResponse = Array<{
+  agent_id: string;
+  name: string;
+  status: string;
+  running_queries: number;
+  queued_queries: number;
+  memory_limit_bytes: number | null;
+  last_heartbeat_at: string | null;
+}>;
 
 /** GET /api/agents: Agents the caller can see, with the caller’s tier on each */
 export type ListAgentsResponse = Array<{
@@ -2131,7 +2174,14 @@ export type PublishSemanticModelResponse = {
 };
 
 /** PUT /api/admin/agents/{agent_id}/grants: Grant a tier to exactly one user or workspace (201 insert, 200 update; a workspace cannot hold admin) */
-export type PutAgentGrantResponse = unknown;
+export type PutAgentGrantResponse = {
+  id: string;
+  user_id: string | null;
+  workspace_id: string | null;
+  tier: "use" | "operate" | "admin";
+  principal_name: string;
+  created_at: string;
+};
 export type PutAgentGrantBody = {
   user_id?: string | null;
   workspace_id?: string | null;
@@ -2360,7 +2410,31 @@ export type TerminateAgentResponse = {
 };
 
 /** PATCH /api/admin/agents/{agent_id}/access-mode: Open or restricted; returns the full access payload (admin tier) */
-export type UpdateAgentAccessModeResponse = unknown;
+export type UpdateAgentAccessModeResponse = {
+  agent_id: string;
+  access_mode: "open" | "restricted";
+  grants: Array<{
+    id: string;
+    user_id: string | null;
+    workspace_id: string | null;
+    tier: "use" | "operate" | "admin";
+    principal_name: string;
+    created_at: string;
+  }>;
+  candidates: {
+    users: Array<{
+      id: string;
+      name: string;
+      email: string | null;
+      kind: string;
+    }>;
+    workspaces: Array<{
+      id: string;
+      slug: string;
+      name: string;
+    }>;
+  };
+};
 export type UpdateAgentAccessModeBody = {
   access_mode: "open" | "restricted";
 };

@@ -18,6 +18,8 @@ export type Agent = Api.ListAgentsResponse[number];
 /** an elastic agent's lifecycle: null on agents that were not provisioned by elastic compute */
 export type ElasticInfo = NonNullable<Agent['elastic']>;
 export type ComputeOption = Api.GetAgentComputeOptionsResponse[number];
+/** an agent's access mode, grants and the principals that could be granted a tier (admin tier) */
+export type AgentAccess = Api.GetAgentAccessResponse;
 export type CatalogOut = Api.ListCatalogsResponse[number];
 /** a catalog as a workspace's listing shows it: with is_default and the attachment's access_mode */
 export type WorkspaceCatalog = Api.ListWorkspaceCatalogsResponse[number];

@@ -2,7 +2,7 @@
 // access mode and grants.
 import { useState, type FormEvent } from 'react';
 import { api, enc } from '../api/client.ts';
-import type { Agent } from '../api/types.ts';
+import type { Agent, AgentAccess } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { currencyOf, useComputeOptions } from '../app/useComputeOptions.ts';
 import { StateChart, StateDiagram } from '../charts/StateChart.tsx';
@@ -12,22 +12,6 @@ import { Link } from '../components/Link.tsx';
 import { formatHourlyCost, formatTime } from '../components/format.ts';
 import { capabilitySummary } from './AgentsScreen.tsx';
 import { Time } from '../components/Time.tsx';
-
-interface Grant {
-  id: string;
-  user_id?: string | null;
-  workspace_id?: string | null;
-  tier: string;
-  [k: string]: unknown;
-}
-interface AccessPayload {
-  access_mode: string;
-  grants: Grant[];
-  candidates?: {
-    users?: Array<{ id: string; name: string; email: string | null; kind?: string }>;
-    workspaces?: Array<{ id: string; slug: string; name: string }>;
-  };
-}
 
 const tierRank: Record<string, number> = { use: 1, operate: 2, admin: 3 };
 
@@ -142,7 +126,7 @@ export function AgentDetailScreen(props: { id: string }) {
 
 function AccessPanel(props: { agentId: string }) {
   const base = `/api/admin/agents/${enc(props.agentId)}`;
-  const access = useAsync((signal) => api.get<AccessPayload>(`${base}/access`, { signal }), [base]);
+  const access = useAsync((signal) => api.get<AgentAccess>(`${base}/access`, { signal }), [base]);
   const [principal, setPrincipal] = useState<'user_id' | 'workspace_id'>('user_id');
   const [target, setTarget] = useState('');
   const [tier, setTier] = useState('use');
@@ -196,7 +180,7 @@ function AccessPanel(props: { agentId: string }) {
               ) : null}
               {access.data.grants.map((g) => (
                 <tr key={g.id}>
-                  <td>{g.user_id ? `user ${String(g.principal_name ?? g.user_id)}` : `workspace ${String(g.principal_name ?? g.workspace_id)}`}</td>
+                  <td>{g.user_id ? `user ${g.principal_name}` : `workspace ${g.principal_name}`}</td>
                   <td>{g.tier}</td>
                   <td>
                     <button type="button" className="danger" onClick={() => void run(() => api.del(`${base}/grants/${enc(g.id)}`))}>
