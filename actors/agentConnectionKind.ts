@@ -6,6 +6,7 @@ import type { AgentSockets } from '../runtime/agentSockets.ts';
 import { CLOSE_CODES, type ServiceFrame } from '../protocol/index.ts';
 import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
+import { sql } from '../runtime/sql.ts';
 
 export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link: AgentLink; replicaId: string }): ActorKind {
   const { db, sockets, link } = deps;
@@ -79,27 +80,19 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link:
     entityWrite: (id, pr: any) => {
       const status = pr.state === 'healthy' ? 'healthy' : pr.state === 'registered' ? 'registered' : 'unavailable';
       const toTs = (ms: number | null) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
-      return {
-        sql: `update agents set
-                connection_id = case when $3 = 'registered' then $2::uuid else connection_id end,
-                status = $3, owner_url = $4, owner_replica = case when $4::text is null then null else $10 end, result_url = coalesce($5, result_url),
-                connected_at = coalesce($6::timestamptz, connected_at), last_heartbeat_at = coalesce($7::timestamptz, last_heartbeat_at),
-                disconnected_at = $8::timestamptz,
-                capabilities = coalesce($9::jsonb, capabilities)
-              where $1::uuid is not null and id = $1::uuid and (connection_id is null or connection_id = $2::uuid or $3 = 'registered')`,
-        params: [
-          pr.agentId,
-          id,
-          status,
-          pr.ownerUrl,
-          pr.resultAddress,
-          toTs(pr.connectedAt),
-          toTs(pr.lastHeartbeatAt),
-          toTs(pr.disconnectedAt),
-          pr.capabilities ? JSON.stringify(pr.capabilities) : null,
-          deps.replicaId,
-        ],
-      };
+      const conn = id;
+      const caps = pr.capabilities ? JSON.stringify(pr.capabilities) : null;
+      return sql`update agents set
+          connection_id = case when ${status} = 'registered' then ${conn}::uuid else connection_id end,
+          status = ${status}, owner_url = ${pr.ownerUrl},
+          owner_replica = case when ${pr.ownerUrl}::text is null then null else ${deps.replicaId} end,
+          result_url = coalesce(${pr.resultAddress}, result_url),
+          connected_at = coalesce(${toTs(pr.connectedAt)}::timestamptz, connected_at),
+          last_heartbeat_at = coalesce(${toTs(pr.lastHeartbeatAt)}::timestamptz, last_heartbeat_at),
+          disconnected_at = ${toTs(pr.disconnectedAt)}::timestamptz,
+          capabilities = coalesce(${caps}::jsonb, capabilities)
+        where ${pr.agentId}::uuid is not null and id = ${pr.agentId}::uuid
+          and (connection_id is null or connection_id = ${conn}::uuid or ${status} = 'registered')`;
     },
   };
 }

@@ -13,6 +13,7 @@ import * as elastic from '../domain/elastic.ts';
 import type { ActorHost, ActorKind, SpawnResult } from './host.ts';
 import { ActorError } from './errors.ts';
 import type { AgentLink } from './agentLink.ts';
+import { sql } from '../runtime/sql.ts';
 
 export interface ElasticComputeDeps {
   db: Db;
@@ -259,20 +260,14 @@ export function elasticCompute(deps: ElasticComputeDeps): ElasticCompute {
           await sendAll(ctx.host, work, { type: 'computeFailed', message: `elastic compute could not start: ${p.error ?? 'provisioning failed'}` });
         },
       },
-      entityWrite: (id, pr: any) => ({
-        sql: `update elastic_agents set status = $2, reason = $3, error = $4, provider_ref = $5,
-                provisioned_at = $6::timestamptz, terminated_at = $7::timestamptz
-              where id = $1`,
-        params: [
-          id,
-          pr.status,
-          pr.terminal || pr.status === 'terminating' ? pr.terminationReason : null,
-          pr.error ?? null,
-          pr.providerRef,
-          pr.registeredAt ? new Date(pr.registeredAt).toISOString() : null,
-          pr.terminatedAt ? new Date(pr.terminatedAt).toISOString() : null,
-        ],
-      }),
+      entityWrite: (id, pr: any) => {
+        const reason = pr.terminal || pr.status === 'terminating' ? pr.terminationReason : null;
+        const provisioned = pr.registeredAt ? new Date(pr.registeredAt).toISOString() : null;
+        const terminated = pr.terminatedAt ? new Date(pr.terminatedAt).toISOString() : null;
+        return sql`update elastic_agents set status = ${pr.status}, reason = ${reason}, error = ${pr.error ?? null},
+            provider_ref = ${pr.providerRef}, provisioned_at = ${provisioned}::timestamptz, terminated_at = ${terminated}::timestamptz
+          where id = ${id}`;
+      },
     },
   };
   return api;

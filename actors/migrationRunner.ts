@@ -27,6 +27,7 @@ import {
   type PhaseEnv,
 } from '../domain/migrationPhases.ts';
 import type { ActorHost, ActorKind } from './host.ts';
+import { sql } from '../runtime/sql.ts';
 
 export const MIGRATION_KIND = 'storageMigration';
 
@@ -130,21 +131,13 @@ export class MigrationRunner {
       },
       entityWrite: (id, pr) => {
         const s = STATUS_BY_STATE[pr.state] ?? { status: pr.status, phase: pr.state };
-        return {
-          sql: `update storage_migrations set status = $2, phase = $3, error = $4, started_at = $5::timestamptz, finished_at = $6::timestamptz,
-                  cutover_at = $7::timestamptz, retain_until = $8::timestamptz where id = $1`,
-          params: [
-            id,
-            s.status,
-            s.phase,
-            pr.error,
-            toTs(pr.startedAt),
-            // A migration is finished once it cut over (its old files go later, after the retention).
-            toTs(pr.cutoverAt ?? pr.finishedAt),
-            toTs(pr.cutoverAt),
-            toTs(pr.cutoverAt === null ? null : pr.cutoverAt + pr.retentionMs),
-          ],
-        };
+        // A migration is finished once it cut over (its old files go later, after the retention).
+        const finishedAt = toTs(pr.cutoverAt ?? pr.finishedAt);
+        const retainUntil = toTs(pr.cutoverAt === null ? null : pr.cutoverAt + pr.retentionMs);
+        return sql`update storage_migrations set status = ${s.status}, phase = ${s.phase}, error = ${pr.error},
+            started_at = ${toTs(pr.startedAt)}::timestamptz, finished_at = ${finishedAt}::timestamptz,
+            cutover_at = ${toTs(pr.cutoverAt)}::timestamptz, retain_until = ${retainUntil}::timestamptz
+          where id = ${id}`;
       },
     };
   }

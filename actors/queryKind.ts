@@ -3,6 +3,7 @@
 import { machineKinds } from '../machines/index.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Db } from '../runtime/db.ts';
+import { sql } from '../runtime/sql.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorKind } from './host.ts';
@@ -129,28 +130,16 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
 
 /** The queries row of a query or a session statement, from its actor's projection (one statement, folded into the
  *  transition's own), with the small result file a done event carries inline. */
-export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Record<string, unknown>>) => ({
-  sql: `update queries set status = $2, agent_id = $3, row_count = $4, duration_ms = $5, error = $6, error_code = $7,
-          columns = $8::jsonb, column_schema = $9::jsonb, result_path = $10, running_at = $11::timestamptz, finished_at = $12::timestamptz,
-          result_inline = coalesce(decode($13::text, 'base64'), result_inline), profile = coalesce($14::jsonb, profile)
-        where id = $1`,
-  params: [
-    id,
-    pr.status,
-    pr.agentId,
-    pr.rowCount,
-    pr.durationMs,
-    pr.error,
-    pr.errorCode,
-    pr.columns ? JSON.stringify(pr.columns) : null,
-    pr.columnSchema ? JSON.stringify(pr.columnSchema) : null,
-    pr.resultPath,
-    toTs(pr.runningAt),
-    toTs(pr.finishedAt),
-    typeof attachments?.resultInline === 'string' ? attachments.resultInline : null,
-    attachments?.profile === undefined || attachments.profile === null ? null : JSON.stringify(attachments.profile),
-  ],
-});
+export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Record<string, unknown>>) => {
+  const inline = typeof attachments?.resultInline === 'string' ? attachments.resultInline : null;
+  const profile = attachments?.profile === undefined || attachments.profile === null ? null : JSON.stringify(attachments.profile);
+  return sql`update queries set status = ${pr.status}, agent_id = ${pr.agentId}, row_count = ${pr.rowCount}, duration_ms = ${pr.durationMs},
+      error = ${pr.error}, error_code = ${pr.errorCode}, columns = ${pr.columns ? JSON.stringify(pr.columns) : null}::jsonb,
+      column_schema = ${pr.columnSchema ? JSON.stringify(pr.columnSchema) : null}::jsonb, result_path = ${pr.resultPath},
+      running_at = ${toTs(pr.runningAt)}::timestamptz, finished_at = ${toTs(pr.finishedAt)}::timestamptz,
+      result_inline = coalesce(decode(${inline}::text, 'base64'), result_inline), profile = coalesce(${profile}::jsonb, profile)
+    where id = ${id}`;
+};
 
 /**
  * What a finished run leaves besides its row: its profile (when given), for writes the tables' last-write

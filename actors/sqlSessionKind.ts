@@ -6,6 +6,7 @@ import type { Logger } from '../runtime/logger.ts';
 import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
+import { sql } from '../runtime/sql.ts';
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -70,22 +71,10 @@ export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; 
         if (n > 0) ctx.logger.info({ sessionId: p.sessionId, files: n }, 'session staging files removed');
       },
     },
-    entityWrite: (id, pr: any) => ({
-      sql: `update sql_sessions set status = $2, agent_id = $3, error = $4, error_code = $5, close_reason = $6,
-              statement_count = $7, opened_at = $8::timestamptz, last_active_at = $9::timestamptz, closed_at = $10::timestamptz
-            where id = $1`,
-      params: [
-        id,
-        pr.status,
-        pr.agentId,
-        pr.error,
-        pr.errorCode,
-        closeReasonOf(pr),
-        pr.statementCount,
-        toTs(pr.openedAt),
-        toTs(pr.lastActivityAt),
-        toTs(pr.closedAt),
-      ],
-    }),
+    entityWrite: (id, pr: any) =>
+      sql`update sql_sessions set status = ${pr.status}, agent_id = ${pr.agentId}, error = ${pr.error}, error_code = ${pr.errorCode},
+          close_reason = ${closeReasonOf(pr)}, statement_count = ${pr.statementCount}, opened_at = ${toTs(pr.openedAt)}::timestamptz,
+          last_active_at = ${toTs(pr.lastActivityAt)}::timestamptz, closed_at = ${toTs(pr.closedAt)}::timestamptz
+        where id = ${id}`,
   };
 }

@@ -2,6 +2,7 @@
 // row go together through a data-modifying CTE (and the NOTIFY rides along in RETURNING, delivered at commit),
 // because a transition's cost is dominated by round trips and the commit's fsync, not by the rows themselves.
 import type { Queryable } from '../runtime/db.ts';
+import { exec, sql, type SqlFragment } from '../runtime/sql.ts';
 
 /** The NOTIFY channel every replica listens on to wake its waiters for transitions made elsewhere. */
 export const TRANSITIONS_CHANNEL = 'eider_actor_transitions';
@@ -82,44 +83,38 @@ const externalColumn = (externals: ExternalContexts) => {
   return cases.length ? `case a.kind ${cases.join(' ')} end as external` : 'null::jsonb as external';
 };
 
-/** Inserts a new actor at version 1 with its first history row; a duplicate (kind, id) raises 23505. */
-export async function insertActor(q: Queryable, w: TransitionWrite, entity?: EntityWrite): Promise<void> {
-  // The entity's own row (its INSERT) may ride in the same statement: one round trip, no transaction.
-  const entityCte = entity ? `, e as (${renumber(entity.sql, INSERT_PARAMS)} returning 1)` : '';
-  await q.query(
-    `with a as (
-       insert into actors (kind, id, version, state, status, terminal, deadline_at, snapshot, owner_replica, last_error)
-       values ($1, $2::uuid, 1, $3, $4, $5, $6::timestamptz, $7::jsonb, $8, $9)
-       returning version
-     )${entityCte}, ${outboxCte('a', 14, 8)}
-     insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
-     select $1, $2::uuid, a.version, $10, $11::jsonb, null, $3, $12::timestamptz, $8 from a
-     returning seq, case when $13::text is null then null else pg_notify('${TRANSITIONS_CHANNEL}', $13::text) end as n`,
-    [w.kind, w.id, w.state, w.status, w.terminal, iso(w.deadlineAt), w.snapshotText, w.replica, w.lastError,
-      w.event, w.payloadText, iso(w.at), w.notifyPayload, w.effectsText, ...(entity?.params ?? [])],
-  );
-}
+/** An entity row's write (`INSERT …` at spawn, `UPDATE … WHERE …` after), written by the transition's own statement. */
+export type EntityWrite = SqlFragment;
 
 /** The outbox rows of a transition, inserted by its own statement once `from` (the actor write) produced a row;
  *  a null list inserts none. */
-const outboxCte = (from: string, effectsParam: number, replicaParam: number) =>
-  `fx as (
+const outbox = (from: 'a' | 'u', w: TransitionWrite) => sql`fx as (
      insert into actor_effects (kind, actor_id, version, idx, effect, params, owner_replica)
-     select $1, $2::uuid, ${from}.version, t.ord - 1, t.x->>'effect', t.x->'params', $${replicaParam}
-     from ${from}, jsonb_array_elements($${effectsParam}::jsonb) with ordinality as t(x, ord)
+     select ${w.kind}, ${w.id}::uuid, ${sql.trusted(from)}.version, t.ord - 1, t.x->>'effect', t.x->'params', ${w.replica}
+     from ${sql.trusted(from)}, jsonb_array_elements(${w.effectsText}::jsonb) with ordinality as t(x, ord)
      returning 1
    )`;
 
-const INSERT_PARAMS = 14;
-const renumber = (sql: string, offset: number) => sql.replace(/\$(\d+)/g, (_m, n) => `$${Number(n) + offset}`);
+/** Announces the transition to other replicas when it carries a notice (status changes only). */
+const notifyColumn = (w: TransitionWrite) =>
+  w.notifyPayload === null ? sql`null as n` : sql`pg_notify(${sql.trusted(`'${TRANSITIONS_CHANNEL}'`)}, ${w.notifyPayload}::text) as n`;
 
-/** An entity row update (`UPDATE … WHERE …`, its own $1…$n parameters) written with the transition. */
-export interface EntityWrite {
-  sql: string;
-  params: unknown[];
+/** Inserts a new actor at version 1 with its first history row; a duplicate (kind, id) raises 23505. */
+export async function insertActor(q: Queryable, w: TransitionWrite, entity?: EntityWrite): Promise<void> {
+  // The entity's own row (its INSERT) may ride in the same statement: one round trip, no transaction.
+  const entityCte = entity ? sql`, e as (${entity} returning 1)` : sql``;
+  await exec(
+    q,
+    sql`with a as (
+       insert into actors (kind, id, version, state, status, terminal, deadline_at, snapshot, owner_replica, last_error)
+       values (${w.kind}, ${w.id}::uuid, 1, ${w.state}, ${w.status}, ${w.terminal}, ${iso(w.deadlineAt)}::timestamptz, ${w.snapshotText}::jsonb, ${w.replica}, ${w.lastError})
+       returning version
+     )${entityCte}, ${outbox('a', w)}
+     insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
+     select ${w.kind}, ${w.id}::uuid, a.version, ${w.event}, ${w.payloadText}::jsonb, null, ${w.state}, ${iso(w.at)}::timestamptz, ${w.replica} from a
+     returning seq, ${notifyColumn(w)}`,
+  );
 }
-
-const TRANSITION_PARAMS = 16;
 
 /**
  * Writes a transition if the actor is still at `expectedVersion`; returns the new version, or null when another
@@ -127,26 +122,21 @@ const TRANSITION_PARAMS = 16;
  */
 export async function writeTransition(q: Queryable, expectedVersion: number, w: TransitionWrite, entity?: EntityWrite): Promise<number | null> {
   // The entity update rides in the same statement, guarded on the actor update having won the version check.
-  const entityCte = entity
-    ? `, e as (${renumber(entity.sql, TRANSITION_PARAMS)} and exists (select 1 from u) returning 1)`
-    : '';
-  const notify = `case when $15::text is null then null else pg_notify('${TRANSITIONS_CHANNEL}', $15::text) end as n`;
+  const entityCte = entity ? sql`, e as (${entity} and exists (select 1 from u) returning 1)` : sql``;
   const last = w.history
-    ? `insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
-       select $1, $2::uuid, u.version, $10, $11::jsonb, $12, $4, $13::timestamptz, $14 from u
-       returning seq, ${notify}`
-    : // Unused history parameters still need a type for PostgreSQL to plan the statement.
-      `select u.version as seq, ${notify}, $10::text, $11::jsonb, $12::text, $13::timestamptz, $14::text from u`;
-  const rows = await q.query<{ seq: bigint }>(
-    `with u as (
-       update actors set version = version + 1, state = $4, status = $5, terminal = $6, deadline_at = $7::timestamptz,
-         snapshot = $8::jsonb, last_error = $9, updated_at = now()
-       where kind = $1 and id = $2::uuid and version = $3
+    ? sql`insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
+       select ${w.kind}, ${w.id}::uuid, u.version, ${w.event}, ${w.payloadText}::jsonb, ${w.fromState}, ${w.state}, ${iso(w.at)}::timestamptz, ${w.replica} from u
+       returning seq, ${notifyColumn(w)}`
+    : sql`select u.version as seq, ${notifyColumn(w)} from u`;
+  const rows = await exec(
+    q,
+    sql`with u as (
+       update actors set version = version + 1, state = ${w.state}, status = ${w.status}, terminal = ${w.terminal},
+         deadline_at = ${iso(w.deadlineAt)}::timestamptz, snapshot = ${w.snapshotText}::jsonb, last_error = ${w.lastError}, updated_at = now()
+       where kind = ${w.kind} and id = ${w.id}::uuid and version = ${expectedVersion}
        returning version
-     )${entityCte}, ${outboxCte('u', 16, 14)}
+     )${entityCte}, ${outbox('u', w)}
      ${last}`,
-    [w.kind, w.id, expectedVersion, w.state, w.status, w.terminal, iso(w.deadlineAt), w.snapshotText, w.lastError,
-      w.event, w.payloadText, w.fromState, iso(w.at), w.replica, w.notifyPayload, w.effectsText, ...(entity?.params ?? [])],
   );
   return rows.length === 0 ? null : Number(rows[0].seq);
 }

@@ -11,6 +11,7 @@ import type { ActorEvent, ActorKind, EntityWrite, Projection, TransitionNotice }
 import { redactSecrets } from './redact.ts';
 import { encodeJson, withoutKeys } from './snapshotCodec.ts';
 import { insertActor, writeTransition, type TransitionWrite } from './store.ts';
+import { exec } from '../runtime/sql.ts';
 
 /** The actions that are effects (built-ins such as assign and raise were applied inside transition()). */
 export const effectsOf = (actions: readonly Action[], reg: ActorKind) =>
@@ -140,7 +141,7 @@ export class TransitionWrites {
   ): Promise<void> {
     await insertActor(tx, write);
     const entity = reg.entityWrite?.(id, projection);
-    if (entity) await tx.query(entity.sql, entity.params);
+    if (entity) await exec(tx, entity);
     await reg.onPersist?.(tx, id, snapshot, projection);
   }
 }

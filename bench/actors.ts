@@ -12,6 +12,7 @@ import { createLogger } from '../runtime/logger.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
 import { createActorHost, type ActorHost, type ActorKind } from '../actors/host.ts';
+import { sql } from '../runtime/sql.ts';
 
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 1_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -51,10 +52,8 @@ function kinds(withEntity: boolean): Record<string, ActorKind> {
       ...(withEntity
         ? {
             // the way real kinds write their entity row: folded into the transition's statement
-            entityWrite: (id: string, p: any) => ({
-              sql: 'update bench_entities set status = $2, deadline_at = $3::timestamptz where id = $1',
-              params: [id, p.status, p.deadlineAt === null ? null : new Date(p.deadlineAt).toISOString()],
-            }),
+            entityWrite: (id: string, p: any) =>
+              sql`update bench_entities set status = ${p.status}, deadline_at = ${p.deadlineAt === null ? null : new Date(p.deadlineAt).toISOString()}::timestamptz where id = ${id}`,
           }
         : {}),
     },

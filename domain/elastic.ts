@@ -144,14 +144,10 @@ export async function insertElasticAgent(q: Queryable, input: { name: string; ac
   return row.id;
 }
 
-/** The incarnation row's INSERT, written in its actor's own spawn statement (it holds the initial projection): text
- *  with its own $1…$n, the entity form the actor store splices into that statement. */
+/** The incarnation row's INSERT, written in its actor's own spawn statement (it holds the initial projection). */
 export function incarnationInsert(r: { id: string; agentId: string; pool: string; provider: string; size: ComputeSize }) {
-  return {
-    sql: `insert into elastic_agents (id, agent_id, pool, provider, size, cpu, memory_gb, hourly_cost, status)
-          values ($1, $2, $3, $4, $5, $6, $7, $8, 'requested')`,
-    params: [r.id, r.agentId, r.pool, r.provider, r.size.size, r.size.cpu, r.size.memory_gb, r.size.hourly_cost],
-  };
+  return sql`insert into elastic_agents (id, agent_id, pool, provider, size, cpu, memory_gb, hourly_cost, status)
+    values (${r.id}, ${r.agentId}, ${r.pool}, ${r.provider}, ${r.size.size}, ${r.size.cpu}, ${r.size.memory_gb}, ${r.size.hourly_cost}, 'requested')`;
 }
 
 export async function incarnation(q: Queryable, id: string): Promise<IncarnationRow | undefined> {

@@ -9,6 +9,7 @@ import { AppError, conflict, forbidden, notFound, unprocessable } from './errors
 import { isUuid, type Principal } from './identity.ts';
 import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog } from './catalogs.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
+import { sql, type SqlFragment } from '../runtime/sql.ts';
 
 export const MIGRATION_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 export const MIGRATION_PHASES = ['pending', 'copying', 'verifying', 'cutover', 'completed', 'failed', 'cancelled'] as const;
@@ -206,7 +207,7 @@ export async function prepareMigration(
   catalogId: string,
   targetBackendId: string,
   retentionMs: number,
-): Promise<{ input: StartInput; entity: { sql: string; params: unknown[] } }> {
+): Promise<{ input: StartInput; entity: SqlFragment }> {
   const c = await managedCatalog(q, p, catalogId);
   const target = await findBackend(q, targetBackendId);
   if (!target) throw unprocessable('target_storage_backend_id: no storage backend has this id', 'unprocessable_content', { fields: [{ field: 'target_storage_backend_id', in: 'body', message: 'no storage backend has this id' }] });
@@ -223,11 +224,8 @@ export async function prepareMigration(
   const at = Date.now();
   return {
     input: { migrationId: id, catalogId: c.id, sourceBackendId: c.storage_backend_id, targetBackendId: target.id, at, phaseLeaseMs: PHASE_LEASE_MS, retentionMs: Math.max(1, retentionMs), maxPhaseAttempts: MAX_PHASE_ATTEMPTS },
-    entity: {
-      sql: `insert into storage_migrations (id, catalog_id, source_storage_backend_id, target_storage_backend_id, source_root, target_root, status, phase, created_by, created_at)
-            values ($1, $2, $3, $4, $5, $6, 'pending', 'pending', $7, $8::timestamptz)`,
-      params: [id, c.id, c.storage_backend_id, target.id, sourceRoot, targetRoot, p.user.id, new Date(at).toISOString()],
-    },
+    entity: sql`insert into storage_migrations (id, catalog_id, source_storage_backend_id, target_storage_backend_id, source_root, target_root, status, phase, created_by, created_at)
+      values (${id}, ${c.id}, ${c.storage_backend_id}, ${target.id}, ${sourceRoot}, ${targetRoot}, 'pending', 'pending', ${p.user.id}, ${new Date(at).toISOString()}::timestamptz)`,
   };
 }
 

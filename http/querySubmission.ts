@@ -15,6 +15,7 @@ import type { AppContext } from './context.ts';
 import { actorOf, type AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
+import { sql } from '../runtime/sql.ts';
 
 export async function readQuery(ctx: AppContext, id: string) {
   const [row] = await ctx.db.query<queries.QueryRow>(`select ${queries.QUERY_COLS} from queries where id = $1`, [id]);
@@ -105,11 +106,9 @@ export async function submitQuery(
       dispatchExtras: extras as any,
     },
     {
-      entity: {
-        sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at, schedule_id, compute_pool)
-              values ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10::jsonb, $11::timestamptz, $12, $13)`,
-        params: [id, args.workspaceId, args.agentId, args.userId, args.sql, args.statementType, args.origin ?? 'api', args.catalog, args.timeoutS, JSON.stringify(args.tables), new Date(now).toISOString(), args.scheduleId ?? null, args.computePool ?? null],
-      },
+      entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at, schedule_id, compute_pool)
+        values (${id}, ${args.workspaceId}, ${args.agentId}, ${args.userId}, ${args.sql}, 'queued', ${args.statementType}, ${args.origin ?? 'api'}, ${args.catalog},
+          ${args.timeoutS}, ${JSON.stringify(args.tables)}::jsonb, ${new Date(now).toISOString()}::timestamptz, ${args.scheduleId ?? null}, ${args.computePool ?? null})`,
     },
   );
   await spawned.start();

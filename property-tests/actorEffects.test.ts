@@ -159,7 +159,9 @@ describe('the property is not blind', () => {
     ...db,
     query: async (text, params) => {
       const rows = await db.query(text, params);
-      if (/insert into actor_effects/.test(text)) await db.query(`delete from actor_effects where kind = $1 and actor_id = $2::uuid`, [params![0], params![1]]);
+      // The actor's id is the statement's first uuid parameter (the kind's comes before it: ledger is the only kind here).
+      const id = params?.find((p) => typeof p === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(p));
+      if (/insert into actor_effects/.test(text) && id) await db.query(`delete from actor_effects where kind = 'ledger' and actor_id = $1::uuid`, [id]);
       return rows as any;
     },
   });

@@ -23,6 +23,7 @@ import { RowsPage } from './queries.ts';
 import { chooseCompute, readQuery } from '../querySubmission.ts';
 import { computeWaitMs } from '../../domain/elastic.ts';
 import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
+import { sql } from '../../runtime/sql.ts';
 
 // Worded for clients that read a 404 containing "not enabled" as "SQL sessions are switched off".
 const gate = (ctx: AppContext) => {
@@ -114,11 +115,9 @@ export const sqlSessionRoutes = [
           closeTimeoutMs: c.SQL_SESSION_OPEN_TIMEOUT_S * 1000,
         },
         {
-          entity: {
-            sql: `insert into sql_sessions (id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, client_name, client_version, created_at, last_active_at, compute_pool)
-                  values ($1, $2, $3, $4, $10, $5, $6, $7, $8, $9::timestamptz, $9::timestamptz, $11)`,
-            params: [id, workspace.id, principal.user.id, compute.agentId, active?.slug ?? null, staging, client.name, client.version, new Date(now).toISOString(), compute.agentId ? 'opening' : 'pending', compute.pool],
-          },
+          entity: sql`insert into sql_sessions (id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, client_name, client_version, created_at, last_active_at, compute_pool)
+            values (${id}, ${workspace.id}, ${principal.user.id}, ${compute.agentId}, ${compute.agentId ? 'opening' : 'pending'}, ${active?.slug ?? null}, ${staging},
+              ${client.name}, ${client.version}, ${new Date(now).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz, ${compute.pool})`,
         },
       );
       await spawned.start();
@@ -278,14 +277,9 @@ export const sqlSessionRoutes = [
           ackSupported: true,
         },
         {
-          entity: {
-            sql: `insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, started_at)
-                  values ($1, $2, $3, $4, $5, 'queued', $6, 'session', $7, $8, $9, $10::jsonb, $11::timestamptz)`,
-            params: [
-              statementId, s.workspace_id, s.agent_id, principal.user.id, body.sql, policy.statementType, s.id, s.active_catalog,
-              timeoutS === null ? null : Math.ceil(timeoutS), JSON.stringify(policy.tables), new Date(now).toISOString(),
-            ],
-          },
+          entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, started_at)
+            values (${statementId}, ${s.workspace_id}, ${s.agent_id}, ${principal.user.id}, ${body.sql}, 'queued', ${policy.statementType}, 'session', ${s.id},
+              ${s.active_catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${new Date(now).toISOString()}::timestamptz)`,
         },
       );
       await spawned.start();
