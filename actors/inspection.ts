@@ -1,6 +1,7 @@
 // Read-only views of the actors for operators: the machine definitions (for state-chart inspection), one actor's
 // persisted state, and its transition history. Response-shaped (snake_case) for the http layer to return as is.
 // Nothing secret-looking in a context or event payload ever leaves through here.
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { machineDefinition, type MachineDefinition } from '../machines/definition.ts';
 import { machineKinds } from '../machines/index.ts';
@@ -23,31 +24,38 @@ export function listMachineDefinitions(): MachineDefinitionOut[] {
   }));
 }
 
-export interface ActorOut {
-  kind: string;
-  id: string;
-  state: string;
-  status: string;
-  version: number;
-  terminal: boolean;
-  deadline_at: string | null;
-  owner_replica: string | null;
-  last_error: string | null;
-  /** The machine's context without secret-looking keys, long strings and arrays shortened. */
-  context: unknown;
-  created_at: string;
-  updated_at: string;
-}
+const Instant = Schema.String;
 
-export interface TransitionOut {
-  seq: number;
-  event: string;
-  payload: unknown;
-  from_state: string | null;
-  to_state: string;
-  at: string;
-  replica: string;
-}
+export const ActorOutSchema = Schema.Struct({
+  kind: Schema.String,
+  id: Schema.String,
+  state: Schema.String,
+  status: Schema.String,
+  version: Schema.Finite,
+  terminal: Schema.Boolean,
+  deadline_at: Schema.NullOr(Instant),
+  owner_replica: Schema.NullOr(Schema.String),
+  last_error: Schema.NullOr(Schema.String),
+  /** the machine's context without secret-looking keys, long strings and arrays shortened */
+  context: Schema.Unknown,
+  created_at: Instant,
+  updated_at: Instant,
+});
+export type ActorOut = typeof ActorOutSchema.Type;
+
+export const TransitionOutSchema = Schema.Struct({
+  seq: Schema.Finite,
+  event: Schema.String,
+  /** the event's payload, secret-looking keys redacted */
+  payload: Schema.Unknown,
+  from_state: Schema.NullOr(Schema.String),
+  to_state: Schema.String,
+  at: Instant,
+  /** the replica that made the transition */
+  replica: Schema.String,
+});
+export type TransitionOut = typeof TransitionOutSchema.Type;
+
 
 export interface TransitionPage {
   items: TransitionOut[];
@@ -136,23 +144,27 @@ export async function listTransitions(
   return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1].seq) : null };
 }
 
-export interface ReplicaOut {
-  id: string;
-  internal_url: string;
-  started_at: string;
-  heartbeat_at: string;
-  live: boolean;
-  draining: boolean;
-  live_actors: number;
-  pending_effects: number;
-}
+const Backlog = Schema.Struct({ count: Schema.Finite, oldest_at: Schema.NullOr(Instant) });
 
-export interface ClusterOut {
-  replicas: ReplicaOut[];
-  /** live actors whose deadline has passed and the reaper has not moved on yet */
-  overdue_deadlines: { count: number; oldest_at: string | null };
-  pending_effects: { count: number; oldest_at: string | null };
-}
+export const ClusterOutSchema = Schema.Struct({
+  replicas: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      internal_url: Schema.String,
+      started_at: Instant,
+      heartbeat_at: Instant,
+      live: Schema.Boolean,
+      draining: Schema.Boolean,
+      live_actors: Schema.Finite,
+      pending_effects: Schema.Finite,
+    }),
+  ),
+  /** live actors whose deadline passed and the reaper has not moved on yet */
+  overdue_deadlines: Backlog,
+  /** effects committed with their transitions and not yet run */
+  pending_effects: Backlog,
+});
+export type ClusterOut = typeof ClusterOutSchema.Type;
 
 /** The cluster as operators see it: each replica with what it owns, overdue deadlines and pending effects. */
 export async function clusterView(db: Queryable, presenceTtlS: number): Promise<ClusterOut> {
@@ -187,17 +199,18 @@ export async function clusterView(db: Queryable, presenceTtlS: number): Promise<
 
 const PG_TIMESTAMP = /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d{1,6})?([+-]\d\d(:\d\d)?|Z)?$/;
 
-export interface ActorSummaryOut {
-  kind: string;
-  id: string;
-  state: string;
-  status: string;
-  terminal: boolean;
-  version: number;
-  deadline_at: string | null;
-  owner_replica: string | null;
-  updated_at: string;
-}
+export const ActorSummarySchema = Schema.Struct({
+  kind: Schema.String,
+  id: Schema.String,
+  state: Schema.String,
+  status: Schema.String,
+  terminal: Schema.Boolean,
+  version: Schema.Finite,
+  deadline_at: Schema.NullOr(Instant),
+  owner_replica: Schema.NullOr(Schema.String),
+  updated_at: Instant,
+});
+export type ActorSummaryOut = typeof ActorSummarySchema.Type;
 
 /** Actors newest first, filtered by kind, state, owner and liveness; keyset-paged. */
 export async function listActors(

@@ -16,6 +16,7 @@ import { audit, audited } from '../audit.ts';
 import { sessionCookie } from '../sessionCookie.ts';
 import { openSignedInSession } from '../signedInSession.ts';
 import { passwordMethodFor, signInWithPassword, type PasswordSignIn } from '../../domain/passwordSignIn.ts';
+import { WorkspaceOut } from './workspaces.ts';
 
 const Email = Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+$/), Schema.isMaxLength(320));
 const Password = Schema.String.check(Schema.isMinLength(8), Schema.isMaxLength(1024));
@@ -307,7 +308,7 @@ export const identityRoutes = [
     tags: ['admin'],
     access: { kind: 'admin' },
     params: UserIdParams,
-    responses: { 200: Schema.Array(Schema.Unknown) },
+    responses: { 200: Schema.Array(Schema.Struct({ ...WorkspaceOut.fields, role: Schema.String })) },
     handler: async ({ ctx, params }) => {
       const u = await identity.findUser(ctx.db, params.user_id);
       if (!u) throw notFound('user');

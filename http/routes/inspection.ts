@@ -2,7 +2,7 @@
 import { Schema } from 'effect';
 import { route } from '../route.ts';
 import { AppError, notFound } from '../../domain/errors.ts';
-import { clusterView, getActor, listActors, listMachineDefinitions, listTransitions } from '../../actors/inspection.ts';
+import { ActorOutSchema, ActorSummarySchema, ClusterOutSchema, clusterView, getActor, listActors, listMachineDefinitions, listTransitions, TransitionOutSchema } from '../../actors/inspection.ts';
 import { machineKinds } from '../../machines/index.ts';
 import { machineDefinition } from '../../machines/definition.ts';
 import { toMermaid, toSvg } from '../../machines/diagram.ts';
@@ -10,70 +10,13 @@ import { toMermaid, toSvg } from '../../machines/diagram.ts';
 const kinds = Object.keys(machineKinds);
 const Kind = Schema.String;
 const unknownKind = (k: string) => new AppError(404, 'not_found', `no machine kind ${k}; kinds: ${kinds.join(', ')}`);
-const Instant = Schema.String;
-const Backlog = Schema.Struct({ count: Schema.Finite, oldest_at: Schema.NullOr(Instant) });
+const ActorPage = Schema.Struct({ items: Schema.Array(ActorSummarySchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 
-const ClusterOut = Schema.Struct({
-  replicas: Schema.Array(
-    Schema.Struct({
-      id: Schema.String,
-      internal_url: Schema.String,
-      started_at: Instant,
-      heartbeat_at: Instant,
-      live: Schema.Boolean,
-      draining: Schema.Boolean,
-      live_actors: Schema.Finite,
-      pending_effects: Schema.Finite,
-    }),
-  ),
-  /** live actors whose deadline passed and the reaper has not moved on yet */
-  overdue_deadlines: Backlog,
-  /** effects committed with their transitions and not yet run */
-  pending_effects: Backlog,
-});
-
-const ActorSummary = Schema.Struct({
-  kind: Schema.String,
-  id: Schema.String,
-  state: Schema.String,
-  status: Schema.String,
-  terminal: Schema.Boolean,
-  version: Schema.Finite,
-  deadline_at: Schema.NullOr(Instant),
-  owner_replica: Schema.NullOr(Schema.String),
-  updated_at: Instant,
-});
-const ActorPage = Schema.Struct({ items: Schema.Array(ActorSummary), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
-
-const TransitionOut = Schema.Struct({
-  seq: Schema.Finite,
-  event: Schema.String,
-  /** the event's payload, secret-looking keys redacted */
-  payload: Schema.Unknown,
-  from_state: Schema.NullOr(Schema.String),
-  to_state: Schema.String,
-  at: Instant,
-  /** the replica that made the transition */
-  replica: Schema.String,
-});
 const ActorOut = Schema.Struct({
-  kind: Schema.String,
-  id: Schema.String,
-  state: Schema.String,
-  status: Schema.String,
-  version: Schema.Finite,
-  terminal: Schema.Boolean,
-  deadline_at: Schema.NullOr(Instant),
-  owner_replica: Schema.NullOr(Schema.String),
-  last_error: Schema.NullOr(Schema.String),
-  /** the machine's context without secret-looking keys, long strings and arrays shortened */
-  context: Schema.Unknown,
-  created_at: Instant,
-  updated_at: Instant,
+  ...ActorOutSchema.fields,
   /** its transitions in order, paged by `cursor` */
-  transitions: Schema.Struct({ items: Schema.Array(TransitionOut), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }),
+  transitions: Schema.Struct({ items: Schema.Array(TransitionOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }),
 });
-
 export const inspectionRoutes = [
   route({
     method: 'GET',
@@ -123,7 +66,7 @@ export const inspectionRoutes = [
     summary: 'The api replicas (live, draining, what each owns), overdue deadlines and pending effects',
     tags: ['inspection'],
     access: { kind: 'admin' },
-    responses: { 200: ClusterOut },
+    responses: { 200: ClusterOutSchema },
     handler: async ({ ctx }) => ({ status: 200, body: await clusterView(ctx.db, ctx.config.AGENT_PRESENCE_TTL_S) }),
   }),
   route({

@@ -1997,7 +1997,14 @@ export type ListStorageBackendsResponse = Array<{
 }>;
 
 /** GET /api/admin/users/{user_id}/workspaces: The workspaces a user belongs to, with the role */
-export type ListUserWorkspacesResponse = unknown[];
+export type ListUserWorkspacesResponse = Array<{
+  id: string;
+  slug: string;
+  name: string;
+  created_at: string;
+  default_catalog: string | null;
+  role: string;
+}>;
 
 /** GET /api/admin/users: Users, paged */
 export type ListUsersResponse = {
