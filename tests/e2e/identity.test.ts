@@ -125,7 +125,8 @@ describe('web app: identity', () => {
     await page.getByRole('heading', { name: 'Sign in to Eider' }).waitFor();
     expect((await page.context().cookies()).find((c) => c.name === 'session')).toBeUndefined();
     await page.getByLabel('Email').waitFor();
-    expect(await page.getByRole('link', { name: 'Sign in with Corp SSO' }).count()).toBe(1);
+    // The SSO buttons come from /auth/methods, which may answer after the form is drawn.
+    await expect.poll(() => page.getByRole('link', { name: 'Sign in with Corp SSO' }).count()).toBe(1);
 
     await page.getByLabel('Email').fill(ADMIN.email);
     await page.getByLabel('Password').fill('not-the-password');
