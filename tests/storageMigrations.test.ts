@@ -10,7 +10,7 @@ import { setupAdmin, startTestStack, type Caller, type TestStack } from './suppo
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
 import { startExtraStore, type ExtraStore } from '../catalog/harness.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
-import { fillCatalog, fingerprint, sqlOn, startSlowProxy, submitRaw, waitMigration } from './support/migrations.ts';
+import { fillCatalog, fingerprint, sqlOn, startSlowProxy, submitRaw, waitMigration, lakeBackend } from './support/migrations.ts';
 
 const BOOT = 'test-bootstrap-token-for-migrations';
 let t: TestStack;
@@ -36,14 +36,7 @@ afterAll(async () => {
   await lake?.close();
 });
 
-async function backendOn(name: string, endpoint: string): Promise<string> {
-  const r = await t.req('POST', '/api/admin/storage-backends', {
-    as: admin,
-    body: { name, kind: 'object_store', root_uri: `s3://lake2/${name}/`, endpoint, access_key_id: lake.accessKey, secret_access_key: lake.secretKey },
-  });
-  expect(r.status, r.text).toBe(201);
-  return r.body.id;
-}
+const backendOn = (name: string, endpoint: string) => lakeBackend(t, admin, lake, name, endpoint);
 
 async function newCatalog(slug: string): Promise<string> {
   const c = await t.req('POST', '/api/catalogs', { as: admin, body: { slug, storage_backend_id: bundledId } });

@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
 import { startExtraStore, type ExtraStore } from '../../catalog/harness.ts';
-import { sqlOn, startSlowProxy, waitMigration, type Sql } from '../support/migrations.ts';
+import { sqlOn, startSlowProxy, waitMigration, type Sql, lakeBackend } from '../support/migrations.ts';
 import { launchSignedIn, type Browser } from './support/browser.ts';
 import { serveUi } from './support/uiServer.ts';
 
@@ -42,14 +42,7 @@ afterAll(async () => {
   await lake?.close();
 });
 
-async function backendOn(name: string, endpoint: string): Promise<string> {
-  const r = await t.req('POST', '/api/admin/storage-backends', {
-    as: admin,
-    body: { name, kind: 'object_store', root_uri: `s3://lake2/${name}/`, endpoint, access_key_id: lake.accessKey, secret_access_key: lake.secretKey },
-  });
-  expect(r.status, r.text).toBe(201);
-  return r.body.id;
-}
+const backendOn = (name: string, endpoint: string) => lakeBackend(t, admin, lake, name, endpoint);
 
 /** A catalog on the bundled store with two small tables (three snapshots between them), written by the agent. */
 async function smallCatalog(slug: string): Promise<{ id: string; sql: Sql }> {

@@ -111,3 +111,23 @@ export async function startSlowProxy(targetEndpoint: string, delayMs: number): P
       }),
   };
 }
+
+/**
+ * Registers an `object_store` backend rooted at `s3://<bucket>/<name>/` on a second store, reached at `endpoint`
+ * (the store itself, or a slow proxy in front of it); returns its id.
+ */
+export async function lakeBackend(
+  t: Pick<TestApi, 'req'>,
+  as: Caller,
+  lake: { accessKey: string; secretKey: string },
+  name: string,
+  endpoint: string,
+  bucket = 'lake2',
+): Promise<string> {
+  const r = await t.req('POST', '/api/admin/storage-backends', {
+    as,
+    body: { name, kind: 'object_store', root_uri: `s3://${bucket}/${name}/`, endpoint, access_key_id: lake.accessKey, secret_access_key: lake.secretKey },
+  });
+  expect(r.status, r.text).toBe(201);
+  return r.body.id;
+}
