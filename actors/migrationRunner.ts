@@ -10,7 +10,7 @@
 // holds (`resume`: after a crash of the process that ran them, or a failover); a phase whose lease lapses is run
 // again through the reaper's `deadline`. Every phase is idempotent and checkpointed per table in PostgreSQL.
 import { machineKinds } from '../machines/index.ts';
-import type { MigrationPhase, StorageMigrationProjection } from '../machines/storageMigration.ts';
+import type { MigrationPhase, RunPhaseParams, StorageMigrationProjection } from '../machines/storageMigration.ts';
 import type { Db, Queryable } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
@@ -30,15 +30,6 @@ import type { ActorHost, ActorKind } from './host.ts';
 import { sql } from '../runtime/sql.ts';
 
 export const MIGRATION_KIND = 'storageMigration';
-
-export interface RunPhaseParams {
-  migrationId: string;
-  catalogId: string;
-  sourceBackendId: string;
-  targetBackendId: string;
-  phase: MigrationPhase;
-  attempt: number;
-}
 
 export interface MigrationRunnerOptions {
   db: Db;

@@ -12,7 +12,7 @@ import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
 import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, StorageUriError } from '../iceberg/storageUri.ts';
 import { isSealed } from '../settings/secretBox.ts';
-import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type BackendConfig, type StorageKind, type VendingMode } from './backendStorage.ts';
+import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type BackendConfig, type BackendTarget, type StorageKind, type VendingMode } from './backendStorage.ts';
 
 export type { StorageKind, VendingMode };
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
@@ -24,16 +24,9 @@ export type WarehouseConfig = BackendConfig;
 
 // ---- storage backends ---------------------------------------------------------------------------------------
 
-export interface BackendRow {
+/** A storage_backends row: what reaching it takes (its secret sealed with SECRET_KEY), and its own fields. */
+export interface BackendRow extends BackendTarget {
   id: string;
-  name: string;
-  kind: StorageKind;
-  root_uri: string;
-  endpoint: string | null;
-  region: string | null;
-  access_key_id: string | null;
-  /** Sealed with SECRET_KEY (backendStorage.ts openBackendSecret). */
-  secret_access_key: string | null;
   credential_vending: VendingMode;
   created_at: Date;
 }

@@ -28,6 +28,16 @@ import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './
 
 export type MigrationPhase = 'copy' | 'rewrite' | 'verify' | 'cutover' | 'purge';
 
+/** What the runPhase effect carries: which migration, which phase, and which attempt at it. */
+export interface RunPhaseParams {
+  migrationId: string;
+  catalogId: string;
+  sourceBackendId: string;
+  targetBackendId: string;
+  phase: MigrationPhase;
+  attempt: number;
+}
+
 export interface StorageMigrationInput {
   migrationId: string;
   catalogId: string;
@@ -171,14 +181,7 @@ export const storageMigrationMachine = setup({
     }),
     runPhase: (
       _,
-      _params: {
-        migrationId: string;
-        catalogId: string;
-        sourceBackendId: string;
-        targetBackendId: string;
-        phase: MigrationPhase;
-        attempt: number;
-      },
+      _params: RunPhaseParams,
     ) => {},
     cleanupTarget: (_, _params: { migrationId: string; catalogId: string; targetBackendId: string }) => {},
     rejectCancel: (_, _params: { migrationId: string; code: 'migration_past_cutover' }) => {},
