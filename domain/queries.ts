@@ -1,10 +1,10 @@
 // Queries as the api shows them, and the history listing with every filter and sort of the spec.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
-import { AppError, forbidden, notFound, unprocessable } from './errors.ts';
+import { forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
-import { resolveWorkspace } from './workspaces.ts';
+import { resolveWorkspace, type WorkspaceRole } from './workspaces.ts';
 
 export const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
 export const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
@@ -35,6 +35,8 @@ export interface QueryRow {
   running_at: Date | null;
   finished_at: Date | null;
   user_name: string | null;
+  /** The result file is kept in the row (a small result the agent sent inline), not on the agent. */
+  result_held: boolean;
 }
 
 /** A result's columns with their engine type spelling (`DECIMAL(10,2)`), null before a result exists. */
@@ -66,7 +68,7 @@ export type QueryOut = typeof QueryOutSchema.Type;
 
 export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, schedule_id, row_count, duration_ms,
   error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at,
-  (select u.name from users u where u.id = queries.user_id) as user_name`;
+  (select u.name from users u where u.id = queries.user_id) as user_name, result_inline is not null as result_held`;
 
 /** Duration: the agent-reported execution time when present, else finished_at minus started_at; whole ms. */
 /** The actor kind running a queries row: a SQL session's statement, or a query. */
@@ -103,15 +105,19 @@ export const toQueryOut = (r: QueryRow): QueryOut => ({
 
 /** A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). */
 export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow> {
-  const row = isUuid(id) ? (await q.query<QueryRow>(`select ${QUERY_COLS} from queries where id = $1`, [id]))[0] : undefined;
-  if (!row) throw notFound('query');
-  try {
-    await resolveWorkspace(q, p, row.workspace_id, 'reader');
-  } catch (e) {
-    if (e instanceof AppError && e.status === 404) throw notFound('query');
-    throw e;
-  }
-  return row;
+  // The reader's role in the query's workspace comes in the same statement (every page of /rows and every wait asks).
+  const [row] = isUuid(id)
+    ? await q.query<QueryRow & { member_role: WorkspaceRole | null }>(
+        `select ${QUERY_COLS},
+                (select m.role from workspace_members m where m.workspace_id = queries.workspace_id and m.user_id = $2) as member_role
+           from queries where id = $1`,
+        [id, p.user.id],
+      )
+    : [];
+  // Any role may read (reader is the lowest); an admin reads every workspace's queries.
+  if (!row || (p.user.role !== 'admin' && !row.member_role)) throw notFound('query');
+  const { member_role: _role, ...query } = row;
+  return query;
 }
 
 /** Cancelling: the submitter, a workspace writer, or a query-admin. */

@@ -38,13 +38,13 @@ const resultExpired = () => new AppError(410, 'result_expired', 'the result file
 
 /** The result file: kept in the queries row when the agent sent it inline, else read from the agent over HTTP. */
 async function openResultFile(ctx: AppContext, row: QueryRow): Promise<ResultFile> {
-  const [held] = await ctx.db.query<{ result_inline: Uint8Array | null; expired: boolean }>(
-    `select result_inline, finished_at < now() - make_interval(secs => $2 * 3600) as expired from queries where id = $1`,
-    [row.id, ctx.config.RESULT_RETENTION_HOURS],
-  );
-  if (held?.result_inline) {
-    // Expired like the agent's file, whether or not the pruner has dropped it yet.
-    if (held.expired) throw resultExpired();
+  if (row.result_held) {
+    const [held] = await ctx.db.query<{ result_inline: Uint8Array | null; expired: boolean }>(
+      `select result_inline, finished_at < now() - make_interval(secs => $2 * 3600) as expired from queries where id = $1`,
+      [row.id, ctx.config.RESULT_RETENTION_HOURS],
+    );
+    // Expired like the agent's file, whether or not the pruner has dropped it yet (or dropped it since the row was read).
+    if (!held?.result_inline || held.expired) throw resultExpired();
     return openResultBytes(row.id, held.result_inline);
   }
   const source = row.agent_id ? await ctx.link.resultSource(row.agent_id, `${row.id}.parquet`) : null;

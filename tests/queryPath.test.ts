@@ -1,7 +1,7 @@
 // The query path end to end: a real agent process dials the api over a real WebSocket, runs SQL in DuckDB,
 // and the api reads the result file back over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
+import { newUser, runDone, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
 import { agentForTest, startAgent, waitForHealthyAgent, cleanupAgentDir, type TestAgent } from './support/agent.ts';
 
 const BOOT = 'test-bootstrap-token-for-the-query-path';
@@ -186,6 +186,22 @@ describe('queries', () => {
     } finally {
       await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: 'open' }, as: admin });
     }
+  });
+
+  // A query, its rows and its profile are read by the members of its workspace (any role) and admins; anyone else
+  // finds no such query (404, not 403: its existence is not told).
+  it('a query is visible to the members of its workspace only', async () => {
+    const q = await runDone(t, admin, agentId, 'SELECT 7 AS seven');
+    const reader = await newUser(t, admin);
+    const outsider = await newUser(t, admin);
+    expect((await t.req('PUT', `/api/workspaces/default/members/${reader.id}`, { body: { role: 'reader' }, as: admin })).status).toBe(201);
+    for (const path of [`/api/queries/${q.id}`, `/api/queries/${q.id}/rows`]) {
+      const seen = await t.req('GET', path, { as: reader });
+      expect(seen.status, seen.text).toBe(200);
+      const hidden = await t.req('GET', path, { as: outsider });
+      expect({ status: hidden.status, error: hidden.body?.error }).toEqual({ status: 404, error: 'not_found' });
+    }
+    expect((await t.req('GET', `/api/queries/${q.id}/rows`, { as: reader })).body.rows).toEqual([{ seven: 7 }]);
   });
 
   it('cancel a long query; a timeout fails it', async () => {
