@@ -5,7 +5,7 @@
 // whose effect keeps failing, reported by the effects system) is moved to failed.
 import { initialTransition, transition, type AnyMachineSnapshot } from 'xstate';
 import type { Queryable } from '../runtime/db.ts';
-import { actorKey, viewOf, type CacheEntry } from './actorCache.ts';
+import { actorKey, viewOf, type ActorCache, type CacheEntry } from './actorCache.ts';
 import type { Action, EffectRunner } from './effectRunner.ts';
 import { ActorError } from './errors.ts';
 import type { ActorEvent, ActorKind, EntityWrite, Projection, SendResult, SpawnResult, TransitionNotice } from './host.ts';
@@ -69,7 +69,19 @@ export class Delivery {
     return this.r.mailboxes.enqueue(actorKey(kind, id), () => this.failNow(this.r.kinds[kind], kind, id, reason));
   }
 
-  private async deliver(reg: ActorKind, kind: string, id: string, event: ActorEvent): Promise<SendResult> {
+  /** Supervision's verdict, delivered by the same loop as any event (inside the actor's mailbox turn). */
+  private failNow(reg: ActorKind, kind: string, id: string, reason: string): Promise<SendResult> {
+    this.r.logger.error({ kind, id, reason }, 'actor failed under supervision');
+    return this.deliver(reg, kind, id, { type: SUPERVISOR_FAILED, reason, at: this.r.now() }, true);
+  }
+
+  /**
+   * The delivery loop: load, decide, write with the version check, then announce and schedule the effects. A
+   * machine that throws is retried with backoff and, after maxFailures, failed by supervision (`failing`: the
+   * same loop, deciding with `decideFailure`); a database that fails is retried, and a write whose outcome is unknown
+   * is checked before anything is decided again.
+   */
+  private async deliver(reg: ActorKind, kind: string, id: string, event: ActorEvent, failing = false): Promise<SendResult> {
     const { cache, db, replicaId, logger, maxFailures, maxConflictRetries, backoff } = this.r;
     const k = actorKey(kind, id);
     let failures = 0;
@@ -86,9 +98,11 @@ export class Delivery {
           const t = await loadTransition(db, kind, id, u.expectedVersion + 1);
           unknown = null;
           if (t && t.replica === replicaId && t.event === event.type && t.toState === u.committed.entry.state) {
-            return this.afterCommit(kind, id, u.committed);
+            return this.afterCommit(kind, id, u.committed, failing);
           }
         }
+        // Supervision reads the persisted actor: the cached one may be what kept failing.
+        if (failing) cache.delete(k);
         entry = await cache.current(reg, kind, id);
       } catch (e) {
         if (e instanceof ActorError) throw e;
@@ -97,36 +111,32 @@ export class Delivery {
       }
       if (entry.terminal) return this.unchanged(kind, id, entry);
 
-      let next: AnyMachineSnapshot;
-      let actions: any[];
-      let projection: Projection;
+      let decision: Decision;
       try {
-        [next, actions] = transition(reg.machine, entry.snapshot, event as any) as [AnyMachineSnapshot, any[]];
-        projection = reg.project(next);
+        decision = failing ? decideFailure(reg, cache, kind, entry, event) : decideEvent(reg, cache, kind, entry, event);
       } catch (e) {
         failures++;
         cache.delete(k);
         logger.warn({ kind, id, event: event.type, failures, err: message(e) }, 'actor transition threw');
-        if (failures >= maxFailures) {
-          return this.failNow(reg, kind, id, `transition on ${event.type} threw: ${message(e)}`);
-        }
+        if (failures >= maxFailures) return this.failNow(reg, kind, id, `transition on ${event.type} threw: ${message(e)}`);
         await backoff.after(failures);
         continue;
       }
-      const nextEntry = cache.entryFor(kind, next, entry.version + 1, projection);
-      if (actions.length === 0 && nextEntry.snapshotText === entry.snapshotText) return this.unchanged(kind, id, entry);
+      const { next, actions, projection, nextEntry } = decision;
+      if (!failing && actions.length === 0 && nextEntry.snapshotText === entry.snapshotText) return this.unchanged(kind, id, entry);
 
       // NOTIFY makes PostgreSQL serialize committing transactions (a global lock held through the commit), which
       // cut concurrent throughput about fourfold when every transition notified; other replicas' waiters only
       // wait for status changes, so only those are announced across replicas. Every transition is announced locally.
-      const announce = nextEntry.status !== entry.status || nextEntry.terminal !== entry.terminal;
+      const announce = failing || nextEntry.status !== entry.status || nextEntry.terminal !== entry.terminal;
       const effects = effectsOf(actions, reg);
-      const quiet = reg.quietEvents?.includes(event.type) === true && !announce && nextEntry.state === entry.state && effects.length === 0;
+      const quiet = !failing && reg.quietEvents?.includes(event.type) === true && !announce && nextEntry.state === entry.state && effects.length === 0;
       const write = this.writes.build(kind, id, nextEntry, projection, event.type, event, entry.state, event.at!, {
         announce,
         effects,
         history: !quiet,
       });
+      if (decision.lastError !== undefined) write.lastError = decision.lastError;
       const committed: Committed = { entry: nextEntry, event, projection, effects };
       let version: number | null;
       try {
@@ -145,55 +155,11 @@ export class Delivery {
         }
         continue;
       }
-      return this.afterCommit(kind, id, committed);
+      return this.afterCommit(kind, id, committed, failing);
     }
   }
 
-  /** Moves an actor that keeps failing to failed: through its machine if it accepts `supervisor.failed`,
-   *  otherwise by writing the failed status directly. Runs inside the actor's mailbox turn. */
-  private async failNow(reg: ActorKind, kind: string, id: string, reason: string): Promise<SendResult> {
-    const { cache, logger, now, maxConflictRetries } = this.r;
-    const k = actorKey(kind, id);
-    logger.error({ kind, id, reason }, 'actor failed under supervision');
-    const event: ActorEvent = { type: SUPERVISOR_FAILED, reason, at: now() };
-    for (let attempt = 0; attempt <= maxConflictRetries; attempt++) {
-      this.assertOpen(kind, id);
-      cache.delete(k);
-      const entry = await cache.current(reg, kind, id);
-      if (entry.terminal) return this.unchanged(kind, id, entry);
-      let next: AnyMachineSnapshot = entry.snapshot;
-      let actions: any[] = [];
-      let projection: Projection;
-      try {
-        [next, actions] = transition(reg.machine, entry.snapshot, event as any) as [AnyMachineSnapshot, any[]];
-        projection = reg.project(next);
-      } catch {
-        next = entry.snapshot;
-        actions = [];
-        projection = lastProjection(reg, entry);
-      }
-      let nextEntry = cache.entryFor(kind, next, entry.version + 1, projection);
-      if (nextEntry.snapshotText === entry.snapshotText) {
-        // The machine does not model supervision failure: record it on the actor row and entity directly.
-        next = entry.snapshot;
-        actions = [];
-        projection = { ...lastProjection(reg, entry), status: 'failed', terminal: true, deadlineAt: null, error: reason };
-        nextEntry = { ...entry, version: entry.version + 1, status: 'failed', terminal: true, deadlineAt: null };
-      }
-      const write = this.writes.build(kind, id, nextEntry, projection, SUPERVISOR_FAILED, event, entry.state, event.at!, {
-        announce: true,
-        effects: effectsOf(actions, reg),
-      });
-      write.lastError = typeof projection.error === 'string' ? projection.error : reason;
-      const version = await this.writes.commit(reg, id, entry.version, write, next, projection);
-      if (version === null) continue;
-      const result = this.afterCommit(kind, id, { entry: nextEntry, event, projection, effects: effectsOf(actions, reg) });
-      return { ...result, outcome: 'failed' };
-    }
-    throw new ActorError('conflict', kind, id, `actor ${kind} ${id}: could not record supervision failure`);
-  }
-
-  private afterCommit(kind: string, id: string, c: Committed): SendResult {
+  private afterCommit(kind: string, id: string, c: Committed, failed = false): SendResult {
     const { cache, notifications, replicaId } = this.r;
     const k = actorKey(kind, id);
     if (c.entry.terminal) cache.delete(k);
@@ -209,7 +175,7 @@ export class Delivery {
     };
     notifications.announce(notice);
     const effectsDone = c.effects.length === 0 ? Promise.resolve() : this.effects.schedule(kind, id, c.entry.version, c.effects);
-    return { outcome: 'persisted', actor: viewOf(kind, id, c.entry), effectsDone };
+    return { outcome: failed ? 'failed' : 'persisted', actor: viewOf(kind, id, c.entry), effectsDone };
   }
 
   private unchanged(kind: string, id: string, entry: CacheEntry): SendResult {
@@ -230,6 +196,48 @@ export class Delivery {
     await this.r.backoff.after(n);
     return n;
   }
+}
+
+/** What a delivery writes: the machine's next snapshot, its actions and projection, and the actor row's entry. */
+interface Decision {
+  next: AnyMachineSnapshot;
+  actions: any[];
+  projection: Projection;
+  nextEntry: CacheEntry;
+  /** The actor row's last_error (supervision records why it failed the actor). */
+  lastError?: string;
+}
+
+/** The machine decides; throws when it does (the loop retries, then fails the actor). */
+function decideEvent(reg: ActorKind, cache: ActorCache, kind: string, entry: CacheEntry, event: ActorEvent): Decision {
+  const [next, actions] = transition(reg.machine, entry.snapshot, event as any) as [AnyMachineSnapshot, any[]];
+  const projection = reg.project(next);
+  return { next, actions, projection, nextEntry: cache.entryFor(kind, next, entry.version + 1, projection) };
+}
+
+/**
+ * Supervision's failure: through the machine when it accepts `supervisor.failed`; when it ignores it (or throws),
+ * the failed status is recorded on the actor row and entity directly. Never throws.
+ */
+function decideFailure(reg: ActorKind, cache: ActorCache, kind: string, entry: CacheEntry, event: ActorEvent): Decision {
+  const reason = String((event as { reason?: unknown }).reason ?? 'failed under supervision');
+  let decision: Decision | null = null;
+  try {
+    decision = decideEvent(reg, cache, kind, entry, event);
+  } catch {
+    // the machine cannot take it: recorded directly below
+  }
+  if (!decision || decision.nextEntry.snapshotText === entry.snapshotText) {
+    const projection = { ...lastProjection(reg, entry), status: 'failed', terminal: true, deadlineAt: null, error: reason };
+    return {
+      next: entry.snapshot,
+      actions: [],
+      projection,
+      nextEntry: { ...entry, version: entry.version + 1, status: 'failed', terminal: true, deadlineAt: null },
+      lastError: reason,
+    };
+  }
+  return { ...decision, lastError: typeof decision.projection.error === 'string' ? decision.projection.error : reason };
 }
 
 /** The kind's projection of the persisted snapshot, or the persisted columns when projecting throws. */
