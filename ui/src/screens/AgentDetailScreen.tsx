@@ -12,6 +12,7 @@ import { Link } from '../components/Link.tsx';
 import { formatHourlyCost, formatTime } from '../components/format.ts';
 import { capabilitySummary } from './AgentsScreen.tsx';
 import { Time } from '../components/Time.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 const tierRank: Record<string, number> = { use: 1, operate: 2, admin: 3 };
 
@@ -163,15 +164,7 @@ function AccessPanel(props: { agentId: string }) {
             </select>
           </label>
           <table className="table" aria-label="Grants">
-            <thead>
-              <tr>
-                <th>Principal</th>
-                <th>Tier</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Principal', 'Tier']} actions />
             <tbody>
               {access.data.grants.length === 0 ? (
                 <tr>

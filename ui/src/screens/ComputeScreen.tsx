@@ -11,6 +11,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatHourlyCost } from '../components/format.ts';
 import { Time } from '../components/Time.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 /** How often the list is re-read while an agent is provisioning or terminating. */
 export const COMPUTE_POLL_MS = 3000;
@@ -86,20 +87,7 @@ export function ComputeScreen() {
       {agents.data ? (
         elastic.length ? (
           <table className="table" aria-label="Elastic agents">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>State</th>
-                <th>Size</th>
-                <th>Hourly cost</th>
-                <th>Reason</th>
-                <th>Provisioned</th>
-                <th>Terminated</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Name', 'State', 'Size', 'Hourly cost', 'Reason', 'Provisioned', 'Terminated']} actions />
             <tbody>
               {elastic.map((a) => (
                 <tr key={a.id} data-state={a.elastic.state}>

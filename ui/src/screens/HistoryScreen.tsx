@@ -13,6 +13,7 @@ import { formatCount, formatDuration } from '../components/format.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
 import { queryError } from '../worksheet/useQueryRun.ts';
 import { Time } from '../components/Time.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 // The result grid comes with the worksheet's chunk, loaded when a past result is opened, not before sign-in.
 const ResultPanel = lazy(() => import('../results/ResultPanel.tsx').then((m) => ({ default: m.ResultPanel })));
@@ -222,20 +223,7 @@ export function HistoryScreen(props: { ws: string }) {
       {error ? <ErrorNotice error={error} what="Query history" /> : null}
       {items.length ? (
         <table className="table" aria-label="Queries">
-          <thead>
-            <tr>
-              <th>Status</th>
-              <th>Type</th>
-              <th>User</th>
-              <th>SQL</th>
-              <th>Started</th>
-              <th>Duration</th>
-              <th>Rows</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Status', 'Type', 'User', 'SQL', 'Started', 'Duration', 'Rows']} actions />
           <tbody>
             {items.map((q) => (
               <HistoryRow key={q.id} ws={props.ws} q={q} open={open === q.id} onToggle={() => setOpen(open === q.id ? null : q.id)} onChange={replace} />

@@ -7,6 +7,7 @@ import type { Member, User } from '../api/types.ts';
 import { isAdmin, useSession } from '../app/session.tsx';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 const ROLES = ['reader', 'writer', 'owner'] as const;
 type Role = (typeof ROLES)[number];
@@ -114,16 +115,7 @@ export function MembersScreen(props: { ws: string }) {
       {members.loading && !members.data ? <Loading /> : null}
       {members.data ? (
         <table className="table" aria-label="Members">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Email</th>
-              <th>Role</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Name', 'Email', 'Role']} actions />
           <tbody>
             {members.data.map((m) => (
               <tr key={m.user_id}>

@@ -10,6 +10,7 @@ import { SecretOnce } from '../components/SecretOnce.tsx';
 import { formatTime } from '../components/format.ts';
 import { Time } from '../components/Time.tsx';
 import { TokenLastUsed, TokenName } from '../components/TokenUse.tsx';
+import { TableHead } from '../components/TableHead.tsx';
 
 export function TokensScreen() {
   const { user } = useSession();
@@ -72,17 +73,7 @@ export function TokensScreen() {
           <p>No tokens.</p>
         ) : (
           <table className="table" aria-label="Personal tokens">
-            <thead>
-              <tr>
-                <th>Token</th>
-                <th>Created</th>
-                <th>Expires</th>
-                <th>Last used</th>
-                <th>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Token', 'Created', 'Expires', 'Last used']} actions />
             <tbody>
               {list.data.map((t) => (
                 <tr key={t.id}>

@@ -1,20 +1,15 @@
 // The worksheets kept on the server, in a panel over the tabs: "My worksheets" (private or shared, deletable) and
 // "Shared in workspace" (every member's shared ones). Opening one shows it in a tab (the tab it is already in, if any).
-import { useEffect, useRef } from 'react';
 import type { WorksheetOut } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { ModalDialog } from '../components/ModalDialog.tsx';
 import { Time } from '../components/Time.tsx';
 import { deleteWorksheet, listWorksheets } from './worksheetSync.ts';
 
 export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) => void; onDeleted: (id: string) => void; onClose: () => void }) {
   const mine = useAsync((signal) => listWorksheets(props.ws, 'mine', signal), [props.ws]);
   const shared = useAsync((signal) => listWorksheets(props.ws, 'shared', signal), [props.ws]);
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal?.();
-  }, []);
   const remove = async (w: WorksheetOut) => {
     if (!confirm(`Delete the worksheet “${w.title}”? ${w.visibility === 'workspace' ? 'The members it is shared with lose it too.' : ''}`)) return;
     try {
@@ -27,7 +22,7 @@ export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) 
   };
   const others = shared.data?.items.filter((w) => !w.editable) ?? [];
   return (
-    <dialog ref={ref} className="value-viewer worksheet-browser" aria-label="Worksheets" onClose={props.onClose} onCancel={props.onClose}>
+    <ModalDialog label="Worksheets" className="worksheet-browser" onClose={props.onClose}>
       <h2>My worksheets</h2>
       {mine.error ? <ErrorNotice error={mine.error} what="Your worksheets" /> : null}
       {!mine.data && !mine.error ? <Loading label="Loading worksheets…" /> : null}
@@ -74,12 +69,6 @@ export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) 
           <p className="hint">No one has shared a worksheet with this workspace yet.</p>
         )
       ) : null}
-      <div className="row">
-        <span className="grow" />
-        <button type="button" onClick={props.onClose} autoFocus>
-          Close
-        </button>
-      </div>
-    </dialog>
+    </ModalDialog>
   );
 }

@@ -19,6 +19,7 @@ import { useWorksheetSync, type SaveStatus } from './useWorksheetSync.ts';
 import { WorksheetBrowser } from './WorksheetBrowser.tsx';
 import { blankWorksheet, loadWorksheets, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
 import { fieldsOf, marksDirty, tabOf } from './worksheetSync.ts';
+import { ModalDialog } from '../components/ModalDialog.tsx';
 
 export function WorksheetsScreen(props: { ws: string }) {
   const [state, setState] = useState<WorksheetState>(() => loadWorksheets(props.ws));
@@ -336,13 +337,8 @@ function SharingControls(props: { sheet: Worksheet; status: SaveStatus | null; o
 
 /** The worksheet's keyboard shortcuts, in a dialog (Escape closes it). */
 function ShortcutList(props: { onClose: () => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal?.();
-  }, []);
   return (
-    <dialog ref={ref} className="value-viewer shortcuts" aria-label="Keyboard shortcuts" onClose={props.onClose} onCancel={props.onClose}>
+    <ModalDialog label="Keyboard shortcuts" className="shortcuts" onClose={props.onClose}>
       <h2>Keyboard shortcuts</h2>
       <table className="table">
         <tbody>
@@ -356,13 +352,7 @@ function ShortcutList(props: { onClose: () => void }) {
           ))}
         </tbody>
       </table>
-      <div className="row">
-        <span className="grow" />
-        <button type="button" onClick={props.onClose} autoFocus>
-          Close
-        </button>
-      </div>
-    </dialog>
+    </ModalDialog>
   );
 }
 

@@ -8,6 +8,7 @@ import { useSession } from '../../app/session.tsx';
 import { preferredWorkspace } from '../../app/WorkspaceSwitcher.tsx';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { Time } from '../../components/Time.tsx';
+import { TableHead } from '../../components/TableHead.tsx';
 
 export function CatalogsAdminScreen() {
   const { workspaces } = useSession();
@@ -60,18 +61,7 @@ export function CatalogsAdminScreen() {
       {attached.error ? <ErrorNotice error={attached.error} what="Attachments" /> : null}
       {catalogs.data ? (
         <table className="table" aria-label="Catalogs">
-          <thead>
-            <tr>
-              <th>Slug</th>
-              <th>Storage</th>
-              <th>Root</th>
-              <th>Created</th>
-              <th>In {attachWs}</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Slug', 'Storage', 'Root', 'Created', `In ${attachWs}`]} actions />
           <tbody>
             {catalogs.data.map((c) => {
               const a = isAttached(c);

@@ -5,6 +5,7 @@ import type { User } from '../../api/types.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { Time } from '../../components/Time.tsx';
+import { TableHead } from '../../components/TableHead.tsx';
 
 export function UsersScreen() {
   const users = usePaged<User>('/api/admin/users');
@@ -44,19 +45,7 @@ export function UsersScreen() {
       {error ? <ErrorNotice error={error} /> : null}
       {users.error ? <ErrorNotice error={users.error} what="Users" /> : null}
       <table className="table" aria-label="Users">
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Email</th>
-            <th>Role</th>
-            <th>Sign-in</th>
-            <th>Active</th>
-            <th>Created</th>
-            <th>
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Name', 'Email', 'Role', 'Sign-in', 'Active', 'Created']} actions />
         <tbody>
           {users.items.map((u) => (
             <tr key={u.id}>
