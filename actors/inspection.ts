@@ -1,7 +1,7 @@
 // Read-only views of the actors for operators: the machine definitions (for state-chart inspection), one actor's
 // persisted state, and its transition history. Response-shaped (snake_case) for the http layer to return as is.
 // Nothing secret-looking in a context or event payload ever leaves through here.
-import { Schema } from 'effect';
+import { Schema, type Types } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { machineDefinition, type MachineDefinition } from '../machines/definition.ts';
 import { machineKinds } from '../machines/index.ts';
@@ -10,11 +10,45 @@ import { redactSecrets } from './redact.ts';
 import { decodeJson, type PersistedSnapshot } from './snapshotCodec.ts';
 import { loadActor } from './store.ts';
 
-export interface MachineDefinitionOut {
-  kind: string;
-  description: string;
-  definition: MachineDefinition;
-}
+// machines/definition.ts builds a MachineDefinition without effect (machines/ stays pure); this is its wire shape.
+const StateDefinitionSchema = Schema.Struct({
+  name: Schema.String,
+  type: Schema.Literals(['atomic', 'compound', 'parallel', 'final', 'history']),
+  transient: Schema.Boolean,
+  description: Schema.optionalKey(Schema.String),
+  entry: Schema.Array(Schema.String),
+  exit: Schema.Array(Schema.String),
+});
+const TransitionDefinitionSchema = Schema.Struct({
+  from: Schema.String,
+  event: Schema.String,
+  to: Schema.String,
+  guard: Schema.optionalKey(Schema.String),
+  actions: Schema.Array(Schema.String),
+  targetless: Schema.Boolean,
+  reenter: Schema.Boolean,
+  eventless: Schema.Boolean,
+});
+const MachineDefinitionSchema = Schema.Struct({
+  id: Schema.String,
+  description: Schema.optionalKey(Schema.String),
+  initial: Schema.String,
+  states: Schema.Array(StateDefinitionSchema),
+  events: Schema.Array(Schema.String),
+  transitions: Schema.Array(TransitionDefinitionSchema),
+});
+// The reply's serializer drops fields its schema does not name: this stops compiling until a field added to
+// MachineDefinition is added here too.
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const _sameShape: Same<Types.DeepMutable<typeof MachineDefinitionSchema.Type>, MachineDefinition> = true;
+
+/** A lifecycle machine as the inspection api lists it. */
+export const MachineDefinitionOutSchema = Schema.Struct({
+  kind: Schema.String,
+  description: Schema.String,
+  definition: MachineDefinitionSchema,
+});
+export type MachineDefinitionOut = typeof MachineDefinitionOutSchema.Type;
 
 export function listMachineDefinitions(): MachineDefinitionOut[] {
   return Object.entries(machineKinds).map(([kind, k]) => ({

@@ -6,7 +6,7 @@ import type { Db, Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, sha256, type Principal } from './identity.ts';
-import { ELASTIC_OUT_COLUMN, toElasticOut, type ElasticOut } from './elastic.ts';
+import { ELASTIC_OUT_COLUMN, ElasticOutSchema, toElasticOut } from './elastic.ts';
 
 export const TIERS = ['use', 'operate', 'admin'] as const;
 export type AgentTier = (typeof TIERS)[number];
@@ -44,22 +44,24 @@ const GrantRow = Schema.Struct({
 });
 const IdRow = Schema.Struct({ id: Schema.String });
 
-export interface AgentOut {
-  id: string;
-  name: string;
-  status: string;
-  version: string | null;
-  capabilities: Record<string, unknown>;
-  access_tier: AgentTier;
-  access_mode: 'open' | 'restricted';
-  owner_url: string | null;
+/** An agent as the api answers it; its tier and access mode are published as plain strings. */
+export const AgentOutSchema = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  version: Schema.NullOr(Schema.String),
+  capabilities: Schema.Record(Schema.String, Schema.Unknown),
+  access_tier: Schema.String,
+  access_mode: Schema.String,
+  owner_url: Schema.NullOr(Schema.String),
   /** the agentConnection actor of its latest socket (operators inspect it at /api/admin/actors/agentConnection/{id}) */
-  connection_id: string | null;
-  connected_at: string | null;
-  last_heartbeat_at: string | null;
+  connection_id: Schema.NullOr(Schema.String),
+  connected_at: Schema.NullOr(Schema.String),
+  last_heartbeat_at: Schema.NullOr(Schema.String),
   /** null for a static agent; an elastic agent's current incarnation (decisions.md, Elastic compute) */
-  elastic: ElasticOut | null;
-}
+  elastic: Schema.NullOr(ElasticOutSchema),
+});
+export type AgentOut = typeof AgentOutSchema.Type;
 
 /** API status vocabulary: an agent is healthy or unavailable (registered-but-silent counts as unavailable). */
 export const apiStatus = (s: string) => (s === 'healthy' ? 'healthy' : 'unavailable');
@@ -146,14 +148,17 @@ export async function findAgent(q: Queryable, id: string): Promise<AgentRow | un
 
 // ---- access payload and grants -------------------------------------------------------------------------------
 
-export interface GrantOut {
-  id: string;
-  user_id: string | null;
-  workspace_id: string | null;
-  tier: AgentTier;
-  principal_name: string;
-  created_at: string;
-}
+/** A grant of a tier on an agent, to a user or a workspace, as the api answers it. */
+export const GrantOutSchema = Schema.Struct({
+  id: Schema.String,
+  user_id: Schema.NullOr(Schema.String),
+  workspace_id: Schema.NullOr(Schema.String),
+  tier: Tier,
+  /** the user's name or the workspace's slug */
+  principal_name: Schema.String,
+  created_at: Schema.String,
+});
+export type GrantOut = typeof GrantOutSchema.Type;
 
 export async function accessPayload(q: Queryable, agentId: string) {
   const agent = await findAgent(q, agentId);

@@ -26,12 +26,11 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export type ActorKind = 'user' | 'service_account' | 'agent' | 'anonymous';
-export interface AuditActor {
-  kind: ActorKind;
-  id: string | null;
-  email: string | null;
-}
+const ActorKindSchema = Schema.Literals(['user', 'service_account', 'agent', 'anonymous']);
+export type ActorKind = typeof ActorKindSchema.Type;
+const OutcomeSchema = Schema.Literals(['success', 'failure']);
+const AuditActorSchema = Schema.Struct({ kind: ActorKindSchema, id: Schema.NullOr(Schema.String), email: Schema.NullOr(Schema.String) });
+export type AuditActor = typeof AuditActorSchema.Type;
 
 /** Where the action was asked for: this replica and the request (or agent socket) that carried it. */
 export interface AuditOrigin {
@@ -94,8 +93,8 @@ const AuditRow = Schema.Struct({
   at: Schema.Date,
   ck: Schema.String,
   action: Schema.String,
-  outcome: Schema.Literals(['success', 'failure']),
-  actor_kind: Schema.Literals(['user', 'service_account', 'agent', 'anonymous']),
+  outcome: OutcomeSchema,
+  actor_kind: ActorKindSchema,
   actor_id: Schema.NullOr(Schema.String),
   actor_email: Schema.NullOr(Schema.String),
   target_kind: Schema.NullOr(Schema.String),
@@ -106,17 +105,19 @@ const AuditRow = Schema.Struct({
 });
 type AuditRow = typeof AuditRow.Type;
 
-export interface AuditOut {
-  id: string;
-  at: string;
-  action: string;
-  outcome: 'success' | 'failure';
-  actor: AuditActor;
-  target: { kind: string; id: string | null } | null;
-  replica_id: string;
-  request_id: string | null;
-  details: Record<string, unknown>;
-}
+/** An audit event as the api answers it. */
+export const AuditOutSchema = Schema.Struct({
+  id: Schema.String,
+  at: Schema.String,
+  action: Schema.String,
+  outcome: OutcomeSchema,
+  actor: AuditActorSchema,
+  target: Schema.NullOr(Schema.Struct({ kind: Schema.String, id: Schema.NullOr(Schema.String) })),
+  replica_id: Schema.String,
+  request_id: Schema.NullOr(Schema.String),
+  details: Schema.Record(Schema.String, Schema.Unknown),
+});
+export type AuditOut = typeof AuditOutSchema.Type;
 
 const toAuditOut = (r: AuditRow): AuditOut => ({
   id: r.id,

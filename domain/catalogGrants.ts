@@ -26,17 +26,19 @@ const GrantRowSchema = Schema.Struct({
 });
 export type GrantRow = typeof GrantRowSchema.Type;
 
-export interface GrantOut {
-  id: string;
-  catalog: string;
-  level: 'catalog' | 'schema' | 'table';
-  schema: string | null;
-  table: string | null;
-  privilege: Privilege;
-  created_by: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A grant of a scoped attachment as the api answers it: its level is the narrowest name it carries. */
+export const GrantOutSchema = Schema.Struct({
+  id: Schema.String,
+  catalog: Schema.String,
+  level: Schema.Literals(['catalog', 'schema', 'table']),
+  schema: Schema.NullOr(Schema.String),
+  table: Schema.NullOr(Schema.String),
+  privilege: PrivilegeSchema,
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+});
+export type GrantOut = typeof GrantOutSchema.Type;
 
 export interface GrantTarget {
   schema?: string | null;

@@ -12,7 +12,8 @@ export const agentPool = (agentId: string) => `${AGENT_POOL_PREFIX}${agentId}`;
 export const pooledAgentId = (pool: string) => (pool.startsWith(AGENT_POOL_PREFIX) ? pool.slice(AGENT_POOL_PREFIX.length) : null);
 
 /** The elastic incarnation states the API shows (decisions.md), from the machine's statuses. */
-export type ElasticState = 'provisioning' | 'running' | 'terminating' | 'terminated' | 'failed';
+export const ElasticStateSchema = Schema.Literals(['provisioning', 'running', 'terminating', 'terminated', 'failed']);
+export type ElasticState = typeof ElasticStateSchema.Type;
 const STATE_OF: Record<string, ElasticState> = {
   requested: 'provisioning',
   provisioning: 'provisioning',
@@ -83,15 +84,17 @@ export async function poolOf(q: Queryable, workspaceId: string): Promise<string>
   return kinds.length ? kinds.map((r) => r.kind).join('+') : 'none';
 }
 
-export interface ElasticOut {
-  state: ElasticState;
-  provider: string;
-  size: string;
-  reason: string | null;
-  provisioned_at: string | null;
-  terminated_at: string | null;
-  hourly_cost: number | null;
-}
+/** An elastic agent's current incarnation as the api answers it (decisions.md, Elastic compute). */
+export const ElasticOutSchema = Schema.Struct({
+  state: ElasticStateSchema,
+  provider: Schema.String,
+  size: Schema.String,
+  reason: Schema.NullOr(Schema.String),
+  provisioned_at: Schema.NullOr(Schema.String),
+  terminated_at: Schema.NullOr(Schema.String),
+  hourly_cost: Schema.NullOr(Schema.Number),
+});
+export type ElasticOut = typeof ElasticOutSchema.Type;
 
 // Row shapes at the database boundary.
 const IncarnationRowSchema = Schema.Struct({

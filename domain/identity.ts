@@ -30,16 +30,18 @@ export const UserRowSchema = Schema.Struct({
 });
 export type UserRow = typeof UserRowSchema.Type;
 
-export interface UserOut {
-  id: string;
-  email: string | null;
-  name: string;
-  role: GlobalRole;
-  auth_provider: string;
-  is_active: boolean;
-  permissions: Permission[];
-  created_at: string;
-}
+/** A user as the api answers it; role and permissions are published as plain strings. */
+export const UserOutSchema = Schema.Struct({
+  id: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  role: Schema.String,
+  auth_provider: Schema.String,
+  is_active: Schema.Boolean,
+  permissions: Schema.Array(Schema.String),
+  created_at: Schema.String,
+});
+export type UserOut = typeof UserOutSchema.Type;
 
 export interface Principal {
   user: UserRow;
@@ -168,18 +170,30 @@ export async function principalFromToken(db: Queryable, token: string): Promise<
 
 // ---- tokens ------------------------------------------------------------------------------------------------
 
-export interface TokenOut {
-  id: string;
-  created_at: string;
-  expires_at: string | null;
+/** A live token as its owner's listing shows it (never the secret). */
+export const TokenOutSchema = Schema.Struct({
+  id: Schema.String,
   /** what its owner named it for ("laptop dbt"), null when unnamed */
-  name: string | null;
+  name: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  created_at: Schema.String,
+  expires_at: Schema.NullOr(Schema.String),
   /** when it last authenticated a request (to the minute), null if never */
-  last_used_at?: string | null;
-  current?: boolean;
-}
+  last_used_at: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  current: Schema.optionalKey(Schema.Boolean),
+});
+export type TokenOut = typeof TokenOutSchema.Type;
 
-async function issueToken(db: Db, userId: string, expiresInDays: number | null, name: string | null): Promise<TokenOut & { token: string }> {
+/** A token just issued: the only answer that holds its secret. */
+export const IssuedTokenSchema = Schema.Struct({
+  id: Schema.String,
+  token: Schema.String,
+  name: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  created_at: Schema.String,
+  expires_at: Schema.NullOr(Schema.String),
+});
+export type IssuedToken = typeof IssuedTokenSchema.Type;
+
+async function issueToken(db: Db, userId: string, expiresInDays: number | null, name: string | null): Promise<IssuedToken> {
   const token = PAT_PREFIX + randomBytes(32).toString('base64url');
   return db.tx(async (tx) => {
     // Row lock on the owner serializes concurrent issues, so the 25-token cap cannot be raced past.
@@ -209,7 +223,7 @@ export function checkExpiry(days: unknown, allowNull: boolean): number | null {
   return days;
 }
 
-export async function issuePersonalToken(db: Db, p: Principal, expiresInDays: number, name: string | null = null): Promise<TokenOut & { token: string }> {
+export async function issuePersonalToken(db: Db, p: Principal, expiresInDays: number, name: string | null = null): Promise<IssuedToken> {
   if (p.user.kind === 'service_account') {
     throw forbidden('service account tokens are issued by an admin', 'service_account_tokens_are_managed');
   }
@@ -292,14 +306,16 @@ export async function updatePrincipal(
   });
 }
 
-export interface ServiceAccountOut {
-  id: string;
-  name: string;
-  role: GlobalRole;
-  is_active: boolean;
-  permissions: Permission[];
-  created_at: string;
-}
+/** A service account as the api answers it; role and permissions are published as plain strings. */
+export const ServiceAccountOutSchema = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  role: Schema.String,
+  is_active: Schema.Boolean,
+  permissions: Schema.Array(Schema.String),
+  created_at: Schema.String,
+});
+export type ServiceAccountOut = typeof ServiceAccountOutSchema.Type;
 
 export const toServiceAccountOut = (u: UserRow): ServiceAccountOut => ({
   id: u.id,

@@ -20,27 +20,31 @@ import { BigCount } from './rowSchemas.ts';
 export const STALL_AFTER_MS = 60_000;
 const BATCH = 100;
 
-export interface BackfillOut {
-  id: string;
-  status: 'running' | 'done';
+/** A point in the history walk: the write finished last and its query. */
+const Point = Schema.NullOr(Schema.Struct({ finished_at: Schema.String, query_id: Schema.String }));
+/** A backfill job as the api answers it. */
+export const BackfillOutSchema = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literals(['running', 'done']),
   /** running, but its runner stopped: POST again resumes it */
-  stalled: boolean;
-  started_by: string | null;
-  started_at: string;
-  finished_at: string | null;
+  stalled: Schema.Boolean,
+  started_by: Schema.NullOr(Schema.String),
+  started_at: Schema.String,
+  finished_at: Schema.NullOr(Schema.String),
   /** the history it covers: writes finished up to here */
-  cutoff: string;
-  checkpoint: { finished_at: string; query_id: string } | null;
-  last_error: string | null;
-  report: {
-    scanned: number;
-    edges_created: number;
-    edges_updated: number;
-    failed: number;
+  cutoff: Schema.String,
+  checkpoint: Point,
+  last_error: Schema.NullOr(Schema.String),
+  report: Schema.Struct({
+    scanned: Schema.Finite,
+    edges_created: Schema.Finite,
+    edges_updated: Schema.Finite,
+    failed: Schema.Finite,
     /** where the latest resumption started (the checkpoint then); null when the job never resumed */
-    resumed_from: { finished_at: string; query_id: string } | null;
-  };
-}
+    resumed_from: Point,
+  }),
+});
+export type BackfillOut = typeof BackfillOutSchema.Type;
 
 // Row shapes at the database boundary.
 const JobRow = Schema.Struct({

@@ -7,19 +7,21 @@ import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, notFound } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 
-export interface SavedQueryOut {
-  id: string;
-  workspace_id: string;
-  name: string;
-  sql: string;
-  default_agent_id: string | null;
-  catalog: string | null;
-  created_by: string | null;
-  updated_by: string | null;
-  created_at: string;
-  updated_at: string;
-  last_run_at: string | null;
-}
+/** A saved query as the api answers it. */
+export const SavedQueryOutSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  name: Schema.String,
+  sql: Schema.String,
+  default_agent_id: Schema.NullOr(Schema.String),
+  catalog: Schema.NullOr(Schema.String),
+  created_by: Schema.NullOr(Schema.String),
+  updated_by: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  last_run_at: Schema.NullOr(Schema.String),
+});
+export type SavedQueryOut = typeof SavedQueryOutSchema.Type;
 
 // The row shape at the database boundary.
 const Row = Schema.Struct({

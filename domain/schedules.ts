@@ -10,30 +10,35 @@ import { cronOrUnprocessable, nextFire } from './cron.ts';
 import { notFound } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 
-export interface ScheduleOut {
-  id: string;
-  workspace_id: string;
-  saved_query_id: string;
-  cron: string;
-  timezone: 'UTC';
-  enabled: boolean;
-  agent_id: string | null;
-  created_by: string | null;
-  next_run_at: string | null;
-  last_run_at: string | null;
-  last_status: string | null;
-}
+/** A schedule as the api answers it: cron times are always UTC. */
+export const ScheduleOutSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  saved_query_id: Schema.String,
+  cron: Schema.String,
+  timezone: Schema.Literal('UTC'),
+  enabled: Schema.Boolean,
+  agent_id: Schema.NullOr(Schema.String),
+  created_by: Schema.NullOr(Schema.String),
+  next_run_at: Schema.NullOr(Schema.String),
+  last_run_at: Schema.NullOr(Schema.String),
+  last_status: Schema.NullOr(Schema.String),
+});
+export type ScheduleOut = typeof ScheduleOutSchema.Type;
 
-export interface RunOut {
-  id: string;
-  schedule_id: string;
-  query_id: string | null;
-  status: 'queued' | 'running' | 'done' | 'failed' | 'skipped' | 'cancelled';
-  scheduled_for: string;
-  started_at: string;
-  finished_at: string | null;
-  error: string | null;
-}
+const RunStatus = Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped', 'cancelled']);
+/** One fire of a schedule as the api answers it. */
+export const RunOutSchema = Schema.Struct({
+  id: Schema.String,
+  schedule_id: Schema.String,
+  query_id: Schema.NullOr(Schema.String),
+  status: RunStatus,
+  scheduled_for: Schema.String,
+  started_at: Schema.String,
+  finished_at: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+});
+export type RunOut = typeof RunOutSchema.Type;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -49,7 +54,7 @@ const RunRow = Schema.Struct({
   id: Schema.String,
   schedule_id: Schema.String,
   query_id: Schema.NullOr(Schema.String),
-  status: Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped', 'cancelled']),
+  status: RunStatus,
   scheduled_for: Schema.Date,
   started_at: Schema.Date,
   finished_at: Schema.NullOr(Schema.Date),

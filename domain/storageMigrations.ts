@@ -3,6 +3,7 @@
 // 409 catalog_read_only before anything is dispatched. The work itself is the migration runner's
 // (actors/migrationRunner.ts, over domain/migrationCopy.ts); the lifecycle is machines/storageMigration.ts.
 import { randomUUID } from 'node:crypto';
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
 import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
@@ -21,41 +22,47 @@ export type MigrationPhaseName = (typeof MIGRATION_PHASES)[number];
 export const PHASE_LEASE_MS = 120_000;
 export const MAX_PHASE_ATTEMPTS = 5;
 
-export interface MigrationTableOut {
-  schema: string;
-  table: string;
-  state: (typeof TABLE_STATES)[number];
-  bytes: number;
-  error: string | null;
-}
+/** One table of a migration and how far its copy got. */
+export const MigrationTableOutSchema = Schema.Struct({
+  schema: Schema.String,
+  table: Schema.String,
+  state: Schema.Literals(TABLE_STATES),
+  bytes: Schema.Finite,
+  error: Schema.NullOr(Schema.String),
+});
+export type MigrationTableOut = typeof MigrationTableOutSchema.Type;
 
-export interface MigrationOut {
-  id: string;
-  catalog_id: string;
-  source_storage_backend_id: string;
-  target_storage_backend_id: string;
-  status: MigrationStatus;
-  phase: MigrationPhaseName;
-  tables_total: number;
-  tables_done: number;
-  bytes_total: number;
-  bytes_copied: number;
-  tables: MigrationTableOut[];
-  error: string | null;
-  created_by: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  retain_until: string | null;
-}
+/** A storage migration as the api answers it, with its per-table progress. */
+export const MigrationOutSchema = Schema.Struct({
+  id: Schema.String,
+  catalog_id: Schema.String,
+  source_storage_backend_id: Schema.String,
+  target_storage_backend_id: Schema.String,
+  status: Schema.Literals(MIGRATION_STATUSES),
+  phase: Schema.Literals(MIGRATION_PHASES),
+  tables_total: Schema.Finite,
+  tables_done: Schema.Finite,
+  bytes_total: Schema.Finite,
+  bytes_copied: Schema.Finite,
+  tables: Schema.Array(MigrationTableOutSchema),
+  error: Schema.NullOr(Schema.String),
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  started_at: Schema.NullOr(Schema.String),
+  finished_at: Schema.NullOr(Schema.String),
+  retain_until: Schema.NullOr(Schema.String),
+});
+export type MigrationOut = typeof MigrationOutSchema.Type;
 
-export interface MigrationLogOut {
-  seq: number;
-  at: string;
-  level: 'info' | 'warn' | 'error';
-  message: string;
-  table: string | null;
-}
+/** One line of a migration's log. */
+export const MigrationLogOutSchema = Schema.Struct({
+  seq: Schema.Finite,
+  at: Schema.String,
+  level: Schema.Literals(['info', 'warn', 'error']),
+  message: Schema.String,
+  table: Schema.NullOr(Schema.String),
+});
+export type MigrationLogOut = typeof MigrationLogOutSchema.Type;
 
 export interface MigrationRow {
   id: string;

@@ -3,6 +3,7 @@
 // it. Saved queries (savedQueries.ts) are the other, workspace-owned kind of stored SQL: named, shared by everyone,
 // and what schedules run. A worksheet another member cannot see does not exist for them (404); one they can see but
 // do not own is refused when they try to change it (403 worksheet_read_only).
+import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { AppError, notFound } from './errors.ts';
 import { isUuid } from './identity.ts';
@@ -15,21 +16,23 @@ export type WorksheetVisibility = (typeof WORKSHEET_VISIBILITIES)[number];
 export const WORKSHEET_SCOPES = ['mine', 'shared'] as const;
 export type WorksheetScope = (typeof WORKSHEET_SCOPES)[number];
 
-export interface WorksheetOut {
-  id: string;
-  workspace_id: string;
-  title: string;
-  sql: string;
-  agent_id: string | null;
-  catalog: string | null;
-  visibility: WorksheetVisibility;
-  owner_id: string;
-  owner_name: string | null;
+/** A worksheet as the api answers it to one caller. */
+export const WorksheetOutSchema = Schema.Struct({
+  id: Schema.String,
+  workspace_id: Schema.String,
+  title: Schema.String,
+  sql: Schema.String,
+  agent_id: Schema.NullOr(Schema.String),
+  catalog: Schema.NullOr(Schema.String),
+  visibility: Schema.Literals(WORKSHEET_VISIBILITIES),
+  owner_id: Schema.String,
+  owner_name: Schema.NullOr(Schema.String),
   /** whether the caller may change it (they own it) */
-  editable: boolean;
-  created_at: string;
-  updated_at: string;
-}
+  editable: Schema.Boolean,
+  created_at: Schema.String,
+  updated_at: Schema.String,
+});
+export type WorksheetOut = typeof WorksheetOutSchema.Type;
 
 export interface WorksheetInput {
   title: string;

@@ -23,13 +23,15 @@ const WorkspaceRowSchema = Schema.Struct({
 export type WorkspaceRow = typeof WorkspaceRowSchema.Type;
 const MemberRow = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.String, role: Role });
 
-export interface WorkspaceOut {
-  id: string;
-  slug: string;
-  name: string;
-  created_at: string;
-  default_catalog: string | null;
-}
+/** A workspace as the api answers it: its default catalog by slug. */
+export const WorkspaceOutSchema = Schema.Struct({
+  id: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  created_at: Schema.String,
+  default_catalog: Schema.NullOr(Schema.String),
+});
+export type WorkspaceOut = typeof WorkspaceOutSchema.Type;
 
 export interface WorkspaceAccess {
   workspace: WorkspaceRow;

@@ -19,40 +19,45 @@ export const NOTE_FINISHES: readonly Finish[] = ['request_limit', 'output_limit'
 export const CONVERSATION_STATES = ['idle', 'running', 'approval_required'] as const;
 export type ConversationState = (typeof CONVERSATION_STATES)[number];
 
-export interface ToolCallOut {
-  id: string;
-  name: string;
+/** A tool call the model asked for, as the api answers it. */
+export const ToolCallOutSchema = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
   /** the JSON text the model sent */
-  arguments: string;
-  status: ToolCallStatus;
+  arguments: Schema.String,
+  status: Schema.Literals(TOOL_CALL_STATUSES),
   /** what the model read (within the result caps), or the error */
-  result: string | null;
-  truncated: boolean;
-  created_at: string;
-  finished_at: string | null;
-}
+  result: Schema.NullOr(Schema.String),
+  truncated: Schema.Boolean,
+  created_at: Schema.String,
+  finished_at: Schema.NullOr(Schema.String),
+});
+export type ToolCallOut = typeof ToolCallOutSchema.Type;
 
-export interface MessageOut {
-  id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  finish: Finish | null;
-  tool_calls: ToolCallOut[];
-  created_at: string;
-}
+/** A stored message, the model's with the tool calls it asked for. */
+export const MessageOutSchema = Schema.Struct({
+  id: Schema.String,
+  role: Schema.Literals(['user', 'assistant']),
+  content: Schema.String,
+  finish: Schema.NullOr(Schema.Literals(FINISHES)),
+  tool_calls: Schema.Array(ToolCallOutSchema),
+  created_at: Schema.String,
+});
+export type MessageOut = typeof MessageOutSchema.Type;
 
-export interface ConversationOut {
-  id: string;
-  title: string | null;
+/** A conversation as its listing shows it; the detail adds its messages. */
+export const ConversationOutSchema = Schema.Struct({
+  id: Schema.String,
+  title: Schema.NullOr(Schema.String),
   /** running: a turn is under way; approval_required: a write waits for the user's decision */
-  state: ConversationState;
-  created_at: string;
-  updated_at: string;
-}
+  state: Schema.Literals(CONVERSATION_STATES),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+});
+export type ConversationOut = typeof ConversationOutSchema.Type;
 
-export interface ConversationDetail extends ConversationOut {
-  messages: MessageOut[];
-}
+export const ConversationDetailSchema = Schema.Struct({ ...ConversationOutSchema.fields, messages: Schema.Array(MessageOutSchema) });
+export type ConversationDetail = typeof ConversationDetailSchema.Type;
 
 // Row shapes at the database boundary.
 const ConversationRowSchema = Schema.Struct({

@@ -5,14 +5,15 @@
 // until the user approves or rejects it. Everything the user sees is stored as it happens, so a turn cut short
 // leaves a readable conversation.
 import { randomUUID } from 'node:crypto';
+import { Schema } from 'effect';
 import type { Db } from '../../runtime/db.ts';
 import type { Config } from '../../runtime/config.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Metrics } from '../../runtime/metrics.ts';
 import { conflict, unavailable } from '../errors.ts';
 import {
-  addMessage, conversationById, conversationOut, endInterruptedCalls, loadMessages, messageOut, NOTE_FINISHES, replayStart, settleToolCall, waitingCall,
-  type ConversationOut, type ConversationRow, type Finish, type MessageOut, type StoredMessage, type StoredToolCall, type ToolCallOut,
+  addMessage, conversationById, conversationOut, ConversationOutSchema, endInterruptedCalls, loadMessages, messageOut, MessageOutSchema, NOTE_FINISHES, replayStart,
+  settleToolCall, waitingCall, type ConversationRow, type Finish, type MessageOut, type StoredMessage, type StoredToolCall, type ToolCallOut,
 } from './conversations.ts';
 import { chat, modelEndpoint, ModelError, type ChatMessage, type ChatTool, type ModelEndpoint } from './model.ts';
 import { claimTurn, LEASE_S, releaseTurn, renewTurn, setTurnToken } from './turnSlots.ts';
@@ -59,11 +60,13 @@ export interface TurnEvents {
   toolResult(messageId: string, call: ToolCallOut): void;
 }
 
-export interface TurnOut {
-  conversation: ConversationOut;
+/** A turn's JSON answer (and the `done` event of its stream). */
+export const TurnOutSchema = Schema.Struct({
+  conversation: ConversationOutSchema,
   /** the messages of the current turn, from the user's question on */
-  messages: MessageOut[];
-}
+  messages: Schema.Array(MessageOutSchema),
+});
+export type TurnOut = typeof TurnOutSchema.Type;
 
 export type TurnInput = { content: string } | { tool_call_id: string; decision: 'approve' | 'reject' };
 

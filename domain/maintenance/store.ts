@@ -179,22 +179,24 @@ export async function firstAttachedWorkspaceSlug(q: Queryable, catalogId: string
   return w?.slug;
 }
 
-export interface RecommendationOut {
-  id: string;
-  catalog_id: string;
-  catalog: string;
-  schema: string;
-  table: string;
-  kind: Kind;
-  severity: (typeof RECOMMENDATION_SEVERITIES)[number];
-  status: (typeof RECOMMENDATION_STATUSES)[number];
-  rationale: string;
-  estimated_impact: Record<string, number>;
-  remediation_sql: string | null;
-  applied_query_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A maintenance recommendation as the api answers it. */
+export const RecommendationOutSchema = Schema.Struct({
+  id: Schema.String,
+  catalog_id: Schema.String,
+  catalog: Schema.String,
+  schema: Schema.String,
+  table: Schema.String,
+  kind: Schema.Literals(RECOMMENDATION_KINDS),
+  severity: Schema.Literals(RECOMMENDATION_SEVERITIES),
+  status: Schema.Literals(RECOMMENDATION_STATUSES),
+  rationale: Schema.String,
+  estimated_impact: Schema.Record(Schema.String, Schema.Number),
+  remediation_sql: Schema.NullOr(Schema.String),
+  applied_query_id: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+});
+export type RecommendationOut = typeof RecommendationOutSchema.Type;
 
 const REC_COLS = sql`r.id, r.catalog_id, c.slug as catalog, r.schema_name, r.table_name, r.kind, r.severity, r.status, r.rationale,
   r.estimated_impact, r.remediation_sql, r.applied_query_id, r.created_at, r.updated_at`;
@@ -254,14 +256,16 @@ export async function setRecommendationStatus(q: Queryable, id: string, status: 
   await exec(q, sql`update maintenance_recommendations set status = ${status}, applied_query_id = coalesce(${queryId}, applied_query_id), updated_at = now() where id = ${id}`);
 }
 
-export interface HealthOut {
-  score: number;
-  grade: string;
-  dimensions: Record<string, number>;
-  metrics: Record<string, number>;
-  scanned_at: string;
-  deep_scanned_at: string | null;
-}
+/** A table's health from its last scan, as the api answers it. */
+export const HealthOutSchema = Schema.Struct({
+  score: Schema.Number,
+  grade: Schema.String,
+  dimensions: Schema.Record(Schema.String, Schema.Number),
+  metrics: Schema.Record(Schema.String, Schema.Number),
+  scanned_at: Schema.String,
+  deep_scanned_at: Schema.NullOr(Schema.String),
+});
+export type HealthOut = typeof HealthOutSchema.Type;
 
 export async function tableHealth(q: Queryable, k: TableKey): Promise<HealthOut | null> {
   const [r] = await rows(q, HealthRow, sql`select score, grade, dimensions, metrics, scanned_at, deep_scanned_at from table_health where ${tableIs(k)}`);

@@ -11,30 +11,6 @@ import type { Principal } from '../../domain/identity.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
-const AgentOutSchema = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  status: Schema.String,
-  version: Schema.NullOr(Schema.String),
-  capabilities: Schema.Record(Schema.String, Schema.Unknown),
-  access_tier: Schema.String,
-  access_mode: Schema.String,
-  owner_url: Schema.NullOr(Schema.String),
-  connection_id: Schema.NullOr(Schema.String),
-  connected_at: Schema.NullOr(Schema.String),
-  last_heartbeat_at: Schema.NullOr(Schema.String),
-  elastic: Schema.NullOr(
-    Schema.Struct({
-      state: Schema.Literals(['provisioning', 'running', 'terminating', 'terminated', 'failed']),
-      provider: Schema.String,
-      size: Schema.String,
-      reason: Schema.NullOr(Schema.String),
-      provisioned_at: Schema.NullOr(Schema.String),
-      terminated_at: Schema.NullOr(Schema.String),
-      hourly_cost: Schema.NullOr(Schema.Number),
-    }),
-  ),
-});
 const AccessMode = Schema.Literals(['open', 'restricted']);
 const Tier = Schema.Literals(['use', 'operate', 'admin']);
 const AgentMetricsSchema = Schema.Struct({
@@ -60,19 +36,10 @@ const AgentMonitoringSchema = Schema.Struct({
   failed_last_hour: Schema.Finite,
   p50_duration_ms_last_hour: Schema.NullOr(Schema.Finite),
 });
-const GrantSchema = Schema.Struct({
-  id: Schema.String,
-  user_id: Schema.NullOr(Schema.String),
-  workspace_id: Schema.NullOr(Schema.String),
-  tier: Tier,
-  /** the user's name or the workspace's slug */
-  principal_name: Schema.String,
-  created_at: Schema.String,
-});
 const AgentAccessSchema = Schema.Struct({
   agent_id: Schema.String,
   access_mode: AccessMode,
-  grants: Schema.Array(GrantSchema),
+  grants: Schema.Array(agents.GrantOutSchema),
   /** who could be granted a tier: active users and every workspace */
   candidates: Schema.Struct({
     users: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, email: Schema.NullOr(Schema.String), kind: Schema.String })),
@@ -120,7 +87,7 @@ export const agentRoutes = [
       summary,
       tags: ['agents'],
       access: { kind: 'authenticated' },
-      responses: { 200: Schema.Array(AgentOutSchema) },
+      responses: { 200: Schema.Array(agents.AgentOutSchema) },
       handler: async ({ ctx, principal }) => ({ status: 200, body: await listVisible(ctx, principal) }),
     }),
   ),
@@ -181,7 +148,7 @@ export const agentRoutes = [
       name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
       access_mode: Schema.optionalKey(AccessMode),
     }),
-    responses: { 202: AgentOutSchema, 422: null },
+    responses: { 202: agents.AgentOutSchema, 422: null },
     handler: async ({ ctx, principal, body }) => {
       const elastic = requireElastic(ctx);
       const size = sizeNamed(elastic.settings, body?.size);
@@ -197,7 +164,7 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'resource', note: 'use tier on the agent' },
     params: AgentParams,
-    responses: { 200: AgentOutSchema, 404: null },
+    responses: { 200: agents.AgentOutSchema, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const { agent, tier } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'use');
       return { status: 200, body: agents.toAgentOut(agent, tier) };
@@ -225,7 +192,7 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'resource', note: 'operate tier on the agent' },
     params: AgentParams,
-    responses: { 202: AgentOutSchema, 404: null, 409: null, 422: null },
+    responses: { 202: agents.AgentOutSchema, 404: null, 409: null, 422: null },
     handler: async ({ ctx, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
       const elastic = requireElastic(ctx);
@@ -245,7 +212,7 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'resource', note: 'operate tier on the agent' },
     params: AgentParams,
-    responses: { 202: AgentOutSchema, 404: null, 422: null },
+    responses: { 202: agents.AgentOutSchema, 404: null, 422: null },
     handler: async ({ ctx, principal, params }) => {
       const { agent } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
       requireElastic(ctx);
@@ -264,7 +231,7 @@ export const agentRoutes = [
     tags: ['agents'],
     access: { kind: 'resource', note: 'operate tier on the agent' },
     params: AgentParams,
-    responses: { 202: AgentOutSchema, 404: null },
+    responses: { 202: agents.AgentOutSchema, 404: null },
     handler: async ({ ctx, principal, params }) => {
       const { agent, tier } = await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'operate');
       await ctx.link.close(agent.id, 1000, 'disconnected by an operator');
@@ -365,7 +332,7 @@ export const agentRoutes = [
       workspace_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
       tier: Tier,
     }),
-    responses: { 200: GrantSchema, 201: GrantSchema, 404: null, 422: null },
+    responses: { 200: agents.GrantOutSchema, 201: agents.GrantOutSchema, 404: null, 422: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       await agents.requireAgentTier(ctx.db, principal, params.agent_id, 'admin');
       const r = await audited(

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PageQuery, route } from '../route.ts';
 import { AppError } from '../../domain/errors.ts';
 import * as conversations from '../../domain/assistant/conversations.ts';
-import { beginTurn, turnOut, type Attributes, type TurnDeps, type TurnEvents, type TurnOut } from '../../domain/assistant/turn.ts';
+import { beginTurn, turnOut, TurnOutSchema, type Attributes, type TurnDeps, type TurnEvents, type TurnOut } from '../../domain/assistant/turn.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
 import type { AppContext } from '../context.ts';
 import { envelope, toJson } from '../server.ts';
@@ -18,34 +18,7 @@ const gate = (ctx: AppContext) => {
   if (!ctx.config.ASSISTANT_ENABLED) throw new AppError(503, 'assistant_disabled', 'the data assistant is switched off on this server (ASSISTANT_ENABLED)');
 };
 
-const ToolCallOut = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  arguments: Schema.String,
-  status: Schema.Literals(conversations.TOOL_CALL_STATUSES),
-  result: Schema.NullOr(Schema.String),
-  truncated: Schema.Boolean,
-  created_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String),
-});
-const MessageOut = Schema.Struct({
-  id: Schema.String,
-  role: Schema.Literals(['user', 'assistant']),
-  content: Schema.String,
-  finish: Schema.NullOr(Schema.Literals(conversations.FINISHES)),
-  tool_calls: Schema.Array(ToolCallOut),
-  created_at: Schema.String,
-});
-const ConversationOut = Schema.Struct({
-  id: Schema.String,
-  title: Schema.NullOr(Schema.String),
-  state: Schema.Literals(conversations.CONVERSATION_STATES),
-  created_at: Schema.String,
-  updated_at: Schema.String,
-});
-const ConversationDetail = Schema.Struct({ ...ConversationOut.fields, messages: Schema.Array(MessageOut) });
-const TurnOutSchema = Schema.Struct({ conversation: ConversationOut, messages: Schema.Array(MessageOut) });
-const Page = Schema.Struct({ items: Schema.Array(ConversationOut), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
+const Page = Schema.Struct({ items: Schema.Array(conversations.ConversationOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const ConversationParams = Schema.Struct({ workspace: Schema.String, conversation_id: Schema.String });
 const MessageBody = Schema.Union([
@@ -128,7 +101,7 @@ export const assistantRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
     body: Schema.Struct({ title: Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)))) }),
-    responses: { 201: ConversationOut, 422: null, 503: null },
+    responses: { 201: conversations.ConversationOutSchema, 422: null, 503: null },
     handler: async ({ ctx, principal, ws, body }) => ({
       status: 201,
       body: await conversations.createConversation(ctx.db, wsOf(ws).id, principal.user.id, body.title ?? null),
@@ -143,7 +116,7 @@ export const assistantRoutes = [
     gate,
     access: { kind: 'workspace', role: 'reader' },
     params: ConversationParams,
-    responses: { 200: ConversationDetail, 404: null, 503: null },
+    responses: { 200: conversations.ConversationDetailSchema, 404: null, 503: null },
     handler: async ({ ctx, principal, ws, params }) => {
       const row = await conversations.ownConversation(ctx.db, wsOf(ws).id, principal.user.id, params.conversation_id);
       return { status: 200, body: await conversations.conversationDetail(ctx.db, row) };

@@ -1,27 +1,11 @@
 // The audit trail for admins: newest first, paged, filtered by action, actor and time.
 import { Schema } from 'effect';
 import { route, asArray, Cursor, Limit, pageOfSchema, repeatable, Uuid } from '../route.ts';
-import { AUDIT_ACTIONS, listAudit } from '../../domain/audit.ts';
+import { AUDIT_ACTIONS, AuditOutSchema, listAudit } from '../../domain/audit.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
 import { unprocessable } from '../../domain/errors.ts';
 
 const IsoTime = Schema.String.check(Schema.makeFilter((s: string) => isTimestamp(s) || 'an ISO 8601 time such as 2024-02-29T12:00:00Z'));
-
-const AuditOut = Schema.Struct({
-  id: Schema.String,
-  at: Schema.String,
-  action: Schema.String,
-  outcome: Schema.Literals(['success', 'failure']),
-  actor: Schema.Struct({
-    kind: Schema.Literals(['user', 'service_account', 'agent', 'anonymous']),
-    id: Schema.NullOr(Schema.String),
-    email: Schema.NullOr(Schema.String),
-  }),
-  target: Schema.NullOr(Schema.Struct({ kind: Schema.String, id: Schema.NullOr(Schema.String) })),
-  replica_id: Schema.String,
-  request_id: Schema.NullOr(Schema.String),
-  details: Schema.Record(Schema.String, Schema.Unknown),
-});
 
 export const auditRoutes = [
   route({
@@ -42,7 +26,7 @@ export const auditRoutes = [
       since: Schema.optionalKey(IsoTime),
       until: Schema.optionalKey(IsoTime),
     }),
-    responses: { 200: pageOfSchema(AuditOut), 400: null, 422: null },
+    responses: { 200: pageOfSchema(AuditOutSchema), 400: null, 422: null },
     handler: async ({ ctx, query }) => {
       if (query.since && query.until && Date.parse(query.since) >= Date.parse(query.until)) {
         throw unprocessable('since must be before until', 'unprocessable_content', { fields: [{ field: 'since', in: 'query', message: 'must be before until' }] });

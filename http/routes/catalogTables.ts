@@ -5,7 +5,7 @@ import { Schema } from 'effect';
 import { Limit, route } from '../route.ts';
 import type { AppContext } from '../context.ts';
 import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
-import { tableHealth } from '../../domain/maintenance/store.ts';
+import { HealthOutSchema, tableHealth } from '../../domain/maintenance/store.ts';
 import * as catalogs from '../../domain/catalogs.ts';
 import { assertCatalogsWritable } from '../../domain/storageMigrations.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
@@ -327,14 +327,7 @@ export const catalogTableRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: TableParams,
     responses: {
-      200: Schema.Struct({
-        score: Schema.Number,
-        grade: Schema.String,
-        dimensions: Schema.Record(Schema.String, Schema.Number),
-        metrics: Schema.Record(Schema.String, Schema.Number),
-        scanned_at: Schema.String,
-        deep_scanned_at: Schema.NullOr(Schema.String),
-      }),
+      200: HealthOutSchema,
       403: null,
       404: null,
     },

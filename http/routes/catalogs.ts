@@ -27,17 +27,6 @@ export const WorkspaceCatalogOut = Schema.Struct({
   is_default: Schema.Boolean,
   access_mode: Schema.Literals(['full', 'scoped']),
 });
-const GrantOut = Schema.Struct({
-  id: Schema.String,
-  catalog: Schema.String,
-  level: Schema.Literals(['catalog', 'schema', 'table']),
-  schema: Schema.NullOr(Schema.String),
-  table: Schema.NullOr(Schema.String),
-  privilege: Schema.Literals(['read', 'write']),
-  created_by: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  updated_at: Schema.String,
-});
 
 const CatalogIdParams = Schema.Struct({ catalog_id: Schema.String });
 const WsParams = Schema.Struct({ workspace: Schema.String });
@@ -182,7 +171,7 @@ const catalogOwnRoutes = [
     tags: ['catalogs'],
     access: { kind: 'workspace', role: 'reader' },
     params: WsCatalogParams,
-    responses: { 200: Schema.Array(GrantOut), 404: null },
+    responses: { 200: Schema.Array(grants.GrantOutSchema), 404: null },
     handler: async ({ ctx, ws, params }) => {
       const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
       return { status: 200, body: await grants.listGrants(ctx.db, ws!.workspace.id, c) };
@@ -201,7 +190,7 @@ const catalogOwnRoutes = [
       table: Schema.optionalKey(Schema.NullOr(NameSchema)),
       privilege: Schema.Literals(['read', 'write']),
     }),
-    responses: { 200: GrantOut, 201: GrantOut, 403: null, 404: null, 422: null },
+    responses: { 200: grants.GrantOutSchema, 201: grants.GrantOutSchema, 403: null, 404: null, 422: null },
     handler: async ({ ctx, req, principal, ws, params, body }) => {
       const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
       const r = await audited(

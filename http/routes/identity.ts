@@ -8,7 +8,7 @@ import { SESSION_COOKIE } from '../auth.ts';
 import { forbidden, notFound } from '../../domain/errors.ts';
 import * as identity from '../../domain/identity.ts';
 import { createWorkspaceForAdmin } from '../../domain/bootstrap.ts';
-import { listUserWorkspaces, toWorkspaceOut } from '../../domain/workspaces.ts';
+import { listUserWorkspaces, toWorkspaceOut, WorkspaceOutSchema } from '../../domain/workspaces.ts';
 import { safeEqual } from '../../domain/identity.ts';
 import { actorOf, ANONYMOUS } from '../../domain/audit.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -16,48 +16,14 @@ import { audit, audited } from '../audit.ts';
 import { sessionCookie } from '../sessionCookie.ts';
 import { openSignedInSession } from '../signedInSession.ts';
 import { passwordMethodFor, signInWithPassword, type PasswordSignIn } from '../../domain/passwordSignIn.ts';
-import { WorkspaceOut } from './workspaces.ts';
 
 const Email = Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+$/), Schema.isMaxLength(320));
 const Password = Schema.String.check(Schema.isMinLength(8), Schema.isMaxLength(1024));
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
 const Role = Schema.Literals(['admin', 'member']);
 
-export const UserOut = Schema.Struct({
-  id: Schema.String,
-  email: Schema.NullOr(Schema.String),
-  name: Schema.String,
-  role: Schema.String,
-  auth_provider: Schema.String,
-  is_active: Schema.Boolean,
-  permissions: Schema.Array(Schema.String),
-  created_at: Schema.String,
-});
 /** A token's optional name, what it is for: shown in token lists, never a credential. */
 const TokenName = Schema.optionalKey(Schema.NullOr(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100))));
-const TokenOut = Schema.Struct({
-  id: Schema.String,
-  name: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  created_at: Schema.String,
-  expires_at: Schema.NullOr(Schema.String),
-  last_used_at: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  current: Schema.optionalKey(Schema.Boolean),
-});
-const IssuedToken = Schema.Struct({
-  id: Schema.String,
-  token: Schema.String,
-  name: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  created_at: Schema.String,
-  expires_at: Schema.NullOr(Schema.String),
-});
-const ServiceAccountOut = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  role: Schema.String,
-  is_active: Schema.Boolean,
-  permissions: Schema.Array(Schema.String),
-  created_at: Schema.String,
-});
 const UserIdParams = Schema.Struct({ user_id: Schema.String });
 const SaParams = Schema.Struct({ service_account_id: Schema.String });
 const SaPatParams = Schema.Struct({ service_account_id: Schema.String, pat_id: Schema.String });
@@ -105,7 +71,7 @@ export const identityRoutes = [
     tags: ['identity'],
     access: { kind: 'public' },
     body: Schema.Struct({ email: Email, password: Password, name: Name }),
-    responses: { 201: UserOut, 403: null, 409: null },
+    responses: { 201: identity.UserOutSchema, 403: null, 409: null },
     handler: async ({ ctx, req, body }) => {
       const given = req.headers['x-setup-token'];
       if (typeof given !== 'string' || !safeEqual(given, ctx.setupToken)) throw forbidden('wrong or missing setup token');
@@ -143,7 +109,7 @@ export const identityRoutes = [
     tags: ['identity'],
     access: { kind: 'public' },
     body: Schema.Struct({ email: Schema.String, password: Schema.String }),
-    responses: { 200: UserOut, 401: null, 409: null, 503: null },
+    responses: { 200: identity.UserOutSchema, 401: null, 409: null, 503: null },
     handler: async ({ ctx, req, body }) => {
       const method = await passwordMethodFor(ctx.db, ctx.ldap, body.email);
       let signedIn: PasswordSignIn;
@@ -198,7 +164,7 @@ export const identityRoutes = [
     summary: 'The signed-in user',
     tags: ['identity'],
     access: { kind: 'authenticated' },
-    responses: { 200: UserOut },
+    responses: { 200: identity.UserOutSchema },
     handler: async ({ principal }) => ({ status: 200, body: identity.toUserOut(principal.user) }),
   }),
   route({
@@ -209,7 +175,7 @@ export const identityRoutes = [
     tags: ['tokens'],
     access: { kind: 'authenticated' },
     body: Schema.Struct({ expires_in_days: Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 })), name: TokenName }),
-    responses: { 201: IssuedToken, 403: null, 409: null },
+    responses: { 201: identity.IssuedTokenSchema, 403: null, 409: null },
     handler: async ({ ctx, req, principal, body }) => {
       const issued = await audited(
         ctx,
@@ -227,7 +193,7 @@ export const identityRoutes = [
     summary: 'My live tokens; current marks the one authenticating this request',
     tags: ['tokens'],
     access: { kind: 'authenticated' },
-    responses: { 200: Schema.Array(TokenOut) },
+    responses: { 200: Schema.Array(identity.TokenOutSchema) },
     handler: async ({ ctx, principal }) => ({
       status: 200,
       body: await identity.listTokens(ctx.db, principal.user.id, principal.tokenId),
@@ -260,7 +226,7 @@ export const identityRoutes = [
     tags: ['admin'],
     access: { kind: 'admin' },
     query: PageQuery,
-    responses: { 200: pageOfSchema(UserOut) },
+    responses: { 200: pageOfSchema(identity.UserOutSchema) },
     handler: async ({ ctx, query }) => {
       const page = await identity.listPrincipals(ctx.db, 'user', { limit: query.limit ?? 100, cursor: query.cursor });
       return { status: 200, body: { ...page, items: page.items.map(identity.toUserOut) } };
@@ -274,7 +240,7 @@ export const identityRoutes = [
     tags: ['admin'],
     access: { kind: 'admin' },
     body: Schema.Struct({ email: Email, name: Name, password: Password, role: Role }),
-    responses: { 201: UserOut, 409: null },
+    responses: { 201: identity.UserOutSchema, 409: null },
     handler: async ({ ctx, req, principal, body }) => {
       const u = await audited(
         ctx,
@@ -294,7 +260,7 @@ export const identityRoutes = [
     access: { kind: 'admin' },
     params: UserIdParams,
     body: PatchPrincipal,
-    responses: { 200: UserOut, 404: null },
+    responses: { 200: identity.UserOutSchema, 404: null },
     handler: async ({ ctx, req, principal, params, body }) => ({
       status: 200,
       body: identity.toUserOut(await identity.updatePrincipal(ctx.db, 'user', params.user_id, body, roleChangeAudit(ctx, req, principal))),
@@ -308,7 +274,7 @@ export const identityRoutes = [
     tags: ['admin'],
     access: { kind: 'admin' },
     params: UserIdParams,
-    responses: { 200: Schema.Array(Schema.Struct({ ...WorkspaceOut.fields, role: Schema.String })) },
+    responses: { 200: Schema.Array(Schema.Struct({ ...WorkspaceOutSchema.fields, role: Schema.String })) },
     handler: async ({ ctx, params }) => {
       const u = await identity.findUser(ctx.db, params.user_id);
       if (!u) throw notFound('user');
@@ -324,7 +290,7 @@ export const identityRoutes = [
     tags: ['admin'],
     access: { kind: 'admin' },
     query: PageQuery,
-    responses: { 200: pageOfSchema(ServiceAccountOut) },
+    responses: { 200: pageOfSchema(identity.ServiceAccountOutSchema) },
     handler: async ({ ctx, query }) => {
       const page = await identity.listPrincipals(ctx.db, 'service_account', { limit: query.limit ?? 100, cursor: query.cursor });
       return { status: 200, body: { ...page, items: page.items.map(identity.toServiceAccountOut) } };
@@ -338,7 +304,7 @@ export const identityRoutes = [
     tags: ['admin'],
     access: { kind: 'admin' },
     body: Schema.Struct({ name: Name, role: Schema.optionalKey(Role) }),
-    responses: { 201: ServiceAccountOut },
+    responses: { 201: identity.ServiceAccountOutSchema },
     handler: async ({ ctx, body }) => ({
       status: 201,
       body: identity.toServiceAccountOut(await identity.createServiceAccount(ctx.db, body)),
@@ -353,7 +319,7 @@ export const identityRoutes = [
     access: { kind: 'admin' },
     params: SaParams,
     body: PatchPrincipal,
-    responses: { 200: ServiceAccountOut, 404: null },
+    responses: { 200: identity.ServiceAccountOutSchema, 404: null },
     handler: async ({ ctx, req, principal, params, body }) => ({
       status: 200,
       body: identity.toServiceAccountOut(
@@ -373,7 +339,7 @@ export const identityRoutes = [
       expires_in_days: Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 365 }))),
       name: TokenName,
     }),
-    responses: { 201: IssuedToken, 404: null, 409: null },
+    responses: { 201: identity.IssuedTokenSchema, 404: null, 409: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       const issued = await audited(
         ctx,
@@ -392,7 +358,7 @@ export const identityRoutes = [
     tags: ['admin'],
     access: { kind: 'admin' },
     params: SaParams,
-    responses: { 200: Schema.Array(TokenOut) },
+    responses: { 200: Schema.Array(identity.TokenOutSchema) },
     handler: async ({ ctx, params, principal }) => {
       const sa = await identity.findServiceAccount(ctx.db, params.service_account_id);
       return { status: 200, body: await identity.listTokens(ctx.db, sa.id, principal.tokenId) };

@@ -2,7 +2,7 @@
 import { Schema } from 'effect';
 import { route } from '../route.ts';
 import { AppError, notFound } from '../../domain/errors.ts';
-import { ActorOutSchema, ActorSummarySchema, ClusterOutSchema, clusterView, getActor, listActors, listMachineDefinitions, listTransitions, TransitionOutSchema } from '../../actors/inspection.ts';
+import { ActorOutSchema, ActorSummarySchema, ClusterOutSchema, clusterView, getActor, listActors, listMachineDefinitions, listTransitions, MachineDefinitionOutSchema, TransitionOutSchema } from '../../actors/inspection.ts';
 import { machineKinds } from '../../machines/index.ts';
 import { machineDefinition } from '../../machines/definition.ts';
 import { toMermaid, toSvg } from '../../machines/diagram.ts';
@@ -25,7 +25,7 @@ export const inspectionRoutes = [
     summary: 'Every lifecycle machine with its definition (states, events, transitions)',
     tags: ['inspection'],
     access: { kind: 'admin' },
-    responses: { 200: Schema.Array(Schema.Unknown) },
+    responses: { 200: Schema.Array(MachineDefinitionOutSchema) },
     handler: async () => ({ status: 200, body: listMachineDefinitions() }),
   }),
   route({

@@ -66,20 +66,6 @@ const Graph = Schema.Struct({
   columns_truncated: Schema.Boolean,
 });
 
-const Point = Schema.NullOr(Schema.Struct({ finished_at: Schema.String, query_id: Schema.String }));
-const BackfillOut = Schema.Struct({
-  id: Schema.String,
-  status: Schema.Literals(['running', 'done']),
-  stalled: Schema.Boolean,
-  started_by: Schema.NullOr(Schema.String),
-  started_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String),
-  cutoff: Schema.String,
-  checkpoint: Point,
-  last_error: Schema.NullOr(Schema.String),
-  report: Schema.Struct({ scanned: Schema.Finite, edges_created: Schema.Finite, edges_updated: Schema.Finite, failed: Schema.Finite, resumed_from: Point }),
-});
-
 export const lineageRoutes = [
   route({
     method: 'GET',
@@ -213,7 +199,7 @@ export const lineageRoutes = [
     tags: ['lineage'],
     access: { kind: 'workspace', role: 'owner' },
     params: Schema.Struct({ workspace: Schema.String }),
-    responses: { 202: BackfillOut, 409: null, 503: null },
+    responses: { 202: backfill.BackfillOutSchema, 409: null, 503: null },
     handler: async ({ ctx, ws, principal }) => {
       const catalog = ctx.catalog;
       // Only tables that exist now get edges back: without the catalog service nothing can be checked.
@@ -236,7 +222,7 @@ export const lineageRoutes = [
     tags: ['lineage'],
     access: { kind: 'workspace', role: 'owner' },
     params: Schema.Struct({ workspace: Schema.String }),
-    responses: { 200: BackfillOut, 404: null },
+    responses: { 200: backfill.BackfillOutSchema, 404: null },
     handler: async ({ ctx, ws }) => {
       const job = await backfill.latestBackfill(ctx.db, ws!.workspace.id);
       if (!job) throw notFound('lineage backfill');

@@ -18,22 +18,6 @@ import { catalogClientOf } from '../catalogService.ts';
 import { chooseCompute, readQuery, submitQuery } from '../querySubmission.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 
-const RecommendationOut = Schema.Struct({
-  id: Schema.String,
-  catalog_id: Schema.String,
-  catalog: Schema.String,
-  schema: Schema.String,
-  table: Schema.String,
-  kind: Schema.Literals(maintenance.RECOMMENDATION_KINDS),
-  severity: Schema.Literals(maintenance.RECOMMENDATION_SEVERITIES),
-  status: Schema.Literals(maintenance.RECOMMENDATION_STATUSES),
-  rationale: Schema.String,
-  estimated_impact: Schema.Record(Schema.String, Schema.Number),
-  remediation_sql: Schema.NullOr(Schema.String),
-  applied_query_id: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  updated_at: Schema.String,
-});
 const PolicyOut = Schema.Struct({
   cadence: Schema.Literals(CADENCES),
   profile: Schema.Literals(PROFILES),
@@ -99,7 +83,7 @@ export const maintenanceRoutes = [
       cursor: Schema.optionalKey(Schema.String),
       limit: Limit,
     }),
-    responses: { 200: Schema.Struct({ items: Schema.Array(RecommendationOut), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }), 404: null, 422: null },
+    responses: { 200: Schema.Struct({ items: Schema.Array(maintenance.RecommendationOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }), 404: null, 422: null },
     handler: async ({ ctx, principal, query }) => {
       let ids = await visibleCatalogIds(ctx, principal, query.workspace);
       if (query.catalog) {
@@ -125,7 +109,7 @@ export const maintenanceRoutes = [
     tags: ['maintenance'],
     access: { kind: 'permission', permission: 'catalogs' },
     params: RecParams,
-    responses: { 200: RecommendationOut, 404: null, 409: null },
+    responses: { 200: maintenance.RecommendationOutSchema, 404: null, 409: null },
     handler: async ({ ctx, params }) => {
       const rec = await maintenance.findRecommendation(ctx.db, params.recommendation_id);
       if (rec.status === 'resolved') throw new AppError(409, 'conflict', 'the recommendation is resolved: its condition has cleared');

@@ -12,42 +12,6 @@ import { catalogClientOf } from '../catalogService.ts';
 
 const DAY_MS = 86_400_000;
 
-export const MigrationOut = Schema.Struct({
-  id: Schema.String,
-  catalog_id: Schema.String,
-  source_storage_backend_id: Schema.String,
-  target_storage_backend_id: Schema.String,
-  status: Schema.Literals(migrations.MIGRATION_STATUSES),
-  phase: Schema.Literals(migrations.MIGRATION_PHASES),
-  tables_total: Schema.Finite,
-  tables_done: Schema.Finite,
-  bytes_total: Schema.Finite,
-  bytes_copied: Schema.Finite,
-  tables: Schema.Array(
-    Schema.Struct({
-      schema: Schema.String,
-      table: Schema.String,
-      state: Schema.Literals(migrations.TABLE_STATES),
-      bytes: Schema.Finite,
-      error: Schema.NullOr(Schema.String),
-    }),
-  ),
-  error: Schema.NullOr(Schema.String),
-  created_by: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  started_at: Schema.NullOr(Schema.String),
-  finished_at: Schema.NullOr(Schema.String),
-  retain_until: Schema.NullOr(Schema.String),
-});
-
-const MigrationLogOut = Schema.Struct({
-  seq: Schema.Finite,
-  at: Schema.String,
-  level: Schema.Literals(['info', 'warn', 'error']),
-  message: Schema.String,
-  table: Schema.NullOr(Schema.String),
-});
-
 const CatalogParams = Schema.Struct({ catalog_id: Schema.String });
 const MigrationParams = Schema.Struct({ catalog_id: Schema.String, migration_id: Schema.String });
 const MANAGERS = { kind: 'resource' as const, note: 'catalog managers: the catalogs permission or the catalog’s creator' };
@@ -66,7 +30,7 @@ export const migrationRoutes = [
     access: MANAGERS,
     params: CatalogParams,
     body: Schema.Struct({ target_storage_backend_id: Uuid }),
-    responses: { 202: MigrationOut, 403: null, 404: null, 409: null, 422: null, 503: null },
+    responses: { 202: migrations.MigrationOutSchema, 403: null, 404: null, 409: null, 422: null, 503: null },
     handler: async ({ ctx, req, principal, params, body }) => {
       catalogClientOf(ctx);
       const c = await findCatalog(ctx.db, params.catalog_id);
@@ -100,7 +64,7 @@ export const migrationRoutes = [
     access: MANAGERS,
     params: CatalogParams,
     query: Schema.Struct({ cursor: Schema.optionalKey(Schema.String), limit: Limit }),
-    responses: { 200: Schema.Struct({ items: Schema.Array(MigrationOut), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }), 403: null, 404: null },
+    responses: { 200: Schema.Struct({ items: Schema.Array(migrations.MigrationOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean }), 403: null, 404: null },
     handler: async ({ ctx, principal, params, query }) => ({
       status: 200,
       body: await migrations.listMigrations(ctx.db, principal, params.catalog_id, { cursor: query.cursor, limit: query.limit ?? 100 }),
@@ -114,7 +78,7 @@ export const migrationRoutes = [
     tags: ['catalogs'],
     access: MANAGERS,
     params: MigrationParams,
-    responses: { 200: MigrationOut, 403: null, 404: null },
+    responses: { 200: migrations.MigrationOutSchema, 403: null, 404: null },
     handler: async ({ ctx, principal, params }) => ({ status: 200, body: await migrations.getMigration(ctx.db, principal, params.catalog_id, params.migration_id) }),
   }),
   route({
@@ -126,7 +90,7 @@ export const migrationRoutes = [
     access: MANAGERS,
     params: MigrationParams,
     query: Schema.Struct({ after: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))) }),
-    responses: { 200: Schema.Array(MigrationLogOut), 403: null, 404: null },
+    responses: { 200: Schema.Array(migrations.MigrationLogOutSchema), 403: null, 404: null },
     handler: async ({ ctx, principal, params, query }) => ({
       status: 200,
       body: await migrations.migrationLogs(ctx.db, principal, params.catalog_id, params.migration_id, query.after ?? 0),
@@ -140,7 +104,7 @@ export const migrationRoutes = [
     tags: ['catalogs'],
     access: MANAGERS,
     params: MigrationParams,
-    responses: { 202: MigrationOut, 403: null, 404: null, 409: null },
+    responses: { 202: migrations.MigrationOutSchema, 403: null, 404: null, 409: null },
     handler: async ({ ctx, req, principal, params }) => {
       const before = await migrations.getMigration(ctx.db, principal, params.catalog_id, params.migration_id);
       const r = await ctx.host.send('storageMigration', params.migration_id, { type: 'cancel' });

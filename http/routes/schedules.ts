@@ -21,43 +21,6 @@ const Sql = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_
 const PageQuery = Schema.Struct({ cursor: Schema.optionalKey(Schema.String), limit: Limit });
 const page = (item: Schema.Top) => Schema.Struct({ items: Schema.Array(item as any), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 
-const SavedQueryOut = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  name: Schema.String,
-  sql: Schema.String,
-  default_agent_id: Schema.NullOr(Schema.String),
-  catalog: Schema.NullOr(Schema.String),
-  created_by: Schema.NullOr(Schema.String),
-  updated_by: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  updated_at: Schema.String,
-  last_run_at: Schema.NullOr(Schema.String),
-});
-const ScheduleOut = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  saved_query_id: Schema.String,
-  cron: Schema.String,
-  timezone: Schema.Literal('UTC'),
-  enabled: Schema.Boolean,
-  agent_id: Schema.NullOr(Schema.String),
-  created_by: Schema.NullOr(Schema.String),
-  next_run_at: Schema.NullOr(Schema.String),
-  last_run_at: Schema.NullOr(Schema.String),
-  last_status: Schema.NullOr(Schema.String),
-});
-const RunOut = Schema.Struct({
-  id: Schema.String,
-  schedule_id: Schema.String,
-  query_id: Schema.NullOr(Schema.String),
-  status: Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped', 'cancelled']),
-  scheduled_for: Schema.String,
-  started_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(Schema.String),
-});
-
 /** An agent named for work: the use tier (403 agent_forbidden, 404 without any). */
 const checkAgent = (ctx: AppContext, p: Principal, ws: WorkspaceAccess, agentId: string | null | undefined) =>
   agentId ? requireAgentTier(ctx.db, p, agentId, 'use', ws.workspace.id) : Promise.resolve(undefined);
@@ -86,7 +49,7 @@ export const scheduleRoutes = [
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
       on_conflict: Schema.optionalKey(Schema.Literals(['replace', 'error'])),
     }),
-    responses: { 200: SavedQueryOut, 201: SavedQueryOut, 403: null, 404: null, 409: null, 422: null },
+    responses: { 200: saved.SavedQueryOutSchema, 201: saved.SavedQueryOutSchema, 403: null, 404: null, 409: null, 422: null },
     handler: async ({ ctx, principal, ws, body }) => {
       await checkAgent(ctx, principal, ws!, body.default_agent_id);
       await checkCatalog(ctx, ws!, body.catalog);
@@ -103,7 +66,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
     query: PageQuery,
-    responses: { 200: page(SavedQueryOut) },
+    responses: { 200: page(saved.SavedQueryOutSchema) },
     handler: async ({ ctx, ws, query }) => ({ status: 200, body: await saved.listSavedQueries(ctx.db, ws!.workspace.id, { cursor: query.cursor, limit: query.limit ?? 100 }) }),
   }),
   route({
@@ -114,7 +77,7 @@ export const scheduleRoutes = [
     tags: ['saved-queries'],
     access: { kind: 'workspace', role: 'reader' },
     params: SavedParams,
-    responses: { 200: SavedQueryOut, 404: null },
+    responses: { 200: saved.SavedQueryOutSchema, 404: null },
     handler: async ({ ctx, ws, params }) => ({ status: 200, body: await saved.getSavedQuery(ctx.db, ws!.workspace.id, params.saved_query_id) }),
   }),
   route({
@@ -131,7 +94,7 @@ export const scheduleRoutes = [
       default_agent_id: Schema.optionalKey(Schema.NullOr(Uuid)),
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
     }),
-    responses: { 200: SavedQueryOut, 403: null, 404: null, 409: null, 422: null },
+    responses: { 200: saved.SavedQueryOutSchema, 403: null, 404: null, 409: null, 422: null },
     handler: async ({ ctx, principal, ws, params, body }) => {
       await checkAgent(ctx, principal, ws!, body.default_agent_id);
       await checkCatalog(ctx, ws!, body.catalog);
@@ -161,7 +124,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'writer' },
     params: WsParams,
     body: Schema.Struct({ saved_query_id: Uuid, cron: Schema.String.check(Schema.isMaxLength(200)), agent_id: Uuid, enabled: Schema.optionalKey(Schema.Boolean) }),
-    responses: { 201: ScheduleOut, 403: null, 404: null, 422: null },
+    responses: { 201: schedules.ScheduleOutSchema, 403: null, 404: null, 422: null },
     handler: async ({ ctx, principal, ws, body }) => {
       await saved.getSavedQuery(ctx.db, ws!.workspace.id, body.saved_query_id);
       await checkAgent(ctx, principal, ws!, body.agent_id);
@@ -176,7 +139,7 @@ export const scheduleRoutes = [
     tags: ['schedules'],
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
-    responses: { 200: Schema.Array(ScheduleOut) },
+    responses: { 200: Schema.Array(schedules.ScheduleOutSchema) },
     handler: async ({ ctx, ws }) => ({ status: 200, body: await schedules.listSchedules(ctx.db, ws!.workspace.id) }),
   }),
   route({
@@ -187,7 +150,7 @@ export const scheduleRoutes = [
     tags: ['schedules'],
     access: { kind: 'workspace', role: 'reader' },
     params: ScheduleParams,
-    responses: { 200: ScheduleOut, 404: null },
+    responses: { 200: schedules.ScheduleOutSchema, 404: null },
     handler: async ({ ctx, ws, params }) => ({ status: 200, body: await schedules.getSchedule(ctx.db, ws!.workspace.id, params.schedule_id) }),
   }),
   route({
@@ -199,7 +162,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'writer' },
     params: ScheduleParams,
     body: Schema.Struct({ cron: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200))), agent_id: Schema.optionalKey(Uuid), enabled: Schema.optionalKey(Schema.Boolean) }),
-    responses: { 200: ScheduleOut, 403: null, 404: null, 422: null },
+    responses: { 200: schedules.ScheduleOutSchema, 403: null, 404: null, 422: null },
     handler: async ({ ctx, principal, ws, params, body }) => {
       await checkAgent(ctx, principal, ws!, body.agent_id);
       return { status: 200, body: await schedules.updateSchedule(ctx.db, ws!.workspace.id, params.schedule_id, body) };
@@ -227,7 +190,7 @@ export const scheduleRoutes = [
     tags: ['schedules'],
     access: { kind: 'workspace', role: 'writer' },
     params: ScheduleParams,
-    responses: { 202: RunOut, 404: null },
+    responses: { 202: schedules.RunOutSchema, 404: null },
     handler: async ({ ctx, ws, params }) => {
       const { fire, runId } = await ctx.db.tx((tx) => schedules.claimManualFire(tx, ws!.workspace.id, params.schedule_id));
       if (fire) await submitFire(ctx, fire);
@@ -243,7 +206,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: ScheduleParams,
     query: PageQuery,
-    responses: { 200: page(RunOut), 404: null },
+    responses: { 200: page(schedules.RunOutSchema), 404: null },
     handler: async ({ ctx, ws, params, query }) => {
       await schedules.getSchedule(ctx.db, ws!.workspace.id, params.schedule_id);
       return { status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id, scheduleId: params.schedule_id }, { cursor: query.cursor, limit: query.limit ?? 100 }) };
@@ -258,7 +221,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
     query: PageQuery,
-    responses: { 200: page(RunOut) },
+    responses: { 200: page(schedules.RunOutSchema) },
     handler: async ({ ctx, ws, query }) => ({ status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id }, { cursor: query.cursor, limit: query.limit ?? 100 }) }),
   }),
 ];

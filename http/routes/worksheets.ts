@@ -21,21 +21,7 @@ const Title = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)
 const Sql = Schema.String.check(Schema.isMaxLength(1_000_000));
 const Visibility = Schema.Literals(worksheets.WORKSHEET_VISIBILITIES);
 
-const WorksheetOut = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  title: Schema.String,
-  sql: Schema.String,
-  agent_id: Schema.NullOr(Schema.String),
-  catalog: Schema.NullOr(Schema.String),
-  visibility: Visibility,
-  owner_id: Schema.String,
-  owner_name: Schema.NullOr(Schema.String),
-  editable: Schema.Boolean,
-  created_at: Schema.String,
-  updated_at: Schema.String,
-});
-const WorksheetPage = Schema.Struct({ items: Schema.Array(WorksheetOut), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
+const WorksheetPage = Schema.Struct({ items: Schema.Array(worksheets.WorksheetOutSchema), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 
 const field = (name: string, message: string) => unprocessable(`${name}: ${message}`, 'unprocessable_content', { fields: [{ field: name, in: 'body', message }] });
 
@@ -80,7 +66,7 @@ export const worksheetRoutes = [
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
       visibility: Schema.optionalKey(Visibility),
     }),
-    responses: { 201: WorksheetOut, 403: null, 404: null, 422: null },
+    responses: { 201: worksheets.WorksheetOutSchema, 403: null, 404: null, 422: null },
     handler: async ({ ctx, req, principal, ws, body }) => {
       await checkAgent(ctx, principal, ws!, body.agent_id);
       await checkCatalog(ctx, ws!, body.catalog);
@@ -115,7 +101,7 @@ export const worksheetRoutes = [
     tags: ['worksheets'],
     access: { kind: 'workspace', role: 'reader' },
     params: SheetParams,
-    responses: { 200: WorksheetOut, 404: null },
+    responses: { 200: worksheets.WorksheetOutSchema, 404: null },
     handler: async ({ ctx, principal, ws, params }) => ({ status: 200, body: await worksheets.getWorksheet(ctx.db, ws!.workspace.id, principal.user.id, params.worksheet_id) }),
   }),
   route({
@@ -133,7 +119,7 @@ export const worksheetRoutes = [
       catalog: Schema.optionalKey(Schema.NullOr(Schema.String)),
       visibility: Schema.optionalKey(Visibility),
     }),
-    responses: { 200: WorksheetOut, 403: null, 404: null, 422: null },
+    responses: { 200: worksheets.WorksheetOutSchema, 403: null, 404: null, 422: null },
     handler: async ({ ctx, req, principal, ws, params, body }) => {
       await checkAgent(ctx, principal, ws!, body.agent_id);
       await checkCatalog(ctx, ws!, body.catalog);

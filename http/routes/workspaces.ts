@@ -6,13 +6,6 @@ import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
 const Slug = Schema.String.check(Schema.isPattern(new RegExp(ws.SLUG_PATTERN)));
-export const WorkspaceOut = Schema.Struct({
-  id: Schema.String,
-  slug: Schema.String,
-  name: Schema.String,
-  created_at: Schema.String,
-  default_catalog: Schema.NullOr(Schema.String),
-});
 const MemberOut = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.String, role: Schema.String });
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const MemberParams = Schema.Struct({ workspace: Schema.String, user_id: Schema.String });
@@ -26,7 +19,7 @@ export const workspaceRoutes = [
     tags: ['workspaces'],
     access: { kind: 'authenticated' },
     body: Schema.Struct({ slug: Slug, name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)) }),
-    responses: { 201: WorkspaceOut, 409: null },
+    responses: { 201: ws.WorkspaceOutSchema, 409: null },
     handler: async ({ ctx, principal, body }) => {
       const w = await ws.createWorkspace(ctx.db, principal, body);
       return { status: 201, body: await ws.toWorkspaceOut(ctx.db, w) };
@@ -39,7 +32,7 @@ export const workspaceRoutes = [
     summary: 'The caller’s workspaces (admins: all)',
     tags: ['workspaces'],
     access: { kind: 'authenticated' },
-    responses: { 200: Schema.Array(WorkspaceOut) },
+    responses: { 200: Schema.Array(ws.WorkspaceOutSchema) },
     handler: async ({ ctx, principal }) => {
       const rows = await ws.listWorkspaces(ctx.db, principal);
       return { status: 200, body: await Promise.all(rows.map((r) => ws.toWorkspaceOut(ctx.db, r))) };
@@ -53,7 +46,7 @@ export const workspaceRoutes = [
     tags: ['workspaces'],
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
-    responses: { 200: WorkspaceOut, 404: null },
+    responses: { 200: ws.WorkspaceOutSchema, 404: null },
     handler: async ({ ctx, ws: access }) => ({ status: 200, body: await ws.toWorkspaceOut(ctx.db, access!.workspace) }),
   }),
   route({

@@ -1705,7 +1705,34 @@ export type ListCatalogsResponse = Array<{
 }>;
 
 /** GET /api/admin/machines: Every lifecycle machine with its definition (states, events, transitions) */
-export type ListMachinesResponse = unknown[];
+export type ListMachinesResponse = Array<{
+  kind: string;
+  description: string;
+  definition: {
+    id: string;
+    description?: string;
+    initial: string;
+    states: Array<{
+      name: string;
+      type: "atomic" | "compound" | "parallel" | "final" | "history";
+      transient: boolean;
+      description?: string;
+      entry: string[];
+      exit: string[];
+    }>;
+    events: string[];
+    transitions: Array<{
+      from: string;
+      event: string;
+      to: string;
+      guard?: string;
+      actions: string[];
+      targetless: boolean;
+      reenter: boolean;
+      eventless: boolean;
+    }>;
+  };
+}>;
 
 /** GET /api/maintenance/recommendations: Maintenance recommendations, newest first (every status unless status is sent) */
 export type ListMaintenanceRecommendationsResponse = {
