@@ -10,7 +10,7 @@ import { ELASTIC_OUT_COLUMN, ElasticOutSchema, toElasticOut } from './elastic.ts
 
 export const TIERS = ['use', 'operate', 'admin'] as const;
 export type AgentTier = (typeof TIERS)[number];
-const Tier = Schema.Literals(TIERS);
+export const Tier = Schema.Literals(TIERS);
 const tierRank = (t: AgentTier | null) => (t ? TIERS.indexOf(t) : -1);
 export const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
 

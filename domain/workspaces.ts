@@ -21,7 +21,8 @@ const WorkspaceRowSchema = Schema.Struct({
   created_at: Schema.Date,
 });
 export type WorkspaceRow = typeof WorkspaceRowSchema.Type;
-const MemberRow = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.String, role: Role });
+/** A workspace member as read and as answered. */
+export const MemberOutSchema = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.String, role: Role });
 
 /** A workspace as the api answers it: its default catalog by slug. */
 export const WorkspaceOutSchema = Schema.Struct({
@@ -38,7 +39,7 @@ export interface WorkspaceAccess {
   role: WorkspaceRole;
 }
 
-export type MemberOut = typeof MemberRow.Type;
+export type MemberOut = typeof MemberOutSchema.Type;
 
 const WS_COLS = sql`w.id, w.slug, w.name, w.default_catalog_id, w.created_at`;
 
@@ -107,7 +108,7 @@ export async function listUserWorkspaces(q: Queryable, userId: string): Promise<
 export async function listMembers(q: Queryable, workspaceId: string): Promise<MemberOut[]> {
   return rows(
     q,
-    MemberRow,
+    MemberOutSchema,
     sql`select m.user_id, u.email, u.name, m.role from workspace_members m join users u on u.id = m.user_id
          where m.workspace_id = ${workspaceId} order by u.name, m.user_id`,
   );

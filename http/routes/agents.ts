@@ -12,7 +12,6 @@ import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
 const AccessMode = Schema.Literals(['open', 'restricted']);
-const Tier = Schema.Literals(['use', 'operate', 'admin']);
 const AgentMetricsSchema = Schema.Struct({
   agent_id: Schema.String,
   name: Schema.String,
@@ -330,7 +329,7 @@ export const agentRoutes = [
     body: Schema.Struct({
       user_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
       workspace_id: Schema.optionalKey(Schema.NullOr(Schema.String)),
-      tier: Tier,
+      tier: agents.Tier,
     }),
     responses: { 200: agents.GrantOutSchema, 201: agents.GrantOutSchema, 404: null, 422: null },
     handler: async ({ ctx, req, principal, params, body }) => {

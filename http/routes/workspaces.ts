@@ -6,7 +6,6 @@ import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
 const Slug = Schema.String.check(Schema.isPattern(new RegExp(ws.SLUG_PATTERN)));
-const MemberOut = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.String, role: Schema.String });
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const MemberParams = Schema.Struct({ workspace: Schema.String, user_id: Schema.String });
 
@@ -57,7 +56,7 @@ export const workspaceRoutes = [
     tags: ['workspaces'],
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
-    responses: { 200: Schema.Array(MemberOut) },
+    responses: { 200: Schema.Array(ws.MemberOutSchema) },
     handler: async ({ ctx, ws: access }) => ({ status: 200, body: await ws.listMembers(ctx.db, access!.workspace.id) }),
   }),
   route({
@@ -69,7 +68,7 @@ export const workspaceRoutes = [
     access: { kind: 'workspace', role: 'owner' },
     params: MemberParams,
     body: Schema.Struct({ role: Schema.Literals(['reader', 'writer', 'owner']) }),
-    responses: { 200: MemberOut, 201: MemberOut, 404: null, 409: null },
+    responses: { 200: ws.MemberOutSchema, 201: ws.MemberOutSchema, 404: null, 409: null },
     handler: async ({ ctx, req, principal, ws: access, params, body }) => {
       const r = await audited(
         ctx,

@@ -2100,7 +2100,7 @@ export type ListWorkspaceMembersResponse = Array<{
   user_id: string;
   email: string | null;
   name: string;
-  role: string;
+  role: "reader" | "writer" | "owner";
 }>;
 
 /** GET /api/workspaces/{workspace}/schedule-runs: Every schedule run of the workspace, newest first */
@@ -2258,7 +2258,7 @@ export type PutWorkspaceMemberResponse = {
   user_id: string;
   email: string | null;
   name: string;
-  role: string;
+  role: "reader" | "writer" | "owner";
 };
 export type PutWorkspaceMemberBody = {
   role: "reader" | "writer" | "owner";
