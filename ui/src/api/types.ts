@@ -26,6 +26,7 @@ export type WorkspaceCatalog = Api.ListWorkspaceCatalogsResponse[number];
 export type TableOut = Api.GetCatalogTableResponse;
 export type StorageBackend = Api.ListStorageBackendsResponse[number];
 export type Cluster = Api.GetClusterResponse;
+export type MachineDefinition = Api.ListMachinesResponse[number];
 export type SqlSession = Api.GetSqlSessionResponse;
 export type Lineage = Api.GetTableLineageResponse;
 export type SavedQuery = Api.GetSavedQueryResponse;

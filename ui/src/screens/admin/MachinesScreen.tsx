@@ -2,6 +2,7 @@
 // to open one actor's live chart.
 import { useState, type FormEvent } from 'react';
 import { api, enc } from '../../api/client.ts';
+import type { MachineDefinition } from '../../api/types.ts';
 import { navigate } from '../../app/router.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
@@ -9,7 +10,7 @@ import { StateDiagram } from '../../charts/StateChart.tsx';
 import { ClusterPanel } from './ClusterPanel.tsx';
 
 export function MachinesScreen() {
-  const machines = useAsync((signal) => api.get<Array<{ kind: string; description: string }>>('/api/admin/machines', { signal }), []);
+  const machines = useAsync((signal) => api.get<MachineDefinition[]>('/api/admin/machines', { signal }), []);
   const [kind, setKind] = useState('query');
   const [id, setId] = useState('');
   const open = (e: FormEvent) => {
