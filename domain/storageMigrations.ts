@@ -192,19 +192,18 @@ export async function appendLog(q: Queryable, migrationId: string, level: Migrat
 /** Two catalog roots that one contains the other: copying one onto the other would destroy what it copies. */
 export const rootsOverlap = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
 
-export interface StartInput {
+/** What a start decides: the migration's id, its catalog and the two backends, and when (the machine's input adds
+ *  its timing parameters: http/routes/migrations.ts). */
+export interface MigrationStart {
   migrationId: string;
   catalogId: string;
   sourceBackendId: string;
   targetBackendId: string;
   at: number;
-  phaseLeaseMs: number;
-  retentionMs: number;
-  maxPhaseAttempts: number;
 }
 
 /**
- * Checks a migration may start and returns the actor's input and the row's INSERT (written with the actor, in
+ * Checks a migration may start and returns what it decided and the row's INSERT (written with the actor, in
  * one statement, by the caller's host.spawn). 409 migration_active when one is active (the unique index decides
  * a race of two starts).
  */
@@ -213,8 +212,7 @@ export async function prepareMigration(
   p: Principal,
   catalogId: string,
   targetBackendId: string,
-  retentionMs: number,
-): Promise<{ input: StartInput; entity: SqlFragment }> {
+): Promise<{ start: MigrationStart; entity: SqlFragment }> {
   const c = await managedCatalog(q, p, catalogId);
   const target = await findBackend(q, targetBackendId);
   if (!target) throw unprocessable('target_storage_backend_id: no storage backend has this id', 'unprocessable_content', { fields: [{ field: 'target_storage_backend_id', in: 'body', message: 'no storage backend has this id' }] });
@@ -230,7 +228,7 @@ export async function prepareMigration(
   const id = randomUUID();
   const at = Date.now();
   return {
-    input: { migrationId: id, catalogId: c.id, sourceBackendId: c.storage_backend_id, targetBackendId: target.id, at, phaseLeaseMs: PHASE_LEASE_MS, retentionMs: Math.max(1, retentionMs), maxPhaseAttempts: MAX_PHASE_ATTEMPTS },
+    start: { migrationId: id, catalogId: c.id, sourceBackendId: c.storage_backend_id, targetBackendId: target.id, at },
     entity: sql`insert into storage_migrations (id, catalog_id, source_storage_backend_id, target_storage_backend_id, source_root, target_root, status, phase, created_by, created_at)
       values (${id}, ${c.id}, ${c.storage_backend_id}, ${target.id}, ${sourceRoot}, ${targetRoot}, 'pending', 'pending', ${p.user.id}, ${new Date(at).toISOString()}::timestamptz)`,
   };

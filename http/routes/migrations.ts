@@ -9,6 +9,7 @@ import { conflict, notFound } from '../../domain/errors.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audit } from '../audit.ts';
 import { catalogClientOf } from '../catalogService.ts';
+import type { StorageMigrationInput } from '../../machines/storageMigration.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -34,7 +35,13 @@ export const migrationRoutes = [
     handler: async ({ ctx, req, principal, params, body }) => {
       catalogClientOf(ctx);
       const c = await findCatalog(ctx.db, params.catalog_id);
-      const { input, entity } = await migrations.prepareMigration(ctx.db, principal, params.catalog_id, body.target_storage_backend_id, ctx.config.MIGRATION_RETENTION_DAYS * DAY_MS);
+      const { start, entity } = await migrations.prepareMigration(ctx.db, principal, params.catalog_id, body.target_storage_backend_id);
+      const input: StorageMigrationInput = {
+        ...start,
+        phaseLeaseMs: migrations.PHASE_LEASE_MS,
+        retentionMs: Math.max(1, ctx.config.MIGRATION_RETENTION_DAYS * DAY_MS),
+        maxPhaseAttempts: migrations.MAX_PHASE_ATTEMPTS,
+      };
       try {
         const spawned = await ctx.host.spawn('storageMigration', input.migrationId, input, { entity });
         await spawned.start();
