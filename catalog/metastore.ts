@@ -10,7 +10,7 @@ export const nsLevels = (key: string) => key.split(NS_SEP);
 
 export type WarehouseKind = 'object_store' | 's3' | 'azure';
 /** How credentials are vended (docs/catalog.md "Vended credentials"). */
-export type VendingMode = 'derived' | 'static' | 'sas';
+export type VendingMode = 'derived' | 'sts' | 'static' | 'sas';
 
 export interface Warehouse {
   name: string;

@@ -1,21 +1,31 @@
 // Storage credentials handed to clients that ask for `X-Iceberg-Access-Delegation: vended-credentials`, by the
-// warehouse's vending mode (chosen by the api's probe when the backend was registered):
-//  - derived: short-lived keys scoped to the table's location, derived from the warehouse secret (Eider's object
-//    stores recompute them, see runtime/objectStore.ts) and revocable (per key, or all keys of a warehouse by
-//    bumping its credential epoch);
-//  - static: the configured keys as they are, for an S3-compatible store that can verify no derived key: this
-//    catalog has no STS, so those are neither short-lived, scoped nor revocable by the catalog (the backend shows
-//    `credential_vending: static` so an administrator knows to give it a key limited to its root);
+// warehouse's vending mode (chosen by the api's probe when the backend was registered, domain/backendStorage.ts).
+// Every mode is per warehouse and short-lived unless said otherwise; secrets and tokens go into the response's
+// config only, never into a log.
+//  - derived: keys scoped to the table's location, derived from the warehouse secret (Eider's object stores
+//    recompute them, see runtime/objectStore.ts), living the credential TTL, revocable per key or all keys of a
+//    warehouse at once by bumping its credential epoch;
+//  - sts: an S3-compatible store with STS AssumeRole (AWS, MinIO, Ceph RGW, and Eider's own stores): temporary
+//    credentials (key, secret, `s3.session-token`) from AssumeRole with an inline session policy limited to the
+//    table's prefix (iceberg/stsCredentials.ts), living the credential TTL but at least STS's 900 s. The store enforces them;
+//    bumping the epoch does not revoke them (the store keeps no list the catalog could change): they expire;
+//  - static: an S3-compatible store that offers neither: the configured keys as they are, neither short-lived,
+//    scoped nor revocable by the catalog (the backend shows `credential_vending: static` so an administrator knows
+//    to give it a key limited to its root);
 //  - sas (azure): a service SAS signed with the account key, valid for the credential TTL, on the table's container
-//    (a service SAS cannot name a prefix on a flat-namespace account: iceberg/azureSas.ts); bumping the epoch does
-//    not revoke a SAS already handed out (rotating the account key does), it expires with its TTL.
+//    (a service SAS cannot name a prefix on a flat-namespace account: iceberg/azureSas.ts), bound to the container's
+//    stored access policy of the warehouse's credential epoch: bumping the epoch replaces that policy, which revokes
+//    every SAS of the old epoch at once. A container holds at most 5 stored access policies; when other policies
+//    take them all, the SAS is signed unbound (revoked only by its expiry or by rotating the account key).
 import { deriveVendedKey, type VendedClaims } from '../runtime/objectStore.ts';
 import type { Queryable } from '../runtime/db.ts';
 import { isCredentialRevoked, type Warehouse } from './metastore.ts';
 import { locate } from './storage.ts';
-import { containerSas } from '../iceberg/azureSas.ts';
+import { CatalogError } from './errors.ts';
+import { containerSas, ensureEpochPolicy } from '../iceberg/azureSas.ts';
 import { azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
 import { azureVendedConfig } from '../iceberg/vendedStorage.ts';
+import { assumeRole, sessionPolicy, type StsCredential } from '../iceberg/stsCredentials.ts';
 
 export interface StorageCredential {
   prefix: string;
@@ -34,13 +44,58 @@ export function wantsVendedCredentials(header: string | string[] | undefined): b
   return values.split(',').some((v) => v.trim().toLowerCase() === 'vended-credentials');
 }
 
+/** Containers whose epoch policy was made sure of lately: `endpoint|container|identifier` → until when (ms). */
+const ensuredPolicies = new Map<string, { until: number; pending?: Promise<string | undefined>; id?: string }>();
+/** How long a policy made sure of is trusted before it is looked at again (someone may have removed it). */
+const POLICY_RECHECK_MS = 60_000;
+
+/**
+ * The stored access policy a SAS of this warehouse's epoch binds to on `container` (made sure of once a minute per
+ * container), or undefined when the container has no room for it.
+ */
+export async function epochPolicyFor(w: Warehouse, secret: string, container: string, nowMs = Date.now()): Promise<string | undefined> {
+  const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
+  const key = `${endpoint}|${w.accessKeyId}|${container}|${w.name}|${w.credentialEpoch}`;
+  const hit = ensuredPolicies.get(key);
+  if (hit && hit.until > nowMs) return hit.pending ?? hit.id;
+  const pending = ensureEpochPolicy({ accountName: w.accessKeyId, accountKey: secret, endpoint }, container, w.name, w.credentialEpoch);
+  ensuredPolicies.set(key, { until: nowMs + POLICY_RECHECK_MS, pending });
+  try {
+    const id = await pending;
+    ensuredPolicies.set(key, { until: nowMs + POLICY_RECHECK_MS, id });
+    if (ensuredPolicies.size > 1000) ensuredPolicies.clear();
+    return id;
+  } catch (e) {
+    ensuredPolicies.delete(key);
+    throw storageFailed(w, 'could not set the stored access policy of its credential epoch', e);
+  }
+}
+
+/**
+ * After the warehouse's credential epoch was bumped: replaces the previous epoch's stored access policy on its root
+ * container (an azure `sas` warehouse), so every SAS of the old epoch stops working at once. Other vending modes
+ * need nothing here (derived keys ask the metastore; sts and static credentials are not revocable by the catalog).
+ */
+export async function revokeEpoch(w: Warehouse, secret: string): Promise<void> {
+  if (w.kind !== 'azure' || w.vending !== 'sas') return;
+  await epochPolicyFor(w, secret, locate(w.rootUri).bucket);
+}
+
+function storageFailed(w: Warehouse, what: string, e: unknown): CatalogError {
+  const err = e as { name?: string; code?: string; details?: { errorCode?: string }; message?: string };
+  const code = err.details?.errorCode ?? err.code ?? err.name ?? 'Error';
+  const message = (err.message ?? String(e)).split('\n')[0];
+  return new CatalogError(503, 'ServiceUnavailableException', `Warehouse ${w.name}: ${what}: ${code}: ${message}`);
+}
+
 /** `secret`: the warehouse secret, opened (WarehouseStorage.secretOf). */
-export function vendCredentials(w: Warehouse, secret: string, tableLocation: string, ttlSeconds: number, nowMs = Date.now()): VendedCredentials {
+export async function vendCredentials(w: Warehouse, secret: string, tableLocation: string, ttlSeconds: number, nowMs = Date.now()): Promise<VendedCredentials> {
   const { bucket, key } = locate(tableLocation);
   const prefix = key.replace(/\/+$/, '') + '/';
   if (w.kind === 'azure') {
     const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
-    const sas = containerSas({ accountName: w.accessKeyId, accountKey: secret, endpoint }, bucket, ttlSeconds, true, nowMs);
+    const policy = await epochPolicyFor(w, secret, bucket, nowMs);
+    const sas = containerSas({ accountName: w.accessKeyId, accountKey: secret, endpoint }, bucket, ttlSeconds, true, nowMs, policy);
     const config = azureVendedConfig(w.accessKeyId, endpoint, sas.token, sas.expiresAtMs);
     return { config, 'storage-credentials': [{ prefix: `${tableLocation.replace(/\/+$/, '')}/`, config }] };
   }
@@ -59,6 +114,20 @@ export function vendCredentials(w: Warehouse, secret: string, tableLocation: str
       's3.access-key-id': vended.accessKeyId,
       's3.secret-access-key': vended.secretAccessKey,
       's3.session-token-expires-at-ms': String(expiresAt * 1000),
+    };
+  } else if (w.vending === 'sts') {
+    let c: StsCredential;
+    try {
+      c = await assumeRole({ endpoint: w.endpoint, region: w.region, accessKeyId: w.accessKeyId, secretAccessKey: secret }, sessionPolicy(bucket, prefix), ttlSeconds, `eider-${w.name}`);
+    } catch (e) {
+      throw storageFailed(w, 'STS AssumeRole failed', e);
+    }
+    config = {
+      ...base,
+      's3.access-key-id': c.accessKeyId,
+      's3.secret-access-key': c.secretAccessKey,
+      's3.session-token': c.sessionToken,
+      's3.session-token-expires-at-ms': String(c.expiresAtMs),
     };
   } else {
     config = { ...base, 's3.access-key-id': w.accessKeyId, 's3.secret-access-key': secret };

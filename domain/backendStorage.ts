@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { Config } from '../runtime/config.ts';
 import { deriveVendedKey, PROBE_WAREHOUSE } from '../runtime/objectStore.ts';
+import { assumeRole, sessionPolicy } from '../iceberg/stsCredentials.ts';
 import { ObjectStoreError, S3BlobStore, type BlobStore } from '../iceberg/objectStorage.ts';
 import { AzureBlobStore, azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
@@ -14,7 +15,7 @@ import { unprocessable } from './errors.ts';
 import { BUNDLED_BACKEND } from './bootstrap.ts';
 
 export type StorageKind = 'object_store' | 's3' | 'azure';
-export type VendingMode = 'derived' | 'static' | 'sas';
+export type VendingMode = 'derived' | 'sts' | 'static' | 'sas';
 
 /** The settings the api needs to reach backends beyond what a backend row holds. */
 export type BackendConfig = Pick<
@@ -109,7 +110,9 @@ export const storageUnreachable = (name: string, where: string, e: unknown) => {
  * Puts, reads back and deletes one object under the root; answers 422 storage_unreachable with the store's own
  * code and message when any step fails. On the bundled store a missing bucket is created first. Then finds how
  * credentials can be vended: an azure account gets `sas` (signed with its key); a store that verifies keys derived
- * from the backend secret (Eider's object stores) gets `derived`; any other S3-compatible store `static`.
+ * from the backend secret (Eider's object stores) gets `derived` (revocable before expiry); one whose STS AssumeRole
+ * gives temporary credentials that read the probe object under a session policy gets `sts`; any other S3-compatible
+ * store `static`.
  */
 export async function probeBackend(b: BackendTarget, config: BackendConfig): Promise<{ vending: VendingMode }> {
   const c = backendConnection(b, config);
@@ -128,7 +131,7 @@ export async function probeBackend(b: BackendTarget, config: BackendConfig): Pro
     }
     const back = Buffer.from(await store.get(uri)).toString('utf8');
     if (back !== body) throw new ObjectStoreError('ProbeMismatch', 'the object read back differs from the one written');
-    const vending = c.kind === 'azure' ? 'sas' : (await verifiesDerivedKeys(c, uri)) ? 'derived' : 'static';
+    const vending = c.kind === 'azure' ? 'sas' : (await verifiesDerivedKeys(c, uri)) ? 'derived' : (await vendsStsCredentials(c, uri)) ? 'sts' : 'static';
     await store.delete(uri);
     return { vending };
   } catch (e) {
@@ -149,5 +152,24 @@ async function verifiesDerivedKeys(c: ResolvedConnection, uri: string): Promise<
     return false;
   } finally {
     store.close();
+  }
+}
+
+/**
+ * Whether the store's STS AssumeRole (at the backend's endpoint, signed with its keys) gives temporary credentials
+ * that read the probe object under a session policy limited to it. Any failure (no STS, a store that wants a role
+ * ARN, credentials the store then refuses) is a no.
+ */
+async function vendsStsCredentials(c: ResolvedConnection, uri: string): Promise<boolean> {
+  const { bucket, key } = parseS3Uri(uri);
+  let store: BlobStore | undefined;
+  try {
+    const cred = await assumeRole({ endpoint: c.endpoint, region: c.region, accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey }, sessionPolicy(bucket, key), 0, 'eider-probe');
+    store = new S3BlobStore({ endpoint: c.endpoint, region: c.region, accessKeyId: cred.accessKeyId, secretAccessKey: cred.secretAccessKey, sessionToken: cred.sessionToken, pathStyle: c.pathStyle, probe: true });
+    return (await store.head(uri)) !== null;
+  } catch {
+    return false;
+  } finally {
+    store?.close();
   }
 }

@@ -16,7 +16,7 @@ import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type 
 
 export type { StorageKind, VendingMode };
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
-export const VENDING_MODES: readonly VendingMode[] = ['derived', 'static', 'sas'];
+export const VENDING_MODES: readonly VendingMode[] = ['derived', 'sts', 'static', 'sas'];
 export type AccessMode = 'full' | 'scoped';
 
 /** The catalog-service settings a warehouse needs beyond what a backend row holds. */

@@ -28,8 +28,8 @@ export interface WarehouseInput {
   access_key_id: string;
   secret_access_key: string;
   path_style: boolean;
-  /** How the service vends credentials: derived (Eider's stores), static (the keys as they are), sas (azure). */
-  vending: 'derived' | 'static' | 'sas';
+  /** How the service vends credentials: derived (Eider's stores), sts (a store's STS AssumeRole), static (the keys as they are), sas (azure). */
+  vending: 'derived' | 'sts' | 'static' | 'sas';
 }
 
 export interface WarehouseInfo {
@@ -39,7 +39,7 @@ export interface WarehouseInfo {
   endpoint: string | null;
   region: string;
   path_style: boolean;
-  vending?: 'derived' | 'static' | 'sas';
+  vending?: 'derived' | 'sts' | 'static' | 'sas';
   read_only?: boolean;
   credential_epoch: number;
   created_at: string;

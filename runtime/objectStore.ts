@@ -6,6 +6,8 @@
 //  - secrets are resolved per server: the root key, plus *vended* keys derived from a signing secret
 //    (access key id = `EIDV` + base64url(claims), secret = HMAC-SHA256(signingSecret, access key id)), refused
 //    after expiry, after revocation, or outside the bucket/prefix they were issued for;
+//  - STS: the AssumeRole Query API, signed with the root key, answers temporary credentials limited by an inline
+//    session policy, which is enforced on every request made with them (runtime/objectStoreSts.ts), as MinIO does;
 //  - ListObjectsV2 paging uses a plain continuation token: s3rver's DES token needs `--openssl-legacy-provider`
 //    on Node 24 (ERR_OSSL_EVP_UNSUPPORTED), so its getBucket is replaced for list-type=2 only.
 // s3rver keeps accounts in a process-global registry; it is replaced by one that asks the server handling the
@@ -16,6 +18,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { checkStsRequest, isStsKeyId, isStsRequest, serveSts } from './objectStoreSts.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -98,6 +101,13 @@ export interface ObjectStoreOptions {
    * The catalog provides one backed by its metastore (revoked keys, warehouse epochs).
    */
   isRevoked?: (claims: VendedClaims, accessKeyId: string) => Promise<boolean>;
+  /**
+   * Whether keys derived from the signing secret open the store (default true). false makes the store behave as a
+   * foreign S3-compatible store (MinIO-like: root key and STS only), which is what tests of `sts` vending need.
+   */
+  derivedKeys?: boolean;
+  /** Whether the STS AssumeRole API and its temporary credentials are served (default true). */
+  sts?: boolean;
 }
 
 export interface ObjectStore {
@@ -260,6 +270,8 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://store.invalid');
     if (req.method === 'OPTIONS') return keyContext.run({ resolve: () => undefined }, () => handler(req, res));
+    const sts = opts.sts !== false;
+    if (sts && isStsRequest(req, url)) return serveSts(req, res, url, { rootAccessKey: opts.accessKey, rootSecret: opts.secretKey, signingSecret });
     const accessKeyId = requestAccessKeyId(req, url);
     if (!accessKeyId) return refuse(res, 403, 'AccessDenied', 'Anonymous access is not allowed: sign the request.');
     const given = Buffer.from(accessKeyId);
@@ -268,7 +280,12 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
         handler(req, res),
       );
     }
-    const claims = parseVendedKeyId(accessKeyId);
+    if (sts && isStsKeyId(accessKeyId)) {
+      const check = checkStsRequest(signingSecret, accessKeyId, req, url);
+      if (!check.ok) return refuse(res, check.status, check.code, check.message);
+      return keyContext.run({ resolve: (id) => (id === accessKeyId ? check.secret : undefined) }, () => handler(req, res));
+    }
+    const claims = opts.derivedKeys === false ? undefined : parseVendedKeyId(accessKeyId);
     if (!claims) {
       return refuse(res, 403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
     }

@@ -162,12 +162,80 @@ describe('a catalog on azure', () => {
     expect(body['storage-credentials'][0].prefix).toBe(`az://${CONTAINER}/az-main/azcat/s/events/`);
     const sas = new URLSearchParams(config[`adls.sas-token.${az.accountName}`]);
     expect(sas.get('sr')).toBe('c');
-    expect(sas.get('sp')).toBe('racwdl');
+    // bound to the stored access policy of the warehouse's credential epoch, which carries the permissions (racwdl)
+    expect(sas.get('si')).toMatch(/^eider-[0-9a-f]{16}-e\d+$/);
+    expect(sas.get('sp')).toBeNull();
+    const policies = (await az.container(CONTAINER).getAccessPolicy()).signedIdentifiers;
+    expect(policies.find((p) => p.id === sas.get('si'))?.accessPolicy).toMatchObject({ permissions: 'racwdl' });
     const expires = Number(config[`adls.sas-token-expires-at-ms.${az.accountName}`]);
     expect(expires).toBeGreaterThan(Date.now());
     // the catalog's credential TTL (900 s here), not the account key's lifetime
     expect(expires).toBeLessThanOrEqual(Date.now() + 900_000 + 5_000);
     expect(config[`adls.connection-string.${az.accountName}`]).toBe(az.endpoint);
+  });
+});
+
+describe('revoking the credentials of an azure warehouse', () => {
+  const VENDED = { 'x-iceberg-access-delegation': 'vended-credentials' };
+  const vend = async (wh: string) => {
+    const res = await t.stack.request('GET', `/v1/${wh}/namespaces/ns/tables/tbl`, undefined, VENDED);
+    expect(res.status).toBe(200);
+    const config = res.body['storage-credentials'][0].config as Record<string, string>;
+    return { token: config[`adls.sas-token.${az.accountName}`], metadata: res.body['metadata-location'] as string };
+  };
+  const blobUrl = (location: string, token: string) => `${az.endpoint}/${location.replace(/^az:\/\//, '')}?${token}`;
+  const newWarehouse = async (name: string, container: string) => {
+    await az.container(container).createIfNotExists();
+    const wh = await t.stack.request('POST', '/management/v1/warehouses', {
+      name, root_uri: `az://${container}/${name}/`, kind: 'azure', endpoint: az.endpoint, access_key_id: az.accountName, secret_access_key: az.accountKey,
+    });
+    expect(wh.status).toBe(201);
+    expect((await t.stack.request('POST', `/v1/${name}/namespaces`, { namespace: ['ns'] })).status).toBe(200);
+    const tbl = await t.stack.request('POST', `/v1/${name}/namespaces/ns/tables`, { name: 'tbl', schema: { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] } });
+    expect(tbl.status).toBe(200);
+  };
+
+  it('a SAS of the old epoch gets 403 at once (its stored access policy is replaced); a fresh one works; other policies stay', async () => {
+    const container = 'revoking';
+    await az.container(container).createIfNotExists();
+    const other = { id: 'someone-else', accessPolicy: { permissions: 'r', expiresOn: new Date(Date.now() + 86_400_000) } };
+    await az.container(container).setAccessPolicy(undefined, [other]);
+    await newWarehouse('azrevoke', container);
+
+    const first = await vend('azrevoke');
+    expect((await fetch(blobUrl(first.metadata, first.token))).status).toBe(200);
+    const again = await vend('azrevoke');
+    expect(new URLSearchParams(again.token).get('si')).toBe(new URLSearchParams(first.token).get('si'));
+    const ids = async () => (await az.container(container).getAccessPolicy()).signedIdentifiers.map((p) => p.id).sort();
+    expect(await ids()).toEqual([new URLSearchParams(first.token).get('si'), 'someone-else'].sort());
+
+    const revoke = await t.stack.request('POST', '/management/v1/warehouses/azrevoke/revoke-credentials');
+    expect(revoke.status).toBe(200);
+    const old = await fetch(blobUrl(first.metadata, first.token));
+    expect(old.status).toBe(403);
+    expect(await old.text()).toContain('AuthorizationFailure');
+    expect((await fetch(blobUrl(again.metadata, again.token))).status).toBe(403);
+
+    const fresh = await vend('azrevoke');
+    expect(new URLSearchParams(fresh.token).get('si')).not.toBe(new URLSearchParams(first.token).get('si'));
+    expect((await fetch(blobUrl(fresh.metadata, fresh.token))).status).toBe(200);
+    // the old epoch's policy is gone, the new one and the container's other policy are there
+    expect(await ids()).toEqual([new URLSearchParams(fresh.token).get('si'), 'someone-else'].sort());
+    expect(JSON.stringify(revoke.body)).not.toContain(az.accountKey);
+  });
+
+  it('a container whose five stored access policies are taken by others gets an unbound SAS (expires, not revocable)', async () => {
+    const container = 'crowded';
+    await az.container(container).createIfNotExists();
+    const others = Array.from({ length: 5 }, (_, i) => ({ id: `other-${i}`, accessPolicy: { permissions: 'r', expiresOn: new Date(Date.now() + 86_400_000) } }));
+    await az.container(container).setAccessPolicy(undefined, others);
+    await newWarehouse('azcrowded', container);
+    const v = await vend('azcrowded');
+    const sas = new URLSearchParams(v.token);
+    expect(sas.get('si')).toBeNull();
+    expect(sas.get('sp')).toBe('racwdl');
+    expect((await fetch(blobUrl(v.metadata, v.token))).status).toBe(200);
+    expect((await az.container(container).getAccessPolicy()).signedIdentifiers.map((p) => p.id)).toEqual(others.map((o) => o.id));
   });
 });
 

@@ -2,8 +2,15 @@
 // message when it cannot be used), secrets are sealed at rest and never returned, and a catalog on a second
 // S3-compatible endpoint (its own object-store process, bucket and keys) as object_store or s3 serves a real
 // agent's reads and writes with vended, prefix-scoped keys, and a session's staging URLs signed for that store.
+// A foreign-like store (one that verifies no derived key but offers STS AssumeRole, as MinIO does) is probed to
+// `sts` and serves the agent with temporary credentials under a session policy; one without STS falls back to static.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { startObjectStore, type ObjectStore } from '../runtime/objectStore.ts';
+import { makeS3Client } from '../iceberg/s3Client.ts';
 import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
 import { startExtraStore, type ExtraStore } from '../catalog/harness.ts';
@@ -15,9 +22,19 @@ let admin: Caller & { id: string };
 let lake: ExtraStore;
 let agent: TestAgent;
 let agentId: string;
+/** MinIO-like stores: root key and STS (`minio`), root key only (`plain`); neither verifies derived keys. */
+const FOREIGN = { accessKey: 'foreign-root', secretKey: 'foreign-root-secret-for-tests' };
+let foreignDir: string;
+let minio: ObjectStore;
+let plain: ObjectStore;
+let minioS3: S3Client;
 
 beforeAll(async () => {
   lake = await startExtraStore({ bucket: 'lake2' });
+  foreignDir = mkdtempSync(join(tmpdir(), 'eider-foreign-'));
+  minio = await startObjectStore({ dir: join(foreignDir, 'minio'), port: 0, bucket: 'lake3', ...FOREIGN, derivedKeys: false });
+  plain = await startObjectStore({ dir: join(foreignDir, 'plain'), port: 0, bucket: 'lake4', ...FOREIGN, derivedKeys: false, sts: false });
+  minioS3 = makeS3Client({ endpoint: minio.endpoint, accessKeyId: FOREIGN.accessKey, secretAccessKey: FOREIGN.secretKey });
   t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, SQL_SESSIONS_ENABLED: 'true' });
   admin = await setupAdmin(t);
   agent = await startAgent(t, { bootstrapToken: BOOT, name: 'storage-agent' });
@@ -28,6 +45,10 @@ afterAll(async () => {
   if (agent) cleanupAgentDir(agent);
   await t?.close();
   await lake?.close();
+  minioS3?.destroy();
+  await minio?.close();
+  await plain?.close();
+  if (foreignDir) rmSync(foreignDir, { recursive: true, force: true });
 });
 
 const createBackend = (body: Record<string, unknown>) => t.req('POST', '/api/admin/storage-backends', { as: admin, body });
@@ -136,4 +157,59 @@ describe('a catalog on a second S3-compatible endpoint', () => {
     expect((await keysOnLake(`lake-s3/lakecat/`)).some((k) => k.endsWith('/in.csv'))).toBe(true);
     await t.req('DELETE', `/api/sql/sessions/${open.body.id}`, { as: admin });
   }, 60_000);
+});
+
+describe('a catalog on a foreign-like S3 store with STS (MinIO-like: no derived keys)', () => {
+  const onForeign = (name: string, endpoint: string, bucket: string) => ({
+    name,
+    kind: 'object_store',
+    root_uri: `s3://${bucket}/${name}/`,
+    endpoint,
+    access_key_id: FOREIGN.accessKey,
+    secret_access_key: FOREIGN.secretKey,
+  });
+
+  it('is probed to sts (and a store without STS to static); the secret never returned', async () => {
+    const noSts = await createBackend(onForeign('plain-os', plain.endpoint, 'lake4'));
+    expect(noSts.status, noSts.text).toBe(201);
+    expect(noSts.body).toMatchObject({ credential_vending: 'static' });
+    const r = await createBackend(onForeign('minio-os', minio.endpoint, 'lake3'));
+    expect(r.status, r.text).toBe(201);
+    expect(r.body).toMatchObject({ kind: 'object_store', endpoint: minio.endpoint, credential_vending: 'sts' });
+    expect(r.text).not.toContain(FOREIGN.secretKey);
+  });
+
+  it('a real agent appends and reads with temporary credentials limited to each table\'s prefix', async () => {
+    const id = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((b) => b.name === 'minio-os')!.id;
+    const c = await t.req('POST', '/api/catalogs', { as: admin, body: { slug: 'stscat', storage_backend_id: id } });
+    expect(c.status, c.text).toBe(201);
+    expect((await t.req('PUT', '/api/workspaces/default/catalogs/stscat', { as: admin, body: { make_default: false } })).status).toBe(201);
+    const [wh] = await t.database.db.query<{ vending: string }>(`select vending from catalog.warehouses where name = 'stscat'`);
+    expect(wh.vending).toBe('sts');
+
+    await run('CREATE SCHEMA app', 'stscat');
+    await run('CREATE TABLE app.events (id BIGINT, v VARCHAR)', 'stscat');
+    await run(`INSERT INTO app.events SELECT range, 'v' || range FROM range(50)`, 'stscat');
+    await run(`INSERT INTO app.events SELECT range + 50, 'w' FROM range(50)`, 'stscat');
+    const q = await run('SELECT count(*)::INTEGER AS n, sum(id)::BIGINT AS s FROM stscat.app.events');
+    expect((await t.req('GET', `/api/queries/${q.id}/rows`, { as: admin })).body.rows).toEqual([{ n: 100, s: 4950 }]);
+    const out = await minioS3.send(new ListObjectsV2Command({ Bucket: 'lake3', Prefix: 'minio-os/stscat/app/events/' }));
+    expect((out.Contents ?? []).some((o) => o.Key!.includes('/data/') && o.Key!.endsWith('.parquet'))).toBe(true);
+
+    // what the agent was handed: a temporary key with its session token, for this table's prefix only
+    const res = await t.stack.request('GET', '/v1/stscat/namespaces/app/tables/events', undefined, { 'x-iceberg-access-delegation': 'vended-credentials' });
+    expect(res.status).toBe(200);
+    const config = res.body.config as Record<string, string>;
+    expect(config['s3.access-key-id']).toMatch(/^EIDS/);
+    expect(config['s3.session-token']).toBeTruthy();
+    expect(JSON.stringify(res.body, (_k, v) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(FOREIGN.secretKey);
+    const temp = makeS3Client({ endpoint: minio.endpoint, accessKeyId: config['s3.access-key-id'], secretAccessKey: config['s3.secret-access-key'], sessionToken: config['s3.session-token'], maxAttempts: 1 });
+    try {
+      const mine = await temp.send(new ListObjectsV2Command({ Bucket: 'lake3', Prefix: 'minio-os/stscat/app/events/' }));
+      expect(mine.KeyCount).toBeGreaterThan(0);
+      await expect(temp.send(new ListObjectsV2Command({ Bucket: 'lake3', Prefix: 'minio-os/stscat/app/' }))).rejects.toMatchObject({ name: 'AccessDenied' });
+    } finally {
+      temp.destroy();
+    }
+  }, 120_000);
 });

@@ -10,6 +10,7 @@ import { namespaceBody } from '../http.ts';
 import { isAzureUri, isUnderRoot } from '../../iceberg/storageUri.ts';
 import { normalizeRootUri } from '../storage.ts';
 import { parseVendedKeyId } from '../../runtime/objectStore.ts';
+import { revokeEpoch } from '../vending.ts';
 
 interface RelocateBody extends WarehouseBody {
   tables?: Array<{ namespace?: unknown; name?: unknown; from?: unknown; to?: unknown; metadata_json?: unknown }>;
@@ -52,7 +53,7 @@ function parseBody(b: WarehouseBody, partial: boolean) {
   const kind = optString(b.kind, 'kind');
   if (kind !== undefined && kind !== 'object_store' && kind !== 's3' && kind !== 'azure') throw badRequest('kind must be object_store, s3 or azure');
   const vending = optString(b.vending, 'vending');
-  if (vending !== undefined && vending !== 'derived' && vending !== 'static' && vending !== 'sas') throw badRequest('vending must be derived, static or sas');
+  if (vending !== undefined && vending !== 'derived' && vending !== 'sts' && vending !== 'static' && vending !== 'sas') throw badRequest('vending must be derived, sts, static or sas');
   // azure: access_key_id is the storage account name, secret_access_key its key; credentials are vended as a SAS.
   if (vending === 'sas' && kind !== 'azure') throw badRequest('vending sas is for kind azure');
   if (kind === 'azure' && vending !== undefined && vending !== 'sas') throw badRequest('an azure warehouse vends credentials as a sas');
@@ -186,9 +187,16 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
     return sendJson(reply, 200, { ...warehouseOut(out.warehouse), tables_moved: out.moved });
   });
 
-  /** Revokes every credential vended for the warehouse so far. */
+  /**
+   * Revokes every credential vended for the warehouse so far by bumping its credential epoch. Derived keys ask the
+   * metastore at every request; an azure SAS is bound to the epoch's stored access policy, which is replaced here (a
+   * failure to reach the account answers 503: the epoch is bumped, the old SAS still works until it expires or the
+   * call is repeated). sts and static credentials are not revocable by the catalog.
+   */
   app.post<{ Params: { name: string } }>('/management/v1/warehouses/:name/revoke-credentials', async (req, reply) => {
     const epoch = await store.bumpCredentialEpoch(ctx.db, req.params.name);
+    const w = await store.getWarehouse(ctx.db, req.params.name);
+    await revokeEpoch(w, ctx.storage.secretOf(w));
     return sendJson(reply, 200, { credential_epoch: epoch });
   });
 

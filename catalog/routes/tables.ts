@@ -87,7 +87,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
     const ns = namespaceParam(req.params.namespace);
     if (!req.body || typeof req.body !== 'object') throw badRequest('CreateTableRequest body is required');
     const loaded = await ctx.tables.create(w, ns, req.body);
-    const vended = wantsVendedCredentials(req.headers[DELEGATION]) ? credentialsFor(w, loaded.metadata!.location) : undefined;
+    const vended = wantsVendedCredentials(req.headers[DELEGATION]) ? await credentialsFor(w, loaded.metadata!.location) : undefined;
     if (loaded.metadataLocation) reply.header('etag', etagOf(loaded.metadataLocation, 'all'));
     return sendLoadResult(reply, loaded, loaded.metadataJson, vended ?? { config: {} });
   });
@@ -104,7 +104,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
       reply.header('etag', etag);
       if (matchesEtag(req.headers['if-none-match'], etag)) return reply.code(304).send();
       const json = snapshots === 'refs' ? onlyRefSnapshots(loaded.metadataJson) : loaded.metadataJson;
-      const vended = wantsVendedCredentials(req.headers[DELEGATION]) ? credentialsFor(w, locationOf(loaded.metadataJson)) : undefined;
+      const vended = wantsVendedCredentials(req.headers[DELEGATION]) ? await credentialsFor(w, locationOf(loaded.metadataJson)) : undefined;
       return sendLoadResult(reply, loaded, json, vended ?? { config: {} });
     },
   );
@@ -145,7 +145,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   app.get<{ Params: TableParams }>('/v1/:prefix/namespaces/:namespace/tables/:table/credentials', async (req, reply) => {
     const w = await store.getWarehouse(ctx.db, req.params.prefix);
     const loaded = await ctx.tables.load(w, { namespace: namespaceParam(req.params.namespace), name: req.params.table });
-    const vended = credentialsFor(w, locationOf(loaded.metadataJson));
+    const vended = await credentialsFor(w, locationOf(loaded.metadataJson));
     return sendJson(reply, 200, { 'storage-credentials': vended['storage-credentials'] });
   });
 

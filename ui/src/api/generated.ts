@@ -684,7 +684,7 @@ export type CreateStorageBackendResponse = {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
-  credential_vending: "derived" | "static" | "sas";
+  credential_vending: "derived" | "sts" | "static" | "sas";
   catalog_count: number;
   created_at: string;
 };
@@ -1392,7 +1392,7 @@ export type GetStorageBackendResponse = {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
-  credential_vending: "derived" | "static" | "sas";
+  credential_vending: "derived" | "sts" | "static" | "sas";
   catalog_count: number;
   created_at: string;
 };
@@ -2018,7 +2018,7 @@ export type ListStorageBackendsResponse = Array<{
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
-  credential_vending: "derived" | "static" | "sas";
+  credential_vending: "derived" | "sts" | "static" | "sas";
   catalog_count: number;
   created_at: string;
 }>;
