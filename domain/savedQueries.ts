@@ -23,16 +23,9 @@ export const SavedQueryOutSchema = Schema.Struct({
 });
 export type SavedQueryOut = typeof SavedQueryOutSchema.Type;
 
-// The row shape at the database boundary.
+// The row shape at the database boundary: the reply's fields, with its times as dates.
 const Row = Schema.Struct({
-  id: Schema.String,
-  workspace_id: Schema.String,
-  name: Schema.String,
-  sql: Schema.String,
-  default_agent_id: Schema.NullOr(Schema.String),
-  catalog: Schema.NullOr(Schema.String),
-  created_by: Schema.NullOr(Schema.String),
-  updated_by: Schema.NullOr(Schema.String),
+  ...SavedQueryOutSchema.fields,
   created_at: Schema.Date,
   updated_at: Schema.Date,
   last_run_at: Schema.NullOr(Schema.Date),
