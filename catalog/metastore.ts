@@ -23,13 +23,15 @@ export interface Warehouse {
   secretAccessKey: string;
   pathStyle: boolean;
   vending: VendingMode;
+  /** sts vending: the IAM role AssumeRole assumes (AWS requires one); null: none sent (MinIO-like stores). */
+  roleArn: string | null;
   /** A storage migration is copying the warehouse: commits are refused. */
   readOnly: boolean;
   credentialEpoch: number;
   createdAt: string;
 }
 
-const warehouseColumns = `name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, read_only, credential_epoch, created_at`;
+const warehouseColumns = `name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, role_arn, read_only, credential_epoch, created_at`;
 
 function toWarehouse(r: any): Warehouse {
   return {
@@ -42,6 +44,7 @@ function toWarehouse(r: any): Warehouse {
     secretAccessKey: r.secret_access_key,
     pathStyle: r.path_style,
     vending: r.vending,
+    roleArn: r.role_arn ?? null,
     readOnly: r.read_only === true,
     credentialEpoch: Number(r.credential_epoch),
     createdAt: new Date(r.created_at).toISOString(),
@@ -53,9 +56,9 @@ export type WarehouseInput = Omit<Warehouse, 'credentialEpoch' | 'createdAt' | '
 export async function insertWarehouse(q: Queryable, w: WarehouseInput): Promise<Warehouse> {
   try {
     const rows = await q.query(
-      `insert into catalog.warehouses (name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning ${warehouseColumns}`,
-      [w.name, w.rootUri, w.kind, w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle, w.vending],
+      `insert into catalog.warehouses (name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, role_arn)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning ${warehouseColumns}`,
+      [w.name, w.rootUri, w.kind, w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle, w.vending, w.roleArn],
     );
     return toWarehouse(rows[0]);
   } catch (e) {
@@ -82,7 +85,7 @@ export async function listWarehouses(q: Queryable): Promise<Warehouse[]> {
 export async function updateWarehouseConnection(
   q: Queryable,
   name: string,
-  patch: Partial<Pick<Warehouse, 'endpoint' | 'region' | 'accessKeyId' | 'secretAccessKey' | 'pathStyle' | 'rootUri' | 'kind' | 'vending'>>,
+  patch: Partial<Pick<Warehouse, 'endpoint' | 'region' | 'accessKeyId' | 'secretAccessKey' | 'pathStyle' | 'rootUri' | 'kind' | 'vending' | 'roleArn'>>,
   opts: { relocating?: boolean } = {},
 ): Promise<Warehouse> {
   const current = await getWarehouse(q, name, true);
@@ -95,9 +98,9 @@ export async function updateWarehouseConnection(
   }
   const rows = await q.query(
     `update catalog.warehouses set root_uri = $2, kind = $3, endpoint = $4, region = $5, access_key_id = $6,
-       secret_access_key = $7, path_style = $8, vending = $9, credential_epoch = credential_epoch + 1
+       secret_access_key = $7, path_style = $8, vending = $9, role_arn = $10, credential_epoch = credential_epoch + 1
      where name = $1 returning ${warehouseColumns}`,
-    [name, next.rootUri, next.kind, next.endpoint, next.region, next.accessKeyId, next.secretAccessKey, next.pathStyle, next.vending],
+    [name, next.rootUri, next.kind, next.endpoint, next.region, next.accessKeyId, next.secretAccessKey, next.pathStyle, next.vending, next.kind === 'azure' ? null : next.roleArn],
   );
   return toWarehouse(rows[0]);
 }

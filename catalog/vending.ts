@@ -6,8 +6,8 @@
 //    recompute them, see runtime/objectStore.ts), living the credential TTL, revocable per key or all keys of a
 //    warehouse at once by bumping its credential epoch;
 //  - sts: an S3-compatible store with STS AssumeRole (AWS, MinIO, Ceph RGW, and Eider's own stores): temporary
-//    credentials (key, secret, `s3.session-token`) from AssumeRole with an inline session policy limited to the
-//    table's prefix (iceberg/stsCredentials.ts), living the credential TTL but at least STS's 900 s. The store enforces them;
+//    credentials (key, secret, `s3.session-token`) from AssumeRole of the warehouse's `role_arn` (AWS requires one;
+//    none is sent without it) with an inline session policy limited to the table's prefix (iceberg/stsCredentials.ts), living the credential TTL but at least STS's 900 s. The store enforces them;
 //    bumping the epoch does not revoke them (the store keeps no list the catalog could change): they expire;
 //  - static: an S3-compatible store that offers neither: the configured keys as they are, neither short-lived,
 //    scoped nor revocable by the catalog (the backend shows `credential_vending: static` so an administrator knows
@@ -118,7 +118,7 @@ export async function vendCredentials(w: Warehouse, secret: string, tableLocatio
   } else if (w.vending === 'sts') {
     let c: StsCredential;
     try {
-      c = await assumeRole({ endpoint: w.endpoint, region: w.region, accessKeyId: w.accessKeyId, secretAccessKey: secret }, sessionPolicy(bucket, prefix), ttlSeconds, `eider-${w.name}`);
+      c = await assumeRole({ endpoint: w.endpoint, region: w.region, accessKeyId: w.accessKeyId, secretAccessKey: secret, roleArn: w.roleArn }, sessionPolicy(bucket, prefix), ttlSeconds, `eider-${w.name}`);
     } catch (e) {
       throw storageFailed(w, 'STS AssumeRole failed', e);
     }

@@ -39,6 +39,8 @@ export interface BackendTarget {
   region: string | null;
   access_key_id: string | null;
   secret_access_key: string | null;
+  /** s3 and object_store: the IAM role STS AssumeRole assumes (AWS requires one; MinIO-like stores take none). */
+  role_arn?: string | null;
 }
 
 /** For azure: `accessKeyId` is the storage account name, `secretAccessKey` its account key, `endpoint` the blob endpoint. */
@@ -131,8 +133,12 @@ export async function probeBackend(b: BackendTarget, config: BackendConfig): Pro
     }
     const back = Buffer.from(await store.get(uri)).toString('utf8');
     if (back !== body) throw new ObjectStoreError('ProbeMismatch', 'the object read back differs from the one written');
-    const vending = c.kind === 'azure' ? 'sas' : (await verifiesDerivedKeys(c, uri)) ? 'derived' : (await vendsStsCredentials(c, uri)) ? 'sts' : 'static';
+    const roleArn = b.role_arn ?? null;
+    const sts = c.kind === 'azure' || (await verifiesDerivedKeys(c, uri)) ? undefined : await vendsStsCredentials(c, uri, roleArn);
     await store.delete(uri);
+    // A role given is a request for sts: a store that cannot assume it answers 422 rather than vend the keys as they are.
+    if (roleArn && sts !== undefined && sts !== true) throw new ObjectStoreError('AssumeRoleFailed', `STS AssumeRole of ${roleArn} gave no usable credentials: ${sts}`);
+    const vending = c.kind === 'azure' ? 'sas' : sts === undefined ? 'derived' : sts === true ? 'sts' : 'static';
     return { vending };
   } catch (e) {
     throw storageUnreachable(b.name, where, e);
@@ -156,19 +162,21 @@ async function verifiesDerivedKeys(c: ResolvedConnection, uri: string): Promise<
 }
 
 /**
- * Whether the store's STS AssumeRole (at the backend's endpoint, signed with its keys) gives temporary credentials
- * that read the probe object under a session policy limited to it. Any failure (no STS, a store that wants a role
- * ARN, credentials the store then refuses) is a no.
+ * Whether the store's STS AssumeRole (at the backend's endpoint, signed with its keys, assuming the backend's
+ * `role_arn` when it has one) gives temporary credentials that read the probe object under a session policy limited
+ * to it: true, or why not (no STS, a store that wants a role ARN the backend lacks, a role the keys may not assume,
+ * credentials the store then refuses) as the store's code and message.
  */
-async function vendsStsCredentials(c: ResolvedConnection, uri: string): Promise<boolean> {
+async function vendsStsCredentials(c: ResolvedConnection, uri: string, roleArn: string | null): Promise<true | string> {
   const { bucket, key } = parseS3Uri(uri);
   let store: BlobStore | undefined;
   try {
-    const cred = await assumeRole({ endpoint: c.endpoint, region: c.region, accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey }, sessionPolicy(bucket, key), 0, 'eider-probe');
+    const cred = await assumeRole({ endpoint: c.endpoint, region: c.region, accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, roleArn }, sessionPolicy(bucket, key), 0, 'eider-probe');
     store = new S3BlobStore({ endpoint: c.endpoint, region: c.region, accessKeyId: cred.accessKeyId, secretAccessKey: cred.secretAccessKey, sessionToken: cred.sessionToken, pathStyle: c.pathStyle, probe: true });
-    return (await store.head(uri)) !== null;
-  } catch {
-    return false;
+    return (await store.head(uri)) !== null ? true : 'the temporary credentials do not find the probe object';
+  } catch (e) {
+    const err = e as { name?: string; Code?: string; message?: string };
+    return `${err.Code ?? err.name ?? 'Error'}: ${(err.message ?? String(e)).split('\n')[0]}`;
   } finally {
     store?.close();
   }

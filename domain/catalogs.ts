@@ -12,6 +12,7 @@ import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
 import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, StorageUriError } from '../iceberg/storageUri.ts';
 import { isSealed } from '../settings/secretBox.ts';
+import { isRoleArn } from '../iceberg/stsCredentials.ts';
 import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type BackendConfig, type BackendTarget, type StorageKind, type VendingMode } from './backendStorage.ts';
 
 export type { StorageKind, VendingMode };
@@ -39,6 +40,8 @@ export interface BackendOut {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  /** The IAM role STS vending assumes (not a secret); null when none. */
+  role_arn: string | null;
   credential_vending: VendingMode;
   catalog_count: number;
   created_at: string;
@@ -55,9 +58,11 @@ export interface BackendInput {
   /** azure: the storage account and its key (the same as access_key_id and secret_access_key). */
   account_name?: string | null;
   account_key?: string | null;
+  /** s3 and object_store: the IAM role the store's STS AssumeRole assumes for `sts` vending (AWS requires one). */
+  role_arn?: string | null;
 }
 
-const BACKEND_COLS = `b.id, b.name, b.kind, b.root_uri, b.endpoint, b.region, b.access_key_id, b.secret_access_key, b.credential_vending, b.created_at`;
+const BACKEND_COLS = `b.id, b.name, b.kind, b.root_uri, b.endpoint, b.region, b.access_key_id, b.secret_access_key, b.role_arn, b.credential_vending, b.created_at`;
 
 // Secrets never leave this module in a response shape: only whether they are set.
 const toBackendOut = (b: BackendRow & { catalog_count?: number }): BackendOut => ({
@@ -68,6 +73,7 @@ const toBackendOut = (b: BackendRow & { catalog_count?: number }): BackendOut =>
   endpoint: b.endpoint,
   region: b.region,
   has_credentials: !!(b.access_key_id && b.secret_access_key),
+  role_arn: b.role_arn ?? null,
   credential_vending: b.credential_vending,
   catalog_count: Number(b.catalog_count ?? 0),
   created_at: b.created_at.toISOString(),
@@ -122,6 +128,9 @@ export async function createBackend(q: Queryable, config: BackendConfig, input: 
   if (input.kind !== 'azure' && (input.account_name || input.account_key)) {
     throw field(input.account_name ? 'account_name' : 'account_key', 'account_name and account_key are for azure backends');
   }
+  const roleArn = input.role_arn?.trim() || null;
+  if (roleArn && input.kind === 'azure') throw field('role_arn', 'role_arn is for s3 and object_store backends (STS AssumeRole); an azure backend vends SAS tokens');
+  if (roleArn && !isRoleArn(roleArn)) throw field('role_arn', 'an IAM role ARN: arn:<partition>:iam::<12-digit account id>:role/<optional path/><role name>');
   const azure = input.kind === 'azure' ? azureCredentials(input, root) : null;
   const accessKeyId = azure ? azure.accessKeyId : input.access_key_id || null;
   const secret = azure ? azure.secret : input.secret_access_key || null;
@@ -148,13 +157,14 @@ export async function createBackend(q: Queryable, config: BackendConfig, input: 
     region: input.region || null,
     access_key_id: accessKeyId,
     secret_access_key: secret ? sealBackendSecret(config, secret) : null,
+    role_arn: roleArn,
   };
   const { vending } = await probeBackend(target, config);
   try {
     const [row] = await q.query<BackendRow>(
-      `insert into storage_backends as b (name, kind, root_uri, endpoint, region, access_key_id, secret_access_key, credential_vending)
-       values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${BACKEND_COLS}`,
-      [target.name, target.kind, root, target.endpoint, target.region, target.access_key_id, target.secret_access_key, vending],
+      `insert into storage_backends as b (name, kind, root_uri, endpoint, region, access_key_id, secret_access_key, credential_vending, role_arn)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning ${BACKEND_COLS}`,
+      [target.name, target.kind, root, target.endpoint, target.region, target.access_key_id, target.secret_access_key, vending, roleArn],
     );
     return toBackendOut(row);
   } catch (e) {
@@ -303,6 +313,7 @@ export function warehouseInputFor(backend: BackendRow, catalogSlug: string, conf
     secret_access_key: c.secretAccessKey,
     path_style: c.pathStyle,
     vending: backend.credential_vending,
+    role_arn: backend.kind === 'azure' ? null : (backend.role_arn ?? null),
   };
 }
 
@@ -374,7 +385,7 @@ async function registerWarehouse(client: CatalogClient, w: WarehouseInput): Prom
     if (!(e instanceof CatalogServiceError) || e.status !== 409) throw e;
     const existing = await client.getWarehouse(w.name);
     if (existing && existing.root_uri === w.root_uri) {
-      await client.updateWarehouse(w.name, { kind: w.kind, endpoint: w.endpoint, region: w.region, access_key_id: w.access_key_id, secret_access_key: w.secret_access_key, path_style: w.path_style, vending: w.vending });
+      await client.updateWarehouse(w.name, { kind: w.kind, endpoint: w.endpoint, region: w.region, access_key_id: w.access_key_id, secret_access_key: w.secret_access_key, path_style: w.path_style, vending: w.vending, role_arn: w.role_arn ?? null });
       return 'adopted';
     }
     throw conflict(`the catalog service already hosts a warehouse named ${w.name} elsewhere (${existing?.root_uri ?? 'unknown root'})`, 'warehouse_exists');
@@ -481,7 +492,8 @@ export async function ensureCatalogWarehouses(db: Queryable, client: CatalogClie
         (have.endpoint ?? null) !== (want.endpoint ?? null) ||
         have.region !== want.region ||
         have.path_style !== want.path_style ||
-        (have.vending !== undefined && have.vending !== want.vending)
+        (have.vending !== undefined && have.vending !== want.vending) ||
+        (have.role_arn !== undefined && (have.role_arn ?? null) !== (want.role_arn ?? null))
       ) {
         const { name: _n, ...settings } = want;
         await client.updateWarehouse(want.name, settings);

@@ -30,12 +30,23 @@ export function sessionPolicy(bucket: string, prefix: string): string {
   });
 }
 
-/** The connection an STS vending warehouse is reached with: its endpoint (AWS's when null), region and keys. */
+/**
+ * An IAM role ARN: `arn:<partition>:iam::<12-digit account>:role/<optional path/><name>` (IAM's role path and name
+ * characters; at most 2048 characters in all, STS's limit on RoleArn).
+ */
+export const ROLE_ARN_PATTERN = /^arn:[a-z][a-z0-9-]{1,31}:iam::\d{12}:role\/(?:[\w+=,.@-]+\/)*[\w+=,.@-]{1,64}$/;
+export const isRoleArn = (v: string) => v.length <= 2048 && ROLE_ARN_PATTERN.test(v);
+
+/**
+ * The connection an STS vending warehouse is reached with: its endpoint (AWS's when null), region and keys, and the
+ * role to assume (AWS STS requires one; MinIO-like stores take none and assume the caller's own identity).
+ */
 export interface StsTarget {
   endpoint: string | null;
   region: string;
   accessKeyId: string;
   secretAccessKey: string;
+  roleArn?: string | null;
 }
 
 export interface StsCredential {
@@ -71,13 +82,14 @@ function stsClientFor(t: StsTarget): STSClient {
 
 /**
  * Temporary credentials from the store's STS AssumeRole, limited by `policy`, living `ttlSeconds` (at least STS's
- * minimum). No RoleArn is sent: MinIO-like stores assume the caller's own identity and take none (a store that needs
- * one, AWS itself, refuses, and its backend is probed to `static`).
+ * minimum). `RoleArn` is the target's role when it has one (the backend's `role_arn`: AWS STS requires it); without
+ * one none is sent: MinIO-like stores assume the caller's own identity and take none (a store that needs one, AWS
+ * itself, refuses, and a backend without `role_arn` there is probed to `static`).
  */
 export async function assumeRole(t: StsTarget, policy: string, ttlSeconds: number, sessionName: string): Promise<StsCredential> {
   const out = await stsClientFor(t).send(
     new AssumeRoleCommand({
-      RoleArn: undefined as unknown as string,
+      RoleArn: (t.roleArn || undefined) as string,
       RoleSessionName: sessionName.replace(/[^\w+=,.@-]/g, '-').slice(0, 64) || 'eider',
       DurationSeconds: Math.max(STS_MIN_DURATION_SECONDS, Math.ceil(ttlSeconds)),
       Policy: policy,

@@ -30,6 +30,8 @@ export interface WarehouseInput {
   path_style: boolean;
   /** How the service vends credentials: derived (Eider's stores), sts (a store's STS AssumeRole), static (the keys as they are), sas (azure). */
   vending: 'derived' | 'sts' | 'static' | 'sas';
+  /** sts: the IAM role AssumeRole assumes (AWS requires one); null clears it. */
+  role_arn?: string | null;
 }
 
 export interface WarehouseInfo {
@@ -40,6 +42,8 @@ export interface WarehouseInfo {
   region: string;
   path_style: boolean;
   vending?: 'derived' | 'sts' | 'static' | 'sas';
+  /** Absent from services older than role_arn. */
+  role_arn?: string | null;
   read_only?: boolean;
   credential_epoch: number;
   created_at: string;

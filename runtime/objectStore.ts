@@ -18,7 +18,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { checkStsRequest, isStsKeyId, isStsRequest, serveSts } from './objectStoreSts.ts';
+import { checkStsRequest, isStsKeyId, isStsRequest, serveSts, type AssumeRoleRequest } from './objectStoreSts.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -108,6 +108,10 @@ export interface ObjectStoreOptions {
   derivedKeys?: boolean;
   /** Whether the STS AssumeRole API and its temporary credentials are served (default true). */
   sts?: boolean;
+  /** AssumeRole without a RoleArn is refused, as AWS STS does (default false: MinIO's way, none needed). */
+  stsRequireRoleArn?: boolean;
+  /** Told of every AssumeRole answered with credentials (its RoleArn, session name, duration, policy; no secret). */
+  onAssumeRole?: (r: AssumeRoleRequest) => void;
 }
 
 export interface ObjectStore {
@@ -271,7 +275,7 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
     const url = new URL(req.url ?? '/', 'http://store.invalid');
     if (req.method === 'OPTIONS') return keyContext.run({ resolve: () => undefined }, () => handler(req, res));
     const sts = opts.sts !== false;
-    if (sts && isStsRequest(req, url)) return serveSts(req, res, url, { rootAccessKey: opts.accessKey, rootSecret: opts.secretKey, signingSecret });
+    if (sts && isStsRequest(req, url)) return serveSts(req, res, url, { rootAccessKey: opts.accessKey, rootSecret: opts.secretKey, signingSecret, requireRoleArn: opts.stsRequireRoleArn, onAssumeRole: opts.onAssumeRole });
     const accessKeyId = requestAccessKeyId(req, url);
     if (!accessKeyId) return refuse(res, 403, 'AccessDenied', 'Anonymous access is not allowed: sign the request.');
     const given = Buffer.from(accessKeyId);

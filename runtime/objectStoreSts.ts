@@ -343,11 +343,36 @@ function sigV4Problem(req: IncomingMessage, url: URL, body: Buffer, rootAccessKe
   return undefined;
 }
 
+/** What an AssumeRole asked for (StsServeOptions.onAssumeRole): no secret, the policy as sent. */
+export interface AssumeRoleRequest {
+  roleArn: string | null;
+  sessionName: string;
+  durationSeconds: number;
+  policy: string | null;
+}
+
+/** An IAM role ARN's shape: `arn:<partition>:iam::<12-digit account>:role/<optional path/><name>`. */
+const ROLE_ARN = /^arn:[a-z][a-z0-9-]{1,31}:iam::\d{12}:role\/(?:[\w+=,.@-]+\/)*[\w+=,.@-]{1,64}$/;
+
+export interface StsServeOptions {
+  rootAccessKey: string;
+  rootSecret: string;
+  signingSecret: string;
+  /**
+   * Refuse an AssumeRole without RoleArn as AWS STS does (ValidationError). By default none is needed, as with
+   * MinIO, which assumes the caller's own identity; a RoleArn given is checked for an IAM role ARN's shape and
+   * otherwise ignored (the store has no roles: the root key's rights, narrowed by the session policy).
+   */
+  requireRoleArn?: boolean;
+  /** Told of every AssumeRole that is answered with credentials (tests observe what a client sent). */
+  onAssumeRole?: (r: AssumeRoleRequest) => void;
+}
+
 /**
  * Serves one STS Query API request: AssumeRole only, signed with the root key. Temporary credentials cannot assume
  * a role (no chaining) and derived keys have no STS.
  */
-export async function serveSts(req: IncomingMessage, res: ServerResponse, url: URL, opts: { rootAccessKey: string; rootSecret: string; signingSecret: string }): Promise<void> {
+export async function serveSts(req: IncomingMessage, res: ServerResponse, url: URL, opts: StsServeOptions): Promise<void> {
   const body = await readBody(req, 64 * 1024);
   if (!body) return stsError(res, 400, 'InvalidParameterValue', 'The request body is larger than 64 KiB.');
   const nowMs = Date.now();
@@ -364,6 +389,13 @@ export async function serveSts(req: IncomingMessage, res: ServerResponse, url: U
   if (!Number.isInteger(duration) || duration < STS_MIN_DURATION || duration > STS_MAX_DURATION) {
     return stsError(res, 400, 'ValidationError', `1 validation error detected: Value at 'durationSeconds' failed to satisfy constraint: Member must have value between ${STS_MIN_DURATION} and ${STS_MAX_DURATION}`);
   }
+  const roleArn = params.get('RoleArn') || null;
+  if (roleArn === null && opts.requireRoleArn) {
+    return stsError(res, 400, 'ValidationError', "1 validation error detected: Value null at 'roleArn' failed to satisfy constraint: Member must not be null");
+  }
+  if (roleArn !== null && (roleArn.length > 2048 || !ROLE_ARN.test(roleArn))) {
+    return stsError(res, 400, 'ValidationError', `${roleArn.slice(0, 100)} is invalid: a RoleArn is arn:<partition>:iam::<account id>:role/<name>`);
+  }
   const sessionName = params.get('RoleSessionName') ?? 'eider';
   if (!/^[\w+=,.@-]{1,64}$/.test(sessionName)) return stsError(res, 400, 'ValidationError', 'RoleSessionName must be 1-64 characters of letters, digits and +=,.@_-');
   let policy: SessionPolicy | null = null;
@@ -379,6 +411,7 @@ export async function serveSts(req: IncomingMessage, res: ServerResponse, url: U
   }
   const expiresAt = Math.floor(nowMs / 1000) + duration;
   const c = issueStsCredentials(opts.signingSecret, { expiresAt, policy, sessionName });
+  opts.onAssumeRole?.({ roleArn, sessionName, durationSeconds: duration, policy: policyText || null });
   const requestId = randomUUID();
   stsReply(
     res,

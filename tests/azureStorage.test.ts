@@ -12,6 +12,7 @@ import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from
 import { startAzurite, type Azurite } from './support/azurite.ts';
 import { fillCatalog, fingerprint, sqlOn, waitMigration } from './support/migrations.ts';
 import { startBridgeAgent } from './support/bridgeAgent.ts';
+import { icebirdRows } from './support/icebergInspect.ts';
 import { freePort } from '../runtime/postgres.ts';
 
 const BOOT = 'test-bootstrap-token-for-azure-storage';
@@ -308,8 +309,23 @@ describe('a SQL session on an azure catalog', () => {
   }, 120_000);
 });
 
+/**
+ * icebird (an independent Iceberg reader) reads every table at its location, with the fingerprint's row count and id
+ * sum: on azure its az:// URLs are served from Azurite's container (tests/support/icebergInspect.ts).
+ */
+async function icebirdAgrees(warehouse: string, fp: Awaited<ReturnType<typeof fingerprint>>) {
+  for (const table of ['events', 'parts', 'evolved']) {
+    const rows = await icebirdRows(t.stack, warehouse, 's', table, undefined, (container, account) => {
+      expect(account ?? az.accountName).toBe(az.accountName);
+      return az.container(container);
+    });
+    expect(rows.length, table).toBe(fp.tables[table].n);
+    expect(rows.reduce((a, r) => a + Number(r.id), 0), table).toBe(fp.tables[table].s);
+  }
+}
+
 describe('a catalog moved bundled → azure → bundled', () => {
-  it('keeps counts, sums, snapshots and time travel on both hops', async () => {
+  it('keeps counts, sums, snapshots and time travel on both hops; icebird reads each table at its azure location', async () => {
     const bundledId = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((b) => b.name === 'bundled')!.id;
     const catalogId = await newCatalog('movecat', bundledId);
     const sql = sqlOn(t, admin, agentId, 'movecat');
@@ -330,15 +346,19 @@ describe('a catalog moved bundled → azure → bundled', () => {
     const table = (await t.req('GET', '/api/workspaces/default/catalogs/movecat/schemas/s/tables/parts', { as: admin })).body;
     expect(table.location).toMatch(new RegExp(`^az://${CONTAINER}/az-main/movecat/s/parts`));
     expect(await fingerprint(t, admin, sql, 'movecat')).toEqual(before);
+    await icebirdAgrees('movecat', before);
     expect((await az.names(CONTAINER, 'az-main/movecat/')).length).toBeGreaterThan(10);
     // writes work on azure after the cutover
     await sql.run(`INSERT INTO s.evolved VALUES (4, 'four', 4.0)`);
     await sql.run('DELETE FROM s.evolved WHERE id = 4');
     const onAzure = await fingerprint(t, admin, sql, 'movecat');
     expect(onAzure.tables.evolved).toMatchObject({ n: before.tables.evolved.n, s: before.tables.evolved.s });
+    // and after a write on azure (a data file and a delete file written there, not copied)
+    await icebirdAgrees('movecat', onAzure);
 
     await migrate(bundledId);
     expect((await t.req('GET', `/api/catalogs/${catalogId}`, { as: admin })).body).toMatchObject({ storage_backend_id: bundledId, root_uri: 's3://warehouse/movecat/' });
     expect(await fingerprint(t, admin, sql, 'movecat')).toEqual(onAzure);
+    await icebirdAgrees('movecat', onAzure);
   }, 420_000);
 });

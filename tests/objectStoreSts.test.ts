@@ -2,7 +2,8 @@
 // official @aws-sdk/client-sts client talks to it. Temporary credentials read and write under the prefix their
 // session policy names and are refused (AccessDenied) everywhere else, after expiry (ExpiredToken) and with a
 // forged token; AssumeRole refuses what it must. A catalog service whose warehouse vends `sts` on a second store
-// (one that verifies no derived key, as a foreign S3-compatible store) hands out such credentials per table.
+// (one that verifies no derived key, as a foreign S3-compatible store) hands out such credentials per table, sending
+// the warehouse's role_arn as RoleArn (seen at the store); a store set to want a RoleArn (as AWS STS) refuses without.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { startObjectStore, type ObjectStore } from '../runtime/objectStore.ts';
-import { issueStsCredentials, parseSessionPolicy, policyAllows } from '../runtime/objectStoreSts.ts';
+import { issueStsCredentials, parseSessionPolicy, policyAllows, type AssumeRoleRequest } from '../runtime/objectStoreSts.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 import { sessionPolicy } from '../iceberg/stsCredentials.ts';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
@@ -22,11 +23,14 @@ let dir: string;
 let store: ObjectStore;
 let root: S3Client;
 const clients: Array<{ destroy(): void }> = [];
+/** Every AssumeRole the store answered (its RoleArn, session name, duration, policy). */
+const assumed: AssumeRoleRequest[] = [];
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/eider-vending';
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'eider-sts-'));
   // As a foreign S3-compatible store: the root key and STS, no derived keys.
-  store = await startObjectStore({ dir, port: 0, bucket: BUCKET, ...ROOT, derivedKeys: false });
+  store = await startObjectStore({ dir, port: 0, bucket: BUCKET, ...ROOT, derivedKeys: false, onAssumeRole: (r) => assumed.push(r) });
   root = makeS3Client({ endpoint: store.endpoint, accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey });
   clients.push(root);
 });
@@ -119,6 +123,26 @@ describe('the object store\'s STS AssumeRole', () => {
     expect(await (await full.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'wh/t2/metadata/v1.json' }))).Body!.transformToString()).toBe('two');
   });
 
+  it('takes a RoleArn of an IAM role\'s shape (and ignores it, as MinIO does); set to want one, refuses without it as AWS STS does', async () => {
+    assumed.length = 0;
+    const out = await sts().send(new AssumeRoleCommand({ RoleArn: ROLE_ARN, RoleSessionName: 'with-role', DurationSeconds: 900 }));
+    expect(out.Credentials?.SessionToken).toBeTruthy();
+    expect(assumed).toEqual([{ roleArn: ROLE_ARN, sessionName: 'with-role', durationSeconds: 900, policy: null }]);
+    await expect(sts().send(new AssumeRoleCommand({ RoleArn: 'arn:aws:iam::1:user/x', RoleSessionName: 's' }))).rejects.toMatchObject({ name: 'ValidationError' });
+
+    const awsDir = mkdtempSync(join(tmpdir(), 'eider-sts-aws-'));
+    const aws = await startObjectStore({ dir: awsDir, port: 0, bucket: BUCKET, ...ROOT, derivedKeys: false, stsRequireRoleArn: true });
+    const client = new STSClient({ endpoint: aws.endpoint, region: 'us-east-1', maxAttempts: 1, credentials: { accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey } });
+    try {
+      await expect(client.send(new AssumeRoleCommand({ RoleArn: undefined as unknown as string, RoleSessionName: 's' }))).rejects.toMatchObject({ name: 'ValidationError', message: expect.stringContaining('roleArn') });
+      expect((await client.send(new AssumeRoleCommand({ RoleArn: ROLE_ARN, RoleSessionName: 's' }))).Credentials?.AccessKeyId).toMatch(/^EIDS/);
+    } finally {
+      client.destroy();
+      await aws.close();
+      rmSync(awsDir, { recursive: true, force: true });
+    }
+  });
+
   it('evaluates Allow and Deny with wildcards and string conditions', () => {
     const p = parseSessionPolicy(JSON.stringify({
       Version: '2012-10-17',
@@ -207,5 +231,32 @@ describe('a catalog warehouse vending sts', () => {
     const bad = await stack.request('POST', '/management/v1/warehouses', { name: 'stsx', root_uri: `s3://${BUCKET}/x/`, access_key_id: 'a', secret_access_key: 'b', vending: 'magic' });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ type: 'BadRequestException', message: expect.stringContaining('derived, sts, static or sas') });
+  });
+
+  it('a warehouse\'s role_arn: shown back, sent as RoleArn with every vend, cleared with null; refused when malformed or on azure', async () => {
+    const wh = await stack.request('POST', '/management/v1/warehouses', {
+      name: 'stsrole', root_uri: `s3://${BUCKET}/stsrole/`, endpoint: store.endpoint, region: 'us-east-1',
+      access_key_id: ROOT.accessKey, secret_access_key: ROOT.secretKey, path_style: true, vending: 'sts', role_arn: ROLE_ARN,
+    });
+    expect(wh.status).toBe(201);
+    expect(wh.body).toMatchObject({ vending: 'sts', role_arn: ROLE_ARN });
+    await stack.request('POST', '/v1/stsrole/namespaces', { namespace: ['db'] });
+    await stack.request('POST', '/v1/stsrole/namespaces/db/tables', { name: 't', schema: { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] } });
+    assumed.length = 0;
+    expect((await stack.request('GET', '/v1/stsrole/namespaces/db/tables/t', undefined, VENDED)).status).toBe(200);
+    expect(assumed).toEqual([expect.objectContaining({ roleArn: ROLE_ARN, sessionName: 'eider-stsrole', policy: expect.stringContaining('stsrole/db/t') })]);
+
+    const bad = await stack.request('PUT', '/management/v1/warehouses/stsrole', { role_arn: 'arn:aws:iam::123:role/x' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ type: 'BadRequestException', message: expect.stringContaining('role_arn') });
+    const az = await stack.request('POST', '/management/v1/warehouses', { name: 'azrole', kind: 'azure', root_uri: 'az://c/x/', access_key_id: 'acct', secret_access_key: 'a2V5', role_arn: ROLE_ARN });
+    expect(az.status).toBe(400);
+
+    const cleared = await stack.request('PUT', '/management/v1/warehouses/stsrole', { role_arn: null });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body.role_arn).toBeNull();
+    assumed.length = 0;
+    expect((await stack.request('GET', '/v1/stsrole/namespaces/db/tables/t', undefined, VENDED)).status).toBe(200);
+    expect(assumed).toEqual([expect.objectContaining({ roleArn: null, sessionName: 'eider-stsrole' })]);
   });
 });

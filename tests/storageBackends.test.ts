@@ -4,12 +4,15 @@
 // agent's reads and writes with vended, prefix-scoped keys, and a session's staging URLs signed for that store.
 // A foreign-like store (one that verifies no derived key but offers STS AssumeRole, as MinIO does) is probed to
 // `sts` and serves the agent with temporary credentials under a session policy; one without STS falls back to static.
+// An AWS-like store (STS that refuses AssumeRole without a RoleArn) is probed to `sts` only with the backend's
+// `role_arn`, which the probe and every table load send as RoleArn (observed at the store's AssumeRole).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { startObjectStore, type ObjectStore } from '../runtime/objectStore.ts';
+import type { AssumeRoleRequest } from '../runtime/objectStoreSts.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
 import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
@@ -28,12 +31,25 @@ let foreignDir: string;
 let minio: ObjectStore;
 let plain: ObjectStore;
 let minioS3: S3Client;
+/** AWS-like: STS that wants a RoleArn; every AssumeRole it answers is recorded. */
+let awsLike: ObjectStore;
+const assumed: AssumeRoleRequest[] = [];
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/eider/lake-access';
 
 beforeAll(async () => {
   lake = await startExtraStore({ bucket: 'lake2' });
   foreignDir = mkdtempSync(join(tmpdir(), 'eider-foreign-'));
   minio = await startObjectStore({ dir: join(foreignDir, 'minio'), port: 0, bucket: 'lake3', ...FOREIGN, derivedKeys: false });
   plain = await startObjectStore({ dir: join(foreignDir, 'plain'), port: 0, bucket: 'lake4', ...FOREIGN, derivedKeys: false, sts: false });
+  awsLike = await startObjectStore({
+    dir: join(foreignDir, 'aws'),
+    port: 0,
+    bucket: 'lake5',
+    ...FOREIGN,
+    derivedKeys: false,
+    stsRequireRoleArn: true,
+    onAssumeRole: (r) => assumed.push(r),
+  });
   minioS3 = makeS3Client({ endpoint: minio.endpoint, accessKeyId: FOREIGN.accessKey, secretAccessKey: FOREIGN.secretKey });
   t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, SQL_SESSIONS_ENABLED: 'true' });
   admin = await setupAdmin(t);
@@ -48,6 +64,7 @@ afterAll(async () => {
   minioS3?.destroy();
   await minio?.close();
   await plain?.close();
+  await awsLike?.close();
   if (foreignDir) rmSync(foreignDir, { recursive: true, force: true });
 });
 
@@ -211,5 +228,74 @@ describe('a catalog on a foreign-like S3 store with STS (MinIO-like: no derived 
     } finally {
       temp.destroy();
     }
+  }, 120_000);
+});
+
+describe('role_arn: STS that requires a role (AWS-like)', () => {
+  const onAws = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    kind: 's3',
+    root_uri: `s3://lake5/${name}/`,
+    endpoint: awsLike.endpoint,
+    access_key_id: FOREIGN.accessKey,
+    secret_access_key: FOREIGN.secretKey,
+    ...extra,
+  });
+
+  it('refuses a role_arn that is no IAM role ARN, one on azure, and one the store cannot assume, each 422 naming the field', async () => {
+    for (const bad of ['arn:aws:iam::12345:role/x', 'arn:aws:s3:::bucket', 'arn:aws:iam::123456789012:user/x', 'role/x']) {
+      const r = await createBackend(onAws('aws-bad', { role_arn: bad }));
+      expect(r.status, r.text).toBe(422);
+      expect(r.body).toMatchObject({ error: 'unprocessable_content', details: { fields: [{ field: 'role_arn' }] } });
+    }
+    const az = await createBackend({ name: 'az-role', kind: 'azure', root_uri: 'az://lake/x/', account_name: 'devstoreaccount1', account_key: 'a2V5', role_arn: ROLE_ARN });
+    expect(az.status, az.text).toBe(422);
+    expect(az.body).toMatchObject({ error: 'unprocessable_content', details: { fields: [{ field: 'role_arn' }] } });
+    // a role given asks for sts: a store without STS is refused rather than vended its keys as they are
+    const noSts = await createBackend({ ...onAws('plain-role'), root_uri: 's3://lake4/plain-role/', endpoint: plain.endpoint, role_arn: ROLE_ARN });
+    expect(noSts.status, noSts.text).toBe(422);
+    expect(noSts.body).toMatchObject({ error: 'storage_unreachable', details: { store_code: 'AssumeRoleFailed' } });
+    expect(noSts.text).not.toContain(FOREIGN.secretKey);
+    const names = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as { name: string }[]).map((b) => b.name);
+    expect(names).not.toContain('aws-bad');
+    expect(names).not.toContain('plain-role');
+  });
+
+  it('without role_arn the store refuses AssumeRole (static); with it the probe assumes the role (sts) and the backend shows it', async () => {
+    const without = await createBackend(onAws('aws-norole'));
+    expect(without.status, without.text).toBe(201);
+    expect(without.body).toMatchObject({ credential_vending: 'static', role_arn: null });
+
+    assumed.length = 0;
+    const r = await createBackend(onAws('aws-s3', { role_arn: ROLE_ARN }));
+    expect(r.status, r.text).toBe(201);
+    expect(r.body).toMatchObject({ kind: 's3', role_arn: ROLE_ARN, credential_vending: 'sts', has_credentials: true });
+    expect(r.text).not.toContain(FOREIGN.secretKey);
+    expect(assumed).toEqual([expect.objectContaining({ roleArn: ROLE_ARN, sessionName: 'eider-probe' })]);
+    expect((await t.req('GET', `/api/admin/storage-backends/${r.body.id}`, { as: admin })).body).toMatchObject({ role_arn: ROLE_ARN });
+  });
+
+  it('a catalog on it vends STS credentials for the role: the warehouse holds it, every table load sends it as RoleArn', async () => {
+    const id = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((b) => b.name === 'aws-s3')!.id;
+    const c = await t.req('POST', '/api/catalogs', { as: admin, body: { slug: 'awscat', storage_backend_id: id } });
+    expect(c.status, c.text).toBe(201);
+    expect((await t.req('PUT', '/api/workspaces/default/catalogs/awscat', { as: admin, body: { make_default: false } })).status).toBe(201);
+    const [wh] = await t.database.db.query<{ vending: string; role_arn: string }>(`select vending, role_arn from catalog.warehouses where name = 'awscat'`);
+    expect(wh).toEqual({ vending: 'sts', role_arn: ROLE_ARN });
+
+    assumed.length = 0;
+    await run('CREATE SCHEMA app', 'awscat');
+    await run('CREATE TABLE app.events (id BIGINT)', 'awscat');
+    await run('INSERT INTO app.events SELECT range FROM range(10)', 'awscat');
+    const q = await run('SELECT count(*)::INTEGER AS n, sum(id)::BIGINT AS s FROM awscat.app.events');
+    expect((await t.req('GET', `/api/queries/${q.id}/rows`, { as: admin })).body.rows).toEqual([{ n: 10, s: 45 }]);
+    expect(assumed.length).toBeGreaterThan(0);
+    expect(assumed.every((a) => a.roleArn === ROLE_ARN && a.sessionName === 'eider-awscat')).toBe(true);
+    expect(assumed.every((a) => a.policy?.includes('awscat/app/events/'))).toBe(true);
+
+    const res = await t.stack.request('GET', '/v1/awscat/namespaces/app/tables/events', undefined, { 'x-iceberg-access-delegation': 'vended-credentials' });
+    expect(res.status).toBe(200);
+    expect(res.body.config['s3.session-token']).toBeTruthy();
+    expect(assumed.at(-1)).toMatchObject({ roleArn: ROLE_ARN, sessionName: 'eider-awscat' });
   }, 120_000);
 });

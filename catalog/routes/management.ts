@@ -11,6 +11,7 @@ import { isAzureUri, isUnderRoot } from '../../iceberg/storageUri.ts';
 import { normalizeRootUri } from '../storage.ts';
 import { parseVendedKeyId } from '../../runtime/objectStore.ts';
 import { revokeEpoch } from '../vending.ts';
+import { isRoleArn } from '../../iceberg/stsCredentials.ts';
 
 interface RelocateBody extends WarehouseBody {
   tables?: Array<{ namespace?: unknown; name?: unknown; from?: unknown; to?: unknown; metadata_json?: unknown }>;
@@ -26,6 +27,7 @@ interface WarehouseBody {
   secret_access_key?: unknown;
   path_style?: unknown;
   vending?: unknown;
+  role_arn?: unknown;
 }
 
 export function warehouseOut(w: Warehouse) {
@@ -37,6 +39,7 @@ export function warehouseOut(w: Warehouse) {
     region: w.region,
     path_style: w.pathStyle,
     vending: w.vending,
+    role_arn: w.roleArn,
     read_only: w.readOnly,
     credential_epoch: w.credentialEpoch,
     created_at: w.createdAt,
@@ -67,6 +70,10 @@ function parseBody(b: WarehouseBody, partial: boolean) {
     throw badRequest('root_uri, access_key_id and secret_access_key are required');
   }
   if (b.path_style !== undefined && typeof b.path_style !== 'boolean') throw badRequest('path_style must be a boolean');
+  // undefined: unchanged (on an update); null or '': none.
+  const roleArn = b.role_arn === undefined ? undefined : (optString(b.role_arn, 'role_arn') ?? null);
+  if (roleArn && !isRoleArn(roleArn)) throw badRequest('role_arn must be an IAM role ARN: arn:<partition>:iam::<12-digit account id>:role/<path/name>');
+  if (roleArn && kind === 'azure') throw badRequest('role_arn is for STS vending; an azure warehouse vends a sas');
   return {
     rootUri: rootUri === undefined ? undefined : normalizeRootUri(rootUri),
     kind: kind as WarehouseKind | undefined,
@@ -76,6 +83,7 @@ function parseBody(b: WarehouseBody, partial: boolean) {
     secretAccessKey,
     pathStyle: b.path_style as boolean | undefined,
     vending: vending as VendingMode | undefined,
+    roleArn,
   };
 }
 
@@ -103,6 +111,7 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
       secretAccessKey: ctx.storage.seal(p.secretAccessKey!),
       pathStyle: p.pathStyle ?? true,
       vending: p.vending ?? defaultVending(kind),
+      roleArn: p.roleArn ?? null,
     });
     return sendJson(reply, 201, warehouseOut(w));
   });
@@ -181,6 +190,7 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
         secretAccessKey: ctx.storage.seal(p.secretAccessKey!),
         pathStyle: p.pathStyle ?? w.pathStyle,
         vending: p.vending ?? defaultVending(p.kind ?? w.kind),
+        roleArn: p.roleArn ?? null,
       }, { relocating: true });
       return { warehouse: await store.setWarehouseReadOnly(q, next.name, false), moved: tables.length };
     });

@@ -14,6 +14,7 @@ export const StorageBackendOut = Schema.Struct({
   endpoint: Schema.NullOr(Schema.String),
   region: Schema.NullOr(Schema.String),
   has_credentials: Schema.Boolean,
+  role_arn: Schema.NullOr(Schema.String),
   credential_vending: Schema.Literals(catalogs.VENDING_MODES),
   catalog_count: Schema.Finite,
   created_at: Schema.String,
@@ -51,6 +52,8 @@ export const storageRoutes = [
       secret_access_key: OptionalText(1024),
       account_name: OptionalText(64),
       account_key: OptionalText(1024),
+      // s3 and object_store: the IAM role STS AssumeRole assumes for sts vending (AWS STS requires one); 422 for azure.
+      role_arn: OptionalText(2048),
     }),
     // 422 storage_unreachable: the probe (put, read, delete one object under the root) failed, with the store's message.
     // 422 storage_credentials_missing: nothing to reach the store with (an azure backend always needs its account key).

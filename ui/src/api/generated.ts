@@ -684,6 +684,7 @@ export type CreateStorageBackendResponse = {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  role_arn: string | null;
   credential_vending: "derived" | "sts" | "static" | "sas";
   catalog_count: number;
   created_at: string;
@@ -698,6 +699,7 @@ export type CreateStorageBackendBody = {
   secret_access_key?: string | null;
   account_name?: string | null;
   account_key?: string | null;
+  role_arn?: string | null;
 };
 
 /** POST /api/admin/users: Create a local user */
@@ -1392,6 +1394,7 @@ export type GetStorageBackendResponse = {
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  role_arn: string | null;
   credential_vending: "derived" | "sts" | "static" | "sas";
   catalog_count: number;
   created_at: string;
@@ -2018,6 +2021,7 @@ export type ListStorageBackendsResponse = Array<{
   endpoint: string | null;
   region: string | null;
   has_credentials: boolean;
+  role_arn: string | null;
   credential_vending: "derived" | "sts" | "static" | "sas";
   catalog_count: number;
   created_at: string;
