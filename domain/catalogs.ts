@@ -2,6 +2,7 @@
 // service, named by the catalog slug and rooted at `{backend root_uri}{slug}/` (I4: every table location derives
 // from the backend root). Only the binding and the attachments live in our database; the structure inside a
 // catalog lives in the catalog service (I3).
+import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
 import { DbError, isUniqueViolation } from '../runtime/db.ts';
 import type { Config } from '../runtime/config.ts';
@@ -18,7 +19,8 @@ import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type 
 export type { StorageKind, VendingMode };
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
 export const VENDING_MODES: readonly VendingMode[] = ['derived', 'sts', 'static', 'sas'];
-export type AccessMode = 'full' | 'scoped';
+export const ACCESS_MODES = ['full', 'scoped'] as const;
+export type AccessMode = (typeof ACCESS_MODES)[number];
 
 /** The catalog-service settings a warehouse needs beyond what a backend row holds. */
 export type WarehouseConfig = BackendConfig;
@@ -32,20 +34,22 @@ export interface BackendRow extends BackendTarget {
   created_at: Date;
 }
 
-export interface BackendOut {
-  id: string;
-  name: string;
-  kind: StorageKind;
-  root_uri: string;
-  endpoint: string | null;
-  region: string | null;
-  has_credentials: boolean;
+/** A storage backend as every route answers it (secrets never shown: only has_credentials). */
+export const BackendOutSchema = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  kind: Schema.Literals(STORAGE_KINDS),
+  root_uri: Schema.String,
+  endpoint: Schema.NullOr(Schema.String),
+  region: Schema.NullOr(Schema.String),
+  has_credentials: Schema.Boolean,
   /** The IAM role STS vending assumes (not a secret); null when none. */
-  role_arn: string | null;
-  credential_vending: VendingMode;
-  catalog_count: number;
-  created_at: string;
-}
+  role_arn: Schema.NullOr(Schema.String),
+  credential_vending: Schema.Literals(VENDING_MODES),
+  catalog_count: Schema.Finite,
+  created_at: Schema.String,
+});
+export type BackendOut = typeof BackendOutSchema.Type;
 
 export interface BackendInput {
   name: string;
@@ -246,20 +250,25 @@ export interface CatalogRow {
   created_at: Date;
 }
 
-export interface CatalogOut {
-  id: string;
-  slug: string;
-  storage_backend_id: string;
-  storage_kind: StorageKind;
-  root_uri: string;
-  created_by: string | null;
-  created_at: string;
-}
+/** A catalog as every route answers it: its warehouse root is the backend root plus the slug. */
+export const CatalogOutSchema = Schema.Struct({
+  id: Schema.String,
+  slug: Schema.String,
+  storage_backend_id: Schema.String,
+  storage_kind: Schema.Literals(STORAGE_KINDS),
+  root_uri: Schema.String,
+  created_by: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+});
+export type CatalogOut = typeof CatalogOutSchema.Type;
 
-export interface WorkspaceCatalogOut extends CatalogOut {
-  is_default: boolean;
-  access_mode: AccessMode;
-}
+/** A catalog as one workspace sees it: whether it is the default, and the attachment's access mode. */
+export const WorkspaceCatalogOutSchema = Schema.Struct({
+  ...CatalogOutSchema.fields,
+  is_default: Schema.Boolean,
+  access_mode: Schema.Literals(ACCESS_MODES),
+});
+export type WorkspaceCatalogOut = typeof WorkspaceCatalogOutSchema.Type;
 
 /** An attached catalog as seen from one workspace. */
 export interface AttachedCatalog extends CatalogRow {

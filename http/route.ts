@@ -144,8 +144,9 @@ export const Limit = Schema.optionalKey(
 );
 export const Cursor = Schema.optionalKey(Schema.String);
 export const PageQuery = Schema.Struct({ limit: Limit, cursor: Cursor });
-export const pageOfSchema = (item: Schema.Top) =>
-  Schema.Struct({ items: Schema.Array(item as any), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
+/** A page of a listing: its items, the cursor of the next page (null on the last) and whether there is one. */
+export const pageOfSchema = <S extends Schema.Top>(item: S) =>
+  Schema.Struct({ items: Schema.Array(item), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 export const ErrorEnvelope = Schema.Struct({
   error: Schema.String,
   message: Schema.String,

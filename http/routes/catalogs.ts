@@ -12,22 +12,6 @@ import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { storageRoutes } from './storage.ts';
 import { catalogTableRoutes, NameSchema } from './catalogTables.ts';
 
-const CatalogFields = {
-  id: Schema.String,
-  slug: Schema.String,
-  storage_backend_id: Schema.String,
-  storage_kind: Schema.Literals(catalogs.STORAGE_KINDS),
-  root_uri: Schema.String,
-  created_by: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-};
-export const CatalogOut = Schema.Struct(CatalogFields);
-export const WorkspaceCatalogOut = Schema.Struct({
-  ...CatalogFields,
-  is_default: Schema.Boolean,
-  access_mode: Schema.Literals(['full', 'scoped']),
-});
-
 const CatalogIdParams = Schema.Struct({ catalog_id: Schema.String });
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const WsCatalogParams = Schema.Struct({ workspace: Schema.String, catalog: Schema.String });
@@ -41,7 +25,7 @@ const catalogOwnRoutes = [
     summary: 'Catalogs: all of them for catalog managers, else those attached to your workspaces or made by you',
     tags: ['catalogs'],
     access: { kind: 'authenticated' },
-    responses: { 200: Schema.Array(CatalogOut) },
+    responses: { 200: Schema.Array(catalogs.CatalogOutSchema) },
     handler: async ({ ctx, principal }) => ({ status: 200, body: await catalogs.listCatalogs(ctx.db, principal) }),
   }),
   route({
@@ -52,7 +36,7 @@ const catalogOwnRoutes = [
     tags: ['catalogs'],
     access: { kind: 'authenticated' },
     params: CatalogIdParams,
-    responses: { 200: CatalogOut, 404: null },
+    responses: { 200: catalogs.CatalogOutSchema, 404: null },
     handler: async ({ ctx, principal, params }) => ({ status: 200, body: await catalogs.getVisibleCatalog(ctx.db, principal, params.catalog_id) }),
   }),
   route({
@@ -66,7 +50,7 @@ const catalogOwnRoutes = [
       slug: Schema.String.check(Schema.isPattern(new RegExp(SLUG_PATTERN))),
       storage_backend_id: Schema.String,
     }),
-    responses: { 201: CatalogOut, 409: null, 422: null, 503: null },
+    responses: { 201: catalogs.CatalogOutSchema, 409: null, 422: null, 503: null },
     handler: async ({ ctx, req, principal, body }) => {
       const client = catalogClientOf(ctx);
       const out = await viaCatalog('catalog', () =>
@@ -112,7 +96,7 @@ const catalogOwnRoutes = [
     tags: ['catalogs'],
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
-    responses: { 200: Schema.Array(WorkspaceCatalogOut) },
+    responses: { 200: Schema.Array(catalogs.WorkspaceCatalogOutSchema) },
     handler: async ({ ctx, ws }) => ({ status: 200, body: await catalogs.listWorkspaceCatalogs(ctx.db, ws!.workspace.id) }),
   }),
   route({
@@ -125,9 +109,9 @@ const catalogOwnRoutes = [
     params: WsCatalogParams,
     body: Schema.Struct({
       make_default: Schema.Boolean,
-      access_mode: Schema.optionalKey(Schema.Literals(['full', 'scoped'])),
+      access_mode: Schema.optionalKey(Schema.Literals(catalogs.ACCESS_MODES)),
     }),
-    responses: { 200: WorkspaceCatalogOut, 201: WorkspaceCatalogOut, 403: null, 404: null },
+    responses: { 200: catalogs.WorkspaceCatalogOutSchema, 201: catalogs.WorkspaceCatalogOutSchema, 403: null, 404: null },
     handler: async ({ ctx, req, principal, ws, params, body }) => {
       const r = await audited(
         ctx,

@@ -2,7 +2,7 @@
 // writers save, schedule and fire. An agent named for work needs the use tier, checked when it is named and again
 // at every fire (as the schedule's creator).
 import { Schema } from 'effect';
-import { route, Limit, Uuid } from '../route.ts';
+import { route, Limit, pageOfSchema, Uuid } from '../route.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { unprocessable } from '../../domain/errors.ts';
@@ -19,7 +19,6 @@ const ScheduleParams = Schema.Struct({ workspace: Schema.String, schedule_id: Sc
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
 const Sql = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_000));
 const PageQuery = Schema.Struct({ cursor: Schema.optionalKey(Schema.String), limit: Limit });
-const page = (item: Schema.Top) => Schema.Struct({ items: Schema.Array(item as any), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
 
 /** An agent named for work: the use tier (403 agent_forbidden, 404 without any). */
 const checkAgent = (ctx: AppContext, p: Principal, ws: WorkspaceAccess, agentId: string | null | undefined) =>
@@ -66,7 +65,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
     query: PageQuery,
-    responses: { 200: page(saved.SavedQueryOutSchema) },
+    responses: { 200: pageOfSchema(saved.SavedQueryOutSchema) },
     handler: async ({ ctx, ws, query }) => ({ status: 200, body: await saved.listSavedQueries(ctx.db, ws!.workspace.id, { cursor: query.cursor, limit: query.limit ?? 100 }) }),
   }),
   route({
@@ -206,7 +205,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: ScheduleParams,
     query: PageQuery,
-    responses: { 200: page(schedules.RunOutSchema), 404: null },
+    responses: { 200: pageOfSchema(schedules.RunOutSchema), 404: null },
     handler: async ({ ctx, ws, params, query }) => {
       await schedules.getSchedule(ctx.db, ws!.workspace.id, params.schedule_id);
       return { status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id, scheduleId: params.schedule_id }, { cursor: query.cursor, limit: query.limit ?? 100 }) };
@@ -221,7 +220,7 @@ export const scheduleRoutes = [
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
     query: PageQuery,
-    responses: { 200: page(schedules.RunOutSchema) },
+    responses: { 200: pageOfSchema(schedules.RunOutSchema) },
     handler: async ({ ctx, ws, query }) => ({ status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id }, { cursor: query.cursor, limit: query.limit ?? 100 }) }),
   }),
 ];

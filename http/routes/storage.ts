@@ -6,20 +6,6 @@ import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
-export const StorageBackendOut = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  kind: Schema.Literals(catalogs.STORAGE_KINDS),
-  root_uri: Schema.String,
-  endpoint: Schema.NullOr(Schema.String),
-  region: Schema.NullOr(Schema.String),
-  has_credentials: Schema.Boolean,
-  role_arn: Schema.NullOr(Schema.String),
-  credential_vending: Schema.Literals(catalogs.VENDING_MODES),
-  catalog_count: Schema.Finite,
-  created_at: Schema.String,
-});
-
 const Text = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max));
 const OptionalText = (max: number) => Schema.optionalKey(Schema.NullOr(Text(max)));
 const BackendParams = Schema.Struct({ storage_backend_id: Schema.String });
@@ -32,7 +18,7 @@ export const storageRoutes = [
     summary: 'Every storage backend (secrets never shown)',
     tags: ['catalogs'],
     access: { kind: 'admin' },
-    responses: { 200: Schema.Array(StorageBackendOut) },
+    responses: { 200: Schema.Array(catalogs.BackendOutSchema) },
     handler: async ({ ctx }) => ({ status: 200, body: await catalogs.listBackends(ctx.db) }),
   }),
   route({
@@ -57,7 +43,7 @@ export const storageRoutes = [
     }),
     // 422 storage_unreachable: the probe (put, read, delete one object under the root) failed, with the store's message.
     // 422 storage_credentials_missing: nothing to reach the store with (an azure backend always needs its account key).
-    responses: { 201: StorageBackendOut, 409: null, 422: null },
+    responses: { 201: catalogs.BackendOutSchema, 409: null, 422: null },
     handler: async ({ ctx, req, principal, body }) => {
       // The credentials themselves never go in the row: only whether some were given.
       const b = await audited(
@@ -77,7 +63,7 @@ export const storageRoutes = [
     tags: ['catalogs'],
     access: { kind: 'admin' },
     params: BackendParams,
-    responses: { 200: StorageBackendOut, 404: null },
+    responses: { 200: catalogs.BackendOutSchema, 404: null },
     handler: async ({ ctx, params }) => ({ status: 200, body: await catalogs.getBackend(ctx.db, params.storage_backend_id) }),
   }),
   route({
