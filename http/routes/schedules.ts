@@ -2,7 +2,7 @@
 // writers save, schedule and fire. An agent named for work needs the use tier, checked when it is named and again
 // at every fire (as the schedule's creator).
 import { Schema } from 'effect';
-import { route, Limit, pageOfSchema, Uuid } from '../route.ts';
+import { route, PageQuery, pageOfSchema, Uuid } from '../route.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { unprocessable } from '../../domain/errors.ts';
@@ -18,7 +18,6 @@ const SavedParams = Schema.Struct({ workspace: Schema.String, saved_query_id: Sc
 const ScheduleParams = Schema.Struct({ workspace: Schema.String, schedule_id: Schema.String });
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
 const Sql = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_000));
-const PageQuery = Schema.Struct({ cursor: Schema.optionalKey(Schema.String), limit: Limit });
 
 /** An agent named for work: the use tier (403 agent_forbidden, 404 without any). */
 const checkAgent = (ctx: AppContext, p: Principal, ws: WorkspaceAccess, agentId: string | null | undefined) =>
