@@ -6,6 +6,9 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // expect.poll's own default (1 s) is shorter than a browser or an agent may take on a loaded 2-core CI machine;
+    // a poll that is given its own timeout keeps it.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default', './tests/support/summaryReporter.ts'],

@@ -16,82 +16,48 @@ import {
   type AgentFrame,
   type ServiceFrame,
 } from '../protocol/index.ts';
+import { Arrivals, FrameInbox } from './support/frames.ts';
 
 const BOOTSTRAP = 'bootstrap-secret-b7f3';
 const SESSION = 'session-secret-9c21';
 const AGENT_ID = randomUUID();
 
+/** One connection of the agent: the frames it sent (decoded and validated), and those that did not decode. */
 class Connection {
-  readonly frames: AgentFrame[] = [];
   readonly invalid: string[] = [];
-  #waiters: Array<() => void> = [];
   readonly socket: WebSocket;
-  closed = false;
+  readonly #inbox = new FrameInbox<AgentFrame>(15_000);
   constructor(socket: WebSocket) {
     this.socket = socket;
     socket.on('message', (data) => {
       const decoded = decodeAgentFrame(data.toString());
-      if (decoded.ok) this.frames.push(decoded.frame);
+      if (decoded.ok) this.#inbox.push(decoded.frame);
       else this.invalid.push(`${decoded.error.code}: ${decoded.error.message}`);
-      for (const w of this.#waiters.splice(0)) w();
     });
-    socket.on('close', () => {
-      this.closed = true;
-      for (const w of this.#waiters.splice(0)) w();
-    });
+    socket.on('close', (code) => this.#inbox.end(`the agent's socket closed (${code})`));
   }
   send(frame: ServiceFrame): void {
     const encoded = encodeServiceFrame(frame);
     if (!encoded.ok) throw new Error(encoded.error.message);
     this.socket.send(encoded.text);
   }
-  async next<T extends AgentFrame['type']>(type: T, where: (f: Extract<AgentFrame, { type: T }>) => boolean = () => true, timeoutMs = 15_000): Promise<Extract<AgentFrame, { type: T }>> {
-    const deadline = Date.now() + timeoutMs;
-    let seen = 0;
-    for (;;) {
-      for (; seen < this.frames.length; seen++) {
-        const f = this.frames[seen];
-        if (f.type === type && where(f as Extract<AgentFrame, { type: T }>)) {
-          this.frames.splice(seen, 1);
-          return f as Extract<AgentFrame, { type: T }>;
-        }
-      }
-      if (Date.now() > deadline) throw new Error(`no ${type} frame within ${timeoutMs}ms`);
-      await new Promise<void>((r) => {
-        this.#waiters.push(r);
-        setTimeout(r, 200);
-      });
-    }
-  }
+  next: FrameInbox<AgentFrame>['next'] = (type, where, timeoutMs) => this.#inbox.next(type, where, timeoutMs);
 }
 
 class ControlPlane {
   readonly wss: WebSocketServer;
-  readonly connections: Connection[] = [];
-  #waiters: Array<() => void> = [];
+  readonly #connections = new Arrivals<Connection>(() => 'a connection');
   constructor() {
     this.wss = new WebSocketServer({ port: 0, host: '127.0.0.1', path: '/agents/connect' });
-    this.wss.on('connection', (socket) => {
-      this.connections.push(new Connection(socket));
-      for (const w of this.#waiters.splice(0)) w();
-    });
+    this.wss.on('connection', (socket) => this.#connections.push(new Connection(socket)));
   }
   get url(): string {
     return `ws://127.0.0.1:${(this.wss.address() as AddressInfo).port}/agents/connect`;
   }
-  async nextConnection(timeoutMs = 20_000): Promise<Connection> {
-    const deadline = Date.now() + timeoutMs;
-    const index = this.#taken++;
-    while (this.connections.length <= index) {
-      if (Date.now() > deadline) throw new Error('agent did not connect');
-      await new Promise<void>((r) => {
-        this.#waiters.push(r);
-        setTimeout(r, 200);
-      });
-    }
-    return this.connections[index];
+  /** The agent's connections one by one, in the order it made them. */
+  nextConnection(timeoutMs = 20_000): Promise<Connection> {
+    return this.#connections.take('connection from the agent', () => true, timeoutMs);
   }
-  #taken = 0;
   close(): Promise<void> {
     for (const c of this.wss.clients) c.terminate();
     return new Promise((r) => this.wss.close(() => r()));

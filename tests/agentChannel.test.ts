@@ -1,11 +1,12 @@
 // The agent control channel from the api's side, driven by a raw WebSocket client speaking the protocol, and
 // the operator actions on a real agent process (disconnect, credential revocation).
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { PROTOCOL_VERSION, CLOSE_CODES } from '../protocol/index.ts';
 import { setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { startAgent, waitForHealthyAgent, cleanupAgentDir } from './support/agent.ts';
 import { parseTrustedProxies } from '../runtime/trustedProxies.ts';
+import { rawAgentSocket, type RawAgentSocket } from './support/frames.ts';
 
 let t: TestApi;
 let admin: Caller;
@@ -16,46 +17,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-interface Peer {
-  ws: WebSocket;
-  frames: any[];
-  next(type: string, timeoutMs?: number): Promise<any>;
-  closed: Promise<{ code: number; reason: string }>;
-  send(frame: unknown): void;
-}
-
-async function connect(opts: { forwardedFor?: string } = {}): Promise<Peer> {
-  const ws = new WebSocket(t.url.replace(/^http/, 'ws') + '/agents/connect', { headers: opts.forwardedFor ? { 'x-forwarded-for': opts.forwardedFor } : {} });
-  const frames: any[] = [];
-  const waiters: Array<() => void> = [];
-  ws.on('message', (d) => {
-    frames.push(JSON.parse(String(d)));
-    waiters.splice(0).forEach((w) => w());
-  });
-  const closed = new Promise<{ code: number; reason: string }>((res) => ws.on('close', (code, reason) => res({ code, reason: String(reason) })));
-  await new Promise((res, rej) => {
-    ws.once('open', res);
-    ws.once('error', rej);
-  });
-  return {
-    ws,
-    frames,
-    closed,
-    send: (f) => ws.send(typeof f === 'string' ? f : JSON.stringify(f)),
-    async next(type, timeoutMs = 5000) {
-      const until = Date.now() + timeoutMs;
-      for (;;) {
-        const i = frames.findIndex((f) => f.type === type);
-        if (i >= 0) return frames.splice(i, 1)[0];
-        if (Date.now() > until) throw new Error(`no ${type} frame; got ${JSON.stringify(frames)}`);
-        await new Promise<void>((res) => {
-          waiters.push(res);
-          setTimeout(res, 50);
-        });
-      }
-    },
-  };
-}
+const connect = (opts: { forwardedFor?: string } = {}): Promise<RawAgentSocket> =>
+  rawAgentSocket(t.url, { headers: opts.forwardedFor ? { 'x-forwarded-for': opts.forwardedFor } : {}, timeoutMs: 5000 });
 
 const auth = (p: Record<string, unknown>) => ({ type: 'auth', payload: { protocol_version: PROTOCOL_VERSION, results_port: 8001, agent_version: 'test', ...p } });
 const capabilities = { engine_version: 'v1.5.6', extensions: [], memory_limit_bytes: 1024, max_concurrency_profile: 'auto' };
@@ -64,22 +27,15 @@ const capabilities = { engine_version: 'v1.5.6', extensions: [], memory_limit_by
 // and only when it is a usable IP address.
 async function resultHostFor(api: TestApi, as: Caller, forwardedFor: string, name: string): Promise<string> {
   const boot = await api.req('POST', '/api/admin/agents/bootstrap', { body: {}, as });
-  const ws = new WebSocket(api.url.replace(/^http/, 'ws') + '/agents/connect', { headers: { 'x-forwarded-for': forwardedFor } });
-  const frames: any[] = [];
-  ws.on('message', (d) => frames.push(JSON.parse(String(d))));
-  await new Promise((res, rej) => (ws.once('open', res), ws.once('error', rej)));
-  ws.send(JSON.stringify(auth({ bootstrap_token: boot.body.token, name })));
-  const ok = await vi.waitFor(
-    () => {
-      const f = frames.find((x) => x.type === 'auth_ok');
-      if (!f) throw new Error(`no auth_ok frame; got ${JSON.stringify(frames)}`);
-      return f;
-    },
-    { timeout: 5000, interval: 20 },
-  );
-  const [row] = await api.database.db.query<{ result_url: string }>(`select result_url from eider.agents where id = $1`, [ok.payload.agent_id]);
-  ws.close();
-  return new URL(row.result_url).hostname;
+  const p = await rawAgentSocket(api.url, { headers: { 'x-forwarded-for': forwardedFor }, timeoutMs: 5000 });
+  p.send(auth({ bootstrap_token: boot.body.token, name }));
+  try {
+    const ok = await p.next('auth_ok');
+    const [row] = await api.database.db.query<{ result_url: string }>(`select result_url from eider.agents where id = $1`, [ok.payload.agent_id]);
+    return new URL(row.result_url).hostname;
+  } finally {
+    p.ws.close();
+  }
 }
 
 describe('X-Forwarded-For on /agents/connect', () => {

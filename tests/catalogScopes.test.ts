@@ -91,9 +91,9 @@ describe('the token a dispatched query carries', () => {
     const { startTestStack, setupAdmin } = await import('./support/api.ts');
     const { waitForHealthyAgent } = await import('./support/agent.ts');
     const { PROTOCOL_VERSION } = await import('../protocol/index.ts');
-    const WebSocket = (await import('ws')).default;
+    const { rawAgentSocket } = await import('./support/frames.ts');
     const t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: 'scope-bootstrap-token-123' });
-    let ws: InstanceType<typeof WebSocket> | undefined;
+    let agent: Awaited<ReturnType<typeof rawAgentSocket>> | undefined;
     try {
       const admin = await setupAdmin(t);
       // A second catalog the `default` workspace does not attach.
@@ -101,21 +101,17 @@ describe('the token a dispatched query carries', () => {
       const bundled = backends.find((b) => b.name === 'bundled')!;
       expect((await t.req('POST', '/api/catalogs', { body: { slug: 'elsewhere', storage_backend_id: bundled.id }, as: admin })).status).toBe(201);
 
-      // A raw agent speaking the protocol, recording what it is sent.
-      const frames: any[] = [];
-      ws = new WebSocket(t.url.replace(/^http/, 'ws') + '/agents/connect');
-      ws.on('message', (d) => frames.push(JSON.parse(String(d))));
-      await new Promise((res, rej) => ws!.once('open', res).once('error', rej)); console.log('STEP', 'await new Promise((res, rej) =');
-      ws.send(JSON.stringify({ type: 'auth', payload: { protocol_version: PROTOCOL_VERSION, results_port: 8001, agent_version: 'test', bootstrap_token: 'scope-bootstrap-token-123', name: 'scope-raw' } }));
-      await expect.poll(() => frames.some((f) => f.type === 'auth_ok')).toBe(true);
-      ws.send(JSON.stringify({ type: 'agent_status', payload: { capabilities: { engine_version: 'v1.5.6', extensions: [], memory_limit_bytes: 1024, max_concurrency_profile: 'auto' } } }));
+      // A raw agent speaking the protocol, recording what it is sent (waits as long as expect.poll's default).
+      agent = await rawAgentSocket(t.url, { timeoutMs: 1000 });
+      agent.send({ type: 'auth', payload: { protocol_version: PROTOCOL_VERSION, results_port: 8001, agent_version: 'test', bootstrap_token: 'scope-bootstrap-token-123', name: 'scope-raw' } });
+      await agent.next('auth_ok');
+      agent.send({ type: 'agent_status', payload: { capabilities: { engine_version: 'v1.5.6', extensions: [], memory_limit_bytes: 1024, max_concurrency_profile: 'auto' } } });
       const agentId = await waitForHealthyAgent(t, admin, 'scope-raw');
 
       const dispatched = async (sql: string) => {
         const r = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
         expect(r.status, r.text).toBe(202);
-        await expect.poll(() => frames.some((f) => f.type === 'dispatch_query' && f.payload.query_id === r.body.id)).toBe(true);
-        const frame = frames.find((f) => f.type === 'dispatch_query' && f.payload.query_id === r.body.id);
+        const frame = await agent!.next('dispatch_query', (f) => f.payload.query_id === r.body.id);
         expect(frame.payload.catalogs.map((c: any) => c.name)).toEqual(['warehouse']);
         return frame.payload.catalogs[0].token as string;
       };
@@ -132,7 +128,7 @@ describe('the token a dispatched query carries', () => {
       expect(await call(write, 'POST', '/v1/warehouse/namespaces', { namespace: ['scope_probe'] }, at)).toBe(200);
       expect(await call(write, 'GET', '/v1/config?warehouse=elsewhere', undefined, at)).toBe(403);
     } finally {
-      ws?.close();
+      agent?.ws.close();
       await t.close();
     }
   });

@@ -2,13 +2,8 @@
 // behind; a new api process rehydrates it and the query still ends: failed by the agent's own timeout report on its
 // new connection, or by the reaper once the persisted deadline passes, whichever comes first.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { freshDatabase } from './support/database.ts';
-import { freePort } from '../runtime/postgres.ts';
-import { exited, startEider, until } from './support/processes.ts';
-import { ADMIN, SETUP_TOKEN } from './support/api.ts';
+import { adminOn, apiReady, exited, processSite, startEider, until } from './support/processes.ts';
 
 
 
@@ -19,34 +14,21 @@ describe('an api process killed mid-query', () => {
 
 async function scenario(opts: { agentDiesToo: boolean }) {
   const database = await freshDatabase({ empty: true });
-  const dir = mkdtempSync(join(tmpdir(), 'eider-crash-'));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  const site = await processSite(database.url, 'eider-crash-');
+  const { url } = site;
   const apiEnv = {
-    DATABASE_URL: database.url,
-    PORT: String(port),
-    DATA_DIR: join(dir, 'api'),
-    SETUP_TOKEN,
+    ...site.apiEnv,
     AGENT_BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
     ACTOR_REAPER_TICK_S: '0.2',
     AGENT_HEARTBEAT_INTERVAL_S: '0.5',
     AGENT_HEARTBEAT_TTL_S: '3',
   };
   let api = startEider('api', apiEnv);
-  const agent = startEider('agent', {
-    CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
-    BOOTSTRAP_TOKEN: 'crash-bootstrap-token-0123456789',
-    AGENT_DATA_DIR: join(dir, 'agent'),
-    AGENT_NAME: 'survivor',
-    RESULTS_HTTP_PORT: '0',
-  });
+  const agent = startEider('agent', site.agentEnv('survivor', 'crash-bootstrap-token-0123456789'));
   try {
-    await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready');
+    await apiReady(url);
     const json = { 'content-type': 'application/json' };
-    await fetch(`${url}/api/setup/admin`, { method: 'POST', headers: { ...json, 'x-setup-token': SETUP_TOKEN }, body: JSON.stringify(ADMIN) });
-    const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
-    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
-    const auth = { cookie };
+    const auth = { cookie: (await adminOn(url)).cookie };
     const agentId = await until(async () => {
       const list = (await (await fetch(`${url}/api/agents`, { headers: auth })).json()) as any[];
       return list.find((a) => a.name === 'survivor' && a.status === 'healthy')?.id as string | undefined;
@@ -67,7 +49,7 @@ async function scenario(opts: { agentDiesToo: boolean }) {
       await exited(agent);
     }
     api = startEider('api', apiEnv);
-    await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
+    await apiReady(url, 'api ready again');
 
     // the agent reports its timeout to the new process, or the query's persisted deadline passes there
     const final = await until(async () => {
@@ -98,6 +80,6 @@ async function scenario(opts: { agentDiesToo: boolean }) {
     api.kill('SIGTERM');
     await Promise.all([exited(agent), exited(api)]);
     await database.drop();
-    rmSync(dir, { recursive: true, force: true });
+    site.remove();
   }
 }

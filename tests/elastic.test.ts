@@ -3,18 +3,13 @@
 // termination that really ends the process, restart by naming, the dial-home deadline with a provider that starts
 // nothing (`null`), and an api killed with SIGKILL while an agent is being provisioned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ADMIN, SETUP_TOKEN, setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
+import { setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
 import { elasticCompute } from '../actors/elasticCompute.ts';
 import { freshDatabase } from './support/database.ts';
-import { eventually } from './support/processes.ts';
-import { freePort } from '../runtime/postgres.ts';
+import { adminOn, apiReady, eventually, exited, processSite, startEider } from './support/processes.ts';
 import { processProvider } from '../runtime/compute/processProvider.ts';
-
-const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000) => eventually(what, probe, timeoutMs);
 
@@ -214,16 +209,10 @@ describe('elastic compute that never dials home', () => {
 describe('an api killed while an elastic agent is provisioning', () => {
   it('the next api process adopts the agent; the queued query runs on it', async () => {
     const database = await freshDatabase({ empty: true });
-    const dir = mkdtempSync(join(tmpdir(), 'eider-elastic-crash-'));
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
+    const site = await processSite(database.url, 'eider-elastic-crash-');
+    const { dir, url } = site;
     const env = {
-      PATH: process.env.PATH ?? '',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: database.url,
-      PORT: String(port),
-      DATA_DIR: join(dir, 'api'),
-      SETUP_TOKEN,
+      ...site.apiEnv,
       ELASTIC_COMPUTE_ENABLED: 'true',
       ELASTIC_PROVIDER: 'process',
       ELASTIC_REAPER_TICK_S: '0.5',
@@ -233,15 +222,12 @@ describe('an api killed while an elastic agent is provisioning', () => {
       AGENT_HEARTBEAT_INTERVAL_S: '0.5',
       AGENT_HEARTBEAT_TTL_S: '3',
     };
-    const start = () => spawn(process.execPath, [EIDER, 'api'], { env, stdio: 'ignore' });
-    const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
+    const start = () => startEider('api', env);
     let api = start();
     try {
-      await until('api ready', async () => (await fetch(`${url}/api/readyz`)).ok);
+      await apiReady(url);
       const json = { 'content-type': 'application/json' };
-      await fetch(`${url}/api/setup/admin`, { method: 'POST', headers: { ...json, 'x-setup-token': SETUP_TOKEN }, body: JSON.stringify(ADMIN) });
-      const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
-      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+      const { cookie } = await adminOn(url);
       const submit = await fetch(`${url}/api/workspaces/default/queries`, { method: 'POST', headers: { ...json, cookie }, body: JSON.stringify({ sql: 'SELECT 99 AS n' }) });
       const q = (await submit.json()) as any;
       expect(q).toMatchObject({ status: 'queued', agent_id: null });
@@ -265,7 +251,7 @@ describe('an api killed while an elastic agent is provisioning', () => {
       api.kill('SIGTERM');
       await exited(api);
       await stopLeftovers(join(dir, 'api', 'elastic'));
-      rmSync(dir, { recursive: true, force: true });
+      site.remove();
       await database.drop();
     }
   }, 150_000);

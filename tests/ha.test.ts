@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { eventually, pollUntil } from './support/processes.ts';
+import { adminOn, eventually, pollUntil } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
-import { ADMIN, SETUP_TOKEN } from './support/api.ts';
+import { SETUP_TOKEN } from './support/api.ts';
 
 const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 const SECRET = 'internal-secret-for-the-ha-test';
@@ -103,10 +103,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'eider-ha-'));
   for (const id of ['r1', 'r2', 'r3']) replicas.push(startReplica(id, await freePort()));
   for (const r of replicas) await until(`${r.id} ready`, async () => (await fetch(`${r.url}/api/readyz`)).ok, 60_000);
-  const setup = await req(replicas[0], 'POST', '/api/setup/admin', ADMIN, { 'x-setup-token': SETUP_TOKEN });
-  expect(setup.status).toBe(201);
-  const login = await fetch(`${replicas[0].url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const { cookie } = await adminOn(replicas[0].url);
   const pat = await fetch(`${replicas[1].url}/api/me/pats`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ expires_in_days: 1 }) });
   token = ((await pat.json()) as { token: string }).token;
   agent = run(['agent'], {

@@ -3,39 +3,23 @@
 // acknowledges fails `ack_timeout` after SQL_STATEMENT_ACK_DEADLINE_S. The agent is a raw WebSocket client speaking
 // the protocol (bootstrap token, agent_status with the sql_sessions feature, heartbeats) that answers only what
 // each test tells it to.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../protocol/index.ts';
 import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
 import { waitForHealthyAgent } from './support/agent.ts';
+import { rawAgentSocket, type RawAgentSocket } from './support/frames.ts';
 
 const BOOT = 'bootstrap-token-for-session-deadlines';
 const OPENING_DEADLINE_S = 2;
 const ACK_DEADLINE_S = 1;
 
-interface SilentAgent {
-  /** The next frame of `type` (matching `where`) the api sent, removed from the inbox. */
-  next(type: string, where?: (payload: any) => boolean, timeout?: number): Promise<any>;
-  send(frame: unknown): void;
+interface SilentAgent extends Pick<RawAgentSocket, 'next' | 'send'> {
   close(): void;
 }
 
 /** An agent that authenticates, reports sql_sessions, heartbeats, and otherwise answers nothing on its own. */
 async function silentAgent(url: string, name: string): Promise<SilentAgent> {
-  const ws = new WebSocket(url.replace(/^http/, 'ws') + '/agents/connect');
-  const inbox: any[] = [];
-  ws.on('message', (d) => inbox.push(JSON.parse(String(d))));
-  await new Promise((res, rej) => (ws.once('open', res), ws.once('error', rej)));
-  const send = (f: unknown) => ws.send(JSON.stringify(f));
-  const next: SilentAgent['next'] = (type, where = () => true, timeout = 15_000) =>
-    vi.waitFor(
-      () => {
-        const i = inbox.findIndex((f) => f.type === type && where(f.payload));
-        if (i < 0) throw new Error(`no ${type} frame; got ${JSON.stringify(inbox.map((f) => f.type))}`);
-        return inbox.splice(i, 1)[0];
-      },
-      { timeout, interval: 20 },
-    );
+  const { ws, next, send } = await rawAgentSocket(url, { timeoutMs: 15_000 });
   send({ type: 'auth', payload: { protocol_version: PROTOCOL_VERSION, results_port: 8001, agent_version: 'test', bootstrap_token: BOOT, name } });
   await next('auth_ok');
   send({
@@ -95,14 +79,14 @@ describe('SQL session deadlines through the reaper', () => {
     expect(opened.body.status).toBe('opening');
     const id = opened.body.id;
     // The agent was asked, and says nothing.
-    await agent.next('open_session', (p) => p.session_id === id);
+    await agent.next('open_session', (f) => f.payload.session_id === id);
     await expect.poll(async () => (await session(id)).status, { timeout: 15_000, interval: 100 }).toBe('failed');
     const failed = await session(id);
     expect(failed).toMatchObject({ close_reason: 'open_timeout', error: `the agent did not acknowledge the session within ${OPENING_DEADLINE_S} s` });
     // Not before its deadline (the reaper fires it on its next tick after that).
     expect(Date.parse(failed.closed_at) - Date.parse(failed.created_at)).toBeGreaterThanOrEqual(OPENING_DEADLINE_S * 1000);
     // Whatever the agent may have reserved meanwhile is released: it is told to drop the session.
-    expect((await agent.next('close_session', (p) => p.session_id === id)).payload.reason).toBe('open_timeout');
+    expect((await agent.next('close_session', (f) => f.payload.session_id === id)).payload.reason).toBe('open_timeout');
     const late = await t.req('POST', `/api/sql/sessions/${id}/statements`, { as: admin, body: { sql: 'SELECT 1' } });
     expect(late.status).toBe(409);
     expect(late.body.error).toBe('session_not_open');
@@ -121,7 +105,7 @@ describe('SQL session deadlines through the reaper', () => {
     const submitted = await t.req('POST', `/api/sql/sessions/${id}/statements`, { as: admin, body: { sql: 'SELECT 1' } });
     expect(submitted.status, submitted.text).toBe(202);
     const statementId = submitted.body.id;
-    await agent.next('execute_statement', (p) => p.statement_id === statementId);
+    await agent.next('execute_statement', (f) => f.payload.statement_id === statementId);
     await expect.poll(async () => (await t.req('GET', `/api/queries/${statementId}`, { as: admin })).body.status, { timeout: 15_000, interval: 100 }).toBe('failed');
     const statement = (await t.req('GET', `/api/queries/${statementId}`, { as: admin })).body;
     expect(statement).toMatchObject({
@@ -132,19 +116,19 @@ describe('SQL session deadlines through the reaper', () => {
     });
     expect(Date.parse(statement.finished_at) - Date.parse(statement.started_at)).toBeGreaterThanOrEqual(ACK_DEADLINE_S * 1000);
     // The agent is told to drop it, in case it only lost the acknowledgement.
-    await agent.next('cancel_query', (p) => p.query_id === statementId);
+    await agent.next('cancel_query', (f) => f.payload.query_id === statementId);
 
     // The session is still open, and a statement the agent does answer finishes.
     expect((await session(id)).status).toBe('open');
     const again = await t.req('POST', `/api/sql/sessions/${id}/statements`, { as: admin, body: { sql: 'SELECT 2' } });
     expect(again.status, again.text).toBe(202);
-    const next = await agent.next('execute_statement', (p) => p.statement_id === again.body.id);
+    const next = await agent.next('execute_statement', (f) => f.payload.statement_id === again.body.id);
     agent.send({ type: 'query_started', payload: { query_id: next.payload.statement_id, queued_ms: 0 } });
     agent.send({ type: 'query_done', payload: { query_id: next.payload.statement_id, row_count: 0, duration_ms: 1, result_path: null, column_schema: null, columns: [] } });
     await expect.poll(async () => (await t.req('GET', `/api/queries/${again.body.id}`, { as: admin })).body.status, { timeout: 10_000, interval: 100 }).toBe('done');
 
     expect((await t.req('DELETE', `/api/sql/sessions/${id}`, { as: admin })).status).toBe(204);
-    const close = await agent.next('close_session', (p) => p.session_id === id);
+    const close = await agent.next('close_session', (f) => f.payload.session_id === id);
     agent.send({ type: 'session_closed', payload: { session_id: close.payload.session_id } });
     await expect.poll(async () => (await session(id)).status, { timeout: 10_000, interval: 100 }).toBe('closed');
   });

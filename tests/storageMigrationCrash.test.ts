@@ -3,15 +3,11 @@
 // a new api process resumes the copy from the per-table checkpoints in PostgreSQL and completes it, with rows,
 // snapshots and time travel unchanged; and once the (short) retention is over the old files are deleted.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { freshDatabase } from './support/database.ts';
-import { freePort } from '../runtime/postgres.ts';
-import { exited, startEider, until } from './support/processes.ts';
-import { ADMIN, SETUP_TOKEN, type Caller, type Res } from './support/api.ts';
-import { startCatalogStack, startExtraStore, STACK_CLIENT } from '../catalog/harness.ts';
+import { adminOn, apiReady, exited, processSite, startEider, until } from './support/processes.ts';
+import { stackEnv } from './support/api.ts';
+import { startCatalogStack, startExtraStore } from '../catalog/harness.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
 import { fillCatalog, fingerprint, sqlOn, startSlowProxy, waitMigration } from './support/migrations.ts';
 
@@ -29,54 +25,23 @@ describe('a storage migration whose api process is killed mid-copy', () => {
     const stack = await startCatalogStack({ db: database.db });
     const lake = await startExtraStore({ bucket: 'lake2' });
     const proxy = await startSlowProxy(lake.endpoint, 250);
-    const dir = mkdtempSync(join(tmpdir(), 'eider-migration-crash-'));
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };
+    const site = await processSite(database.url, 'eider-migration-crash-');
+    const { url } = site;
     const apiEnv = {
-      DATABASE_URL: database.url,
-      PORT: String(port),
-      DATA_DIR: join(dir, 'api'),
-      SETUP_TOKEN,
+      ...site.apiEnv,
       AGENT_BOOTSTRAP_TOKEN: BOOT,
-      STORE_ENDPOINT: stack.store.endpoint,
-      OBJECT_STORE_ACCESS_KEY: rootKey.accessKeyId,
-      OBJECT_STORE_SECRET_KEY: rootKey.secretAccessKey,
-      CATALOG_URL: stack.catalog.url,
-      CATALOG_CLIENT_ID: STACK_CLIENT.id,
-      CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
+      ...(await stackEnv(stack)),
       ACTOR_REAPER_TICK_S: '0.2',
       MIGRATION_RUNNER_TICK_S: '0.2',
       // about ten seconds
       MIGRATION_RETENTION_DAYS: '0.00012',
     };
     let api = startEider('api', apiEnv);
-    const agent = startEider('agent', {
-      CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
-      BOOTSTRAP_TOKEN: BOOT,
-      AGENT_DATA_DIR: join(dir, 'agent'),
-      AGENT_NAME: 'mover',
-      RESULTS_HTTP_PORT: '0',
-    });
+    const agent = startEider('agent', site.agentEnv('mover', BOOT));
     try {
-      await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready');
-      const json = { 'content-type': 'application/json' };
-      await fetch(`${url}/api/setup/admin`, { method: 'POST', headers: { ...json, 'x-setup-token': SETUP_TOKEN }, body: JSON.stringify(ADMIN) });
-      const login = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email: ADMIN.email, password: ADMIN.password }) });
-      const as: Caller = { cookie: (login.headers.get('set-cookie') ?? '').split(';')[0] };
-      const t = {
-        async req(method: string, path: string, o: { body?: unknown; as?: Caller } = {}): Promise<Res> {
-          const r = await fetch(url + path, { method, headers: { ...(o.body !== undefined ? json : {}), cookie: o.as?.cookie ?? as.cookie! }, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
-          const text = await r.text();
-          let body: any;
-          try {
-            body = text ? JSON.parse(text) : undefined;
-          } catch {
-            body = text;
-          }
-          return { status: r.status, headers: r.headers, body, text };
-        },
-      };
+      await apiReady(url);
+      const t = await adminOn(url);
+      const as = { cookie: t.cookie };
       const agentId = await until(async () => {
         const list = (await t.req('GET', '/api/agents')).body as any[];
         return list.find((a) => a.name === 'mover' && a.status === 'healthy')?.id as string | undefined;
@@ -112,7 +77,7 @@ describe('a storage migration whose api process is killed mid-copy', () => {
       const copiedBefore = await database.db.query<{ table_name: string }>(`select table_name from storage_migration_tables where migration_id = $1 and state = 'copied'`, [id]);
 
       api = startEider('api', apiEnv);
-      await until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), 60_000, 'api ready again');
+      await apiReady(url, 'api ready again');
       const done = await waitMigration(t, as, cat.body.id, id, (m) => ['completed', 'failed', 'cancelled'].includes(m.status), 120_000);
       expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed', tables_total: 3, tables_done: 3 });
       expect(done.bytes_copied).toBe(done.bytes_total);
@@ -148,7 +113,7 @@ describe('a storage migration whose api process is killed mid-copy', () => {
       await lake.close();
       await stack.close();
       await database.drop();
-      rmSync(dir, { recursive: true, force: true });
+      site.remove();
     }
   }, 300_000);
 });

@@ -2,37 +2,14 @@
 // workspace's members (listed with roles; owners add a user by email, change a role, remove one; a reader only
 // reads), tokens' names and last use as far as the api records them, the one-time secret gone once its token is
 // revoked, the user who ran each query in History, and the worksheet's agent chosen by name in the address.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, newUser, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { describe, expect, it } from 'vitest';
+import { ADMIN, newUser } from '../support/api.ts';
+import { launchSignedIn } from './support/browser.ts';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane } from './support/worksheetPage.ts';
 
-const BOOT = 'e2e-bootstrap-token-for-admin-two';
 const AGENT = 'e2e-agent-admin-two';
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-let agent: TestAgent | undefined;
-let agentId: string;
-
-const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
-const admin: Caller & { id: string } = await setupAdmin(t);
-
-beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);
-  ui = u;
-  agentId = await waitForHealthyAgent(t, admin, AGENT);
-  b = await launchSignedIn('admin2', ui.url, ADMIN);
-}, 180_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
+const { t, admin, ui, b, agentId } = await stackWithBrowser({ suite: 'admin2', agent: AGENT });
 
 const members = async () => (await t.req('GET', '/api/workspaces/default/members', { as: admin })).body as Array<{ user_id: string; role: string }>;
 

@@ -1,35 +1,27 @@
 // Elastic compute in a real browser, on the real stack with the `process` provider: an operator starts an elastic
 // agent from the Compute screen and watches it come up, a worksheet runs on the pool (a second agent is started for
 // it), and Stop ends the first one.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { ADMIN, setupAdmin, startTestStack, type TestStack } from '../support/api.ts';
 import { processProvider } from '../../runtime/compute/processProvider.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-const t: TestStack = await startTestStack({
-  ELASTIC_COMPUTE_ENABLED: 'true',
-  ELASTIC_PROVIDER: 'process',
-  ELASTIC_REAPER_TICK_S: '0.5',
-  AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-  ACTOR_REAPER_TICK_S: '0.2',
-});
-await setupAdmin(t);
-
-beforeAll(async () => {
-  ui = await serveUi(t);
-  b = await launchSignedIn('compute', ui.url, ADMIN);
-}, 120_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await t?.close();
-  const provider = processProvider({ root: join(t.dataDir, 'elastic'), command: ['true'], stopGraceMs: 2_000 });
-  for (const i of await provider.list()) await provider.terminate(i.providerRef);
+const { ui, b } = await stackWithBrowser({
+  suite: 'compute',
+  env: {
+    ELASTIC_COMPUTE_ENABLED: 'true',
+    ELASTIC_PROVIDER: 'process',
+    ELASTIC_REAPER_TICK_S: '0.5',
+    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+    ACTOR_REAPER_TICK_S: '0.2',
+  },
+  // The elastic agents are processes of their own, listed from folders under the api's data directory: stopped
+  // before the api's close removes that directory (after it, the list is empty and they would outlive the suite).
+  prepare: async ({ t, defer }) =>
+    defer(async () => {
+      const provider = processProvider({ root: join(t.dataDir, 'elastic'), command: ['true'], stopGraceMs: 2_000 });
+      for (const i of await provider.list()) await provider.terminate(i.providerRef);
+    }),
 });
 
 describe('web app: elastic compute', () => {

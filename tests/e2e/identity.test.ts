@@ -1,41 +1,37 @@
 // The web app in a real browser against a real api: first-run setup, sign-in (only with the methods that exist),
 // lists), the workspace switcher, and a personal token created then revoked, checked against the api itself.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, SETUP_TOKEN, cookieFrom, startTestApi, type TestApi } from '../support/api.ts';
-import { launchBrowser, signInAs, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { describe, expect, it } from 'vitest';
+import { ADMIN, SETUP_TOKEN, cookieFrom } from '../support/api.ts';
+import { signInAs } from './support/browser.ts';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { providerIssuer, startOidcProvider, type TestProvider } from '../support/oidcProvider.ts';
 import { freePort } from '../../runtime/postgres.ts';
 
-let t: TestApi;
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
 let op: TestProvider;
 const SSO_CLIENT = { client_id: 'eider-e2e', client_secret: 'e2e-client-secret' };
 
-beforeAll(async () => {
-  // A real OpenID provider (oidc-provider) for the single sign-on button; the api learns its address first.
-  const opPort = await freePort();
-  t = await startTestApi({
+// A real OpenID provider (oidc-provider) for the single sign-on button; the api learns its address first.
+const opPort = await freePort();
+// No admin yet: the first test creates it through the setup screen.
+const { t, ui, b } = await stackWithBrowser({
+  suite: 'identity',
+  api: 'alone',
+  admin: false,
+  browser: 'signed-out',
+  env: {
     OIDC_ENABLED: 'true',
     OIDC_LABEL: 'Corp SSO',
     OIDC_SERVER_METADATA_URL: `${providerIssuer(opPort)}/.well-known/openid-configuration`,
     OIDC_CLIENT_ID: SSO_CLIENT.client_id,
     OIDC_CLIENT_SECRET: SSO_CLIENT.client_secret,
     OIDC_GROUP_ROLE_MAP: JSON.stringify({ 'data-admins': 'admin' }),
-  });
-  // The callback goes to the api's own origin (it serves the app too); cookies are per host, not per port.
-  op = await startOidcProvider(opPort, [{ ...SSO_CLIENT, redirect_uris: [`${t.url}/api/auth/oidc/sso/callback`] }]);
-  op.accounts.set('dana', { email: 'dana@example.com', name: 'Dana Data', groups: ['data-admins'] });
-  ui = await serveUi(t);
-  b = await launchBrowser('identity');
-}, 120_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await t?.close();
-  await op?.close();
+  },
+  prepare: async ({ t, defer }) => {
+    // The callback goes to the api's own origin (it serves the app too); cookies are per host, not per port.
+    op = await startOidcProvider(opPort, [{ ...SSO_CLIENT, redirect_uris: [`${t.url}/api/auth/oidc/sso/callback`] }]);
+    defer(() => op.close());
+    op.accounts.set('dana', { email: 'dana@example.com', name: 'Dana Data', groups: ['data-admins'] });
+  },
 });
 
 async function apiCookie(): Promise<string> {

@@ -2,43 +2,24 @@
 // is not scanned yet on its table page; an administrator presses Scan now on the Lakehouse health page (aggressive
 // profile), sees the table with a low grade and a compaction recommendation, dismisses the manifest one, and finds
 // the health panel on the table page. Applying is left to the api suite (its agent procedures are built apart).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDone, ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { describe, expect, it } from 'vitest';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 
-const BOOT = 'e2e-bootstrap-token-for-maintenance';
 const QUALIFIED = 'warehouse.mnt_e2e.clicks';
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-let agent: TestAgent | undefined;
 
-// No scanner loop: the only scan is the one the test presses, so "not scanned yet" holds until then.
-const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2', MAINTENANCE_SCANNER_ENABLED: 'false' });
-const admin: Caller & { id: string } = await setupAdmin(t);
-
-const run = (agentId: string, sql: string) => runDone(t, admin, agentId, sql);
-
-beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: 'e2e-maintenance-agent' }).then((a) => (agent = a))]);
-  ui = u;
-  const agentId = await waitForHealthyAgent(t, admin, 'e2e-maintenance-agent');
-  await run(agentId, 'CREATE SCHEMA IF NOT EXISTS mnt_e2e');
-  await run(agentId, 'CREATE TABLE mnt_e2e.clicks (id BIGINT, label VARCHAR)');
-  // One data file, one snapshot and one manifest per INSERT: small files the aggressive profile flags.
-  for (let i = 0; i < 25; i++) await run(agentId, `INSERT INTO mnt_e2e.clicks VALUES (${i}, 'click ${i}')`);
-  const policy = await t.req('PUT', '/api/admin/maintenance/policy', { body: { profile: 'aggressive' }, as: admin });
-  expect(policy.body.profile, policy.text).toBe('aggressive');
-  b = await launchSignedIn('maintenance', ui.url, ADMIN);
-}, 300_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
+const { t, admin, ui, b } = await stackWithBrowser({
+  suite: 'maintenance',
+  agent: 'e2e-maintenance-agent',
+  // No scanner loop: the only scan is the one the test presses, so "not scanned yet" holds until then.
+  env: { MAINTENANCE_SCANNER_ENABLED: 'false' },
+  prepare: async ({ t, admin, sql }) => {
+    await sql('CREATE SCHEMA IF NOT EXISTS mnt_e2e');
+    await sql('CREATE TABLE mnt_e2e.clicks (id BIGINT, label VARCHAR)');
+    // One data file, one snapshot and one manifest per INSERT: small files the aggressive profile flags.
+    for (let i = 0; i < 25; i++) await sql(`INSERT INTO mnt_e2e.clicks VALUES (${i}, 'click ${i}')`);
+    const policy = await t.req('PUT', '/api/admin/maintenance/policy', { body: { profile: 'aggressive' }, as: admin });
+    expect(policy.body.profile, policy.text).toBe('aggressive');
+  },
 });
 
 describe('web app: Lakehouse health', () => {

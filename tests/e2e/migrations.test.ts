@@ -3,44 +3,23 @@
 // and follows it on screen (phase, bytes, each table's state, the log as it streams in) up to the cutover, after
 // which the catalog reads the same through the api; a second one is cancelled from the screen before its cutover
 // (the target sits behind a slow proxy so the copy lasts long enough) and the catalog stays where it was, readable.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
 import { startExtraStore, type ExtraStore } from '../../catalog/harness.ts';
 import { sqlOn, startSlowProxy, waitMigration, type Sql, lakeBackend } from '../support/migrations.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 
-const BOOT = 'e2e-bootstrap-token-for-migrations';
 const AGENT = 'e2e-agent-migrations';
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-let agent: TestAgent | undefined;
-let agentId: string;
-let bundledId: string;
 
 const lake: ExtraStore = await startExtraStore({ bucket: 'lake2' });
-// A new migration is begun by the replica that accepts it; the tick only resumes interrupted ones.
-const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2', MIGRATION_RUNNER_TICK_S: '5' });
-const admin: Caller & { id: string } = await setupAdmin(t);
-
-beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);
-  ui = u;
-  agentId = await waitForHealthyAgent(t, admin, AGENT);
-  bundledId = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((x) => x.name === 'bundled')!.id;
-  b = await launchSignedIn('migrations', ui.url, ADMIN);
-}, 180_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-  await lake?.close();
+const { t, admin, ui, b, agentId } = await stackWithBrowser({
+  suite: 'migrations',
+  agent: AGENT,
+  closeAfter: [lake],
+  // A new migration is begun by the replica that accepts it; the tick only resumes interrupted ones.
+  env: { MIGRATION_RUNNER_TICK_S: '5' },
 });
+const bundledId = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((x) => x.name === 'bundled')!.id;
 
 const backendOn = (name: string, endpoint: string) => lakeBackend(t, admin, lake, name, endpoint);
 

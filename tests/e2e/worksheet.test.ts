@@ -2,75 +2,20 @@
 // result by cursor, CSV export pages the whole of it, the profile and the state chart come from the api, history
 // filters and reopens queries, and the catalog browser lists what the workspace has. Each flow runs only when its
 // endpoints answer (probed for real below), so they switch on as the api grows.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
+import { typeAndRun, waitForStatus } from './support/worksheetPage.ts';
 
-const BOOT = 'e2e-bootstrap-token-for-the-worksheet';
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-let agent: TestAgent | undefined;
 const rowsRequests: string[] = [];
 
 // The api with a real catalog service and object store beside it, as `eider up` runs them.
-const t: TestStack = await startTestStack({
-  AGENT_BOOTSTRAP_TOKEN: BOOT,
-  AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-  ACTOR_REAPER_TICK_S: '0.2',
-  SQL_SESSION_REAPER_TICK_S: '0.2',
-  SQL_SESSIONS_ENABLED: 'true',
+const { t, admin, ui, b } = await stackWithBrowser({
+  suite: 'worksheet',
+  agent: 'e2e-agent',
+  env: { SQL_SESSION_REAPER_TICK_S: '0.2', SQL_SESSIONS_ENABLED: 'true' },
 });
-const admin: Caller & { id: string } = await setupAdmin(t);
-
-beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: 'e2e-agent' }).then((a) => (agent = a))]);
-  ui = u;
-  await waitForHealthyAgent(t, admin, 'e2e-agent');
-  b = await launchSignedIn('worksheet', ui.url, ADMIN);
-  b.page.on('request', (r) => r.url().includes('/rows') && rowsRequests.push(r.url()));
-}, 120_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
-
-/** Replaces the active worksheet's SQL, puts the cursor at `cursorAt` (a substring), and runs with Ctrl+Enter. */
-async function typeAndRun(sql: string, cursorAt?: string) {
-  const { page } = b;
-  const pane = page.locator('[role=tabpanel]:not([hidden])');
-  const editor = pane.locator('.cm-content');
-  await editor.click();
-  await page.keyboard.press('ControlOrMeta+a');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(sql);
-  if (cursorAt) {
-    const offset = sql.indexOf(cursorAt);
-    await page.keyboard.press('ControlOrMeta+Home');
-    const linesAbove = sql.slice(0, offset).split('\n').length - 1;
-    for (let i = 0; i < linesAbove; i++) await page.keyboard.press('ArrowDown');
-    await page.keyboard.press('Home');
-    const col = offset - sql.lastIndexOf('\n', offset - 1) - 1;
-    for (let i = 0; i < col; i++) await page.keyboard.press('ArrowRight');
-  }
-  const pill = pane.locator('.pill');
-  const before = Number((await pill.getAttribute('data-run')) ?? 0);
-  await page.keyboard.press('ControlOrMeta+Enter');
-  await expect.poll(async () => Number((await pill.getAttribute('data-run')) ?? 0)).toBe(before + 1);
-  return pane;
-}
-
-async function waitForStatus(pane: ReturnType<Browser['page']['locator']>, statuses: string[]) {
-  const pill = pane.locator('.pill[data-status]');
-  await expect.poll(async () => pill.getAttribute('data-status'), { timeout: 30_000 }).toSatisfy((s: string | null) => statuses.includes(s ?? ''));
-  return pill.getAttribute('data-status');
-}
+b.page.on('request', (r) => r.url().includes('/rows') && rowsRequests.push(r.url()));
 
 describe('web app: worksheets, results, history, catalog', () => {
   it('runs the statement under the cursor and scrolls 1,000,000 rows without loading them', async () => {
@@ -89,7 +34,7 @@ describe('web app: worksheets, results, history, catalog', () => {
     await picker.selectOption((await option.getAttribute('value'))!);
     const sql = "SELECT 'first' AS which;\nSELECT range AS n, 'row ' || range AS label FROM range(1000000);\nSELECT 'third' AS which;";
     rowsRequests.length = 0;
-    await typeAndRun(sql, 'range AS n');
+    await typeAndRun(page, sql, 'range AS n');
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
     await pane.getByText('1,000,000 rows').waitFor();
     const header = pane.locator('[role=columnheader]');
@@ -118,13 +63,13 @@ describe('web app: worksheets, results, history, catalog', () => {
   it('shows a failed statement with its code and message, and a policy rejection', async () => {
     const { page } = b;
     const pane = page.locator('[role=tabpanel]:not([hidden])');
-    await typeAndRun("SELECT CAST('not a number' AS INTEGER) AS bad");
+    await typeAndRun(page, "SELECT CAST('not a number' AS INTEGER) AS bad");
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('failed');
     const alert = pane.getByRole('alert');
     await expect.poll(() => alert.textContent()).toMatch(/not a number/);
     expect((await alert.locator('.error-code').textContent())?.length).toBeGreaterThan(0);
     await b.shot('04-failed');
-    await typeAndRun("ATTACH 'x.db' AS x");
+    await typeAndRun(page, "ATTACH 'x.db' AS x");
     await expect.poll(() => pane.getByRole('alert').first().textContent()).toContain('sql_not_allowed');
     await b.shot('05-rejected');
   });
@@ -132,7 +77,7 @@ describe('web app: worksheets, results, history, catalog', () => {
   it('exports the whole result as CSV, paging through it, with escaping', async () => {
     const { page } = b;
     const pane = page.locator('[role=tabpanel]:not([hidden])');
-    await typeAndRun(`SELECT i, CASE WHEN i = 1 THEN 'a,"b"' ELSE 'plain' END AS txt FROM range(2500) t(i) ORDER BY i`);
+    await typeAndRun(page, `SELECT i, CASE WHEN i = 1 THEN 'a,"b"' ELSE 'plain' END AS txt FROM range(2500) t(i) ORDER BY i`);
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
     rowsRequests.length = 0;
     const [download] = await Promise.all([page.waitForEvent('download'), pane.getByRole('button', { name: 'Export CSV' }).click()]);
@@ -148,7 +93,7 @@ describe('web app: worksheets, results, history, catalog', () => {
   it('cancels a running query', async () => {
     const { page } = b;
     const pane = page.locator('[role=tabpanel]:not([hidden])');
-    await typeAndRun('SELECT count(*) FROM range(100000000000) a');
+    await typeAndRun(page, 'SELECT count(*) FROM range(100000000000) a');
     await waitForStatus(pane, ['running', 'queued']);
     await pane.getByRole('button', { name: 'Cancel' }).click();
     expect(await waitForStatus(pane, ['cancelled', 'failed', 'done'])).toBe('cancelled');

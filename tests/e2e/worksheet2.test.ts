@@ -3,55 +3,29 @@
 // a large result, dark mode is readable, completion knows the tables in scope and DuckDB's own words, errors are
 // marked and worded, and the small things (newest transitions, the admin page's workspace, a phone's width,
 // numbers and timestamps) are right. Every case here failed before its fix.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDone, ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { describe, expect, it } from 'vitest';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, contrast, run, typeAndRun, typeSql, waitForStatus } from './support/worksheetPage.ts';
 
-const BOOT = 'e2e-bootstrap-token-for-worksheet-two';
 const AGENT = 'e2e-agent-two';
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-let agent: TestAgent | undefined;
-let agentId: string;
 const rowsRequests: string[] = [];
 const serverErrors: string[] = [];
 
-const t: TestStack = await startTestStack({
-  AGENT_BOOTSTRAP_TOKEN: BOOT,
-  AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-  ACTOR_REAPER_TICK_S: '0.2',
-  SQL_SESSIONS_ENABLED: 'true',
-  SQL_SESSION_REAPER_TICK_S: '0.2',
+const { t, admin, ui, b, agentId, sql } = await stackWithBrowser({
+  suite: 'worksheet2',
+  agent: AGENT,
+  env: { SQL_SESSIONS_ENABLED: 'true', SQL_SESSION_REAPER_TICK_S: '0.2' },
+  prepare: async ({ sql }) => {
+    await sql('CREATE SCHEMA IF NOT EXISTS samples');
+    await sql(
+      "CREATE TABLE samples.trips AS SELECT range AS trip_id, TIMESTAMP '2025-01-01 00:00:00' + to_seconds(range * 61) AS pickup_at, " +
+        "(3 + range % 90)::DECIMAL(10, 2) AS fare, ['Harbor', 'Airport', 'Market'][1 + range % 3] AS zone FROM range(1000)",
+    );
+    await sql("CREATE TABLE samples.zones AS SELECT * FROM (VALUES ('Harbor', 'Docks'), ('Airport', 'East'), ('Market', 'Centre')) v(zone, borough)");
+  },
 });
-const admin: Caller & { id: string } = await setupAdmin(t);
-
-const sql = (text: string) => runDone(t, admin, agentId, text);
-
-beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);
-  ui = u;
-  agentId = await waitForHealthyAgent(t, admin, AGENT);
-  await sql('CREATE SCHEMA IF NOT EXISTS samples');
-  await sql(
-    "CREATE TABLE samples.trips AS SELECT range AS trip_id, TIMESTAMP '2025-01-01 00:00:00' + to_seconds(range * 61) AS pickup_at, " +
-      "(3 + range % 90)::DECIMAL(10, 2) AS fare, ['Harbor', 'Airport', 'Market'][1 + range % 3] AS zone FROM range(1000)",
-  );
-  await sql("CREATE TABLE samples.zones AS SELECT * FROM (VALUES ('Harbor', 'Docks'), ('Airport', 'East'), ('Market', 'Centre')) v(zone, borough)");
-  b = await launchSignedIn('worksheet2', ui.url, ADMIN);
-  b.page.on('request', (r) => r.url().includes('/rows') && rowsRequests.push(r.url()));
-  b.page.on('response', (r) => r.status() >= 500 && serverErrors.push(`${r.status()} ${r.url()}`));
-}, 180_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
+b.page.on('request', (r) => r.url().includes('/rows') && rowsRequests.push(r.url()));
+b.page.on('response', (r) => r.status() >= 500 && serverErrors.push(`${r.status()} ${r.url()}`));
 
 const nav = () => b.page.getByRole('navigation', { name: 'Main' });
 const firstRowCells = () => activePane(b.page).locator('.grid-row:not(.loading)').first().locator('[role=gridcell]').allTextContents();

@@ -2,46 +2,25 @@
 // tree beside the editor (lazy levels, insert on click or drag, names quoted when they must be), column summaries in
 // the result header (type, nulls, distinct, min/max, a histogram; honest about how many rows they cover), and quick
 // charts (bar, line, scatter) of a result's columns.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDone, ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { describe, expect, it } from 'vitest';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, typeAndRun, typeSql, waitForStatus } from './support/worksheetPage.ts';
 
-const BOOT = 'e2e-bootstrap-token-for-worksheet-three';
 const AGENT = 'e2e-agent-three';
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-let agent: TestAgent | undefined;
-let agentId: string;
 const apiCalls: string[] = [];
 
-const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
-const admin: Caller & { id: string } = await setupAdmin(t);
-
-const sql = (text: string) => runDone(t, admin, agentId, text);
-
-beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);
-  ui = u;
-  agentId = await waitForHealthyAgent(t, admin, AGENT);
-  await sql('CREATE SCHEMA IF NOT EXISTS samples');
-  await sql(
-    "CREATE TABLE samples.trips AS SELECT range AS trip_id, (3 + range % 90)::DECIMAL(10, 2) AS fare, ['Harbor', 'Airport', 'Market'][1 + range % 3] AS \"Pickup Zone\", " +
-      'CASE WHEN range % 10 = 0 THEN NULL ELSE range % 7 END AS "from" FROM range(1000)',
-  );
-  b = await launchSignedIn('worksheet3', ui.url, ADMIN);
-  b.page.on('request', (r) => r.url().includes('/api/') && apiCalls.push(r.url()));
-}, 180_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
+const { ui, b } = await stackWithBrowser({
+  suite: 'worksheet3',
+  agent: AGENT,
+  prepare: async ({ sql }) => {
+    await sql('CREATE SCHEMA IF NOT EXISTS samples');
+    await sql(
+      "CREATE TABLE samples.trips AS SELECT range AS trip_id, (3 + range % 90)::DECIMAL(10, 2) AS fare, ['Harbor', 'Airport', 'Market'][1 + range % 3] AS \"Pickup Zone\", " +
+        'CASE WHEN range % 10 = 0 THEN NULL ELSE range % 7 END AS "from" FROM range(1000)',
+    );
+  },
 });
+b.page.on('request', (r) => r.url().includes('/api/') && apiCalls.push(r.url()));
 
 const editorText = () => activePane(b.page).locator('.cm-content').evaluate((el) => [...el.querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n'));
 

@@ -4,41 +4,20 @@
 // an expired result says so); and EXPLAIN of a read shown on its Plan view (the agent answers it with the plan's rows).
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDone, ADMIN, setupAdmin, startTestStack, type Caller, type TestStack } from '../support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from '../support/agent.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { describe, expect, it } from 'vitest';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, typeAndRun, waitForStatus } from './support/worksheetPage.ts';
 
-const BOOT = 'e2e-bootstrap-token-for-worksheet-four';
 const AGENT = 'e2e-agent-four';
-let ui: { url: string; close(): Promise<void> };
-let b: Browser;
-let agent: TestAgent | undefined;
-let agentId: string;
 
-const t: TestStack = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', ACTOR_REAPER_TICK_S: '0.2' });
-const admin: Caller & { id: string } = await setupAdmin(t);
-
-const sql = (text: string) => runDone(t, admin, agentId, text);
-
-beforeAll(async () => {
-  const [u] = await Promise.all([serveUi(t), startAgent(t, { bootstrapToken: BOOT, name: AGENT }).then((a) => (agent = a))]);
-  ui = u;
-  agentId = await waitForHealthyAgent(t, admin, AGENT);
-  await sql('CREATE SCHEMA IF NOT EXISTS shop');
-  await sql("CREATE TABLE shop.zones AS SELECT range AS zone_id, 'zone ' || range AS zone FROM range(10)");
-  await sql('CREATE TABLE shop.trips AS SELECT range AS trip_id, range % 10 AS zone_id, (range % 97)::DOUBLE AS fare FROM range(200000)');
-  b = await launchSignedIn('worksheet4', ui.url, ADMIN);
-}, 180_000);
-
-afterAll(async () => {
-  await b?.close();
-  await ui?.close();
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
+const { ui, b, agent, sql } = await stackWithBrowser({
+  suite: 'worksheet4',
+  agent: AGENT,
+  prepare: async ({ sql }) => {
+    await sql('CREATE SCHEMA IF NOT EXISTS shop');
+    await sql("CREATE TABLE shop.zones AS SELECT range AS zone_id, 'zone ' || range AS zone FROM range(10)");
+    await sql('CREATE TABLE shop.trips AS SELECT range AS trip_id, range % 10 AS zone_id, (range % 97)::DOUBLE AS fare FROM range(200000)');
+  },
 });
 
 const JOIN_AGG = 'SELECT z.zone, count(*) AS trips, sum(t.fare) AS fares FROM shop.trips t JOIN shop.zones z ON t.zone_id = z.zone_id GROUP BY z.zone ORDER BY z.zone';
@@ -113,7 +92,7 @@ describe('web app, fourth round', () => {
     await b.shot('02-history-results');
 
     // The agent's retention took the other result's file: its tab says the result expired, not a raw error.
-    const file = join(agent!.dataDir, 'results', `${gone.id}.parquet`);
+    const file = join(agent.dataDir, 'results', `${gone.id}.parquet`);
     expect(existsSync(file)).toBe(true);
     rmSync(file);
     await page.goto(ui.url + '/w/default/history?q=' + encodeURIComponent('soon gone'));

@@ -2,32 +2,20 @@
 // writes is there after signing in on a fresh one; a worksheet shared with the workspace is listed for another member,
 // who reads it (read-only) and keeps a copy of their own; a change made while the api cannot be reached is saved once
 // it can.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { ADMIN, newUser, setupAdmin, startTestApi, type Caller, type TestApi } from '../support/api.ts';
-import { launchSignedIn, type Browser } from './support/browser.ts';
-import { serveUi } from './support/uiServer.ts';
+import { ADMIN, newUser, type Caller } from '../support/api.ts';
+import type { Browser } from './support/browser.ts';
+import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, typeSql } from './support/worksheetPage.ts';
 
-let t: TestApi;
-let admin: Caller & { id: string };
-let ui: { url: string; close(): Promise<void> };
+// Each test opens the browsers it needs (closed with the world).
+const world = await stackWithBrowser({ suite: 'worksheet-server', api: 'alone', browser: 'none' });
+const { t, admin, ui } = world;
 const browsers: Browser[] = [];
 
-beforeAll(async () => {
-  t = await startTestApi();
-  admin = await setupAdmin(t);
-  ui = await serveUi(t);
-}, 180_000);
-
-afterAll(async () => {
-  for (const b of browsers) await b.close();
-  await ui?.close();
-  await t?.close();
-});
-
 const open = async (suite: string, who: { email: string; password: string }) => {
-  const b = await launchSignedIn(suite, ui.url, who);
+  const b = await world.open(suite, who);
   browsers.push(b);
   await b.page.goto(ui.url + '/w/default/worksheets');
   return b;

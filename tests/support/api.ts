@@ -50,11 +50,28 @@ export async function startTestApi(env: Record<string, string> = {}, opts: { dat
   });
   const api = await startApi({ config, logger: createLogger({ level: 'silent' }) });
   const url = api.url;
-  const req: TestApi['req'] = async (method, path, o = {}) => {
+  return {
+    api,
+    database,
+    url,
+    dataDir,
+    req: requestsTo(url),
+    async close() {
+      await api.close();
+      if (!opts.database) await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Requests to the api at `url` (JSON in and out), as `defaultAs` unless a request names its own caller. */
+export function requestsTo(url: string, defaultAs?: Caller): TestApi['req'] {
+  return async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    const as = o.as ?? defaultAs;
     if (o.body !== undefined || o.rawBody !== undefined) headers['content-type'] ??= 'application/json';
-    if (o.as?.cookie) headers.cookie = o.as.cookie;
-    if (o.as?.token) headers.authorization = `Bearer ${o.as.token}`;
+    if (as?.cookie) headers.cookie = as.cookie;
+    if (as?.token) headers.authorization = `Bearer ${as.token}`;
     const r = await fetch(url + path, {
       method,
       headers,
@@ -69,18 +86,6 @@ export async function startTestApi(env: Record<string, string> = {}, opts: { dat
     }
     return { status: r.status, headers: r.headers, body, text };
   };
-  return {
-    api,
-    database,
-    url,
-    dataDir,
-    req,
-    async close() {
-      await api.close();
-      if (!opts.database) await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 export function cookieFrom(res: Res): string {
@@ -89,13 +94,20 @@ export function cookieFrom(res: Res): string {
 }
 
 /** Creates the first admin and signs in: returns the admin's cookie and a personal token. */
-export async function setupAdmin(t: TestApi): Promise<Caller & { id: string }> {
+export async function setupAdmin(t: Pick<TestApi, 'req'>): Promise<SignedIn> {
   const r = await t.req('POST', '/api/setup/admin', { body: ADMIN, headers: { 'x-setup-token': SETUP_TOKEN } });
   if (r.status !== 201) throw new Error(`setup failed: ${r.status} ${r.text}`);
   return signIn(t, ADMIN.email, ADMIN.password);
 }
 
-export async function signIn(t: TestApi, email: string, password: string): Promise<Caller & { id: string }> {
+/** A signed-in user: both ways to authenticate as them. */
+export interface SignedIn extends Caller {
+  id: string;
+  cookie: string;
+  token: string;
+}
+
+export async function signIn(t: Pick<TestApi, 'req'>, email: string, password: string): Promise<SignedIn> {
   const login = await t.req('POST', '/api/auth/login', { body: { email, password } });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
   const cookie = cookieFrom(login);
@@ -127,19 +139,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   // Given an OTLP endpoint, the catalog service traces too, under its own name (as `eider up` starts it).
   const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT ? createTracing({ serviceName: 'eider-catalog', endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT }) : undefined;
   const stack = await startCatalogStack({ db: database.db, tracing });
-  const rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };
-  const t = await startTestApi(
-    {
-      STORE_ENDPOINT: stack.store.endpoint,
-      OBJECT_STORE_ACCESS_KEY: rootKey.accessKeyId,
-      OBJECT_STORE_SECRET_KEY: rootKey.secretAccessKey,
-      CATALOG_URL: stack.catalog.url,
-      CATALOG_CLIENT_ID: STACK_CLIENT.id,
-      CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
-      ...env,
-    },
-    { database },
-  );
+  const t = await startTestApi({ ...(await stackEnv(stack)), ...env }, { database });
   const close = t.close;
   return {
     ...t,
@@ -150,6 +150,19 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       await tracing?.shutdown();
       await database.drop();
     },
+  };
+}
+
+/** What an api needs to use `stack`'s object store and catalog service, as `eider up` configures it. */
+export async function stackEnv(stack: CatalogStack): Promise<Record<string, string>> {
+  const rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };
+  return {
+    STORE_ENDPOINT: stack.store.endpoint,
+    OBJECT_STORE_ACCESS_KEY: rootKey.accessKeyId,
+    OBJECT_STORE_SECRET_KEY: rootKey.secretAccessKey,
+    CATALOG_URL: stack.catalog.url,
+    CATALOG_CLIENT_ID: STACK_CLIENT.id,
+    CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
   };
 }
 

@@ -1,13 +1,66 @@
 // The parts as separate `eider` processes, for tests that kill one (SIGKILL) and start the next.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
+import { freePort } from '../../runtime/postgres.ts';
+import { requestsTo, setupAdmin, SETUP_TOKEN, type SignedIn, type TestApi } from './api.ts';
 
 export const EIDER = join(import.meta.dirname, '..', '..', 'bin', 'eider.ts');
 
 /** `eider <name>` with only PATH, LOG_LEVEL=warn and `env`; output discarded. */
 export function startEider(name: string, env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [EIDER, name], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+}
+
+/** Where a test's `eider api` process (and an agent beside it) run: a free port and a temporary folder. */
+export interface ProcessSite {
+  dir: string;
+  port: number;
+  url: string;
+  /** The api's own settings: the database, the port, its data folder (`dir`/api) and the setup token. */
+  apiEnv: { DATABASE_URL: string; PORT: string; DATA_DIR: string; SETUP_TOKEN: string };
+  /** An agent named `name` dialling the api with `bootstrapToken`, its data in `dir`/agent. */
+  agentEnv(name: string, bootstrapToken: string): Record<string, string>;
+  /** Removes the folder. */
+  remove(): void;
+}
+
+export async function processSite(databaseUrl: string, prefix: string): Promise<ProcessSite> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const port = await freePort();
+  return {
+    dir,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    apiEnv: { DATABASE_URL: databaseUrl, PORT: String(port), DATA_DIR: join(dir, 'api'), SETUP_TOKEN },
+    agentEnv: (name, bootstrapToken) => ({
+      CONTROL_PLANE_URL: `ws://127.0.0.1:${port}/agents/connect`,
+      BOOTSTRAP_TOKEN: bootstrapToken,
+      AGENT_DATA_DIR: join(dir, 'agent'),
+      AGENT_NAME: name,
+      RESULTS_HTTP_PORT: '0',
+    }),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Waits (at most `ms`) until the api process at `url` answers its readiness probe. */
+export const apiReady = (url: string, what = 'api ready', ms = 60_000) => until(async () => ((await fetch(`${url}/api/readyz`)).ok ? true : undefined), ms, what);
+
+export interface ProcessAdmin extends SignedIn {
+  /** Requests to the process, signed in as the admin by the session cookie unless a request names its own caller. */
+  req: TestApi['req'];
+}
+
+/**
+ * On a freshly started api process at `url` (a readiness probe answered): creates the first admin with the setup
+ * token and signs in, as setupAdmin does for an api in this process. A refused setup or sign-in throws.
+ */
+export async function adminOn(url: string): Promise<ProcessAdmin> {
+  const admin = await setupAdmin({ req: requestsTo(url) });
+  return { ...admin, req: requestsTo(url, { cookie: admin.cookie }) };
 }
 
 export const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));

@@ -73,11 +73,16 @@ export async function signInAs(page: Page, who: { email: string; password: strin
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
 }
 
-/** A browser on the app at `url`, signed in as `who`, accepting confirmation dialogs (the e2e suites' start). */
+/** A browser on the app at `url`, signed in as `who`, accepting confirmation dialogs; closed again when sign-in fails. */
 export async function launchSignedIn(suite: string, url: string, who: { email: string; password: string }): Promise<Browser> {
   const b = await launchBrowser(suite);
-  b.page.on('dialog', (d) => void d.accept());
-  await b.page.goto(url + '/');
-  await signInAs(b.page, who);
-  return b;
+  try {
+    b.page.on('dialog', (d) => void d.accept());
+    await b.page.goto(url + '/');
+    await signInAs(b.page, who);
+    return b;
+  } catch (e) {
+    await b.close();
+    throw e;
+  }
 }

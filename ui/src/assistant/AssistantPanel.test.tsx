@@ -8,6 +8,7 @@ import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { AssistantPanel } from './AssistantPanel.tsx';
 import { segments } from './assistantApi.ts';
+import { standInApi, type Asked } from '../testing/standInApi.ts';
 import { useAssistantShortcut } from './useAssistantShortcut.ts';
 import type { Message, ToolCall } from './assistantApi.ts';
 
@@ -37,28 +38,8 @@ const message = (id: string, role: 'user' | 'assistant', content: string, tool_c
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
-interface Asked {
-  method: string;
-  path: string;
-  body: any;
-  accept: string | null;
-}
-
 /** A stand-in api: `answer` decides each response; every request is kept. */
-function serve(answer: (a: Asked) => Response | Promise<Response>) {
-  const asked: Asked[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (url: string, init: RequestInit = {}) => {
-      const u = new URL(String(url), 'http://x');
-      const headers = new Headers(init.headers);
-      const a = { method: init.method ?? 'GET', path: u.pathname, body: init.body ? JSON.parse(String(init.body)) : undefined, accept: headers.get('accept') };
-      asked.push(a);
-      return answer(a);
-    }),
-  );
-  return asked;
-}
+const serve = (answer: (a: Asked) => Response | Promise<Response>) => standInApi(answer);
 
 /** A response body the test writes to while the panel reads it. */
 function stream() {

@@ -6,6 +6,7 @@ import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { ResultPanel } from './ResultPanel.tsx';
 import type { QueryOut } from '../api/types.ts';
+import { standInApi } from '../testing/standInApi.ts';
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -20,8 +21,8 @@ afterEach(() => {
 const query = (columns: string[], rows: number) =>
   ({ id: 'q-1', status: 'done', sql: 'x', row_count: rows, duration_ms: 3, columns, column_schema: columns.map((name) => ({ name, type: 'VARCHAR' })) }) as unknown as QueryOut;
 
-async function render(q: QueryOut, respond: (url: string) => Response) {
-  vi.stubGlobal('fetch', async (url: string) => respond(url));
+async function render(q: QueryOut, respond: () => Response) {
+  standInApi(respond);
   host = document.createElement('div');
   document.body.appendChild(host);
   root = createRoot(host);

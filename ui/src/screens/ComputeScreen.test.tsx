@@ -11,6 +11,7 @@ import { SessionContext } from '../app/session.tsx';
 import { COMPUTE_POLL_MS, ComputeScreen } from './ComputeScreen.tsx';
 import { AgentPicker, POOL, agentIdOf } from '../worksheet/AgentPicker.tsx';
 import { StatusPill } from '../worksheet/StatusPill.tsx';
+import { byRoute, standInApi, type Route } from '../testing/standInApi.ts';
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -41,24 +42,8 @@ function agent(id: string, status: string, elastic: Partial<ElasticInfo> | null,
   };
 }
 
-/** A stand-in api: answers by method and path, recording every request. */
-function serve(routes: Record<string, (body: any) => unknown>) {
-  const calls: Array<{ method: string; path: string; body: any }> = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (url: string, init?: RequestInit) => {
-      const method = init?.method ?? 'GET';
-      const path = String(url).split('?')[0];
-      const body = init?.body ? JSON.parse(String(init.body)) : undefined;
-      calls.push({ method, path, body });
-      const handler = routes[`${method} ${path}`];
-      if (!handler) return new Response(JSON.stringify({ error: 'not_found', message: `no route for ${method} ${path}` }), { status: 404 });
-      const out = handler(body);
-      return out instanceof Response ? out : new Response(JSON.stringify(out), { status: method === 'POST' ? 202 : 200 });
-    }),
-  );
-  return calls;
-}
+/** A stand-in api: answers by method and path (a POST with 202), recording every request. */
+const serve = (routes: Record<string, Route>) => standInApi(byRoute(routes), { postStatus: 202 });
 
 let root: Root | null = null;
 afterEach(() => {
@@ -140,7 +125,8 @@ describe('Compute screen', () => {
       form.requestSubmit();
       for (let i = 0; i < 5; i++) await Promise.resolve();
     });
-    expect(calls.find((c) => c.method === 'POST')).toEqual({ method: 'POST', path: '/api/admin/agents/elastic', body: { size: 'small', name: 'nightly', access_mode: 'restricted' } });
+    const post = calls.find((c) => c.method === 'POST');
+    expect(post && { method: post.method, path: post.path, body: post.body }).toEqual({ method: 'POST', path: '/api/admin/agents/elastic', body: { size: 'small', name: 'nightly', access_mode: 'restricted' } });
     expect(host.textContent).toContain('Started agent-new: provisioning.');
     const row = host.querySelector('table[aria-label="Elastic agents"] tbody tr')!;
     await act(async () => {

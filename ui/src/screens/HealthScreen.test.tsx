@@ -10,6 +10,7 @@ import type { Agent, ComputeOption, QueryOut, Recommendation, ScanReport, TableH
 import { SessionContext } from '../app/session.tsx';
 import { HealthScreen } from './HealthScreen.tsx';
 import { TableHealthPanel } from './TableHealthPanel.tsx';
+import { byRoute, standInApi, type Route as Handler } from '../testing/standInApi.ts';
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -59,26 +60,8 @@ function query(id: string, status: string, extra: Partial<QueryOut> = {}): Query
   return { id, status, agent_id: 'a1', sql: 'CALL …', error: null, error_code: null, duration_ms: null, ...extra } as QueryOut;
 }
 
-type Handler = (body: any, url: URL) => unknown;
-
 /** A stand-in api: answers by method and path (the query string is the handler's to read), recording every request. */
-function serve(routes: Record<string, Handler>) {
-  const calls: Array<{ method: string; path: string; url: URL; body: any }> = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: string, init?: RequestInit) => {
-      const method = init?.method ?? 'GET';
-      const url = new URL(String(input), 'http://eider.test');
-      const body = init?.body ? JSON.parse(String(init.body)) : undefined;
-      calls.push({ method, path: url.pathname, url, body });
-      const handler = routes[`${method} ${url.pathname}`];
-      if (!handler) return new Response(JSON.stringify({ error: 'not_found', message: `no route for ${method} ${url.pathname}` }), { status: 404 });
-      const out = await handler(body, url);
-      return out instanceof Response ? out : new Response(JSON.stringify(out), { status: 200 });
-    }),
-  );
-  return calls;
-}
+const serve = (routes: Record<string, Handler>) => standInApi(byRoute(routes));
 
 const page = (items: Recommendation[]) => ({ items, cursor: null, has_more: false });
 const error = (status: number, code: string, message: string) => new Response(JSON.stringify({ error: code, message }), { status });

@@ -8,6 +8,7 @@ import { createRoot, type Root } from 'react-dom/client';
 import type { Lineage } from '../api/types.ts';
 import { LineagePanel } from './LineagePanel.tsx';
 import { depths, layoutLineage } from './lineageLayout.ts';
+import { standInApi } from '../testing/standInApi.ts';
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -32,19 +33,11 @@ const EDGES: Array<Lineage['edges'][number]> = [
 
 /** Answers the lineage read, filling columns only for edges touching `columns_for` (the table itself by default). */
 function serve() {
-  const asked: URLSearchParams[] = [];
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (url: string) => {
-      const u = new URL(String(url), 'http://x');
-      asked.push(u.searchParams);
-      const around = new Set(u.searchParams.getAll('columns_for').length ? u.searchParams.getAll('columns_for') : ['warehouse.lin.enriched']);
-      const edges = EDGES.map((e) => ({ ...e, columns: around.has(e.source) || around.has(e.target) ? e.columns : [] }));
-      const body: Lineage = { nodes: NODES, edges, truncated: false, hidden: false, columns_truncated: false };
-      return new Response(JSON.stringify(body), { status: 200 });
-    }),
-  );
-  return asked;
+  return standInApi(({ url }): Lineage => {
+    const around = new Set(url.searchParams.getAll('columns_for').length ? url.searchParams.getAll('columns_for') : ['warehouse.lin.enriched']);
+    const edges = EDGES.map((e) => ({ ...e, columns: around.has(e.source) || around.has(e.target) ? e.columns : [] }));
+    return { nodes: NODES, edges, truncated: false, hidden: false, columns_truncated: false };
+  });
 }
 
 let root: Root | null = null;
@@ -119,10 +112,10 @@ describe('Lineage panel', () => {
   it('a click on a box asks for its columns and shows where they come from and go', async () => {
     const asked = serve();
     const host = await mount();
-    expect(asked[0].getAll('columns_for')).toEqual([]);
+    expect(asked[0].url.searchParams.getAll('columns_for')).toEqual([]);
     await act(async () => box(host, 'warehouse.lin.raw').dispatchEvent(new MouseEvent('click', { bubbles: true })));
     await settle();
-    expect(asked.at(-1)!.getAll('columns_for')).toEqual(['warehouse.lin.raw']);
+    expect(asked.at(-1)!.url.searchParams.getAll('columns_for')).toEqual(['warehouse.lin.raw']);
     const detail = host.querySelector('[aria-label="Node detail"]')!;
     expect(detail.querySelector('ul[aria-label="Columns in"]')!.textContent).toContain('id ← external:crm.accounts.acct');
     expect(detail.querySelector('ul[aria-label="Columns out"]')!.textContent).toContain('id → warehouse.lin.enriched.id');
@@ -131,7 +124,7 @@ describe('Lineage panel', () => {
     // The keyboard does what the mouse does.
     await act(async () => box(host, 'warehouse.lin.enriched').dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true })));
     await settle();
-    expect(asked.at(-1)!.getAll('columns_for')).toEqual(['warehouse.lin.enriched']);
+    expect(asked.at(-1)!.url.searchParams.getAll('columns_for')).toEqual(['warehouse.lin.enriched']);
     const self = host.querySelector('[aria-label="Node detail"]')!.textContent!;
     expect(self).toContain('name → warehouse.lin.wide.name_u');
     expect(self).toContain('redacted:1: no column detail: execution derived');

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { act } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { MigrationsScreen } from './MigrationsScreen.tsx';
+import { byRoute, standInApi, type Asked, type Route } from '../../testing/standInApi.ts';
 
 (globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
@@ -43,21 +44,9 @@ function migration(id: string, catalog: string, extra: Record<string, unknown> =
   };
 }
 
-const calls: Array<{ method: string; path: string; url: URL; body: any }> = [];
-function serve(routes: Record<string, (body: any, url: URL) => unknown>) {
-  calls.length = 0;
-  vi.stubGlobal(
-    'fetch',
-    vi.fn(async (input: string, init?: RequestInit) => {
-      const method = init?.method ?? 'GET';
-      const url = new URL(String(input), 'http://eider.test');
-      const body = init?.body ? JSON.parse(String(init.body)) : undefined;
-      calls.push({ method, path: url.pathname, url, body });
-      const handler = routes[`${method} ${url.pathname}`];
-      if (!handler) return new Response(JSON.stringify({ error: 'not_found', message: `no route for ${method} ${url.pathname}` }), { status: 404 });
-      return new Response(JSON.stringify(await handler(body, url)), { status: method === 'POST' ? 202 : 200 });
-    }),
-  );
+let calls: Asked[] = [];
+function serve(routes: Record<string, Route>) {
+  calls = standInApi(byRoute(routes), { postStatus: 202 });
 }
 
 let root: Root | null = null;
