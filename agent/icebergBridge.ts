@@ -163,25 +163,34 @@ export class IcebergBridge {
 
   async #attach(): Promise<void> {
     const c = this.#o.connection;
-    // A read that names no table (`SELECT 42`) needs nothing from the catalog service: no round trip, and no
-    // failure when it is unreachable.
-    if (this.#statements.some((st) => st.kind !== 'select' || st.refs.length > 0)) {
-      await Promise.all(
-        [...this.#attached.values()].map(async (att) => {
-          for (const ns of await att.client.listNamespaces()) att.namespaces.set(ns.toLowerCase(), ns);
-        }),
-      );
-    }
-    for (const att of this.#attached.values()) {
+    const attachments = [...this.#attached.values()];
+    for (const att of attachments) {
       const name = att.attachment.name;
       if (RESERVED_CATALOGS.has(name.toLowerCase())) throw catalogError(`a catalog cannot be named ${name} on the agent (reserved by DuckDB)`);
-      // IF NOT EXISTS: a session's connection keeps what its earlier statements attached.
-      await c.run(`ATTACH IF NOT EXISTS ':memory:' AS ${quoteIdent(name)}`);
-      for (const ns of att.namespaces.values()) {
-        if (ns.toLowerCase() !== 'main') await c.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(name)}.${quoteIdent(ns)}`);
-      }
     }
-    if (this.#default && this.#o.useDefault !== false) await c.run(`USE ${quoteIdent(this.#default.attachment.name)}`);
+    // A read that names no table (`SELECT 42`) needs nothing from the catalog service: no round trip, and no
+    // failure when it is unreachable. The listing and DuckDB's ATTACH go on at once (neither needs the other); the
+    // schemas and USE follow in one round trip to DuckDB (each costs a hop through its thread).
+    const listing = this.#statements.some((st) => st.kind !== 'select' || st.refs.length > 0)
+      ? Promise.all(
+          attachments.map(async (att) => {
+            for (const ns of await att.client.listNamespaces()) att.namespaces.set(ns.toLowerCase(), ns);
+          }),
+        )
+      : Promise.resolve();
+    // IF NOT EXISTS: a session's connection keeps what its earlier statements attached.
+    const attaching = attachments.length
+      ? c.run(attachments.map((att) => `ATTACH IF NOT EXISTS ':memory:' AS ${quoteIdent(att.attachment.name)}`).join(';\n'))
+      : Promise.resolve();
+    // Both settle before a failure is passed on: the connection must not close under a running ATTACH.
+    for (const r of await Promise.allSettled([listing, attaching])) if (r.status === 'rejected') throw r.reason;
+    const then = attachments.flatMap((att) =>
+      [...att.namespaces.values()]
+        .filter((ns) => ns.toLowerCase() !== 'main')
+        .map((ns) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(att.attachment.name)}.${quoteIdent(ns)}`),
+    );
+    if (this.#default && this.#o.useDefault !== false) then.push(`USE ${quoteIdent(this.#default.attachment.name)}`);
+    if (then.length) await c.run(then.join(';\n'));
   }
 
   #byName(name: string | null): Attached | undefined {
