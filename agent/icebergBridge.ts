@@ -399,10 +399,13 @@ export class IcebergBridge {
   async #clearObject(r: Resolved): Promise<void> {
     const where = `database_name = ${quoteLiteral(r.att.attachment.name)} AND schema_name = ${quoteLiteral(r.namespace)} AND lower(${'%'}) = ${quoteLiteral(r.sqlName.toLowerCase())}`;
     const c = this.#o.connection;
-    const tables = await c.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE ${where.replace('%', 'table_name')}`);
-    if (Number(tables.getRows()[0][0]) > 0) await c.run(`DROP TABLE ${this.#path(r)}`);
-    const views = await c.runAndReadAll(`SELECT count(*) FROM duckdb_views() WHERE ${where.replace('%', 'view_name')}`);
-    if (Number(views.getRows()[0][0]) > 0) await c.run(`DROP VIEW ${this.#path(r)}`);
+    // Both counts in one round trip to DuckDB: nothing is there to drop, but for a session's earlier statement.
+    const found = await c.runAndReadAll(
+      `SELECT (SELECT count(*) FROM duckdb_tables() WHERE ${where.replace('%', 'table_name')}), (SELECT count(*) FROM duckdb_views() WHERE ${where.replace('%', 'view_name')})`,
+    );
+    const [tables, views] = found.getRows()[0].map(Number);
+    if (tables > 0) await c.run(`DROP TABLE ${this.#path(r)}`);
+    if (views > 0) await c.run(`DROP VIEW ${this.#path(r)}`);
   }
 
   async #columns(r: Resolved): Promise<Array<{ name: string; type: string }>> {
