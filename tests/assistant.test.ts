@@ -3,14 +3,13 @@
 // server scripts the model's answers (text, tool calls) and keeps every request it got, so the tests check what the
 // model was sent as much as what the user gets back: a multi-step turn, the request limit, the approval of writes,
 // the per-turn token, privacy, the switch, streaming, the deployment-wide concurrency cap, metrics and spans.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createHash } from 'node:crypto';
-import { newUser, setupAdmin, startTestApi, startTestStack, type Caller, type TestApi, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { newUser, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 import { startOtlpReceiver, type OtlpReceiver } from './support/otlpReceiver.ts';
 
-const BOOT = 'test-bootstrap-token-for-the-assistant';
 const KEY = 'sk-test-model-key-0123456789';
 const W = '/api/workspaces/default';
 const C = `${W}/assistant/conversations`;
@@ -89,18 +88,11 @@ async function startModel(): Promise<ModelServer> {
 
 // ---- the stack --------------------------------------------------------------------------------------------------
 
-let t: TestStack;
-let model: ModelServer;
-let otlp: OtlpReceiver;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 
-beforeAll(async () => {
-  model = await startModel();
-  otlp = await startOtlpReceiver();
-  t = await startTestStack({
-    AGENT_BOOTSTRAP_TOKEN: BOOT,
+const model = await startModel();
+const otlp = await startOtlpReceiver();
+const { t, admin, agentId } = await stackWithAgent({
+  env: {
     ASSISTANT_ENABLED: 'true',
     ASSISTANT_OPENAI_BASE_URL: model.url,
     ASSISTANT_MODEL: 'openai:test-model',
@@ -109,10 +101,11 @@ beforeAll(async () => {
     ASSISTANT_RESULT_ROW_CAP: '5',
     ASSISTANT_PAT_TTL_S: '120',
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-  });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'assistant-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'assistant-agent');
+  },
+  agent: { name: 'assistant-agent' },
+  closeAfter: [model, otlp],
+});
+beforeAll(async () => {
   // A table for the assistant to find: seven zones.
   const made = await t.req('POST', `${W}/queries`, {
     body: { sql: "CREATE TABLE zones AS SELECT range AS id, 'zone ' || range AS name FROM range(7)", agent_id: agentId },
@@ -121,13 +114,6 @@ beforeAll(async () => {
   expect(made.status, made.text).toBe(202);
   const done = await t.req('GET', `/api/queries/${made.body.id}?wait_timeout_s=60`, { as: admin });
   expect(done.body.status, done.text).toBe('done');
-}, 180_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-  await model?.close();
-  await otlp?.close();
 });
 
 const config = () => t.api.ctx.config as unknown as Record<string, unknown>;

@@ -5,38 +5,24 @@
 // by the agent with a short-lived SAS the catalog service vends; maintenance procedures and a SQL session's staging
 // files work there too; and a catalog moves bundled → azure → bundled by storage migrations with every count, sum,
 // snapshot and time-travel read unchanged.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
-import { startAzurite, type Azurite } from './support/azurite.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
+import { startAzurite } from './support/azurite.ts';
 import { fillCatalog, fingerprint, sqlOn, waitMigration } from './support/migrations.ts';
 import { startBridgeAgent } from './support/bridgeAgent.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
 import { freePort } from '../runtime/postgres.ts';
 
-const BOOT = 'test-bootstrap-token-for-azure-storage';
 const CONTAINER = 'lake';
-let t: TestStack;
-let admin: Caller & { id: string };
-let az: Azurite;
-let agent: TestAgent;
-let agentId: string;
 let azureId: string;
 
-beforeAll(async () => {
-  az = await startAzurite();
-  await az.container(CONTAINER).create();
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, MIGRATION_RUNNER_TICK_S: '5', ACTOR_REAPER_TICK_S: '0.2', SQL_SESSIONS_ENABLED: 'true' });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'azure-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'azure-agent');
-}, 120_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-  await az?.close();
+const az = await startAzurite();
+await az.container(CONTAINER).create();
+const { t, admin, agentId } = await stackWithAgent({
+  env: { MIGRATION_RUNNER_TICK_S: '5', ACTOR_REAPER_TICK_S: '0.2', SQL_SESSIONS_ENABLED: 'true' },
+  agent: { name: 'azure-agent' },
+  closeAfter: [az],
 });
 
 const createBackend = (body: Record<string, unknown>) => t.req('POST', '/api/admin/storage-backends', { as: admin, body });

@@ -3,33 +3,16 @@
 // column pairs (CTEs, joins, aliases, `SELECT *`); imports from other producers, purges, depth and direction,
 // column detail around the nodes asked about and its cap, staleness, redaction under scoped grants, and drops.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDone, newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newUser, type Caller } from './support/api.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 import { executionEdges, readGraph, writeTargetOf } from '../domain/lineage.ts';
 import { claimBackfill, runBackfill } from '../domain/lineageBackfill.ts';
 import { deriveColumnLineage, loadParser, qualified, type ColumnEnv } from '../domain/lineageColumns.ts';
 
-const BOOT = 'test-bootstrap-token-for-lineage';
-let t: TestStack;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 const T = '/api/workspaces/default/catalogs/warehouse/schemas';
 
-beforeAll(async () => {
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, LINEAGE_STALE_AFTER_DAYS: '30' });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'lineage-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'lineage-agent');
-}, 120_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
-
-const run = (sql: string) => runDone(t, admin, agentId, sql);
+const { t, admin, sql: run } = await stackWithAgent({ env: { LINEAGE_STALE_AFTER_DAYS: '30' }, agent: { name: 'lineage-agent' } });
 
 const graph = async (table: string, query = '', as: Caller = admin) => t.req('GET', `${T}/lin/tables/${table}/lineage${query}`, { as });
 const pairs = (g: any) => g.edges.map((e: any) => `${e.source} -> ${e.target}`).sort();

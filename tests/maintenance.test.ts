@@ -3,19 +3,14 @@
 // profile; members see them, administrators dismiss them; a deep scan finds an orphan file; the scanner loop runs
 // on its own when its cadence is due; applying compaction on an agent resolves its recommendation with every row
 // kept.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { runDone, newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { runDone, newUser, type Caller } from './support/api.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 
-const BOOT = 'test-bootstrap-token-for-maintenance';
 const TABLE = '/api/workspaces/default/catalogs/warehouse/schemas/mnt/tables/events';
-let t: TestStack;
-let admin: Caller & { id: string };
 let member: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 
 const run = (sql: string) => runDone(t, admin, agentId, sql, 60);
 const rows = async (sql: string) => (await t.req('GET', `/api/queries/${(await run(sql)).id}/rows`, { as: admin })).body.rows;
@@ -26,23 +21,15 @@ const scan = async (deep = false) => {
   return r.body;
 };
 
+// A scanner tick every half second: it scans on its own once (never scanned, the daily cadence is due).
+const { t, admin, agentId } = await stackWithAgent({ env: { MAINTENANCE_SCAN_TICK_S: '0.5' }, agent: { name: 'maintenance-agent' } });
 beforeAll(async () => {
-  // A scanner tick every half second: it scans on its own once (never scanned, the daily cadence is due).
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, MAINTENANCE_SCAN_TICK_S: '0.5' });
-  admin = await setupAdmin(t);
   member = await newUser(t, admin);
   await t.req('PUT', `/api/workspaces/default/members/${member.id}`, { as: admin, body: { role: 'reader' } });
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'maintenance-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'maintenance-agent');
   await run('CREATE SCHEMA IF NOT EXISTS mnt');
   await run('CREATE TABLE mnt.events (id BIGINT, amount DOUBLE)');
   for (let i = 0; i < 50; i++) await run(`INSERT INTO mnt.events VALUES (${i}, ${i * 1.5})`);
 }, 300_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
 
 describe('maintenance', () => {
   it('the scanner loop scans on its own when its cadence is due', async () => {

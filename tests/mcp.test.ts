@@ -1,30 +1,20 @@
 // /mcp with the official SDK's own client against the real stack (a real agent process): every tool, the row and
 // byte caps with cursor paging, writes refused and allowed (MCP_ALLOW_WRITES re-read per call), nothing beyond
 // what the token reaches through REST, and the endpoint's own rules (token, Origin, MCP_ENABLED).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { newUser, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { newUser } from './support/api.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 
-const BOOT = 'test-bootstrap-token-for-mcp';
-let t: TestStack;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 const clients: Client[] = [];
 
-beforeAll(async () => {
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, MCP_RESULT_ROW_CAP: '5', MCP_RESULT_BYTE_CAP: '4096', CORS_ORIGINS: 'https://allowed.example' });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'mcp-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'mcp-agent');
-}, 120_000);
+const { t, admin, agentId } = await stackWithAgent({
+  env: { MCP_RESULT_ROW_CAP: '5', MCP_RESULT_BYTE_CAP: '4096', CORS_ORIGINS: 'https://allowed.example' },
+  agent: { name: 'mcp-agent' },
+});
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
 });
 
 async function connect(token: string): Promise<Client> {

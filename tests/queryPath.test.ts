@@ -1,31 +1,17 @@
 // The query path end to end: a real agent process dials the api over a real WebSocket, runs SQL in DuckDB,
 // and the api reads the result file back over HTTP.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, runDone, setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { agentForTest, startAgent, waitForHealthyAgent, cleanupAgentDir, type TestAgent } from './support/agent.ts';
+import { describe, expect, it } from 'vitest';
+import { newUser, runDone, type Caller } from './support/api.ts';
+import { agentForTest, waitForHealthyAgent } from './support/agent.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 
 const BOOT = 'test-bootstrap-token-for-the-query-path';
-let t: TestStack;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 
-beforeAll(async () => {
-  t = await startTestStack({
-    AGENT_BOOTSTRAP_TOKEN: BOOT,
-    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-    AGENT_HEARTBEAT_TTL_S: '3',
-    ACTOR_REAPER_TICK_S: '0.2',
-  });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'alpha' });
-  agentId = await waitForHealthyAgent(t, admin, 'alpha');
+const world = await stackWithAgent({
+  env: { AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', AGENT_HEARTBEAT_TTL_S: '3', ACTOR_REAPER_TICK_S: '0.2' },
+  agent: { name: 'alpha' },
 });
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
+const { t, admin, agentId } = world;
 
 async function run(sql: string, as: Caller = admin, extra: Record<string, unknown> = {}) {
   const submit = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId, ...extra }, as });
@@ -228,12 +214,12 @@ describe('queries', () => {
       as: admin,
     });
     const t0 = Date.now();
-    await agent.kill();
+    await world.agent.kill();
     const final = (await t.req('GET', `/api/queries/${submit.body.id}?wait_timeout_s=10`, { as: admin })).body;
     expect(final.status).toBe('failed');
     expect(Date.now() - t0).toBeLessThan(3_000 + 2_000);
     expect(final.error).toMatch(/agent|lost|disconnect/i);
-    agent = await agent.restart();
+    await world.restartAgent();
     const again = await waitForHealthyAgent(t, admin, 'alpha');
     expect(again).toBe(agentId);
     expect((await run('SELECT 7 AS seven')).final.status).toBe('done');

@@ -2,28 +2,16 @@
 // agent); large ones stay on the agent. The copy expires with RESULT_RETENTION_HOURS, like the agent's files.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pruneInlineResults } from '../actors/housekeeping.ts';
-import { runDone, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { runDone } from './support/api.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 
-const BOOT = 'test-bootstrap-token-for-inline-results';
-let t: TestApi;
-let admin: Caller;
-let agent: TestAgent;
-let agentId: string;
 
-beforeAll(async () => {
-  t = await startTestApi({ AGENT_BOOTSTRAP_TOKEN: BOOT });
-  admin = await setupAdmin(t);
+const { t, admin, agent, agentId } = await stackWithAgent({
+  api: 'alone',
   // 4 KiB: a few hundred rows stay inline, the large result below does not.
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'inline', env: { RESULT_INLINE_MAX_BYTES: '4096' } });
-  agentId = await waitForHealthyAgent(t, admin, 'inline');
-});
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
+  agent: { name: 'inline', env: { RESULT_INLINE_MAX_BYTES: '4096' } },
 });
 
 const held = async (id: string) =>

@@ -1,25 +1,9 @@
 // Result rows through the api: every DuckDB type family as documented, and a 1,000,000-row result paged to the end.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
-import { startAgent, waitForHealthyAgent, cleanupAgentDir, type TestAgent } from './support/agent.ts';
+import { describe, expect, it } from 'vitest';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 
-const BOOT = 'test-bootstrap-token-for-results';
-let t: TestApi;
-let admin: Caller;
-let agent: TestAgent;
-let agentId: string;
 
-beforeAll(async () => {
-  t = await startTestApi({ AGENT_BOOTSTRAP_TOKEN: BOOT });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'rows' });
-  agentId = await waitForHealthyAgent(t, admin, 'rows');
-});
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
+const { t, admin, agentId } = await stackWithAgent({ api: 'alone', agent: { name: 'rows' } });
 
 async function done(sql: string) {
   const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });

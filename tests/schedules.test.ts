@@ -1,39 +1,26 @@
 // Saved queries, schedules and runs against the real stack (a real agent process), with two api replicas on one
 // database both running the scheduler: a due schedule fires exactly once; a fire while the last run still runs is
 // skipped; the creator's access is re-checked at every fire; runs follow their queries (origin scheduled).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, setupAdmin, startTestApi, startTestStack, type Caller, type TestApi, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { describe, expect, it } from 'vitest';
+import { newUser, startTestApi, type Caller } from './support/api.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 
 const BOOT = 'test-bootstrap-token-for-schedules';
-let t: TestStack;
-let second: TestApi;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 const W = '/api/workspaces/default';
 
-beforeAll(async () => {
-  const env = {
-    AGENT_BOOTSTRAP_TOKEN: BOOT,
-    SCHEDULER_TICK_S: '0.2',
-    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-    ACTOR_REAPER_TICK_S: '0.2',
-    // the replicas forward to each other (a fire submitted on either reaches the agent held by one)
-    INTERNAL_API_SECRET: 'internal-secret-for-the-schedules-test-0123456789',
-  };
-  t = await startTestStack(env);
-  admin = await setupAdmin(t);
+const env = {
+  AGENT_BOOTSTRAP_TOKEN: BOOT,
+  SCHEDULER_TICK_S: '0.2',
+  AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+  ACTOR_REAPER_TICK_S: '0.2',
+  // the replicas forward to each other (a fire submitted on either reaches the agent held by one)
+  INTERNAL_API_SECRET: 'internal-secret-for-the-schedules-test-0123456789',
+};
+const { t, admin, agentId } = await stackWithAgent({
+  env,
+  agent: { name: 'sched-agent' },
   // A second replica on the same database: both run the scheduler loop.
-  second = await startTestApi({ ...env, REPLICA_ID: 'second', CATALOG_URL: t.stack.catalog.url, STORE_ENDPOINT: t.stack.store.endpoint }, { database: t.database });
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'sched-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'sched-agent');
-}, 120_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await second?.close();
-  await t?.close();
+  beside: (first) => startTestApi({ ...env, REPLICA_ID: 'second', CATALOG_URL: first.stack.catalog.url, STORE_ENDPOINT: first.stack.store.endpoint }, { database: first.database }),
 });
 
 const req = (method: string, path: string, body?: unknown, as: Caller = admin) => t.req(method, path, { body, as });

@@ -1,16 +1,11 @@
 // The semantic layer against the real stack: a real agent process writes Iceberg tables through the query endpoint,
 // the catalog service holds them, and every compiled statement is submitted through POST /queries and compared with
 // hand-written SQL over the same tables.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newUser, setupAdmin, startTestStack, type Caller, type Res, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newUser, type Caller, type Res } from './support/api.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 
-const BOOT = 'test-bootstrap-token-for-the-semantic-layer';
 const S = '/api/workspaces/default/semantic';
-let t: TestStack;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 let today: string;
 
 async function run(sql: string): Promise<Record<string, unknown>[]> {
@@ -35,11 +30,11 @@ async function compiled(body: Record<string, unknown>): Promise<string> {
   return r.body.sql;
 }
 
+const { t, admin, agentId } = await stackWithAgent({
+  env: { AGENT_HEARTBEAT_INTERVAL_S: '0.5', AGENT_HEARTBEAT_TTL_S: '5' },
+  agent: { name: 'semantic' },
+});
 beforeAll(async () => {
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, AGENT_HEARTBEAT_INTERVAL_S: '0.5', AGENT_HEARTBEAT_TTL_S: '5' });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'semantic' });
-  agentId = await waitForHealthyAgent(t, admin, 'semantic');
   await run('CREATE SCHEMA IF NOT EXISTS shop');
   await run(`CREATE TABLE shop.regions AS SELECT * FROM (VALUES (1, 'north'), (2, 'south'), (3, 'east')) AS r(id, name)`);
   // customer 7 has no region; customer ids run 1..7
@@ -58,11 +53,6 @@ beforeAll(async () => {
       FROM range(900)`);
   today = String((await run('SELECT CAST(current_date AS VARCHAR) AS d'))[0].d);
 }, 180_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-});
 
 describe('models and definitions', () => {
   it('builds the shop model through the API with its rules and errors', async () => {

@@ -1,26 +1,21 @@
 // SQL sessions against the real stack: a real agent process holds each session's DuckDB connection; statements run
 // on it in order with session state kept; the route answers in the shapes the existing Python DB-API connector
 // reads (shared/reference), including its v1 error fallback (`detail`); deadlines fire through the reaper.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { setupAdmin, startTestApi, startTestStack, newUser, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
+import { setupAdmin, startTestApi, newUser, type Caller } from './support/api.ts';
+import { waitForHealthyAgent } from './support/agent.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
 import { STACK_CLIENT } from '../catalog/harness.ts';
 
-const BOOT = 'test-bootstrap-token-for-sql-sessions';
 const UA = 'eider-test-connector/1.2.3 python/3.12';
 const SECRET = 'internal-secret-for-the-sessions-test-0123456789';
-let t: TestStack;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 
-beforeAll(async () => {
-  t = await startTestStack({
-    AGENT_BOOTSTRAP_TOKEN: BOOT,
+const world = await stackWithAgent({
+  env: {
     SQL_SESSIONS_ENABLED: 'true',
     SQL_SESSION_IDLE_TIMEOUT_S: '6',
     INTERNAL_API_SECRET: SECRET,
@@ -28,16 +23,10 @@ beforeAll(async () => {
     AGENT_HEARTBEAT_TTL_S: '3',
     ACTOR_REAPER_TICK_S: '0.2',
     SQL_SESSION_REAPER_TICK_S: '0.2',
-  });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'sessions' });
-  agentId = await waitForHealthyAgent(t, admin, 'sessions');
-}, 120_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
+  },
+  agent: { name: 'sessions' },
 });
+const { t, admin, agentId } = world;
 
 const as = (who: Caller = admin) => ({ as: who, headers: { 'user-agent': UA } });
 
@@ -318,13 +307,13 @@ describe('SQL sessions', () => {
 
   it('the agent going away fails its sessions (agent_disconnect), and the next statement is 409', async () => {
     const { session } = await open();
-    await agent.kill();
+    await world.agent.kill();
     await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 20_000, interval: 250 }).toBe('failed');
     expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.close_reason).toBe('agent_disconnect');
     const r = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'SELECT 1' } });
     expect(r.status).toBe(409);
     expect(r.body.error).toBe('session_not_open');
-    agent = await agent.restart();
+    await world.restartAgent();
     await waitForHealthyAgent(t, admin, 'sessions');
   });
 });

@@ -6,66 +6,53 @@
 // `sts` and serves the agent with temporary credentials under a session policy; one without STS falls back to static.
 // An AWS-like store (STS that refuses AssumeRole without a RoleArn) is probed to `sts` only with the backend's
 // `role_arn`, which the probe and every table load send as RoleArn (observed at the store's AssumeRole).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { startObjectStore, type ObjectStore } from '../runtime/objectStore.ts';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { startObjectStore } from '../runtime/objectStore.ts';
 import type { AssumeRoleRequest } from '../runtime/objectStoreSts.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
-import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
-import { startExtraStore, type ExtraStore } from '../catalog/harness.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
+import { startExtraStore } from '../catalog/harness.ts';
 import { freePort } from '../runtime/postgres.ts';
 
-const BOOT = 'test-bootstrap-token-for-storage-backends';
-let t: TestStack;
-let admin: Caller & { id: string };
-let lake: ExtraStore;
-let agent: TestAgent;
-let agentId: string;
 /** MinIO-like stores: root key and STS (`minio`), root key only (`plain`); neither verifies derived keys. */
 const FOREIGN = { accessKey: 'foreign-root', secretKey: 'foreign-root-secret-for-tests' };
-let foreignDir: string;
-let minio: ObjectStore;
-let plain: ObjectStore;
-let minioS3: S3Client;
-/** AWS-like: STS that wants a RoleArn; every AssumeRole it answers is recorded. */
-let awsLike: ObjectStore;
 const assumed: AssumeRoleRequest[] = [];
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/eider/lake-access';
 
-beforeAll(async () => {
-  lake = await startExtraStore({ bucket: 'lake2' });
-  foreignDir = mkdtempSync(join(tmpdir(), 'eider-foreign-'));
-  minio = await startObjectStore({ dir: join(foreignDir, 'minio'), port: 0, bucket: 'lake3', ...FOREIGN, derivedKeys: false });
-  plain = await startObjectStore({ dir: join(foreignDir, 'plain'), port: 0, bucket: 'lake4', ...FOREIGN, derivedKeys: false, sts: false });
-  awsLike = await startObjectStore({
-    dir: join(foreignDir, 'aws'),
-    port: 0,
-    bucket: 'lake5',
-    ...FOREIGN,
-    derivedKeys: false,
-    stsRequireRoleArn: true,
-    onAssumeRole: (r) => assumed.push(r),
-  });
-  minioS3 = makeS3Client({ endpoint: minio.endpoint, accessKeyId: FOREIGN.accessKey, secretAccessKey: FOREIGN.secretKey });
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, SQL_SESSIONS_ENABLED: 'true' });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'storage-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'storage-agent');
-}, 120_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-  await lake?.close();
-  minioS3?.destroy();
-  await minio?.close();
-  await plain?.close();
-  await awsLike?.close();
-  if (foreignDir) rmSync(foreignDir, { recursive: true, force: true });
+const lake = await startExtraStore({ bucket: 'lake2' });
+const foreignDir = mkdtempSync(join(tmpdir(), 'eider-foreign-'));
+const minio = await startObjectStore({ dir: join(foreignDir, 'minio'), port: 0, bucket: 'lake3', ...FOREIGN, derivedKeys: false });
+const plain = await startObjectStore({ dir: join(foreignDir, 'plain'), port: 0, bucket: 'lake4', ...FOREIGN, derivedKeys: false, sts: false });
+/** AWS-like: STS that wants a RoleArn; every AssumeRole it answers is recorded. */
+const awsLike = await startObjectStore({
+  dir: join(foreignDir, 'aws'),
+  port: 0,
+  bucket: 'lake5',
+  ...FOREIGN,
+  derivedKeys: false,
+  stsRequireRoleArn: true,
+  onAssumeRole: (r) => assumed.push(r),
+});
+const minioS3 = makeS3Client({ endpoint: minio.endpoint, accessKeyId: FOREIGN.accessKey, secretAccessKey: FOREIGN.secretKey });
+const { t, admin, agentId } = await stackWithAgent({
+  env: { SQL_SESSIONS_ENABLED: 'true' },
+  agent: { name: 'storage-agent' },
+  closeAfter: [
+    {
+      async close() {
+        await lake.close();
+        minioS3.destroy();
+        await minio.close();
+        await plain.close();
+        await awsLike.close();
+        rmSync(foreignDir, { recursive: true, force: true });
+      },
+    },
+  ],
 });
 
 const createBackend = (body: Record<string, unknown>) => t.req('POST', '/api/admin/storage-backends', { as: admin, body });

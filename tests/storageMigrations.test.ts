@@ -4,36 +4,24 @@
 // Iceberg reader, reads the tables at their new location. While a migration runs, writes and REST DDL answer 409
 // catalog_read_only and reads work; a cancel before the cutover leaves everything as it was; the old files are
 // deleted once the retention is over.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
-import { startExtraStore, type ExtraStore } from '../catalog/harness.ts';
+import { stackWithAgent } from './support/stackWithAgent.ts';
+import { startExtraStore } from '../catalog/harness.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
 import { fillCatalog, fingerprint, sqlOn, startSlowProxy, submitRaw, waitMigration, lakeBackend } from './support/migrations.ts';
 
-const BOOT = 'test-bootstrap-token-for-migrations';
-let t: TestStack;
-let admin: Caller & { id: string };
-let lake: ExtraStore;
-let agent: TestAgent;
-let agentId: string;
 let bundledId: string;
 
+const lake = await startExtraStore({ bucket: 'lake2' });
+// A new migration is begun by the replica that accepts it; the tick (slow here) only resumes interrupted ones.
+const { t, admin, agentId } = await stackWithAgent({
+  env: { MIGRATION_RUNNER_TICK_S: '5', ACTOR_REAPER_TICK_S: '0.2' },
+  agent: { name: 'migration-agent' },
+  closeAfter: [lake],
+});
 beforeAll(async () => {
-  lake = await startExtraStore({ bucket: 'lake2' });
-  // A new migration is begun by the replica that accepts it; the tick (slow here) only resumes interrupted ones.
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, MIGRATION_RUNNER_TICK_S: '5', ACTOR_REAPER_TICK_S: '0.2' });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'migration-agent' });
-  agentId = await waitForHealthyAgent(t, admin, 'migration-agent');
   bundledId = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((b) => b.name === 'bundled')!.id;
-}, 120_000);
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-  await lake?.close();
 });
 
 const backendOn = (name: string, endpoint: string) => lakeBackend(t, admin, lake, name, endpoint);

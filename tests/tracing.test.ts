@@ -2,32 +2,18 @@
 // request span through the agent (a real process; context carried in the dispatch frame) to the catalog service
 // and the object store, exported over OTLP http/protobuf to a receiver inside the test. No statement text and no
 // credential reaches an attribute.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupAdmin, startTestStack, type Caller, type TestStack } from './support/api.ts';
-import { cleanupAgentDir, startAgent, waitForHealthyAgent, type TestAgent } from './support/agent.ts';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlpReceiver.ts';
+import { describe, expect, it } from 'vitest';
+import { stackWithAgent } from './support/stackWithAgent.ts';
+import { startOtlpReceiver, type ReceivedSpan } from './support/otlpReceiver.ts';
 import { loadConfig } from '../runtime/config.ts';
 
-const BOOT = 'test-bootstrap-token-for-tracing';
 const MARKER = 'literal-never-in-a-span';
-let receiver: OtlpReceiver;
-let t: TestStack;
-let admin: Caller & { id: string };
-let agent: TestAgent;
-let agentId: string;
 
-beforeAll(async () => {
-  receiver = await startOtlpReceiver();
-  t = await startTestStack({ AGENT_BOOTSTRAP_TOKEN: BOOT, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
-  admin = await setupAdmin(t);
-  agent = await startAgent(t, { bootstrapToken: BOOT, name: 'traced', env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
-  agentId = await waitForHealthyAgent(t, admin, 'traced');
-});
-afterAll(async () => {
-  await agent?.stop();
-  if (agent) cleanupAgentDir(agent);
-  await t?.close();
-  await receiver?.close();
+const receiver = await startOtlpReceiver();
+const { t, admin, agentId } = await stackWithAgent({
+  env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+  agent: { name: 'traced', env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } },
+  closeAfter: [receiver],
 });
 
 async function run(sql: string): Promise<string> {
