@@ -4,35 +4,23 @@
 // expired snapshots reached, manifests are rewritten without touching rows, planted orphans are removed and nothing
 // live is; INSERTs committing while a compaction runs are never lost. Every table is read back by icebird, an
 // independent Iceberg reader, as well as by the agent.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, beforeAll } from 'vitest';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, STACK_CLIENT, type CatalogStack } from '../catalog/harness.ts';
-import { startBridgeAgent, type BridgeAgent, type Outcome } from './support/bridgeAgent.ts';
+import { STACK_CLIENT } from '../catalog/harness.ts';
+import type { Outcome } from './support/bridgeAgent.ts';
+import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { icebirdRows, liveFiles, loadMetadata } from './support/icebergInspect.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 import { readManifestList } from '../iceberg/avro.ts';
 import type { TableMetadata } from '../iceberg/metadata.ts';
 
-let tdb: TestDatabase;
-let stack: CatalogStack;
-let agent: BridgeAgent;
-/** A second agent: the other writer racing the maintenance procedures. */
-let writer: BridgeAgent;
+const world = await catalogWithBridge({ bridges: 2 });
+const { stack } = world;
+/** `writer`: a second agent, the other writer racing the maintenance procedures. */
+const [agent, writer] = world.agents;
 
 beforeAll(async () => {
-  tdb = await freshDatabase();
-  stack = await startCatalogStack({ db: tdb.db });
-  await stack.createWarehouse('wh');
-  [agent, writer] = await Promise.all([startBridgeAgent(stack, 'wh'), startBridgeAgent(stack, 'wh')]);
   await agent.exec('CREATE SCHEMA app');
-});
-
-afterAll(async () => {
-  await agent?.close();
-  await writer?.close();
-  await stack?.close();
-  await tdb?.drop();
 });
 
 const norm = (rows: Record<string, unknown>[]) =>

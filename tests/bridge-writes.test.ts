@@ -1,28 +1,15 @@
 // The bridge's write path under concurrency and failure: eight concurrent appends all land (409s retried against
 // the new metadata) without losing or duplicating rows; a write aborted between uploading its data files and
 // committing leaves the table unchanged and readable; refused credentials and tokens fail with catalog_error.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
-import { startBridgeAgent, type BridgeAgent } from './support/bridgeAgent.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import type { BridgeAgent } from './support/bridgeAgent.ts';
+import { catalogWithBridge, startCatalogWithBridge } from './support/catalogWithBridge.ts';
 import { liveFiles, loadMetadata } from './support/icebergInspect.ts';
 
-let tdb: TestDatabase;
-let stack: CatalogStack;
-let agent: BridgeAgent;
+const { stack, agent } = await catalogWithBridge({ bridges: 1 });
 
 beforeAll(async () => {
-  tdb = await freshDatabase();
-  stack = await startCatalogStack({ db: tdb.db });
-  await stack.createWarehouse('wh');
-  agent = await startBridgeAgent(stack, 'wh');
   await agent.exec('CREATE SCHEMA app');
-});
-
-afterAll(async () => {
-  await agent?.close();
-  await stack?.close();
-  await tdb?.drop();
 });
 
 const failure = (o: Awaited<ReturnType<BridgeAgent['run']>>) => (o.type === 'query_failed' ? o.payload.error : null);
@@ -81,20 +68,16 @@ describe('bridge writes', () => {
   });
 
   it('an expired vended credential fails the query with catalog_error naming the expiry', async () => {
-    const db2 = await freshDatabase();
-    const short = await startCatalogStack({ db: db2.db, credentialTtlSeconds: 1 });
-    const a2 = await startBridgeAgent(short, 'wh2');
+    const short = await startCatalogWithBridge({ warehouses: ['wh2'], credentialTtlSeconds: 1, bridges: 1 });
+    const a2 = short.agent;
     try {
-      await short.createWarehouse('wh2');
       await a2.exec('CREATE SCHEMA s');
       await a2.exec('CREATE TABLE s.t (id INTEGER)');
       a2.setBeforeCommit(() => new Promise((r) => setTimeout(r, 1600)));
       const err = failure(await a2.run('INSERT INTO s.t VALUES (1)'));
       expect(err).toMatchObject({ code: 'catalog_error', message: expect.stringMatching(/credential.*(ExpiredToken|expired)/i) });
     } finally {
-      await a2.close();
       await short.close();
-      await db2.drop();
     }
   });
 

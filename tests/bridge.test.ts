@@ -3,18 +3,17 @@
 // read back by icebird, an independent Iceberg reader, with the rows the agent returns.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, startExtraStore, type CatalogStack, type ExtraStore } from '../catalog/harness.ts';
-import { startBridgeAgent, type BridgeAgent } from './support/bridgeAgent.ts';
+import { startExtraStore, type CatalogStack } from '../catalog/harness.ts';
+import type { BridgeAgent } from './support/bridgeAgent.ts';
+import { startCatalogWithBridge, type CatalogWithBridge } from './support/catalogWithBridge.ts';
 import { icebirdRows, liveFiles, loadMetadata } from './support/icebergInspect.ts';
 import { bucketOf } from '../iceberg/transforms.ts';
 
-let tdb: TestDatabase;
+let world: CatalogWithBridge | undefined;
 let stack: CatalogStack;
 let agent: BridgeAgent;
 /** A second agent with its own (cold) cache: what it fetches shows pruning. */
 let reader: BridgeAgent;
-let extra: ExtraStore | undefined;
 
 // Every shape runs on each backend an agent reaches over S3: the bundled store, and a second S3-compatible
 // endpoint (its own object-store process, port, bucket and keys) as an object_store or s3 backend has it.
@@ -24,20 +23,16 @@ const BACKENDS = [
 ];
 
 async function startOn(second: boolean) {
-  tdb = await freshDatabase();
-  stack = await startCatalogStack({ db: tdb.db });
-  extra = second ? await startExtraStore({ bucket: 'lake2' }) : undefined;
-  await stack.createWarehouse('wh', { store: extra });
-  [agent, reader] = await Promise.all([startBridgeAgent(stack, 'wh'), startBridgeAgent(stack, 'wh')]);
+  const extra = second ? await startExtraStore({ bucket: 'lake2' }) : undefined;
+  world = await startCatalogWithBridge({ store: extra, closeAfter: extra && [extra], bridges: 2 });
+  ({ stack } = world);
+  [agent, reader] = world.agents;
   await agent.exec('CREATE SCHEMA sales');
 }
 
 async function stopAll() {
-  await agent?.close();
-  await reader?.close();
-  await stack?.close();
-  await extra?.close();
-  await tdb?.drop();
+  await world?.close();
+  world = undefined;
 }
 
 const norm = (rows: Record<string, unknown>[]) =>

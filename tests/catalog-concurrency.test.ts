@@ -1,29 +1,19 @@
 // Concurrent commits to one table serialize on its metastore row: each lands or fails cleanly with 409, and the
 // table's history (snapshot log, metadata log, files on storage) stays one consistent chain.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, beforeAll } from 'vitest';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { catalogWithBridge } from './support/catalogWithBridge.ts';
 
-let tdb: TestDatabase;
-let stack: CatalogStack;
+const { stack } = await catalogWithBridge();
 const TABLE = '/v1/wh/namespaces/db/tables/events';
 
 beforeAll(async () => {
-  tdb = await freshDatabase();
-  stack = await startCatalogStack({ db: tdb.db });
-  await stack.createWarehouse('wh');
   await stack.request('POST', '/v1/wh/namespaces', { namespace: ['db'] });
   const res = await stack.request('POST', '/v1/wh/namespaces/db/tables', {
     name: 'events',
     schema: { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] },
   });
   expect(res.status).toBe(200);
-});
-
-afterAll(async () => {
-  await stack?.close();
-  await tdb?.drop();
 });
 
 // Ids above 2^53, distinct per writer and attempt.

@@ -1,31 +1,21 @@
 // The catalog service's side of a storage migration: the read-only mark refuses every change to a warehouse (and
 // only changes), and a relocation moves every table and the warehouse in one transaction, or nothing when a table
 // changed or the table set differs; done twice it is a no-op. Warehouse secrets are sealed at rest.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, startExtraStore, type CatalogStack, type ExtraStore } from '../catalog/harness.ts';
+import { describe, it, expect, beforeAll } from 'vitest';
+import { startExtraStore } from '../catalog/harness.ts';
+import { catalogWithBridge, CATALOG_START_TIMEOUT } from './support/catalogWithBridge.ts';
+import { within } from './support/stackWithAgent.ts';
 import { stringifyJson, parseJson } from '../iceberg/json.ts';
 
-let tdb: TestDatabase;
-let stack: CatalogStack;
-let lake: ExtraStore;
+const lake = await within(CATALOG_START_TIMEOUT.stack, 'the lake2 store', startExtraStore({ bucket: 'lake2' }), (late) => late.close());
+const { stack, tdb } = await catalogWithBridge({ closeAfter: [lake] });
 
 beforeAll(async () => {
-  tdb = await freshDatabase();
-  stack = await startCatalogStack({ db: tdb.db });
-  lake = await startExtraStore({ bucket: 'lake2' });
-  await stack.createWarehouse('wh');
   for (const ns of ['a', 'b']) expect((await stack.request('POST', '/v1/wh/namespaces', { namespace: [ns] })).status).toBe(200);
   for (const ns of ['a', 'b']) {
     const res = await stack.request('POST', `/v1/wh/namespaces/${ns}/tables`, { name: 't', schema: { type: 'struct', 'schema-id': 0, fields: [{ id: 1, name: 'id', required: false, type: 'long' }] } });
     expect(res.status).toBe(200);
   }
-});
-
-afterAll(async () => {
-  await stack?.close();
-  await lake?.close();
-  await tdb?.drop();
 });
 
 const loc = async (ns: string) => (await stack.request('GET', `/v1/wh/namespaces/${ns}/tables/t`)).body['metadata-location'] as string;

@@ -2,20 +2,15 @@
 // and writes there, and refuses elsewhere, after expiry and after revocation.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { PutObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 
-let tdb: TestDatabase;
-let stack: CatalogStack;
+// Credentials live 5 s (long enough for the revocation steps on a loaded machine) so that expiry is observable in the test.
+const { stack } = await catalogWithBridge({ credentialTtlSeconds: 5 });
 const VENDED = { 'x-iceberg-access-delegation': 'vended-credentials' };
 const clients: S3Client[] = [];
 
 beforeAll(async () => {
-  tdb = await freshDatabase();
-  // Credentials live 5 s (long enough for the revocation steps on a loaded machine) so that expiry is observable in the test.
-  stack = await startCatalogStack({ db: tdb.db, credentialTtlSeconds: 5 });
-  await stack.createWarehouse('wh');
   await stack.request('POST', '/v1/wh/namespaces', { namespace: ['db'] });
   for (const name of ['t1', 't2']) {
     await stack.request('POST', '/v1/wh/namespaces/db/tables', {
@@ -25,10 +20,8 @@ beforeAll(async () => {
   }
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const c of clients) c.destroy();
-  await stack?.close();
-  await tdb?.drop();
 });
 
 function clientFrom(config: Record<string, string>): S3Client {

@@ -1,24 +1,12 @@
 // The Iceberg REST catalog driven request by request as a standard client drives it (OpenAPI document:
 // open-api/rest-catalog-open-api.yaml), against a real PostgreSQL and the bundled object store.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { ListObjectsV2Command, GetObjectCommand } from '@aws-sdk/client-s3';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, STACK_CLIENT, type CatalogStack } from '../catalog/harness.ts';
+import { STACK_CLIENT } from '../catalog/harness.ts';
+import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { parseJson } from '../iceberg/json.ts';
 
-let tdb: TestDatabase;
-let stack: CatalogStack;
-
-beforeAll(async () => {
-  tdb = await freshDatabase();
-  stack = await startCatalogStack({ db: tdb.db });
-  await stack.createWarehouse('wh');
-});
-
-afterAll(async () => {
-  await stack?.close();
-  await tdb?.drop();
-});
+const { stack } = await catalogWithBridge();
 
 const SCHEMA = {
   type: 'struct',

@@ -1,24 +1,15 @@
 // Scoped catalog tokens (issue 9): the token a dispatched query carries reaches only the warehouses that query may
 // use, writes only where it may write, and lives only as long as the query may run. The catalog service enforces
 // it, so it is the second line of I10 behind the api's grant checks.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, STACK_CLIENT, type CatalogStack } from '../catalog/harness.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STACK_CLIENT } from '../catalog/harness.ts';
+import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { dispatchScope } from '../actors/queryKind.ts';
 
-let tdb: TestDatabase;
-let stack: CatalogStack;
+const { stack } = await catalogWithBridge({ warehouses: ['alpha', 'beta'] });
 
 beforeAll(async () => {
-  tdb = await freshDatabase();
-  stack = await startCatalogStack({ db: tdb.db });
-  await stack.createWarehouse('alpha');
-  await stack.createWarehouse('beta');
   for (const wh of ['alpha', 'beta']) expect((await stack.request('POST', `/v1/${wh}/namespaces`, { namespace: ['sales'] })).status).toBe(200);
-});
-afterAll(async () => {
-  await stack?.close();
-  await tdb?.drop();
 });
 
 async function tokenFor(scope: string, expiresIn?: number) {

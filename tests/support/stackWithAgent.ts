@@ -79,6 +79,28 @@ export async function within<T>(ms: number, what: string, started: Promise<T>, c
   }
 }
 
+/**
+ * A world's teardown: `defer` adds a step, `close` runs them in reverse order of adding, every one even when an earlier
+ * one throws (the first error is thrown after the rest ran); a second `close` does nothing.
+ */
+export function teardownSteps(): { defer(close: () => Promise<void> | void): void; close(): Promise<void> } {
+  const steps: Array<() => Promise<void> | void> = [];
+  return {
+    defer: (close) => void steps.push(close),
+    async close() {
+      const errors: unknown[] = [];
+      for (const step of steps.splice(0).reverse()) {
+        try {
+          await step();
+        } catch (e) {
+          errors.push(e);
+        }
+      }
+      if (errors.length) throw errors[0];
+    },
+  };
+}
+
 const missing = (what: string, option: string) => (): never => {
   throw new Error(`stackWithAgent: no ${what} in this suite (see the ${option} option)`);
 };
@@ -87,19 +109,7 @@ export async function stackWithAgent<A extends ApiKind = 'stack', B extends Clos
   opts: StackWithAgentOptions<A, B>,
 ): Promise<StackWithAgent<ApiOf<A>, B>> {
   type T = ApiOf<A>;
-  const steps: Array<() => Promise<void> | void> = [];
-  const defer = (close: () => Promise<void> | void) => void steps.push(close);
-  const close = async () => {
-    const errors: unknown[] = [];
-    for (const step of steps.splice(0).reverse()) {
-      try {
-        await step();
-      } catch (e) {
-        errors.push(e);
-      }
-    }
-    if (errors.length) throw errors[0];
-  };
+  const { defer, close } = teardownSteps();
 
   for (const part of opts.closeAfter ?? []) defer(() => part.close());
   try {
