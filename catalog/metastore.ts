@@ -2,6 +2,7 @@
 // callers choose the transaction; they translate constraint violations into the REST exceptions.
 import { isUniqueViolation, DbError, type Queryable } from '../runtime/db.ts';
 import { alreadyExists, namespaceNotEmpty, noSuchNamespace, noSuchWarehouse, CatalogError } from './errors.ts';
+import type { VendingMode } from '../iceberg/vendedStorage.ts';
 
 /** Namespace levels travel joined by U+001F in REST paths; the metastore keys them the same way. */
 export const NS_SEP = '\u001f';
@@ -9,8 +10,6 @@ export const nsKey = (ns: readonly string[]) => ns.join(NS_SEP);
 export const nsLevels = (key: string) => key.split(NS_SEP);
 
 export type WarehouseKind = 'object_store' | 's3' | 'azure';
-/** How credentials are vended (docs/catalog.md "Vended credentials"). */
-export type VendingMode = 'derived' | 'sts' | 'static' | 'sas';
 
 export interface Warehouse {
   name: string;

@@ -9,13 +9,13 @@ import { deriveVendedKey, PROBE_WAREHOUSE } from '../runtime/objectStore.ts';
 import { assumeRole, sessionPolicy } from '../iceberg/stsCredentials.ts';
 import { ObjectStoreError, S3BlobStore, type BlobStore } from '../iceberg/objectStorage.ts';
 import { AzureBlobStore, azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
+import type { VendingMode } from '../iceberg/vendedStorage.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 import { openSecret, sealSecret } from '../settings/secretBox.ts';
 import { unprocessable } from './errors.ts';
 import { BUNDLED_BACKEND } from './bootstrap.ts';
 
 export type StorageKind = 'object_store' | 's3' | 'azure';
-export type VendingMode = 'derived' | 'sts' | 'static' | 'sas';
 
 /** The settings the api needs to reach backends beyond what a backend row holds. */
 export type BackendConfig = Pick<

@@ -13,12 +13,12 @@ import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
 import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, StorageUriError } from '../iceberg/storageUri.ts';
 import { isSealed } from '../settings/secretBox.ts';
-import { isRoleArn } from '../iceberg/stsCredentials.ts';
-import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type BackendConfig, type BackendTarget, type StorageKind, type VendingMode } from './backendStorage.ts';
+import { isRoleArn } from '../iceberg/stsRules.ts';
+import { backendConnection, blobStoreFor, probeBackend, sealBackendSecret, type BackendConfig, type BackendTarget, type StorageKind } from './backendStorage.ts';
+import { VENDING_MODES, type VendingMode } from '../iceberg/vendedStorage.ts';
 
-export type { StorageKind, VendingMode };
+export type { StorageKind };
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
-export const VENDING_MODES: readonly VendingMode[] = ['derived', 'sts', 'static', 'sas'];
 export const ACCESS_MODES = ['full', 'scoped'] as const;
 export type AccessMode = (typeof ACCESS_MODES)[number];
 

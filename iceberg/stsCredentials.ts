@@ -3,9 +3,7 @@
 // vending, catalog/vending.ts) and the api's probe finds whether a backend offers them (domain/backendStorage.ts).
 import { createHash } from 'node:crypto';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-
-/** STS refuses a DurationSeconds below this. */
-export const STS_MIN_DURATION_SECONDS = 900;
+import { STS_MIN_DURATION_SECONDS } from './stsRules.ts';
 
 /**
  * The inline session policy of an STS credential for one prefix of a bucket: objects under it read, written and
@@ -29,13 +27,6 @@ export function sessionPolicy(bucket: string, prefix: string): string {
     ],
   });
 }
-
-/**
- * An IAM role ARN: `arn:<partition>:iam::<12-digit account>:role/<optional path/><name>` (IAM's role path and name
- * characters; at most 2048 characters in all, STS's limit on RoleArn).
- */
-export const ROLE_ARN_PATTERN = /^arn:[a-z][a-z0-9-]{1,31}:iam::\d{12}:role\/(?:[\w+=,.@-]+\/)*[\w+=,.@-]{1,64}$/;
-export const isRoleArn = (v: string) => v.length <= 2048 && ROLE_ARN_PATTERN.test(v);
 
 /**
  * The connection an STS vending warehouse is reached with: its endpoint (AWS's when null), region and keys, and the

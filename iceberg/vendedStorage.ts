@@ -5,6 +5,14 @@
 import { S3BlobStore, ObjectStoreError, type BlobStore } from './objectStorage.ts';
 import { AzureBlobStore } from './objectStorageAzure.ts';
 
+/**
+ * How the catalog service vends a warehouse's credentials (docs/catalog.md "Vended credentials"): derived (keys
+ * Eider's stores verify), sts (a store's STS AssumeRole), static (the keys as they are), sas (azure). The api's probe
+ * picks one per backend; the catalog service's warehouse holds it.
+ */
+export const VENDING_MODES = ['derived', 'sts', 'static', 'sas'] as const;
+export type VendingMode = (typeof VENDING_MODES)[number];
+
 const ADLS_SAS = 'adls.sas-token.';
 const ADLS_SAS_EXPIRES = 'adls.sas-token-expires-at-ms.';
 const ADLS_ENDPOINT = 'adls.connection-string.';

@@ -6,6 +6,7 @@
 import type { Config } from './config.ts';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
 import { SpanKind, traceHeaders, type Tracing } from '../telemetry/tracing.ts';
+import type { VendingMode } from '../iceberg/vendedStorage.ts';
 
 export interface CatalogClientOptions {
   /** Base URL of the catalog service, e.g. http://127.0.0.1:8181 */
@@ -29,7 +30,7 @@ export interface WarehouseInput {
   secret_access_key: string;
   path_style: boolean;
   /** How the service vends credentials: derived (Eider's stores), sts (a store's STS AssumeRole), static (the keys as they are), sas (azure). */
-  vending: 'derived' | 'sts' | 'static' | 'sas';
+  vending: VendingMode;
   /** sts: the IAM role AssumeRole assumes (AWS requires one); null clears it. */
   role_arn?: string | null;
 }
@@ -41,7 +42,7 @@ export interface WarehouseInfo {
   endpoint: string | null;
   region: string;
   path_style: boolean;
-  vending?: 'derived' | 'sts' | 'static' | 'sas';
+  vending?: VendingMode;
   /** Absent from services older than role_arn. */
   role_arn?: string | null;
   read_only?: boolean;

@@ -15,6 +15,7 @@
 // else the request is denied; a condition on a key the request does not carry does not hold.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { isRoleArn, STS_MAX_DURATION_SECONDS, STS_MIN_DURATION_SECONDS } from '../iceberg/stsRules.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Temporary credentials
@@ -22,8 +23,6 @@ import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from
 /** Access key ids of temporary credentials start with this (AWS uses ASIA, MinIO random upper-case letters). */
 export const STS_KEY_PREFIX = 'EIDS';
 const TOKEN_VERSION = 'eids1';
-export const STS_MIN_DURATION = 900;
-export const STS_MAX_DURATION = 43_200;
 const STS_DEFAULT_DURATION = 3600;
 /** AWS's limit on an inline session policy (characters). */
 const MAX_POLICY_CHARS = 2048;
@@ -351,8 +350,6 @@ export interface AssumeRoleRequest {
   policy: string | null;
 }
 
-/** An IAM role ARN's shape: `arn:<partition>:iam::<12-digit account>:role/<optional path/><name>`. */
-const ROLE_ARN = /^arn:[a-z][a-z0-9-]{1,31}:iam::\d{12}:role\/(?:[\w+=,.@-]+\/)*[\w+=,.@-]{1,64}$/;
 
 export interface StsServeOptions {
   rootAccessKey: string;
@@ -386,14 +383,14 @@ export async function serveSts(req: IncomingMessage, res: ServerResponse, url: U
   if (params.get('Version') !== '2011-06-15') return stsError(res, 400, 'InvalidAction', 'Version must be 2011-06-15.');
   const durationText = params.get('DurationSeconds');
   const duration = durationText === null ? STS_DEFAULT_DURATION : Number(durationText);
-  if (!Number.isInteger(duration) || duration < STS_MIN_DURATION || duration > STS_MAX_DURATION) {
-    return stsError(res, 400, 'ValidationError', `1 validation error detected: Value at 'durationSeconds' failed to satisfy constraint: Member must have value between ${STS_MIN_DURATION} and ${STS_MAX_DURATION}`);
+  if (!Number.isInteger(duration) || duration < STS_MIN_DURATION_SECONDS || duration > STS_MAX_DURATION_SECONDS) {
+    return stsError(res, 400, 'ValidationError', `1 validation error detected: Value at 'durationSeconds' failed to satisfy constraint: Member must have value between ${STS_MIN_DURATION_SECONDS} and ${STS_MAX_DURATION_SECONDS}`);
   }
   const roleArn = params.get('RoleArn') || null;
   if (roleArn === null && opts.requireRoleArn) {
     return stsError(res, 400, 'ValidationError', "1 validation error detected: Value null at 'roleArn' failed to satisfy constraint: Member must not be null");
   }
-  if (roleArn !== null && (roleArn.length > 2048 || !ROLE_ARN.test(roleArn))) {
+  if (roleArn !== null && !isRoleArn(roleArn)) {
     return stsError(res, 400, 'ValidationError', `${roleArn.slice(0, 100)} is invalid: a RoleArn is arn:<partition>:iam::<account id>:role/<name>`);
   }
   const sessionName = params.get('RoleSessionName') ?? 'eider';

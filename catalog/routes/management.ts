@@ -2,7 +2,8 @@
 // a storage backend by creating a warehouse here. Secrets go in and never come out.
 import type { FastifyInstance } from 'fastify';
 import * as store from '../metastore.ts';
-import type { VendingMode, Warehouse, WarehouseKind } from '../metastore.ts';
+import type { Warehouse, WarehouseKind } from '../metastore.ts';
+import { VENDING_MODES, type VendingMode } from '../../iceberg/vendedStorage.ts';
 import type { CatalogContext } from '../context.ts';
 import { sendJson } from '../http.ts';
 import { badRequest, CatalogError } from '../errors.ts';
@@ -11,7 +12,7 @@ import { isAzureUri, isUnderRoot } from '../../iceberg/storageUri.ts';
 import { normalizeRootUri } from '../storage.ts';
 import { parseVendedKeyId } from '../../runtime/objectStore.ts';
 import { revokeEpoch } from '../vending.ts';
-import { isRoleArn } from '../../iceberg/stsCredentials.ts';
+import { isRoleArn } from '../../iceberg/stsRules.ts';
 
 interface RelocateBody extends WarehouseBody {
   tables?: Array<{ namespace?: unknown; name?: unknown; from?: unknown; to?: unknown; metadata_json?: unknown }>;
@@ -56,7 +57,7 @@ function parseBody(b: WarehouseBody, partial: boolean) {
   const kind = optString(b.kind, 'kind');
   if (kind !== undefined && kind !== 'object_store' && kind !== 's3' && kind !== 'azure') throw badRequest('kind must be object_store, s3 or azure');
   const vending = optString(b.vending, 'vending');
-  if (vending !== undefined && vending !== 'derived' && vending !== 'sts' && vending !== 'static' && vending !== 'sas') throw badRequest('vending must be derived, sts, static or sas');
+  if (vending !== undefined && !(VENDING_MODES as readonly string[]).includes(vending)) throw badRequest('vending must be derived, sts, static or sas');
   // azure: access_key_id is the storage account name, secret_access_key its key; credentials are vended as a SAS.
   if (vending === 'sas' && kind !== 'azure') throw badRequest('vending sas is for kind azure');
   if (kind === 'azure' && vending !== undefined && vending !== 'sas') throw badRequest('an azure warehouse vends credentials as a sas');
