@@ -4,7 +4,7 @@ import type { Queryable } from '../runtime/db.ts';
 import { forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
-import { resolveWorkspace, type WorkspaceRole } from './workspaces.ts';
+import { resolveWorkspace, roleIn, type WorkspaceRole } from './workspaces.ts';
 
 export const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
 export const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
@@ -114,8 +114,8 @@ export async function findVisibleQuery(q: Queryable, p: Principal, id: string): 
         [id, p.user.id],
       )
     : [];
-  // Any role may read (reader is the lowest); an admin reads every workspace's queries.
-  if (!row || (p.user.role !== 'admin' && !row.member_role)) throw notFound('query');
+  // Any role may read (reader is the lowest).
+  if (!row || !roleIn(p, row.member_role)) throw notFound('query');
   const { member_role: _role, ...query } = row;
   return query;
 }

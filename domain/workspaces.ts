@@ -53,6 +53,9 @@ export async function toWorkspaceOut(q: Queryable, w: WorkspaceRow): Promise<Wor
 }
 
 /** Resolves `{workspace}` (slug or UUID) for the caller, requiring at least `min`; 404 for non-members. */
+/** A principal's role in a workspace given its membership's (null: not a member): an admin owns every workspace. */
+export const roleIn = (p: Principal, memberRole: WorkspaceRole | null): WorkspaceRole | null => (p.user.role === 'admin' ? 'owner' : memberRole);
+
 export async function resolveWorkspace(q: Queryable, p: Principal, ref: string, min: WorkspaceRole = 'reader'): Promise<WorkspaceAccess> {
   const found = await rows(
     q,
@@ -62,7 +65,7 @@ export async function resolveWorkspace(q: Queryable, p: Principal, ref: string, 
          where ${isUuid(ref) ? sql`w.id = ${ref}::uuid` : sql`w.slug = ${ref}`}`,
   );
   const row = found[0];
-  const role: WorkspaceRole | null = p.user.role === 'admin' ? 'owner' : (row?.member_role ?? null);
+  const role = roleIn(p, row?.member_role ?? null);
   if (!row || !role) throw notFound('workspace');
   if (rank(role) < rank(min)) throw forbidden(`this needs the ${min} role in workspace ${row.slug}`);
   const { member_role: _m, ...workspace } = row;
