@@ -55,16 +55,23 @@ describe('sandbox slots', () => {
     expect(readdirSync(first.dir).filter((f) => f === 'left-behind.bin')).toEqual([]);
   });
 
-  it('closes a slot a query left an object in, instead of reusing it', async () => {
+  it.each([
+    ['a table', `CREATE TABLE memory.main.secret_of_workspace_a AS SELECT 'a' AS v`],
+    ['a view', `CREATE VIEW memory.main.secret_of_workspace_a AS SELECT 'a' AS v`],
+    ['a schema', `CREATE SCHEMA memory.secret_of_workspace_a`],
+  ])('closes a slot a query left %s in, instead of reusing it', async (_what, create) => {
     // (The engine never hands back the slot of a CREATE; this is the check behind that.)
     const slot = await slots.take(64 * 2 ** 20);
     const c = await slot.connect();
-    await c.run(`CREATE TABLE memory.main.secret_of_workspace_a AS SELECT 'a' AS v`);
+    await c.run(create);
     c.closeSync();
     await slots.give(slot);
     expect(slots.idleCount).toBe(0);
     expect(existsSync(slot.dir)).toBe(false);
-    const other = await run(64 * 2 ** 20, `SELECT count(*) FROM duckdb_tables() WHERE table_name = 'secret_of_workspace_a'`);
+    const other = await run(
+      64 * 2 ** 20,
+      `SELECT (SELECT count(*) FROM duckdb_tables() WHERE table_name = 'secret_of_workspace_a') + (SELECT count(*) FROM duckdb_views() WHERE view_name = 'secret_of_workspace_a') + (SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'secret_of_workspace_a')`,
+    );
     expect(other.dir).not.toBe(slot.dir);
     expect(other.rows[0][0]).toBe(0n);
   });

@@ -57,13 +57,12 @@ export function slotSize(limitBytes: number): number {
 // What a read leaves in the instance: the databases the bridge attached (detached next: their views go with them),
 // and nothing else unless the bridge left a table, a view or a schema in the instance's own database. Macros, types,
 // sequences and indexes only come from statements that make the engine close the slot (and duckdb_functions()
-// alone would cost 30 ms, more than the instance it saves). Two plain queries: one with the list aggregate in a
-// subquery cost twice as much.
-const ATTACHED = `select database_name from duckdb_databases() where not internal and database_name <> 'memory'`;
-const LEFTOVERS = `select
-  (select count(*) from duckdb_tables() where not internal and database_name = 'memory')
-  + (select count(*) from duckdb_views() where not internal and database_name = 'memory')
-  + (select count(*) from duckdb_schemas() where not internal and database_name = 'memory') as n`;
+// alone would cost 30 ms, more than the instance it saves). One UNION ALL that streams rows: it costs 0.5 ms of CPU
+// where two queries with count(*) subqueries cost 1.4 ms (measured here), half an agent's CPU for a trivial query.
+const LEFT_BEHIND = `select 'attached' as what, database_name as name from duckdb_databases() where not internal and database_name <> 'memory'
+  union all select 'table', table_name from duckdb_tables() where not internal and database_name = 'memory'
+  union all select 'view', view_name from duckdb_views() where not internal and database_name = 'memory'
+  union all select 'schema', schema_name from duckdb_schemas() where not internal and database_name = 'memory'`;
 
 export class SandboxSlots {
   readonly #o: SlotOptions;
@@ -158,9 +157,9 @@ export class SandboxSlots {
   async #empty(s: SlotInstance): Promise<boolean> {
     const c = await s.instance.connect();
     try {
-      const left = (await c.runAndReadAll(LEFTOVERS)).getRows()[0]?.[0];
-      if (Number(left) !== 0) return false;
-      for (const [name] of (await c.runAndReadAll(ATTACHED)).getRows()) await c.run(`DETACH ${quoteIdentifier(String(name))}`);
+      const found = (await c.runAndReadAll(LEFT_BEHIND)).getRows();
+      if (found.some(([what]) => what !== 'attached')) return false;
+      for (const [what, name] of found) if (what === 'attached') await c.run(`DETACH ${quoteIdentifier(String(name))}`);
     } finally {
       c.closeSync();
     }
