@@ -3,6 +3,7 @@
 // Run by hand: node bench/dispatch.ts [iterations]
 // (API_NODE_OPTIONS / AGENT_NODE_OPTIONS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof', profile the api / the agent)
 import { DuckDBInstance } from '@duckdb/node-api';
+import { connectDb } from '../runtime/db.ts';
 import { BENCH_BOOTSTRAP, adminToken, agentIdByName, percentiles, startAgentProcess, startApiProcess } from './support.ts';
 
 const n = Number(process.argv[2] ?? 300);
@@ -53,6 +54,29 @@ try {
   console.log(`then wait until done:   p50 ${ms(p(wait).p50)} ms   p99 ${ms(p(wait).p99)} ms`);
   console.log(`whole, with first page: p50 ${ms(p(full).p50)} ms   p99 ${ms(p(full).p99)} ms`);
   console.log(`DuckDB in-process:      p50 ${p(local).p50.toFixed(3).padStart(7)} ms   p99 ${p(local).p99.toFixed(3).padStart(7)} ms`);
+  // Where the time goes inside the lifecycle: each persisted query transition's offset from the query's spawn,
+  // as its history rows recorded it (the api's clock), p50 over the measured runs.
+  const control = await connectDb({ url: api.databaseUrl, poolSize: 1, maxOverflow: 0 });
+  try {
+    const steps = await control.query<{ step: string; p50: number; n: string }>(
+      `with t as (
+         select t.id, t.seq, t.event, t.to_state, extract(epoch from t.at - min(t.at) over (partition by t.id)) * 1000 as off
+         from actor_transitions t where t.kind = 'query'
+           and t.id in (select id from actors where kind = 'query' order by created_at desc limit $1))
+       select event || ' → ' || to_state as step, percentile_cont(0.5) within group (order by off) as p50, count(*) as n, min(seq) as seq
+       from t group by event, to_state order by seq, p50`,
+      [n],
+    );
+    console.log('query lifecycle, offset from spawn (p50, the api clock, whole ms):');
+    for (const s of steps) console.log(`  ${s.step.padEnd(40)} ${Number(s.p50).toFixed(2).padStart(7)} ms  (${s.n})`);
+    const [agentSide] = await control.query<{ p50: number }>(
+      `select percentile_cont(0.5) within group (order by duration_ms) as p50 from (select duration_ms from queries order by started_at desc limit $1) q`,
+      [n],
+    );
+    console.log(`  the agent's own duration (receipt → outcome)   p50 ${Number(agentSide.p50).toFixed(2)} ms`);
+  } finally {
+    await control.close();
+  }
 } finally {
   agent.kill('SIGTERM');
   await api.stop();
