@@ -8,19 +8,20 @@ import { connectDb } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
 import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
-import { load, fmt } from './support.ts';
+import { load, fmt, percentiles } from './support.ts';
 
 const SCHEMA = { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] };
 
 let nextId = 5_000_000_000_000_000_000n;
 
 /** One append commit against the table's current state; retries on 409 and counts the conflicts. */
-async function appendWithRetry(stack: CatalogStack, path: string, conflicts: { n: number }): Promise<void> {
+async function appendWithRetry(stack: CatalogStack, path: string, conflicts: { n: number }, commitMs?: number[]): Promise<void> {
   // Jittered exponential backoff between retries, as Iceberg clients do (commit.retry.min-wait-ms).
   for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
     const m = (await stack.request('GET', path)).body.metadata;
     const parent = m['current-snapshot-id'];
     const id = nextId++;
+    const sent = performance.now();
     const res = await stack.request('POST', path, {
       requirements: [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': parent }],
       updates: [
@@ -38,6 +39,7 @@ async function appendWithRetry(stack: CatalogStack, path: string, conflicts: { n
         { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
       ],
     });
+    commitMs?.push(performance.now() - sent);
     if (res.status === 200) return;
     if (res.status !== 409) throw new Error(`commit failed: ${res.status} ${JSON.stringify(res.body)}`);
     conflicts.n++;
@@ -73,8 +75,11 @@ async function main() {
     console.log(`loadTable, vended credentials      ${fmt(await load(2000, 8, async () => void (await stack.request('GET', one, undefined, { 'x-iceberg-access-delegation': 'vended-credentials' }))))}`);
 
     const c1 = { n: 0 };
-    const single = await load(200, 1, () => appendWithRetry(stack, one, c1));
+    const commitMs: number[] = [];
+    const single = await load(200, 1, () => appendWithRetry(stack, one, c1, commitMs));
     console.log(`commits, one table, 1 writer       ${fmt(single)}`);
+    const own = percentiles(commitMs);
+    console.log(`  the commit request alone           p50 ${own.p50.toFixed(2).padStart(6)} ms   p99 ${own.p99.toFixed(2).padStart(7)} ms`);
     const c8 = { n: 0 };
     const contended = await load(200, 8, () => appendWithRetry(stack, one, c8));
     console.log(`commits, one table, 8 writers      ${fmt(contended)}   ${c8.n} conflicts retried`);
