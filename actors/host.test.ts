@@ -414,6 +414,31 @@ describe('actor host', () => {
     await db2.close();
   });
 
+  it('a watch hears a transition that lands between its registration and its wait, and times out like waitFor', async () => {
+    const db2 = await connectDb({ url: t.url, poolSize: 2 });
+    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
+    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const id = randomUUID();
+    await a.spawn('ledger', id, { owner: 'ann' });
+    // Nothing heard: the wait passes and answers the current state, as waitFor does.
+    const idle = b.watchTerminal(['other', 'ledger'], id);
+    expect((await idle.wait('ledger', 50)).terminal).toBe(false);
+    // The caller's own read would be here; the close commits (on another replica) before `wait` is called.
+    const watch = b.watchTerminal(['other', 'ledger'], id);
+    const closed = new Promise<void>((resolve) => b.subscribe('ledger', id, (n) => n.terminal && resolve()));
+    await a.send('ledger', id, { type: 'close' });
+    await closed;
+    const started = Date.now();
+    expect((await watch.wait('ledger', 30_000)).status).toBe('closed');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // Cancelled without a wait: no listener is left behind.
+    b.watchTerminal(['ledger'], id).cancel();
+    expect((b as any).r.notifications.notices.listenerCount(`ledger:${id}`)).toBe(1);
+    await a.close();
+    await b.close();
+    await db2.close();
+  });
+
   it('still wakes a waiter on another replica after its LISTEN connection was killed', async () => {
     const db2 = await connectDb({ url: t.url, poolSize: 2, applicationName: 'eider-listen-victim' });
     const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });

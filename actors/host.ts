@@ -21,6 +21,7 @@ import { Ownership } from './ownership.ts';
 import { createResources, type HostResources } from './systems.ts';
 import { TransitionWrites } from './transitionWrites.ts';
 import type { ActorStatus, EntityWrite } from './store.ts';
+import type { ActorWatch } from './notifications.ts';
 
 export type { EntityWrite };
 
@@ -165,6 +166,8 @@ export interface ActorHost {
   subscribe(kind: string, id: string, listener: (n: TransitionNotice) => void): () => void;
   /** Resolves with the actor's state once it is terminal, or with its current state when `timeoutMs` passes first. */
   waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorStatus>;
+  /** A terminal wait registered before the caller reads the actor's entity row itself (Notifications.watch). */
+  watchTerminal(kinds: readonly string[], id: string): ActorWatch;
   /** The same, until `until` holds for the actor's state (or it ended, or the wait passed). */
   waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorStatus>;
   /** Loads the live actors this replica owns into memory and runs the effects it left pending; returns how many
@@ -245,6 +248,10 @@ class Host implements ActorHost {
 
   waitForTerminal(kind: string, id: string, timeoutMs: number): Promise<ActorStatus> {
     return this.waitFor(kind, id, (v) => v.terminal, timeoutMs);
+  }
+
+  watchTerminal(kinds: readonly string[], id: string): ActorWatch {
+    return this.r.notifications.watch(kinds, id, (v) => v.terminal);
   }
 
   waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorStatus> {

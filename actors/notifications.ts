@@ -21,6 +21,13 @@ export interface NotificationsDeps {
   cache: ActorCache;
 }
 
+/** See `Notifications.watch`. */
+export interface ActorWatch {
+  /** Resolves as `waitFor` does, counting what was heard since the watch began. */
+  wait(kind: string, timeoutMs: number): Promise<ActorStatus>;
+  cancel(): void;
+}
+
 export class Notifications {
   private readonly d: NotificationsDeps;
   private readonly notices = new EventEmitter();
@@ -100,6 +107,76 @@ export class Notifications {
       timer = setTimeout(() => void check(true), timeoutMs);
       void check(false);
     });
+  }
+
+  /**
+   * A waiter registered now, whose first look at the actor is the caller's own read made after this call, in place
+   * of the read `waitFor` starts with: the GET of a query reads its queries row anyway, and that row's status is
+   * written in the same statement as the actor's (the kind's entityWrite), so it tells as much as the actor row.
+   * The race stays closed as in `waitFor`: a transition that commits before the caller's read shows in it; one that
+   * commits after announces itself after the commit, so to a subscription already in place; its notice, or a
+   * resync meanwhile, is kept until `wait` is called. `kinds`: the kinds the actor may be of (the caller learns
+   * which from its read); `cancel` when done, also when `wait` was never called.
+   */
+  watch(kinds: readonly string[], id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean): ActorWatch {
+    const heard = new Map<string, TransitionNotice>();
+    let resynced = false;
+    let wake: (() => void) | null = null;
+    const listeners = kinds.map((kind) => {
+      const listener = (n: TransitionNotice) => {
+        if (!heard.has(kind) && (n.terminal || until(n))) heard.set(kind, n);
+        wake?.();
+      };
+      this.notices.on(actorKey(kind, id), listener);
+      return { key: actorKey(kind, id), listener };
+    });
+    const onResync = () => {
+      resynced = true;
+      wake?.();
+    };
+    this.notices.on(RESYNC, onResync);
+    let cancelled = false;
+    const cancel = () => {
+      if (cancelled) return;
+      cancelled = true;
+      wake = null;
+      for (const l of listeners) this.notices.off(l.key, l.listener);
+      this.notices.off(RESYNC, onResync);
+    };
+    const wait = (kind: string, timeoutMs: number) =>
+      new Promise<ActorStatus>((resolve, reject) => {
+        if (cancelled || !kinds.includes(kind)) return reject(new Error(`watch of ${id}: not watching ${kind}`));
+        let settled = false;
+        let timer: NodeJS.Timeout | undefined;
+        const finish = (err: unknown, view?: ActorStatus | null) => {
+          if (settled) return;
+          settled = true;
+          cancel();
+          clearTimeout(timer);
+          if (err) reject(err);
+          else if (!view) reject(new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`));
+          else resolve(view);
+        };
+        // As `waitFor` reads: after a resync (notices may have been lost) and when the wait passes.
+        const check = (force: boolean) =>
+          loadStatus(this.d.db, kind, id).then(
+            (v) => {
+              if (!v || v.terminal || until(v) || force) finish(null, v);
+            },
+            (e) => finish(e),
+          );
+        wake = () => {
+          const n = heard.get(kind);
+          if (n) return finish(null, { kind, id, version: n.version, state: n.state, status: n.status, terminal: n.terminal });
+          if (resynced) {
+            resynced = false;
+            void check(false);
+          }
+        };
+        timer = setTimeout(() => void check(true), timeoutMs);
+        wake();
+      });
+    return { wait, cancel };
   }
 
   /** Ends the LISTEN subscription (the host closing); local notices still reach subscribers until `clear`. */

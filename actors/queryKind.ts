@@ -108,7 +108,13 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
       // (`profile`: only in effects committed before profiles became an attachment of `done`.)
-      recordProfile: (_ctx, p: { queryId: string; profile?: unknown }) => recordRunOutcome(db, p.queryId, p.profile ?? null, deps.lineage),
+      // A read (SELECT, DESCRIBE…; submitQuery sets write: false for exactly those) leaves no write provenance, drop
+      // or lineage to record: skipping saves reading its row back after every read. Effects persisted before
+      // `readOnly` existed, or carrying a profile to store, take the full path.
+      recordProfile: async (_ctx, p: { queryId: string; readOnly?: boolean; profile?: unknown }) => {
+        if (p.readOnly === true && (p.profile === undefined || p.profile === null)) return;
+        await recordRunOutcome(db, p.queryId, p.profile ?? null, deps.lineage);
+      },
       // Elastic compute: the query was recorded without an agent; the pool it waits on is on its row.
       requestCompute: async (ctx, p: { queryId: string }) => {
         const [row] = await db.query<{ compute_pool: string | null }>(`select compute_pool from queries where id = $1`, [p.queryId]);

@@ -208,12 +208,17 @@ export async function checkScopedAccess(
   defaultCatalog: string | null,
   need: Privilege = 'read',
   schemas: { create: readonly SchemaRef[]; drop: readonly SchemaRef[] } = { create: [], drop: [] },
+  known?: readonly Pick<AttachedCatalog, 'id' | 'slug' | 'access_mode'>[],
 ): Promise<void> {
-  const attached = await rows(
-    db,
-    Schema.Struct({ id: Schema.String, slug: Schema.String, access_mode: Schema.Literals(['full', 'scoped']) }),
-    sql`select c.id, c.slug, wc.access_mode from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = ${workspaceId}`,
-  );
+  // `known`: the workspace's attachments as the caller already read them (query submission lists them for the
+  // dispatch anyway), which saves a statement per submitted query.
+  const attached =
+    known ??
+    (await rows(
+      db,
+      Schema.Struct({ id: Schema.String, slug: Schema.String, access_mode: Schema.Literals(['full', 'scoped']) }),
+      sql`select c.id, c.slug, wc.access_mode from workspace_catalogs wc join catalogs c on c.id = wc.catalog_id where wc.workspace_id = ${workspaceId}`,
+    ));
   const bySlug = new Map(attached.map((a) => [fold(a.slug), a]));
   const scopes = new Map<string, AttachmentScope>();
   const scopeFor = async (a: { id: string; access_mode: AccessMode }) => {

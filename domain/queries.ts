@@ -103,21 +103,39 @@ export const toQueryOut = (r: QueryRow): QueryOut => ({
   finished_at: r.finished_at?.toISOString() ?? null,
 });
 
+/** A result file kept in the queries row, read with the row (see findVisibleQuery's `heldResult`). */
+export interface HeldResult {
+  bytes: Uint8Array | null;
+  /** Past RESULT_RETENTION_HOURS, whether or not the pruner has dropped the bytes yet. */
+  expired: boolean;
+}
+
 /** A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). */
-export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow> {
+export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow>;
+/**
+ * With `heldResult` (the rows route), an inline result's bytes and whether they expired come in the same statement,
+ * so reading a page of a small result takes no second read of the row. The bytes are selected only when a page can
+ * be read from them (done, with a result file): other callers, and other states, never fetch the bytea.
+ */
+export async function findVisibleQuery(q: Queryable, p: Principal, id: string, opts: { heldResult: { retentionHours: number } }): Promise<QueryRow & { held: HeldResult }>;
+export async function findVisibleQuery(q: Queryable, p: Principal, id: string, opts?: { heldResult: { retentionHours: number } }): Promise<QueryRow & { held?: HeldResult }> {
   // The reader's role in the query's workspace comes in the same statement (every page of /rows and every wait asks).
+  const held = opts
+    ? `, case when status = 'done' and result_path is not null then result_inline end as held_bytes,
+         coalesce(finished_at < now() - make_interval(secs => $3 * 3600), false) as held_expired`
+    : '';
   const [row] = isUuid(id)
-    ? await q.query<QueryRow & { member_role: WorkspaceRole | null }>(
-        `select ${QUERY_COLS},
+    ? await q.query<QueryRow & { member_role: WorkspaceRole | null; held_bytes?: Uint8Array | null; held_expired?: boolean }>(
+        `select ${QUERY_COLS}${held},
                 (select m.role from workspace_members m where m.workspace_id = queries.workspace_id and m.user_id = $2) as member_role
            from queries where id = $1`,
-        [id, p.user.id],
+        opts ? [id, p.user.id, opts.heldResult.retentionHours] : [id, p.user.id],
       )
     : [];
   // Any role may read (reader is the lowest).
   if (!row || !roleIn(p, row.member_role)) throw notFound('query');
-  const { member_role: _role, ...query } = row;
-  return query;
+  const { member_role: _role, held_bytes, held_expired, ...query } = row;
+  return opts ? { ...query, held: { bytes: held_bytes ?? null, expired: held_expired === true } } : query;
 }
 
 /** Cancelling: the submitter, a workspace writer, or a query-admin. */

@@ -169,7 +169,7 @@ export async function submitChecked(
   if (body.catalog && !attached.some((c) => c.slug === body.catalog)) {
     throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${ws.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
   }
-  await checkScopedAccess(ctx.db, ws.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
+  await checkScopedAccess(ctx.db, ws.workspace.id, policy.tables, defaultSlug, policy.isWrite ? 'write' : 'read', policy.schemas, attached).catch((e) =>
     e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
   );
   // A catalog being moved to other storage takes no writes (409 catalog_read_only); reads go on.

@@ -3,7 +3,7 @@
 // A page may also be addressed by its row offset, so a reader can jump to any part of the result in one request:
 // the web app's grid jumping to the end of 200,000 rows otherwise walked 399 cursors from the start (11.8 s).
 import { AppError, badRequest, conflict, unavailable } from '../domain/errors.ts';
-import type { QueryRow } from '../domain/queries.ts';
+import type { HeldResult, QueryRow } from '../domain/queries.ts';
 import { openResult, openResultBytes, ResultUnavailableError, type ResultFile } from '../runtime/resultReader.ts';
 import type { AppContext } from './context.ts';
 
@@ -36,23 +36,30 @@ export type PageStart = { cursor?: string; offset?: number };
 
 const resultExpired = () => new AppError(410, 'result_expired', 'the result file is gone (retention); re-run the query from its SQL');
 
-/** The result file: kept in the queries row when the agent sent it inline, else read from the agent over HTTP. */
-async function openResultFile(ctx: AppContext, row: QueryRow): Promise<ResultFile> {
+/**
+ * The result file: kept in the queries row when the agent sent it inline, else read from the agent over HTTP.
+ * `row.held`: the inline bytes as read with the row (the rows route); without it they are read here.
+ */
+async function openResultFile(ctx: AppContext, row: QueryRow & { held?: HeldResult }): Promise<ResultFile> {
   if (row.result_held) {
-    const [held] = await ctx.db.query<{ result_inline: Uint8Array | null; expired: boolean }>(
-      `select result_inline, finished_at < now() - make_interval(secs => $2 * 3600) as expired from queries where id = $1`,
-      [row.id, ctx.config.RESULT_RETENTION_HOURS],
-    );
+    const held: HeldResult | undefined =
+      row.held ??
+      (
+        await ctx.db.query<{ bytes: Uint8Array | null; expired: boolean }>(
+          `select result_inline as bytes, coalesce(finished_at < now() - make_interval(secs => $2 * 3600), false) as expired from queries where id = $1`,
+          [row.id, ctx.config.RESULT_RETENTION_HOURS],
+        )
+      )[0];
     // Expired like the agent's file, whether or not the pruner has dropped it yet (or dropped it since the row was read).
-    if (!held?.result_inline || held.expired) throw resultExpired();
-    return openResultBytes(row.id, held.result_inline);
+    if (!held?.bytes || held.expired) throw resultExpired();
+    return openResultBytes(row.id, held.bytes);
   }
   const source = row.agent_id ? await ctx.link.resultSource(row.agent_id, `${row.id}.parquet`) : null;
   if (!source) throw unavailable('the agent holding this result is not connected; retry when it reconnects', 'agent_unavailable');
   return openResult(source);
 }
 
-export async function readRowsPage(ctx: AppContext, row: QueryRow, limit: number, start: PageStart = {}) {
+export async function readRowsPage(ctx: AppContext, row: QueryRow & { held?: HeldResult }, limit: number, start: PageStart = {}) {
   if (start.cursor !== undefined && start.offset !== undefined) throw badRequest('give either cursor or offset, not both', 'invalid_cursor');
   if (row.status !== 'done') throw conflict(`the query is ${row.status}; rows exist only once it is done`, 'query_not_done');
   const total = Number(row.row_count ?? 0);

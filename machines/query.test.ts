@@ -43,7 +43,7 @@ describe('query machine', () => {
     expect(running.snapshot.context.deadlineAt).toBe(T + 5 + 60_000 + 30_000);
     expect(finished.snapshot.value).toBe('done');
     expect(finished.actions).toEqual([
-      { type: 'recordProfile', params: { queryId: 'q-1' } },
+      { type: 'recordProfile', params: { queryId: 'q-1', readOnly: false } },
       { type: 'agentWorkChanged', params: { agentId: 'agent-1' } },
     ]);
     expect(projectQuery(finished.snapshot)).toMatchObject({

@@ -8,9 +8,11 @@
 //                       then send `dispatched` (or `dispatchFailed` when the socket is gone)
 //   sendCancelQuery     {queryId, agentId}     push cancel_query (best effort; the agent may already be done)
 //   requestCompute      {queryId, workspace}   ask the elastic pool for an agent; answer with `computeReady`
-//   recordProfile       {queryId}              what a finished run leaves besides its row (tables' last write,
+//   recordProfile       {queryId, readOnly}    what a finished run leaves besides its row (tables' last write,
 //                                              lineage); its best-effort profile came with `done` as an attachment
-//                                              and is on the row already (profiling never fails the query)
+//                                              and is on the row already (profiling never fails the query).
+//                                              readOnly: submitted as a read (dispatchExtras.write false), which
+//                                              leaves nothing to record
 //   agentWorkChanged    {agentId}              the agent's in-flight work changed: recount for its elastic actor
 //
 // Deadlines (context.deadlineAt, fired by the reaper as `deadline`):
@@ -121,7 +123,7 @@ const releaseAgentWork = {
 };
 const recordProfile = {
   type: 'recordProfile' as const,
-  params: ({ context }: { context: QueryContext }) => ({ queryId: context.queryId }),
+  params: ({ context }: { context: QueryContext }) => ({ queryId: context.queryId, readOnly: context.dispatchExtras?.write === false }),
 };
 
 export const queryMachine = setup({
@@ -165,7 +167,7 @@ export const queryMachine = setup({
     }) => {},
     sendCancelQuery: (_, _params: { queryId: string; agentId: string }) => {},
     requestCompute: (_, _params: { queryId: string; workspace: string }) => {},
-    recordProfile: (_, _params: { queryId: string }) => {},
+    recordProfile: (_, _params: { queryId: string; readOnly: boolean }) => {},
     agentWorkChanged: (_, _params: { agentId: string }) => {},
   },
   guards: {

@@ -111,16 +111,24 @@ export const queryRoutes = [
     query: Schema.Struct({ wait_timeout_s: Schema.optionalKey(WaitSeconds) }),
     responses: { 200: queries.QueryOutSchema, 404: null },
     handler: async ({ ctx, principal, params, query }) => {
-      let row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
       const wait = query.wait_timeout_s ?? 0;
-      if (wait > ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
-        throw unprocessable(`wait_timeout_s is at most ${ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S}`, 'unprocessable_content', { fields: [{ field: 'wait_timeout_s', message: 'too large' }] });
+      // The waiter is registered before the row is read, so the row's status is its first look at the actor (the
+      // status is written in the same statement as the actor's) and no separate read of the actor is needed; a
+      // transition after the read still wakes it (Notifications.watch). Either kind, as the row tells which.
+      const watch = wait > 0 ? ctx.host.watchTerminal(['query', 'statement'], params.query_id) : null;
+      try {
+        let row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+        if (wait > ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
+          throw unprocessable(`wait_timeout_s is at most ${ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S}`, 'unprocessable_content', { fields: [{ field: 'wait_timeout_s', message: 'too large' }] });
+        }
+        if (watch && ['queued', 'running'].includes(row.status)) {
+          await watch.wait(queries.runKind(row), wait * 1000);
+          row = await readQuery(ctx, row.id);
+        }
+        return { status: 200, body: queries.toQueryOut(row) };
+      } finally {
+        watch?.cancel();
       }
-      if (wait > 0 && ['queued', 'running'].includes(row.status)) {
-        await ctx.host.waitForTerminal(queries.runKind(row), row.id, wait * 1000);
-        row = await readQuery(ctx, row.id);
-      }
-      return { status: 200, body: queries.toQueryOut(row) };
     },
   }),
   route({
@@ -142,7 +150,7 @@ export const queryRoutes = [
     }),
     responses: { 200: RowsPage, 400: null, 404: null, 409: null },
     handler: async ({ ctx, principal, params, query }) => {
-      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id, { heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } });
       return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, { cursor: query.cursor, offset: query.offset }) };
     },
   }),
