@@ -23,8 +23,9 @@ export interface NotificationsDeps {
 
 /** See `Notifications.watch`. */
 export interface ActorWatch {
-  /** Resolves as `waitFor` does, counting what was heard since the watch began. */
-  wait(kind: string, timeoutMs: number): Promise<ActorStatus>;
+  /** Resolves as `waitFor` does, counting what was heard since the watch began; `readFirst` reads the actor's
+   *  status at once (a caller that did not read its entity row after the watch began). */
+  wait(kind: string, timeoutMs: number, opts?: { readFirst?: boolean }): Promise<ActorStatus>;
   cancel(): void;
 }
 
@@ -75,38 +76,10 @@ export class Notifications {
     return () => this.notices.off(k, listener);
   }
 
+  /** Resolves once `until` holds for the actor (or it ended), or with where it stands when `timeoutMs` passes. */
   waitFor(kind: string, id: string, until: (v: { state: string; status: string; terminal: boolean }) => boolean, timeoutMs: number): Promise<ActorStatus> {
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (err: unknown, view?: ActorStatus | null) => {
-        if (settled) return;
-        settled = true;
-        unsubscribe();
-        this.notices.off(RESYNC, onResync);
-        clearTimeout(timer);
-        if (err) reject(err);
-        else if (!view) reject(new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`));
-        else resolve(view);
-      };
-      // A narrow read (no snapshot): what a waiter needs to decide, on every wait and every resync.
-      const check = (force: boolean) =>
-        loadStatus(this.d.db, kind, id).then(
-          (v) => {
-            if (!v || v.terminal || until(v) || force) finish(null, v);
-          },
-          (e) => finish(e),
-        );
-      // Subscribe before the first read, so a transition landing between the two still wakes this waiter; the
-      // notice itself says where the actor stands (it is sent once the transition committed).
-      const unsubscribe = this.subscribe(kind, id, (n) => {
-        if (n.terminal || until(n)) finish(null, { kind, id, version: n.version, state: n.state, status: n.status, terminal: n.terminal });
-      });
-      const onResync = () => void check(false);
-      this.notices.on(RESYNC, onResync);
-      timer = setTimeout(() => void check(true), timeoutMs);
-      void check(false);
-    });
+    // Subscribed before the first read, so a transition landing between the two still wakes this waiter.
+    return this.watch([kind], id, until).wait(kind, timeoutMs, { readFirst: true });
   }
 
   /**
@@ -143,7 +116,7 @@ export class Notifications {
       for (const l of listeners) this.notices.off(l.key, l.listener);
       this.notices.off(RESYNC, onResync);
     };
-    const wait = (kind: string, timeoutMs: number) =>
+    const wait = (kind: string, timeoutMs: number, opts: { readFirst?: boolean } = {}) =>
       new Promise<ActorStatus>((resolve, reject) => {
         if (cancelled || !kinds.includes(kind)) return reject(new Error(`watch of ${id}: not watching ${kind}`));
         let settled = false;
@@ -157,7 +130,7 @@ export class Notifications {
           else if (!view) reject(new ActorError('not_found', kind, id, `actor ${kind} ${id} not found`));
           else resolve(view);
         };
-        // As `waitFor` reads: after a resync (notices may have been lost) and when the wait passes.
+        // A narrow read (no snapshot): after a resync (notices may have been lost) and when the wait passes.
         const check = (force: boolean) =>
           loadStatus(this.d.db, kind, id).then(
             (v) => {
@@ -175,6 +148,7 @@ export class Notifications {
         };
         timer = setTimeout(() => void check(true), timeoutMs);
         wake();
+        if (opts.readFirst && !settled) void check(false);
       });
     return { wait, cancel };
   }
