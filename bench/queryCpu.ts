@@ -1,7 +1,9 @@
 // CPU per trivial query, and queries per second, with one agent: `SELECT 42` submitted and awaited through the api
 // by N concurrent clients; the api's and the agent's CPU time (user + system, from /proc) divided by the queries.
 // Run by hand: node bench/queryCpu.ts [clients] [queries]   (Linux: reads /proc/<pid>/stat)
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { BENCH_BOOTSTRAP, adminToken, agentIdByName, runQuery, startAgentProcess, startApiProcess } from './support.ts';
 
 const clients = Number(process.argv[2] ?? 8);
@@ -9,6 +11,34 @@ const total = Number(process.argv[3] ?? 400);
 const cpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in clock ticks of 10 ms
+};
+
+/** The embedded PostgreSQL's postmaster and its backends (their CPU is the database's share of a query). */
+const postgresPids = (dataDir: string): number[] => {
+  const postmaster = Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
+};
+/** CPU of the listed processes, counting one that ended since `before` as its last reading. */
+const groupCpuMs = (pids: number[], before: Map<number, number> = new Map()) => {
+  const now = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      now.set(pid, cpuMs(pid));
+    } catch {
+      now.set(pid, before.get(pid) ?? 0);
+    }
+  }
+  return now;
 };
 
 const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP, ...(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {}) });
@@ -19,6 +49,8 @@ try {
   for (let i = 0; i < 30; i++) await runQuery(api, token, id, 'SELECT 42');
   const agent0 = cpuMs(agent.pid!);
   const api0 = cpuMs(api.child.pid!);
+  const pg0 = groupCpuMs(postgresPids(api.dataDir));
+  const client0 = process.cpuUsage();
   const t0 = performance.now();
   let started = 0;
   await Promise.all(
@@ -28,7 +60,18 @@ try {
   );
   const seconds = (performance.now() - t0) / 1000;
   console.log(`${clients} clients, one agent, ${total} queries: ${(total / seconds).toFixed(1)} queries/s`);
-  console.log(`CPU per query: api ${((cpuMs(api.child.pid!) - api0) / total).toFixed(2)} ms, agent ${((cpuMs(agent.pid!) - agent0) / total).toFixed(2)} ms`);
+  // Backends started during the run count from zero.
+  const pgNow = groupCpuMs([...new Set([...pg0.keys(), ...postgresPids(api.dataDir)])], pg0);
+  const perQuery = {
+    api: (cpuMs(api.child.pid!) - api0) / total,
+    agent: (cpuMs(agent.pid!) - agent0) / total,
+    postgres: [...pgNow].reduce((sum, [pid, ms]) => sum + ms - (pg0.get(pid) ?? 0), 0) / total,
+    client: ((c) => (c.user + c.system) / 1000)(process.cpuUsage(client0)) / total,
+  };
+  const whole = perQuery.api + perQuery.agent + perQuery.postgres + perQuery.client;
+  console.log(`CPU per query: api ${perQuery.api.toFixed(2)} ms, agent ${perQuery.agent.toFixed(2)} ms, postgres ${perQuery.postgres.toFixed(2)} ms, this client ${perQuery.client.toFixed(2)} ms`);
+  // Every part shares this machine's cores, so their sum bounds the rate whatever the concurrency.
+  console.log(`all parts: ${whole.toFixed(2)} ms CPU per query, so at most ${((availableParallelism() * 1000) / whole).toFixed(0)} queries/s on ${availableParallelism()} cores`);
 } finally {
   agent.kill('SIGTERM');
   await api.stop();
