@@ -1,9 +1,10 @@
 // HTTP helpers shared by the catalog routes: 64-bit-safe JSON replies, the ErrorModel error handler, namespace
 // path decoding and page tokens.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Queryable } from '../runtime/db.ts';
 import { stringifyJson, parseJson } from '../iceberg/json.ts';
 import { CatalogError, badRequest } from './errors.ts';
-import { NS_SEP } from './metastore.ts';
+import { NS_SEP, getWarehouse, type Warehouse } from './metastore.ts';
 
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return reply.code(status).type('application/json').send(stringifyJson(body));
@@ -50,6 +51,19 @@ export function namespaceBody(ns: unknown): string[] {
     throw badRequest('namespace must be a non-empty array of non-empty strings');
   }
   return ns as string[];
+}
+
+const readByHook = new WeakMap<FastifyRequest, Warehouse>();
+
+/** Keeps the warehouse the request hook read (a write's read-only check) for the route to use. */
+export function rememberWarehouse(req: FastifyRequest, w: Warehouse): void {
+  readByHook.set(req, w);
+}
+
+/** The request's warehouse: the hook's read of it for this same request when there was one, else read now. */
+export async function requestWarehouse(db: Queryable, req: FastifyRequest, name: string): Promise<Warehouse> {
+  const w = readByHook.get(req);
+  return w && w.name === name ? w : getWarehouse(db, name);
 }
 
 export interface Page {

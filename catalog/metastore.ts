@@ -332,6 +332,50 @@ export async function updateTableMetadata(q: Queryable, t: TableRow, metadataLoc
   );
 }
 
+/** A table's pointer as a commit starts from it, with its warehouse's read-only mark. */
+export interface CommitBase {
+  metadataLocation: string;
+  /** Null when the pointer is still `known` (the caller holds that file parsed: its text need not travel). */
+  metadataJson: string | null;
+  readOnly: boolean;
+}
+
+export async function findCommitBase(q: Queryable, warehouse: string, ns: readonly string[], name: string, known: string | null): Promise<CommitBase | undefined> {
+  const rows = await q.query<{ metadata_location: string; metadata_json: string | null; read_only: boolean }>(
+    `select t.metadata_location, case when t.metadata_location = $4 then null else t.metadata_json end as metadata_json, w.read_only
+       from catalog.tables t join catalog.warehouses w on w.name = t.warehouse
+      where t.warehouse = $1 and t.namespace = $2 and t.name = $3`,
+    [warehouse, nsKey(ns), name, known ?? ''],
+  );
+  const r = rows[0];
+  return r ? { metadataLocation: r.metadata_location, metadataJson: r.metadata_json, readOnly: r.read_only === true } : undefined;
+}
+
+/**
+ * Moves the pointer from `expected` to `next` only if it is still at `expected` and the warehouse is writable:
+ * one statement, so one transaction and one round trip. FOR SHARE on the warehouse row, as `assertWritable`: a
+ * storage migration's read-only mark waits for this commit, or this commit sees the mark and moves nothing.
+ * False when nothing moved (the pointer moved on, the table is gone, or the warehouse is read-only).
+ */
+export async function swapTableMetadata(
+  q: Queryable,
+  warehouse: string,
+  ns: readonly string[],
+  name: string,
+  expected: string,
+  next: string,
+  metadataJson: string,
+): Promise<boolean> {
+  const rows = await q.query(
+    `with writable as (select 1 from catalog.warehouses where name = $1 and not read_only for share)
+     update catalog.tables set metadata_location = $5, previous_metadata_location = $4, metadata_json = $6, updated_at = now()
+      where warehouse = $1 and namespace = $2 and name = $3 and metadata_location = $4 and exists (select 1 from writable)
+     returning 1 as moved`,
+    [warehouse, nsKey(ns), name, expected, next, metadataJson],
+  );
+  return rows.length > 0;
+}
+
 export async function deleteTableRow(q: Queryable, warehouse: string, ns: readonly string[], name: string): Promise<TableRow | undefined> {
   const rows = await q.query(
     `delete from catalog.tables where warehouse = $1 and namespace = $2 and name = $3 returning ${tableColumns}`,

@@ -9,7 +9,7 @@ import { migrate } from '../runtime/migrate.ts';
 import { makeTokenIssuer, scopeAllows } from './auth.ts';
 import type { CatalogConfig } from './config.ts';
 import type { CatalogContext } from './context.ts';
-import { installErrorHandler, installParsers, sendJson } from './http.ts';
+import { installErrorHandler, installParsers, rememberWarehouse, sendJson } from './http.ts';
 import { WarehouseStorage } from './storage.ts';
 import { TableService } from './tables.ts';
 import { oauthRoutes } from './routes/oauth.ts';
@@ -95,6 +95,7 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
     if (change && req.method !== 'GET' && req.method !== 'HEAD' && change[1] !== 'oauth') {
       const w = await store.findWarehouse(db, decodeURIComponent(change[1]));
       if (w?.readOnly) throw store.readOnlyWarehouse(w.name);
+      if (w) rememberWarehouse(req, w);
     }
   });
   app.get('/healthz', async (_req, reply) => sendJson(reply, 200, { status: 'ok' }));

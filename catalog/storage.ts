@@ -86,6 +86,12 @@ export class WarehouseStorage {
     return this.traced('GET', bucket, async () => Buffer.from(await this.store(w).get(uri)).toString('utf8'));
   }
 
+  /** Removes one object (a metadata file whose commit lost its compare-and-set); gone already is fine. */
+  async remove(w: Warehouse, uri: string): Promise<void> {
+    const { bucket } = locate(uri);
+    await this.traced('DELETE', bucket, () => this.store(w).delete(uri));
+  }
+
   private traced<T>(method: string, bucket: string, fn: () => Promise<T>): Promise<T> {
     if (!this.tracing?.enabled) return fn();
     return this.tracing.span(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'storage.container': bucket } }, fn);

@@ -1,7 +1,9 @@
 // Table operations of the catalog: create (direct or staged), load, commit (one table or a multi-table
-// transaction), drop (optionally purging files) and rename. Commits serialize on the table's metastore row
-// (SELECT … FOR UPDATE): requirements are checked against the row's current metadata while it is locked, the
-// new metadata file is written, then the row moves to it, all before the lock is released.
+// transaction), drop (optionally purging files) and rename. A one-table commit writes its new metadata file, then
+// moves the table's metastore pointer with a compare-and-set on the location it started from (retrying from the
+// new state when another commit moved it first). Multi-table transactions (and a one-table commit that keeps losing)
+// serialize on the rows instead (SELECT … FOR UPDATE): requirements are checked while they are locked, the files are
+// written, then the rows move, all before the locks are released.
 import type { Db, Queryable } from '../runtime/db.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
@@ -67,39 +69,65 @@ function asCatalogError(e: unknown): unknown {
   return e;
 }
 
+/** A table's key in this process's caches. */
+const tableKey = (w: Warehouse, id: TableIdent) => [w.name, ...id.namespace, id.name].join('\u0000');
+
 export const validName = (name: unknown): name is string => typeof name === 'string' && name.length > 0 && name.length <= 255;
 
 /**
  * Parsed metadata by metadata file location. A location's content never changes, so entries never go stale;
  * a commit then parses nothing (its base was cached by the commit before). Bounded by count.
+ * Beside it, per table, the location this process last saw the pointer at: only a guess to start a commit from
+ * (another replica may have moved the pointer); the commit's compare-and-set on the database decides.
  */
 class ParsedMetadataCache {
   private readonly entries = new Map<string, TableMetadata>();
+  private readonly lastSeen = new Map<string, string>();
   private readonly max: number;
   constructor(max: number) {
     this.max = max;
   }
   get(location: string, json: string): TableMetadata {
+    const hit = this.peek(location);
+    if (hit) return hit;
+    const parsed = parseJson<TableMetadata>(json);
+    this.put(location, parsed);
+    return parsed;
+  }
+  peek(location: string): TableMetadata | undefined {
     const hit = this.entries.get(location);
     if (hit) {
       this.entries.delete(location);
       this.entries.set(location, hit);
-      return hit;
     }
-    const parsed = parseJson<TableMetadata>(json);
-    this.put(location, parsed);
-    return parsed;
+    return hit;
   }
   put(location: string, m: TableMetadata): void {
     this.entries.set(location, m);
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
   }
+  /** The table's last seen pointer with its metadata, when both are still held. */
+  guess(table: string): { location: string; metadata: TableMetadata } | undefined {
+    const location = this.lastSeen.get(table);
+    const metadata = location === undefined ? undefined : this.peek(location);
+    return location !== undefined && metadata ? { location, metadata } : undefined;
+  }
+  saw(table: string, location: string): void {
+    this.lastSeen.delete(table);
+    this.lastSeen.set(table, location);
+    if (this.lastSeen.size > this.max * 4) this.lastSeen.delete(this.lastSeen.keys().next().value!);
+  }
 }
+
+/** Compare-and-set attempts of one commit before it queues on the row lock instead (heavy contention). */
+const SWAP_ATTEMPTS = 4;
 
 export class TableService {
   private readonly db: Db;
   private readonly storage: WarehouseStorage;
   private readonly parsed = new ParsedMetadataCache(64);
+  /** Per table, the end of this process's queue of one-table commits (see commitOne). */
+  private readonly queues = new Map<string, Promise<void>>();
   private readonly tracing: Tracing | undefined;
   constructor(db: Db, storage: WarehouseStorage, tracing?: Tracing) {
     this.db = db;
@@ -161,6 +189,8 @@ export class TableService {
       metadataLocation,
       metadataJson: json,
     });
+    this.parsed.put(metadataLocation, metadata);
+    this.parsed.saw(tableKey(w, id), metadataLocation);
     return { metadataLocation, metadataJson: json, metadata };
   }
 
@@ -202,6 +232,7 @@ export class TableService {
       await this.storage.writeText(w, metadataLocation, json);
       await store.updateTableMetadata(q, row, metadataLocation, json);
       this.parsed.put(metadataLocation, next);
+      this.parsed.saw(tableKey(w, id), metadataLocation);
       return { metadataLocation, metadataJson: json, metadata: next };
     } catch (e) {
       throw asCatalogError(e);
@@ -212,19 +243,83 @@ export class TableService {
     return this.traced('commit', { 'eider.warehouse': w.name, 'eider.table': [...id.namespace, id.name].join('.') }, () => this.commitOne(w, id, change));
   }
 
+  /**
+   * One table's commit without holding a lock across the metadata write: build the new metadata from a base, write
+   * its file, then move the pointer with a compare-and-set on the base's location. Requirements are thus checked
+   * against the state current when the pointer moves. The base is first this process's last seen pointer (no read);
+   * when that guess fails anything (a requirement, an update, the swap), the base is read from the database and the
+   * commit is built again, so only the database's state decides a 409.
+   */
   private async commitOne(w: Warehouse, id: TableIdent, change: CommitRequest): Promise<LoadedTable> {
     checkCommitShape(change);
-    // A stale commit fails here without queueing for the row lock behind the writer that made it stale
-    // (with 8 contending writers, the lock convoy of doomed commits cut throughput several-fold).
-    const current = await store.findTable(this.db, w.name, id.namespace, id.name);
-    if (current) {
+    if (change.updates.length === 0) return this.db.tx((q) => this.commitLocked(q, w, id, change));
+    // This process's commits to one table go one at a time: each then starts from the pointer the one before left
+    // (a doomed commit fails without writing a file), instead of all writing files and all but one losing the swap.
+    // Only a queue in memory: commits from other replicas still meet at the compare-and-set.
+    const table = tableKey(w, id);
+    const run = (this.queues.get(table) ?? Promise.resolve()).then(() => this.swapCommit(w, id, change, table));
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(table, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.queues.get(table) === tail) this.queues.delete(table);
+    }
+  }
+
+  private async swapCommit(w: Warehouse, id: TableIdent, change: CommitRequest, table: string): Promise<LoadedTable> {
+    let base: { location: string; metadata: TableMetadata; verified: boolean } | undefined;
+    const guess = this.parsed.guess(table);
+    if (guess) base = { ...guess, verified: false };
+    for (let attempt = 0; attempt < SWAP_ATTEMPTS; attempt++) {
+      if (!base) {
+        const stale = this.parsed.guess(table);
+        const row = await store.findCommitBase(this.db, w.name, id.namespace, id.name, stale?.location ?? null);
+        // No table (assert-create or 404): the locked path says which.
+        if (!row) break;
+        if (row.readOnly) throw store.readOnlyWarehouse(w.name);
+        const metadata = row.metadataJson === null ? stale!.metadata : this.parsed.get(row.metadataLocation, row.metadataJson);
+        this.parsed.saw(table, row.metadataLocation);
+        base = { location: row.metadataLocation, metadata, verified: true };
+      }
+      let next: TableMetadata;
+      let json: string;
+      let metadataLocation: string;
       try {
-        checkRequirements(this.parsed.get(current.metadataLocation, current.metadataJson), change.requirements);
+        next = this.nextMetadata(w, base, change);
+        json = stringifyJson(next);
+        metadataLocation = metadataFileLocation(next.location, base.location);
+        await this.storage.writeText(w, metadataLocation, json);
       } catch (e) {
+        // A guess may be from before a storage migration moved the table (another root, another store).
+        if (!base.verified) {
+          base = undefined;
+          continue;
+        }
         throw asCatalogError(e);
       }
+      if (await store.swapTableMetadata(this.db, w.name, id.namespace, id.name, base.location, metadataLocation, json)) {
+        this.parsed.put(metadataLocation, next);
+        this.parsed.saw(table, metadataLocation);
+        return { metadataLocation, metadataJson: json, metadata: next };
+      }
+      // The file was never referenced: nobody can read it, so it goes.
+      await this.storage.remove(w, metadataLocation).catch(() => undefined);
+      base = undefined;
     }
     return this.db.tx((q) => this.commitLocked(q, w, id, change));
+  }
+
+  /** The metadata `change` makes of `base` (never mutated: applyUpdates works on a copy), its log entry added. */
+  private nextMetadata(w: Warehouse, base: { location: string; metadata: TableMetadata; verified: boolean }, change: CommitRequest): TableMetadata {
+    const now = Date.now();
+    checkRequirements(base.metadata, change.requirements);
+    const next = applyUpdates(base.metadata, change.updates, now);
+    if (!base.verified || next.location !== base.metadata.location) this.checkLocation(w, next.location);
+    return withMetadataLog(next, { location: base.location, lastUpdatedMs: base.metadata['last-updated-ms'] });
   }
 
   /** All changes land or none: one transaction, rows locked in a fixed order so two transactions cannot deadlock. */

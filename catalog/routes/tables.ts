@@ -8,7 +8,7 @@ import * as store from '../metastore.ts';
 import type { Warehouse } from '../metastore.ts';
 import type { CatalogContext } from '../context.ts';
 import type { CommitRequest, CreateTableRequest, LoadedTable, TableIdent } from '../tables.ts';
-import { sendJson, namespaceParam, namespaceBody, pageParams, pageToken } from '../http.ts';
+import { sendJson, namespaceParam, namespaceBody, pageParams, pageToken, requestWarehouse } from '../http.ts';
 import { badRequest } from '../errors.ts';
 import { vendCredentials, wantsVendedCredentials } from '../vending.ts';
 
@@ -83,7 +83,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   );
 
   app.post<{ Params: NsParams; Body: CreateTableRequest }>('/v1/:prefix/namespaces/:namespace/tables', async (req, reply) => {
-    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const w = await requestWarehouse(ctx.db, req, req.params.prefix);
     const ns = namespaceParam(req.params.namespace);
     if (!req.body || typeof req.body !== 'object') throw badRequest('CreateTableRequest body is required');
     const loaded = await ctx.tables.create(w, ns, req.body);
@@ -116,7 +116,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   });
 
   app.post<{ Params: TableParams; Body: CommitRequest }>('/v1/:prefix/namespaces/:namespace/tables/:table', async (req, reply) => {
-    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const w = await requestWarehouse(ctx.db, req, req.params.prefix);
     const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
     if (!req.body || typeof req.body !== 'object') throw badRequest('CommitTableRequest body is required');
     if (req.body.identifier) {
@@ -133,7 +133,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   app.delete<{ Params: TableParams; Querystring: { purgeRequested?: string } }>(
     '/v1/:prefix/namespaces/:namespace/tables/:table',
     async (req, reply) => {
-      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const w = await requestWarehouse(ctx.db, req, req.params.prefix);
       const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
       const purge = req.query.purgeRequested === 'true';
       const { purgedFiles } = await ctx.tables.drop(w, id, purge);
@@ -152,7 +152,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   app.post<{ Params: { prefix: string }; Body: { source?: unknown; destination?: unknown } }>(
     '/v1/:prefix/tables/rename',
     async (req, reply) => {
-      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const w = await requestWarehouse(ctx.db, req, req.params.prefix);
       await ctx.tables.rename(w, identBody(req.body?.source, 'source'), identBody(req.body?.destination, 'destination'));
       return reply.code(204).send();
     },
@@ -161,7 +161,7 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   app.post<{ Params: { prefix: string }; Body: { 'table-changes'?: Array<CommitRequest & { identifier: TableIdent }> } }>(
     '/v1/:prefix/transactions/commit',
     async (req, reply) => {
-      const w = await store.getWarehouse(ctx.db, req.params.prefix);
+      const w = await requestWarehouse(ctx.db, req, req.params.prefix);
       const changes = req.body?.['table-changes'];
       if (!Array.isArray(changes)) throw badRequest('table-changes must be an array');
       await ctx.tables.commitTransaction(
