@@ -3,12 +3,13 @@
 // only after the commit are local subscribers told and the effects scheduled. Supervision lives here too: a
 // transition that throws and a database that fails are retried with backoff, and an actor that keeps failing (or
 // whose effect keeps failing, reported by the effects system) is moved to failed.
-import { initialTransition, transition, type AnyMachineSnapshot } from 'xstate';
+import { initialTransition, type AnyMachineSnapshot } from 'xstate';
 import type { Queryable } from '../runtime/db.ts';
 import { actorKey, viewOf, type ActorCache, type CacheEntry } from './actorCache.ts';
 import type { Action, EffectRunner } from './effectRunner.ts';
 import { ActorError } from './errors.ts';
 import type { ActorEvent, ActorKind, EntityWrite, Projection, SendResult, SpawnResult, TransitionNotice } from './host.ts';
+import { machineStep } from './machineStep.ts';
 import { loadTransition } from './store.ts';
 import type { HostResources } from './systems.ts';
 import { attachmentsOf, effectsOf, type TransitionWrites } from './transitionWrites.ts';
@@ -210,7 +211,7 @@ interface Decision {
 
 /** The machine decides; throws when it does (the loop retries, then fails the actor). */
 function decideEvent(reg: ActorKind, cache: ActorCache, kind: string, entry: CacheEntry, event: ActorEvent): Decision {
-  const [next, actions] = transition(reg.machine, entry.snapshot, event as any) as [AnyMachineSnapshot, any[]];
+  const [next, actions] = machineStep(reg.machine, entry.snapshot, event);
   const projection = reg.project(next);
   return { next, actions, projection, nextEntry: cache.entryFor(kind, next, entry.version + 1, projection) };
 }

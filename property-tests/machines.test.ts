@@ -1,11 +1,13 @@
 // Model-based properties of the six lifecycle machines alone (no host, no database): random event sequences with
-// non-decreasing `at`, driven through xstate's pure `transition` exactly as the actor host drives them.
+// non-decreasing `at`, driven through the host's step (actors/machineStep.ts) exactly as the actor host drives them,
+// each step checked against xstate's own pure `transition`.
 // PROPERTY_RUNS raises the number of runs per property (default 150) for a longer local run.
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { initialTransition, transition } from 'xstate';
 import type { AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { machineKinds } from '../machines/index.ts';
+import { machineStep } from '../actors/machineStep.ts';
 import type { MachineKindName } from '../machines/index.ts';
 import { machineDefinition } from '../machines/definition.ts';
 import { assertNotErrored, effectsOf, persistAndRestore } from '../machines/replay.ts';
@@ -342,7 +344,11 @@ function run(machine: AnyStateMachine, input: Record<string, unknown>, plan: [nu
   for (const [dt, template] of plan) {
     const event = toEvent(template, at + dt, snapshot);
     at = event.at;
-    const [next, actions] = transition(machine, snapshot, event as any);
+    const [next, actions] = machineStep(machine, snapshot, event);
+    // The host's step (one inert scope per machine) decides exactly what xstate's transition() decides.
+    const [expected, expectedActions] = transition(machine, snapshot, event as any);
+    expect(JSON.stringify(machine.getPersistedSnapshot(next))).toBe(JSON.stringify(machine.getPersistedSnapshot(expected)));
+    expect(effectsOf(actions)).toEqual(effectsOf(expectedActions));
     // A throwing guard or assign would surface as an error snapshot, which the host must never persist.
     assertNotErrored(next);
     steps.push({ prev: snapshot, event, next: next as AnyMachineSnapshot, actions: effectsOf(actions) });
