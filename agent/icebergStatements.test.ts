@@ -88,5 +88,9 @@ describe('statement recognition for the Iceberg bridge', () => {
     expect(err(`CALL system.rewrite_manifests(table => 'a') extra`)?.message).toContain('after the argument list');
     expect(parseTimestampMs('2026-02-30 00:00:00')).toBeNull();
     expect(parseTimestampMs('2026-01-01')).toBe(Date.UTC(2026, 0, 1));
+    // A maintenance recommendation's cutoff carries its milliseconds (domain/maintenance/assess.ts).
+    expect(parseProcedureCall(`CALL system.expire_snapshots(table => 'a.b.c', older_than => TIMESTAMP '2026-11-26 12:00:00.250', retain_last => 1)`)?.options.olderThanMs).toBe(
+      Date.UTC(2026, 10, 26, 12, 0, 0, 250),
+    );
   });
 });

@@ -18,6 +18,16 @@ const healthy: TableFigures = {
 };
 
 describe('table health', () => {
+  it('an expiry cutoff keeps its milliseconds, so applying it expires what the estimate counted', () => {
+    // Written several times a second up to the scan (at .250): cut to the second, the cutoff would leave the
+    // snapshots of its last partial second (.050, .150) unexpired when applied.
+    const now = NOW + 250;
+    const f: TableFigures = { ...healthy, snapshots: 50, snapshotTimes: Array.from({ length: 50 }, (_, i) => now - 4_900 + i * 100) };
+    const rec = assess(f, THRESHOLDS.aggressive, now).recommendations.find((r) => r.kind === 'expire_snapshots')!;
+    expect(rec.estimated_impact).toMatchObject({ snapshots_expired: 49 });
+    expect(rec.remediation_sql).toBe("CALL system.expire_snapshots(table => 'warehouse.sales.orders', older_than => TIMESTAMP '2026-11-26 12:00:00.250', retain_last => 1)");
+  });
+
   it('a healthy table scores A with no recommendation', () => {
     const h = assess(healthy, THRESHOLDS.balanced, NOW);
     expect(h.recommendations).toEqual([]);

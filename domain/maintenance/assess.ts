@@ -59,7 +59,9 @@ export function gradeOf(score: number): Health['grade'] {
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
-const timestamp = (ms: number) => `TIMESTAMP '${new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '')}'`;
+// To the millisecond, as the estimate counts: a cutoff cut to the second left the snapshots of its last partial
+// second unexpired when the recommendation was applied (a table written several times a second kept them).
+const timestamp = (ms: number) => `TIMESTAMP '${new Date(ms).toISOString().replace('T', ' ').replace(/(\.000)?Z$/, '')}'`;
 const bytes = (n: number) => (n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(1)} GiB` : n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`);
 
 /** Snapshots older than the retention, beyond the newest `retainLast` and the current one. */
