@@ -1,13 +1,17 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import {
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   HeadBucketCommand,
+  HeadObjectCommand,
   DeleteObjectCommand,
+  PutBucketCorsCommand,
+  DeleteBucketCorsCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -46,6 +50,33 @@ describe('bundled object store', () => {
     await root.send(new PutObjectCommand({ Bucket: 'warehouse', Key: 'a/b.txt', Body: 'hello' }));
     expect(await body(root, 'a/b.txt')).toBe('hello');
     await root.send(new HeadBucketCommand({ Bucket: 'warehouse' }));
+  });
+
+  it('keeps content type, user metadata and ETag through a PUT (its md5 and metadata files are written together)', async () => {
+    const put = await root.send(
+      new PutObjectCommand({ Bucket: 'warehouse', Key: 'meta/x.json', Body: '{"a":1}', ContentType: 'application/json', Metadata: { origin: 'eider' } }),
+    );
+    const head = await root.send(new HeadObjectCommand({ Bucket: 'warehouse', Key: 'meta/x.json' }));
+    expect(head.ContentType).toBe('application/json');
+    expect(head.Metadata).toEqual({ origin: 'eider' });
+    expect(head.ETag).toBe(put.ETag);
+    expect(head.ETag).toBe('"' + createHash('md5').update('{"a":1}').digest('hex') + '"');
+  });
+
+  it('applies a bucket CORS configuration put after requests that found none, and stops after it is deleted', async () => {
+    const preflight = () =>
+      fetch(`${store.endpoint}/warehouse/a/b.txt`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+    // Requests that find no configuration (the store then remembers it is absent).
+    await root.send(new PutObjectCommand({ Bucket: 'warehouse', Key: 'a/b.txt', Body: 'hello' }));
+    expect((await preflight()).status).toBe(403);
+    await root.send(
+      new PutBucketCorsCommand({ Bucket: 'warehouse', CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET'] }] } }),
+    );
+    const allowed = await preflight();
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('access-control-allow-origin')).not.toBeNull();
+    await root.send(new DeleteBucketCorsCommand({ Bucket: 'warehouse' }));
+    expect((await preflight()).status).toBe(403);
   });
 
   it('refuses a wrong secret, an unknown key, the s3rver dummy key and anonymous requests', async () => {
