@@ -55,6 +55,33 @@ describe('sandbox slots', () => {
     expect(readdirSync(first.dir).filter((f) => f === 'left-behind.bin')).toEqual([]);
   });
 
+  it('a query that follows another at once waits for its slot to be emptied instead of creating an instance', async () => {
+    const slot = await slots.take(64 * 2 ** 20);
+    const c = await slot.connect();
+    await c.run(`ATTACH ':memory:' AS cat1`);
+    c.closeSync();
+    const giving = slots.give(slot);
+    // Taken while the slot is still being emptied: the same slot, handed over empty (its catalog detached).
+    const next = await slots.take(64 * 2 ** 20);
+    await giving;
+    expect(next.dir).toBe(slot.dir);
+    expect(slots.idleCount).toBe(0);
+    const c2 = await next.connect();
+    expect((await c2.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = 'cat1'`)).getRows()[0][0]).toBe(0n);
+    c2.closeSync();
+    await slots.give(next);
+    // One that cannot be proven empty is closed, and the waiting query gets a new instance.
+    const dirty = await slots.take(64 * 2 ** 20);
+    const c3 = await dirty.connect();
+    await c3.run(`CREATE TABLE memory.main.leftover AS SELECT 1 AS v`);
+    c3.closeSync();
+    const closing = slots.give(dirty);
+    const fresh = await slots.take(64 * 2 ** 20);
+    await closing;
+    expect(fresh.dir).not.toBe(dirty.dir);
+    await slots.give(fresh);
+  });
+
   it.each([
     ['a table', `CREATE TABLE memory.main.secret_of_workspace_a AS SELECT 'a' AS v`],
     ['a view', `CREATE VIEW memory.main.secret_of_workspace_a AS SELECT 'a' AS v`],
