@@ -39,8 +39,9 @@ async function main() {
   const stack = await startCatalogStack({ db });
   const wh = `scan_${Date.now().toString(36)}`;
   await stack.createWarehouse(wh);
-  const agent = await startBridgeAgent(stack, wh);
-  const cold = await startBridgeAgent(stack, wh);
+  // Warm sandboxed slots, as the agent process runs queries (agent/main.ts).
+  const agent = await startBridgeAgent(stack, wh, { slots: true });
+  const cold = await startBridgeAgent(stack, wh, { slots: true });
   try {
     await agent.exec('CREATE SCHEMA bench');
     const tWrite = await time(() =>
@@ -48,7 +49,9 @@ async function main() {
     );
     console.log(`rows ${ROWS}: written through the agent in ${(tWrite / 1000).toFixed(1)} s`);
 
-    await agent.query(QUERY); // warm
+    // Warm: the data file cached, and the agent's memory ask settled from the EXPLAIN estimate to grant feedback
+    // (the first runs after the cache fills are slower while it does; a dashboard re-running a query sees the rest).
+    for (let i = 0; i < 5; i++) await agent.query(QUERY);
     const warm: number[] = [];
     for (let i = 0; i < RUNS; i++) warm.push(await time(() => agent.query(QUERY)));
 

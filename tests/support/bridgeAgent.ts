@@ -12,6 +12,7 @@ import { agentConfigFromEnv } from '../../agent/config.ts';
 import { DataFileCache } from '../../agent/dataCache.ts';
 import { MemoryAsk } from '../../agent/memoryAsk.ts';
 import { QueryRunner } from '../../agent/queryRunner.ts';
+import { SandboxSlots } from '../../agent/sandboxSlots.ts';
 import type { CatalogStack } from '../../catalog/harness.ts';
 
 export type Outcome = Extract<AgentFrame, { type: 'query_done' | 'query_failed' }>;
@@ -28,7 +29,8 @@ export interface BridgeAgent {
   close(): Promise<void>;
 }
 
-export async function startBridgeAgent(stack: CatalogStack, warehouse: string, options: { cacheMaxBytes?: number } = {}): Promise<BridgeAgent> {
+/** `slots`: warm sandboxed instances as agent/main.ts gives its runner (bench/scan.ts); without, one instance per query. */
+export async function startBridgeAgent(stack: CatalogStack, warehouse: string, options: { cacheMaxBytes?: number; slots?: boolean } = {}): Promise<BridgeAgent> {
   const dataDir = await mkdtemp(join(tmpdir(), 'eider-bridge-'));
   const config = agentConfigFromEnv({
     CONTROL_PLANE_URL: 'ws://127.0.0.1:1/agents/connect',
@@ -51,20 +53,33 @@ export async function startBridgeAgent(stack: CatalogStack, warehouse: string, o
   const cache = new DataFileCache(cacheDir, options.cacheMaxBytes);
   const waiters = new Map<string, (f: Outcome) => void>();
   let beforeCommit: (() => Promise<void>) | undefined;
+  const engine = {
+    dataDir,
+    resultsDir: config.resultsDir,
+    disabledFilesystems: [],
+    lockConfiguration: true,
+    profilingEnabled: false,
+    explainMemoryBytes: 256 * 2 ** 20,
+    extraReadableDirs: [], // as agent/main.ts: the cache is not readable by queries
+  };
   const runner = new QueryRunner({
     config,
     admission,
     memoryAsk: new MemoryAsk(config, budgetBytes),
     logger: pino({ level: process.env.BRIDGE_LOG_LEVEL ?? 'silent' }),
-    engine: {
-      dataDir,
-      resultsDir: config.resultsDir,
-      disabledFilesystems: [],
-      lockConfiguration: true,
-      profilingEnabled: false,
-      explainMemoryBytes: 256 * 2 ** 20,
-      extraReadableDirs: [], // as agent/main.ts: the cache is not readable by queries
-    },
+    engine,
+    ...(options.slots
+      ? {
+          slots: new SandboxSlots({
+            scratchRoot: join(dataDir, 'tmp'),
+            extensionDir: join(dataDir, 'extensions'),
+            disabledFilesystems: engine.disabledFilesystems,
+            extraReadableDirs: engine.extraReadableDirs,
+            profilingEnabled: engine.profilingEnabled,
+            lockConfiguration: engine.lockConfiguration,
+          }),
+        }
+      : {}),
     dataCache: cache,
     beforeIcebergCommit: () => (beforeCommit ? beforeCommit() : Promise.resolve()),
     send: (frame) => {
