@@ -69,6 +69,9 @@ function asCatalogError(e: unknown): unknown {
   return e;
 }
 
+/** A metadata file just written for a table: where, its text and its parsed form. */
+type WrittenMetadata = { metadataLocation: string; metadataJson: string; metadata: TableMetadata };
+
 /** A table's key in this process's caches. */
 const tableKey = (w: Warehouse, id: TableIdent) => [w.name, ...id.namespace, id.name].join('\u0000');
 
@@ -189,8 +192,7 @@ export class TableService {
       metadataLocation,
       metadataJson: json,
     });
-    this.parsed.put(metadataLocation, metadata);
-    this.parsed.saw(tableKey(w, id), metadataLocation);
+    this.remember(tableKey(w, id), { metadataLocation, metadata });
     return { metadataLocation, metadataJson: json, metadata };
   }
 
@@ -220,20 +222,15 @@ export class TableService {
         await store.insertTable(q, { warehouse: w.name, ...id, tableUuid: created['table-uuid'], metadataLocation, metadataJson: json });
         return { metadataLocation, metadataJson: json, metadata: created };
       }
-      // Never mutated: applyUpdates works on a copy.
       const base = this.parsed.get(row.metadataLocation, row.metadataJson);
-      checkRequirements(base, change.requirements);
-      if (change.updates.length === 0) return { metadataLocation: row.metadataLocation, metadataJson: row.metadataJson, metadata: base };
-      let next = applyUpdates(base, change.updates, now);
-      if (next.location !== base.location) this.checkLocation(w, next.location);
-      next = withMetadataLog(next, { location: row.metadataLocation, lastUpdatedMs: base['last-updated-ms'] });
-      const json = stringifyJson(next);
-      const metadataLocation = metadataFileLocation(next.location, row.metadataLocation);
-      await this.storage.writeText(w, metadataLocation, json);
-      await store.updateTableMetadata(q, row, metadataLocation, json);
-      this.parsed.put(metadataLocation, next);
-      this.parsed.saw(tableKey(w, id), metadataLocation);
-      return { metadataLocation, metadataJson: json, metadata: next };
+      if (change.updates.length === 0) {
+        checkRequirements(base, change.requirements);
+        return { metadataLocation: row.metadataLocation, metadataJson: row.metadataJson, metadata: base };
+      }
+      const written = await this.writeNext(w, { location: row.metadataLocation, metadata: base, verified: true }, change);
+      await store.updateTableMetadata(q, row, written.metadataLocation, written.metadataJson);
+      this.remember(tableKey(w, id), written);
+      return written;
     } catch (e) {
       throw asCatalogError(e);
     }
@@ -285,14 +282,9 @@ export class TableService {
         this.parsed.saw(table, row.metadataLocation);
         base = { location: row.metadataLocation, metadata, verified: true };
       }
-      let next: TableMetadata;
-      let json: string;
-      let metadataLocation: string;
+      let written: WrittenMetadata;
       try {
-        next = this.nextMetadata(w, base, change);
-        json = stringifyJson(next);
-        metadataLocation = metadataFileLocation(next.location, base.location);
-        await this.storage.writeText(w, metadataLocation, json);
+        written = await this.writeNext(w, base, change);
       } catch (e) {
         // A guess may be from before a storage migration moved the table (another root, another store).
         if (!base.verified) {
@@ -301,25 +293,40 @@ export class TableService {
         }
         throw asCatalogError(e);
       }
-      if (await store.swapTableMetadata(this.db, w.name, id.namespace, id.name, base.location, metadataLocation, json)) {
-        this.parsed.put(metadataLocation, next);
-        this.parsed.saw(table, metadataLocation);
-        return { metadataLocation, metadataJson: json, metadata: next };
+      if (await store.swapTableMetadata(this.db, w.name, id.namespace, id.name, base.location, written.metadataLocation, written.metadataJson)) {
+        this.remember(table, written);
+        return written;
       }
       // The file was never referenced: nobody can read it, so it goes.
-      await this.storage.remove(w, metadataLocation).catch(() => undefined);
+      await this.storage.remove(w, written.metadataLocation).catch(() => undefined);
       base = undefined;
     }
     return this.db.tx((q) => this.commitLocked(q, w, id, change));
   }
 
-  /** The metadata `change` makes of `base` (never mutated: applyUpdates works on a copy), its log entry added. */
-  private nextMetadata(w: Warehouse, base: { location: string; metadata: TableMetadata; verified: boolean }, change: CommitRequest): TableMetadata {
-    const now = Date.now();
+  /**
+   * Writes the metadata file `change` makes of `base` (requirements checked, its log entry added; `base` is never
+   * mutated: applyUpdates works on a copy). The pointer is the caller's to move.
+   */
+  private async writeNext(
+    w: Warehouse,
+    base: { location: string; metadata: TableMetadata; verified: boolean },
+    change: CommitRequest,
+  ): Promise<WrittenMetadata> {
     checkRequirements(base.metadata, change.requirements);
-    const next = applyUpdates(base.metadata, change.updates, now);
+    let next = applyUpdates(base.metadata, change.updates, Date.now());
     if (!base.verified || next.location !== base.metadata.location) this.checkLocation(w, next.location);
-    return withMetadataLog(next, { location: base.location, lastUpdatedMs: base.metadata['last-updated-ms'] });
+    next = withMetadataLog(next, { location: base.location, lastUpdatedMs: base.metadata['last-updated-ms'] });
+    const metadataJson = stringifyJson(next);
+    const metadataLocation = metadataFileLocation(next.location, base.location);
+    await this.storage.writeText(w, metadataLocation, metadataJson);
+    return { metadataLocation, metadataJson, metadata: next };
+  }
+
+  /** The table's pointer as this process last moved it, with its parsed metadata: the next commit's guess. */
+  private remember(table: string, t: { metadataLocation: string; metadata: TableMetadata }): void {
+    this.parsed.put(t.metadataLocation, t.metadata);
+    this.parsed.saw(table, t.metadataLocation);
   }
 
   /** All changes land or none: one transaction, rows locked in a fixed order so two transactions cannot deadlock. */
