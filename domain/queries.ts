@@ -110,6 +110,15 @@ export interface HeldResult {
   expired: boolean;
 }
 
+/** Whether a held result is past the retention (`$n`: the bind parameter holding RESULT_RETENTION_HOURS). */
+const heldExpired = (param: string) => `coalesce(finished_at < now() - make_interval(secs => ${param} * 3600), false)`;
+
+/** A query's held result, read on its own (callers that did not read it with the row). */
+export async function readHeldResult(q: Queryable, id: string, retentionHours: number): Promise<HeldResult | undefined> {
+  const [held] = await q.query<HeldResult>(`select result_inline as bytes, ${heldExpired('$2')} as expired from queries where id = $1`, [id, retentionHours]);
+  return held;
+}
+
 /** A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). */
 export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow>;
 /**
@@ -121,8 +130,7 @@ export async function findVisibleQuery(q: Queryable, p: Principal, id: string, o
 export async function findVisibleQuery(q: Queryable, p: Principal, id: string, opts?: { heldResult: { retentionHours: number } }): Promise<QueryRow & { held?: HeldResult }> {
   // The reader's role in the query's workspace comes in the same statement (every page of /rows and every wait asks).
   const held = opts
-    ? `, case when status = 'done' and result_path is not null then result_inline end as held_bytes,
-         coalesce(finished_at < now() - make_interval(secs => $3 * 3600), false) as held_expired`
+    ? `, case when status = 'done' and result_path is not null then result_inline end as held_bytes, ${heldExpired('$3')} as held_expired`
     : '';
   const [row] = isUuid(id)
     ? await q.query<QueryRow & { member_role: WorkspaceRole | null; held_bytes?: Uint8Array | null; held_expired?: boolean }>(

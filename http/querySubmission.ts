@@ -17,6 +17,10 @@ import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import { sql } from '../runtime/sql.ts';
 
+/** Whether a statement of this type may write: only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog
+ *  token, and only their done effect records nothing (actors/queryKind.ts recordProfile). */
+const mayWrite = (statementType: string | null) => !['select', 'describe'].includes(statementType ?? '');
+
 export async function readQuery(ctx: AppContext, id: string) {
   const [row] = await ctx.db.query<queries.QueryRow>(`select ${queries.QUERY_COLS} from queries where id = $1`, [id]);
   return row;
@@ -48,8 +52,7 @@ export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 
     [statementId],
   );
   if (!row) return null;
-  const write = !['select', 'describe'].includes(row.statement_type ?? '');
-  const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, write);
+  const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, mayWrite(row.statement_type));
   return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown> };
 }
 
@@ -85,8 +88,7 @@ export async function submitQuery(
 ) {
   const id = randomUUID();
   const now = Date.now();
-  // Only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog token; anything else may write.
-  const write = !['select', 'describe'].includes(args.statementType ?? '');
+  const write = mayWrite(args.statementType);
   const traceparent = ctx.tracing.traceparent();
   const extras = { ...(await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached, write)), ...(traceparent ? { traceparent } : {}) };
   // The row and its actor in one statement; the row holds the actor's initial projection (queued).

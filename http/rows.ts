@@ -3,7 +3,7 @@
 // A page may also be addressed by its row offset, so a reader can jump to any part of the result in one request:
 // the web app's grid jumping to the end of 200,000 rows otherwise walked 399 cursors from the start (11.8 s).
 import { AppError, badRequest, conflict, unavailable } from '../domain/errors.ts';
-import type { HeldResult, QueryRow } from '../domain/queries.ts';
+import { readHeldResult, type HeldResult, type QueryRow } from '../domain/queries.ts';
 import { openResult, openResultBytes, ResultUnavailableError, type ResultFile } from '../runtime/resultReader.ts';
 import type { AppContext } from './context.ts';
 
@@ -42,14 +42,7 @@ const resultExpired = () => new AppError(410, 'result_expired', 'the result file
  */
 async function openResultFile(ctx: AppContext, row: QueryRow & { held?: HeldResult }): Promise<ResultFile> {
   if (row.result_held) {
-    const held: HeldResult | undefined =
-      row.held ??
-      (
-        await ctx.db.query<{ bytes: Uint8Array | null; expired: boolean }>(
-          `select result_inline as bytes, coalesce(finished_at < now() - make_interval(secs => $2 * 3600), false) as expired from queries where id = $1`,
-          [row.id, ctx.config.RESULT_RETENTION_HOURS],
-        )
-      )[0];
+    const held = row.held ?? (await readHeldResult(ctx.db, row.id, ctx.config.RESULT_RETENTION_HOURS));
     // Expired like the agent's file, whether or not the pruner has dropped it yet (or dropped it since the row was read).
     if (!held?.bytes || held.expired) throw resultExpired();
     return openResultBytes(row.id, held.bytes);
