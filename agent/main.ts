@@ -9,7 +9,7 @@ import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config
 import { ControlChannel } from './controlChannel.ts';
 import { DataFileCache } from './dataCache.ts';
 import { engineVersion } from './engine.ts';
-import { SandboxSlots } from './sandboxSlots.ts';
+import { slotsForEngine } from './sandboxSlots.ts';
 import { createAgentLogger, type Logger } from './logger.ts';
 import { memoryBudget } from './memoryBudget.ts';
 import { MemoryAsk } from './memoryAsk.ts';
@@ -97,14 +97,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
     memoryAsk,
     logger: logger.child({ component: 'query' }),
     engine,
-    slots: new SandboxSlots({
-      scratchRoot: join(config.dataDir, 'tmp'),
-      extensionDir: join(config.dataDir, 'extensions'),
-      disabledFilesystems: engine.disabledFilesystems,
-      extraReadableDirs: engine.extraReadableDirs,
-      profilingEnabled: engine.profilingEnabled,
-      lockConfiguration: engine.lockConfiguration,
-    }),
+    slots: slotsForEngine(engine),
     dataCache,
     send: (frame) => {
       if (frame.type === 'query_done' || frame.type === 'query_failed') outcomes.record(frame);

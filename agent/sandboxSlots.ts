@@ -64,6 +64,20 @@ const LEFT_BEHIND = `select 'attached' as what, database_name as name from duckd
   union all select 'view', view_name from duckdb_views() where not internal and database_name = 'memory'
   union all select 'schema', schema_name from duckdb_schemas() where not internal and database_name = 'memory'`;
 
+/** The slots of an agent whose per-query engine takes `engine`: the same sandbox, scratch under its data dir. */
+export function slotsForEngine(
+  engine: { dataDir: string; disabledFilesystems: readonly string[]; extraReadableDirs: readonly string[]; profilingEnabled: boolean; lockConfiguration: boolean },
+): SandboxSlots {
+  return new SandboxSlots({
+    scratchRoot: join(engine.dataDir, 'tmp'),
+    extensionDir: join(engine.dataDir, 'extensions'),
+    disabledFilesystems: engine.disabledFilesystems,
+    extraReadableDirs: engine.extraReadableDirs,
+    profilingEnabled: engine.profilingEnabled,
+    lockConfiguration: engine.lockConfiguration,
+  });
+}
+
 export class SandboxSlots {
   readonly #o: SlotOptions;
   /** Idle slots, oldest first. */

@@ -12,7 +12,7 @@ import { agentConfigFromEnv } from '../../agent/config.ts';
 import { DataFileCache } from '../../agent/dataCache.ts';
 import { MemoryAsk } from '../../agent/memoryAsk.ts';
 import { QueryRunner } from '../../agent/queryRunner.ts';
-import { SandboxSlots } from '../../agent/sandboxSlots.ts';
+import { slotsForEngine } from '../../agent/sandboxSlots.ts';
 import type { CatalogStack } from '../../catalog/harness.ts';
 
 export type Outcome = Extract<AgentFrame, { type: 'query_done' | 'query_failed' }>;
@@ -68,18 +68,7 @@ export async function startBridgeAgent(stack: CatalogStack, warehouse: string, o
     memoryAsk: new MemoryAsk(config, budgetBytes),
     logger: pino({ level: process.env.BRIDGE_LOG_LEVEL ?? 'silent' }),
     engine,
-    ...(options.slots
-      ? {
-          slots: new SandboxSlots({
-            scratchRoot: join(dataDir, 'tmp'),
-            extensionDir: join(dataDir, 'extensions'),
-            disabledFilesystems: engine.disabledFilesystems,
-            extraReadableDirs: engine.extraReadableDirs,
-            profilingEnabled: engine.profilingEnabled,
-            lockConfiguration: engine.lockConfiguration,
-          }),
-        }
-      : {}),
+    ...(options.slots ? { slots: slotsForEngine(engine) } : {}),
     dataCache: cache,
     beforeIcebergCommit: () => (beforeCommit ? beforeCommit() : Promise.resolve()),
     send: (frame) => {
