@@ -56,15 +56,17 @@ const { t, admin, agentId } = await stackWithAgent({
 });
 
 const createBackend = (body: Record<string, unknown>) => t.req('POST', '/api/admin/storage-backends', { as: admin, body });
-const onLake = (name: string, extra: Record<string, unknown> = {}) => ({
+/** A backend body (object_store unless `extra` says otherwise) rooted at `s3://{bucket}/{name}/` on a store. */
+const backendOn = (name: string, at: { endpoint: string; bucket: string; accessKey: string; secretKey: string }, extra: Record<string, unknown> = {}) => ({
   name,
   kind: 'object_store',
-  root_uri: `s3://lake2/${name}/`,
-  endpoint: lake.endpoint,
-  access_key_id: lake.accessKey,
-  secret_access_key: lake.secretKey,
+  root_uri: `s3://${at.bucket}/${name}/`,
+  endpoint: at.endpoint,
+  access_key_id: at.accessKey,
+  secret_access_key: at.secretKey,
   ...extra,
 });
+const onLake = (name: string, extra: Record<string, unknown> = {}) => backendOn(name, lake, extra);
 
 async function keysOnLake(prefix: string): Promise<string[]> {
   const out = await lake.s3.send(new ListObjectsV2Command({ Bucket: 'lake2', Prefix: prefix }));
@@ -164,14 +166,7 @@ describe('a catalog on a second S3-compatible endpoint', () => {
 });
 
 describe('a catalog on a foreign-like S3 store with STS (MinIO-like: no derived keys)', () => {
-  const onForeign = (name: string, endpoint: string, bucket: string) => ({
-    name,
-    kind: 'object_store',
-    root_uri: `s3://${bucket}/${name}/`,
-    endpoint,
-    access_key_id: FOREIGN.accessKey,
-    secret_access_key: FOREIGN.secretKey,
-  });
+  const onForeign = (name: string, endpoint: string, bucket: string) => backendOn(name, { ...FOREIGN, endpoint, bucket });
 
   it('is probed to sts (and a store without STS to static); the secret never returned', async () => {
     const noSts = await createBackend(onForeign('plain-os', plain.endpoint, 'lake4'));
@@ -219,15 +214,7 @@ describe('a catalog on a foreign-like S3 store with STS (MinIO-like: no derived 
 });
 
 describe('role_arn: STS that requires a role (AWS-like)', () => {
-  const onAws = (name: string, extra: Record<string, unknown> = {}) => ({
-    name,
-    kind: 's3',
-    root_uri: `s3://lake5/${name}/`,
-    endpoint: awsLike.endpoint,
-    access_key_id: FOREIGN.accessKey,
-    secret_access_key: FOREIGN.secretKey,
-    ...extra,
-  });
+  const onAws = (name: string, extra: Record<string, unknown> = {}) => backendOn(name, { ...FOREIGN, endpoint: awsLike.endpoint, bucket: 'lake5' }, { kind: 's3', ...extra });
 
   it('refuses a role_arn that is no IAM role ARN, one on azure, and one the store cannot assume, each 422 naming the field', async () => {
     for (const bad of ['arn:aws:iam::12345:role/x', 'arn:aws:s3:::bucket', 'arn:aws:iam::123456789012:user/x', 'role/x']) {
