@@ -2,7 +2,7 @@
 // missing) started on free ports with a throwaway configuration, a CA and server certificate made with openssl for
 // ldaps:// and StartTLS, the memberof overlay so users carry memberOf, and entries added over LDAP as the root DN.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +30,11 @@ export interface Slapd {
   ldapUrl: string;
   ldapsUrl: string;
   caFile: string;
-  child: ChildProcess;
+  /** SIGSTOP, resolved once the kernel shows every thread stopped: a directory that accepts TCP and never answers. */
+  freeze(): Promise<void>;
+  /** Whether slapd is stopped right now (its /proc state is `T`). */
+  frozen(): boolean;
+  thaw(): void;
   groupDn(cn: string): string;
   /** Adds users and the groups they name (groupOfNames; memberOf is kept by the overlay). */
   seed(users: DirectoryUser[]): Promise<void>;
@@ -102,8 +106,10 @@ export async function startSlapd(): Promise<Slapd> {
   const ldapUrl = `ldap://127.0.0.1:${port}`;
   const ldapsUrl = `ldaps://127.0.0.1:${tlsPort}`;
   let logs = '';
-  // -d keeps slapd in the foreground (so it dies with its test); level 0 logs nothing but errors.
-  const child = spawn(bin, ['-f', join(dir, 'slapd.conf'), '-h', `${ldapUrl}/ ${ldapsUrl}/`, '-d', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // -d keeps slapd in the foreground (so it dies with its test); level 0 logs nothing but errors. Its own session:
+  // the test runner's process group is no job-control group of a frozen slapd's (the kernel sends SIGHUP and SIGCONT
+  // to a group with stopped members when it becomes orphaned, which would thaw it mid-test).
+  const child = spawn(bin, ['-f', join(dir, 'slapd.conf'), '-h', `${ldapUrl}/ ${ldapsUrl}/`, '-d', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   child.stdout!.on('data', (d) => (logs += d));
   child.stderr!.on('data', (d) => (logs += d));
   const exited = new Promise<void>((res) => child.once('exit', () => res()));
@@ -127,11 +133,21 @@ export async function startSlapd(): Promise<Slapd> {
     await c.add(SERVICE_DN, { objectClass: ['person', 'simpleSecurityObject'], cn: 'eider-service', sn: 'service', userPassword: SERVICE_PW });
   });
 
+  // /proc/<pid>/stat: "pid (comm) state …"; comm may hold blanks, so the state follows the last ')'.
+  const frozen = () => {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
+  };
   return {
     ldapUrl,
     ldapsUrl,
     caFile: join(dir, 'ca.pem'),
-    child,
+    async freeze() {
+      child.kill('SIGSTOP');
+      if (!(await pollUntil(async () => frozen(), (f) => f, 5_000, 10))) throw new Error('slapd did not stop on SIGSTOP');
+    },
+    frozen,
+    thaw: () => void child.kill('SIGCONT'),
     groupDn,
     async seed(users) {
       await asRoot(async (c) => {
