@@ -535,6 +535,59 @@ describe('actor host', () => {
       await restarted.close();
     });
 
+    it('keeps several effects of one transition in order, with exact params, through a crash', async () => {
+      // Two effects on one event, the second with a 64-bit param: the outbox's many-effects form.
+      const pair = setup({
+        types: {} as { context: Record<string, never>; events: { type: 'go'; big: bigint } },
+        actions: { first: (_, _p: { n: number }) => {}, second: (_, _p: { big: bigint; at: Date }) => {} },
+      }).createMachine({
+        initial: 'idle',
+        context: {},
+        states: {
+          idle: {
+            on: {
+              go: {
+                target: 'went',
+                actions: [{ type: 'first', params: { n: 1 } }, { type: 'second', params: ({ event }) => ({ big: event.big, at: new Date(5_000) }) }],
+              },
+            },
+          },
+          went: {},
+        },
+      });
+      const kind = (first: EffectImpl, second: EffectImpl): ActorKind => ({
+        machine: pair,
+        project: (s) => ({ status: String(s.value), terminal: false, deadlineAt: null }),
+        effects: { first, second },
+      });
+      const dying = dyingEffect();
+      const crashed = await createActorHost({ db: t.db, replicaId: 'ob-pair', kinds: { pair: kind(dying.impl, () => {}) }, logger });
+      const id = randomUUID();
+      await crashed.spawn('pair', id, undefined);
+      await crashed.send('pair', id, { type: 'go', big: 9_007_199_254_740_993n });
+      await dying.kill(crashed);
+      expect(await pending(id)).toEqual([
+        { effect: 'first', owner_replica: 'ob-pair' },
+        { effect: 'second', owner_replica: 'ob-pair' },
+      ]);
+
+      const ran: unknown[] = [];
+      const restarted = await createActorHost({
+        db: t.db,
+        replicaId: 'ob-pair',
+        kinds: { pair: kind((_c, p) => void ran.push(['first', p]), (_c, p) => void ran.push(['second', p])) },
+        logger,
+      });
+      await restarted.rehydrate();
+      await restarted.idle();
+      expect(ran).toEqual([
+        ['first', { n: 1 }],
+        ['second', { big: 9_007_199_254_740_993n, at: new Date(5_000) }],
+      ]);
+      await until(async () => (await pending(id)).length === 0);
+      await restarted.close();
+    });
+
     it("adopts a gone replica's pending effects, and leaves a live replica's alone", async () => {
       const id = randomUUID();
       const dying = dyingEffect();

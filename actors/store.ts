@@ -3,6 +3,7 @@
 // because a transition's cost is dominated by round trips and the commit's fsync, not by the rows themselves.
 import type { Queryable } from '../runtime/db.ts';
 import { exec, sql, type SqlFragment } from '../runtime/sql.ts';
+import { decodeJson } from './snapshotCodec.ts';
 
 /** The NOTIFY channel every replica listens on to wake its waiters for transitions made elsewhere. */
 export const TRANSITIONS_CHANNEL = 'eider_actor_transitions';
@@ -28,6 +29,12 @@ export interface ActorRow extends ActorStatus {
   updatedAt: Date;
 }
 
+/** One effect as the outbox keeps it: its name and its params as JSON (snapshotCodec's encodeJson). */
+export interface OutboxEffect {
+  effect: string;
+  paramsText: string;
+}
+
 /** What a transition writes: the projected columns, the snapshot, and its history row. */
 export interface TransitionWrite {
   kind: string;
@@ -45,8 +52,8 @@ export interface TransitionWrite {
   replica: string;
   /** JSON sent on TRANSITIONS_CHANNEL when the write commits; null sends nothing. */
   notifyPayload: string | null;
-  /** The transition's effects (`[{effect, params}]`, JSON) for the outbox; null when it asked for none. */
-  effectsText: string | null;
+  /** The transition's effects for the outbox, in order (none: no outbox row). */
+  effects: readonly OutboxEffect[];
   /** False for a quiet transition (a heartbeat): the actor row is written, no history row is appended. */
   history: boolean;
 }
@@ -86,14 +93,27 @@ const externalColumn = (externals: ExternalContexts) => {
 /** An entity row's write (`INSERT …` at spawn, `UPDATE … WHERE …` after), written by the transition's own statement. */
 export type EntityWrite = SqlFragment;
 
-/** The outbox rows of a transition, inserted by its own statement once `from` (the actor write) produced a row;
- *  a null list inserts none. */
-const outbox = (from: 'a' | 'u', w: TransitionWrite) => sql`fx as (
+/** The outbox rows of a transition (a CTE, with its leading comma), inserted by its own statement once `from` (the
+ *  actor write) produced a row. One effect, the usual case, is one row from scalar parameters: unpacking a JSON
+ *  array costs the statement about 6% of its throughput. */
+function outbox(from: 'a' | 'u', w: TransitionWrite): SqlFragment {
+  const source = sql.trusted(from);
+  if (w.effects.length === 0) return sql``;
+  if (w.effects.length === 1) {
+    const [e] = w.effects;
+    return sql`, fx as (
      insert into actor_effects (kind, actor_id, version, idx, effect, params, owner_replica)
-     select ${w.kind}, ${w.id}::uuid, ${sql.trusted(from)}.version, t.ord - 1, t.x->>'effect', t.x->'params', ${w.replica}
-     from ${sql.trusted(from)}, jsonb_array_elements(${w.effectsText}::jsonb) with ordinality as t(x, ord)
+     select ${w.kind}, ${w.id}::uuid, ${source}.version, 0, ${e.effect}, ${e.paramsText}::jsonb, ${w.replica} from ${source}
      returning 1
    )`;
+  }
+  return sql`, fx as (
+     insert into actor_effects (kind, actor_id, version, idx, effect, params, owner_replica)
+     select ${w.kind}, ${w.id}::uuid, ${source}.version, t.ord - 1, t.effect, t.params::jsonb, ${w.replica}
+     from ${source}, unnest(${w.effects.map((e) => e.effect)}::text[], ${w.effects.map((e) => e.paramsText)}::text[]) with ordinality as t(effect, params, ord)
+     returning 1
+   )`;
+}
 
 /** Announces the transition to other replicas when it carries a notice (status changes only). */
 const notifyColumn = (w: TransitionWrite) =>
@@ -109,7 +129,7 @@ export async function insertActor(q: Queryable, w: TransitionWrite, entity?: Ent
        insert into actors (kind, id, version, state, status, terminal, deadline_at, snapshot, owner_replica, last_error)
        values (${w.kind}, ${w.id}::uuid, 1, ${w.state}, ${w.status}, ${w.terminal}, ${iso(w.deadlineAt)}::timestamptz, ${w.snapshotText}::jsonb, ${w.replica}, ${w.lastError})
        returning version
-     )${entityCte}, ${outbox('a', w)}
+     )${entityCte}${outbox('a', w)}
      insert into actor_transitions (kind, id, seq, event, event_payload, from_state, to_state, at, replica)
      select ${w.kind}, ${w.id}::uuid, a.version, ${w.event}, ${w.payloadText}::jsonb, null, ${w.state}, ${iso(w.at)}::timestamptz, ${w.replica} from a
      returning seq, ${notifyColumn(w)}`,
@@ -135,7 +155,7 @@ export async function writeTransition(q: Queryable, expectedVersion: number, w: 
          deadline_at = ${iso(w.deadlineAt)}::timestamptz, snapshot = ${w.snapshotText}::jsonb, last_error = ${w.lastError}, updated_at = now()
        where kind = ${w.kind} and id = ${w.id}::uuid and version = ${expectedVersion}
        returning version
-     )${entityCte}, ${outbox('u', w)}
+     )${entityCte}${outbox('u', w)}
      ${last}`,
   );
   return rows.length === 0 ? null : Number(rows[0].seq);
@@ -241,6 +261,6 @@ export async function claimEffects(
     [replica, opts.kinds, opts.minAgeS, opts.presenceTtlS, opts.running, opts.limit],
   );
   return rows
-    .map((r) => ({ kind: r.kind, id: r.id, version: Number(r.version), idx: r.idx, effect: r.effect, params: r.params === null ? undefined : JSON.parse(r.params) }))
+    .map((r) => ({ kind: r.kind, id: r.id, version: Number(r.version), idx: r.idx, effect: r.effect, params: r.params === null ? undefined : decodeJson(r.params) }))
     .sort((a, b) => a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id) || a.version - b.version || a.idx - b.idx);
 }

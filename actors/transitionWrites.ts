@@ -82,7 +82,7 @@ export class TransitionWrites {
       at,
       replica: replicaId,
       notifyPayload: opts.announce ? JSON.stringify(notice) : null,
-      effectsText: opts.effects.length === 0 ? null : encodeJson(opts.effects.map((a) => ({ effect: a.type, params: a.params ?? null }))),
+      effects: opts.effects.map((a) => ({ effect: a.type, paramsText: encodeJson(a.params ?? null) })),
       history: opts.history ?? true,
     };
   }

@@ -79,7 +79,7 @@ async function rawTransitions(db: Db, actors: number, perActor: number): Promise
   const write = (id: string, version: number): TransitionWrite => ({
     kind: 'raw', id, state: 'live', status: 'live', terminal: false, deadlineAt: Date.now() + 60_000, snapshotText, lastError: null,
     event: 'tick', payloadText: '{}', fromState: version === 0 ? null : 'live', at: Date.now(), replica: 'bench-raw', notifyPayload: null,
-    effectsText: JSON.stringify([{ effect: 'observe', params: { count: version } }]), history: true,
+    effects: [{ effect: 'observe', paramsText: JSON.stringify({ count: version }) }], history: true,
   });
   const ids = Array.from({ length: actors }, () => randomUUID());
   for (const id of ids) await insertActor(db, write(id, 0));
