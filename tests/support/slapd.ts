@@ -106,9 +106,9 @@ export async function startSlapd(): Promise<Slapd> {
   const ldapUrl = `ldap://127.0.0.1:${port}`;
   const ldapsUrl = `ldaps://127.0.0.1:${tlsPort}`;
   let logs = '';
-  // -d keeps slapd in the foreground (so it dies with its test); level 0 logs nothing but errors. Its own session:
-  // the test runner's process group is no job-control group of a frozen slapd's (the kernel sends SIGHUP and SIGCONT
-  // to a group with stopped members when it becomes orphaned, which would thaw it mid-test).
+  // -d keeps slapd in the foreground (so it dies with its test); level 0 logs nothing but errors. It gets its own
+  // session, so no job-control signal aimed at the test runner's process group reaches it: the kernel sends SIGHUP and
+  // SIGCONT to a group with a stopped member when that group becomes orphaned, which would thaw a frozen slapd.
   const child = spawn(bin, ['-f', join(dir, 'slapd.conf'), '-h', `${ldapUrl}/ ${ldapsUrl}/`, '-d', '0'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   child.stdout!.on('data', (d) => (logs += d));
   child.stderr!.on('data', (d) => (logs += d));
