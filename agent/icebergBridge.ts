@@ -38,10 +38,14 @@ export interface BridgeOptions {
   /** A SQL session's later statements reuse its connection: the catalogs are attached already, and the current
    *  catalog is whatever the session's `USE` made it, so the default is made current only when this is true. */
   readonly useDefault?: boolean;
-  /** A one-shot query (not a session, whose later statements expect the catalogs): when no statement needs the
-   *  catalogs (a read naming no table, `SELECT 42`), none is attached. Attaching, USE and the slot's DETACH after
-   *  cost a trivial query ~0.75 ms of the agent's CPU, a third of its own work; only current_database() tells. */
-  readonly attachOnlyWhenUsed?: boolean;
+  /** A one-shot query on a connection that holds none of the catalogs (a new instance or an emptied slot, proven
+   *  empty), not a session, whose later statements expect the catalogs and what they left in them:
+   *  - when no statement needs the catalogs (a read naming no table, `SELECT 42`), none is attached. Attaching, USE
+   *    and the slot's DETACH after cost a trivial query ~0.75 ms of the agent's CPU, a third of its own work; only
+   *    current_database() tells;
+   *  - the first statement's views go into catalogs attached just now, so nothing is under their names to drop
+   *    (asking DuckDB costs a warm scan ~1 ms). */
+  readonly oneShot?: boolean;
 }
 
 export interface BridgeStats {
@@ -176,7 +180,7 @@ export class IcebergBridge {
     // failure when it is unreachable. The listing and DuckDB's ATTACH go on at once (neither needs the other); the
     // schemas and USE follow in one round trip to DuckDB (each costs a hop through its thread).
     const used = this.#statements.some((st) => st.kind !== 'select' || st.refs.length > 0);
-    if (!used && this.#o.attachOnlyWhenUsed) return;
+    if (!used && this.#o.oneShot) return;
     const listing = used
       ? Promise.all(
           attachments.map(async (att) => {
@@ -311,7 +315,7 @@ export class IcebergBridge {
       });
       this.#count(plan);
       const paths = await this.#fetch(handle, plan.files);
-      await this.#clearObject(resolved);
+      if (!(this.#o.oneShot && index === 0)) await this.#clearObject(resolved);
       await c.run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1)}`);
     }
   }

@@ -127,7 +127,7 @@ export class QueryRunner {
             workDir: engine.tempDir,
             cache: this.#o.dataCache,
             logger: log,
-            attachOnlyWhenUsed: true,
+            oneShot: true,
             ...(this.#o.beforeIcebergCommit ? { beforeCommit: this.#o.beforeIcebergCommit } : {}),
           },
           payload.sql,
