@@ -28,6 +28,22 @@ function ledgerKind(over: Partial<ActorKind> = {}, effects: Partial<Record<strin
   };
 }
 
+/** Two replicas of the ledger kind on one database, `ra` on the shared pool and `rb` on a pool of its own. */
+async function twoReplicas(opts: { applicationName?: string } = {}) {
+  const db2 = await connectDb({ url: t.url, poolSize: 2, ...opts });
+  const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
+  const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+  return {
+    a,
+    b,
+    close: async () => {
+      await a.close();
+      await b.close();
+      await db2.close();
+    },
+  };
+}
+
 async function history(db: Queryable, id: string) {
   return db.query<{ seq: bigint; event: string; event_payload: any; from_state: string | null; to_state: string; replica: string }>(
     `select seq, event, event_payload, from_state, to_state, replica from actor_transitions where kind = 'ledger' and id = $1 order by seq`,
@@ -139,9 +155,7 @@ describe('actor host', () => {
   });
 
   it('reloads and re-delivers after losing the version check to another replica', async () => {
-    const db2 = await connectDb({ url: t.url, poolSize: 2 });
-    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
-    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const { a, b, close } = await twoReplicas();
     const id = randomUUID();
     await a.spawn('ledger', id, { owner: 'ann' });
     await b.send('ledger', id, { type: 'add', n: 1 }); // b now caches version 2
@@ -155,9 +169,7 @@ describe('actor host', () => {
       [3, 'ra'],
       [4, 'rb'],
     ]);
-    await a.close();
-    await b.close();
-    await db2.close();
+    await close();
   });
 
   it('moves an actor whose transition keeps throwing to failed through its machine', async () => {
@@ -393,9 +405,7 @@ describe('actor host', () => {
   });
 
   it('wakes a waiter on another replica through NOTIFY, and returns the current state on timeout', async () => {
-    const db2 = await connectDb({ url: t.url, poolSize: 2 });
-    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
-    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const { a, b, close } = await twoReplicas();
     const id = randomUUID();
     await a.spawn('ledger', id, { owner: 'ann' });
     const timedOut = await b.waitForTerminal('ledger', id, 50);
@@ -409,15 +419,11 @@ describe('actor host', () => {
     expect(done.status).toBe('closed');
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(notices).toEqual(['ra:2:closed']);
-    await a.close();
-    await b.close();
-    await db2.close();
+    await close();
   });
 
   it('a watch hears a transition that lands between its registration and its wait, and times out like waitFor', async () => {
-    const db2 = await connectDb({ url: t.url, poolSize: 2 });
-    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
-    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const { a, b, close } = await twoReplicas();
     const id = randomUUID();
     await a.spawn('ledger', id, { owner: 'ann' });
     // Nothing heard: the wait passes and answers the current state, as waitFor does.
@@ -434,15 +440,11 @@ describe('actor host', () => {
     // Cancelled without a wait: no listener is left behind.
     b.watchTerminal(['ledger'], id).cancel();
     expect((b as any).r.notifications.notices.listenerCount(`ledger:${id}`)).toBe(1);
-    await a.close();
-    await b.close();
-    await db2.close();
+    await close();
   });
 
   it('still wakes a waiter on another replica after its LISTEN connection was killed', async () => {
-    const db2 = await connectDb({ url: t.url, poolSize: 2, applicationName: 'eider-listen-victim' });
-    const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { ledger: ledgerKind() }, logger });
-    const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { ledger: ledgerKind() }, logger });
+    const { a, b, close } = await twoReplicas({ applicationName: 'eider-listen-victim' });
     const id = randomUUID();
     await a.spawn('ledger', id, { owner: 'ann' });
     const waiting = b.waitForTerminal('ledger', id, 60_000);
@@ -463,9 +465,7 @@ describe('actor host', () => {
     await a.send('ledger', id2, { type: 'close' });
     expect((await second).status).toBe('closed');
     expect(Date.now() - t2).toBeLessThan(5_000);
-    await a.close();
-    await b.close();
-    await db2.close();
+    await close();
   });
 
   it('refuses a kind whose machine has an action without an effect implementation', async () => {
