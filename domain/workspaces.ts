@@ -52,10 +52,10 @@ export async function toWorkspaceOut(q: Queryable, w: WorkspaceRow): Promise<Wor
   return { id: w.id, slug: w.slug, name: w.name, created_at: w.created_at.toISOString(), default_catalog };
 }
 
-/** Resolves `{workspace}` (slug or UUID) for the caller, requiring at least `min`; 404 for non-members. */
 /** A principal's role in a workspace given its membership's (null: not a member): an admin owns every workspace. */
 export const roleIn = (p: Principal, memberRole: WorkspaceRole | null): WorkspaceRole | null => (p.user.role === 'admin' ? 'owner' : memberRole);
 
+/** Resolves `{workspace}` (slug or UUID) for the caller, requiring at least `min`; 404 for non-members. */
 export async function resolveWorkspace(q: Queryable, p: Principal, ref: string, min: WorkspaceRole = 'reader'): Promise<WorkspaceAccess> {
   const found = await rows(
     q,

@@ -350,7 +350,6 @@ export interface AssumeRoleRequest {
   policy: string | null;
 }
 
-
 export interface StsServeOptions {
   rootAccessKey: string;
   rootSecret: string;
