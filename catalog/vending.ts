@@ -12,17 +12,20 @@
 //  - static: an S3-compatible store that offers neither: the configured keys as they are, neither short-lived,
 //    scoped nor revocable by the catalog (the backend shows `credential_vending: static` so an administrator knows
 //    to give it a key limited to its root);
-//  - sas (azure): a service SAS signed with the account key, valid for the credential TTL, on the table's container
-//    (a service SAS cannot name a prefix on a flat-namespace account: iceberg/azureSas.ts), bound to the container's
-//    stored access policy of the warehouse's credential epoch: bumping the epoch replaces that policy, which revokes
-//    every SAS of the old epoch at once. A container holds at most 5 stored access policies; when other policies
-//    take them all, the SAS is signed unbound (revoked only by its expiry or by rotating the account key).
+//  - sas (azure): a service SAS signed with the account key, valid for the credential TTL. On an account with a
+//    hierarchical namespace (ADLS Gen2, learnt once per account: hierarchicalNamespaceOf) it is a directory SAS on
+//    the table's location, so it reaches that table's files only; on a flat-namespace account (and Azurite) it is a
+//    SAS on the table's container (a service SAS cannot name a prefix there: iceberg/azureSas.ts). Either is bound to
+//    the container's stored access policy of the warehouse's credential epoch: bumping the epoch replaces that
+//    policy, which revokes every SAS of the old epoch at once. A container holds at most 5 stored access policies;
+//    when other policies take them all, the SAS is signed unbound (revoked only by its expiry or by rotating the
+//    account key).
 import { deriveVendedKey, type VendedClaims } from '../runtime/objectStore.ts';
 import type { Queryable } from '../runtime/db.ts';
 import { isCredentialRevoked, type Warehouse } from './metastore.ts';
 import { locate } from './storage.ts';
 import { CatalogError } from './errors.ts';
-import { containerSas, ensureEpochPolicy } from '../iceberg/azureSas.ts';
+import { containerSas, directorySas, ensureEpochPolicy, hierarchicalNamespace } from '../iceberg/azureSas.ts';
 import { azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
 import { azureVendedConfig } from '../iceberg/vendedStorage.ts';
 import { assumeRole, sessionPolicy, type StsCredential } from '../iceberg/stsCredentials.ts';
@@ -71,6 +74,35 @@ export async function epochPolicyFor(w: Warehouse, secret: string, container: st
   }
 }
 
+/** Whether an account has a hierarchical namespace: `endpoint|account` → the answer, trusted until when (ms). */
+const namespaces = new Map<string, { until: number; pending?: Promise<boolean>; hns?: boolean }>();
+/**
+ * How long a flat namespace is trusted before the account is asked again (it may have been upgraded to ADLS Gen2
+ * since). A hierarchical namespace is trusted for good: an account cannot be downgraded.
+ */
+const FLAT_RECHECK_MS = 10 * 60_000;
+
+/** Whether the warehouse's azure account has a hierarchical namespace (asked once per account, see FLAT_RECHECK_MS). */
+export async function hierarchicalNamespaceOf(w: Warehouse, secret: string, nowMs = Date.now()): Promise<boolean> {
+  const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
+  const key = `${endpoint}|${w.accessKeyId}`;
+  const hit = namespaces.get(key);
+  if (hit && hit.until > nowMs) {
+    return hit.pending ? hit.pending.catch((e: unknown) => Promise.reject(storageFailed(w, 'could not get its storage account information', e))) : hit.hns === true;
+  }
+  const pending = hierarchicalNamespace({ accountName: w.accessKeyId, accountKey: secret, endpoint });
+  namespaces.set(key, { until: nowMs + FLAT_RECHECK_MS, pending });
+  try {
+    const hns = await pending;
+    namespaces.set(key, { until: hns ? Number.POSITIVE_INFINITY : nowMs + FLAT_RECHECK_MS, hns });
+    if (namespaces.size > 1000) namespaces.clear();
+    return hns;
+  } catch (e) {
+    namespaces.delete(key);
+    throw storageFailed(w, 'could not get its storage account information', e);
+  }
+}
+
 /**
  * After the warehouse's credential epoch was bumped: replaces the previous epoch's stored access policy on its root
  * container (an azure `sas` warehouse), so every SAS of the old epoch stops working at once. Other vending modes
@@ -94,8 +126,12 @@ export async function vendCredentials(w: Warehouse, secret: string, tableLocatio
   const prefix = key.replace(/\/+$/, '') + '/';
   if (w.kind === 'azure') {
     const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
+    const signer = { accountName: w.accessKeyId, accountKey: secret, endpoint };
     const policy = await epochPolicyFor(w, secret, bucket, nowMs);
-    const sas = containerSas({ accountName: w.accessKeyId, accountKey: secret, endpoint }, bucket, ttlSeconds, true, nowMs, policy);
+    const directory = key.replace(/^\/+|\/+$/g, '');
+    const sas = directory && (await hierarchicalNamespaceOf(w, secret, nowMs))
+      ? directorySas(signer, bucket, directory, ttlSeconds, nowMs, policy)
+      : containerSas(signer, bucket, ttlSeconds, true, nowMs, policy);
     const config = azureVendedConfig(w.accessKeyId, endpoint, sas.token, sas.expiresAtMs);
     return { config, 'storage-credentials': [{ prefix: `${tableLocation.replace(/\/+$/, '')}/`, config }] };
   }

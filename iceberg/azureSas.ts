@@ -1,12 +1,15 @@
 // Shared access signatures for azure storage backends, signed with the account key (a service SAS: Azurite has no
 // user delegation keys, and a backend registered with an account key has no Entra identity to ask for one).
-// Scope: a service SAS on a flat-namespace account can name a container or a single blob, not a prefix (a directory
-// SAS, `sr=d`, exists only on hierarchical-namespace accounts), so what the catalog service vends for a table is a
-// container SAS, short-lived and with the permissions the use needs. See docs/storage.md.
+// Scope: on a hierarchical-namespace account (ADLS Gen2, hierarchicalNamespace) a service SAS can name a directory
+// (`sr=d` with its depth `sdd`, service version 2020-02-10 and later), so what the catalog service vends for a table
+// there is a directory SAS on the table's location (directorySas). On a flat-namespace account (and Azurite) a
+// service SAS can name only a container or a single blob, not a prefix, so a table gets a container SAS
+// (containerSas). Either is short-lived and has the permissions the use needs. See docs/catalogs.md "Scope of an
+// azure SAS".
 // Revocation: a SAS the catalog service vends is bound (`si=`) to a stored access policy on its container whose
 // identifier names the warehouse and its credential epoch (epochPolicyId); replacing that policy when the epoch is
 // bumped revokes every SAS of the old epoch at once (ensureEpochPolicy).
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { BlobSASPermissions, BlobServiceClient, ContainerSASPermissions, generateBlobSASQueryParameters, SASProtocol, StorageSharedKeyCredential, type SignedIdentifier } from '@azure/storage-blob';
 
 /** Clocks drift: a SAS starts this much before it was signed. */
@@ -46,6 +49,53 @@ export function containerSas(s: SasSigner, container: string, ttlSeconds: number
     new StorageSharedKeyCredential(s.accountName, s.accountKey),
   ).toString();
   return { token, expiresAtMs };
+}
+
+/** The service version directorySas signs for: the string-to-sign below is that of 2020-12-06 and later. */
+const DIRECTORY_SAS_VERSION = '2020-12-06';
+
+/** A SAS time: ISO 8601 UTC to the second. */
+const sasTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/**
+ * A directory SAS (`sr=d`, hierarchical-namespace accounts only) on `directoryPath` of `container` and everything
+ * under it, valid for `ttlSeconds`, with the permissions of containerSas's write case: bound to `policy` (which
+ * carries them) when given, else `racwdl` of its own. Leading and trailing slashes of the path do not matter.
+ * Signed here with the account key as "Create a service SAS" documents it: the installed @azure/storage-blob can
+ * sign `sr=d` but checks its permissions as a blob's, which have no `l` (list).
+ */
+export function directorySas(s: SasSigner, container: string, directoryPath: string, ttlSeconds: number, nowMs = Date.now(), policy?: string): { token: string; expiresAtMs: number } {
+  const path = directoryPath.replace(/^\/+|\/+$/g, '');
+  if (!path || path.split('/').includes('')) throw new Error(`not a directory path: '${directoryPath}'`);
+  const expiresAtMs = nowMs + ttlSeconds * 1000;
+  const fields = {
+    sp: policy === undefined ? VENDED_PERMISSIONS : '',
+    st: sasTime(nowMs - START_SKEW_MS),
+    se: sasTime(expiresAtMs),
+    si: policy ?? '',
+    spr: protocolFor(s.endpoint),
+    sv: DIRECTORY_SAS_VERSION,
+    sr: 'd',
+  };
+  // signedPermissions, signedStart, signedExpiry, canonicalizedResource, signedIdentifier, signedIP,
+  // signedProtocol, signedVersion, signedResource, signedSnapshotTime, signedEncryptionScope, then the five
+  // response headers (rscc, rscd, rsce, rscl, rsct); `sdd` is not signed.
+  const stringToSign = [fields.sp, fields.st, fields.se, `/blob/${s.accountName}/${container}/${path}`, fields.si, '', fields.spr, fields.sv, fields.sr, '', '', '', '', '', '', ''].join('\n');
+  const sig = createHmac('sha256', Buffer.from(s.accountKey, 'base64')).update(stringToSign, 'utf8').digest('base64');
+  const query = new URLSearchParams({ sv: fields.sv, spr: fields.spr, st: fields.st, se: fields.se, sr: 'd', sdd: String(path.split('/').length) });
+  if (policy === undefined) query.set('sp', fields.sp);
+  else query.set('si', policy);
+  query.set('sig', sig);
+  return { token: query.toString(), expiresAtMs };
+}
+
+/**
+ * Whether the account has a hierarchical namespace (ADLS Gen2), from the Blob service's Get Account Information
+ * (`x-ms-is-hns-enabled`; Azurite answers false).
+ */
+export async function hierarchicalNamespace(s: SasSigner): Promise<boolean> {
+  const service = new BlobServiceClient(s.endpoint.replace(/\/+$/, ''), new StorageSharedKeyCredential(s.accountName, s.accountKey), { retryOptions: { maxTries: 3, tryTimeoutInMs: 30_000 } });
+  return (await service.getAccountInfo()).isHierarchicalNamespaceEnabled === true;
 }
 
 /** A URL for one blob, valid for `ttlSeconds`, that reads it (`r`) or creates and writes it (`cw`). */

@@ -2,9 +2,9 @@
 // registering probes the container (422 storage_unreachable with the store's own code when it cannot be used), the
 // account key is sealed at rest and never returned; a catalog on it serves a real agent's appends, partitioned
 // writes, updates, deletes and merges, schema evolution and time travel, its files in the container, read and written
-// by the agent with a short-lived SAS the catalog service vends; maintenance procedures and a SQL session's staging
-// files work there too; and a catalog moves bundled → azure → bundled by storage migrations with every count, sum,
-// snapshot and time-travel read unchanged.
+// by the agent with a short-lived SAS the catalog service vends (a container SAS: Azurite has no hierarchical
+// namespace); maintenance procedures and a SQL session's staging files work there too; and a catalog moves bundled →
+// azure → bundled by storage migrations with every count, sum, snapshot and time-travel read unchanged.
 import { describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { stackWithAgent } from './support/stackWithAgent.ts';
@@ -13,6 +13,8 @@ import { fillCatalog, fingerprint, sqlOn, waitMigration } from './support/migrat
 import { startBridgeAgent } from './support/bridgeAgent.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
 import { freePort } from '../runtime/postgres.ts';
+import { getWarehouse } from '../catalog/metastore.ts';
+import { hierarchicalNamespaceOf } from '../catalog/vending.ts';
 
 const CONTAINER = 'lake';
 let azureId: string;
@@ -140,7 +142,7 @@ describe('a catalog on azure', () => {
     expect(bundled.Contents ?? []).toEqual([]);
   }, 300_000);
 
-  it('the catalog service vends a short-lived container SAS, never the account key', async () => {
+  it('the catalog service vends a short-lived container SAS (Azurite has no hierarchical namespace), never the account key', async () => {
     const res = await t.stack.request('GET', '/v1/azcat/namespaces/s/tables/events', undefined, { 'x-iceberg-access-delegation': 'vended-credentials' });
     expect(res.status).toBe(200);
     const body = res.body;
@@ -148,7 +150,18 @@ describe('a catalog on azure', () => {
     const config = body['storage-credentials'][0].config as Record<string, string>;
     expect(body['storage-credentials'][0].prefix).toBe(`az://${CONTAINER}/az-main/azcat/s/events/`);
     const sas = new URLSearchParams(config[`adls.sas-token.${az.accountName}`]);
+    // Azurite answers Get Account Information with no hierarchical namespace: a container SAS, not a directory SAS
+    const wh = await getWarehouse(t.database.db, 'azcat');
+    expect(await hierarchicalNamespaceOf(wh, az.accountKey)).toBe(false);
+    // an account that cannot be asked: 503, never a guess
+    const down = { ...wh, endpoint: `http://127.0.0.1:${await freePort()}/${az.accountName}` };
+    await expect(hierarchicalNamespaceOf(down, az.accountKey)).rejects.toMatchObject({ status: 503, type: 'ServiceUnavailableException' });
     expect(sas.get('sr')).toBe('c');
+    expect(sas.get('sdd')).toBeNull();
+    // and it works: the table's metadata file reads with it
+    const metadata = await fetch(`${az.endpoint}/${(body['metadata-location'] as string).replace(/^az:\/\//, '')}?${sas.toString()}`);
+    expect(metadata.status).toBe(200);
+    expect((await metadata.json())['table-uuid']).toBe(body.metadata['table-uuid']);
     // bound to the stored access policy of the warehouse's credential epoch, which carries the permissions (racwdl)
     expect(sas.get('si')).toMatch(/^eider-[0-9a-f]{16}-e\d+$/);
     expect(sas.get('sp')).toBeNull();
