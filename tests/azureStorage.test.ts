@@ -87,6 +87,28 @@ describe('registering an azure backend probes its container', () => {
     const names = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as { name: string }[]).map((b) => b.name);
     expect(names.filter((n) => n.startsWith('az-'))).toEqual(['az-main']);
   });
+
+  it('a rotation (PATCH) takes only account_key, probed first: a wrong key is 422 storage_unreachable and changes nothing', async () => {
+    const rotate = (body: Record<string, unknown>) => t.req('PATCH', `/api/admin/storage-backends/${azureId}`, { as: admin, body });
+    const stored = async () => (await t.database.db.query(`select access_key_id, secret_access_key, credential_vending from eider.storage_backends where id = $1`, [azureId]))[0];
+    const before = await stored();
+    const wrongKey = Buffer.from('not-the-account-key-not-the-account-key').toString('base64');
+    const wrong = await rotate({ account_key: wrongKey });
+    expect(wrong.status, wrong.text).toBe(422);
+    expect(wrong.body).toMatchObject({ error: 'storage_unreachable', details: { store_code: expect.stringMatching(/^Authentication|^Authorization/) } });
+    expect(wrong.text).not.toContain(wrongKey);
+    for (const f of ['access_key_id', 'secret_access_key', 'role_arn']) {
+      const r = await rotate({ [f]: f === 'role_arn' ? 'arn:aws:iam::123456789012:role/x' : 'x' });
+      expect(r.status, r.text).toBe(422);
+      expect(r.body).toMatchObject({ error: 'unprocessable_content', details: { fields: [{ field: f }] } });
+    }
+    expect(await stored()).toEqual(before);
+    // Azurite's key is fixed: the same key again is a valid rotation (probed, saved, vending still sas).
+    const same = await rotate({ account_key: az.accountKey });
+    expect(same.status, same.text).toBe(200);
+    expect(same.body).toMatchObject({ kind: 'azure', has_credentials: true, credential_vending: 'sas' });
+    expect(same.text).not.toContain(az.accountKey);
+  });
 });
 
 describe('a catalog on azure', () => {

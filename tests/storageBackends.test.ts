@@ -6,6 +6,9 @@
 // `sts` and serves the agent with temporary credentials under a session policy; one without STS falls back to static.
 // An AWS-like store (STS that refuses AssumeRole without a RoleArn) is probed to `sts` only with the backend's
 // `role_arn`, which the probe and every table load send as RoleArn (observed at the store's AssumeRole).
+// Rotating a backend's credentials (PATCH): the store is restarted on its port and data with a new root key pair (as
+// rotating MinIO's root credentials does), the rotation probes it with the new pair and hands it to the catalog's
+// warehouse in one transaction; a wrong new secret changes nothing.
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,8 +17,10 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startObjectStore } from '../runtime/objectStore.ts';
 import type { AssumeRoleRequest } from '../runtime/objectStoreSts.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
+import { openBackendSecret } from '../domain/backendStorage.ts';
+import { openSecret } from '../settings/secretBox.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { startExtraStore } from '../catalog/harness.ts';
+import { startExtraStore, STACK_SECRET_KEY } from '../catalog/harness.ts';
 import { freePort } from '../runtime/postgres.ts';
 
 /** MinIO-like stores: root key and STS (`minio`), root key only (`plain`); neither verifies derived keys. */
@@ -37,6 +42,11 @@ const awsLike = await startObjectStore({
   stsRequireRoleArn: true,
   onAssumeRole: (r) => assumed.push(r),
 });
+/** The store whose keys are rotated: restarted on the same port and directory with ROT_NEW (one root key at a time). */
+const ROT_OLD = { accessKey: 'rot-old-key', secretKey: 'rot-old-secret-for-tests' };
+const ROT_NEW = { accessKey: 'rot-new-key', secretKey: 'rot-new-secret-for-tests' };
+const rotDir = join(foreignDir, 'rot');
+let rot = await startObjectStore({ dir: rotDir, port: 0, bucket: 'lake6', ...ROT_OLD });
 const minioS3 = makeS3Client({ endpoint: minio.endpoint, accessKeyId: FOREIGN.accessKey, secretAccessKey: FOREIGN.secretKey });
 const { t, admin, agentId } = await stackWithAgent({
   env: { SQL_SESSIONS_ENABLED: 'true' },
@@ -49,6 +59,7 @@ const { t, admin, agentId } = await stackWithAgent({
         await minio.close();
         await plain.close();
         await awsLike.close();
+        await rot.close();
         rmSync(foreignDir, { recursive: true, force: true });
       },
     },
@@ -272,4 +283,122 @@ describe('role_arn: STS that requires a role (AWS-like)', () => {
     expect(res.body.config['s3.session-token']).toBeTruthy();
     expect(assumed.at(-1)).toMatchObject({ roleArn: ROLE_ARN, sessionName: 'eider-awscat' });
   }, 120_000);
+});
+
+describe('rotating a backend\'s credentials (PATCH)', () => {
+  const rotate = (id: string, body: Record<string, unknown>) => t.req('PATCH', `/api/admin/storage-backends/${id}`, { as: admin, body });
+  let rotId: string;
+  const backendRow = async () =>
+    (await t.database.db.query<{ access_key_id: string; secret_access_key: string; credential_vending: string }>(
+      `select access_key_id, secret_access_key, credential_vending from eider.storage_backends where id = $1`,
+      [rotId],
+    ))[0];
+  const warehouseRow = async () =>
+    (await t.database.db.query<{ access_key_id: string; secret_access_key: string }>(`select access_key_id, secret_access_key from catalog.warehouses where name = 'rotcat'`))[0];
+  /** The catalog service's own answer about the warehouse (no keys: its credential epoch moves with each change). */
+  const warehouse = async () => (await t.stack.request('GET', '/management/v1/warehouses/rotcat')).body as { credential_epoch: number; vending: string };
+  const count = async () => {
+    const q = await run('SELECT count(*)::INTEGER AS n FROM rotcat.app.events');
+    return (await t.req('GET', `/api/queries/${q.id}/rows`, { as: admin })).body.rows[0].n as number;
+  };
+
+  it('an s3 backend a catalog is bound to: 200, the row and the warehouse hold the new keys (sealed), tables still written and read', async () => {
+    const b = await createBackend(backendOn('rot-s3', { ...ROT_OLD, endpoint: rot.endpoint, bucket: 'lake6' }, { kind: 's3', region: 'us-east-1' }));
+    expect(b.status, b.text).toBe(201);
+    rotId = b.body.id;
+    const c = await t.req('POST', '/api/catalogs', { as: admin, body: { slug: 'rotcat', storage_backend_id: rotId } });
+    expect(c.status, c.text).toBe(201);
+    expect((await t.req('PUT', '/api/workspaces/default/catalogs/rotcat', { as: admin, body: { make_default: false } })).status).toBe(201);
+    await run('CREATE SCHEMA app', 'rotcat');
+    await run('CREATE TABLE app.events (id BIGINT)', 'rotcat');
+    await run('INSERT INTO app.events SELECT range FROM range(10)', 'rotcat');
+    const before = await warehouse();
+
+    // The store's keys are rotated (its old pair stops working); then the backend's.
+    const port = rot.port;
+    await rot.close();
+    rot = await startObjectStore({ dir: rotDir, port, bucket: 'lake6', ...ROT_NEW });
+    const r = await rotate(rotId, { access_key_id: ROT_NEW.accessKey, secret_access_key: ROT_NEW.secretKey });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ id: rotId, kind: 's3', endpoint: rot.endpoint, root_uri: 's3://lake6/rot-s3/', has_credentials: true, credential_vending: 'derived', catalog_count: 1 });
+    expect(r.body).not.toHaveProperty('secret_access_key');
+    expect(r.text).not.toContain(ROT_NEW.secretKey);
+
+    const row = await backendRow();
+    expect(row.access_key_id).toBe(ROT_NEW.accessKey);
+    expect(row.secret_access_key).toMatch(/^eidsealed:v1:/);
+    expect(row.secret_access_key).not.toContain(ROT_NEW.secretKey);
+    expect(openBackendSecret(t.api.ctx.config, row.secret_access_key)).toBe(ROT_NEW.secretKey);
+    const wh = await warehouseRow();
+    expect(wh.access_key_id).toBe(ROT_NEW.accessKey);
+    expect(openSecret(STACK_SECRET_KEY, 'catalog.warehouses.secret_access_key', wh.secret_access_key)).toBe(ROT_NEW.secretKey);
+    const after = await warehouse();
+    expect(after.vending).toBe('derived');
+    expect(after.credential_epoch).toBeGreaterThan(before.credential_epoch);
+
+    await run('INSERT INTO app.events SELECT range + 10 FROM range(5)', 'rotcat');
+    expect(await count()).toBe(15);
+  }, 120_000);
+
+  it('a wrong new secret: 422 storage_unreachable with the store\'s message, and nothing changed', async () => {
+    const row = await backendRow();
+    const wh = await warehouseRow();
+    const epoch = (await warehouse()).credential_epoch;
+    const r = await rotate(rotId, { access_key_id: ROT_NEW.accessKey, secret_access_key: 'not-the-new-secret' });
+    expect(r.status, r.text).toBe(422);
+    expect(r.body).toMatchObject({ error: 'storage_unreachable', details: { store_code: 'SignatureDoesNotMatch' } });
+    expect(r.body.message).toContain('rot-s3');
+    expect(r.text).not.toContain('not-the-new-secret');
+    expect(await backendRow()).toEqual(row);
+    expect(await warehouseRow()).toEqual(wh);
+    expect((await warehouse()).credential_epoch).toBe(epoch);
+    expect(await count()).toBe(15);
+  }, 60_000);
+
+  it('validation: an empty body, an unknown id, the bundled store, a field of another kind, a key without its secret', async () => {
+    const empty = await rotate(rotId, {});
+    expect(empty.status, empty.text).toBe(422);
+    expect(empty.body).toMatchObject({ error: 'unprocessable_content', details: { fields: [{ field: 'body' }] } });
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
+      const missing = await rotate(id, { access_key_id: 'k', secret_access_key: 's' });
+      expect(missing.status, missing.text).toBe(404);
+      expect(missing.body.error).toBe('not_found');
+    }
+    const list = (await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>;
+    for (const name of ['bundled', 'bundled-more']) {
+      const bundled = await rotate(list.find((b) => b.name === name)!.id, { access_key_id: 'k', secret_access_key: 's' });
+      expect(bundled.status, bundled.text).toBe(422);
+      expect(bundled.body.message).toMatch(/bundled object store/);
+    }
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ account_key: 'a2V5' }, 'account_key'],
+      [{ access_key_id: ROT_NEW.accessKey }, 'secret_access_key'],
+      [{ secret_access_key: ROT_NEW.secretKey }, 'access_key_id'],
+      [{ role_arn: 'arn:aws:iam::12345:role/x' }, 'role_arn'],
+      [{ access_key_id: null, secret_access_key: null }, 'access_key_id'],
+    ];
+    for (const [body, fieldName] of cases) {
+      const r = await rotate(rotId, body);
+      expect(r.status, `${JSON.stringify(body)}: ${r.text}`).toBe(422);
+      expect(r.body).toMatchObject({ error: 'unprocessable_content' });
+      expect((r.body.details.fields as Array<{ field: string }>).map((f) => f.field)).toContain(fieldName);
+    }
+    expect(openBackendSecret(t.api.ctx.config, (await backendRow()).secret_access_key)).toBe(ROT_NEW.secretKey);
+  });
+
+  it('the audit row names the fields rotated, never a secret', async () => {
+    const rows = await t.database.db.query<{ details: { change: string; fields?: string[] }; r: string }>(
+      `select a.details, row_to_json(a)::text as r from eider.audit_events a where a.action = 'backend.change' and a.target_id = $1 order by a.at`,
+      [rotId],
+    );
+    expect(rows.map((x) => x.details.change)).toEqual(['created', 'credentials_rotated']);
+    expect(rows[1].details).toEqual({ change: 'credentials_rotated', fields: ['access_key_id', 'secret_access_key'] });
+    for (const x of rows) {
+      for (const secret of [ROT_OLD.secretKey, ROT_NEW.secretKey, 'not-the-new-secret']) expect(x.r).not.toContain(secret);
+    }
+    const viaRoute = await t.req('GET', '/api/admin/audit?action=backend.change', { as: admin });
+    expect(viaRoute.status, viaRoute.text).toBe(200);
+    expect(viaRoute.text).toContain('credentials_rotated');
+    expect(viaRoute.text).not.toContain(ROT_NEW.secretKey);
+  });
 });

@@ -5,6 +5,7 @@ import * as catalogs from '../../domain/catalogs.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
+import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 
 const Text = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max));
 const OptionalText = (max: number) => Schema.optionalKey(Schema.NullOr(Text(max)));
@@ -65,6 +66,40 @@ export const storageRoutes = [
     params: BackendParams,
     responses: { 200: catalogs.BackendOutSchema, 404: null },
     handler: async ({ ctx, params }) => ({ status: 200, body: await catalogs.getBackend(ctx.db, params.storage_backend_id) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/admin/storage-backends/:storage_backend_id',
+    operationId: 'update_storage_backend_credentials',
+    summary: 'Rotate a storage backend\'s credentials (never its location): probed with the new ones, then saved and given to every catalog on it',
+    tags: ['catalogs'],
+    access: { kind: 'admin' },
+    params: BackendParams,
+    // At least one field. s3 and object_store: access_key_id with secret_access_key, role_arn (null removes it);
+    // azure: account_key. A field of another kind, or any on the bundled store's backends, is 422 naming it.
+    body: Schema.Struct({
+      access_key_id: Schema.optionalKey(Text(256)),
+      secret_access_key: Schema.optionalKey(Text(1024)),
+      account_key: Schema.optionalKey(Text(1024)),
+      role_arn: OptionalText(2048),
+    }),
+    // 422 storage_unreachable: the probe with the new credentials failed (nothing changed), with the store's message.
+    // 409 migration_cutover: a storage migration from or to this backend is cutting over; retry after it.
+    // 502/503: a catalog's warehouse could not be updated; nothing changed, and a retry converges.
+    responses: { 200: catalogs.BackendOutSchema, 404: null, 409: null, 422: null, 502: null, 503: null },
+    handler: async ({ ctx, req, principal, params, body }) => {
+      const plan = await catalogs.planCredentialRotation(ctx.db, ctx.config, params.storage_backend_id, body);
+      // Only which fields changed is recorded: never a key, secret or account key.
+      const b = await viaCatalog('storage backend', () =>
+        audited(
+          ctx,
+          req,
+          (db) => catalogs.rotateBackendCredentials(db, () => catalogClientOf(ctx), ctx.config, plan),
+          (b) => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'credentials_rotated', fields: plan.fields } }),
+        ),
+      );
+      return { status: 200, body: b };
+    },
   }),
   route({
     method: 'DELETE',

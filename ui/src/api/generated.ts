@@ -2630,6 +2630,27 @@ export type UpdateServiceAccountBody = {
   is_active?: boolean;
 };
 
+/** PATCH /api/admin/storage-backends/{storage_backend_id}: Rotate a storage backend's credentials (never its location): probed with the new ones, then saved and given to every catalog on it */
+export type UpdateStorageBackendCredentialsResponse = {
+  id: string;
+  name: string;
+  kind: "object_store" | "s3" | "azure";
+  root_uri: string;
+  endpoint: string | null;
+  region: string | null;
+  has_credentials: boolean;
+  role_arn: string | null;
+  credential_vending: "derived" | "sts" | "static" | "sas";
+  catalog_count: number;
+  created_at: string;
+};
+export type UpdateStorageBackendCredentialsBody = {
+  access_key_id?: string;
+  secret_access_key?: string;
+  account_key?: string;
+  role_arn?: string | null;
+};
+
 /** PATCH /api/admin/users/{user_id}: Rename, change role, activate or deactivate (deactivation revokes sessions and tokens) */
 export type UpdateUserResponse = {
   id: string;

@@ -25,6 +25,7 @@ export type CatalogOut = Api.ListCatalogsResponse[number];
 export type WorkspaceCatalog = Api.ListWorkspaceCatalogsResponse[number];
 export type TableOut = Api.GetCatalogTableResponse;
 export type StorageBackend = Api.ListStorageBackendsResponse[number];
+export type UpdateStorageBackendCredentialsBody = Api.UpdateStorageBackendCredentialsBody;
 export type Cluster = Api.GetClusterResponse;
 export type MachineDefinition = Api.ListMachinesResponse[number];
 export type SqlSession = Api.GetSqlSessionResponse;

@@ -1,7 +1,7 @@
-// Storage backends: list and create (secrets go in, never come back out).
-import { useState, type FormEvent } from 'react';
-import { api } from '../../api/client.ts';
-import type { StorageBackend } from '../../api/types.ts';
+// Storage backends: list, create and rotate credentials (secrets go in, never come back out).
+import { Fragment, useState, type FormEvent } from 'react';
+import { api, enc } from '../../api/client.ts';
+import type { UpdateStorageBackendCredentialsBody, StorageBackend } from '../../api/types.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { formatTime } from '../../components/format.ts';
@@ -12,6 +12,7 @@ export function StorageScreen() {
   const list = useAsync((signal) => api.get<StorageBackend[]>('/api/admin/storage-backends', { signal }), []);
   const [form, setForm] = useState(blank);
   const [error, setError] = useState<unknown>(null);
+  const [rotating, setRotating] = useState<string | null>(null);
   const set = (k: keyof typeof blank) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   const create = async (e: FormEvent) => {
     e.preventDefault();
@@ -41,18 +42,43 @@ export function StorageScreen() {
               <th>Endpoint</th>
               <th>Region</th>
               <th>Created</th>
+              <th>Credentials</th>
             </tr>
           </thead>
           <tbody>
             {list.data.map((b) => (
-              <tr key={b.id}>
-                <td>{b.name}</td>
-                <td>{b.kind}</td>
-                <td className="mono">{b.root_uri}</td>
-                <td className="mono">{b.endpoint ?? '—'}</td>
-                <td>{b.region ?? '—'}</td>
-                <td>{formatTime(b.created_at)}</td>
-              </tr>
+              <Fragment key={b.id}>
+                <tr>
+                  <td>{b.name}</td>
+                  <td>{b.kind}</td>
+                  <td className="mono">{b.root_uri}</td>
+                  <td className="mono">{b.endpoint ?? '—'}</td>
+                  <td>{b.region ?? '—'}</td>
+                  <td>{formatTime(b.created_at)}</td>
+                  <td>
+                    {isBundled(b) ? (
+                      <span className="hint">the bundled store&apos;s own</span>
+                    ) : (
+                      <button type="button" className="secondary" aria-expanded={rotating === b.id} onClick={() => setRotating(rotating === b.id ? null : b.id)}>
+                        Rotate credentials
+                      </button>
+                    )}
+                  </td>
+                </tr>
+                {rotating === b.id ? (
+                  <tr>
+                    <td colSpan={7}>
+                      <RotateCredentials
+                        backend={b}
+                        onDone={() => {
+                          setRotating(null);
+                          list.reload();
+                        }}
+                      />
+                    </td>
+                  </tr>
+                ) : null}
+              </Fragment>
             ))}
           </tbody>
         </table>
@@ -97,5 +123,72 @@ export function StorageScreen() {
       </form>
       {error ? <ErrorNotice error={error} /> : null}
     </section>
+  );
+}
+
+/** An object_store backend without keys of its own is on the bundled store: its keys are the store's configuration. */
+const isBundled = (b: StorageBackend) => b.kind === 'object_store' && !b.has_credentials;
+
+/**
+ * New credentials for a backend (never its location): s3 and object_store take a key pair and the STS role
+ * (emptied: removed), azure its account key. The store is probed with them before anything changes.
+ */
+function RotateCredentials(props: { backend: StorageBackend; onDone: () => void }) {
+  const b = props.backend;
+  const azure = b.kind === 'azure';
+  const [form, setForm] = useState({ access_key_id: '', secret_access_key: '', account_key: '', role_arn: b.role_arn ?? '' });
+  const [error, setError] = useState<unknown>(null);
+  const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
+  const rotate = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    const body: UpdateStorageBackendCredentialsBody = {};
+    if (azure) {
+      if (form.account_key) body.account_key = form.account_key;
+    } else {
+      if (form.access_key_id || form.secret_access_key) {
+        body.access_key_id = form.access_key_id;
+        body.secret_access_key = form.secret_access_key;
+      }
+      const role = form.role_arn.trim();
+      if (role !== (b.role_arn ?? '')) body.role_arn = role || null;
+    }
+    try {
+      await api.patch(`/api/admin/storage-backends/${enc(b.id)}`, body);
+      props.onDone();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <div className="card">
+      <form className="grid-form" onSubmit={rotate} aria-label={`Rotate the credentials of ${b.name}`}>
+        {azure ? (
+          <label>
+            Account key
+            <input type="password" autoComplete="off" required value={form.account_key} onChange={set('account_key')} />
+          </label>
+        ) : (
+          <>
+            <label>
+              Access key id
+              <input autoComplete="off" value={form.access_key_id} onChange={set('access_key_id')} />
+            </label>
+            <label>
+              Secret access key
+              <input type="password" autoComplete="off" value={form.secret_access_key} onChange={set('secret_access_key')} />
+            </label>
+            <label>
+              Role ARN (STS; empty: none)
+              <input autoComplete="off" value={form.role_arn} onChange={set('role_arn')} />
+            </label>
+          </>
+        )}
+        <div>
+          <button type="submit">Rotate credentials</button>
+        </div>
+      </form>
+      {error ? <ErrorNotice error={error} /> : null}
+    </div>
   );
 }
