@@ -3,6 +3,8 @@
 // and follows it on screen (phase, bytes, each table's state, the log as it streams in) up to the cutover, after
 // which the catalog reads the same through the api; a second one is cancelled from the screen before its cutover
 // (the target sits behind a slow proxy so the copy lasts long enough) and the catalog stays where it was, readable.
+// Admin → Storage backends: a backend on the second store registered from the form, and its credentials rotated
+// (a wrong secret refused on screen with the store's answer, the right one saved and audited).
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startExtraStore, type ExtraStore } from '../../catalog/harness.ts';
@@ -193,4 +195,65 @@ describe('Admin → Migrations in the browser', () => {
       await proxy.close();
     }
   }, 240_000);
+});
+
+describe('Admin → Storage backends in the browser', () => {
+  it('registers a backend on the second store from the form, then rotates its credentials: a wrong secret is refused on screen and changes nothing, the right one is saved', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'Storage backends' }).click();
+    await expect.poll(() => page.url()).toBe(ui.url + '/admin/storage');
+    const table = page.getByRole('table', { name: 'Storage backends' });
+    // the bundled store's keys are its configuration: nothing to rotate there
+    const bundled = table.getByRole('row').filter({ hasText: 's3://warehouse/' });
+    await bundled.getByText('the bundled store\'s own').waitFor();
+    expect(await bundled.getByRole('button', { name: 'Rotate credentials' }).count()).toBe(0);
+
+    const add = page.getByRole('form', { name: 'Add a storage backend' });
+    await add.getByLabel('Name').fill('lake-ui');
+    await add.getByLabel('Kind').selectOption('object_store');
+    await add.getByLabel('Root URI').fill('s3://lake2/lake-ui/');
+    await add.getByLabel('Endpoint').fill(lake.endpoint);
+    await add.getByLabel('Access key id').fill(lake.accessKey);
+    await add.getByLabel('Secret access key').fill(lake.secretKey);
+    const created = page.waitForResponse((r) => r.url().endsWith('/api/admin/storage-backends') && r.request().method() === 'POST');
+    await add.getByRole('button', { name: 'Add backend' }).click();
+    expect((await created).status()).toBe(201);
+    const row = table.getByRole('row').filter({ hasText: 'lake-ui' });
+    await row.waitFor();
+    const id = ((await t.req('GET', '/api/admin/storage-backends', { as: admin })).body as Array<{ id: string; name: string }>).find((x) => x.name === 'lake-ui')!.id;
+    const stored = async () => (await t.database.db.query(`select access_key_id, secret_access_key, credential_vending from eider.storage_backends where id = $1`, [id]))[0];
+    const before = await stored();
+
+    await row.getByRole('button', { name: 'Rotate credentials' }).click();
+    const rotate = page.getByRole('form', { name: 'Rotate the credentials of lake-ui' });
+    await rotate.getByLabel('Access key id').fill(lake.accessKey);
+    await rotate.getByLabel('Secret access key').fill('not-the-secret-of-lake2');
+    const refused = page.waitForResponse((r) => r.url().endsWith(`/api/admin/storage-backends/${id}`) && r.request().method() === 'PATCH');
+    await rotate.getByRole('button', { name: 'Rotate credentials' }).click();
+    expect((await refused).status()).toBe(422);
+    const alert = page.getByRole('alert').filter({ hasText: 'storage_unreachable' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('SignatureDoesNotMatch');
+    expect(await alert.textContent()).not.toContain('not-the-secret-of-lake2');
+    expect(await stored()).toEqual(before);
+    await b.shot('05-storage-rotation-refused');
+
+    await rotate.getByLabel('Secret access key').fill(lake.secretKey);
+    const saved = page.waitForResponse((r) => r.url().endsWith(`/api/admin/storage-backends/${id}`) && r.request().method() === 'PATCH');
+    await rotate.getByRole('button', { name: 'Rotate credentials' }).click();
+    expect((await saved).status()).toBe(200);
+    // the form closes and the list is read again
+    await expect.poll(() => page.getByRole('form', { name: 'Rotate the credentials of lake-ui' }).count()).toBe(0);
+    const after = await stored();
+    expect(after.access_key_id).toBe(lake.accessKey);
+    expect(after.secret_access_key).not.toBe(before.secret_access_key); // sealed anew
+    const audit = await t.database.db.query<{ details: { change: string; fields: string[] } }>(
+      `select details from eider.audit_events where action = 'backend.change' and target_id = $1 order by at`,
+      [id],
+    );
+    expect(audit.map((a) => a.details.change)).toEqual(['created', 'credentials_rotated']);
+    expect(audit[1].details.fields).toEqual(['access_key_id', 'secret_access_key']);
+  }, 120_000);
 });

@@ -109,14 +109,7 @@ export function StorageScreen() {
           Region
           <input value={form.region} onChange={set('region')} />
         </label>
-        <label>
-          Access key id
-          <input autoComplete="off" value={form.access_key_id} onChange={set('access_key_id')} />
-        </label>
-        <label>
-          Secret access key
-          <input type="password" autoComplete="off" value={form.secret_access_key} onChange={set('secret_access_key')} />
-        </label>
+        <KeyPairInputs accessKeyId={form.access_key_id} secret={form.secret_access_key} onAccessKeyId={set('access_key_id')} onSecret={set('secret_access_key')} />
         <div>
           <button type="submit">Add backend</button>
         </div>
@@ -170,14 +163,7 @@ function RotateCredentials(props: { backend: StorageBackend; onDone: () => void 
           </label>
         ) : (
           <>
-            <label>
-              Access key id
-              <input autoComplete="off" value={form.access_key_id} onChange={set('access_key_id')} />
-            </label>
-            <label>
-              Secret access key
-              <input type="password" autoComplete="off" value={form.secret_access_key} onChange={set('secret_access_key')} />
-            </label>
+            <KeyPairInputs accessKeyId={form.access_key_id} secret={form.secret_access_key} onAccessKeyId={set('access_key_id')} onSecret={set('secret_access_key')} />
             <label>
               Role ARN (STS; empty: none)
               <input autoComplete="off" value={form.role_arn} onChange={set('role_arn')} />
@@ -190,5 +176,23 @@ function RotateCredentials(props: { backend: StorageBackend; onDone: () => void 
       </form>
       {error ? <ErrorNotice error={error} /> : null}
     </div>
+  );
+}
+
+type Change = (e: { target: { value: string } }) => void;
+
+/** An S3-style key pair, as registration and rotation take it (the secret never shown back). */
+function KeyPairInputs(props: { accessKeyId: string; secret: string; onAccessKeyId: Change; onSecret: Change }) {
+  return (
+    <>
+      <label>
+        Access key id
+        <input autoComplete="off" value={props.accessKeyId} onChange={props.onAccessKeyId} />
+      </label>
+      <label>
+        Secret access key
+        <input type="password" autoComplete="off" value={props.secret} onChange={props.onSecret} />
+      </label>
+    </>
   );
 }
