@@ -312,7 +312,8 @@ export async function planCredentialRotation(q: Queryable, config: BackendConfig
  * Applies a probed rotation in one transaction, the backend row locked: the row takes the new credentials, and
  * every catalog bound to the backend has its warehouse updated in the catalog service (updateWarehouse: the
  * credentials only, so a warehouse can never be moved by it; idempotent, so a retry converges). A warehouse
- * update that fails rolls everything back (the row keeps the old credentials) and its error is the answer.
+ * update that fails rolls everything back (the row keeps the old credentials, and the warehouses updated before it
+ * get them back) and its error is the answer.
  *
  * Storage migrations (domain/migrationPhases.ts) read their backends' rows afresh in every phase, and the cutover
  * builds the warehouse's new settings from the target's row. The active migrations from or to this backend are
@@ -321,7 +322,7 @@ export async function planCredentialRotation(q: Queryable, config: BackendConfig
  * is over. Otherwise a migrating catalog bound here gets the new credentials like any other, and a migration to
  * this backend cuts over with them.
  */
-export async function rotateBackendCredentials(db: Db, client: () => CatalogClient, config: WarehouseConfig, plan: CredentialRotation): Promise<BackendOut> {
+export async function rotateBackendCredentials(db: Db, client: () => CatalogClient, config: WarehouseConfig, plan: CredentialRotation, logger?: Logger): Promise<BackendOut> {
   return db.tx(async (tx) => {
     const [locked] = await tx.query<BackendRow>(`select ${BACKEND_COLS} from storage_backends b where b.id = $1 for update`, [plan.backend.id]);
     if (!locked) throw notFound('storage backend');
@@ -345,18 +346,36 @@ export async function rotateBackendCredentials(db: Db, client: () => CatalogClie
       [locked.id, plan.next.access_key_id, plan.next.secret_access_key, plan.next.role_arn, plan.next.credential_vending],
     );
     const bound = await tx.query<{ slug: string }>(`select slug from catalogs where storage_backend_id = $1 order by slug`, [locked.id]);
-    for (const c of bound) {
-      const w = warehouseInputFor(row, c.slug, config);
-      try {
-        await client().updateWarehouse(warehouseName(c), { access_key_id: w.access_key_id, secret_access_key: w.secret_access_key, vending: w.vending, role_arn: w.role_arn ?? null });
-      } catch (e) {
-        // A catalog whose warehouse is missing gets it, with these credentials, from ensureCatalogWarehouses at start.
-        if (e instanceof CatalogServiceError && e.status === 404) continue;
-        throw e;
+    const given: { slug: string }[] = [];
+    try {
+      for (const c of bound) {
+        if (await giveCredentials(client(), row, c, config)) given.push(c);
       }
+    } catch (e) {
+      // The row rolls back with the throw; the warehouses that already took the new credentials go back to the old
+      // ones, so the catalog service keeps agreeing with the row (a failure here is logged: a retry still converges).
+      for (const c of given) {
+        await giveCredentials(client(), locked, c, config).catch((err: unknown) =>
+          logger?.error({ catalog: c.slug, err: err instanceof Error ? err.message : String(err) }, 'a warehouse kept the new credentials of a rotation that failed'),
+        );
+      }
+      throw e;
     }
     return toBackendOut({ ...row, catalog_count: bound.length });
   });
+}
+
+/** Hands a backend's credentials (only them: a warehouse is never moved here) to a catalog's warehouse; false when
+ *  the catalog service has no such warehouse (ensureCatalogWarehouses creates it, from the row, at start). */
+async function giveCredentials(client: CatalogClient, backend: BackendRow, c: { slug: string }, config: WarehouseConfig): Promise<boolean> {
+  const w = warehouseInputFor(backend, c.slug, config);
+  try {
+    await client.updateWarehouse(warehouseName(c), { access_key_id: w.access_key_id, secret_access_key: w.secret_access_key, vending: w.vending, role_arn: w.role_arn ?? null });
+    return true;
+  } catch (e) {
+    if (e instanceof CatalogServiceError && e.status === 404) return false;
+    throw e;
+  }
 }
 
 // ---- catalogs -----------------------------------------------------------------------------------------------

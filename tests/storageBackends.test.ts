@@ -401,4 +401,40 @@ describe('rotating a backend\'s credentials (PATCH)', () => {
     expect(viaRoute.text).toContain('credentials_rotated');
     expect(viaRoute.text).not.toContain(ROT_NEW.secretKey);
   });
+
+  it('a warehouse the catalog service refuses to update: the rotation fails whole (the row and every warehouse keep the old keys), and sent again it converges', async () => {
+    // A second catalog on the backend, and a catalog service whose database refuses the third key for its warehouse
+    // only: the first warehouse (rotcat, updated first) takes the new keys before the second one fails.
+    const c2 = await t.req('POST', '/api/catalogs', { as: admin, body: { slug: 'rotcat2', storage_backend_id: rotId } });
+    expect(c2.status, c2.text).toBe(201);
+    const THIRD = { accessKey: 'rot-third-key', secretKey: 'rot-third-secret-for-tests' };
+    const port = rot.port;
+    await rot.close();
+    rot = await startObjectStore({ dir: rotDir, port, bucket: 'lake6', ...THIRD });
+    const keyOf = async (name: string) => (await t.database.db.query<{ access_key_id: string }>(`select access_key_id from catalog.warehouses where name = $1`, [name]))[0].access_key_id;
+    const epochs = async () => [(await warehouse()).credential_epoch, ((await t.stack.request('GET', '/management/v1/warehouses/rotcat2')).body as { credential_epoch: number }).credential_epoch];
+    await t.database.db.query(`alter table catalog.warehouses add constraint rotation_refused check (name <> 'rotcat2' or access_key_id <> '${THIRD.accessKey}')`);
+    try {
+      const before = await backendRow();
+      const [e1] = await epochs();
+      const r = await rotate(rotId, { access_key_id: THIRD.accessKey, secret_access_key: THIRD.secretKey });
+      expect(r.status, r.text).toBeGreaterThanOrEqual(500);
+      expect(['catalog_error', 'catalog_unavailable']).toContain(r.body.error);
+      expect(r.text).not.toContain(THIRD.secretKey);
+      expect(await backendRow()).toEqual(before);
+      expect(await keyOf('rotcat')).toBe(ROT_NEW.accessKey); // given the new key, then the old one back
+      expect(await keyOf('rotcat2')).toBe(ROT_NEW.accessKey);
+      expect((await epochs())[0]).toBe(e1 + 2);
+    } finally {
+      await t.database.db.query(`alter table catalog.warehouses drop constraint rotation_refused`);
+    }
+    const again = await rotate(rotId, { access_key_id: THIRD.accessKey, secret_access_key: THIRD.secretKey });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.catalog_count).toBe(2);
+    expect(await keyOf('rotcat')).toBe(THIRD.accessKey);
+    expect(await keyOf('rotcat2')).toBe(THIRD.accessKey);
+    expect(openBackendSecret(t.api.ctx.config, (await backendRow()).secret_access_key)).toBe(THIRD.secretKey);
+    await run('INSERT INTO app.events VALUES (100)', 'rotcat');
+    expect(await count()).toBe(16);
+  }, 120_000);
 });

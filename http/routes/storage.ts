@@ -94,7 +94,7 @@ export const storageRoutes = [
         audited(
           ctx,
           req,
-          (db) => catalogs.rotateBackendCredentials(db, () => catalogClientOf(ctx), ctx.config, plan),
+          (db) => catalogs.rotateBackendCredentials(db, () => catalogClientOf(ctx), ctx.config, plan, ctx.logger),
           (b) => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'credentials_rotated', fields: plan.fields } }),
         ),
       );
