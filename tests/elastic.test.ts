@@ -4,6 +4,7 @@
 // nothing (`null`), and an api killed with SIGKILL while an agent is being provisioned.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
 import { elasticCompute } from '../actors/elasticCompute.ts';
@@ -13,10 +14,16 @@ import { processProvider } from '../runtime/compute/processProvider.ts';
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000) => eventually(what, probe, timeoutMs);
 
+/** The process exists and has not exited: a zombie (exited, not yet reaped by its parent) counts as gone. */
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.charAt(stat.lastIndexOf(')') + 2));
   } catch {
     return false;
   }
@@ -103,7 +110,7 @@ describe('elastic compute with the process provider', () => {
 
     const [instance] = await processProvider({ root: join(t.dataDir, 'elastic'), command: ['true'] }).list();
     expect(instance.running).toBe(true);
-    const pid = Number((await import('node:fs')).readFileSync(join(t.dataDir, 'elastic', instance.elasticId, 'agent.pid'), 'utf8'));
+    const pid = Number(readFileSync(join(t.dataDir, 'elastic', instance.elasticId, 'agent.pid'), 'utf8'));
     // ELASTIC_IDLE_TIMEOUT_S=3 without work: the reaper terminates it and the process is gone.
     const ended = await until('idle termination', async () => {
       const a = (await agents()).find((x) => x.id === agent.id);

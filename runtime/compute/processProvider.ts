@@ -19,18 +19,29 @@ export interface ProcessProviderOptions {
 const PID_FILE = 'agent.pid';
 const ID = /^[0-9a-f-]{36}$/i;
 
+/** Whether `pid` is still one of our agent processes: running or exiting, not yet a zombie. */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch {
     return false;
   }
-  // A reused pid is not ours: the process must still be an `eider agent` (Linux names its command line).
+  if (!existsSync('/proc/self/stat')) return true; // no /proc to ask: the signal answered
+  let stat: string;
+  let cmdline: string;
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('agent');
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    return true;
+    return false; // gone between the signal and the read
   }
+  // "pid (comm) state …": comm may hold blanks, so the state follows the last ')'. A zombie (Z) or dead (X) process
+  // has exited and waits only to be reaped by its parent.
+  const state = stat.charAt(stat.lastIndexOf(')') + 2);
+  if (state === 'Z' || state === 'X') return false;
+  // A reused pid is not ours: the process must still be an `eider agent` (Linux names its command line). An
+  // exiting process has already lost its command line and is still ours until it is a zombie.
+  return cmdline === '' || cmdline.includes('agent');
 }
 
 function readPid(dir: string): number | null {
@@ -85,6 +96,9 @@ export function processProvider(opts: ProcessProviderOptions): ComputeProvider {
           } catch {
             // already gone
           }
+          // Terminated means gone: SIGKILL is delivered asynchronously, so its end is waited for too (bounded).
+          const killedBy = Date.now() + 5_000;
+          while (alive(pid) && Date.now() < killedBy) await new Promise((r) => setTimeout(r, 20));
         }
       }
       rmSync(dir, { recursive: true, force: true });
