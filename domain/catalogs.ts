@@ -122,6 +122,17 @@ function azureCredentials(input: BackendInput, root: string): { accessKeyId: str
   return { accessKeyId: account ?? (key ? inRoot : null), secret: key };
 }
 
+const ROLE_ARN_NOT_FOR_AZURE = 'role_arn is for s3 and object_store backends (STS AssumeRole); an azure backend vends SAS tokens';
+
+/** A role_arn as given (trimmed; empty is none), at registration and rotation: 422 naming the field on an azure
+ *  backend or when it is no IAM role ARN. */
+function roleArnFor(kind: StorageKind, raw: string | null | undefined): string | null {
+  const roleArn = raw?.trim() || null;
+  if (roleArn && kind === 'azure') throw field('role_arn', ROLE_ARN_NOT_FOR_AZURE);
+  if (roleArn && !isRoleArn(roleArn)) throw field('role_arn', 'an IAM role ARN: arn:<partition>:iam::<12-digit account id>:role/<optional path/><role name>');
+  return roleArn;
+}
+
 /**
  * Registers a backend after probing it (put, read back, delete one object under the root: 422 storage_unreachable
  * with the store's message when that fails). An object_store backend without an endpoint is on the bundled store.
@@ -132,9 +143,7 @@ export async function createBackend(q: Queryable, config: BackendConfig, input: 
   if (input.kind !== 'azure' && (input.account_name || input.account_key)) {
     throw field(input.account_name ? 'account_name' : 'account_key', 'account_name and account_key are for azure backends');
   }
-  const roleArn = input.role_arn?.trim() || null;
-  if (roleArn && input.kind === 'azure') throw field('role_arn', 'role_arn is for s3 and object_store backends (STS AssumeRole); an azure backend vends SAS tokens');
-  if (roleArn && !isRoleArn(roleArn)) throw field('role_arn', 'an IAM role ARN: arn:<partition>:iam::<12-digit account id>:role/<optional path/><role name>');
+  const roleArn = roleArnFor(input.kind, input.role_arn);
   const azure = input.kind === 'azure' ? azureCredentials(input, root) : null;
   const accessKeyId = azure ? azure.accessKeyId : input.access_key_id || null;
   const secret = azure ? azure.secret : input.secret_access_key || null;
@@ -198,9 +207,10 @@ export async function listBackends(q: Queryable): Promise<BackendOut[]> {
   return rows.map(toBackendOut);
 }
 
-export async function findBackend(q: Queryable, id: string): Promise<BackendRow | undefined> {
+/** A backend's row; `lock` locks it for the caller's transaction. */
+export async function findBackend(q: Queryable, id: string, lock?: 'for update' | 'for share'): Promise<BackendRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return (await q.query<BackendRow>(`select ${BACKEND_COLS} from storage_backends b where b.id = $1`, [id]))[0];
+  return (await q.query<BackendRow>(`select ${BACKEND_COLS} from storage_backends b where b.id = $1 ${lock ?? ''}`, [id]))[0];
 }
 
 export async function getBackend(q: Queryable, id: string): Promise<BackendOut> {
@@ -282,7 +292,7 @@ export async function planCredentialRotation(q: Queryable, config: BackendConfig
   let roleArn = backend.role_arn ?? null;
   if (backend.kind === 'azure') {
     for (const f of ['access_key_id', 'secret_access_key', 'role_arn'] as const) {
-      if (input[f] !== undefined) throw field(f, f === 'role_arn' ? 'role_arn is for s3 and object_store backends (STS AssumeRole); an azure backend vends SAS tokens' : `an azure backend's key is account_key (its account name ${backend.access_key_id ?? ''} stays: it is part of its location)`);
+      if (input[f] !== undefined) throw field(f, f === 'role_arn' ? ROLE_ARN_NOT_FOR_AZURE : `an azure backend's key is account_key (its account name ${backend.access_key_id ?? ''} stays: it is part of its location)`);
     }
     if (!input.account_key) throw field('account_key', 'an azure backend needs its account key');
     secret = input.account_key;
@@ -297,10 +307,7 @@ export async function planCredentialRotation(q: Queryable, config: BackendConfig
       accessKeyId = input.access_key_id;
       secret = input.secret_access_key;
     }
-    if (input.role_arn !== undefined) {
-      roleArn = input.role_arn?.trim() || null;
-      if (roleArn && !isRoleArn(roleArn)) throw field('role_arn', 'an IAM role ARN: arn:<partition>:iam::<12-digit account id>:role/<optional path/><role name>');
-    }
+    if (input.role_arn !== undefined) roleArn = roleArnFor(backend.kind, input.role_arn);
   }
   const sealed = secret === null ? backend.secret_access_key : sealBackendSecret(config, secret);
   const target: BackendTarget = { ...backend, access_key_id: accessKeyId, secret_access_key: sealed, role_arn: roleArn };
@@ -324,7 +331,7 @@ export async function planCredentialRotation(q: Queryable, config: BackendConfig
  */
 export async function rotateBackendCredentials(db: Db, client: () => CatalogClient, config: WarehouseConfig, plan: CredentialRotation, logger?: Logger): Promise<BackendOut> {
   return db.tx(async (tx) => {
-    const [locked] = await tx.query<BackendRow>(`select ${BACKEND_COLS} from storage_backends b where b.id = $1 for update`, [plan.backend.id]);
+    const locked = await findBackend(tx, plan.backend.id, 'for update');
     if (!locked) throw notFound('storage backend');
     if (locked.access_key_id !== plan.backend.access_key_id || locked.secret_access_key !== plan.backend.secret_access_key || (locked.role_arn ?? null) !== (plan.backend.role_arn ?? null)) {
       throw conflict(`the credentials of storage backend ${locked.name} changed meanwhile; send the rotation again`);
@@ -505,9 +512,7 @@ export async function createCatalog(
   return db.tx(async (tx) => {
     // FOR SHARE: a credential rotation of the backend (which locks it FOR UPDATE) either lands before this reads its
     // keys or waits for this catalog and then updates its warehouse too.
-    const backend = isUuid(input.storage_backend_id)
-      ? (await tx.query<BackendRow>(`select ${BACKEND_COLS} from storage_backends b where b.id = $1 for share`, [input.storage_backend_id]))[0]
-      : undefined;
+    const backend = await findBackend(tx, input.storage_backend_id, 'for share');
     if (!backend) throw field('storage_backend_id', 'no storage backend has this id');
     const warehouse = warehouseInputFor(backend, input.slug, config);
     let row: CatalogRow;
