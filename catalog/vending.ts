@@ -47,8 +47,36 @@ export function wantsVendedCredentials(header: string | string[] | undefined): b
   return values.split(',').some((v) => v.trim().toLowerCase() === 'vended-credentials');
 }
 
-/** Containers whose epoch policy was made sure of lately: `endpoint|container|identifier` → until when (ms). */
-const ensuredPolicies = new Map<string, { until: number; pending?: Promise<string | undefined>; id?: string }>();
+/** An answer the catalog service keeps for a while, or the question still on its way. */
+interface Remembered<T> {
+  until: number;
+  pending?: Promise<T>;
+  answer?: T;
+}
+
+/**
+ * The answer to `ask` under `key`, asked again only once it is older than `freshFor(answer)` ms (callers meanwhile
+ * share the one question; `freshFor()` is how long a question on its way is waited for instead of asked again). A
+ * failed question is forgotten. Bounded: past 1,000 keys the cache starts over.
+ */
+async function remembered<T>(cache: Map<string, Remembered<T>>, key: string, nowMs: number, freshFor: (answer?: T) => number, ask: () => Promise<T>): Promise<T> {
+  const hit = cache.get(key);
+  if (hit && hit.until > nowMs) return hit.pending ?? (hit.answer as T);
+  const pending = ask();
+  cache.set(key, { until: nowMs + freshFor(), pending });
+  try {
+    const answer = await pending;
+    cache.set(key, { until: nowMs + freshFor(answer), answer });
+    if (cache.size > 1000) cache.clear();
+    return answer;
+  } catch (e) {
+    cache.delete(key);
+    throw e;
+  }
+}
+
+/** Containers whose epoch policy was made sure of lately: `endpoint|account|container|warehouse|epoch` → its id. */
+const ensuredPolicies = new Map<string, Remembered<string | undefined>>();
 /** How long a policy made sure of is trusted before it is looked at again (someone may have removed it). */
 const POLICY_RECHECK_MS = 60_000;
 
@@ -59,23 +87,17 @@ const POLICY_RECHECK_MS = 60_000;
 export async function epochPolicyFor(w: Warehouse, secret: string, container: string, nowMs = Date.now()): Promise<string | undefined> {
   const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
   const key = `${endpoint}|${w.accessKeyId}|${container}|${w.name}|${w.credentialEpoch}`;
-  const hit = ensuredPolicies.get(key);
-  if (hit && hit.until > nowMs) return hit.pending ?? hit.id;
-  const pending = ensureEpochPolicy({ accountName: w.accessKeyId, accountKey: secret, endpoint }, container, w.name, w.credentialEpoch);
-  ensuredPolicies.set(key, { until: nowMs + POLICY_RECHECK_MS, pending });
   try {
-    const id = await pending;
-    ensuredPolicies.set(key, { until: nowMs + POLICY_RECHECK_MS, id });
-    if (ensuredPolicies.size > 1000) ensuredPolicies.clear();
-    return id;
+    return await remembered(ensuredPolicies, key, nowMs, () => POLICY_RECHECK_MS, () =>
+      ensureEpochPolicy({ accountName: w.accessKeyId, accountKey: secret, endpoint }, container, w.name, w.credentialEpoch),
+    );
   } catch (e) {
-    ensuredPolicies.delete(key);
     throw storageFailed(w, 'could not set the stored access policy of its credential epoch', e);
   }
 }
 
-/** Whether an account has a hierarchical namespace: `endpoint|account` → the answer, trusted until when (ms). */
-const namespaces = new Map<string, { until: number; pending?: Promise<boolean>; hns?: boolean }>();
+/** Whether an account has a hierarchical namespace, by `endpoint|account`. */
+const namespaces = new Map<string, Remembered<boolean>>();
 /**
  * How long a flat namespace is trusted before the account is asked again (it may have been upgraded to ADLS Gen2
  * since). A hierarchical namespace is trusted for good: an account cannot be downgraded.
@@ -85,20 +107,11 @@ const FLAT_RECHECK_MS = 10 * 60_000;
 /** Whether the warehouse's azure account has a hierarchical namespace (asked once per account, see FLAT_RECHECK_MS). */
 export async function hierarchicalNamespaceOf(w: Warehouse, secret: string, nowMs = Date.now()): Promise<boolean> {
   const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
-  const key = `${endpoint}|${w.accessKeyId}`;
-  const hit = namespaces.get(key);
-  if (hit && hit.until > nowMs) {
-    return hit.pending ? hit.pending.catch((e: unknown) => Promise.reject(storageFailed(w, 'could not get its storage account information', e))) : hit.hns === true;
-  }
-  const pending = hierarchicalNamespace({ accountName: w.accessKeyId, accountKey: secret, endpoint });
-  namespaces.set(key, { until: nowMs + FLAT_RECHECK_MS, pending });
   try {
-    const hns = await pending;
-    namespaces.set(key, { until: hns ? Number.POSITIVE_INFINITY : nowMs + FLAT_RECHECK_MS, hns });
-    if (namespaces.size > 1000) namespaces.clear();
-    return hns;
+    return await remembered(namespaces, `${endpoint}|${w.accessKeyId}`, nowMs, (hns) => (hns === true ? Number.POSITIVE_INFINITY : FLAT_RECHECK_MS), () =>
+      hierarchicalNamespace({ accountName: w.accessKeyId, accountKey: secret, endpoint }),
+    );
   } catch (e) {
-    namespaces.delete(key);
     throw storageFailed(w, 'could not get its storage account information', e);
   }
 }

@@ -89,13 +89,16 @@ export function directorySas(s: SasSigner, container: string, directoryPath: str
   return { token: query.toString(), expiresAtMs };
 }
 
+/** The account's Blob service, with the account key (what the catalog service asks of the account itself). */
+const serviceClient = (s: SasSigner) =>
+  new BlobServiceClient(s.endpoint.replace(/\/+$/, ''), new StorageSharedKeyCredential(s.accountName, s.accountKey), { retryOptions: { maxTries: 3, tryTimeoutInMs: 30_000 } });
+
 /**
  * Whether the account has a hierarchical namespace (ADLS Gen2), from the Blob service's Get Account Information
  * (`x-ms-is-hns-enabled`; Azurite answers false).
  */
 export async function hierarchicalNamespace(s: SasSigner): Promise<boolean> {
-  const service = new BlobServiceClient(s.endpoint.replace(/\/+$/, ''), new StorageSharedKeyCredential(s.accountName, s.accountKey), { retryOptions: { maxTries: 3, tryTimeoutInMs: 30_000 } });
-  return (await service.getAccountInfo()).isHierarchicalNamespaceEnabled === true;
+  return (await serviceClient(s).getAccountInfo()).isHierarchicalNamespaceEnabled === true;
 }
 
 /** A URL for one blob, valid for `ttlSeconds`, that reads it (`r`) or creates and writes it (`cw`). */
@@ -141,8 +144,7 @@ export const epochPolicyId = (warehouse: string, epoch: number) => `${policyPref
 export async function ensureEpochPolicy(s: SasSigner, container: string, warehouse: string, epoch: number): Promise<string | undefined> {
   const id = epochPolicyId(warehouse, epoch);
   const ours = policyPrefix(warehouse);
-  const service = new BlobServiceClient(s.endpoint.replace(/\/+$/, ''), new StorageSharedKeyCredential(s.accountName, s.accountKey), { retryOptions: { maxTries: 3, tryTimeoutInMs: 30_000 } });
-  const client = service.getContainerClient(container);
+  const client = serviceClient(s).getContainerClient(container);
   for (let attempt = 0; ; attempt++) {
     const current = await client.getAccessPolicy();
     const identifiers: SignedIdentifier[] = current.signedIdentifiers.map((si) => ({ id: si.id, accessPolicy: { ...si.accessPolicy } }));
