@@ -44,6 +44,16 @@ function alive(pid: number): boolean {
   return cmdline === '' || cmdline.includes('agent');
 }
 
+/** Waits up to `ms` for `pid` to be gone; whether it is. */
+async function gone(pid: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (alive(pid)) {
+    if (Date.now() >= until) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
 function readPid(dir: string): number | null {
   try {
     const n = Number(readFileSync(join(dir, PID_FILE), 'utf8').trim());
@@ -88,17 +98,14 @@ export function processProvider(opts: ProcessProviderOptions): ComputeProvider {
         } catch {
           // already gone
         }
-        const until = Date.now() + grace;
-        while (alive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-        if (alive(pid)) {
+        if (!(await gone(pid, grace))) {
           try {
             process.kill(-pid, 'SIGKILL');
           } catch {
             // already gone
           }
           // Terminated means gone: SIGKILL is delivered asynchronously, so its end is waited for too (bounded).
-          const killedBy = Date.now() + 5_000;
-          while (alive(pid) && Date.now() < killedBy) await new Promise((r) => setTimeout(r, 20));
+          await gone(pid, 5_000);
         }
       }
       rmSync(dir, { recursive: true, force: true });
