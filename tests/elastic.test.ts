@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
 import { elasticCompute } from '../actors/elasticCompute.ts';
 import { freshDatabase } from './support/database.ts';
-import { adminOn, apiReady, eventually, exited, processSite, startEider } from './support/processes.ts';
+import { adminOn, apiReady, eventually, exited, processSite, processState, startEider } from './support/processes.ts';
 import { processProvider } from '../runtime/compute/processProvider.ts';
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000) => eventually(what, probe, timeoutMs);
@@ -21,12 +21,8 @@ const alive = (pid: number) => {
   } catch {
     return false;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !['Z', 'X'].includes(stat.charAt(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
+  const state = processState(pid);
+  return state !== null && state !== 'Z' && state !== 'X';
 };
 
 /** Every agent process a provider root still holds is stopped (nothing outlives the test). */

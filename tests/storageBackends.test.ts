@@ -47,6 +47,12 @@ const ROT_OLD = { accessKey: 'rot-old-key', secretKey: 'rot-old-secret-for-tests
 const ROT_NEW = { accessKey: 'rot-new-key', secretKey: 'rot-new-secret-for-tests' };
 const rotDir = join(foreignDir, 'rot');
 let rot = await startObjectStore({ dir: rotDir, port: 0, bucket: 'lake6', ...ROT_OLD });
+/** The store's own key rotation: it restarts on its port and data with `keys`, and its old pair stops working. */
+async function rotateStoreKeys(keys: { accessKey: string; secretKey: string }) {
+  const port = rot.port;
+  await rot.close();
+  rot = await startObjectStore({ dir: rotDir, port, bucket: 'lake6', ...keys });
+}
 const minioS3 = makeS3Client({ endpoint: minio.endpoint, accessKeyId: FOREIGN.accessKey, secretAccessKey: FOREIGN.secretKey });
 const { t, admin, agentId } = await stackWithAgent({
   env: { SQL_SESSIONS_ENABLED: 'true' },
@@ -315,9 +321,7 @@ describe('rotating a backend\'s credentials (PATCH)', () => {
     const before = await warehouse();
 
     // The store's keys are rotated (its old pair stops working); then the backend's.
-    const port = rot.port;
-    await rot.close();
-    rot = await startObjectStore({ dir: rotDir, port, bucket: 'lake6', ...ROT_NEW });
+    await rotateStoreKeys(ROT_NEW);
     const r = await rotate(rotId, { access_key_id: ROT_NEW.accessKey, secret_access_key: ROT_NEW.secretKey });
     expect(r.status, r.text).toBe(200);
     expect(r.body).toMatchObject({ id: rotId, kind: 's3', endpoint: rot.endpoint, root_uri: 's3://lake6/rot-s3/', has_credentials: true, credential_vending: 'derived', catalog_count: 1 });
@@ -408,9 +412,7 @@ describe('rotating a backend\'s credentials (PATCH)', () => {
     const c2 = await t.req('POST', '/api/catalogs', { as: admin, body: { slug: 'rotcat2', storage_backend_id: rotId } });
     expect(c2.status, c2.text).toBe(201);
     const THIRD = { accessKey: 'rot-third-key', secretKey: 'rot-third-secret-for-tests' };
-    const port = rot.port;
-    await rot.close();
-    rot = await startObjectStore({ dir: rotDir, port, bucket: 'lake6', ...THIRD });
+    await rotateStoreKeys(THIRD);
     const keyOf = async (name: string) => (await t.database.db.query<{ access_key_id: string }>(`select access_key_id from catalog.warehouses where name = $1`, [name]))[0].access_key_id;
     const epochs = async () => [(await warehouse()).credential_epoch, ((await t.stack.request('GET', '/management/v1/warehouses/rotcat2')).body as { credential_epoch: number }).credential_epoch];
     await t.database.db.query(`alter table catalog.warehouses add constraint rotation_refused check (name <> 'rotcat2' or access_key_id <> '${THIRD.accessKey}')`);

@@ -1,6 +1,6 @@
 // The parts as separate `eider` processes, for tests that kill one (SIGKILL) and start the next.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
@@ -127,5 +127,18 @@ export async function pollUntil<T>(probe: () => Promise<T>, done: (v: T) => bool
   } catch (e) {
     if (last) return last.value;
     throw e;
+  }
+}
+
+/**
+ * A process's state letter from `/proc/<pid>/stat` (R, S, T stopped, Z zombie…), or null when it is gone. The line
+ * is "pid (comm) state …" and comm may hold blanks, so the state follows the last ')'.
+ */
+export function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.charAt(stat.lastIndexOf(')') + 2);
+  } catch {
+    return null;
   }
 }

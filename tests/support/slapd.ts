@@ -2,13 +2,13 @@
 // missing) started on free ports with a throwaway configuration, a CA and server certificate made with openssl for
 // ldaps:// and StartTLS, the memberof overlay so users carry memberOf, and entries added over LDAP as the root DN.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
 import { freePort } from '../../runtime/postgres.ts';
-import { pollUntil } from './processes.ts';
+import { pollUntil, processState } from './processes.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -133,11 +133,7 @@ export async function startSlapd(): Promise<Slapd> {
     await c.add(SERVICE_DN, { objectClass: ['person', 'simpleSecurityObject'], cn: 'eider-service', sn: 'service', userPassword: SERVICE_PW });
   });
 
-  // /proc/<pid>/stat: "pid (comm) state …"; comm may hold blanks, so the state follows the last ')'.
-  const frozen = () => {
-    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
-  };
+  const frozen = () => processState(child.pid!) === 'T';
   return {
     ldapUrl,
     ldapsUrl,
