@@ -624,4 +624,82 @@ describe('actor host', () => {
       await host.close();
     });
   });
+
+  describe('group commit', () => {
+    /** Spawns `n` ledger actors on `host`, then sends each one `add` at once; the sends' results, by actor. */
+    async function addToMany(host: Awaited<ReturnType<typeof createActorHost>>, n: number) {
+      const ids = Array.from({ length: n }, () => randomUUID());
+      for (const id of ids) await host.spawn('ledger', id, { owner: 'ann' });
+      const results = await Promise.allSettled(ids.map((id, i) => host.send('ledger', id, { type: 'add', n: i + 1 })));
+      return { ids, results };
+    }
+
+    /** The history rows of `ids` after their spawn, and how many transactions wrote them (a row's xmin). */
+    async function added(ids: string[]) {
+      const rows = await t.db.query<{ id: string; event: string; n: number; tx: string }>(
+        `select id::text as id, event, (event_payload->>'n')::int as n, xmin::text as tx from actor_transitions
+         where kind = 'ledger' and id = any($1::uuid[]) and seq > 1`,
+        [ids],
+      );
+      return { rows, transactions: new Set(rows.map((r) => r.tx)).size };
+    }
+
+    it("commits the transitions of actors that are ready at once together, and each actor's alone", async () => {
+      const host = await createActorHost({ db: t.db, replicaId: 'gc1', kinds: { ledger: ledgerKind() }, logger, groupCommit: { writers: 2 } });
+      const { ids, results } = await addToMany(host, 40);
+      expect(results.every((r) => r.status === 'fulfilled' && r.value.outcome === 'persisted')).toBe(true);
+      const many = await added(ids);
+      expect(many.rows).toHaveLength(40);
+      // Two go at once, alone; the 38 that arrive meanwhile wait for a writer and share its commit.
+      expect(many.transactions).toBeLessThanOrEqual(4);
+      // One actor's events, one after another, each commit alone.
+      const id = ids[0];
+      for (let n = 100; n < 105; n++) await host.send('ledger', id, { type: 'add', n });
+      const one = await added([id]);
+      expect(one.transactions).toBe(6);
+      await host.close();
+    });
+
+    it("fails only the actor whose statement failed, and writes the others' transitions once", async () => {
+      await t.db.query(`create table if not exists ledger_entities (id uuid primary key, status text not null, deadline_at timestamptz)`);
+      let refused = '';
+      const kind = ledgerKind({
+        onPersist: async (tx, id, _snapshot, p) => {
+          if (id === refused) throw new Error('entity write refused');
+          await tx.query(`insert into ledger_entities (id, status) values ($1, $2) on conflict (id) do update set status = excluded.status`, [id, p.status]);
+        },
+      });
+      const host = await createActorHost({ db: t.db, replicaId: 'gc2', kinds: { ledger: kind }, logger, supervision: fast, groupCommit: { writers: 1 } });
+      const ids = Array.from({ length: 20 }, () => randomUUID());
+      for (const id of ids) await host.spawn('ledger', id, { owner: 'ann' });
+      refused = ids[7];
+      const results = await Promise.allSettled(ids.map((id, i) => host.send('ledger', id, { type: 'add', n: i + 1 })));
+      results.forEach((r, i) => {
+        if (i === 7) expect(r).toMatchObject({ status: 'rejected', reason: { code: 'unavailable' } });
+        else expect(r).toMatchObject({ status: 'fulfilled', value: { outcome: 'persisted' } });
+      });
+      const { rows } = await added(ids);
+      expect(rows.map((r) => r.n).sort((a, b) => a - b)).toEqual(ids.map((_, i) => i + 1).filter((n) => n !== 8));
+      expect((await row(t.db, refused)).version).toBe(1n);
+      await host.close();
+    });
+
+    for (const point of ['after', 'before'] as const) {
+      it(`applies no event twice when a group's COMMIT ${point === 'after' ? 'happened but its answer was lost' : 'failed'}`, async () => {
+        const fdb = faultyDb(t.db);
+        const host = await createActorHost({ db: fdb, replicaId: `gc-${point}`, kinds: { ledger: ledgerKind() }, logger, supervision: fast, groupCommit: { writers: 1 } });
+        const ids = Array.from({ length: 12 }, () => randomUUID());
+        for (const id of ids) await host.spawn('ledger', id, { owner: 'ann' });
+        // The first send goes alone (one statement, no COMMIT); the eleven behind it form the group that fails.
+        fdb.inject({ nth: 1, point, match: /^COMMIT$/ });
+        const results = await Promise.all(ids.map((id, i) => host.send('ledger', id, { type: 'add', n: i + 1 })));
+        expect(fdb.fired).toBe(true);
+        expect(results.every((r) => r.outcome === 'persisted')).toBe(true);
+        const { rows } = await added(ids);
+        expect(rows.map((r) => r.n).sort((a, b) => a - b)).toEqual(ids.map((_, i) => i + 1));
+        for (const id of ids) expect((await host.get('ledger', id))!.snapshot.context.entries).toHaveLength(1);
+        await host.close();
+      });
+    }
+  });
 });

@@ -20,6 +20,7 @@ import { ActorError } from './errors.ts';
 import { Ownership } from './ownership.ts';
 import { createResources, type HostResources } from './systems.ts';
 import { TransitionWrites } from './transitionWrites.ts';
+import type { GroupCommitOptions } from './groupCommit.ts';
 import type { ActorStatus, EntityWrite } from './store.ts';
 import type { ActorWatch } from './notifications.ts';
 
@@ -118,6 +119,8 @@ export interface ActorHostOptions {
   maxConflictRetries?: number;
   /** Live actors kept in memory; the oldest are dropped beyond this (they reload on their next event). */
   cacheSize?: number;
+  /** How transitions of different actors ready at the same time share a commit (groupCommit.ts). */
+  groupCommit?: GroupCommitOptions;
 }
 
 export type { ActorStatus };
@@ -221,7 +224,7 @@ class Host implements ActorHost {
       sleepAfter: (failures) => r.backoff.after(failures),
       fail: (kind, id, reason) => this.delivery.fail(kind, id, reason),
     });
-    this.delivery = new Delivery(r, new TransitionWrites(r), this.effects);
+    this.delivery = new Delivery(r, new TransitionWrites({ ...r, groupCommit: opts.groupCommit }), this.effects);
     this.ownership = new Ownership(r, this.effects);
   }
 

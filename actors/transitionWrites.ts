@@ -1,6 +1,7 @@
 // Turns a decided transition into its store writes: the actor row, the history row, the outbox rows and the NOTIFY
 // payload as one `TransitionWrite` (one statement, actors/store.ts), with the kind's entity write folded in or its
-// onPersist hook in the same transaction; and a spawn's insert the same way.
+// onPersist hook in the same transaction; and a spawn's insert the same way. Transitions of different actors ready at
+// the same time commit together (groupCommit.ts).
 import type { AnyMachineSnapshot } from 'xstate';
 import type { Db, Queryable } from '../runtime/db.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
@@ -12,6 +13,7 @@ import { redactSecrets } from './redact.ts';
 import { encodeJson, withoutKeys } from './snapshotCodec.ts';
 import { insertActor, writeTransition, type TransitionWrite } from './store.ts';
 import { exec } from '../runtime/sql.ts';
+import { GroupCommit, type GroupCommitOptions } from './groupCommit.ts';
 
 /** The actions that are effects (built-ins such as assign and raise were applied inside transition()). */
 export const effectsOf = (actions: readonly Action[], reg: ActorKind) =>
@@ -29,13 +31,16 @@ export interface TransitionWritesDeps {
   db: Db;
   replicaId: string;
   kinds: Record<string, ActorKind>;
+  groupCommit?: GroupCommitOptions;
 }
 
 export class TransitionWrites {
   private readonly d: TransitionWritesDeps;
+  private readonly group: GroupCommit;
 
   constructor(deps: TransitionWritesDeps) {
     this.d = deps;
+    this.group = new GroupCommit(deps.db, deps.groupCommit);
   }
 
   build(
@@ -97,14 +102,16 @@ export class TransitionWrites {
     projection: Projection,
     attachments?: Readonly<Record<string, unknown>>,
   ): Promise<number | null> {
-    const { db } = this.d;
     const entity = reg.entityWrite?.(id, projection, attachments);
-    if (!reg.onPersist) return writeTransition(db, expectedVersion, write, entity);
     const onPersist = reg.onPersist;
-    return db.tx(async (tx) => {
-      const version = await writeTransition(tx, expectedVersion, write, entity);
-      if (version !== null) await onPersist(tx, id, snapshot, projection);
-      return version;
+    return this.group.write({
+      key: `${write.kind}:${id}`,
+      needsTx: onPersist !== undefined,
+      run: async (q) => {
+        const version = await writeTransition(q, expectedVersion, write, entity);
+        if (version !== null && onPersist) await onPersist(q, id, snapshot, projection);
+        return version;
+      },
     });
   }
 

@@ -32,26 +32,45 @@ export function faultyDb(real: Db): FaultyDb {
   let fired = false;
   let dead = false;
 
-  const guard = async <T>(text: string, exec: () => Promise<T>): Promise<T> => {
-    if (dead) throw new InjectedFault('before');
+  /** Counts a statement; the fault's point when this is the one that fails. */
+  const trip = (text: string): FaultPoint | null => {
+    if (dead) return 'before';
     if (fault && (!fault.match || fault.match.test(text)) && ++seen === fault.nth) {
       const f = fault;
       fault = null;
       fired = true;
       if (f.dead) dead = true;
-      if (f.point === 'before') throw new InjectedFault('before');
-      await exec();
-      throw new InjectedFault('after');
+      return f.point;
     }
-    return exec();
+    return null;
+  };
+  const guard = async <T>(text: string, exec: () => Promise<T>): Promise<T> => {
+    const point = trip(text);
+    if (point === 'before') throw new InjectedFault('before');
+    const result = await exec();
+    if (point === 'after') throw new InjectedFault('after');
+    return result;
   };
   const wrap = (q: Queryable): Queryable => ({
     query: (text, params) => guard(text, () => q.query(text, params)),
   });
+  // A transaction's COMMIT counts as a statement too (`COMMIT`): failing before it rolls back; after it, the
+  // transaction committed and its answer was lost.
+  const tx: Db['tx'] = async (fn) => {
+    let point: FaultPoint | null = null;
+    const result = await real.tx(async (q) => {
+      const r = await fn(wrap(q));
+      point = trip('COMMIT');
+      if (point === 'before') throw new InjectedFault('before');
+      return r;
+    });
+    if (point === 'after') throw new InjectedFault('after');
+    return result;
+  };
 
   return {
     query: (text, params) => guard(text, () => real.query(text, params)),
-    tx: (fn) => real.tx((q) => fn(wrap(q))),
+    tx,
     withConnection: (fn) => real.withConnection((q) => fn(wrap(q))),
     listen: (channel, onPayload) => real.listen(channel, onPayload),
     notify: (channel, payload) => real.notify(channel, payload),
