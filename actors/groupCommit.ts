@@ -9,7 +9,9 @@
 // - the COMMIT fails (the connection lost around it): the outcome is unknown for all, and every member gets the
 //   error, which the delivery loop handles by reading back whether its transition committed.
 // Members touch different actors (each actor has one delivery in flight per replica); they are written in key order
-// so two groups on different replicas take their row locks in the same order.
+// so two groups on different replicas take their row locks in the same order. A group waits on every row lock its
+// members need, so no code may await a send while its own transaction holds a lock on an entity row (no code does):
+// that wait would pass through this process, where PostgreSQL's deadlock detector cannot see it.
 import type { Db, Queryable } from '../runtime/db.ts';
 
 /** One transition's write: run on the group's transaction (or alone on the pool); the new version, or null when
