@@ -74,7 +74,11 @@ export async function databaseUrlFor(config: Config, logger: Logger): Promise<{ 
   }
   const dir = resolve(config.DATA_DIR, 'pg');
   logger.info({ dir }, 'starting embedded PostgreSQL');
-  const embedded = await startEmbeddedPostgres(dir, { onLog: (l) => logger.debug({ pg: l }, 'postgres') });
+  const embedded = await startEmbeddedPostgres(dir, {
+    onLog: (l) => logger.debug({ pg: l }, 'postgres'),
+    onNotice: (l) => logger.warn(l),
+    ownProcessGroup: true,
+  });
   return { url: embedded.url, embedded };
 }
 

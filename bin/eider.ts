@@ -6,12 +6,12 @@ import { ConfigError, loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { connectDb } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
-import { startEmbeddedPostgres } from '../runtime/postgres.ts';
+import { DataDirInUseError, startEmbeddedPostgres } from '../runtime/postgres.ts';
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
 import { createTracing } from '../telemetry/tracing.ts';
 import { agentEnvironment } from './agentEnv.ts';
-import { Supervisor } from './supervisor.ts';
+import { Supervisor, SUPERVISED_ENV } from './supervisor.ts';
 import { ReplicaIdTakenError } from '../runtime/replicas.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -21,7 +21,7 @@ function fail(e: unknown): never {
     process.stderr.write(`eider: configuration error: ${e.message}\n`);
     process.exit(2);
   }
-  if (e instanceof ReplicaIdTakenError) {
+  if (e instanceof ReplicaIdTakenError || e instanceof DataDirInUseError) {
     process.stderr.write(`eider: ${e.message}\n`);
     process.exit(2);
   }
@@ -41,6 +41,9 @@ function onSignals(stop: () => Promise<void>) {
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
+  // A closed terminal: stop in order too (left alone, the parts would die at once and the embedded PostgreSQL,
+  // which takes SIGHUP as "reload", would stay running behind them).
+  process.on('SIGHUP', handler);
 }
 
 async function cmdApi() {
@@ -123,7 +126,11 @@ async function cmdUp() {
   const env: Record<string, string> = { ...(process.env as Record<string, string>) };
   let stopPg: (() => Promise<void>) | undefined;
   if (!config.DATABASE_URL && !config.POSTGRES_HOST) {
-    const pg = await startEmbeddedPostgres(resolve(dataDir, 'pg'), { onLog: (l) => logger.debug({ pg: l }, 'postgres') });
+    const pg = await startEmbeddedPostgres(resolve(dataDir, 'pg'), {
+      onLog: (l) => logger.debug({ pg: l }, 'postgres'),
+      onNotice: (l) => logger.warn(l),
+      ownProcessGroup: true,
+    });
     env.DATABASE_URL = pg.url;
     stopPg = () => pg.stop();
   }
@@ -265,5 +272,11 @@ const cmd = commands[name];
 if (!cmd) {
   process.stderr.write(`usage: eider <${Object.keys(commands).join('|')}>\n`);
   process.exit(2);
+}
+// A part started by `eider up` stops with it, however it ends (even killed with SIGKILL, when it cannot stop its
+// parts): its stdin is a pipe from the supervisor, which the system closes then; the part stops as on SIGTERM.
+if (process.env[SUPERVISED_ENV] === '1') {
+  process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM'));
+  process.stdin.resume();
 }
 cmd().catch(fail);

@@ -5,6 +5,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../runtime/logger.ts';
 
+/** Set in a part's environment: its stdin is the supervisor's pipe, and its end means the supervisor is gone. */
+export const SUPERVISED_ENV = 'EIDER_SUPERVISED';
+
 export interface PartSpec {
   /** What the logs call it: `api-2`, `agent`… */
   name: string;
@@ -56,7 +59,11 @@ export class Supervisor {
   }
 
   #spawn(part: Part): void {
-    const child = spawn(process.execPath, [this.#o.self, part.spec.command], { env: part.spec.env, stdio: ['ignore', 'inherit', 'inherit'] });
+    // stdin is a pipe nothing is written to: the system closes it when this process ends, and the part then stops.
+    const child = spawn(process.execPath, [this.#o.self, part.spec.command], {
+      env: { ...part.spec.env, [SUPERVISED_ENV]: '1' },
+      stdio: ['pipe', 'inherit', 'inherit'],
+    });
     part.child = child;
     part.startedAt = Date.now();
     child.on('exit', (code, signal) => {

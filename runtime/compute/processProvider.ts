@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ComputeProvider, ManagedInstance, ProvisionRequest } from './provider.ts';
+import { exitedOrGone, hasProcfs, procStatus } from '../procfs.ts';
 
 export interface ProcessProviderOptions {
   /** Where instance directories live (DATA_DIR/elastic). */
@@ -26,22 +27,12 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-  if (!existsSync('/proc/self/stat')) return true; // no /proc to ask: the signal answered
-  let stat: string;
-  let cmdline: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return false; // gone between the signal and the read
-  }
-  // "pid (comm) state …": comm may hold blanks, so the state follows the last ')'. A zombie (Z) or dead (X) process
-  // has exited and waits only to be reaped by its parent.
-  const state = stat.charAt(stat.lastIndexOf(')') + 2);
-  if (state === 'Z' || state === 'X') return false;
+  if (!hasProcfs()) return true; // no /proc to ask: the signal answered
+  const s = procStatus(pid);
+  if (exitedOrGone(s)) return false;
   // A reused pid is not ours: the process must still be an `eider agent` (Linux names its command line). An
   // exiting process has already lost its command line and is still ours until it is a zombie.
-  return cmdline === '' || cmdline.includes('agent');
+  return s!.cmdline === '' || s!.cmdline.includes('agent');
 }
 
 /** Waits up to `ms` for `pid` to be gone; whether it is. */

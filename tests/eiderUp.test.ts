@@ -1,0 +1,109 @@
+// `eider up` as a user runs it, on its embedded PostgreSQL: killed with SIGKILL (it cannot stop anything), its parts
+// stop with it and the next `eider up` on the same DATA_DIR stops the PostgreSQL server it left and comes up; a
+// terminal's Ctrl-C (SIGINT to the whole process group) stops everything in order, the database last, so the api
+// drains with no error and nothing is left running.
+import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../runtime/postgres.ts';
+import { EIDER, exited, pollUntil, processState } from './support/processes.ts';
+
+/** Starts `eider up` in a process group of its own, as a shell starts a foreground job. */
+function up(dataDir: string, ports: { api: number; catalog: number; store: number }): { child: ChildProcess; out: () => string } {
+  const child = spawn(process.execPath, [EIDER, 'up'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? dataDir,
+      DATA_DIR: dataDir,
+      PORT: String(ports.api),
+      CATALOG_PORT: String(ports.catalog),
+      OBJECT_STORE_PORT: String(ports.store),
+      RESULTS_HTTP_PORT: '0',
+      SEED_SAMPLES: 'false',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return { child, out: () => out };
+}
+
+/** The pids whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const alive = (pid: number) => {
+  const s = processState(pid);
+  return s !== null && s !== 'Z';
+};
+const serverPid = (dataDir: string) => Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+
+describe('eider up on its embedded PostgreSQL', () => {
+  it('killed, takes its parts with it and the next start stops the server it left; Ctrl-C stops all in order', { timeout: 300_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'eider-up-'));
+    const ports = { api: await freePort(), catalog: await freePort(), store: await freePort() };
+    let second: ReturnType<typeof up> | undefined;
+    const first = up(dataDir, ports);
+    try {
+      await pollUntil(async () => first.out(), (o) => o.includes('Eider is up.') || first.child.exitCode !== null, 180_000, 200);
+      expect(first.out(), first.out().slice(-3000)).toContain('Eider is up.');
+      const server = serverPid(dataDir);
+      const parts = childrenOf(first.child.pid!).filter((p) => p !== server);
+      expect(parts.length).toBe(4); // object store, catalog, api, agent
+
+      first.child.kill('SIGKILL');
+      const left = await pollUntil(async () => parts.filter(alive), (l) => l.length === 0, 30_000, 200);
+      expect(left, 'parts still running after their supervisor was killed').toEqual([]);
+      // The server, in a process group of its own, outlives it: nothing was left to stop it.
+      expect(alive(server)).toBe(true);
+
+      second = up(dataDir, ports);
+      await pollUntil(async () => second!.out(), (o) => o.includes('Eider is up.') || second!.child.exitCode !== null, 180_000, 200);
+      expect(second.out(), second.out().slice(-3000)).toContain('Eider is up.');
+      expect(second.out()).toContain(`stopping PostgreSQL (pid ${server}) left running`);
+      expect(alive(server)).toBe(false);
+      const again = await fetch(`http://127.0.0.1:${ports.api}/api/readyz`);
+      expect(again.status).toBe(200);
+
+      // Ctrl-C: SIGINT to the whole foreground group, as a terminal sends it.
+      const server2 = serverPid(dataDir);
+      const parts2 = childrenOf(second.child.pid!);
+      expect(parts2).toContain(server2);
+      const log = second.out().length;
+      process.kill(-second.child.pid!, 'SIGINT');
+      await exited(second.child);
+      expect(second.child.exitCode).toBe(0);
+      expect(parts2.filter(alive)).toEqual([]);
+      // The database outlived the api's drain: no error on the way down.
+      const shutdown = second.out().slice(log);
+      expect(shutdown, shutdown.slice(-3000)).not.toMatch(/"level":(50|60)/);
+      expect(shutdown).not.toContain('ENOENT /tmp/.s.PGSQL');
+    } finally {
+      for (const c of [first.child, second?.child]) if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      try {
+        const pid = serverPid(dataDir);
+        if (alive(pid)) process.kill(pid, 'SIGINT');
+        await pollUntil(async () => alive(pid), (a) => !a, 30_000, 200);
+      } catch {
+        // no server left
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
