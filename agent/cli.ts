@@ -1,4 +1,4 @@
-// `eider agent`: read the configuration from the environment, run until SIGINT/SIGTERM.
+// `eider agent`: read the configuration from the environment, run until SIGINT/SIGTERM/SIGHUP.
 import { agentConfigFromEnv, AgentConfigError, runAgent } from './main.ts';
 import { unbuiltAgentSettings } from './config.ts';
 
@@ -23,6 +23,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);
+  // A closed terminal: stop cleanly too.
+  process.once('SIGHUP', shutdown);
 }
 
 if (import.meta.main) {

@@ -11,19 +11,29 @@ import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
 import { createTracing } from '../telemetry/tracing.ts';
 import { agentEnvironment } from './agentEnv.ts';
-import { Supervisor, SUPERVISED_ENV } from './supervisor.ts';
+import { CONFIGURATION_EXIT, Supervisor, SUPERVISED_ENV } from './supervisor.ts';
 import { ReplicaIdTakenError } from '../runtime/replicas.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
+/** The variable that names the port each command listens on. */
+const PORT_VARIABLES: Record<string, string> = { api: 'PORT', catalog: 'CATALOG_PORT', objectstore: 'OBJECT_STORE_PORT', agent: 'RESULTS_HTTP_PORT' };
+
 function fail(e: unknown): never {
   if (e instanceof ConfigError) {
     process.stderr.write(`eider: configuration error: ${e.message}\n`);
-    process.exit(2);
+    process.exit(CONFIGURATION_EXIT);
   }
   if (e instanceof ReplicaIdTakenError || e instanceof DataDirInUseError) {
     process.stderr.write(`eider: ${e.message}\n`);
-    process.exit(2);
+    process.exit(CONFIGURATION_EXIT);
+  }
+  // A port something else holds: starting again cannot help (exit 2 tells `eider up` not to retry).
+  const bind = e as { code?: string; address?: string; port?: number };
+  if (bind?.code === 'EADDRINUSE') {
+    const variable = PORT_VARIABLES[process.argv[2] ?? ''];
+    process.stderr.write(`eider: ${bind.address ?? ''}:${bind.port ?? ''} is already in use${variable ? `: stop what holds it, or set ${variable}` : ''}\n`);
+    process.exit(CONFIGURATION_EXIT);
   }
   process.stderr.write(`eider: ${(e as Error)?.stack ?? String(e)}\n`);
   process.exit(1);
@@ -278,5 +288,7 @@ if (!cmd) {
 if (process.env[SUPERVISED_ENV] === '1') {
   process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM'));
   process.stdin.resume();
+  // Watching the pipe must not keep a part alive that has finished (an agent refusing its configuration returns).
+  (process.stdin as { unref?: () => void }).unref?.();
 }
 cmd().catch(fail);

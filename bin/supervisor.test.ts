@@ -13,6 +13,7 @@ writeFileSync(
   `import { appendFileSync } from 'node:fs';
    appendFileSync(process.env.STARTS, process.argv[2] + '\\n');
    if (process.argv[2] === 'crash') process.exit(3);
+   if (process.argv[2] === 'misconfigured') process.exit(2);
    setInterval(() => {}, 1000);`,
 );
 const starts = (file: string) => readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).length;
@@ -57,6 +58,18 @@ describe('eider up supervision', () => {
     await until(() => reason !== '');
     expect(starts(file)).toBe(3);
     expect(reason).toContain('api-1 stopped 3 times');
+  });
+
+  it('gives up at once on a part that refuses its configuration (exit code 2)', async () => {
+    const file = join(dir, 'misconfigured');
+    writeFileSync(file, '');
+    let reason = '';
+    supervisor = new Supervisor({ self: script, logger, initialBackoffMs: 5, maxFailures: 5, stableAfterMs: 5_000, onGiveUp: (_p, r) => (reason = r) });
+    supervisor.start({ name: 'api-1', command: 'misconfigured', env: { STARTS: file, PATH: process.env.PATH ?? '' } });
+    await until(() => reason !== '');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(starts(file)).toBe(1);
+    expect(reason).toBe('api-1 cannot start with this configuration');
   });
 });
 

@@ -1,9 +1,12 @@
 // `eider up`'s supervision of its parts: a part that dies (a DuckDB crash or an out-of-memory kill of the agent, a
-// crashed api replica) is started again with backoff and logged; the stack stops only when asked (SIGINT/SIGTERM)
-// or when one part keeps failing: maxFailures exits within windowMs, each after running less than stableAfterMs (a
+// crashed api replica) is started again with backoff and logged; the stack stops only when asked (SIGINT/SIGTERM),
+// when a part refuses its configuration (exit code 2), or when one part keeps failing: maxFailures exits within windowMs, each after running less than stableAfterMs (a
 // part that ran for a while and then died is restarted however often that happens; a crash loop is not).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../runtime/logger.ts';
+
+/** The exit code of an `eider` command that refused its configuration (bin/eider.ts `fail`). */
+export const CONFIGURATION_EXIT = 2;
 
 /** Set in a part's environment: its stdin is the supervisor's pipe, and its end means the supervisor is gone. */
 export const SUPERVISED_ENV = 'EIDER_SUPERVISED';
@@ -69,6 +72,14 @@ export class Supervisor {
     child.on('exit', (code, signal) => {
       if (part.child === child) part.child = null;
       if (this.#stopping) return;
+      // Exit code 2: the part refused its configuration (a bad value, a port in use, a replica id taken), and
+      // would refuse it again; it said why on its stderr.
+      if (code === CONFIGURATION_EXIT) {
+        const reason = `${part.spec.name} cannot start with this configuration`;
+        this.#o.logger.error({ part: part.spec.name, code }, `${reason}; shutting down`);
+        this.#o.onGiveUp(part.spec.name, reason);
+        return;
+      }
       const now = Date.now();
       const recent = part.exits.filter((t) => now - t < this.#o.windowMs);
       part.exits = now - part.startedAt < this.#o.stableAfterMs ? [...recent, now] : recent;
