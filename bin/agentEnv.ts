@@ -15,3 +15,13 @@ export function agentEnvironment(parent: Record<string, string | undefined>, ext
   for (const [k, v] of Object.entries(parent)) if (ALLOWED.has(k) && v !== undefined) out[k] = v;
   return { ...out, ...extra };
 }
+
+/**
+ * The bundled agent's RESULTS_HTTP_PORT when `eider up` must choose it: its default (8001) is the port API_REPLICAS ≥ 2
+ * gives to api-2 under the default PORT, so when unset and taken by another part the agent gets a free port ('0';
+ * it tells the api where its results are). Undefined: the agent's own setting stands.
+ */
+export function bundledResultsPort(parent: Record<string, string | undefined>, taken: readonly number[]): string | undefined {
+  if (parent.RESULTS_HTTP_PORT !== undefined) return undefined;
+  return taken.includes(Number(AGENT_VARIABLES.RESULTS_HTTP_PORT.def)) ? '0' : undefined;
+}

@@ -10,7 +10,7 @@ import { DataDirInUseError, startEmbeddedPostgres } from '../runtime/postgres.ts
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
 import { createTracing } from '../telemetry/tracing.ts';
-import { agentEnvironment } from './agentEnv.ts';
+import { agentEnvironment, bundledResultsPort } from './agentEnv.ts';
 import { CONFIGURATION_EXIT, Supervisor, SUPERVISED_ENV } from './supervisor.ts';
 import { ReplicaIdTakenError } from '../runtime/replicas.ts';
 
@@ -199,11 +199,13 @@ async function cmdUp() {
       start(id, 'api', { PORT: String(port), REPLICA_ID: id, REPLICA_INTERNAL_URL: `http://127.0.0.1:${port}` });
     }
     for (const port of apiPorts) await waitForReady(`http://127.0.0.1:${port}/api/healthz`, 120_000);
+    const resultsPort = bundledResultsPort(env, [...apiPorts, config.CATALOG_PORT, config.OBJECT_STORE_PORT]);
     start('agent', 'agent', {
       CONTROL_PLANE_URL: apiPorts.map((p) => `ws://127.0.0.1:${p}/agents/connect`).join(','),
       BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
       AGENT_NAME: 'bundled',
       OTEL_SERVICE_NAME: 'eider-agent',
+      ...(resultsPort === undefined ? {} : { RESULTS_HTTP_PORT: resultsPort }),
     });
     // Readiness names what it still waits for (the agent, the sample data): say it while waiting.
     await waitForReady(`${url}/api/readyz`, 600_000, (waiting) => logger.info({ waiting }, 'starting'));

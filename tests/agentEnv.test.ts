@@ -1,7 +1,7 @@
 // The bundled agent runs user SQL: the process `eider up` spawns for it must not see the stack's secrets.
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { agentEnvironment } from '../bin/agentEnv.ts';
+import { agentEnvironment, bundledResultsPort } from '../bin/agentEnv.ts';
 
 describe('bundled agent environment', () => {
   it('a spawned agent process sees only what an agent needs', () => {
@@ -29,5 +29,12 @@ describe('bundled agent environment', () => {
     const values = JSON.stringify(seen);
     for (const v of ['catalog-secret-value', 'root-store-key', 'setup-token-value', 'secret-key-value', 'postgres://']) expect(values).not.toContain(v);
     expect(seen).toMatchObject({ CONTROL_PLANE_URL: 'ws://127.0.0.1:8000/agents/connect', BOOTSTRAP_TOKEN: 'boot-token-value', AGENT_NAME: 'bundled', DATA_DIR: '/data', MEMORY_HEADROOM_FRACTION: '0.2' });
+  });
+
+  it("moves the agent's result server off a port another part of the stack listens on, unless it was set", () => {
+    // API_REPLICAS=3 under the default PORT: api-2 listens on 8001, the result server's default.
+    expect(bundledResultsPort({}, [8000, 8001, 8002, 8181, 9000])).toBe('0');
+    expect(bundledResultsPort({}, [8000, 8181, 9000])).toBeUndefined();
+    expect(bundledResultsPort({ RESULTS_HTTP_PORT: '8001' }, [8000, 8001])).toBeUndefined();
   });
 });
