@@ -1,7 +1,8 @@
 // `eider up`'s supervision of its parts: a part that dies (a DuckDB crash or an out-of-memory kill of the agent, a
 // crashed api replica) is started again with backoff and logged; the stack stops only when asked (SIGINT/SIGTERM),
-// when a part refuses its configuration (exit code 2), or when one part keeps failing: maxFailures exits within windowMs, each after running less than stableAfterMs (a
-// part that ran for a while and then died is restarted however often that happens; a crash loop is not).
+// when a part refuses its configuration (exit code 2), or when one part keeps failing: maxFailures exits within
+// windowMs, each after running less than stableAfterMs (a part that ran for a while and then died is restarted
+// however often that happens; a crash loop is not).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../runtime/logger.ts';
 
