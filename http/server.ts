@@ -8,6 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
 import { Cause, Exit, Schema } from 'effect';
 import { AppError, derivedCode } from '../domain/errors.ts';
+import { isDatabaseUnavailable } from '../runtime/db.ts';
 import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { decodePart, type RouteDef } from './route.ts';
@@ -77,6 +78,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     if (err instanceof AppError) {
       if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return sendError(req, reply, err.status, err.code, err.message, err.details);
+    }
+    // The database down or restarting is an outage to wait out, not a fault of the request: 503, and said so.
+    if (isDatabaseUnavailable(err)) {
+      ctx.logger.warn({ reqId: req.id, method: req.method, url: req.url, err: String(err?.message ?? err) }, 'database unavailable');
+      return sendError(req, reply, 503, 'unavailable', 'the database is not reachable; try again shortly');
     }
     const status: number = typeof err?.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 500) {

@@ -97,6 +97,18 @@ export function joinTransaction(q: Queryable): Db {
   };
 }
 
+/** Failures of reaching the database rather than of the statement: a refused or lost connection (the errno of the
+ *  socket), SQLSTATE class 08, a server shutting down or starting (57P01–57P03), or out of connections (53300). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+
+/** Whether `e` (or what it wraps) says the database could not be reached, which a retry later may get past. */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  for (let c: any = e, depth = 0; c && depth < 5; c = c.cause, depth++) {
+    if (c instanceof DbError && c.code !== undefined && (UNREACHABLE.has(c.code) || c.code.startsWith('08'))) return true;
+  }
+  return false;
+}
+
 export function isUniqueViolation(e: unknown): boolean {
   return e instanceof DbError && e.code === '23505';
 }
