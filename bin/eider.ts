@@ -12,6 +12,7 @@ import { databaseUrlFor, startApi, VERSION } from './api.ts';
 import { createTracing } from '../telemetry/tracing.ts';
 import { agentEnvironment, bundledResultsPort } from './agentEnv.ts';
 import { CONFIGURATION_EXIT, Supervisor, SUPERVISED_ENV } from './supervisor.ts';
+import { PostgresKeeper } from './postgresKeeper.ts';
 import { ReplicaIdTakenError } from '../runtime/replicas.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -136,11 +137,11 @@ async function cmdUp() {
   const env: Record<string, string> = { ...(process.env as Record<string, string>) };
   let stopPg: (() => Promise<void>) | undefined;
   if (!config.DATABASE_URL && !config.POSTGRES_HOST) {
-    const pg = await startEmbeddedPostgres(resolve(dataDir, 'pg'), {
-      onLog: (l) => logger.debug({ pg: l }, 'postgres'),
-      onNotice: (l) => logger.warn(l),
-      ownProcessGroup: true,
-    });
+    const pgDir = resolve(dataDir, 'pg');
+    const startPg = (port?: number) =>
+      startEmbeddedPostgres(pgDir, { port, onLog: (l) => logger.debug({ pg: l }, 'postgres'), onNotice: (l) => logger.warn(l), ownProcessGroup: true });
+    const first = await startPg();
+    const pg = new PostgresKeeper(first, () => startPg(first.port), logger);
     env.DATABASE_URL = pg.url;
     stopPg = () => pg.stop();
   }

