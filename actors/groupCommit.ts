@@ -39,7 +39,7 @@ export class GroupCommit {
   private readonly db: Db;
   private readonly writers: number;
   private readonly maxGroup: number;
-  private queue: Pending[] = [];
+  private readonly queue: Pending[] = [];
   private active = 0;
 
   constructor(db: Db, opts: GroupCommitOptions = {}) {
@@ -57,8 +57,7 @@ export class GroupCommit {
 
   private pump(): void {
     while (this.active < this.writers && this.queue.length > 0) {
-      const group = this.queue.length <= this.maxGroup ? this.queue : this.queue.slice(0, this.maxGroup);
-      this.queue = this.queue.length <= this.maxGroup ? [] : this.queue.slice(this.maxGroup);
+      const group = this.queue.splice(0, this.maxGroup);
       this.active++;
       void this.commit(group).finally(() => {
         this.active--;
