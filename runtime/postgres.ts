@@ -4,7 +4,7 @@ import { mkdirSync, existsSync, statSync, chmodSync, readFileSync } from 'node:f
 import { dirname, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { connectDb, DbError } from './db.ts';
-import { exitedOrGone, procStatus, type ProcStatus } from './procfs.ts';
+import { liveProcess } from './procfs.ts';
 
 export interface EmbeddedPg {
   readonly url: string;
@@ -56,12 +56,6 @@ async function loadEmbeddedPostgres() {
   return mod.default;
 }
 
-/** A live process's parent and command line, or null when it has exited or is gone. */
-function processInfo(pid: number): ProcStatus | null {
-  const s = procStatus(pid);
-  return exitedOrGone(s) ? null : s;
-}
-
 /** The data directory's server belongs to an Eider stack that is running. */
 export class DataDirInUseError extends Error {
   constructor(message: string) {
@@ -83,16 +77,16 @@ async function stopOrphanedServer(dir: string, log: (line: string) => void): Pro
   } catch {
     return;
   }
-  const server = Number.isInteger(pid) && pid > 0 ? processInfo(pid) : null;
+  const server = Number.isInteger(pid) && pid > 0 ? liveProcess(pid) : null;
   if (!server || resolve(dataDir) !== dir || !/postgres/.test(server.cmdline)) return; // stale file: the server handles it
-  const parent = processInfo(server.ppid);
+  const parent = liveProcess(server.ppid);
   if (parent && /eider/.test(parent.cmdline)) {
     throw new DataDirInUseError(`another Eider process (pid ${server.ppid}) is running its PostgreSQL (pid ${pid}) on ${dir}: stop it first`);
   }
   log(`stopping PostgreSQL (pid ${pid}) left running on ${dir} by a stack that is gone`);
   process.kill(pid, 'SIGINT');
-  for (const until = Date.now() + 30_000; processInfo(pid) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
-  if (processInfo(pid)) throw new Error(`PostgreSQL (pid ${pid}) left running on ${dir} did not stop`);
+  for (const until = Date.now() + 30_000; liveProcess(pid) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+  if (liveProcess(pid)) throw new Error(`PostgreSQL (pid ${pid}) left running on ${dir} did not stop`);
 }
 
 /** Starts (initialising on first use) a PostgreSQL cluster under `dir`. */

@@ -26,5 +26,9 @@ export function procStatus(pid: number): ProcStatus | null {
   }
 }
 
-/** A process that has exited (a zombie waiting to be reaped, or dead) or is not there at all. */
-export const exitedOrGone = (s: ProcStatus | null): boolean => s === null || s.state === 'Z' || s.state === 'X';
+/** `pid`'s status while it runs (or is exiting); null once it has exited (a zombie waiting to be reaped, or dead)
+ *  or is not there at all. */
+export function liveProcess(pid: number): ProcStatus | null {
+  const s = procStatus(pid);
+  return s === null || s.state === 'Z' || s.state === 'X' ? null : s;
+}

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ComputeProvider, ManagedInstance, ProvisionRequest } from './provider.ts';
-import { exitedOrGone, hasProcfs, procStatus } from '../procfs.ts';
+import { hasProcfs, liveProcess } from '../procfs.ts';
 
 export interface ProcessProviderOptions {
   /** Where instance directories live (DATA_DIR/elastic). */
@@ -28,11 +28,11 @@ function alive(pid: number): boolean {
     return false;
   }
   if (!hasProcfs()) return true; // no /proc to ask: the signal answered
-  const s = procStatus(pid);
-  if (exitedOrGone(s)) return false;
+  const s = liveProcess(pid);
+  if (!s) return false;
   // A reused pid is not ours: the process must still be an `eider agent` (Linux names its command line). An
   // exiting process has already lost its command line and is still ours until it is a zombie.
-  return s!.cmdline === '' || s!.cmdline.includes('agent');
+  return s.cmdline === '' || s.cmdline.includes('agent');
 }
 
 /** Waits up to `ms` for `pid` to be gone; whether it is. */
