@@ -12,9 +12,14 @@ export class Backoff {
     this.maxMs = opts.maxBackoffMs;
   }
 
+  /** The wait after `failures` consecutive failures. */
+  delayMs(failures: number): number {
+    return Math.min(this.maxMs, this.baseMs * 2 ** (failures - 1));
+  }
+
   /** Waits out the backoff after `failures` consecutive failures; rejects with `unavailable` if the host closes. */
   after(failures: number): Promise<void> {
-    return this.sleep(Math.min(this.maxMs, this.baseMs * 2 ** (failures - 1)));
+    return this.sleep(this.delayMs(failures));
   }
 
   /** Rejects every pending wait (the host closing). */

@@ -3,6 +3,7 @@
 // `unavailable`, then reconnect). Only `stop` ends it.
 import type { Logger } from '../runtime/logger.ts';
 import type { EmbeddedPg } from '../runtime/postgres.ts';
+import { Backoff } from '../actors/backoff.ts';
 
 export class PostgresKeeper {
   readonly #start: () => Promise<EmbeddedPg>;
@@ -10,7 +11,7 @@ export class PostgresKeeper {
   #pg: EmbeddedPg;
   #stopping = false;
   #restarting: Promise<void> = Promise.resolve();
-  #wake: (() => void) | null = null;
+  readonly #backoff = new Backoff({ backoffMs: 500, maxBackoffMs: 30_000 });
 
   /** `start` starts the server again on the same directory and port. */
   constructor(first: EmbeddedPg, start: () => Promise<EmbeddedPg>, logger: Logger) {
@@ -26,7 +27,7 @@ export class PostgresKeeper {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    this.#wake?.();
+    this.#backoff.cancelAll();
     await this.#restarting;
     await this.#pg.stop();
   }
@@ -39,17 +40,12 @@ export class PostgresKeeper {
 
   async #restart(): Promise<void> {
     for (let attempt = 1; !this.#stopping; attempt++) {
-      const delayMs = Math.min(30_000, 500 * 2 ** (attempt - 1));
-      this.#logger.error({ part: 'postgres', restartInMs: delayMs }, 'a part of the stack stopped; restarting it');
-      await new Promise<void>((res) => {
-        const timer = setTimeout(res, delayMs);
-        this.#wake = () => {
-          clearTimeout(timer);
-          res();
-        };
-      });
-      this.#wake = null;
-      if (this.#stopping) return;
+      this.#logger.error({ part: 'postgres', restartInMs: this.#backoff.delayMs(attempt) }, 'a part of the stack stopped; restarting it');
+      try {
+        await this.#backoff.after(attempt);
+      } catch {
+        return; // stopped during the wait
+      }
       try {
         this.#pg = await this.#start();
         this.#logger.info({ part: 'postgres' }, 'PostgreSQL is running again');
