@@ -4,11 +4,11 @@
 // drains with no error and nothing is left running.
 import { describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../runtime/postgres.ts';
-import { EIDER, exited, pollUntil, processState } from './support/processes.ts';
+import { childrenOf, EIDER, exited, pollUntil, processRunning } from './support/processes.ts';
 
 /** Starts `eider up` in a process group of its own, as a shell starts a foreground job. */
 function up(dataDir: string, ports: { api: number; catalog: number; store: number }): { child: ChildProcess; out: () => string } {
@@ -33,25 +33,6 @@ function up(dataDir: string, ports: { api: number; catalog: number; store: numbe
   return { child, out: () => out };
 }
 
-/** The pids whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-const alive = (pid: number) => {
-  const s = processState(pid);
-  return s !== null && s !== 'Z';
-};
 const serverPid = (dataDir: string) => Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 describe('eider up on its embedded PostgreSQL', () => {
@@ -68,16 +49,16 @@ describe('eider up on its embedded PostgreSQL', () => {
       expect(parts.length).toBe(4); // object store, catalog, api, agent
 
       first.child.kill('SIGKILL');
-      const left = await pollUntil(async () => parts.filter(alive), (l) => l.length === 0, 30_000, 200);
+      const left = await pollUntil(async () => parts.filter(processRunning), (l) => l.length === 0, 30_000, 200);
       expect(left, 'parts still running after their supervisor was killed').toEqual([]);
       // The server, in a process group of its own, outlives it: nothing was left to stop it.
-      expect(alive(server)).toBe(true);
+      expect(processRunning(server)).toBe(true);
 
       second = up(dataDir, ports);
       await pollUntil(async () => second!.out(), (o) => o.includes('Eider is up.') || second!.child.exitCode !== null, 180_000, 200);
       expect(second.out(), second.out().slice(-3000)).toContain('Eider is up.');
       expect(second.out()).toContain(`stopping PostgreSQL (pid ${server}) left running`);
-      expect(alive(server)).toBe(false);
+      expect(processRunning(server)).toBe(false);
       const again = await fetch(`http://127.0.0.1:${ports.api}/api/readyz`);
       expect(again.status).toBe(200);
 
@@ -98,7 +79,7 @@ describe('eider up on its embedded PostgreSQL', () => {
       process.kill(-second.child.pid!, 'SIGINT');
       await exited(second.child);
       expect(second.child.exitCode).toBe(0);
-      expect(parts2.filter(alive)).toEqual([]);
+      expect(parts2.filter(processRunning)).toEqual([]);
       // The database outlived the api's drain: no error on the way down.
       const shutdown = second.out().slice(log);
       expect(shutdown, shutdown.slice(-3000)).not.toMatch(/"level":(50|60)/);
@@ -107,8 +88,8 @@ describe('eider up on its embedded PostgreSQL', () => {
       for (const c of [first.child, second?.child]) if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       try {
         const pid = serverPid(dataDir);
-        if (alive(pid)) process.kill(pid, 'SIGINT');
-        await pollUntil(async () => alive(pid), (a) => !a, 30_000, 200);
+        if (processRunning(pid)) process.kill(pid, 'SIGINT');
+        await pollUntil(async () => processRunning(pid), (a) => !a, 30_000, 200);
       } catch {
         // no server left
       }

@@ -9,21 +9,12 @@ import { join } from 'node:path';
 import { setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
 import { elasticCompute } from '../actors/elasticCompute.ts';
 import { freshDatabase } from './support/database.ts';
-import { adminOn, apiReady, eventually, exited, processSite, processState, startEider } from './support/processes.ts';
+import { adminOn, apiReady, eventually, exited, processSite, processRunning, startEider } from './support/processes.ts';
 import { processProvider } from '../runtime/compute/processProvider.ts';
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000) => eventually(what, probe, timeoutMs);
 
 /** The process exists and has not exited: a zombie (exited, not yet reaped by its parent) counts as gone. */
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  const state = processState(pid);
-  return state !== null && state !== 'Z' && state !== 'X';
-};
 
 /** Every agent process a provider root still holds is stopped (nothing outlives the test). */
 async function stopLeftovers(root: string) {
@@ -115,7 +106,7 @@ describe('elastic compute with the process provider', () => {
     }, 30_000);
     expect(ended.elastic.reason).toBe('idle');
     expect(ended.status).toBe('unavailable');
-    expect(alive(pid)).toBe(false);
+    expect(processRunning(pid)).toBe(false);
     expect(await processProvider({ root: join(t.dataDir, 'elastic'), command: ['true'] }).list()).toEqual([]);
     const metrics = await t.req('GET', '/api/metrics', { as: admin });
     expect(metrics.text).toMatch(/eider_elastic_agents_reaped\{reason="idle"\} 1/);
@@ -150,7 +141,7 @@ describe('elastic compute with the process provider', () => {
     // Any process whose command line names `agent`, as the provider's own do.
     const leak = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'agent'], { detached: true, stdio: 'ignore' });
     writeFileSync(join(root, leakId, 'agent.pid'), String(leak.pid));
-    await until('leak terminated', async () => !alive(leak.pid!) && !(await processProvider({ root, command: ['true'] }).list()).some((i) => i.elasticId === leakId), 30_000);
+    await until('leak terminated', async () => !processRunning(leak.pid!) && !(await processProvider({ root, command: ['true'] }).list()).some((i) => i.elasticId === leakId), 30_000);
   }, 60_000);
 
   it('an operator starts an elastic agent of a size; it serves work that names it', async () => {

@@ -1,6 +1,6 @@
 // The parts as separate `eider` processes, for tests that kill one (SIGKILL) and start the next.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
@@ -130,15 +130,31 @@ export async function pollUntil<T>(probe: () => Promise<T>, done: (v: T) => bool
   }
 }
 
-/**
- * A process's state letter from `/proc/<pid>/stat` (R, S, T stopped, Z zombie…), or null when it is gone. The line
- * is "pid (comm) state …" and comm may hold blanks, so the state follows the last ')'.
- */
-export function processState(pid: number): string | null {
+/** The fields of `/proc/<pid>/stat` after "pid (comm)": state, ppid, …; null when the process is gone. comm may hold
+ *  blanks, so they follow the last ')'. */
+function statFields(pid: number | string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.charAt(stat.lastIndexOf(')') + 2);
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return null;
   }
+}
+
+/** A process's state letter from `/proc/<pid>/stat` (R, S, T stopped, Z zombie…), or null when it is gone. */
+export function processState(pid: number): string | null {
+  return statFields(pid)?.[0] ?? null;
+}
+
+/** Whether `pid` still runs (or is exiting): there, and neither a zombie waiting to be reaped nor dead. */
+export function processRunning(pid: number): boolean {
+  const state = processState(pid);
+  return state !== null && state !== 'Z' && state !== 'X';
+}
+
+/** The pids whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d) && Number(statFields(d)?.[1]) === pid)
+    .map(Number);
 }
