@@ -58,6 +58,9 @@ describe('agentConfigFromEnv', () => {
       [{ ...required, MEMORY_HEADROOM_FRACTION: '1' }, 'MEMORY_HEADROOM_FRACTION'],
       [{ ...required, MAX_CONCURRENCY_PROFILE: 'double' }, 'MAX_CONCURRENCY_PROFILE'],
       [{ ...required, PROFILING_ENABLED: 'maybe' }, 'PROFILING_ENABLED'],
+      // Only the documented boolean forms (true/false, 1/0): `yes` is refused, not read as true.
+      [{ ...required, PROFILING_ENABLED: 'yes' }, 'PROFILING_ENABLED'],
+      [{ ...required, SANDBOX_LOCK_CONFIGURATION: 'off' }, 'SANDBOX_LOCK_CONFIGURATION'],
       [{ ...required, MAX_QUEUE_DEPTH: '1.5' }, 'MAX_QUEUE_DEPTH'],
       [{ ...required, ESTIMATE_SAFETY_MULTIPLIER: '0.5' }, 'ESTIMATE_SAFETY_MULTIPLIER'],
       [{ ...required, ESTIMATE_FLOOR_BYTES: 'lots' }, 'ESTIMATE_FLOOR_BYTES'],

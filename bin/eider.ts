@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../runtime/config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { connectDb } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
+import { needsAdmin } from '../domain/identity.ts';
 import { DataDirInUseError, startEmbeddedPostgres } from '../runtime/postgres.ts';
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
@@ -145,9 +146,13 @@ async function cmdUp() {
     env.DATABASE_URL = pg.url;
     stopPg = () => pg.stop();
   }
+  // Whether the first admin is still to be created decides what the start-up banner offers: a restarted stack whose
+  // admin exists prints no setup token (using it would answer 409).
+  let adminMissing: boolean;
   {
     const db = await connectDb({ url: env.DATABASE_URL ?? config.DATABASE_URL!, poolSize: 1, maxOverflow: 1 });
     for (const set of ['control', 'catalog'] as const) await migrate(db, set);
+    adminMissing = await needsAdmin(db);
     await db.close();
   }
   // A generated token is kept in DATA_DIR/setup-token for the operator; one given by SETUP_TOKEN is never written.
@@ -206,6 +211,8 @@ async function cmdUp() {
       BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
       AGENT_NAME: 'bundled',
       OTEL_SERVICE_NAME: 'eider-agent',
+      // The bundled agent's result server listens where the api does (loopback by default), unless set apart.
+      RESULTS_HTTP_HOST: env.RESULTS_HTTP_HOST ?? config.HOST,
       ...(resultsPort === undefined ? {} : { RESULTS_HTTP_PORT: resultsPort }),
     });
     // Readiness names what it still waits for (the agent, the sample data): say it while waiting.
@@ -219,8 +226,10 @@ async function cmdUp() {
   process.stdout.write(
     `\nEider is up.\n  URL:          ${url}\n` +
       (replicas > 1 ? `  Replicas:     ${apiPorts.map((p) => `http://127.0.0.1:${p}`).join(', ')}\n` : '') +
-      `  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
-      `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n` +
+      (adminMissing
+        ? `  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
+          `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n`
+        : `  Sign in at ${url} (the first admin exists).\n`) +
       `Press Ctrl-C to stop.\n\n`,
   );
 }

@@ -14,7 +14,8 @@ const DEFAULT_CREDENTIAL = 'eider-default-credential';
 export const CONFIG_VARIABLES = {
   // Process and storage layout (ours: decisions.md)
   PORT: int('process', '8000', 0, 65535),
-  HOST: str('process', '0.0.0.0'),
+  // Loopback unless told otherwise: a laptop's `npm start` serves no other machine (docs/production.md).
+  HOST: str('process', '127.0.0.1'),
   DATA_DIR: str('process', './.eider'),
   LOG_LEVEL: oneOf('process', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   BODY_LIMIT_BYTES: int('process', '1048576', 1024),
@@ -59,9 +60,9 @@ export const CONFIG_VARIABLES = {
   AWS_ACCESS_KEY_ID: str('control', '', true),
   AWS_SECRET_ACCESS_KEY: str('control', '', true),
   AWS_REGION: str('control', ''),
-  AZURE_TENANT_ID: notBuilt('Azure storage backends', str('control', '')),
-  AZURE_CLIENT_ID: notBuilt('Azure storage backends', str('control', '')),
-  AZURE_CLIENT_SECRET: notBuilt('Azure storage backends', str('control', '', true)),
+  AZURE_TENANT_ID: notBuilt('an Azure service principal (azure backends sign with their own account key)', str('control', '')),
+  AZURE_CLIENT_ID: notBuilt('an Azure service principal (azure backends sign with their own account key)', str('control', '')),
+  AZURE_CLIENT_SECRET: notBuilt('an Azure service principal (azure backends sign with their own account key)', str('control', '', true)),
   COOKIE_SECURE: bool('control', 'false'),
   SESSION_MAX_AGE_SECONDS: int('control', '604800', 60),
   AGENT_BOOTSTRAP_TOKEN: str('control', DEFAULT_CREDENTIAL, true),

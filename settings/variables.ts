@@ -86,7 +86,7 @@ export function expectedForm(k: Kind): string {
     case 'number':
       return `a number${bounds(k)}`;
     case 'bool':
-      return 'true or false';
+      return 'true or false (or 1 or 0)';
     case 'enum':
       return `one of ${k.values.join(', ')}`;
     case 'json':
@@ -135,7 +135,8 @@ function schemaFor(k: Kind): Schema.Top {
       return n;
     }
     case 'bool':
-      return Schema.Literals(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off']);
+      // The documented forms only: a `yes` or `on` that was meant for another tool is refused, not guessed at.
+      return Schema.Literals(['true', 'false', '1', '0']);
     case 'enum':
       return Schema.Literals(k.values as [string, ...string[]]);
     case 'json':
@@ -165,7 +166,7 @@ const splitUrls = (v: string) => v.split(',').map((u) => u.trim()).filter((u) =>
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1();
 
 function finish(k: Kind, decoded: unknown, text: string): unknown {
-  if (k.t === 'bool') return ['true', '1', 'yes', 'on'].includes(decoded as string);
+  if (k.t === 'bool') return decoded === 'true' || decoded === '1';
   if (k.t === 'bytes') return toBytes(text);
   if (k.t === 'list') return Object.freeze(text.split(/[\s,]+/).filter((s) => s !== ''));
   if (k.t === 'urls') return Object.freeze(splitUrls(text));

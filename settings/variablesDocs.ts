@@ -27,7 +27,7 @@ function form(spec: Spec): string {
     case 'number':
       return `number${range}`;
     case 'bool':
-      return 'true or false';
+      return 'true or false (or 1 or 0)';
     case 'enum':
       return (k.values ?? []).map((v) => `\`${v}\``).join(', ');
     case 'json':

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../runtime/postgres.ts';
-import { childrenOf, EIDER, exited, pollUntil, processRunning } from './support/processes.ts';
+import { childrenOf, EIDER, exited, listeningAddresses, pollUntil, processRunning } from './support/processes.ts';
 
 /** Starts `eider up` in a process group of its own, as a shell starts a foreground job. */
 function up(dataDir: string, ports: { api: number; catalog: number; store: number }): { child: ChildProcess; out: () => string } {
@@ -47,6 +47,19 @@ describe('eider up on its embedded PostgreSQL', () => {
       const server = serverPid(dataDir);
       const parts = childrenOf(first.child.pid!).filter((p) => p !== server);
       expect(parts.length).toBe(4); // object store, catalog, api, agent
+      // With HOST unset, no part listens beyond loopback (the api, the agent's result server, the store, the catalog).
+      const listening = parts.flatMap(listeningAddresses);
+      expect(listening.length).toBeGreaterThanOrEqual(4);
+      expect(listening.filter((a) => !a.startsWith('127.'))).toEqual([]);
+      // The banner offers the setup token while no admin exists; once one does, a restart no longer prints it.
+      expect(first.out()).toContain('Setup token:');
+      const setupToken = readFileSync(join(dataDir, 'setup-token'), 'utf8').trim();
+      const admin = await fetch(`http://127.0.0.1:${ports.api}/api/setup/admin`, {
+        method: 'POST',
+        headers: { 'x-setup-token': setupToken, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'up@example.com', password: 'a-long-password', name: 'Up' }),
+      });
+      expect(admin.status).toBe(201);
 
       first.child.kill('SIGKILL');
       const left = await pollUntil(async () => parts.filter(processRunning), (l) => l.length === 0, 30_000, 200);
@@ -58,6 +71,8 @@ describe('eider up on its embedded PostgreSQL', () => {
       await pollUntil(async () => second!.out(), (o) => o.includes('Eider is up.') || second!.child.exitCode !== null, 180_000, 200);
       expect(second.out(), second.out().slice(-3000)).toContain('Eider is up.');
       expect(second.out()).toContain(`stopping PostgreSQL (pid ${server}) left running`);
+      expect(second.out()).not.toContain('Setup token:');
+      expect(second.out()).toContain('the first admin exists');
       expect(processRunning(server)).toBe(false);
       const again = await fetch(`http://127.0.0.1:${ports.api}/api/readyz`);
       expect(again.status).toBe(200);

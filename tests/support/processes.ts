@@ -1,6 +1,6 @@
 // The parts as separate `eider` processes, for tests that kill one (SIGKILL) and start the next.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
@@ -157,4 +157,30 @@ export function childrenOf(pid: number): number[] {
   return readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d) && Number(statFields(d)?.[1]) === pid)
     .map(Number);
+}
+
+/** The addresses (`a.b.c.d:port`, IPv4) on which `pid` listens: its socket inodes matched in /proc/net/tcp. */
+export function listeningAddresses(pid: number): string[] {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) inodes.add(m[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 10 || f[3] !== '0A' || !inodes.has(f[9])) continue; // 0A: LISTEN
+    const [hex, port] = f[1].split(':');
+    const ip = [0, 2, 4, 6].map((i) => parseInt(hex.slice(i, i + 2), 16)).reverse().join('.');
+    out.push(`${ip}:${parseInt(port, 16)}`);
+  }
+  return out;
 }
