@@ -150,7 +150,7 @@ export const pageOfSchema = <S extends Schema.Top>(item: S) =>
 export const ErrorEnvelope = Schema.Struct({
   error: Schema.String,
   message: Schema.String,
-  details: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  details: Schema.Record(Schema.String, Schema.Unknown),
   detail: Schema.Struct({ error: Schema.String, detail: Schema.String }),
 });
 /** A query parameter that may repeat: always decoded to an array. */

@@ -21,8 +21,10 @@ export interface ServerOptions {
   extend?: (app: FastifyInstance) => Promise<void> | void;
 }
 
+/** The error body: the spec's `{error, message, details}` (details always an object, empty when there is nothing to
+ *  add), plus `detail: {error, detail}` for clients written against api_version 1 that read only `detail`. */
 export function envelope(code: string, message: string, details?: Record<string, unknown>) {
-  return { error: code, message, ...(details ? { details } : {}), detail: { error: code, detail: message } };
+  return { error: code, message, details: details ?? {}, detail: { error: code, detail: message } };
 }
 
 /** JSON with 64-bit integers as strings: a BigInt never fails a response. */

@@ -22,6 +22,8 @@ describe('error envelope', () => {
     expect(r.status).toBe(404);
     expect(isEnvelope(r.body)).toBe(true);
     expect(r.body.error).toBe('not_found');
+    // `details` is always there, an empty object when there is nothing to add (spec: {error, message, details}).
+    expect(r.body.details).toEqual({});
     const m = await t.req('DELETE', '/api/version');
     expect(m.status).toBe(405);
     expect(m.body.error).toBe('method_not_allowed');
@@ -91,7 +93,7 @@ describe('error envelope', () => {
     await broken.database.db.query(`alter table eider.workspaces rename to workspaces_gone`);
     const r = await broken.req('GET', '/api/workspaces', { as: { cookie } });
     expect(r.status).toBe(500);
-    expect(r.body).toEqual({ error: 'internal_error', message: 'internal server error', detail: { error: 'internal_error', detail: 'internal server error' } });
+    expect(r.body).toEqual({ error: 'internal_error', message: 'internal server error', details: {}, detail: { error: 'internal_error', detail: 'internal server error' } });
     expect(r.text).not.toContain('workspaces_gone');
     expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
