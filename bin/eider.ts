@@ -14,12 +14,13 @@ import { createTracing } from '../telemetry/tracing.ts';
 import { agentEnvironment, bundledResultsPort } from './agentEnv.ts';
 import { CONFIGURATION_EXIT, Supervisor, SUPERVISED_ENV } from './supervisor.ts';
 import { PostgresKeeper } from './postgresKeeper.ts';
+import { checkConfig, findHaproxy, formatBackends, haproxyConfig, parseBackends, runHaproxy } from './loadBalancer.ts';
 import { ReplicaIdTakenError } from '../runtime/replicas.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
 /** The variable that names the port each command listens on. */
-const PORT_VARIABLES: Record<string, string> = { api: 'PORT', catalog: 'CATALOG_PORT', objectstore: 'OBJECT_STORE_PORT', agent: 'RESULTS_HTTP_PORT' };
+const PORT_VARIABLES: Record<string, string> = { api: 'PORT', catalog: 'CATALOG_PORT', objectstore: 'OBJECT_STORE_PORT', agent: 'RESULTS_HTTP_PORT', lb: 'LB_PORT' };
 
 function fail(e: unknown): never {
   if (e instanceof ConfigError) {
@@ -112,6 +113,41 @@ async function cmdObjectStore() {
   });
 }
 
+/** HAProxy in front of the replicas named by LB_BACKENDS, on HOST:LB_PORT, until stopped. */
+async function cmdLb() {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'lb' });
+  const haproxy = findHaproxy();
+  if (!haproxy) {
+    process.stderr.write('eider: haproxy is not installed (Debian: apt-get install haproxy)\n');
+    process.exit(CONFIGURATION_EXIT);
+  }
+  const backends = parseBackends(process.env.LB_BACKENDS ?? '');
+  if (backends.length === 0) throw new ConfigError('LB_BACKENDS', 'LB_BACKENDS: expected name=host:port,… (at least one replica)');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const dataDir = resolve(config.DATA_DIR);
+  mkdirSync(dataDir, { recursive: true });
+  const path = resolve(dataDir, 'haproxy.cfg');
+  writeFileSync(path, haproxyConfig({ host: config.HOST, port: config.LB_PORT, backends }));
+  const invalid = checkConfig(haproxy, path);
+  if (invalid) {
+    process.stderr.write(`eider: the generated HAProxy configuration (${path}) is refused: ${invalid}\n`);
+    process.exit(CONFIGURATION_EXIT);
+  }
+  const child = runHaproxy(haproxy, path);
+  logger.info({ port: config.LB_PORT, backends: backends.map((b) => `${b.host}:${b.port}`) }, 'load balancer listening');
+  const exited = new Promise<number>((res) => child.once('exit', (code, signal) => res(code ?? (signal ? 1 : 0))));
+  onSignals(async () => {
+    // SIGUSR1: HAProxy's soft stop (stop listening, let open requests finish).
+    child.kill('SIGUSR1');
+    const timer = setTimeout(() => child.kill('SIGTERM'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  });
+  // HAProxy gone by itself: this part ends with it, and `eider up` starts it again.
+  process.exit(await exited);
+}
+
 async function cmdMigrate() {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'migrate' });
@@ -193,7 +229,13 @@ async function cmdUp() {
   const shutdown = () => (stopped ??= supervisor.stopAll().then(() => stopPg?.()));
   onSignals(shutdown);
 
-  const url = `http://127.0.0.1:${config.PORT}`;
+  // Several replicas get one address in front of them when HAProxy is there; without it, each replica's own.
+  const haproxy = replicas > 1 ? findHaproxy() : null;
+  if (replicas > 1 && !haproxy) {
+    logger.warn('haproxy is not installed, so the replicas have no load balancer in front (Debian: apt-get install haproxy); use any replica\'s URL');
+  }
+  const lbUrl = haproxy ? `http://127.0.0.1:${config.LB_PORT}` : null;
+  const url = lbUrl ?? `http://127.0.0.1:${config.PORT}`;
   try {
     start('objectstore', 'objectstore');
     await waitForPort(config.OBJECT_STORE_PORT, 60_000);
@@ -205,9 +247,14 @@ async function cmdUp() {
       start(id, 'api', { PORT: String(port), REPLICA_ID: id, REPLICA_INTERNAL_URL: `http://127.0.0.1:${port}` });
     }
     for (const port of apiPorts) await waitForReady(`http://127.0.0.1:${port}/api/healthz`, 120_000);
-    const resultsPort = bundledResultsPort(env, [...apiPorts, config.CATALOG_PORT, config.OBJECT_STORE_PORT]);
+    if (lbUrl) {
+      start('lb', 'lb', { LB_BACKENDS: formatBackends(apiPorts.map((port, i) => ({ name: `api-${i + 1}`, host: '127.0.0.1', port }))) });
+      await waitForPort(config.LB_PORT, 30_000);
+    }
+    const resultsPort = bundledResultsPort(env, [...apiPorts, config.CATALOG_PORT, config.OBJECT_STORE_PORT, ...(lbUrl ? [config.LB_PORT] : [])]);
     start('agent', 'agent', {
-      CONTROL_PLANE_URL: apiPorts.map((p) => `ws://127.0.0.1:${p}/agents/connect`).join(','),
+      // Behind the load balancer the agent dials it (any replica may take the socket); otherwise every replica.
+      CONTROL_PLANE_URL: lbUrl ? `ws://127.0.0.1:${config.LB_PORT}/agents/connect` : apiPorts.map((p) => `ws://127.0.0.1:${p}/agents/connect`).join(','),
       BOOTSTRAP_TOKEN: env.AGENT_BOOTSTRAP_TOKEN,
       AGENT_NAME: 'bundled',
       OTEL_SERVICE_NAME: 'eider-agent',
@@ -225,7 +272,7 @@ async function cmdUp() {
   if (exitCode !== 0) return;
   process.stdout.write(
     `\nEider is up.\n  URL:          ${url}\n` +
-      (replicas > 1 ? `  Replicas:     ${apiPorts.map((p) => `http://127.0.0.1:${p}`).join(', ')}\n` : '') +
+      (replicas > 1 ? `  Replicas:     ${apiPorts.map((p) => `http://127.0.0.1:${p}`).join(', ')}${lbUrl ? ' (behind the URL above)' : ''}\n` : '') +
       (adminMissing
         ? `  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
           `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n`
@@ -287,6 +334,7 @@ const commands: Record<string, () => Promise<void>> = {
   objectstore: cmdObjectStore,
   migrate: cmdMigrate,
   openapi: cmdOpenApi,
+  lb: cmdLb,
 };
 
 const name = process.argv[2] ?? 'up';

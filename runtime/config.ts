@@ -97,6 +97,8 @@ export const CONFIG_VARIABLES = {
   INTERNAL_API_SECRET: str('ha', '', true),
   AGENT_PRESENCE_TTL_S: int('ha', '90', 1),
   API_REPLICAS: int('ha', '1', 1, 16),
+  // `eider up` with API_REPLICAS >= 2: the HAProxy load balancer in front of the replicas (docs/ha.md).
+  LB_PORT: int('ha', '8080', 0, 65535),
   DB_POOL_SIZE: int('ha', '5', 1, 1000),
   DB_MAX_OVERFLOW: int('ha', '10', 0, 1000),
   DB_POOL_RECYCLE_S: int('ha', '1800', 1),

@@ -8,4 +8,4 @@ if [ "$(id -u)" != "0" ]; then
 fi
 echo "installing $* from Debian's registry…" >&2
 DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "$@" >&2
