@@ -20,7 +20,7 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'eider-cluster-'));
   const pg = await startEmbeddedPostgres(join(dir, 'pg'));
-  const [port, store, catalog] = [await freePort(), await freePort(), await freePort()];
+  const [port, store, catalog, lb] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const up = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'eider.ts'), 'up'], {
     env: {
       ...process.env,
@@ -28,6 +28,7 @@ async function main() {
       DATA_DIR: join(dir, 'data'),
       API_REPLICAS: '2',
       PORT: String(port),
+      LB_PORT: String(lb),
       OBJECT_STORE_PORT: String(store),
       CATALOG_PORT: String(catalog),
       AGENT_HEARTBEAT_INTERVAL_S: String(HEARTBEAT_S),
