@@ -5,6 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { newUser, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { allRoutes } from '../http/routes/index.ts';
 import type { Access, RouteDef } from '../http/route.ts';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { renderRolesDocs } from '../bin/rolesDocs.ts';
 
 type Who = 'anonymous' | 'reader' | 'writer' | 'owner' | 'nonMember' | 'admin' | 'serviceAccount' | 'deactivated';
 const WHO: Who[] = ['anonymous', 'reader', 'writer', 'owner', 'nonMember', 'admin', 'serviceAccount', 'deactivated'];
@@ -66,6 +69,14 @@ function expected(access: Access, who: Who): 401 | 403 | 404 | 'allow' | 'any' {
 }
 
 describe('authorization matrix (generated from the route table)', () => {
+  it('docs/roles.md is rendered from the same access declarations', () => {
+    const path = join(import.meta.dirname, '..', 'docs', 'roles.md');
+    const rendered = renderRolesDocs();
+    if (process.env.UPDATE_GENERATED) writeFileSync(path, rendered);
+    expect(readFileSync(path, 'utf8')).toBe(rendered);
+    for (const r of allRoutes) expect(rendered).toContain(`\`${r.method} ${r.path}\``);
+  });
+
   it('every route answers every kind of caller as its declared access says', async () => {
     const failures: string[] = [];
     let checked = 0;
