@@ -4,6 +4,41 @@ import { allRoutes } from '../http/routes/index.ts';
 import type { Access, RouteDef } from '../http/route.ts';
 
 const ROLES = ['reader', 'writer', 'owner'] as const;
+
+/** A runnable walk-through (tests/docsWalkthroughs.test.ts runs it against a fresh stack). */
+const WALKTHROUGH = `## Walk-through: a reader
+
+Walk-through (with \`URL\`, \`PAT\`, \`AGENT\` and \`json\` set as in the README's first steps; run by \`tests/docsWalkthroughs.test.ts\` against a fresh stack):
+
+<!-- docs-test: walkthrough:members -->
+\`\`\`sh
+# an admin creates a user and makes them a reader of the workspace \`default\`
+READER_ID=$(curl -s -X POST $URL/api/admin/users -H "authorization: Bearer $PAT" -H 'content-type: application/json' \\
+  -d '{"email":"reader@example.com","name":"Rea Der","password":"another-long-password","role":"member"}' | json 'v.id')
+curl -s -X PUT $URL/api/workspaces/default/members/$READER_ID -H "authorization: Bearer $PAT" \\
+  -H 'content-type: application/json' -d '{"role":"reader"}' | json 'v.role'
+# the reader signs in and takes a token of their own
+curl -s -c reader.txt -X POST $URL/api/auth/login -H 'content-type: application/json' \\
+  -d '{"email":"reader@example.com","password":"another-long-password"}' > /dev/null
+READER=$(curl -s -b reader.txt -X POST $URL/api/me/pats -H "origin: $URL" -H 'content-type: application/json' \\
+  -d '{"expires_in_days":1}' | json 'v.token')
+# a reader may read, and may not write (403) or manage members (403)
+curl -s -o /dev/null -w '%{http_code}\\n' $URL/api/workspaces/default/queries -H "authorization: Bearer $READER"
+curl -s -X POST $URL/api/workspaces/default/saved-queries -H "authorization: Bearer $READER" \\
+  -H 'content-type: application/json' -d '{"name":"mine","sql":"SELECT 1"}' | json '\`\${v.error}\`'
+curl -s -o /dev/null -w '%{http_code}\\n' -X PUT $URL/api/workspaces/default/members/$READER_ID \\
+  -H "authorization: Bearer $READER" -H 'content-type: application/json' -d '{"role":"owner"}'
+\`\`\`
+
+Prints:
+
+<!-- docs-test: output -->
+\`\`\`text
+reader
+200
+forbidden
+403
+\`\`\``;
 const YES = '✓';
 
 /** One row's cells: reader, writer, owner, admin (signed-in workspace members; admins hold every permission). */
@@ -55,6 +90,8 @@ export function renderRolesDocs(routes: readonly RouteDef[] = allRoutes): string
     '- **Agents** have tiers per user (`use`, `operate`, `admin`): who may run on an agent, drain or restart it, and',
     '  manage it. A restricted agent is invisible (404) to a user without a tier on it.',
     '- A user\'s **SQL session** and its statements are that user\'s (and a `query-admin`\'s): another member gets 404.',
+    '',
+    WALKTHROUGH,
     '',
     '## Route by route',
     '',
