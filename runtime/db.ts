@@ -3,6 +3,7 @@
 import { Effect, Exit, Queue, Redacted, Scope } from 'effect';
 import { PgClient } from '@effect/sql-pg';
 import * as Reactivity from 'effect/reactivity/Reactivity';
+import { urlPerHost } from '../settings/variables.ts';
 
 export type Row = Record<string, any>;
 
@@ -99,7 +100,8 @@ export function joinTransaction(q: Queryable): Db {
 
 /** Failures of reaching the database rather than of the statement: a refused or lost connection (the errno of the
  *  socket), SQLSTATE class 08, a server shutting down or starting (57P01–57P03), or out of connections (53300). */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+// 25006 (read-only transaction): a write reached a server that is (now) a standby, as after a failover.
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300', '25006']);
 
 /** Whether `e` (or what it wraps) says the database could not be reached, which a retry later may get past. */
 export function isDatabaseUnavailable(e: unknown): boolean {
@@ -114,19 +116,51 @@ export function isUniqueViolation(e: unknown): boolean {
 }
 
 export async function connectDb(opts: DbOptions): Promise<Db> {
-  const scope = Effect.runSync(Scope.make());
   const max = (opts.poolSize ?? 5) + (opts.maxOverflow ?? 10);
-  const client = await run(
-    PgClient.make({
-      url: Redacted.make(opts.url),
-      maxConnections: max,
-      minConnections: 0,
-      connectionTTL: `${opts.recycleSeconds ?? 1800} seconds`,
-      idleTimeout: '60 seconds',
-      connectTimeout: '10 seconds',
-      applicationName: opts.applicationName ?? 'eider',
-    }).pipe(Scope.provide(scope), Effect.provide(Reactivity.layer)),
-  );
+  const open = async (url: string): Promise<Pool> => {
+    const scope = Effect.runSync(Scope.make());
+    const client = await run(
+      PgClient.make({
+        url: Redacted.make(url),
+        maxConnections: max,
+        minConnections: 0,
+        connectionTTL: `${opts.recycleSeconds ?? 1800} seconds`,
+        idleTimeout: '60 seconds',
+        connectTimeout: '10 seconds',
+        applicationName: opts.applicationName ?? 'eider',
+      }).pipe(Scope.provide(scope), Effect.provide(Reactivity.layer)),
+    );
+    return { client, scope };
+  };
+  // Several hosts (libpq's `postgresql://u@primary:5432,standby:5432/db`): the pool goes to the first that accepts
+  // writes, and finds it again whenever the one in use is lost or turns read-only (a failover), instead of staying
+  // on a demoted primary (target_session_attrs=read-write).
+  const hosts = urlPerHost(opts.url);
+  let pool = hosts.length === 1 ? await open(hosts[0]) : await writablePool(hosts, open);
+  let finding: Promise<void> | null = null;
+  let lastFind = 0;
+  const findWriter = (e: unknown) => {
+    if (hosts.length === 1 || finding || !isDatabaseUnavailable(e) || Date.now() - lastFind < 500) return;
+    lastFind = Date.now();
+    finding = writablePool(hosts, open)
+      .then((next) => {
+        const old = pool;
+        pool = next;
+        void Effect.runPromise(Scope.close(old.scope, Exit.void)).catch(() => undefined);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        finding = null;
+      });
+  };
+  const onFailure = async <T>(p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } catch (e) {
+      findWriter(e);
+      throw e;
+    }
+  };
   let active = 0;
   const track = async <T>(p: () => Promise<T>): Promise<T> => {
     active++;
@@ -138,14 +172,16 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
   };
 
   const query = <T,>(text: string, params: readonly unknown[] = []) =>
-    track(() => run(client.unsafe<T & object>(text, params as unknown[]))) as Promise<T[]>;
+    track(() => onFailure(run(pool.client.unsafe<T & object>(text, params as unknown[])))) as Promise<T[]>;
 
   const onReserved = <T,>(fn: (conn: any) => Promise<T>): Promise<T> =>
     track(() =>
-      run(
-        Effect.scoped(
-          Effect.flatMap(client.reserve, (conn) =>
-            Effect.tryPromise({ try: () => fn(conn), catch: (e) => e }),
+      onFailure(
+        run(
+          Effect.scoped(
+            Effect.flatMap(pool.client.reserve, (conn) =>
+              Effect.tryPromise({ try: () => fn(conn), catch: (e) => e }),
+            ),
           ),
         ),
       ),
@@ -181,7 +217,7 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
       // cut), the pump fails and the channel is subscribed again on a new one, with backoff until it works.
       const subscribe = async (): Promise<void> => {
         const s = Effect.runSync(Scope.make());
-        const queue = await run(client.listen(channel).pipe(Scope.provide(s)));
+        const queue = await onFailure(run(pool.client.listen(channel).pipe(Scope.provide(s))));
         // Unsubscribed while this connection was being reserved: it must go back, or closing the pool waits on it.
         if (!open) {
           await Effect.runPromise(Scope.close(s, Exit.void));
@@ -221,6 +257,32 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
     get stats() {
       return { active, max };
     },
-    close: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    close: async () => {
+      await finding;
+      await Effect.runPromise(Scope.close(pool.scope, Exit.void));
+    },
   };
+}
+
+interface Pool {
+  client: PgClient.PgClient;
+  scope: Scope.Closeable;
+}
+
+/** The pool of the first host that is not in recovery (a primary), in the order given; throws the last failure. */
+async function writablePool(hosts: readonly string[], open: (url: string) => Promise<Pool>): Promise<Pool> {
+  let last: unknown = new DbError('no database host accepts writes', '08001', undefined);
+  for (const url of hosts) {
+    let candidate: Pool | undefined;
+    try {
+      candidate = await open(url);
+      const [row] = await run(candidate.client.unsafe<{ standby: boolean }>('select pg_is_in_recovery() as standby', []));
+      if (row && !row.standby) return candidate;
+      last = new DbError('the database host is a standby (read-only)', '25006', undefined);
+    } catch (e) {
+      last = e;
+    }
+    if (candidate) await Effect.runPromise(Scope.close(candidate.scope, Exit.void)).catch(() => undefined);
+  }
+  throw last;
 }

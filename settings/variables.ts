@@ -155,10 +155,20 @@ function schemaFor(k: Kind): Schema.Top {
 
 function isUrlWith(v: string, protocols: readonly string[]): boolean {
   try {
-    return protocols.includes(new URL(v).protocol);
+    return urlPerHost(v).every((u) => protocols.includes(new URL(u).protocol));
   } catch {
     return false;
   }
+}
+
+/**
+ * One URL per host of a URL that names several (libpq's `postgresql://user@h1:5432,h2:5433/db?…`, which WHATWG URL
+ * parsing refuses): the same URL with each host alone, in order. A URL with one host is returned as it is.
+ */
+export function urlPerHost(v: string): string[] {
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*@)?([^/?#]*)(.*)$/i.exec(v);
+  if (!m || !m[3].includes(',')) return [v];
+  return m[3].split(',').map((host) => `${m[1]}${m[2] ?? ''}${host}${m[4]}`);
 }
 
 const splitUrls = (v: string) => v.split(',').map((u) => u.trim()).filter((u) => u !== '');

@@ -1,0 +1,44 @@
+// A PostgreSQL primary with a synchronous streaming standby behind one DATABASE_URL naming both hosts: the primary
+// killed (kill -9) under an api that has acknowledged writes, the api answers 503 unavailable meanwhile, the standby
+// promoted, and the same api process serves again without a restart, with every acknowledged write there and new
+// writes going to the new primary.
+import { describe, expect, it } from 'vitest';
+import { adminOn, apiReady, exited, pollUntil, processSite, startEider } from './support/processes.ts';
+import { primaryWithStandby } from './support/pgStandby.ts';
+
+describe('database failover', () => {
+  it('kill -9 of the primary, then promotion: 503 meanwhile, then served again with no acknowledged write lost', { timeout: 300_000 }, async () => {
+    const pg = await primaryWithStandby();
+    const site = await processSite(pg.url, 'eider-failover-api-');
+    const api = startEider('api', { ...site.apiEnv, DATABASE_URL: pg.url });
+    try {
+      await apiReady(site.url);
+      const admin = await adminOn(site.url);
+      const acknowledged: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const r = await admin.req('POST', '/api/workspaces', { body: { slug: `kept-${i}`, name: `Kept ${i}` } });
+        expect(r.status).toBe(201);
+        acknowledged.push(`kept-${i}`);
+      }
+
+      process.kill(pg.primaryPid(), 'SIGKILL');
+      const during = await pollUntil(() => admin.req('GET', '/api/workspaces'), (r) => r.status === 503, 30_000, 100);
+      expect(during.status).toBe(503);
+      expect(during.body.error).toBe('unavailable');
+
+      pg.promoteStandby();
+      const after = await pollUntil(() => admin.req('GET', '/api/workspaces'), (r) => r.status === 200, 60_000, 200);
+      expect(after.status).toBe(200);
+      const slugs = (after.body as { slug: string }[]).map((w) => w.slug);
+      for (const slug of acknowledged) expect(slugs).toContain(slug);
+      // Writes go to the new primary, and readiness is back.
+      expect((await admin.req('POST', '/api/workspaces', { body: { slug: 'after-failover', name: 'After' } })).status).toBe(201);
+      expect((await fetch(`${site.url}/api/readyz`)).status).toBe(200);
+    } finally {
+      api.kill('SIGTERM');
+      await exited(api);
+      pg.stop();
+      site.remove();
+    }
+  });
+});
