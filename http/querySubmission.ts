@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, forbidden, unavailable, unprocessable } from '../domain/errors.ts';
 import { policyRejection } from '../domain/statementPolicy.ts';
 import { checkPolicyOffThread } from './policyPool.ts';
-import { requireAgentTier } from '../domain/agents.ts';
+import { requireAgentTier, visibleAgents } from '../domain/agents.ts';
 import { agentPool, computeWaitMs, healthyPoolAgent, poolOf } from '../domain/elastic.ts';
 import * as queries from '../domain/queries.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
@@ -59,15 +59,19 @@ export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 
 /**
  * Where work goes: the named agent when connected; with elastic compute on, a named elastic agent that is not
  * running waits for it to start again, and work naming no agent goes to its workspace's pool (a healthy pool agent
- * now, or none yet: `pool` is what it waits on). Without elastic compute an agent is required and must be connected.
+ * now, or none yet: `pool` is what it waits on). Without elastic compute an agent is required and must be connected,
+ * except where `pickConnected` (SQL sessions: DB-API clients open them without naming one) lets the api pick a
+ * connected agent the caller may use.
  */
 export async function chooseCompute(
   ctx: AppContext,
   principal: Principal,
   ws: WorkspaceAccess,
   agentId: string | null,
+  opts: { pickConnected?: boolean } = {},
 ): Promise<{ agentId: string | null; pool: string | null; capabilities: Record<string, unknown> }> {
   if (!agentId) {
+    if (!ctx.elastic && opts.pickConnected) return pickConnectedAgent(ctx, principal, ws);
     if (!ctx.elastic) {
       throw unprocessable('agent_id is required: elastic compute is off', 'agent_required', { fields: [{ field: 'agent_id', message: 'required' }] });
     }
@@ -79,6 +83,25 @@ export async function chooseCompute(
   if (await ctx.link.reachable(agent.id)) return { agentId: agent.id, pool: null, capabilities: agent.capabilities };
   if (ctx.elastic && agent.elastic) return { agentId: null, pool: agentPool(agent.id), capabilities: agent.capabilities };
   throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
+}
+
+/**
+ * A healthy agent the caller holds the use tier on in this workspace and that some replica holds connected: the one
+ * with the fewest queries running, then the oldest. None: 503 agent_unavailable (the connector's "no connected agent
+ * available").
+ */
+async function pickConnectedAgent(ctx: AppContext, principal: Principal, ws: WorkspaceAccess) {
+  const usable = (await visibleAgents(ctx.db, principal, undefined, ws.workspace.id)).filter((a) => a.agent.status === 'healthy').map((a) => a.agent);
+  if (usable.length > 0) {
+    const load = await ctx.db.query<{ agent_id: string; n: number }>(
+      `select agent_id, count(*)::int as n from queries where agent_id = any($1::uuid[]) and status in ('queued', 'running') group by agent_id`,
+      [usable.map((a) => a.id)],
+    );
+    const busy = new Map(load.map((r) => [r.agent_id, r.n]));
+    usable.sort((a, b) => (busy.get(a.id) ?? 0) - (busy.get(b.id) ?? 0));
+    for (const agent of usable) if (await ctx.link.reachable(agent.id)) return { agentId: agent.id, pool: null, capabilities: agent.capabilities };
+  }
+  throw unavailable('no connected agent available: name one with agent_id, or connect an agent you may use', 'agent_unavailable');
 }
 
 /** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */

@@ -234,11 +234,29 @@ describe('SQL sessions', () => {
     await t.req('DELETE', `/api/sql/sessions/${other.id}`, as());
   });
 
-  it('refuses what the spec refuses: 422 limits, agent_required, another user’s session, unauthenticated', async () => {
+  it('a session naming no agent opens on a connected agent its user may use (DB-API clients omit it); with none, 503 agent_unavailable', async () => {
+    const { session } = await open(admin, { agent_id: undefined });
+    expect(session.agent_id).toBe(agentId);
+    expect((await run(session.id, 'SELECT 1 AS one')).rows.rows).toEqual([{ one: 1 }]);
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
+    // A member with no tier on the (restricted) agent has nothing to be given.
+    const before = (await t.req('GET', `/api/admin/agents/${agentId}/access`, { as: admin })).body.access_mode;
+    const member = await newUser(t, admin);
+    await t.req('PUT', `/api/workspaces/default/members/${member.id}`, { body: { role: 'writer' }, as: admin });
+    await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: 'restricted' }, as: admin });
+    try {
+      const none = await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(member), body: { wait_timeout_s: 5 } });
+      expect(none.status, none.text).toBe(503);
+      expect(none.body.error).toBe('agent_unavailable');
+    } finally {
+      await t.req('PATCH', `/api/admin/agents/${agentId}/access-mode`, { body: { access_mode: before }, as: admin });
+    }
+  });
+
+  it('refuses what the spec refuses: 422 limits, another user’s session, unauthenticated', async () => {
     const open422 = async (body: Record<string, unknown>) => (await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(), body })).body;
     expect(await open422({ agent_id: agentId, wait_timeout_s: 121 })).toMatchObject({ error: 'unprocessable_content' });
     expect(await open422({ agent_id: agentId, wait_timeout_s: 0, on_wait_timeout: 'cancel' })).toMatchObject({ error: 'unprocessable_content' });
-    expect(await open422({ wait_timeout_s: 5 })).toMatchObject({ error: 'agent_required' });
     expect(await open422({ agent_id: agentId, on_wait_timeout: 'later' })).toMatchObject({ error: 'unprocessable_content' });
     // Not open within the wait: 202 to poll (continue), or 503 compute_starting with Retry-After (cancel).
     const later = await t.req('POST', '/api/workspaces/default/sql/sessions', { ...as(), body: { agent_id: agentId, wait_timeout_s: 0, on_wait_timeout: 'continue' } });

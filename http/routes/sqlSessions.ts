@@ -88,7 +88,7 @@ export const sqlSessionRoutes = [
       }
       const workspace = ws!.workspace;
       // A named connected agent opens now; with elastic compute the session may wait `pending` for compute.
-      const compute = await chooseCompute(ctx, principal, ws!, body?.agent_id ?? null);
+      const compute = await chooseCompute(ctx, principal, ws!, body?.agent_id ?? null, { pickConnected: true });
       const attached = await listWorkspaceCatalogs(ctx.db, workspace.id);
       if (body.catalog && !attached.some((x) => x.slug === body.catalog)) {
         throw unprocessable(`catalog ${body.catalog} is not attached to workspace ${workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'catalog', message: 'not attached' }] });
