@@ -1825,7 +1825,7 @@ export type ListScheduleRunsResponse = {
     id: string;
     schedule_id: string;
     query_id: string | null;
-    status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+    status: "queued" | "running" | "done" | "failed" | "skipped";
     scheduled_for: string;
     started_at: string;
     finished_at: string | null;
@@ -2113,7 +2113,7 @@ export type ListWorkspaceScheduleRunsResponse = {
     id: string;
     schedule_id: string;
     query_id: string | null;
-    status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+    status: "queued" | "running" | "done" | "failed" | "skipped";
     scheduled_for: string;
     started_at: string;
     finished_at: string | null;
@@ -2315,7 +2315,7 @@ export type RunScheduleResponse = {
   id: string;
   schedule_id: string;
   query_id: string | null;
-  status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+  status: "queued" | "running" | "done" | "failed" | "skipped";
   scheduled_for: string;
   started_at: string;
   finished_at: string | null;
