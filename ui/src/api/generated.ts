@@ -394,7 +394,7 @@ export type CreateSemanticDatasetBody = {
   catalog: string;
   schema_name: string;
   table_name: string;
-  primary_key: string[];
+  primary_key?: string[];
   display_name?: string;
   description?: string;
 };
