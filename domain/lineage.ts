@@ -54,6 +54,39 @@ export function writeTargetOf(sql: string): { catalog: string | null; schema: st
   return null;
 }
 
+// The table each kind of write statement writes (its first name), whatever it reads: CTAS, INSERT, MERGE, UPDATE,
+// DELETE, ALTER, COPY … FROM, TRUNCATE.
+const WRITTEN: RegExp[] = [
+  new RegExp(String.raw`^CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?INSERT\s+(?:OR\s+(?:REPLACE|IGNORE)\s+)?INTO\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?MERGE\s+INTO\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?UPDATE\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?DELETE\s+FROM\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?${NAME}`, 'i'),
+  new RegExp(String.raw`^COPY\s+${NAME}\s+FROM\b`, 'i'),
+  new RegExp(String.raw`^TRUNCATE\s+(?:TABLE\s+)?${NAME}`, 'i'),
+];
+
+/**
+ * The table a write statement writes, resolved as DuckDB resolves it, or null when its text does not say. Only the
+ * written table gets a last write: the tables a CTAS or INSERT … SELECT reads were not written.
+ */
+export function writtenTable(sql: string, defaultCatalog: string, catalogs: ReadonlySet<string>): TableEnd | null {
+  const text = sql.replace(/--[^\n]*/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ').trim();
+  for (const re of WRITTEN) {
+    const m = re.exec(text);
+    if (m) return resolve(refOf(m[1]), defaultCatalog, catalogs);
+  }
+  return null;
+}
+
+const refOf = (name: string): Ref => {
+  const parts = name.split(/\s*\.\s*(?=(?:"|[A-Za-z_]))/).map(unquote);
+  if (parts.length === 3) return { catalog: parts[0], schema: parts[1], name: parts[2] };
+  if (parts.length === 2) return { catalog: null, schema: parts[0], name: parts[1] };
+  return { catalog: null, schema: null, name: parts[0] };
+};
+
 interface Ref {
   catalog: string | null;
   schema: string | null;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newUser, type Caller } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { executionEdges, readGraph, writeTargetOf } from '../domain/lineage.ts';
+import { executionEdges, readGraph, writeTargetOf, writtenTable } from '../domain/lineage.ts';
 import { claimBackfill, runBackfill } from '../domain/lineageBackfill.ts';
 import { deriveColumnLineage, loadParser, qualified, type ColumnEnv } from '../domain/lineageColumns.ts';
 
@@ -86,6 +86,13 @@ describe('lineage', () => {
     expect(writeTargetOf('CREATE OR REPLACE TABLE "Lin"."Big T" AS SELECT 1')).toEqual({ catalog: null, schema: 'Lin', name: 'Big T' });
     expect(writeTargetOf('UPDATE t SET a = 1')).toBeNull();
     expect(writeTargetOf('CREATE TEMP TABLE x AS SELECT 1')).toBeNull();
+    // the table a write writes (its last write), whatever it reads
+    const cats = new Set(['w', 'sales']);
+    expect(writtenTable('CREATE TABLE mart.totals AS SELECT * FROM sales.orders', 'w', cats)).toEqual({ catalog: 'w', schema: 'mart', table: 'totals' });
+    expect(writtenTable('UPDATE s.t SET a = 1', 'w', cats)).toEqual({ catalog: 'w', schema: 's', table: 't' });
+    expect(writtenTable('DELETE FROM sales.s.t WHERE a IN (SELECT a FROM w.s.u)', 'w', cats)).toEqual({ catalog: 'sales', schema: 's', table: 't' });
+    expect(writtenTable('ALTER TABLE sales.t ADD COLUMN b INT', 'w', cats)).toEqual({ catalog: 'sales', schema: 'main', table: 't' });
+    expect(writtenTable('SELECT * FROM sales.orders', 'w', cats)).toBeNull();
     expect(executionEdges('INSERT INTO t VALUES (1)', [{ catalog: null, schema: null, name: 't' }], 'w')).toEqual([]);
     expect(executionEdges('INSERT INTO t SELECT * FROM t', [{ catalog: null, schema: null, name: 't' }], 'w')).toEqual([]);
   });
