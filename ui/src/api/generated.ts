@@ -59,6 +59,7 @@ export type CancelCatalogMigrationResponse = {
   phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
   tables_total: number;
   tables_done: number;
+  tables_verified: number;
   bytes_total: number;
   bytes_copied: number;
   tables: Array<{
@@ -1038,6 +1039,7 @@ export type GetCatalogMigrationResponse = {
   phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
   tables_total: number;
   tables_done: number;
+  tables_verified: number;
   bytes_total: number;
   bytes_copied: number;
   tables: Array<{
@@ -1653,6 +1655,7 @@ export type ListCatalogMigrationsResponse = {
     phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
     tables_total: number;
     tables_done: number;
+    tables_verified: number;
     bytes_total: number;
     bytes_copied: number;
     tables: Array<{
@@ -2377,6 +2380,7 @@ export type StartCatalogMigrationResponse = {
   phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
   tables_total: number;
   tables_done: number;
+  tables_verified: number;
   bytes_total: number;
   bytes_copied: number;
   tables: Array<{
