@@ -68,14 +68,18 @@ const WRITTEN: RegExp[] = [
 ];
 
 /**
- * The table a write statement writes, resolved as DuckDB resolves it, or null when its text does not say. Only the
- * written table gets a last write: the tables a CTAS or INSERT … SELECT reads were not written.
+ * The table a write statement writes, resolved as DuckDB resolves it (a quoted name keeps its case), or null when its
+ * text does not say. Only the written table gets a last write: the tables a CTAS or INSERT … SELECT reads were not.
  */
 export function writtenTable(sql: string, defaultCatalog: string, catalogs: ReadonlySet<string>): TableEnd | null {
   const text = sql.replace(/--[^\n]*/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ').trim();
   for (const re of WRITTEN) {
     const m = re.exec(text);
-    if (m) return resolve(refOf(m[1]), defaultCatalog, catalogs);
+    if (!m) continue;
+    const r = refOf(m[1]);
+    return r.catalog === null && r.schema !== null && catalogs.has(r.schema.toLowerCase())
+      ? { catalog: r.schema, schema: 'main', table: r.name }
+      : { catalog: r.catalog ?? defaultCatalog, schema: r.schema ?? 'main', table: r.name };
   }
   return null;
 }

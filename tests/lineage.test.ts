@@ -92,6 +92,7 @@ describe('lineage', () => {
     expect(writtenTable('UPDATE s.t SET a = 1', 'w', cats)).toEqual({ catalog: 'w', schema: 's', table: 't' });
     expect(writtenTable('DELETE FROM sales.s.t WHERE a IN (SELECT a FROM w.s.u)', 'w', cats)).toEqual({ catalog: 'sales', schema: 's', table: 't' });
     expect(writtenTable('ALTER TABLE sales.t ADD COLUMN b INT', 'w', cats)).toEqual({ catalog: 'sales', schema: 'main', table: 't' });
+    expect(writtenTable('INSERT INTO "Mart"."Big T" SELECT 1', 'w', cats)).toEqual({ catalog: 'w', schema: 'Mart', table: 'Big T' });
     expect(writtenTable('SELECT * FROM sales.orders', 'w', cats)).toBeNull();
     expect(executionEdges('INSERT INTO t VALUES (1)', [{ catalog: null, schema: null, name: 't' }], 'w')).toEqual([]);
     expect(executionEdges('INSERT INTO t SELECT * FROM t', [{ catalog: null, schema: null, name: 't' }], 'w')).toEqual([]);
@@ -366,6 +367,7 @@ describe('lineage', () => {
     }
     await run('DROP TABLE lin.summary');
     await expect.poll(async () => pairs((await graph('enriched', '?direction=downstream')).body), { timeout: 10_000 }).toEqual(['warehouse.lin.enriched -> warehouse.lin.wide']);
+    expect((await graph('summary')).status).toBe(404);
   });
 
   it('a write whose columns cannot be established keeps its table edge, unsupported, and is counted', async () => {
