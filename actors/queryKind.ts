@@ -12,7 +12,7 @@ import type { ElasticCompute } from './elasticCompute.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES } from '../domain/queries.ts';
 import { markTableDropped } from '../domain/semantic/models.ts';
-import { dropTableLineage, recordExecutionLineage, recordRename, type LineageEnv } from '../domain/lineage.ts';
+import { attachedSlugs, dropTableLineage, recordExecutionLineage, recordRename, writtenTable, type LineageEnv } from '../domain/lineage.ts';
 
 export interface QueryKindDeps {
   db: Db;
@@ -187,16 +187,20 @@ async function recordDrops(db: Db, q: FinishedQuery) {
   }
 }
 
-/** The sidecar's last-write provenance for every table a finished write named, in the catalog it resolved to. */
+/**
+ * The sidecar's last-write provenance for the table a finished write wrote, in the catalog it resolved to. The tables
+ * it only read (a CTAS's sources) keep theirs; a write whose text does not name its target records one only when it
+ * named a single table.
+ */
 async function recordWrites(db: Db, queryId: string, q: FinishedQuery) {
-  for (const t of q.tables ?? []) {
-    const slug = t.catalog ?? q.catalog;
-    if (!slug) continue;
-    const [c] = await db.query<{ id: string }>(
-      `select c.id from catalogs c join workspace_catalogs wc on wc.catalog_id = c.id where c.slug = $1 and wc.workspace_id = $2`,
-      [slug, q.workspace_id],
-    );
-    if (!c) continue;
-    await recordTableWrite(db, { catalogId: c.id, schema: t.schema ?? 'main', table: t.name, userId: q.user_id, queryId, operation: q.statement_type! });
-  }
+  const written = writtenTable(q.sql, q.catalog ?? '', await attachedSlugs(db, q.workspace_id));
+  const only = (q.tables ?? []).length === 1 ? q.tables[0] : null;
+  const target = written ?? (only && { catalog: only.catalog ?? q.catalog ?? '', schema: only.schema ?? 'main', table: only.name });
+  if (!target?.catalog) return;
+  const [c] = await db.query<{ id: string }>(
+    `select c.id from catalogs c join workspace_catalogs wc on wc.catalog_id = c.id where lower(c.slug) = lower($1) and wc.workspace_id = $2`,
+    [target.catalog, q.workspace_id],
+  );
+  if (!c) return;
+  await recordTableWrite(db, { catalogId: c.id, schema: target.schema, table: target.table, userId: q.user_id, queryId, operation: q.statement_type! });
 }

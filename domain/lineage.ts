@@ -54,6 +54,43 @@ export function writeTargetOf(sql: string): { catalog: string | null; schema: st
   return null;
 }
 
+// The table each kind of write statement writes (its first name), whatever it reads: CTAS, INSERT, MERGE, UPDATE,
+// DELETE, ALTER, COPY … FROM, TRUNCATE.
+const WRITTEN: RegExp[] = [
+  new RegExp(String.raw`^CREATE\s+(?:OR\s+REPLACE\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?INSERT\s+(?:OR\s+(?:REPLACE|IGNORE)\s+)?INTO\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?MERGE\s+INTO\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?UPDATE\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^(?:WITH\b[\s\S]*?\)\s*)?DELETE\s+FROM\s+${NAME}`, 'i'),
+  new RegExp(String.raw`^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?${NAME}`, 'i'),
+  new RegExp(String.raw`^COPY\s+${NAME}\s+FROM\b`, 'i'),
+  new RegExp(String.raw`^TRUNCATE\s+(?:TABLE\s+)?${NAME}`, 'i'),
+];
+
+/**
+ * The table a write statement writes, resolved as DuckDB resolves it (a quoted name keeps its case), or null when its
+ * text does not say. Only the written table gets a last write: the tables a CTAS or INSERT … SELECT reads were not.
+ */
+export function writtenTable(sql: string, defaultCatalog: string, catalogs: ReadonlySet<string>): TableEnd | null {
+  const text = sql.replace(/--[^\n]*/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ').trim();
+  for (const re of WRITTEN) {
+    const m = re.exec(text);
+    if (!m) continue;
+    const r = refOf(m[1]);
+    return r.catalog === null && r.schema !== null && catalogs.has(r.schema.toLowerCase())
+      ? { catalog: r.schema, schema: 'main', table: r.name }
+      : { catalog: r.catalog ?? defaultCatalog, schema: r.schema ?? 'main', table: r.name };
+  }
+  return null;
+}
+
+const refOf = (name: string): Ref => {
+  const parts = name.split(/\s*\.\s*(?=(?:"|[A-Za-z_]))/).map(unquote);
+  if (parts.length === 3) return { catalog: parts[0], schema: parts[1], name: parts[2] };
+  if (parts.length === 2) return { catalog: null, schema: parts[0], name: parts[1] };
+  return { catalog: null, schema: null, name: parts[0] };
+};
+
 interface Ref {
   catalog: string | null;
   schema: string | null;
@@ -92,9 +129,9 @@ export function executionEdges(
   return out;
 }
 
+// Edges are kept per catalog, not per workspace: every workspace that attaches a catalog sees its tables' lineage.
 async function upsertEdge(
   q: Queryable,
-  workspaceId: string,
   e: {
     source: string;
     target: string;
@@ -110,11 +147,11 @@ async function upsertEdge(
   const [row] = await rows(
     q,
     Schema.Struct({ inserted: Schema.Boolean }),
-    sql`insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id,
+    sql`insert into lineage_edges as l (source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id,
                                         source_uuid, target_uuid)
-        values (${workspaceId}, ${e.source}, ${e.target}, ${e.provider}, ${e.at}::timestamptz, ${e.at}::timestamptz, ${JSON.stringify(e.columns ?? [])}::jsonb,
+        values (${e.source}, ${e.target}, ${e.provider}, ${e.at}::timestamptz, ${e.at}::timestamptz, ${JSON.stringify(e.columns ?? [])}::jsonb,
                 ${e.columnLineage ?? 'unknown'}, ${e.queryId ?? null}, ${e.sourceUuid ?? null}::uuid, ${e.targetUuid ?? null}::uuid)
-        on conflict (workspace_id, source_key, target_key, provider) do update set
+        on conflict (source_key, target_key, provider) do update set
           last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at), first_seen_at = least(l.first_seen_at, excluded.first_seen_at),
           observation_count = l.observation_count + 1, columns = excluded.columns, column_lineage = excluded.column_lineage,
           last_query_id = coalesce(excluded.last_query_id, l.last_query_id),
@@ -188,7 +225,7 @@ export async function deriveExecutionLineage(row: FinishedRun, catalogs: Readonl
 export async function recordExecutionLineage(q: Queryable, queryId: string, row: FinishedRun, env: LineageEnv = {}): Promise<number> {
   const edges = await deriveExecutionLineage(row, await attachedSlugs(q, row.workspace_id), env);
   const at = (row.finished_at ?? new Date()).toISOString();
-  for (const e of edges) await upsertEdge(q, row.workspace_id, { ...e, provider: EXECUTION, at, queryId });
+  for (const e of edges) await upsertEdge(q, { ...e, provider: EXECUTION, at, queryId });
   return edges.length;
 }
 
@@ -241,7 +278,7 @@ async function columnLineageOf(
 
 /**
  * A table was renamed (`from` → `to`, the same table, uuid `uuid` when the catalog could load it): its edges follow
- * it in every workspace. Edges that recorded its uuid move wherever their key was; edges under the old name that
+ * it. Edges that recorded its uuid move wherever their key was; edges under the old name that
  * recorded no uuid (imports) move by name; edges under the old name with another uuid belonged to an earlier
  * table of that name and stay.
  */
@@ -257,7 +294,6 @@ export async function renameTableLineage(db: Db, from: TableEnd, to: TableEnd, t
       Schema.Struct({
         ...EdgeRowSchema.fields,
         columns: Schema.Unknown,
-        workspace_id: Schema.String,
         last_query_id: Schema.NullOr(Schema.String),
         source_uuid: Schema.NullOr(Schema.String),
         target_uuid: Schema.NullOr(Schema.String),
@@ -278,12 +314,12 @@ export async function renameTableLineage(db: Db, from: TableEnd, to: TableEnd, t
       // Merged into an edge the new name already has: the counts add up, the newer observation's columns win.
       await exec(
         q,
-        sql`insert into lineage_edges as l (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage,
+        sql`insert into lineage_edges as l (source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage,
                                             last_query_id, source_uuid, target_uuid)
-            values (${r.workspace_id}, ${source}, ${target}, ${r.provider}, ${r.first_seen_at}, ${r.last_seen_at}, ${r.observation_count},
+            values (${source}, ${target}, ${r.provider}, ${r.first_seen_at}, ${r.last_seen_at}, ${r.observation_count},
                     ${JSON.stringify(r.columns ?? [])}::jsonb, ${r.column_lineage}, ${r.last_query_id},
                     ${source === newKey ? (uuid ?? r.source_uuid) : r.source_uuid}::uuid, ${target === newKey ? (uuid ?? r.target_uuid) : r.target_uuid}::uuid)
-            on conflict (workspace_id, source_key, target_key, provider) do update set
+            on conflict (source_key, target_key, provider) do update set
               first_seen_at = least(l.first_seen_at, excluded.first_seen_at), last_seen_at = greatest(l.last_seen_at, excluded.last_seen_at),
               observation_count = l.observation_count + excluded.observation_count,
               columns = case when excluded.last_seen_at >= l.last_seen_at then excluded.columns else l.columns end,
@@ -336,8 +372,18 @@ const endKey = (e: ImportEnd, attached: ReadonlySet<string>): { key: string } | 
   return { key: tableKey(e) };
 };
 
-/** Imports a producer's canonical edges (idempotent: a repeat re-observes them). */
-export async function importEdges(db: Db, workspaceId: string, attachedCatalogs: readonly string[], provider: string, edges: readonly ImportEdge[]) {
+/**
+ * Imports a producer's canonical edges (idempotent: a repeat re-observes them). An edge whose table end does not
+ * resolve (its catalog is not attached, or `exists` says the catalog has no such table) is skipped with the reason,
+ * never recorded: lineage names tables that are there.
+ */
+export async function importEdges(
+  db: Db,
+  attachedCatalogs: readonly string[],
+  provider: string,
+  edges: readonly ImportEdge[],
+  opts: { exists?: (e: TableEnd) => Promise<boolean> } = {},
+) {
   if (provider.toLowerCase() === EXECUTION) {
     throw unprocessable('the provider name execution is reserved for lineage from SQL this service ran', 'unprocessable_content', {
       fields: [{ field: 'provider', in: 'body', message: 'reserved' }],
@@ -347,15 +393,34 @@ export async function importEdges(db: Db, workspaceId: string, attachedCatalogs:
   const skipped: Array<{ index: number; reason: string }> = [];
   let created = 0;
   let updated = 0;
+  for (const [index, e] of edges.entries()) {
+    if (e.column_lineage !== undefined && !['derived', 'unsupported', 'unknown'].includes(e.column_lineage)) {
+      throw unprocessable(`edges[${index}].column_lineage must be derived, unsupported or unknown`, 'unprocessable_content', {
+        fields: [{ field: `edges.${index}.column_lineage`, in: 'body', message: 'derived, unsupported or unknown' }],
+      });
+    }
+  }
+  // Which table ends exist, asked once per table before the transaction (the catalog is another service).
+  const missing = new Set<string>();
+  if (opts.exists) {
+    const ends = new Map<string, TableEnd>();
+    for (const e of edges) {
+      for (const end of [e.source, e.target]) if (!('external' in end) && attached.has(end.catalog.toLowerCase())) ends.set(tableKey(end), end);
+    }
+    const exists = opts.exists;
+    await inBatches([...ends.entries()], 8, async ([key, end]) => {
+      if (!(await exists(end))) missing.add(key);
+    });
+  }
+  const resolved = (end: ImportEnd): { key: string } | { reason: string } => {
+    const k = endKey(end, attached);
+    if ('key' in k && !('external' in end) && missing.has(k.key)) return { reason: `table ${end.catalog}.${end.schema}.${end.table} does not exist` };
+    return k;
+  };
   await db.tx(async (q) => {
     for (const [index, e] of edges.entries()) {
-      if (e.column_lineage !== undefined && !['derived', 'unsupported', 'unknown'].includes(e.column_lineage)) {
-        throw unprocessable(`edges[${index}].column_lineage must be derived, unsupported or unknown`, 'unprocessable_content', {
-          fields: [{ field: `edges.${index}.column_lineage`, in: 'body', message: 'derived, unsupported or unknown' }],
-        });
-      }
-      const s = endKey(e.source, attached);
-      const t = endKey(e.target, attached);
+      const s = resolved(e.source);
+      const t = resolved(e.target);
       if ('reason' in s || 'reason' in t) {
         skipped.push({ index, reason: ('reason' in s ? s.reason : '') || ('reason' in t ? t.reason : '') });
         continue;
@@ -366,17 +431,38 @@ export async function importEdges(db: Db, workspaceId: string, attachedCatalogs:
       }
       const at = e.observed_at && !Number.isNaN(Date.parse(e.observed_at)) ? new Date(e.observed_at).toISOString() : new Date().toISOString();
       const columnLineage = e.column_lineage ?? (e.columns?.length ? 'derived' : 'unknown');
-      if (await upsertEdge(q, workspaceId, { source: s.key, target: t.key, provider, at, columns: e.columns ? [...e.columns] : [], columnLineage })) created++;
+      if (await upsertEdge(q, { source: s.key, target: t.key, provider, at, columns: e.columns ? [...e.columns] : [], columnLineage })) created++;
       else updated++;
     }
   });
   return { provider, created, updated, skipped };
 }
 
-export async function purgeProvider(q: Queryable, workspaceId: string, provider: string): Promise<{ provider: string; deleted: number }> {
+/**
+ * Removes a retired producer's edges into the workspace's attached catalogs (an edge into an external node: from
+ * them). Lineage belongs to the catalogs, so that is what a workspace owner may purge.
+ */
+export async function purgeProvider(q: Queryable, attachedCatalogs: readonly string[], provider: string): Promise<{ provider: string; deleted: number }> {
   if (provider.toLowerCase() === EXECUTION) throw new AppError(422, 'unprocessable_content', 'execution lineage cannot be purged');
-  const deleted = await exec(q, sql`delete from lineage_edges where workspace_id = ${workspaceId} and provider = ${provider} returning 1`);
+  const slugs = attachedCatalogs.map((c) => c.toLowerCase());
+  const deleted = await exec(
+    q,
+    sql`delete from lineage_edges
+         where provider = ${provider}
+           and (split_part(target_key, '.', 1) = any(${slugs}::text[])
+                or (target_key like 'external:%' and split_part(source_key, '.', 1) = any(${slugs}::text[])))
+        returning 1`,
+  );
   return { provider, deleted: deleted.length };
+}
+
+/** Runs `f` over `items`, at most `width` at a time. */
+async function inBatches<T>(items: readonly T[], width: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await f(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }
 
 // ---- reading -------------------------------------------------------------------------------------------------
@@ -433,13 +519,13 @@ type EdgeRow = typeof EdgeRowSchema.Type;
 /**
  * The graph around `start`, `depth` hops (1-5) upstream, downstream or both, optionally some providers' edges.
  * Ends in catalogs no longer attached are dropped (`hidden`); ends the caller may not see (`canSee` false, scoped
- * grants) become redacted nodes without names. At most MAX_NODES nodes (`truncated`). Column detail is given for
- * edges touching a node of `columnsFor` (the start table when not given), at most `maxColumns` entries
- * (`columns_truncated`); a node's column_count is how many of its columns that detail names.
+ * grants) become redacted nodes without names. At most MAX_NODES nodes (`truncated`). Column detail is given only
+ * for edges touching a node of `columnsFor` (none when not given), at most `maxColumns` entries
+ * (`columns_truncated`). A table node's column_count is the table's column count (`columnCount`; 0 when it cannot
+ * be read), a redacted or external node's 0. Edges are the catalog's: the same for every workspace attaching it.
  */
 export async function readGraph(
   q: Queryable,
-  workspaceId: string,
   start: TableEnd,
   opts: {
     direction: 'upstream' | 'downstream' | 'both';
@@ -450,6 +536,7 @@ export async function readGraph(
     staleAfterDays: number;
     attached: ReadonlySet<string>;
     canSee: (e: TableEnd) => boolean;
+    columnCount?: (e: TableEnd) => Promise<number | null>;
   },
 ): Promise<LineageGraph> {
   const startKey = tableKey(start);
@@ -467,8 +554,7 @@ export async function readGraph(
       q,
       EdgeRowSchema,
       sql`select source_key, target_key, provider, first_seen_at, last_seen_at, observation_count, columns, column_lineage from lineage_edges
-           where workspace_id = ${workspaceId} ${opts.providers?.length ? sql`and provider = any(${opts.providers}::text[])` : sql``}
-             and (${sql.join(ends, ' or ')})`,
+           where (${sql.join(ends, ' or ')}) ${opts.providers?.length ? sql`and provider = any(${opts.providers}::text[])` : sql``}`,
     );
     const next: string[] = [];
     for (const r of found) {
@@ -507,7 +593,7 @@ export async function readGraph(
     }
     return { key: k, kind: 'table', ...end, column_count: 0 };
   };
-  const columnsFor = new Set((opts.columnsFor?.length ? opts.columnsFor : [startKey]).map((k) => (k.startsWith('external:') ? k : k.toLowerCase())));
+  const columnsFor = new Set((opts.columnsFor ?? []).map((k) => (k.startsWith('external:') ? k : k.toLowerCase())));
   const nodes = new Map<string, LineageNode>();
   for (const k of visited) {
     if (edges.size === 0 && k !== startKey) continue;
@@ -557,19 +643,18 @@ export async function readGraph(
   // The cap is spent in the answer's edge order, so a repeated read withholds the same entries.
   let budget = opts.maxColumns ?? MAX_COLUMNS;
   let columnsTruncated = false;
-  const named = new Map<string, Set<string>>();
-  const name = (node: string, column: string) => named.set(node, (named.get(node) ?? new Set()).add(column.toLowerCase()));
   for (const e of outEdges) {
     if (e.columns.length > budget) {
       e.columns = e.columns.slice(0, budget);
       columnsTruncated = true;
     }
     budget -= e.columns.length;
-    for (const c of e.columns) {
-      name(e.source, c.source_column);
-      name(e.target, c.target_column);
-    }
   }
-  for (const n of nodes.values()) n.column_count = named.get(n.key)?.size ?? 0;
+  const columnCount = opts.columnCount;
+  if (columnCount) {
+    await inBatches([...nodes.values()].filter((n) => n.kind === 'table'), 8, async (n) => {
+      n.column_count = (await columnCount({ catalog: n.catalog!, schema: n.schema!, table: n.table! })) ?? 0;
+    });
+  }
   return { nodes: [...nodes.values()].sort((a, b) => a.key.localeCompare(b.key)), edges: outEdges, truncated, hidden, columns_truncated: columnsTruncated };
 }

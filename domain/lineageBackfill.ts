@@ -185,7 +185,7 @@ export async function runBackfill(
       for (const d of derived) {
         for (const e of d.edges ?? []) {
           if (!e.current) continue;
-          const outcome = await observePast(tx, job.workspace_id, e, d.q);
+          const outcome = await observePast(tx, e, d.q);
           if (outcome === 'created') created++;
           if (outcome === 'updated') updated++;
         }
@@ -210,8 +210,8 @@ export async function runBackfill(
 }
 
 /** Records a past write's observation of an edge: created, counted (older than its first observation), or seen. */
-async function observePast(q: Queryable, workspaceId: string, e: DerivedEdge, run: QueryRow): Promise<'created' | 'updated' | 'seen'> {
-  const edgeIs = sql`workspace_id = ${workspaceId} and source_key = ${e.source} and target_key = ${e.target} and provider = ${EXECUTION}`;
+async function observePast(q: Queryable, e: DerivedEdge, run: QueryRow): Promise<'created' | 'updated' | 'seen'> {
+  const edgeIs = sql`source_key = ${e.source} and target_key = ${e.target} and provider = ${EXECUTION}`;
   const [cur] = await rows(
     q,
     Schema.Struct({ first_seen_at: Schema.Date, column_lineage: Schema.String }),
@@ -221,8 +221,8 @@ async function observePast(q: Queryable, workspaceId: string, e: DerivedEdge, ru
   if (!cur) {
     await exec(
       q,
-      sql`insert into lineage_edges (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id, source_uuid, target_uuid)
-          values (${workspaceId}, ${e.source}, ${e.target}, ${EXECUTION}, ${at}, ${at}, ${JSON.stringify(e.columns)}::jsonb, ${e.columnLineage}, ${run.id},
+      sql`insert into lineage_edges (source_key, target_key, provider, first_seen_at, last_seen_at, columns, column_lineage, last_query_id, source_uuid, target_uuid)
+          values (${e.source}, ${e.target}, ${EXECUTION}, ${at}, ${at}, ${JSON.stringify(e.columns)}::jsonb, ${e.columnLineage}, ${run.id},
                   ${e.sourceUuid}::uuid, ${e.targetUuid}::uuid)`,
     );
     return 'created';

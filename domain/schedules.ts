@@ -26,7 +26,7 @@ export const ScheduleOutSchema = Schema.Struct({
 });
 export type ScheduleOut = typeof ScheduleOutSchema.Type;
 
-const RunStatus = Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped', 'cancelled']);
+const RunStatus = Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped']);
 /** One fire of a schedule as the api answers it. */
 export const RunOutSchema = Schema.Struct({
   id: Schema.String,
@@ -43,10 +43,12 @@ export type RunOut = typeof RunOutSchema.Type;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-// A run's status: its query's once submitted; its own before (queued), or when skipped or failed unsubmitted.
+// A run's status: its query's once submitted; its own before (queued), or when skipped or failed unsubmitted. A run
+// has no `cancelled`: a run whose query was cancelled did not do its work, so it failed, and its error says why.
 const RUN_SELECT = sql`select r.id, r.schedule_id, r.query_id, r.scheduled_for, r.started_at, q.finished_at,
-    case when r.status = 'submitted' then coalesce(q.status, 'failed') else r.status end as status,
-    coalesce(r.error, q.error) as error, r.started_at::text as sort_key
+    case when r.status <> 'submitted' then r.status when q.status is null or q.status = 'cancelled' then 'failed' else q.status end as status,
+    coalesce(r.error, q.error, case when q.status = 'cancelled' then 'its query was cancelled' end) as error,
+    r.started_at::text as sort_key
   from schedule_runs r left join queries q on q.id = r.query_id`;
 
 // Row shapes at the database boundary.
@@ -75,7 +77,7 @@ const runOut = (r: RunRow): RunOut => ({
 });
 
 const SCHEDULE_SELECT = sql`select s.id, s.workspace_id, s.saved_query_id, s.cron, s.enabled, s.agent_id, s.created_by, s.next_run_at, s.last_run_at,
-    (select case when r.status = 'submitted' then coalesce(q.status, 'failed') else r.status end
+    (select case when r.status <> 'submitted' then r.status when q.status is null or q.status = 'cancelled' then 'failed' else q.status end
        from schedule_runs r left join queries q on q.id = r.query_id
       where r.schedule_id = s.id order by r.started_at desc, r.id desc limit 1) as last_status
   from schedules s`;

@@ -42,6 +42,7 @@ export const MigrationOutSchema = Schema.Struct({
   phase: Schema.Literals(MIGRATION_PHASES),
   tables_total: Schema.Finite,
   tables_done: Schema.Finite,
+  tables_verified: Schema.Finite,
   bytes_total: Schema.Finite,
   bytes_copied: Schema.Finite,
   tables: Schema.Array(MigrationTableOutSchema),
@@ -101,18 +102,19 @@ export async function findMigration(q: Queryable, id: string): Promise<Migration
 
 async function toOut(q: Queryable, rows: MigrationRow[]): Promise<MigrationOut[]> {
   if (!rows.length) return [];
-  const tables = await q.query<{ migration_id: string; namespace: string; table_name: string; state: MigrationTableOut['state']; bytes: string; error: string | null }>(
-    `select migration_id, namespace, table_name, state, bytes, error from storage_migration_tables
+  const tables = await q.query<{ migration_id: string; namespace: string; table_name: string; state: MigrationTableOut['state']; bytes: string; error: string | null; rewritten: boolean }>(
+    `select migration_id, namespace, table_name, state, bytes, error, target_metadata_location is not null as rewritten from storage_migration_tables
       where migration_id = any($1::uuid[]) order by namespace, table_name`,
     [rows.map((r) => r.id)],
   );
   return rows.map((r) => {
     const mine = tables.filter((t) => t.migration_id === r.id);
-    const done =
-      r.phase === 'copying' ? mine.filter((t) => t.state === 'rewritten' || t.state === 'verified').length
-      : r.phase === 'verifying' || r.phase === 'cutover' ? mine.filter((t) => t.state === 'verified').length
-      : r.phase === 'completed' ? mine.length
-      : mine.filter((t) => t.state === 'verified').length;
+    // Progress a user watches never goes backwards: each table counts once in tables_done, when its copy (data and
+    // rewritten metadata) is finished, and verification has its own count. (tables_done once counted copies while
+    // copying and verified tables while verifying: 3 → 0 when verifying began.)
+    const completed = r.phase === 'completed';
+    const done = completed ? mine.length : mine.filter((t) => t.state === 'rewritten' || t.state === 'verified' || (t.state === 'failed' && t.rewritten)).length;
+    const verified = completed ? mine.length : mine.filter((t) => t.state === 'verified').length;
     return {
       id: r.id,
       catalog_id: r.catalog_id,
@@ -122,6 +124,7 @@ async function toOut(q: Queryable, rows: MigrationRow[]): Promise<MigrationOut[]
       phase: r.phase,
       tables_total: mine.length,
       tables_done: done,
+      tables_verified: verified,
       bytes_total: Number(r.bytes_total),
       bytes_copied: Math.min(Number(r.bytes_copied), Number(r.bytes_total) || Number(r.bytes_copied)),
       tables: mine.map((t) => ({ schema: schemaName(t.namespace), table: t.table_name, state: t.state, bytes: Number(t.bytes), error: t.error })),

@@ -38,6 +38,14 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, opts: { docsI
     method: ['GET', 'POST', 'DELETE'],
     url: '/mcp',
     schema: { hide: true } as any,
+    // A body that is not JSON never reaches the handler (the shared parser refuses it): JSON-RPC 2.0 answers it with
+    // its parse error object, not the REST envelope. Everything else goes to the server's error handler.
+    errorHandler: (err: { code?: string }, req: FastifyRequest, reply: FastifyReply) => {
+      if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+        return reply.status(400).type('application/json').send({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not valid JSON' }, id: null });
+      }
+      throw err;
+    },
     handler: async (req: FastifyRequest, reply: FastifyReply) => {
       if (!ctx.config.MCP_ENABLED) return refuse(reply, 503, 'unavailable', 'the /mcp endpoint is switched off on this server (MCP_ENABLED)');
       const origin = req.headers.origin;

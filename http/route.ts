@@ -2,7 +2,7 @@
 // outputs. The same declaration validates requests, documents the route in OpenAPI, and feeds the authorization
 // matrix test, so a route added later is covered by all three automatically.
 import { Exit, Schema, SchemaIssue } from 'effect';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Permission, Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess, WorkspaceRole } from '../domain/workspaces.ts';
 import { AppError } from '../domain/errors.ts';
@@ -99,10 +99,26 @@ export function route<
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1();
 
+// An absent body, an empty one sent as `application/json`, and `{}` are one request: a route whose body is an object
+// decodes `{}` when none came, so a body without required fields may be left out and one with them names them.
+const isObjectBody = (schema: Schema.Top): boolean => (schema.ast as { _tag: string })._tag === 'Objects';
+
+/**
+ * The JSON body parser every route shares: Fastify's own (with its prototype-poisoning guards) except that an empty
+ * body is no body, where Fastify would answer 400 before the route could apply its default.
+ */
+export function useJsonBodyParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
+    body.length === 0 ? done(null, undefined) : parse(req, body as string, done),
+  );
+}
+
 /** Decodes one request part; failures become 422 naming every bad field. */
 export function decodePart<T>(schema: Schema.Top | undefined, value: unknown, where: 'path' | 'query' | 'body'): T {
   if (!schema) return value as T;
-  const exit = Schema.decodeUnknownExit(schema as any)(value ?? (where === 'body' ? undefined : {}), { errors: 'all' });
+  const exit = Schema.decodeUnknownExit(schema as any)(value ?? (where === 'body' && !isObjectBody(schema) ? undefined : {}), { errors: 'all' });
   if (Exit.isSuccess(exit)) return exit.value as T;
   const failure = exit.cause.reasons.find((r: any) => r._tag === 'Fail') as any;
   const issues = failure ? formatter(failure.error.issue).issues : [];

@@ -11,7 +11,7 @@ import { AppError, derivedCode } from '../domain/errors.ts';
 import { isDatabaseUnavailable } from '../runtime/db.ts';
 import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
-import { decodePart, type RouteDef } from './route.ts';
+import { decodePart, useJsonBodyParser, type RouteDef } from './route.ts';
 import { traceRequests } from '../telemetry/requestTracing.ts';
 
 export interface ServerOptions {
@@ -53,6 +53,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => toJson);
 
+  useJsonBodyParser(app);
   // Semantic-layer imports send YAML; its routes read the text themselves.
   app.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml'], { parseAs: 'string' }, (_req, body, done) => done(null, body));
   await app.register(cookie);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newUser, type Caller } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { executionEdges, readGraph, writeTargetOf } from '../domain/lineage.ts';
+import { executionEdges, readGraph, writeTargetOf, writtenTable } from '../domain/lineage.ts';
 import { claimBackfill, runBackfill } from '../domain/lineageBackfill.ts';
 import { deriveColumnLineage, loadParser, qualified, type ColumnEnv } from '../domain/lineageColumns.ts';
 
@@ -86,6 +86,14 @@ describe('lineage', () => {
     expect(writeTargetOf('CREATE OR REPLACE TABLE "Lin"."Big T" AS SELECT 1')).toEqual({ catalog: null, schema: 'Lin', name: 'Big T' });
     expect(writeTargetOf('UPDATE t SET a = 1')).toBeNull();
     expect(writeTargetOf('CREATE TEMP TABLE x AS SELECT 1')).toBeNull();
+    // the table a write writes (its last write), whatever it reads
+    const cats = new Set(['w', 'sales']);
+    expect(writtenTable('CREATE TABLE mart.totals AS SELECT * FROM sales.orders', 'w', cats)).toEqual({ catalog: 'w', schema: 'mart', table: 'totals' });
+    expect(writtenTable('UPDATE s.t SET a = 1', 'w', cats)).toEqual({ catalog: 'w', schema: 's', table: 't' });
+    expect(writtenTable('DELETE FROM sales.s.t WHERE a IN (SELECT a FROM w.s.u)', 'w', cats)).toEqual({ catalog: 'sales', schema: 's', table: 't' });
+    expect(writtenTable('ALTER TABLE sales.t ADD COLUMN b INT', 'w', cats)).toEqual({ catalog: 'sales', schema: 'main', table: 't' });
+    expect(writtenTable('INSERT INTO "Mart"."Big T" SELECT 1', 'w', cats)).toEqual({ catalog: 'w', schema: 'Mart', table: 'Big T' });
+    expect(writtenTable('SELECT * FROM sales.orders', 'w', cats)).toBeNull();
     expect(executionEdges('INSERT INTO t VALUES (1)', [{ catalog: null, schema: null, name: 't' }], 'w')).toEqual([]);
     expect(executionEdges('INSERT INTO t SELECT * FROM t', [{ catalog: null, schema: null, name: 't' }], 'w')).toEqual([]);
   });
@@ -108,9 +116,18 @@ describe('lineage', () => {
     const down = (await graph('raw', '?direction=downstream&depth=5')).body;
     expect(down.nodes.map((n: any) => n.key)).toEqual(['warehouse.lin.enriched', 'warehouse.lin.raw', 'warehouse.lin.summary', 'warehouse.lin.wide']);
     const edge = down.edges.find((e: any) => e.target === 'warehouse.lin.summary');
+    // A node's column_count is its table's column count, not how many of its columns carry lineage (raw has two
+    // columns; only id flows on); edges carry column detail only when columns_for asks for it.
+    expect(down.nodes.map((n: any) => [n.key, n.column_count])).toEqual([
+      ['warehouse.lin.enriched', 2],
+      ['warehouse.lin.raw', 2],
+      ['warehouse.lin.summary', 2],
+      ['warehouse.lin.wide', 4],
+    ]);
+    expect(down.edges.every((e: any) => e.columns.length === 0)).toBe(true);
     expect(edge).toMatchObject({ observation_count: 1, stale: false, providers: [{ provider: 'execution', observation_count: 1, stale: false, column_lineage: 'derived' }] });
     // Column pairs around enriched: the join's two sides, the CTE's aggregate (count(*) reads no column), `SELECT *`.
-    const around = (await graph('enriched', '?direction=both&depth=1')).body;
+    const around = (await graph('enriched', '?direction=both&depth=1&columns_for=warehouse.lin.enriched')).body;
     expect(columnPairs(around)).toEqual([
       'warehouse.lin.enriched.id -> warehouse.lin.wide.id',
       'warehouse.lin.enriched.id -> warehouse.lin.wide.id10',
@@ -128,9 +145,8 @@ describe('lineage', () => {
     expect(onlyWide.edges.filter((e: any) => e.columns.length).map((e: any) => e.target)).toEqual(['warehouse.lin.wide']);
     expect(pairs((await graph('raw', '?direction=downstream&depth=1')).body)).toEqual(['warehouse.lin.raw -> warehouse.lin.enriched']);
     // The cap on column entries: spent in edge order, the rest withheld and flagged.
-    const ws = (await t.api.db.query<{ id: string }>(`select id from workspaces where slug = 'default'`))[0].id;
-    const capped = await readGraph(t.api.db, ws, { catalog: 'warehouse', schema: 'lin', table: 'enriched' }, {
-      direction: 'both', depth: 1, maxColumns: 3, staleAfterDays: 30, attached: new Set(['warehouse']), canSee: () => true,
+    const capped = await readGraph(t.api.db, { catalog: 'warehouse', schema: 'lin', table: 'enriched' }, {
+      direction: 'both', depth: 1, maxColumns: 3, staleAfterDays: 30, attached: new Set(['warehouse']), canSee: () => true, columnsFor: ['warehouse.lin.enriched'],
     });
     expect(capped.edges.flatMap((e) => e.columns)).toHaveLength(3);
     expect(capped.columns_truncated).toBe(true);
@@ -141,7 +157,17 @@ describe('lineage', () => {
     ]);
     expect((await graph('summary', '?direction=downstream')).body.edges).toEqual([]);
     expect((await graph('summary', '?depth=6')).status).toBe(422);
-    expect((await graph('nope')).body).toMatchObject({ nodes: [{ key: 'warehouse.lin.nope' }], edges: [] });
+    // A table that does not exist has no graph.
+    const nope = await graph('nope');
+    expect(nope.status).toBe(404);
+    expect(nope.body.error).toBe('not_found');
+    // Lineage is the catalog's: another workspace that attaches it sees the same edges.
+    const other = await t.req('POST', '/api/workspaces', { body: { slug: 'lin-other', name: 'Lineage other' }, as: admin });
+    expect(other.status, other.text).toBe(201);
+    expect((await t.req('PUT', '/api/workspaces/lin-other/catalogs/warehouse', { body: { make_default: true }, as: admin })).status).toBeLessThan(300);
+    const seenThere = await t.req('GET', '/api/workspaces/lin-other/catalogs/warehouse/schemas/lin/tables/raw/lineage?direction=downstream&depth=5', { as: admin });
+    expect(seenThere.status, seenThere.text).toBe(200);
+    expect(pairs(seenThere.body)).toEqual(pairs(down));
     // Writing again re-observes the edge.
     await run('WITH c AS (SELECT name, count(*) AS n FROM lin.enriched GROUP BY name) INSERT INTO lin.summary SELECT * FROM c');
     await expect.poll(async () => (await graph('summary', '?direction=upstream&depth=1')).body.edges[0].observation_count, { timeout: 10_000 }).toBe(2);
@@ -155,10 +181,21 @@ describe('lineage', () => {
         { source: { external: 'crm.accounts' }, target: { catalog: 'warehouse', schema: 'lin', table: 'raw' }, columns: [{ source_column: 'acct', target_column: 'id' }] },
         { source: { catalog: 'warehouse', schema: 'lin', table: 'raw' }, target: { catalog: 'warehouse', schema: 'lin', table: 'enriched' }, observed_at: '2020-01-01T00:00:00Z' },
         { source: { catalog: 'nowhere', schema: 's', table: 't' }, target: { catalog: 'warehouse', schema: 'lin', table: 'raw' } },
+        // an end that does not resolve to a table of the catalog: skipped, never recorded
+        { source: { catalog: 'warehouse', schema: 'lin', table: 'raw' }, target: { catalog: 'warehouse', schema: 'lin', table: 'no_such_table' } },
       ],
     });
     expect(r.status, r.text).toBe(200);
-    expect(r.body).toMatchObject({ provider: 'dbt', created: 2, updated: 0, skipped: [{ index: 2, reason: expect.stringContaining('not attached') }] });
+    expect(r.body).toMatchObject({
+      provider: 'dbt',
+      created: 2,
+      updated: 0,
+      skipped: [
+        { index: 2, reason: expect.stringContaining('not attached') },
+        { index: 3, reason: 'table warehouse.lin.no_such_table does not exist' },
+      ],
+    });
+    expect((await t.api.db.query(`select 1 from lineage_edges where target_key = 'warehouse.lin.no_such_table'`)).length).toBe(0);
     const again = { source: { external: 'crm.accounts' }, target: { catalog: 'warehouse', schema: 'lin', table: 'raw' }, columns: [{ source_column: 'acct', target_column: 'id' }] };
     expect((await imp({ provider: 'dbt', edges: [again] })).body).toMatchObject({ created: 0, updated: 1 });
 
@@ -192,6 +229,12 @@ describe('lineage', () => {
     const catalog = JSON.parse(readFileSync(new URL('./fixtures/dbt-jaffle/catalog.json', import.meta.url), 'utf8'));
     const imp = (body: unknown, provider = 'transform') => t.req('POST', `/api/workspaces/default/lineage/imports/${provider}`, { body, as: admin });
     const J = '/api/workspaces/default/catalogs/warehouse/schemas/jaffle/tables';
+    // The relations the manifest names exist in the catalog (an import skips ends that do not).
+    await run('CREATE SCHEMA IF NOT EXISTS jaffle');
+    await run('CREATE SCHEMA IF NOT EXISTS jaffle_raw');
+    for (const name of ['jaffle.country_codes', 'jaffle.stg_orders', 'jaffle.stg_customers', 'jaffle.customers', 'jaffle.fct_orders', 'jaffle.accounts_enriched', 'jaffle_raw.raw_orders', 'jaffle_raw.raw_customers']) {
+      await run(`CREATE TABLE ${name} (id INTEGER)`);
+    }
     const jaffle = async (table: string, query = '') => (await t.req('GET', `${J}/${table}/lineage${query}`, { as: admin })).body;
 
     const r = await imp(manifest);
@@ -221,19 +264,19 @@ describe('lineage', () => {
     // With catalog.json: each model's compiled SQL gives its columns; a repeat re-observes every edge.
     const again = await imp({ manifest, catalog });
     expect(again.body).toMatchObject({ created: 0, updated: 8 });
-    expect(columnPairs(await jaffle('customers', '?direction=upstream&depth=1'))).toEqual([
+    expect(columnPairs(await jaffle('customers', '?direction=upstream&depth=1&columns_for=warehouse.jaffle.customers'))).toEqual([
       'warehouse.jaffle.country_codes.country_name -> warehouse.jaffle.customers.country_name',
       'warehouse.jaffle.stg_customers.customer_id -> warehouse.jaffle.customers.customer_id',
       'warehouse.jaffle.stg_customers.full_name -> warehouse.jaffle.customers.full_name',
       'warehouse.jaffle.stg_orders.amount -> warehouse.jaffle.customers.lifetime_value',
     ]);
-    expect(columnPairs(await jaffle('stg_customers', '?direction=upstream&depth=1'))).toEqual([
+    expect(columnPairs(await jaffle('stg_customers', '?direction=upstream&depth=1&columns_for=warehouse.jaffle.stg_customers'))).toEqual([
       'warehouse.jaffle_raw.raw_customers.country -> warehouse.jaffle.stg_customers.country',
       'warehouse.jaffle_raw.raw_customers.first_name -> warehouse.jaffle.stg_customers.full_name',
       'warehouse.jaffle_raw.raw_customers.id -> warehouse.jaffle.stg_customers.customer_id',
       'warehouse.jaffle_raw.raw_customers.last_name -> warehouse.jaffle.stg_customers.full_name',
     ]);
-    expect(columnPairs(await jaffle('accounts_enriched', '?direction=upstream&depth=1'))).toEqual([
+    expect(columnPairs(await jaffle('accounts_enriched', '?direction=upstream&depth=1&columns_for=warehouse.jaffle.accounts_enriched'))).toEqual([
       'external:crm_pg.public.accounts.account_id -> warehouse.jaffle.accounts_enriched.account_id',
       'external:crm_pg.public.accounts.tier -> warehouse.jaffle.accounts_enriched.tier',
       'warehouse.jaffle.stg_customers.full_name -> warehouse.jaffle.accounts_enriched.full_name',
@@ -273,8 +316,8 @@ describe('lineage', () => {
     expect(uuids.filter((u) => u.target_key === 'warehouse.lin.src').map((u) => u.target_uuid)).toEqual([srcUuid, null]);
     // An edge left under the name by an earlier table of that name (dropped outside Eider): another uuid.
     await t.api.db.query(
-      `insert into lineage_edges (workspace_id, source_key, target_key, provider, first_seen_at, last_seen_at, source_uuid)
-       select workspace_id, 'warehouse.lin.src', 'warehouse.lin.gone', 'execution', now(), now(), gen_random_uuid() from lineage_edges where source_key = 'warehouse.lin.src' limit 1`,
+      `insert into lineage_edges (source_key, target_key, provider, first_seen_at, last_seen_at, source_uuid)
+       values ('warehouse.lin.src', 'warehouse.lin.gone', 'execution', now(), now(), gen_random_uuid())`,
     );
 
     await run('ALTER TABLE lin.src RENAME TO src2');
@@ -283,9 +326,14 @@ describe('lineage', () => {
       'warehouse.lin.raw -> warehouse.lin.src2',
       'warehouse.lin.src2 -> warehouse.lin.dst',
     ]);
-    const renamed = (await graph('src2', '?depth=1')).body;
+    const renamed = (await graph('src2', '?depth=1&columns_for=warehouse.lin.src2')).body;
     expect(renamed.edges.find((e: any) => e.target === 'warehouse.lin.dst')).toMatchObject({ observation_count: 1, columns: [{ source_column: 'id', target_column: 'id' }] });
-    expect(pairs((await graph('src', '?depth=1')).body)).toEqual(['warehouse.lin.src -> warehouse.lin.gone']);
+    // What stays under the old name is the earlier table's edge; the name itself is no table now (404).
+    const left = await t.api.db.query<{ source_key: string; target_key: string }>(
+      `select source_key, target_key from lineage_edges where source_key = 'warehouse.lin.src' or target_key = 'warehouse.lin.src'`,
+    );
+    expect(pairs({ edges: left.map((r) => ({ source: r.source_key, target: r.target_key })) })).toEqual(['warehouse.lin.src -> warehouse.lin.gone']);
+    expect((await graph('src', '?depth=1')).status).toBe(404);
     // Writing through the new name observes the same edge again.
     await run('INSERT INTO lin.dst SELECT * FROM lin.src2');
     await expect.poll(async () => (await graph('src2', '?direction=downstream&depth=1')).body.edges[0].observation_count, { timeout: 10_000 }).toBe(2);
@@ -319,6 +367,7 @@ describe('lineage', () => {
     }
     await run('DROP TABLE lin.summary');
     await expect.poll(async () => pairs((await graph('enriched', '?direction=downstream')).body), { timeout: 10_000 }).toEqual(['warehouse.lin.enriched -> warehouse.lin.wide']);
+    expect((await graph('summary')).status).toBe(404);
   });
 
   it('a write whose columns cannot be established keeps its table edge, unsupported, and is counted', async () => {
@@ -367,7 +416,7 @@ describe('lineage', () => {
     // than its live observation. Edges into dropped (summary) or renamed-away (src) tables are not recreated.
     expect(done.report).toEqual({ scanned: Number(writes), edges_created: 4, edges_updated: 1, failed: 0, resumed_from: stopped.checkpoint });
 
-    const around = (await graph('enriched', '?depth=1')).body;
+    const around = (await graph('enriched', '?depth=1&columns_for=warehouse.lin.enriched')).body;
     expect(pairs(around)).toEqual([
       'warehouse.lin.enriched -> warehouse.lin.wide',
       'warehouse.lin.raw -> warehouse.lin.enriched',

@@ -155,6 +155,14 @@ describe('/mcp', () => {
     } finally {
       (t.api.ctx.config as { MCP_ENABLED: boolean }).MCP_ENABLED = true;
     }
+    // a truncated JSON body is a JSON-RPC parse error object (code -32700, id null), not an empty 400
+    const truncated = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${admin.token}` },
+      body: '{"jsonrpc": "2.0", "id": 1, "method": "tools/li',
+    });
+    expect(truncated.status).toBe(400);
+    expect(await truncated.json()).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.stringContaining('Parse error') }, id: null });
     const metrics = (await t.req('GET', '/api/metrics')).text;
     expect(metrics).toMatch(/eider_mcp_tool_calls_total\{tool="run_sql",outcome="ok"\} \d+/);
     expect(metrics).toMatch(/eider_mcp_tool_calls_total\{tool="run_sql",outcome="tool_error"\} \d+/);

@@ -284,6 +284,15 @@ describe('Iceberg tables written through the agent', () => {
     await t.api.ctx.host.idle();
     const after = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders', { as: admin });
     expect(after.body.last_write).toMatchObject({ query_id: ins.id, operation: 'insert', user_id: admin.id });
+    // a CTAS that reads sales.orders writes only its own table: the source keeps the INSERT as its last write
+    expect((await run('CREATE SCHEMA IF NOT EXISTS mart')).final.status).toBe('done');
+    const ctas = (await run('CREATE TABLE mart.order_totals AS SELECT shop, count(*) AS n FROM sales.orders GROUP BY shop')).final;
+    expect(ctas.status).toBe('done');
+    await t.api.ctx.host.idle();
+    const source = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders', { as: admin });
+    expect(source.body.last_write).toMatchObject({ query_id: ins.id, operation: 'insert' });
+    const written = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/mart/tables/order_totals', { as: admin });
+    expect(written.body.last_write).toMatchObject({ query_id: ctas.id, operation: 'create', user_id: admin.id });
     expect(detail.body.current_snapshot_id).toMatch(/^-?\d+$/);
     const snaps = await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/sales/tables/orders/snapshots', { as: admin });
     expect(snaps.body.length).toBe(2);

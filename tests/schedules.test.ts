@@ -101,7 +101,10 @@ describe('schedules', () => {
     await expect.poll(async () => (await runsOf(s.id)).map((r) => r.status), { timeout: 10_000, interval: 100 }).toContain('skipped');
     const runs = await runsOf(s.id);
     expect(runs.find((r) => r.status === 'skipped').error).toContain('still running');
-    await req('DELETE', `/api/queries/${fired.body.query_id}`);
+    // A run has no `cancelled` state: the run whose query was cancelled failed, and says why.
+    expect((await req('POST', `/api/queries/${fired.body.query_id}/cancel`)).status).toBeLessThan(300);
+    await expect.poll(async () => (await runsOf(s.id)).find((r) => r.id === fired.body.id)?.status, { timeout: 10_000, interval: 100 }).toBe('failed');
+    expect((await runsOf(s.id)).find((r) => r.id === fired.body.id).error).toMatch(/cancel/);
     await req('DELETE', `${W}/schedules/${s.id}`);
   });
 

@@ -71,7 +71,10 @@ describe('models and definitions', () => {
     const oneToMany = await call('POST', `${M}/relationships`, { name: 'x', left_dataset: 'customers', right_dataset: 'orders', kind: 'one_to_many', join_columns: [{ left: 'id', right: 'customer_id' }] });
     expectError(oneToMany, 422, 'unprocessable_content');
     expect(oneToMany.body.message).toContain('one_to_many is not accepted');
-    await call('POST', `${M}/datasets`, { name: 'keyless', catalog: 'warehouse', schema_name: 'shop', table_name: 'regions', primary_key: [] });
+    // primary_key is optional: a dataset without one is accepted (as none); only the unique side of a join needs one
+    const keyless = await call('POST', `${M}/datasets`, { name: 'keyless', catalog: 'warehouse', schema_name: 'shop', table_name: 'regions' });
+    expect(keyless.status, keyless.text).toBe(201);
+    expect(keyless.body.primary_key).toEqual([]);
     expectError(await call('POST', `${M}/relationships`, { name: 'to_keyless', left_dataset: 'orders', right_dataset: 'keyless', join_columns: [{ left: 'customer_id', right: 'id' }] }), 422, 'primary_key_required');
     expectError(await call('POST', `${M}/relationships`, { name: 'to_ghost', left_dataset: 'orders', right_dataset: 'ghost', join_columns: [{ left: 'a', right: 'b' }] }), 422, 'unknown_dataset');
     expect((await call('DELETE', `${M}/datasets/keyless`)).status).toBe(204);

@@ -247,7 +247,7 @@ describe('native provider (YAML)', () => {
   const stores = `  - slug: stores
     name: Stores
     datasets:
-      - { name: locations, catalog: warehouse, schema: jaffle, table: locations, primary_key: [location_id] }
+      - { name: locations, catalog: warehouse, schema: jaffle, table: locations }
     metrics:
       - { name: tax, dataset: locations, agg: avg, expr: tax_rate }
 `;
@@ -267,6 +267,8 @@ describe('native provider (YAML)', () => {
     ]);
     expect(m.dimensions.find((d: any) => d.name === 'customer_name')).toMatchObject({ synonyms: ['buyer'], sample_values: ['Ann', 'Bo'] });
     expect((await call('POST', `${S}/models/sales/validate`)).body.validation.state).toBe('ok');
+    // a dataset without primary_key imports (none): only the unique side of a relationship needs one
+    expect((await call('GET', `${S}/models/stores`)).body.datasets).toEqual([expect.objectContaining({ name: 'locations', primary_key: [] })]);
 
     // the next run no longer declares stores: it is retired (deprecated), unless reconcile=none
     const kept = await importText('native', yaml(sales), '?reconcile=none');

@@ -50,8 +50,17 @@ async function migrate(catalogId: string, target: string) {
   const start = await t.req('POST', `/api/catalogs/${catalogId}/migrations`, { as: admin, body: { target_storage_backend_id: target } });
   expect(start.status, start.text).toBe(202);
   expect(start.body).toMatchObject({ status: 'pending', phase: 'pending', catalog_id: catalogId, target_storage_backend_id: target });
-  const done = await waitMigration(t, admin, catalogId, start.body.id, (m) => ['completed', 'failed', 'cancelled'].includes(m.status));
+  // Every answer seen while it runs: the progress a user watches never goes backwards.
+  const seen: Array<{ phase: string; tables_done: number; tables_verified: number; bytes_copied: number }> = [];
+  const done = await waitMigration(t, admin, catalogId, start.body.id, (m) => {
+    seen.push({ phase: m.phase, tables_done: m.tables_done, tables_verified: m.tables_verified, bytes_copied: m.bytes_copied });
+    return ['completed', 'failed', 'cancelled'].includes(m.status);
+  });
   expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed', phase: 'completed', error: null });
+  for (const field of ['tables_done', 'tables_verified', 'bytes_copied'] as const) {
+    const values = seen.map((x) => x[field]);
+    expect(values, `${field}: ${JSON.stringify(seen)}`).toEqual([...values].sort((a, b) => a - b));
+  }
   return done;
 }
 
@@ -75,7 +84,7 @@ describe('a catalog moved bundled → second S3 endpoint → bundled', () => {
 
     // hop 1: to the second endpoint
     const m1 = await migrate(catalogId, lakeId);
-    expect(m1).toMatchObject({ tables_total: 3, tables_done: 3, source_storage_backend_id: bundledId });
+    expect(m1).toMatchObject({ tables_total: 3, tables_done: 3, tables_verified: 3, source_storage_backend_id: bundledId });
     expect(m1.bytes_total).toBeGreaterThan(0);
     expect(m1.bytes_copied).toBe(m1.bytes_total);
     expect(m1.tables.map((x: any) => [x.schema, x.table, x.state])).toEqual([['s', 'events', 'verified'], ['s', 'evolved', 'verified'], ['s', 'parts', 'verified']]);
@@ -118,6 +127,21 @@ describe('a catalog moved bundled → second S3 endpoint → bundled', () => {
     expect(page.has_more).toBe(true);
     const next = (await t.req('GET', `/api/catalogs/${catalogId}/migrations?limit=1&cursor=${page.cursor}`, { as: admin })).body;
     expect(next.items.map((m: any) => m.id)).toEqual([m1.id]);
+
+
+    // The moment verifying begins (every table copied and rewritten, none verified yet), as the record stands in
+    // the database: tables_done stays 3 and verification counts in its own field.
+    const db = t.database.db;
+    const states = await db.query<{ namespace: string; table_name: string; state: string }>(`select namespace, table_name, state from storage_migration_tables where migration_id = $1`, [m1.id]);
+    await db.query(`update storage_migrations set phase = 'verifying' where id = $1`, [m1.id]);
+    await db.query(`update storage_migration_tables set state = 'rewritten' where migration_id = $1`, [m1.id]);
+    try {
+      const verifying = (await t.req('GET', `/api/catalogs/${catalogId}/migrations/${m1.id}`, { as: admin })).body;
+      expect(verifying).toMatchObject({ phase: 'verifying', tables_total: 3, tables_done: 3, tables_verified: 0 });
+    } finally {
+      await db.query(`update storage_migrations set phase = 'completed' where id = $1`, [m1.id]);
+      for (const r of states) await db.query(`update storage_migration_tables set state = $4 where migration_id = $1 and namespace = $2 and table_name = $3`, [m1.id, r.namespace, r.table_name, r.state]);
+    }
   }, 240_000);
 
   it('refuses a target it is already on, an unknown backend, a second active migration, and non-managers', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assess, expirable, gradeOf, levelScore, type TableFigures } from './assess.ts';
+import { assess, compactionPlan, expirable, gradeOf, levelScore, type TableFigures } from './assess.ts';
 import { THRESHOLDS } from './thresholds.ts';
 
 const NOW = Date.parse('2026-11-26T12:00:00Z');
@@ -62,6 +62,34 @@ describe('table health', () => {
     // The same table under the balanced profile: compaction yes, the young snapshots are kept (7 days).
     const balanced = assess(f, THRESHOLDS.balanced, NOW);
     expect(balanced.recommendations.map((r) => r.kind)).toEqual(['compact_small_files']);
+  });
+
+  it('a partitioned table is estimated per partition: one small file per partition is nothing to compact', () => {
+    const manyPartitions: TableFigures = {
+      ...healthy,
+      dataFiles: 81,
+      smallFiles: 81,
+      smallBytes: 81 * 1500,
+      dataBytes: 81 * 1500,
+      smallFileSizesByPartition: Array.from({ length: 81 }, () => [1500]),
+    };
+    const h = assess(manyPartitions, THRESHOLDS.aggressive, NOW);
+    expect(h.recommendations.map((r) => r.kind)).not.toContain('compact_small_files');
+    expect(h.dimensions.file_sizes).toBe(100);
+    // 3 partitions of 27 small files each: three files written, one per partition, never one for the table
+    const threeParts: TableFigures = { ...manyPartitions, smallFileSizesByPartition: Array.from({ length: 3 }, () => Array.from({ length: 27 }, () => 1500)) };
+    const rec = assess(threeParts, THRESHOLDS.aggressive, NOW).recommendations.find((r) => r.kind === 'compact_small_files')!;
+    expect(rec.estimated_impact).toMatchObject({ data_files_before: 81, data_files_after: 3, small_files: 81, rewritten_bytes: 81 * 1500 });
+    expect(rec.rationale).toContain('in 3 partitions');
+    // 80 partitions of one file and one of 2: only those two merge
+    const onePair: TableFigures = { ...manyPartitions, dataFiles: 82, smallFiles: 82, smallFileSizesByPartition: [...Array.from({ length: 80 }, () => [1500]), [1500, 1500]] };
+    expect(assess(onePair, THRESHOLDS.aggressive, NOW).recommendations.find((r) => r.kind === 'compact_small_files')).toBeUndefined();
+  });
+
+  it('compaction is planned as the agent packs it: a bin of one file is left alone', () => {
+    const MiB = 2 ** 20;
+    expect(compactionPlan([[60 * MiB, 60 * MiB, 60 * MiB]], 128 * MiB)).toEqual({ rewritten: 2, bytes: 120 * MiB, written: 1, partitions: 1 });
+    expect(compactionPlan([[1], [2], [3]], 128 * MiB)).toEqual({ rewritten: 0, bytes: 0, written: 0, partitions: 0 });
   });
 
   it('orphans and growth count only past their thresholds; a quote in a name is escaped', () => {

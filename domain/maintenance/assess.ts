@@ -12,6 +12,11 @@ export interface TableFigures {
   /** data files below the profile's small-file size, and their bytes */
   smallFiles: number;
   smallBytes: number;
+  /**
+   * the small files' sizes, one list per partition (of one spec): compaction never merges across partitions. Absent,
+   * the table is taken as one partition.
+   */
+  smallFileSizesByPartition?: number[][];
   snapshots: number;
   /** snapshot timestamps (ms), any order */
   snapshotTimes: number[];
@@ -71,22 +76,56 @@ export function expirable(f: TableFigures, t: Thresholds, now: number): number {
   return newestFirst.slice(Math.max(1, t.retainLast)).filter((at) => at < cutoff).length;
 }
 
+/**
+ * What compaction would do with these small files, as the agent's rewrite_data_files does it: per partition,
+ * first-fit decreasing into bins of at most the target size, and a bin of one file left alone (so a partition with
+ * one small file is never rewritten). The files read, their bytes, the files written (one per bin) and the
+ * partitions touched.
+ */
+export function compactionPlan(sizesByPartition: readonly number[][], target: number): { rewritten: number; bytes: number; written: number; partitions: number } {
+  const out = { rewritten: 0, bytes: 0, written: 0, partitions: 0 };
+  for (const sizes of sizesByPartition) {
+    if (sizes.length < 2) continue;
+    const bins: Array<{ bytes: number; files: number }> = [];
+    for (const size of [...sizes].sort((a, b) => b - a)) {
+      const bin = bins.find((b) => b.bytes + size <= target);
+      if (bin) {
+        bin.bytes += size;
+        bin.files++;
+      } else bins.push({ bytes: size, files: 1 });
+    }
+    const merged = bins.filter((b) => b.files > 1);
+    if (!merged.length) continue;
+    out.partitions++;
+    out.written += merged.length;
+    for (const b of merged) {
+      out.rewritten += b.files;
+      out.bytes += b.bytes;
+    }
+  }
+  return out;
+}
+
 export function assess(f: TableFigures, t: Thresholds, now: number): Health {
   const dimensions: Record<string, number> = {};
   const recommendations: Recommendation[] = [];
   const table = quote(f.qualified);
 
+  // Only the small files compaction can merge count: those that share a partition with another small file. A table
+  // with one small file per partition (81 files in 81 partitions) has nothing to compact, so nothing is recommended
+  // (applying it would rewrite nothing and the next scan would reopen it).
+  const plan = compactionPlan(f.smallFileSizesByPartition ?? [Array.from({ length: f.smallFiles }, () => f.smallFiles ? f.smallBytes / f.smallFiles : 0)], t.targetFileBytes);
   const compactable = f.dataFiles >= t.minFilesToCompact;
-  const smallRatio = f.dataFiles > 0 ? f.smallFiles / f.dataFiles : 0;
+  const smallRatio = f.dataFiles > 0 ? plan.rewritten / f.dataFiles : 0;
   dimensions.file_sizes = Math.round(compactable ? levelScore(smallRatio, t.smallFileRatio) : 100);
   const smallSeverity = compactable ? severityOf(smallRatio, t.smallFileRatio) : null;
-  if (smallSeverity && f.smallFiles >= 2) {
-    const after = f.dataFiles - f.smallFiles + Math.max(1, Math.ceil(f.smallBytes / t.targetFileBytes));
+  if (smallSeverity && plan.rewritten > plan.written) {
+    const partitions = f.smallFileSizesByPartition && f.smallFileSizesByPartition.length > 1 ? ` in ${plan.partitions} partitions` : '';
     recommendations.push({
       kind: 'compact_small_files',
       severity: smallSeverity,
-      rationale: `${f.smallFiles} of ${f.dataFiles} data files (${Math.round(smallRatio * 100)}%) are smaller than ${bytes(t.smallFileBytes)}; reading many small files costs a request and a footer each`,
-      estimated_impact: { data_files_before: f.dataFiles, data_files_after: after, small_files: f.smallFiles, rewritten_bytes: f.smallBytes },
+      rationale: `${plan.rewritten} of ${f.dataFiles} data files (${Math.round(smallRatio * 100)}%) are smaller than ${bytes(t.smallFileBytes)} and share a partition with another${partitions}; reading many small files costs a request and a footer each`,
+      estimated_impact: { data_files_before: f.dataFiles, data_files_after: f.dataFiles - plan.rewritten + plan.written, small_files: f.smallFiles, rewritten_bytes: plan.bytes },
       remediation_sql: `CALL system.rewrite_data_files(table => ${table}, target_file_size_bytes => ${t.targetFileBytes})`,
     });
   }

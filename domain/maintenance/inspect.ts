@@ -7,6 +7,7 @@ import type { TableMetadata } from '../../iceberg/metadata.ts';
 import { readManifest, readManifestList } from '../../iceberg/avro.ts';
 import type { BlobStore } from '../../iceberg/objectStorage.ts';
 import { blobStoreForVended } from '../../iceberg/vendedStorage.ts';
+import { stringifyJson } from '../../iceberg/json.ts';
 import type { TableFigures } from './assess.ts';
 import type { Thresholds } from './thresholds.ts';
 
@@ -51,6 +52,8 @@ export async function inspectTable(
     ...(opts.previous ? { previous: opts.previous } : {}),
   };
   if (!current && !opts.deep) return figures;
+  // Compaction rewrites within a partition (of one spec): the small files' sizes per partition say what it can do.
+  const smallByPartition = new Map<string, number[]>();
   // The store the vended credentials open: S3 with short-lived keys, or an azure account with a SAS.
   const store = blobStoreForVended(loaded.config);
   try {
@@ -68,6 +71,10 @@ export async function inspectTable(
           if (size < t.smallFileBytes) {
             figures.smallFiles++;
             figures.smallBytes += size;
+            const key = `${mf.partition_spec_id}:${stringifyJson(e.data_file.partition ?? {})}`;
+            const sizes = smallByPartition.get(key);
+            if (sizes) sizes.push(size);
+            else smallByPartition.set(key, [size]);
           }
         }
       }
@@ -97,5 +104,6 @@ export async function inspectTable(
   } finally {
     store.close();
   }
+  figures.smallFileSizesByPartition = [...smallByPartition.values()];
   return figures;
 }

@@ -1,6 +1,6 @@
 // The semantic layer's vocabulary: what a dataset, relationship, dimension and metric are, as effect Schemas that
 // validate requests and decode stored documents alike, so a definition has one shape from the API to the database.
-import { Schema } from 'effect';
+import { Effect, Schema } from 'effect';
 
 export const GRAINS = ['day', 'week', 'month', 'quarter', 'year'] as const;
 export type Grain = (typeof GRAINS)[number];
@@ -37,7 +37,8 @@ export const DatasetSpec = Schema.Struct({
   catalog: ExternalName,
   schema_name: ExternalName,
   table_name: ExternalName,
-  primary_key: Schema.Array(ExternalName).check(Schema.isMaxLength(32)),
+  // Optional (none when left out): only a dataset on the unique side of a relationship needs one (rules.ts).
+  primary_key: Schema.Array(ExternalName).check(Schema.isMaxLength(32)).pipe(Schema.withDecodingDefaultKey(Effect.succeed([]))),
   display_name: Schema.optionalKey(Text(200)),
   description: Schema.optionalKey(Text(4000)),
 });

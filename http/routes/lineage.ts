@@ -9,6 +9,42 @@ import * as lineage from '../../domain/lineage.ts';
 import { ARTIFACT_PROVIDERS, dbtLineage, parseDbtArtifact } from '../../domain/lineageDbt.ts';
 import { loadParser } from '../../domain/lineageColumns.ts';
 import * as backfill from '../../domain/lineageBackfill.ts';
+import { fromCatalogService, warehouseName } from '../../domain/catalogs.ts';
+import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
+import { CatalogServiceError } from '../../runtime/catalogClient.ts';
+import { viaCatalog } from '../catalogService.ts';
+import type { AppContext } from '../context.ts';
+
+/** A table's column count as the catalog has it now; null when it cannot be read. Without a catalog service, none. */
+function columnCounter(ctx: AppContext): ((e: lineage.TableEnd) => Promise<number | null>) | undefined {
+  const client = ctx.catalog;
+  if (!client) return undefined;
+  return async (e) => {
+    try {
+      const { metadata } = await client.loadTable<TableMetadata>(warehouseName({ slug: e.catalog }), [e.schema], e.table);
+      return currentSchema(metadata).fields.length;
+    } catch {
+      return null;
+    }
+  };
+}
+
+/** An import's table ends must exist: the catalog is asked (a table it does not have is skipped, with the reason). */
+function importChecks(ctx: AppContext): { exists?: (e: lineage.TableEnd) => Promise<boolean> } {
+  const client = ctx.catalog;
+  if (!client) return {};
+  return {
+    exists: async (e) => {
+      try {
+        await client.loadTable(warehouseName({ slug: e.catalog }), [e.schema], e.table);
+        return true;
+      } catch (err) {
+        if (err instanceof CatalogServiceError && err.status === 404) return false;
+        throw fromCatalogService(err, 'table');
+      }
+    },
+  };
+}
 
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
 /**
@@ -77,8 +113,10 @@ export const lineageRoutes = [
       '(scoped grants) is `redacted:<n>` with no names. `hidden`: edges into catalogs no longer attached were dropped. ' +
       '`truncated`: the walk stopped at 500 nodes. An edge is stale when every provider’s last observation is older ' +
       'than LINEAGE_STALE_AFTER_DAYS. `provider` (repeatable) keeps those producers’ edges. Column detail is given for ' +
-      'edges touching a node of `columns_for` (repeatable node keys; the table itself when absent), at most 2000 ' +
-      'entries per answer (`columns_truncated`), never when an end is redacted.',
+      'edges touching a node of `columns_for` (repeatable node keys; none when absent), at most 2000 ' +
+      'entries per answer (`columns_truncated`), never when an end is redacted. A table node’s `column_count` is the ' +
+      'table’s column count. Lineage is the catalog’s: every workspace attaching it sees the same edges. 404 when the ' +
+      'table does not exist.',
     tags: ['lineage'],
     access: { kind: 'workspace', role: 'reader' },
     params: Schema.Struct({ workspace: Schema.String, catalog: Schema.String, schema: Schema.String, table: Schema.String }),
@@ -88,7 +126,7 @@ export const lineageRoutes = [
       provider: repeatable(ProviderName),
       columns_for: repeatable(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1000))),
     }),
-    responses: { 200: Graph, 404: null, 422: null },
+    responses: { 200: Graph, 404: null, 422: null, 503: null },
     handler: async ({ ctx, ws, params, query }) => {
       const workspaceId = ws!.workspace.id;
       const attached = await listWorkspaceCatalogs(ctx.db, workspaceId);
@@ -96,7 +134,10 @@ export const lineageRoutes = [
       if (!cat) throw notFound(`catalog ${params.catalog}`);
       const scopes = new Map(await Promise.all(attached.map(async (c) => [c.slug.toLowerCase(), await scopeOf(ctx.db, workspaceId, c)] as const)));
       if (!scopes.get(cat.slug.toLowerCase())!.table(params.schema, params.table, 'read')) throw notFound(`table ${params.schema}.${params.table}`);
-      const graph = await lineage.readGraph(ctx.db, workspaceId, { catalog: cat.slug, schema: params.schema, table: params.table }, {
+      // A table that does not exist (or was dropped) has no graph: 404, as its detail route answers.
+      const columns = columnCounter(ctx);
+      if (ctx.catalog) await viaCatalog('table', () => ctx.catalog!.loadTable(warehouseName(cat), [params.schema], params.table));
+      const graph = await lineage.readGraph(ctx.db, { catalog: cat.slug, schema: params.schema, table: params.table }, {
         direction: query.direction ?? 'both',
         depth: query.depth ?? 2,
         providers: asArray(query.provider),
@@ -104,6 +145,7 @@ export const lineageRoutes = [
         staleAfterDays: ctx.config.LINEAGE_STALE_AFTER_DAYS,
         attached: new Set(scopes.keys()),
         canSee: (e) => scopes.get(e.catalog)?.table(e.schema, e.table, 'read') ?? false,
+        ...(columns ? { columnCount: columns } : {}),
       });
       return { status: 200, body: graph };
     },
@@ -146,7 +188,7 @@ export const lineageRoutes = [
       }
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
       await requireWritableTargets(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), body.edges.map((e) => e.target));
-      return { status: 200, body: await lineage.importEdges(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), body.provider, body.edges) };
+      return { status: 200, body: await lineage.importEdges(ctx.db, attached.map((c) => c.slug), body.provider, body.edges, importChecks(ctx)) };
     },
   }),
   route({
@@ -180,7 +222,7 @@ export const lineageRoutes = [
       if (catalog) await loadParser();
       const read = dbtLineage(manifest, catalog, new Set(attached.map((c) => c.slug.toLowerCase())));
       await requireWritableTargets(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), read.edges.map((e) => e.edge.target));
-      const r = await lineage.importEdges(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), params.provider, read.edges.map((e) => e.edge));
+      const r = await lineage.importEdges(ctx.db, attached.map((c) => c.slug), params.provider, read.edges.map((e) => e.edge), importChecks(ctx));
       const skipped = [...read.skipped, ...r.skipped.map((s) => ({ item: read.edges[s.index].item, reason: s.reason }))];
       return { status: 200, body: { provider: r.provider, created: r.created, updated: r.updated, skipped } };
     },
@@ -239,6 +281,9 @@ export const lineageRoutes = [
     params: Schema.Struct({ workspace: Schema.String }),
     query: Schema.Struct({ provider: ProviderName }),
     responses: { 200: Schema.Struct({ provider: Schema.String, deleted: Schema.Finite }), 422: null },
-    handler: async ({ ctx, ws, query }) => ({ status: 200, body: await lineage.purgeProvider(ctx.db, ws!.workspace.id, query.provider) }),
+    handler: async ({ ctx, ws, query }) => ({
+      status: 200,
+      body: await lineage.purgeProvider(ctx.db, (await listWorkspaceCatalogs(ctx.db, ws!.workspace.id)).map((c) => c.slug), query.provider),
+    }),
   }),
 ];

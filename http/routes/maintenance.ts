@@ -152,7 +152,8 @@ export const maintenanceRoutes = [
         agentId: compute.agentId,
         computePool: compute.pool,
         timeoutS: ctx.config.QUERY_DEFAULT_TIMEOUT_S,
-        statementType: 'maintenance',
+        // A procedure rewrites the table's files and snapshots, not its rows: of the spec's statement types, an alter.
+        statementType: 'alter',
         tables: [{ catalog: rec.catalog, schema: rec.schema, name: rec.table }],
         catalog: rec.catalog,
         origin: 'maintenance',

@@ -59,6 +59,7 @@ export type CancelCatalogMigrationResponse = {
   phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
   tables_total: number;
   tables_done: number;
+  tables_verified: number;
   bytes_total: number;
   bytes_copied: number;
   tables: Array<{
@@ -394,7 +395,7 @@ export type CreateSemanticDatasetBody = {
   catalog: string;
   schema_name: string;
   table_name: string;
-  primary_key: string[];
+  primary_key?: string[];
   display_name?: string;
   description?: string;
 };
@@ -1038,6 +1039,7 @@ export type GetCatalogMigrationResponse = {
   phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
   tables_total: number;
   tables_done: number;
+  tables_verified: number;
   bytes_total: number;
   bytes_copied: number;
   tables: Array<{
@@ -1653,6 +1655,7 @@ export type ListCatalogMigrationsResponse = {
     phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
     tables_total: number;
     tables_done: number;
+    tables_verified: number;
     bytes_total: number;
     bytes_copied: number;
     tables: Array<{
@@ -1825,7 +1828,7 @@ export type ListScheduleRunsResponse = {
     id: string;
     schedule_id: string;
     query_id: string | null;
-    status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+    status: "queued" | "running" | "done" | "failed" | "skipped";
     scheduled_for: string;
     started_at: string;
     finished_at: string | null;
@@ -2113,7 +2116,7 @@ export type ListWorkspaceScheduleRunsResponse = {
     id: string;
     schedule_id: string;
     query_id: string | null;
-    status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+    status: "queued" | "running" | "done" | "failed" | "skipped";
     scheduled_for: string;
     started_at: string;
     finished_at: string | null;
@@ -2315,7 +2318,7 @@ export type RunScheduleResponse = {
   id: string;
   schedule_id: string;
   query_id: string | null;
-  status: "queued" | "running" | "done" | "failed" | "skipped" | "cancelled";
+  status: "queued" | "running" | "done" | "failed" | "skipped";
   scheduled_for: string;
   started_at: string;
   finished_at: string | null;
@@ -2377,6 +2380,7 @@ export type StartCatalogMigrationResponse = {
   phase: "pending" | "copying" | "verifying" | "cutover" | "completed" | "failed" | "cancelled";
   tables_total: number;
   tables_done: number;
+  tables_verified: number;
   bytes_total: number;
   bytes_copied: number;
   tables: Array<{

@@ -31,10 +31,10 @@ const EDGES: Array<Lineage['edges'][number]> = [
   { source: 'warehouse.lin.raw', target: 'warehouse.lin.enriched', providers: [provider('execution')], observation_count: 1, first_seen_at: T, last_seen_at: T, stale: false, columns: [{ source_column: 'id', target_column: 'id', providers: ['execution'], stale: false }] },
 ];
 
-/** Answers the lineage read, filling columns only for edges touching `columns_for` (the table itself by default). */
+/** Answers the lineage read, filling columns only for edges touching `columns_for` (none when not asked). */
 function serve() {
   return standInApi(({ url }): Lineage => {
-    const around = new Set(url.searchParams.getAll('columns_for').length ? url.searchParams.getAll('columns_for') : ['warehouse.lin.enriched']);
+    const around = new Set(url.searchParams.getAll('columns_for'));
     const edges = EDGES.map((e) => ({ ...e, columns: around.has(e.source) || around.has(e.target) ? e.columns : [] }));
     return { nodes: NODES, edges, truncated: false, hidden: false, columns_truncated: false };
   });

@@ -229,7 +229,7 @@ function NodeDetail(props: { nodeKey: string; data: Lineage; link: (key: string)
   const out = data.edges.filter((e) => e.source === nodeKey);
   return (
     <div aria-label="Node detail" className="card">
-      <strong>{props.link(nodeKey)}</strong> <span className="hint">({n?.column_count ?? 0} columns in the detail)</span>
+      <strong>{props.link(nodeKey)}</strong> <span className="hint">({n?.column_count ?? 0} columns)</span>
       {into.length ? (
         <>
           <h4>Its columns come from</h4>

@@ -28,6 +28,7 @@ function migration(id: string, catalog: string, extra: Record<string, unknown> =
     phase: 'copying',
     tables_total: 2,
     tables_done: 1,
+    tables_verified: 0,
     bytes_total: 4096,
     bytes_copied: 1024,
     tables: [
