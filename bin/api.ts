@@ -157,7 +157,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: {
       agentConnection: agentConnectionKind({ db, sockets, link, replicaId: config.REPLICA_ID }),
       query: queryKind({ db, sockets, link, logger, tracing, elastic, lineage, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
-      sqlSession: sqlSessionKind({ db, link, logger, elastic, removeStaging: (id) => removeSessionStaging(db, config, id) }),
+      sqlSession: sqlSessionKind({ db, link, logger, elastic, removeStaging: (id) => removeSessionStaging(db, config, catalog, id) }),
       ...(elastic ? { elasticAgent: elastic.kind } : {}),
       storageMigration: migrationRunner.kind(),
       statement: statementKind({
@@ -166,7 +166,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
         tracing,
         catalogsFor: (statementId) => statementCatalogs({ db, config, catalog }, statementId),
         catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds),
-        stagingFor: (sessionId, sql, ttlSeconds) => statementStaging(db, config, sessionId, sql, ttlSeconds),
+        stagingFor: (sessionId, sql, ttlSeconds) => statementStaging(db, config, catalog, sessionId, sql, ttlSeconds),
         elastic,
         lineage,
       }),

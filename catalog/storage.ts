@@ -86,6 +86,11 @@ export class WarehouseStorage {
     return this.traced('GET', bucket, async () => Buffer.from(await this.store(w).get(uri)).toString('utf8'));
   }
 
+  async readBytes(w: Warehouse, uri: string): Promise<Uint8Array> {
+    const { bucket } = locate(uri);
+    return this.traced('GET', bucket, () => this.store(w).get(uri));
+  }
+
   /** Removes one object (a metadata file whose commit lost its compare-and-set); gone already is fine. */
   async remove(w: Warehouse, uri: string): Promise<void> {
     const { bucket } = locate(uri);
@@ -95,12 +100,6 @@ export class WarehouseStorage {
   private traced<T>(method: string, bucket: string, fn: () => Promise<T>): Promise<T> {
     if (!this.tracing?.enabled) return fn();
     return this.tracing.span(`object_store ${method}`, { kind: SpanKind.CLIENT, attributes: { 'storage.container': bucket } }, fn);
-  }
-
-  /** Deletes every object under `location/`; returns how many. */
-  async purgePrefix(w: Warehouse, location: string): Promise<number> {
-    locate(location);
-    return this.store(w).deletePrefix(location.replace(/\/+$/, '') + '/');
   }
 
   close(): void {

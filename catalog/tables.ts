@@ -32,6 +32,7 @@ import * as store from './metastore.ts';
 import type { Warehouse } from './metastore.ts';
 import { WarehouseStorage, normalizeRootUri } from './storage.ts';
 import { isUnderRoot } from '../iceberg/storageUri.ts';
+import { readAvroFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
 import { badRequest, commitFailed, noSuchTable, CatalogError } from './errors.ts';
 
 export interface TableIdent {
@@ -354,18 +355,55 @@ export class TableService {
     });
   }
 
-  async drop(w: Warehouse, id: TableIdent, purge: boolean): Promise<{ purgedFiles: number }> {
+  async drop(w: Warehouse, id: TableIdent, purge: boolean): Promise<{ purgedFiles: number; keptFiles: number }> {
     const row = await store.deleteTableRow(this.db, w.name, id.namespace, id.name);
     if (!row) throw noSuchTable(id.namespace, id.name);
-    if (!purge) return { purgedFiles: 0 };
-    const location = parseJson<TableMetadata>(row.metadataJson).location;
-    // Another live table may use the same location (created there after a rename); its files stay.
+    if (!purge) return { purgedFiles: 0, keptFiles: 0 };
+    const metadata = parseJson<TableMetadata>(row.metadataJson);
+    // Another live table may use the same location (created there after a rename, or registered on the same
+    // metadata): the files may be its own, so they stay.
     const shared = await this.db.query(
       `select 1 from catalog.tables where warehouse = $1 and starts_with(metadata_location, $2) limit 1`,
-      [w.name, `${location}/metadata/`],
+      [w.name, `${metadata.location}/metadata/`],
     );
-    if (shared.length) return { purgedFiles: 0 };
-    return { purgedFiles: await this.storage.purgePrefix(w, location) };
+    if (shared.length) return { purgedFiles: 0, keptFiles: 0 };
+    return this.purgeFiles(w, row.metadataLocation, metadata);
+  }
+
+  /**
+   * Deletes the files the table's own metadata references (its metadata files, manifest lists, manifests, data and
+   * delete files, statistics), never a prefix: another table whose location shares the prefix (a misconfigured root,
+   * a location inside this one) keeps every file. A file referenced from outside the table's location is kept too:
+   * a writer of this table could name another table's files in a manifest, and the purge runs with the
+   * warehouse's own credentials. A manifest list or manifest that cannot be read is skipped (what it lists stays).
+   */
+  private async purgeFiles(w: Warehouse, metadataLocation: string, metadata: TableMetadata): Promise<{ purgedFiles: number; keptFiles: number }> {
+    const files = new Set<string>([metadataLocation, ...(metadata['metadata-log'] ?? []).map((e) => e['metadata-file'])]);
+    for (const s of [...((metadata.statistics ?? []) as Record<string, unknown>[]), ...((metadata['partition-statistics'] ?? []) as Record<string, unknown>[])]) {
+      if (typeof s['statistics-path'] === 'string') files.add(s['statistics-path']);
+    }
+    const ours = (uri: string) => {
+      try {
+        return isUnderRoot(uri, metadata.location);
+      } catch {
+        return false;
+      }
+    };
+    const read = async (uri: string) => (ours(uri) ? this.storage.readBytes(w, uri).catch(() => undefined) : undefined);
+    const manifests = new Set<string>();
+    await inPool([...new Set(metadata.snapshots.map((s) => s['manifest-list']))], 8, async (list) => {
+      files.add(list);
+      const bytes = await read(list);
+      if (bytes) for (const m of readAvroFile<ManifestFile>(bytes).records) manifests.add(m.manifest_path);
+    });
+    await inPool([...manifests], 8, async (manifest) => {
+      files.add(manifest);
+      const bytes = await read(manifest);
+      if (bytes) for (const e of readAvroFile<ManifestEntry>(bytes).records) files.add(e.data_file.file_path);
+    });
+    const own = [...files].filter(ours);
+    await inPool(own, 8, (f) => this.storage.remove(w, f));
+    return { purgedFiles: own.length, keptFiles: files.size - own.length };
   }
 
   async rename(w: Warehouse, from: TableIdent, to: TableIdent): Promise<void> {
@@ -385,4 +423,13 @@ function checkCommitShape(c: CommitRequest): void {
   if (!Array.isArray(c.requirements) || !Array.isArray(c.updates)) throw badRequest('requirements and updates must be arrays');
   for (const u of c.updates) if (!u || typeof u.action !== 'string') throw badRequest('every update needs an action');
   for (const r of c.requirements) if (!r || typeof r.type !== 'string') throw badRequest('every requirement needs a type');
+}
+
+/** Runs `fn` over `items`, at most `width` at a time. */
+async function inPool<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import type { WorkspaceAccess } from './workspaces.ts';
-import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, StorageUriError } from '../iceberg/storageUri.ts';
+import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, parseS3Uri, StorageUriError } from '../iceberg/storageUri.ts';
 import { isSealed } from '../settings/secretBox.ts';
 import { isRoleArn } from '../iceberg/stsRules.ts';
 import { backendConnection, blobStoreFor, isBundledStore, probeBackend, sealBackendSecret, type BackendConfig, type BackendTarget, type StorageKind } from './backendStorage.ts';
@@ -133,6 +133,90 @@ function roleArnFor(kind: StorageKind, raw: string | null | undefined): string |
   return roleArn;
 }
 
+// ---- roots never overlap ------------------------------------------------------------------------------------
+
+/** A root's place for overlap checks: the store it is on (endpoint, or azure account) and its `bucket/path/`. */
+interface RootPlace {
+  store: string;
+  path: string;
+}
+
+/** A store's address as compared: host and port, loopback names as one. */
+function storeAddress(endpoint: string): string {
+  try {
+    const u = new URL(endpoint);
+    const host = ['localhost', '[::1]', '::1'].includes(u.hostname.toLowerCase()) ? '127.0.0.1' : u.hostname.toLowerCase();
+    return `${host}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
+  } catch {
+    return endpoint.toLowerCase();
+  }
+}
+
+function rootPlace(b: Pick<BackendTarget, 'kind' | 'endpoint' | 'access_key_id'>, rootUri: string, config: Pick<Config, 'STORE_ENDPOINT'>): RootPlace {
+  if (b.kind === 'azure') {
+    const { container, key, account } = parseAzureUri(rootUri);
+    return { store: `azure:${account ?? b.access_key_id ?? ''}:${b.endpoint ? storeAddress(b.endpoint) : ''}`, path: `${container}/${key}` };
+  }
+  const { bucket, key } = parseS3Uri(rootUri);
+  const endpoint = b.endpoint ?? (b.kind === 'object_store' ? config.STORE_ENDPOINT : null);
+  return { store: endpoint ? `s3:${storeAddress(endpoint)}` : 's3:aws', path: `${bucket}/${key}` };
+}
+
+const overlaps = (a: RootPlace, b: RootPlace) => a.store === b.store && (a.path.startsWith(b.path) || b.path.startsWith(a.path));
+
+export interface RootConflict {
+  kind: 'storage_backend' | 'catalog';
+  name: string;
+  root_uri: string;
+}
+
+/**
+ * The backends and catalogs whose roots overlap `root` (equal, inside it, or containing it) on the same store.
+ * Two owners of one prefix would read each other's files through the credentials vended for one, and a purge of one
+ * would delete the other's: every root is its owner's alone. `except`: the backend the root belongs to (a catalog
+ * lies inside its own backend's root), and with `withItsCatalogs` that backend's catalogs too (a backend's own
+ * root contains them); `exceptCatalog`: the catalog the root is for (a migration's target root).
+ */
+export async function rootConflicts(
+  q: Queryable,
+  config: Pick<Config, 'STORE_ENDPOINT'>,
+  owner: Pick<BackendTarget, 'kind' | 'endpoint' | 'access_key_id'>,
+  root: string,
+  except: { backendId?: string; withItsCatalogs?: boolean; catalogId?: string } = {},
+): Promise<RootConflict[]> {
+  const place = rootPlace(owner, root, config);
+  const rows = await q.query<Pick<BackendRow, 'id' | 'name' | 'kind' | 'endpoint' | 'access_key_id' | 'root_uri'> & { catalog_id: string | null; slug: string | null }>(
+    `select b.id, b.name, b.kind, b.endpoint, b.access_key_id, b.root_uri, c.id as catalog_id, c.slug
+       from storage_backends b left join catalogs c on c.storage_backend_id = b.id order by b.name, c.slug`,
+  );
+  const found: RootConflict[] = [];
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if (!seen.has(r.id)) {
+      seen.add(r.id);
+      if (r.id !== except.backendId && overlaps(place, rootPlace(r, r.root_uri, config))) found.push({ kind: 'storage_backend', name: r.name, root_uri: r.root_uri });
+    }
+    if (!r.catalog_id || !r.slug || r.catalog_id === except.catalogId) continue;
+    if (except.withItsCatalogs && r.id === except.backendId) continue;
+    const catalogRoot = `${r.root_uri}${r.slug}/`;
+    if (overlaps(place, rootPlace(r, catalogRoot, config))) found.push({ kind: 'catalog', name: r.slug, root_uri: catalogRoot });
+  }
+  return found;
+}
+
+/** 409 storage_root_overlap naming every conflict, when there is one. */
+export async function refuseOverlappingRoot(...args: Parameters<typeof rootConflicts>): Promise<void> {
+  // One root check at a time across replicas: two overlapping registrations racing would each find the other absent.
+  await args[0].query(`select pg_advisory_xact_lock(hashtext('eider.storage_roots'))`);
+  const found = await rootConflicts(...args);
+  if (!found.length) return;
+  const names = found.map((c) => `${c.kind === 'catalog' ? 'catalog' : 'storage backend'} ${c.name} (${c.root_uri})`).join(', ');
+  throw conflict(`the root ${args[3]} overlaps the root of ${names}: every backend and catalog needs a root of its own, neither inside nor around another's`, 'storage_root_overlap', {
+    root_uri: args[3],
+    conflicts: found,
+  });
+}
+
 /**
  * Registers a backend after probing it (put, read back, delete one object under the root: 422 storage_unreachable
  * with the store's message when that fails). An object_store backend without an endpoint is on the bundled store.
@@ -172,6 +256,7 @@ export async function createBackend(q: Queryable, config: BackendConfig, input: 
     secret_access_key: secret ? sealBackendSecret(config, secret) : null,
     role_arn: roleArn,
   };
+  await refuseOverlappingRoot(q, config, target, root);
   const { vending } = await probeBackend(target, config);
   try {
     const [row] = await q.query<BackendRow>(
@@ -308,6 +393,11 @@ export async function planCredentialRotation(q: Queryable, config: BackendConfig
       secret = input.secret_access_key;
     }
     if (input.role_arn !== undefined) roleArn = roleArnFor(backend.kind, input.role_arn);
+  }
+  // A backend registered before roots were checked may share its prefix with another: new keys are not given to it.
+  const overlap = await rootConflicts(q, config, backend, backend.root_uri, { backendId: backend.id, withItsCatalogs: true });
+  if (overlap.length) {
+    throw conflict(`storage backend ${backend.name}'s root ${backend.root_uri} overlaps ${overlap.map((c) => `${c.kind === 'catalog' ? 'catalog' : 'storage backend'} ${c.name} (${c.root_uri})`).join(', ')}: move its catalogs to a backend of their own first`, 'storage_root_overlap', { root_uri: backend.root_uri, conflicts: overlap });
   }
   const sealed = secret === null ? backend.secret_access_key : sealBackendSecret(config, secret);
   const target: BackendTarget = { ...backend, access_key_id: accessKeyId, secret_access_key: sealed, role_arn: roleArn };
@@ -526,6 +616,7 @@ export async function createCatalog(
       if (isUniqueViolation(e)) throw conflict(`catalog slug ${input.slug} is taken`);
       throw e;
     }
+    await refuseOverlappingRoot(tx, config, backend, catalogRootUri(row), { backendId: backend.id, catalogId: row.id });
     await registerWarehouse(client, warehouse);
     return toCatalogOut(row);
   });

@@ -2,6 +2,11 @@
 // catalog's storage. Clients get presigned PUT and GET URLs for files there (signed with the storage backend's own
 // credentials, which never leave the api); a statement that names staging files carries presigned URLs for them to
 // the agent, which fetches what it reads and uploads what it writes: the agent itself reaches no storage by URL.
+// On a store that verifies derived keys (Eider's own: the backend's credential_vending is `derived`) the URLs are
+// signed with one key derived for the session, limited to its staging prefix (the store holds every request to
+// it, a copy's source included) and revoked when the session ends (removeStagingArea): a URL of a closed session
+// is refused. Elsewhere they are signed with the backend's keys and live out their TTL.
+// GET URLs ask for the file as an attachment of a non-renderable type: a staged HTML file is never a page.
 // On an azure backend the URLs carry a blob SAS signed with the account key (a PUT to one needs the
 // `x-ms-blob-type: BlockBlob` header, as every Put Blob does).
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -15,6 +20,8 @@ import { blobSasUrl } from '../iceberg/azureSas.ts';
 import { AzureBlobStore, azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
 import { parseAzureUri } from '../iceberg/storageUri.ts';
 import { unprocessable } from './errors.ts';
+import { deriveVendedKey } from '../runtime/objectStore.ts';
+import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { isStagingPath } from './statementPolicyRules.ts';
 
 export interface StagedFile {
@@ -25,12 +32,18 @@ export interface StagedFile {
   get_url: string;
 }
 
-/** A staging file name: one path segment, printable, no way out of the prefix. */
+/** A staging file name: one path segment, printable, no way out of the prefix (`.` names the prefix itself). */
 export function checkStagingName(name: string, index: number): void {
   const bad =
-    name.length === 0 || name.length > 200 || name.includes('/') || name.includes('\\') || name.includes('..') || /[\u0000-\u001f\u007f%?#]/.test(name);
+    name.length === 0 ||
+    name.length > 200 ||
+    name === '.' ||
+    name.includes('/') ||
+    name.includes('\\') ||
+    name.includes('..') ||
+    /[\u0000-\u001f\u007f%?#]/.test(name);
   if (bad) {
-    throw unprocessable(`files[${index}]: a staging file name is one path segment without / \\ .. or control characters`, 'unprocessable_content', {
+    throw unprocessable(`files[${index}]: a staging file name is one path segment, not . and without / \\ .. or control characters`, 'unprocessable_content', {
       fields: [{ field: `files.${index}`, in: 'body', message: 'a plain file name' }],
     });
   }
@@ -85,48 +98,98 @@ function storageClient(w: WarehouseInput, config: StagingConfig, forClients = fa
   return client;
 }
 
-/** Presigned PUT and GET URLs for each URI, living `ttlSeconds`; `forClients`: URLs a client outside may use. */
+/** What of a session its staging URLs depend on. */
+export interface StagingSession {
+  id: string;
+  created_at: Date;
+  staging_uri: string;
+  active_catalog: string;
+}
+
+/** The catalog service calls staging needs: the warehouse's credential epoch, and revoking the session's key. */
+export type StagingCatalog = Pick<CatalogClient, 'getWarehouse' | 'revokeCredential'>;
+
+/**
+ * How long a session's staging key is valid at most, from the session's creation. Fixed (not derived from
+ * configuration) so every replica derives the same key id for a session, which is what its revocation names; each
+ * URL lives only its own X-Amz-Expires within it, and the session's end revokes the key.
+ */
+const STAGING_KEY_LIFETIME_S = 30 * 86_400;
+
+/** The session's staging key on a derived-key store, for the warehouse's current credential epoch; else undefined. */
+async function stagingKey(w: WarehouseInput, catalog: StagingCatalog, s: StagingSession) {
+  if (w.kind === 'azure' || w.vending !== 'derived') return undefined;
+  const info = await catalog.getWarehouse(w.name);
+  if (!info) throw unprocessable(`the session's catalog ${s.active_catalog} has no warehouse`, 'unprocessable_content');
+  const { bucket, key } = locate(s.staging_uri.endsWith('/') ? s.staging_uri : `${s.staging_uri}/`);
+  const expiresAt = Math.floor(s.created_at.getTime() / 1000) + STAGING_KEY_LIFETIME_S;
+  return deriveVendedKey(w.secret_access_key, { warehouse: w.name, bucket, prefix: key, expiresAt, epoch: Number(info.credential_epoch), nonce: `staging-${s.id}` });
+}
+
+/**
+ * `attachment; filename="…"` for a file's last segment. Only characters every S3 implementation encodes alike in a
+ * signed query survive (s3rver canonicalizes with encodeURIComponent, which leaves !'()* as they are, where the SDK
+ * escapes them): the rest become `_`; the name is a hint for a save dialog, the key stays as it is.
+ */
+function attachment(uri: string): string {
+  const name = uri.slice(uri.lastIndexOf('/') + 1).replace(/[^\x20-\x7e]|["\\!'()*;]/g, '_');
+  return `attachment; filename="${name}"`;
+}
+
+/** Presigned PUT and GET URLs for each URI of the session's staging area, living `ttlSeconds`; `forClients`: URLs a client outside may use. */
 export async function presignStaging(
   q: Queryable,
   config: StagingConfig,
-  catalogSlug: string,
+  catalog: StagingCatalog,
+  session: StagingSession,
   uris: readonly string[],
   ttlSeconds: number,
   forClients = false,
 ): Promise<Array<{ uri: string; put_url: string; get_url: string }>> {
-  const w = await stagingWarehouse(q, config, catalogSlug);
+  const w = await stagingWarehouse(q, config, session.active_catalog);
   if (w.kind === 'azure') {
     const signer = { accountName: w.access_key_id, accountKey: w.secret_access_key, endpoint: azureBlobEndpoint(w.access_key_id, w.endpoint) };
     return uris.map((uri) => {
       const { container, key } = parseAzureUri(uri);
-      return { uri, put_url: blobSasUrl(signer, container, key, 'cw', ttlSeconds), get_url: blobSasUrl(signer, container, key, 'r', ttlSeconds) };
+      const get_url = blobSasUrl(signer, container, key, 'r', ttlSeconds, Date.now(), { contentDisposition: attachment(uri), contentType: 'application/octet-stream' });
+      return { uri, put_url: blobSasUrl(signer, container, key, 'cw', ttlSeconds), get_url };
     });
   }
-  const client = storageClient(w, config, forClients);
+  const scoped = await stagingKey(w, catalog, session);
+  const client = storageClient(scoped ? { ...w, access_key_id: scoped.accessKeyId, secret_access_key: scoped.secretAccessKey } : w, config, forClients);
   return Promise.all(
     uris.map(async (uri) => {
       const { bucket, key } = locate(uri);
       const [put_url, get_url] = await Promise.all([
         getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlSeconds }),
-        getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlSeconds }),
+        getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key, ResponseContentDisposition: attachment(uri), ResponseContentType: 'application/octet-stream' }), {
+          expiresIn: ttlSeconds,
+        }),
       ]);
       return { uri, put_url, get_url };
     }),
   );
 }
 
-/** Deletes every object under a session's staging prefix (the session ended); returns how many. */
-export async function removeStagingArea(q: Queryable, config: StagingConfig, catalogSlug: string, prefixUri: string): Promise<number> {
-  const w = await stagingWarehouse(q, config, catalogSlug);
+/**
+ * The session ended: its staging key is revoked (on a derived-key store every URL of the session is refused from
+ * now on, so nothing lands after the files go), then every object under its staging prefix is deleted; returns how
+ * many.
+ */
+export async function removeStagingArea(q: Queryable, config: StagingConfig, catalog: StagingCatalog, session: StagingSession): Promise<number> {
+  const w = await stagingWarehouse(q, config, session.active_catalog);
+  const prefixUri = session.staging_uri.endsWith('/') ? session.staging_uri : `${session.staging_uri}/`;
   if (w.kind === 'azure') {
     const store = new AzureBlobStore({ accountName: w.access_key_id, endpoint: w.endpoint, accountKey: w.secret_access_key });
     try {
-      return await store.deletePrefix(prefixUri.endsWith('/') ? prefixUri : `${prefixUri}/`);
+      return await store.deletePrefix(prefixUri);
     } finally {
       store.close();
     }
   }
+  const scoped = await stagingKey(w, catalog, session);
+  if (scoped) await catalog.revokeCredential(w.name, scoped.accessKeyId);
   const client = storageClient(w, config);
-  const { bucket, key } = locate(prefixUri.endsWith('/') ? prefixUri : `${prefixUri}/`);
+  const { bucket, key } = locate(prefixUri);
   return deletePrefix(client, bucket, key);
 }

@@ -7,7 +7,7 @@ import { hasPermission, type Principal } from './identity.ts';
 import { notFound, unprocessable } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { presignStaging, removeStagingArea, stagingUrisIn } from './sessionStaging.ts';
-import type { StagingConfig } from './sessionStaging.ts';
+import type { StagingCatalog, StagingConfig } from './sessionStaging.ts';
 
 export const SESSION_STATUSES = ['pending', 'opening', 'open', 'closing', 'closed', 'failed'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -132,16 +132,16 @@ export async function sessionCounts(q: Queryable) {
 }
 
 /** The staging files a session statement's SQL names, with presigned URLs for its agent. */
-export async function statementStaging(q: Queryable, config: StagingConfig, sessionId: string, statement: string, ttlSeconds: number) {
+export async function statementStaging(q: Queryable, config: StagingConfig, catalog: StagingCatalog, sessionId: string, statement: string, ttlSeconds: number) {
   const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return [];
   const uris = stagingUrisIn(statement, row.staging_uri);
-  return uris.length ? presignStaging(q, config, row.active_catalog, uris, ttlSeconds) : [];
+  return uris.length ? presignStaging(q, config, catalog, { ...row, staging_uri: row.staging_uri, active_catalog: row.active_catalog }, uris, ttlSeconds) : [];
 }
 
-/** Removes an ended session's staged files. */
-export async function removeSessionStaging(q: Queryable, config: StagingConfig, sessionId: string): Promise<number> {
+/** Revokes an ended session's staging URLs and removes its staged files. */
+export async function removeSessionStaging(q: Queryable, config: StagingConfig, catalog: StagingCatalog, sessionId: string): Promise<number> {
   const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return 0;
-  return removeStagingArea(q, config, row.active_catalog, row.staging_uri);
+  return removeStagingArea(q, config, catalog, { ...row, staging_uri: row.staging_uri, active_catalog: row.active_catalog });
 }

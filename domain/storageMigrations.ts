@@ -5,10 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
+import type { Config } from '../runtime/config.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
 import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
 import { isUuid, type Principal } from './identity.ts';
-import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog } from './catalogs.ts';
+import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog, refuseOverlappingRoot } from './catalogs.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { sql, type SqlFragment } from '../runtime/sql.ts';
 
@@ -215,6 +216,7 @@ export async function prepareMigration(
   p: Principal,
   catalogId: string,
   targetBackendId: string,
+  config: Pick<Config, 'STORE_ENDPOINT'>,
 ): Promise<{ start: MigrationStart; entity: SqlFragment }> {
   const c = await managedCatalog(q, p, catalogId);
   const target = await findBackend(q, targetBackendId);
@@ -228,6 +230,8 @@ export async function prepareMigration(
     });
   }
   if ((await q.query(`select 1 from storage_migrations where catalog_id = $1 and status in ('pending', 'running')`, [c.id])).length) throw migrationActive(c.slug);
+  // The copy lands at the target root: a prefix another backend or catalog owns would be overwritten (and purged).
+  await refuseOverlappingRoot(q, config, target, targetRoot, { backendId: target.id, catalogId: c.id });
   const id = randomUUID();
   const at = Date.now();
   return {

@@ -102,12 +102,23 @@ export async function hierarchicalNamespace(s: SasSigner): Promise<boolean> {
 }
 
 /** A URL for one blob, valid for `ttlSeconds`, that reads it (`r`) or creates and writes it (`cw`). */
-export function blobSasUrl(s: SasSigner, container: string, blob: string, permissions: 'r' | 'cw', ttlSeconds: number, nowMs = Date.now()): string {
+export function blobSasUrl(
+  s: SasSigner,
+  container: string,
+  blob: string,
+  permissions: 'r' | 'cw',
+  ttlSeconds: number,
+  nowMs = Date.now(),
+  /** Response headers the SAS fixes for a read (rscd, rsct): what a browser is told the blob is. */
+  response: { contentDisposition?: string; contentType?: string } = {},
+): string {
   const token = generateBlobSASQueryParameters(
     {
       containerName: container,
       blobName: blob,
       permissions: BlobSASPermissions.parse(permissions),
+      contentDisposition: response.contentDisposition,
+      contentType: response.contentType,
       startsOn: new Date(nowMs - START_SKEW_MS),
       expiresOn: new Date(nowMs + ttlSeconds * 1000),
       protocol: protocolFor(s.endpoint),

@@ -252,6 +252,11 @@ export class CatalogClient {
     return (await this.request('GET', '/management/v1/warehouses')).body.warehouses;
   }
 
+  /** Revokes one key derived for the warehouse (its store refuses the key from then on, until it expires). */
+  async revokeCredential(warehouse: string, accessKeyId: string): Promise<void> {
+    await this.request('POST', `/management/v1/warehouses/${seg(warehouse)}/credentials/revoke`, { access_key_id: accessKeyId });
+  }
+
   /** Changes connection settings; the service revokes every credential vended before. */
   async updateWarehouse(name: string, patch: Partial<Omit<WarehouseInput, 'name'>>): Promise<WarehouseInfo> {
     return (await this.request('PUT', `/management/v1/warehouses/${seg(name)}`, patch)).body;

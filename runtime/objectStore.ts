@@ -18,8 +18,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { checkStsRequest, isStsKeyId, isStsRequest, serveSts, type AssumeRoleRequest } from './objectStoreSts.ts';
+import { checkStsRequest, copySourceOf, isStsKeyId, isStsRequest, serveSts, type AssumeRoleRequest } from './objectStoreSts.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -276,14 +278,92 @@ function requestAccessKeyId(req: IncomingMessage, url: URL): string | undefined 
   return url.searchParams.get('AWSAccessKeyId') ?? undefined;
 }
 
+/**
+ * The bucket and key a request names, decoded from its raw path as s3rver routes it (koa-router decodes each
+ * parameter, so `%2F` is a slash there), or undefined when a segment cannot be decoded.
+ */
+function requestTarget(req: IncomingMessage): { bucket: string; key: string } | undefined {
+  const path = (req.url ?? '/').split('?')[0];
+  try {
+    const segments = path.split('/').map(decodeURIComponent);
+    return { bucket: segments[1] ?? '', key: segments.slice(2).join('/') };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The store keeps objects as files named after their keys, so a key (or copy source) with a `.` or `..` segment
+ * would name a file elsewhere than its key says (outside a credential's prefix, or outside the store): refused for
+ * every caller, as are NUL and the names of s3rver's own files.
+ */
+const unsafeKey = (key: string) => key.split('/').some((s) => s === '.' || s === '..') || key.includes('\u0000') || key.includes('._S3rver_');
+
+const header = (req: IncomingMessage, name: string) => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(',') : v;
+};
+
+/**
+ * The headers a SigV4 request signed (Authorization header or presigned query), lower-case; undefined for SigV2,
+ * whose string to sign covers every x-amz-* header of the request anyway.
+ */
+function signedHeaderNames(req: IncomingMessage, url: URL): Set<string> | undefined {
+  const auth = req.headers.authorization;
+  let list: string;
+  if (auth) {
+    if (!auth.startsWith('AWS4-')) return undefined;
+    list = /SignedHeaders=([^,\s]+)/.exec(auth)?.[1] ?? '';
+  } else if (url.searchParams.has('X-Amz-Credential')) {
+    list = url.searchParams.get('X-Amz-SignedHeaders') ?? '';
+  } else {
+    return undefined;
+  }
+  return new Set(list.toLowerCase().split(';'));
+}
+
+const S3RVER_UPLOAD_ID = /^[0-9a-f]{32}$/;
+
+/**
+ * Why the store refuses a request whoever signed it, or undefined. Every `x-amz-*` header must be signed (as AWS
+ * requires): a presigned URL signs only what its maker chose, and an added `x-amz-copy-source` would turn a PUT URL
+ * into a copy of anything its signer may read, `x-amz-metadata-directive` or `x-amz-meta-*` would change what is
+ * stored. Keys with relative segments, malformed multipart ids (s3rver makes file paths of them) are refused too.
+ */
+function requestProblem(req: IncomingMessage, url: URL): { status: number; code: string; message: string } | undefined {
+  const target = requestTarget(req);
+  if (!target) return { status: 400, code: 'InvalidURI', message: 'Could not parse the specified URI.' };
+  if (unsafeKey(target.bucket) || unsafeKey(target.key)) {
+    return { status: 400, code: 'InvalidArgument', message: 'An object key may not have "." or ".." segments, NUL, or s3rver\'s file suffix.' };
+  }
+  const signed = signedHeaderNames(req, url);
+  if (signed) {
+    const unsigned = Object.keys(req.headers).filter((h) => h.startsWith('x-amz-') && !signed.has(h));
+    if (unsigned.length) {
+      return { status: 403, code: 'AccessDenied', message: `There were headers present in the request which were not signed: ${unsigned.sort().join(', ')}` };
+    }
+  }
+  const source = header(req, 'x-amz-copy-source');
+  if (source !== undefined && unsafeKey(copySourceOf(source).key)) {
+    return { status: 400, code: 'InvalidArgument', message: 'A copy source key may not have "." or ".." segments.' };
+  }
+  const uploadId = url.searchParams.get('uploadId');
+  if (uploadId !== null && !S3RVER_UPLOAD_ID.test(uploadId)) return { status: 404, code: 'NoSuchUpload', message: 'The specified upload does not exist.' };
+  const part = url.searchParams.get('partNumber');
+  if (part !== null && !(/^[1-9]\d{0,4}$/.test(part) && Number(part) <= 10_000)) {
+    return { status: 400, code: 'InvalidArgument', message: 'Part number must be an integer between 1 and 10000, inclusive.' };
+  }
+  return undefined;
+}
+
 /** Why a vended key may not make this request (path-style URL), or undefined when it may. */
-function outsideScope(claims: VendedClaims, method: string, url: URL): string | undefined {
-  const segments = url.pathname.split('/');
-  const bucket = decodeURIComponent(segments[1] ?? '');
-  const key = segments.slice(2).map(decodeURIComponent).join('/');
+function outsideScope(claims: VendedClaims, req: IncomingMessage, url: URL): string | undefined {
+  const method = req.method ?? 'GET';
+  const { bucket, key } = requestTarget(req)!;
   if (bucket !== claims.bucket) return 'bucket';
   if (key === '') {
-    // Bucket-level: listing under the prefix, or a HEAD of the bucket. DeleteObjects (keys in the body) is refused.
+    // Bucket-level: listing under the prefix, or a HEAD of the bucket. DeleteObjects (keys in the body) and
+    // ListMultipartUploads (every prefix's uploads) are refused.
     if (method === 'HEAD') return undefined;
     if (method === 'GET' && url.searchParams.get('list-type') === '2') {
       const prefix = url.searchParams.get('prefix') ?? '';
@@ -291,7 +371,52 @@ function outsideScope(claims: VendedClaims, method: string, url: URL): string | 
     }
     return 'bucket operation';
   }
-  return key.startsWith(claims.prefix) ? undefined : 'key';
+  if (!key.startsWith(claims.prefix)) return 'key';
+  // CopyObject and UploadPartCopy read their source: it must lie in the scope as well.
+  const source = header(req, 'x-amz-copy-source');
+  if (source !== undefined) {
+    const from = copySourceOf(source);
+    if (from.bucket !== claims.bucket || !from.key.startsWith(claims.prefix)) return 'copy source';
+  }
+  return undefined;
+}
+
+/**
+ * Binds a multipart upload to the key it was created for: s3rver keeps the key with the upload id and writes the
+ * completed object there whatever key the completing request names, and takes parts for any id. A request naming an
+ * upload of another key (whose scope the credential may not cover) is NoSuchUpload, as on AWS.
+ */
+async function uploadOfAnotherKey(dir: string, req: IncomingMessage, url: URL): Promise<boolean> {
+  const uploadId = url.searchParams.get('uploadId');
+  if (uploadId === null) return false;
+  const { bucket, key } = requestTarget(req)!;
+  try {
+    return (await readFile(join(dir, bucket, '._S3rver_uploads', uploadId, 'key'), 'utf8')) !== key;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * What a browser may do with an object it is sent: nothing but save it. Objects are user data (staging files,
+ * anything a vended key wrote); served `inline` from the store's origin, an HTML or SVG file would run as a page
+ * of that site. Every answer gets nosniff and a sandboxing CSP, every object an attachment disposition (a signed
+ * `response-content-disposition` may name the file, not make it inline).
+ */
+function neverRendered(req: IncomingMessage, res: ServerResponse): void {
+  const object = (req.method === 'GET' || req.method === 'HEAD') && (requestTarget(req)?.key ?? '') !== '';
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: any[]) {
+    const extra = args.find((a, i) => i > 0 && a && typeof a === 'object' && !Array.isArray(a)) as Record<string, unknown> | undefined;
+    if (extra) for (const k of Object.keys(extra)) if (k.toLowerCase() === 'content-disposition') delete extra[k];
+    this.setHeader('x-content-type-options', 'nosniff');
+    this.setHeader('content-security-policy', "default-src 'none'; sandbox");
+    if (object) {
+      const given = String(this.getHeader('content-disposition') ?? '');
+      if (!/^attachment\b/i.test(given)) this.setHeader('content-disposition', 'attachment');
+    }
+    return (writeHead as (...a: any[]) => ServerResponse).apply(this, args);
+  } as typeof res.writeHead;
 }
 
 export async function startObjectStore(opts: ObjectStoreOptions): Promise<ObjectStore> {
@@ -318,11 +443,15 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://store.invalid');
+    neverRendered(req, res);
     if (req.method === 'OPTIONS') return keyContext.run({ resolve: () => undefined }, () => handler(req, res));
     const sts = opts.sts !== false;
     if (sts && isStsRequest(req, url)) return serveSts(req, res, url, { rootAccessKey: opts.accessKey, rootSecret: opts.secretKey, signingSecret, requireRoleArn: opts.stsRequireRoleArn, onAssumeRole: opts.onAssumeRole });
     const accessKeyId = requestAccessKeyId(req, url);
     if (!accessKeyId) return refuse(res, 403, 'AccessDenied', 'Anonymous access is not allowed: sign the request.');
+    const problem = requestProblem(req, url);
+    if (problem) return refuse(res, problem.status, problem.code, problem.message);
+    if (await uploadOfAnotherKey(opts.dir, req, url)) return refuse(res, 404, 'NoSuchUpload', 'The specified upload does not exist (or was created for another key).');
     const given = Buffer.from(accessKeyId);
     if (given.length === rootKey.length && timingSafeEqual(given, rootKey)) {
       return keyContext.run({ resolve: (id) => (id === opts.accessKey ? opts.secretKey : undefined) }, () =>
@@ -341,7 +470,7 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
     if (claims.expiresAt * 1000 <= Date.now()) {
       return refuse(res, 400, 'ExpiredToken', `The vended credential expired at ${new Date(claims.expiresAt * 1000).toISOString()}; load the table again for fresh credentials.`);
     }
-    const scope = outsideScope(claims, req.method ?? 'GET', url);
+    const scope = outsideScope(claims, req, url);
     if (scope) {
       return refuse(res, 403, 'AccessDenied', `The vended credential does not cover this ${scope}: it is limited to s3://${claims.bucket}/${claims.prefix}`);
     }

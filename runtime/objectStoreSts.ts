@@ -182,6 +182,19 @@ export function policyAllows(p: SessionPolicy, n: Need): boolean {
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1).replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
 
+/** A copy source (`x-amz-copy-source`) as s3rver reads it: decodeURI, one leading slash, bucket then key. */
+export function copySourceOf(header: string): { bucket: string; key: string } {
+  let source: string;
+  try {
+    source = decodeURI(header);
+  } catch {
+    source = header;
+  }
+  source = source.startsWith('/') ? source.slice(1) : source;
+  const [bucket, ...key] = source.split('/');
+  return { bucket, key: key.join('/') };
+}
+
 /** The permissions an S3 request (path-style, as the bundled store serves them) needs, in IAM's action names. */
 export function s3Needs(method: string, url: URL, headers: IncomingMessage['headers']): Need[] {
   const segments = url.pathname.split('/');
@@ -202,10 +215,11 @@ export function s3Needs(method: string, url: URL, headers: IncomingMessage['head
     if (method === 'PUT') {
       if (sub && sub !== 'uploadId') return [one(`s3:PutObject${cap(sub)}`)];
       const needs = [one('s3:PutObject')];
+      // CopyObject and UploadPartCopy (a part of an upload) read their source: reading it must be allowed too.
       const source = headers['x-amz-copy-source'];
-      if (typeof source === 'string' && !sub) {
-        const path = decodeURIComponent(source.split('?')[0]).replace(/^\/+/, '');
-        needs.push({ action: 's3:GetObject', resource: `arn:aws:s3:::${path}`, context: {} });
+      if (source !== undefined) {
+        const from = copySourceOf(Array.isArray(source) ? source.join(',') : source);
+        needs.push({ action: 's3:GetObject', resource: `arn:aws:s3:::${from.bucket}/${from.key}`, context: {} });
       }
       return needs;
     }

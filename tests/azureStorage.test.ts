@@ -319,6 +319,9 @@ describe('a SQL session on an azure catalog', () => {
     await stmt(`COPY (SELECT range AS id FROM range(5)) TO '${out.key}' (FORMAT csv, HEADER)`);
     const written = await fetch(out.get_url);
     expect(written.status).toBe(200);
+    // The SAS fixes what a browser is told: a file to save, of no renderable type.
+    expect(written.headers.get('content-disposition')).toBe('attachment; filename="out.csv"');
+    expect(written.headers.get('content-type')).toBe('application/octet-stream');
     expect((await written.text()).trim().split('\n')).toEqual(['id', '0', '1', '2', '3', '4']);
     const put = await fetch(inp.put_url, { method: 'PUT', headers: { 'x-ms-blob-type': 'BlockBlob' }, body: 'id\n7\n8\n' });
     expect(put.status).toBe(201);

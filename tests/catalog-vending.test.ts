@@ -1,7 +1,7 @@
 // Vended credentials: short-lived keys scoped to one table's location that the bundled store accepts for reads
 // and writes there, and refuses elsewhere, after expiry and after revocation.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { PutObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, PutObjectCommand, GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
 
@@ -77,6 +77,12 @@ describe('vended credentials', () => {
     const other = await vended('t2');
     await expect(s3.send(new GetObjectCommand({ Bucket: 'warehouse', Key: keyOf(other['metadata-location']) }))).rejects.toMatchObject({ name: 'AccessDenied' });
     await expect(s3.send(new PutObjectCommand({ Bucket: 'warehouse', Key: 'wh/db/t1-evil/x', Body: 'x' }))).rejects.toMatchObject({ name: 'AccessDenied' });
+    // Nor by a copy into its own prefix: the source is held to the scope too.
+    const stolen = `${keyOf(body.metadata.location)}/data/stolen.json`;
+    await expect(s3.send(new CopyObjectCommand({ Bucket: 'warehouse', Key: stolen, CopySource: `warehouse/${keyOf(other['metadata-location'])}` }))).rejects.toMatchObject({
+      name: 'AccessDenied',
+      message: expect.stringContaining('copy source'),
+    });
   });
 
   it('are refused after revocation of the key, and of every key of the warehouse', async () => {

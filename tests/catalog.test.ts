@@ -1,7 +1,8 @@
 // The Iceberg REST catalog driven request by request as a standard client drives it (OpenAPI document:
 // open-api/rest-catalog-open-api.yaml), against a real PostgreSQL and the bundled object store.
 import { describe, it, expect } from 'vitest';
-import { ListObjectsV2Command, GetObjectCommand } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { writeManifest, writeManifestList } from '../iceberg/avro.ts';
 import { STACK_CLIENT } from '../catalog/harness.ts';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { parseJson } from '../iceberg/json.ts';
@@ -340,5 +341,66 @@ describe('tables', () => {
     expect((await stack.request('DELETE', `/v1/wh/namespaces/${ns('sales')}/tables/purged?purgeRequested=true`)).status).toBe(204);
     expect(await keysUnder(prefixOf(purged))).toEqual([]);
     expectError(await stack.request('DELETE', `/v1/wh/namespaces/${ns('sales')}/tables/purged`), 404, 'NoSuchTableException');
+  });
+  it('a purge deletes the files its metadata references, never a prefix: a table inside its location, and files it names elsewhere, stay', async () => {
+    const key = (uri: string) => uri.slice(`s3://${stack.bucket}/`.length);
+    const put = (uri: string, body: Uint8Array | string) => stack.s3.send(new PutObjectCommand({ Bucket: stack.bucket, Key: key(uri), Body: body }));
+    /** Writes its data files (those under its location), a manifest and a manifest list, and commits them as the table's snapshot `id`. */
+    async function snapshot(table: any, name: string, id: bigint, dataFiles: string[]) {
+      const m = table.metadata;
+      for (const f of dataFiles) if (f.startsWith(`${m.location}/`)) await put(f, `rows of ${name}`);
+      const manifest = writeManifest({
+        schema: m.schemas[0],
+        spec: m['partition-specs'][0],
+        content: 'data',
+        entries: dataFiles.map((f) => ({
+          status: 1,
+          snapshot_id: id,
+          sequence_number: null,
+          file_sequence_number: null,
+          data_file: { content: 0, file_path: f, file_format: 'PARQUET', partition: {}, record_count: 1n, file_size_in_bytes: 10n },
+        })),
+      });
+      const manifestUri = `${m.location}/metadata/${name}-${id}-m0.avro`;
+      await put(manifestUri, manifest);
+      const list = writeManifestList({
+        snapshotId: id,
+        parentSnapshotId: null,
+        sequenceNumber: 1n,
+        manifests: [{
+          manifest_path: manifestUri, manifest_length: BigInt(manifest.length), partition_spec_id: 0, content: 0, sequence_number: 1n, min_sequence_number: 1n,
+          added_snapshot_id: id, added_files_count: dataFiles.length, existing_files_count: 0, deleted_files_count: 0, added_rows_count: 1n, existing_rows_count: 0n, deleted_rows_count: 0n,
+        }],
+      });
+      const listUri = `${m.location}/metadata/snap-${id}.avro`;
+      await put(listUri, list);
+      const res = await stack.request('POST', `/v1/wh/namespaces/${ns('sales')}/tables/${name}`, { requirements: [], updates: appendSnapshot(id, null, 1, listUri) });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    const outer = await createTable('outer');
+    // Two tables whose locations share a prefix: inner's lies inside outer's.
+    const inner = await createTable('inner', 'sales', { location: `${outer.metadata.location}/inner` });
+    const victim = await createTable('victim');
+    const victimData = `${victim.metadata.location}/data/v.parquet`;
+    await snapshot(victim, 'victim', 11n, [victimData]);
+    // outer's writer names victim's data file in its manifest (any writer can put any path in one).
+    await snapshot(outer, 'outer', 12n, [`${outer.metadata.location}/data/o.parquet`]);
+    await snapshot(outer, 'outer', 13n, [`${outer.metadata.location}/data/o2.parquet`, victimData]);
+    await snapshot(inner, 'inner', 14n, [`${inner.metadata.location}/data/i.parquet`]);
+    const innerKeys = (await keysUnder(`${key(inner.metadata.location)}/`)).sort();
+    expect(innerKeys).toHaveLength(5); // two metadata files, a manifest list, a manifest, a data file
+    expect((await keysUnder(`${key(outer.metadata.location)}/`)).length).toBeGreaterThan(innerKeys.length + 6);
+
+    expect((await stack.request('DELETE', `/v1/wh/namespaces/${ns('sales')}/tables/outer?purgeRequested=true`)).status).toBe(204);
+    // Every file of outer went; under its prefix only inner's remain, and inner and victim still read.
+    expect((await keysUnder(`${key(outer.metadata.location)}/`)).sort()).toEqual(innerKeys);
+    for (const [name, t] of [['inner', inner], ['victim', victim]] as const) {
+      const loaded = await stack.request('GET', `/v1/wh/namespaces/${ns('sales')}/tables/${name}`);
+      expect(loaded.status).toBe(200);
+      const list = loaded.body.metadata.snapshots[0]['manifest-list'];
+      expect(list.startsWith(t.metadata.location)).toBe(true);
+      await stack.s3.send(new GetObjectCommand({ Bucket: stack.bucket, Key: key(list) }));
+    }
+    expect(await (await stack.s3.send(new GetObjectCommand({ Bucket: stack.bucket, Key: key(victimData) }))).Body!.transformToString()).toBe('rows of victim');
   });
 });

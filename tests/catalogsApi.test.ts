@@ -1,7 +1,7 @@
 // Storage backends, catalogs, attachments, scoped grants, schemas and tables through the api, against a real
 // catalog service and bundled object store (catalog/harness.ts) and a real api on a fresh database.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { TestDatabase } from './support/database.ts';
 import { newUser, setupAdmin, startTestStack, type Caller, type TestStack, type Res } from './support/api.ts';
 import type { CatalogStack } from '../catalog/harness.ts';
@@ -42,8 +42,9 @@ function expectError(res: Res, status: number, code: string) {
   expect({ status: res.status, error: res.body?.error }, res.text).toEqual({ status, error: code });
 }
 
+/** The keys under a prefix of bucket extlake, where backends ext and lake have their roots. */
 async function keysUnder(prefix: string): Promise<string[]> {
-  const out = await stack.s3.send(new ListObjectsV2Command({ Bucket: stack.bucket, Prefix: prefix }));
+  const out = await stack.s3.send(new ListObjectsV2Command({ Bucket: 'extlake', Prefix: prefix }));
   return (out.Contents ?? []).map((o) => o.Key!);
 }
 
@@ -53,6 +54,8 @@ beforeAll(async () => {
   stack = t.stack;
   // The bundled store's root keys, as `eider up` hands them to the api through configuration.
   rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };
+  // Backends of their own beside the bundled one (whose root is the whole of bucket warehouse) need another bucket.
+  await stack.s3.send(new CreateBucketCommand({ Bucket: 'extlake' }));
   client = catalogClientFromConfig(t.api.ctx.config);
   base = t.url;
 
@@ -119,21 +122,21 @@ describe('storage backends', () => {
     const res = await req('POST', '/api/admin/storage-backends', who.admin, {
       name: 'ext',
       kind: 'object_store',
-      root_uri: 's3://warehouse/ext',
+      root_uri: 's3://extlake/ext',
       endpoint: stack.store.endpoint,
       access_key_id: rootKey.accessKeyId,
       secret_access_key: rootKey.secretAccessKey,
     });
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ name: 'ext', kind: 'object_store', root_uri: 's3://warehouse/ext/', has_credentials: true, credential_vending: 'derived', catalog_count: 0 });
+    expect(res.body).toMatchObject({ name: 'ext', kind: 'object_store', root_uri: 's3://extlake/ext/', has_credentials: true, credential_vending: 'derived', catalog_count: 0 });
     expect(res.text).not.toContain(rootKey.secretAccessKey);
     expect(res.body).not.toHaveProperty('secret_access_key');
     backendId = res.body.id;
 
     // without keys of its own, an object_store backend on the bundled store uses the store's root keys
-    const lake = await req('POST', '/api/admin/storage-backends', who.admin, { name: 'lake', kind: 'object_store', root_uri: 's3://warehouse/lake' });
+    const lake = await req('POST', '/api/admin/storage-backends', who.admin, { name: 'lake', kind: 'object_store', root_uri: 's3://extlake/lake' });
     expect(lake.status, lake.text).toBe(201);
-    expect(lake.body).toMatchObject({ root_uri: 's3://warehouse/lake/', has_credentials: false });
+    expect(lake.body).toMatchObject({ root_uri: 's3://extlake/lake/', has_credentials: false });
     lakeId = lake.body.id;
 
     const list = await req('GET', '/api/admin/storage-backends', who.admin);
@@ -172,9 +175,9 @@ describe('catalogs', () => {
     expectError(await req('POST', '/api/catalogs', who.owner, { slug: 'sales', storage_backend_id: backendId }), 403, 'forbidden');
     const res = await req('POST', '/api/catalogs', who.admin, { slug: 'sales', storage_backend_id: backendId });
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ slug: 'sales', storage_backend_id: backendId, storage_kind: 'object_store', root_uri: 's3://warehouse/ext/sales/', created_by: who.admin.id });
+    expect(res.body).toMatchObject({ slug: 'sales', storage_backend_id: backendId, storage_kind: 'object_store', root_uri: 's3://extlake/ext/sales/', created_by: who.admin.id });
     salesId = res.body.id;
-    expect(await client.getWarehouse('sales')).toMatchObject({ root_uri: 's3://warehouse/ext/sales/' });
+    expect(await client.getWarehouse('sales')).toMatchObject({ root_uri: 's3://extlake/ext/sales/' });
     expect((await req('GET', `/api/admin/storage-backends/${backendId}`, who.admin)).body.catalog_count).toBe(1);
   });
 
@@ -199,6 +202,54 @@ describe('catalogs', () => {
     expect(mine.status).toBe(200);
     expect(mine.body).toEqual([]);
     expectError(await req('GET', `/api/catalogs/${salesId}`, who.owner), 404, 'not_found');
+  });
+});
+
+describe('roots of their own', () => {
+  it('refuses a backend root inside, around or equal to another backend\'s or catalog\'s, with 409 naming it', async () => {
+    const overlap = async (body: Record<string, unknown>, names: string[]) => {
+      const r = await req('POST', '/api/admin/storage-backends', who.admin, body);
+      expectError(r, 409, 'storage_root_overlap');
+      expect(r.body.details.conflicts.map((c: { name: string }) => c.name).sort()).toEqual(names);
+      for (const n of names) expect(r.body.message).toContain(n);
+    };
+    // Inside the bundled backend's root (and so around its catalog warehouse's or equal to it).
+    await overlap({ name: 'second', kind: 'object_store', root_uri: 's3://warehouse/second/' }, ['bundled']);
+    await overlap({ name: 'second', kind: 'object_store', root_uri: 's3://warehouse/warehouse/' }, ['bundled', 'warehouse']);
+    await overlap({ name: 'second', kind: 'object_store', root_uri: 's3://warehouse/' }, ['bundled', 'warehouse']);
+    // Inside ext's root, and around ext's and its catalog sales's.
+    await overlap({ name: 'second', kind: 'object_store', root_uri: 's3://extlake/ext/inner/', endpoint: stack.store.endpoint, access_key_id: rootKey.accessKeyId, secret_access_key: rootKey.secretAccessKey }, ['ext']);
+    await overlap({ name: 'second', kind: 'object_store', root_uri: 's3://extlake/' }, ['ext', 'sales']);
+    expect((await req('GET', '/api/admin/storage-backends', who.admin)).body.map((b: { name: string }) => b.name)).not.toContain('second');
+    // A root beside them is fine (the same bucket, another prefix).
+    const beside = await req('POST', '/api/admin/storage-backends', who.admin, { name: 'beside', kind: 'object_store', root_uri: 's3://extlake/extra/' });
+    expect(beside.status, beside.text).toBe(201);
+    expect((await req('DELETE', `/api/admin/storage-backends/${beside.body.id}`, who.admin)).status).toBe(204);
+  });
+
+  it('refuses a catalog, a credential rotation and a migration whose root overlaps another\'s (a backend registered before roots were checked)', async () => {
+    // As an older version let it be registered: inside the bundled root, where a catalog `legacy` of bundled would live.
+    const [legacy] = await database.db.query<{ id: string }>(
+      `insert into eider.storage_backends (name, kind, root_uri, endpoint, access_key_id, secret_access_key, credential_vending)
+       values ('legacy', 'object_store', 's3://warehouse/legacy/', $1, $2, $3, 'derived') returning id`,
+      [stack.store.endpoint, rootKey.accessKeyId, rootKey.secretAccessKey],
+    );
+    try {
+      const bundledId = (await req('GET', '/api/admin/storage-backends', who.admin)).body.find((b: { name: string }) => b.name === 'bundled').id;
+      const cat = await req('POST', '/api/catalogs', who.admin, { slug: 'legacy', storage_backend_id: bundledId });
+      expectError(cat, 409, 'storage_root_overlap');
+      expect(cat.body.message).toContain('storage backend legacy (s3://warehouse/legacy/)');
+      expect((await req('GET', '/api/catalogs', who.admin)).body.map((c: { slug: string }) => c.slug)).not.toContain('legacy');
+      expect(await client.getWarehouse('legacy')).toBeUndefined();
+      const rotated = await req('PATCH', `/api/admin/storage-backends/${legacy.id}`, who.admin, { access_key_id: rootKey.accessKeyId, secret_access_key: rootKey.secretAccessKey });
+      expectError(rotated, 409, 'storage_root_overlap');
+      expect(rotated.body.message).toContain('bundled');
+      const moved = await req('POST', `/api/catalogs/${salesId}/migrations`, who.admin, { target_storage_backend_id: legacy.id });
+      expectError(moved, 409, 'storage_root_overlap');
+      expect(moved.body.message).toContain('storage backend bundled (s3://warehouse/)');
+    } finally {
+      await database.db.query(`delete from eider.storage_backends where id = $1`, [legacy.id]);
+    }
   });
 });
 
@@ -275,7 +326,7 @@ describe('schemas and tables', () => {
       owner_id: who.writer.id,
       last_write: { user_id: who.writer.id, operation: 'create', query_id: null },
     });
-    expect(res.body.location).toBe('s3://warehouse/ext/sales/crm/accounts');
+    expect(res.body.location).toBe('s3://extlake/ext/sales/crm/accounts');
     expect((await keysUnder('ext/sales/crm/accounts/metadata/')).length).toBe(1);
     expect((await req('POST', `${S}/crm/tables`, who.writer, { name: 'leads', columns: [{ name: 'id', type: 'INTEGER', nullable: true }] })).status).toBe(201);
 
@@ -306,7 +357,7 @@ describe('schemas and tables', () => {
             'snapshot-id': BIG_SNAPSHOT,
             'sequence-number': 1,
             'timestamp-ms': Date.now() + 1000,
-            'manifest-list': 's3://warehouse/ext/sales/crm/accounts/metadata/snap.avro',
+            'manifest-list': 's3://extlake/ext/sales/crm/accounts/metadata/snap.avro',
             summary: { operation: 'append', 'total-records': '42', 'total-files-size': '1234', 'total-data-files': '1' },
             'schema-id': 0,
           },

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { join } from 'node:path';
 import {
   GetObjectCommand,
@@ -12,6 +12,11 @@ import {
   DeleteObjectCommand,
   PutBucketCorsCommand,
   DeleteBucketCorsCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  UploadPartCommand,
+  UploadPartCopyCommand,
+  CompleteMultipartUploadCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -41,6 +46,32 @@ afterAll(async () => {
   await store?.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+/**
+ * A SigV4-signed request with a raw path as given (the SDK would escape a `%` in a key): what any holder of a key can
+ * send. The canonical URI is the decoded path re-encoded per segment, as s3rver computes it.
+ */
+async function signedFetch(creds: { accessKeyId: string; secretAccessKey: string }, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}) {
+  const rfc3986 = (x: string) => encodeURIComponent(x).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const hmac = (k: string | Buffer, d: string) => createHmac('sha256', k).update(d).digest();
+  const amzDate = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+/, '');
+  const date = amzDate.slice(0, 8);
+  const host = new URL(store.endpoint).host;
+  const headers: Record<string, string> = { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-amz-date': amzDate, ...init.headers };
+  const names = Object.keys(headers).sort();
+  const canonicalUri = path.split('/').map(decodeURIComponent).join('/').split('/').map(rfc3986).join('/');
+  const canonical = [method, canonicalUri, '', names.map((n) => `${n}:${headers[n]}\n`).join(''), names.join(';'), 'UNSIGNED-PAYLOAD'].join('\n');
+  const scope = `${date}/us-east-1/s3/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${creds.secretAccessKey}`, date), 'us-east-1'), 's3'), 'aws4_request');
+  const signature = createHmac('sha256', key).update(toSign).digest('hex');
+  const { host: _h, ...sent } = headers;
+  return fetch(`${store.endpoint}${path}`, {
+    method,
+    body: init.body,
+    headers: { ...sent, authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}` },
+  });
+}
 
 const body = async (c: S3Client, key: string) =>
   (await c.send(new GetObjectCommand({ Bucket: 'warehouse', Key: key }))).Body!.transformToString();
@@ -150,5 +181,96 @@ describe('bundled object store', () => {
     vended.destroy();
     forged.destroy();
     old.destroy();
+  });
+
+  it('refuses x-amz-* headers a signature does not cover: a presigned PUT URL cannot be turned into a copy', async () => {
+    await root.send(new PutObjectCommand({ Bucket: 'warehouse', Key: 'other-workspace/secret.csv', Body: 'their data' }));
+    // Signed with the root key, signing only host: what a session's staging PUT URL was.
+    const put = await getSignedUrl(root, new PutObjectCommand({ Bucket: 'warehouse', Key: 'staging/s1/x.csv' }), { expiresIn: 60 });
+    const added: Array<Record<string, string>> = [
+      { 'x-amz-copy-source': '/warehouse/other-workspace/secret.csv' },
+      { 'x-amz-copy-source': 'warehouse/other-workspace/secret.csv', 'x-amz-metadata-directive': 'REPLACE' },
+      { 'x-amz-meta-origin': 'forged' },
+      { 'x-amz-website-redirect-location': 'https://evil.example/' },
+    ];
+    for (const headers of added) {
+      const r = await fetch(put, { method: 'PUT', headers, body: '' });
+      expect(r.status, JSON.stringify(headers)).toBe(403);
+      expect(await r.text()).toContain('not signed');
+    }
+    await expect(body(root, 'staging/s1/x.csv')).rejects.toMatchObject({ name: 'NoSuchKey' });
+    // The same URL without them still works; headers that are signed (the SDK signs all it sends) are fine.
+    expect((await fetch(put, { method: 'PUT', body: 'mine' })).status).toBe(200);
+    await root.send(new CopyObjectCommand({ Bucket: 'warehouse', Key: 'staging/s1/copy.csv', CopySource: 'warehouse/staging/s1/x.csv' }));
+    expect(await body(root, 'staging/s1/copy.csv')).toBe('mine');
+  });
+
+  it('holds a vended key to its prefix for a copy source, multipart uploads and part copies', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    await root.send(new PutObjectCommand({ Bucket: 'warehouse', Key: 'cat2/ns/victim/data/v.parquet', Body: 'victim rows' }));
+    const key = deriveVendedKey(ROOT.secretKey, { warehouse: 'w', bucket: 'warehouse', prefix: 'cat1/ns/t/', expiresAt: now + 60, epoch: 0 });
+    const vended = makeS3Client({ endpoint: store.endpoint, accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey });
+    try {
+      await expect(
+        vended.send(new CopyObjectCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/stolen.parquet', CopySource: 'warehouse/cat2/ns/victim/data/v.parquet' })),
+      ).rejects.toMatchObject({ name: 'AccessDenied', message: expect.stringContaining('copy source') });
+      // An encoded slash or a dot segment does not get a source (or a key) out of the prefix either.
+      for (const CopySource of ['warehouse/cat1/ns/t/..%2F..%2F..%2Fcat2/ns/victim/data/v.parquet', 'warehouse/cat1/ns/t/../../../cat2/ns/victim/data/v.parquet']) {
+        await expect(vended.send(new CopyObjectCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/stolen.parquet', CopySource }))).rejects.toMatchObject({
+          $metadata: { httpStatusCode: expect.any(Number) },
+        });
+      }
+      await expect(vended.send(new GetObjectCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/../../../cat2/ns/victim/data/v.parquet' }))).rejects.toMatchObject({ name: 'InvalidArgument' });
+      // Signed correctly (the signing helper checks itself with a plain PUT first).
+      expect((await signedFetch(key, 'PUT', '/warehouse/cat1/ns/t/plain.txt', { body: 'ok' })).status).toBe(200);
+      const traversal = await signedFetch(key, 'PUT', '/warehouse/cat1/ns/t/a%2F..%2F..%2F..%2F..%2Fcat2/ns/victim/data/v.parquet', { body: 'overwritten' });
+      expect(traversal.status, await traversal.text()).toBe(400);
+      const copied = await signedFetch(key, 'PUT', '/warehouse/cat1/ns/t/data/stolen.parquet', { headers: { 'x-amz-copy-source': '/warehouse/cat1/ns/t/..%2F..%2F..%2Fcat2/ns/victim/data/v.parquet' } });
+      // decodeURI leaves %2F encoded: s3rver looks for a key of that literal name, which does not exist.
+      expect(copied.status).toBe(404);
+      expect(await body(root, 'cat2/ns/victim/data/v.parquet')).toBe('victim rows');
+      await expect(body(root, 'cat1/ns/t/data/stolen.parquet')).rejects.toMatchObject({ name: 'NoSuchKey' });
+
+      // Multipart: a part copied from outside is refused; an upload is bound to the key it was created for.
+      const mine = await vended.send(new CreateMultipartUploadCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/big.parquet' }));
+      await expect(
+        vended.send(new UploadPartCopyCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/big.parquet', UploadId: mine.UploadId, PartNumber: 1, CopySource: 'warehouse/cat2/ns/victim/data/v.parquet' })),
+      ).rejects.toMatchObject({ name: 'AccessDenied', message: expect.stringContaining('copy source') });
+      const theirs = await root.send(new CreateMultipartUploadCommand({ Bucket: 'warehouse', Key: 'cat2/ns/victim/data/w.parquet' }));
+      // Naming their upload under a key of its own prefix: s3rver would file the part (and the object) under theirs.
+      await expect(
+        vended.send(new UploadPartCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/big.parquet', UploadId: theirs.UploadId, PartNumber: 1, Body: 'injected' })),
+      ).rejects.toMatchObject({ name: 'NoSuchUpload' });
+      await expect(
+        vended.send(new CompleteMultipartUploadCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/big.parquet', UploadId: theirs.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"x"' }] } })),
+      ).rejects.toMatchObject({ name: 'NoSuchUpload' });
+      // Ids and part numbers become file names in s3rver: only its own shapes pass.
+      for (const q of ['uploadId=..%2F..%2Fcat2&partNumber=1', `uploadId=${mine.UploadId}&partNumber=..%2F1`]) {
+        const u = await getSignedUrl(vended, new PutObjectCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/big.parquet' }), { expiresIn: 60 });
+        const r = await fetch(`${u}&${q}`, { method: 'PUT', body: 'x' });
+        expect(r.status, q).toBeGreaterThanOrEqual(400);
+        expect(r.status, q).toBeLessThan(500);
+      }
+      expect(readdirSync(join(dir, 'warehouse')).filter((f) => !['cat1', 'cat2', 'a', 'meta', 'list', 'pre', 'ns', 'staging', 'other-workspace', '._S3rver_uploads', 'bucket._S3rver_metadata.json'].includes(f))).toEqual([]);
+      // The key's own upload still works end to end.
+      const part = await vended.send(new UploadPartCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/big.parquet', UploadId: mine.UploadId, PartNumber: 1, Body: 'own rows' }));
+      await vended.send(new CompleteMultipartUploadCommand({ Bucket: 'warehouse', Key: 'cat1/ns/t/data/big.parquet', UploadId: mine.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }));
+      expect(await body(vended, 'cat1/ns/t/data/big.parquet')).toBe('own rows');
+      expect(existsSync(join(dir, 'warehouse', 'cat2', 'ns', 'victim', 'data', 'w.parquet._S3rver_object'))).toBe(false);
+    } finally {
+      vended.destroy();
+    }
+  });
+
+  it('serves objects as attachments a browser does not render or sniff, whatever type they were stored with', async () => {
+    await root.send(new PutObjectCommand({ Bucket: 'warehouse', Key: 'pages/x.html', Body: '<script>alert(1)</script>', ContentType: 'text/html' }));
+    for (const inline of [undefined, 'inline']) {
+      const get = await getSignedUrl(root, new GetObjectCommand({ Bucket: 'warehouse', Key: 'pages/x.html', ResponseContentDisposition: inline }), { expiresIn: 60 });
+      const r = await fetch(get);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-disposition')).toMatch(/^attachment/);
+      expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(r.headers.get('content-security-policy')).toContain('sandbox');
+    }
   });
 });

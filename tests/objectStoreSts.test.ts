@@ -9,7 +9,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  UploadPartCopyCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { startObjectStore, type ObjectStore } from '../runtime/objectStore.ts';
 import { issueStsCredentials, parseSessionPolicy, policyAllows, type AssumeRoleRequest } from '../runtime/objectStoreSts.ts';
 import { makeS3Client } from '../iceberg/s3Client.ts';
@@ -85,6 +95,14 @@ describe('the object store\'s STS AssumeRole', () => {
     await expect(s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'wh/t2/' }))).rejects.toMatchObject(denied);
     await expect(s3.send(new ListObjectsV2Command({ Bucket: BUCKET }))).rejects.toMatchObject(denied);
     expect(await (await root.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'wh/t2/metadata/v1.json' }))).Body!.transformToString()).toBe('two');
+
+    // A copy reads its source, a part copy too: both need the source in the policy.
+    await expect(s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'wh/t1/data/c.json', CopySource: `${BUCKET}/wh/t2/metadata/v1.json` }))).rejects.toMatchObject(denied);
+    const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'wh/t1/data/m.json' }));
+    await expect(
+      s3.send(new UploadPartCopyCommand({ Bucket: BUCKET, Key: 'wh/t1/data/m.json', UploadId: upload.UploadId, PartNumber: 1, CopySource: `${BUCKET}/wh/t2/metadata/v1.json` })),
+    ).rejects.toMatchObject(denied);
+    await s3.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'wh/t1/data/c.json', CopySource: `${BUCKET}/wh/t1/metadata/v1.json` }));
   });
 
   it('refuses temporary credentials after expiry, with a forged or missing token, and a wrong secret', async () => {

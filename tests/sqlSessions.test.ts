@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { setupAdmin, startTestApi, newUser, type Caller } from './support/api.ts';
 import { waitForHealthyAgent } from './support/agent.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
@@ -149,15 +150,23 @@ describe('SQL sessions', () => {
     const [out, inp] = staged.body.files;
     expect(out).toMatchObject({ name: 'out.parquet', key: `${session.staging_uri}out.parquet` });
     expect(out.put_url).toMatch(/^http/);
-    for (const bad of [['a/b'], ['..'], ['x\\y'], ['']]) expect((await stage(bad)).status, bad[0]).toBe(422);
+    for (const bad of [['a/b'], ['..'], ['.'], ['x\\y'], ['']]) expect((await stage(bad)).status, bad[0]).toBe(422);
 
     // The agent writes the staging file (uploading it through the presigned URL it was given)…
     const copied = await run(session.id, `COPY (SELECT range AS id, 'v' || range AS v FROM range(10)) TO '${out.key}' (FORMAT parquet)`);
     expect(copied.q.status, copied.q.error).toBe('done');
     const file = await fetch(out.get_url);
     expect(file.status).toBe(200);
+    // A browser saves a staged file, never renders it.
+    expect(file.headers.get('content-disposition')).toBe('attachment; filename="out.parquet"');
+    expect(file.headers.get('content-type')).toBe('application/octet-stream');
+    expect(file.headers.get('x-content-type-options')).toBe('nosniff');
     const bytes = new Uint8Array(await file.arrayBuffer());
     expect(Buffer.from(bytes.subarray(0, 4)).toString()).toBe('PAR1');
+    // A PUT URL is no copy of anything else: not of the catalog's tables (outside the session's key), nor by an added header.
+    const copy = await fetch(inp.put_url, { method: 'PUT', headers: { 'x-amz-copy-source': `/${new URL(out.key).host}${new URL(out.key).pathname}` } });
+    expect(copy.status).toBe(403);
+    expect((await fetch(inp.get_url)).status).toBe(404);
     // …and the client stages a file of its own, which the session loads and writes into an Iceberg table.
     expect((await fetch(inp.put_url, { method: 'PUT', body: bytes })).status).toBe(200);
     await run(session.id, 'CREATE TEMP TABLE loaded (id BIGINT, v VARCHAR)');
@@ -171,9 +180,14 @@ describe('SQL sessions', () => {
     expect(outside.status).toBe(403);
     await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
     await expect.poll(async () => (await stage(['late.csv'])).status, { timeout: 10_000 }).toBe(409);
-    // The ended session's staged files are removed.
-    await expect.poll(async () => (await fetch(out.get_url)).status, { timeout: 10_000 }).toBe(404);
-    expect((await fetch(inp.get_url)).status).toBe(404);
+    // The ended session's URLs are revoked (a PUT lands nowhere) and its staged files removed.
+    await expect.poll(async () => (await fetch(out.get_url)).status, { timeout: 10_000 }).toBe(403);
+    expect(await (await fetch(inp.get_url)).text()).toContain('revoked');
+    expect((await fetch(inp.put_url, { method: 'PUT', body: 'late' })).status).toBe(403);
+    const area = new URL(session.staging_uri);
+    await expect
+      .poll(async () => (await t.stack.s3.send(new ListObjectsV2Command({ Bucket: area.host, Prefix: area.pathname.slice(1) }))).KeyCount ?? 0, { timeout: 10_000 })
+      .toBe(0);
   });
 
   it('staging files read with read_parquet / read_csv in the session; refused outside it, of another session and of any other path', async () => {

@@ -136,8 +136,8 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
       const w = await requestWarehouse(ctx.db, req, req.params.prefix);
       const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
       const purge = req.query.purgeRequested === 'true';
-      const { purgedFiles } = await ctx.tables.drop(w, id, purge);
-      if (purge) req.log.info({ warehouse: w.name, table: [...id.namespace, id.name].join('.'), purgedFiles }, 'table purged');
+      const { purgedFiles, keptFiles } = await ctx.tables.drop(w, id, purge);
+      if (purge) req.log.info({ warehouse: w.name, table: [...id.namespace, id.name].join('.'), purgedFiles, keptFiles }, 'table purged');
       return reply.code(204).send();
     },
   );

@@ -35,7 +35,7 @@ export const migrationRoutes = [
     handler: async ({ ctx, req, principal, params, body }) => {
       catalogClientOf(ctx);
       const c = await findCatalog(ctx.db, params.catalog_id);
-      const { start, entity } = await migrations.prepareMigration(ctx.db, principal, params.catalog_id, body.target_storage_backend_id);
+      const { start, entity } = await migrations.prepareMigration(ctx.db, principal, params.catalog_id, body.target_storage_backend_id, ctx.config);
       const input: StorageMigrationInput = {
         ...start,
         phaseLeaseMs: migrations.PHASE_LEASE_MS,
