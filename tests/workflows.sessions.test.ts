@@ -121,6 +121,11 @@ describe('workflows through a SQL session', () => {
     // both at once, each already read, and a self-join
     expect((await run(s, 'SELECT count(*)::INTEGER AS n FROM reads.a JOIN reads.b USING (id)')).rows).toEqual([{ n: 3 }]);
     expect((await run(s, 'SELECT count(*)::INTEGER AS n FROM reads.a x JOIN reads.a y ON x.id < y.id')).rows).toEqual([{ n: 15 }]);
+    // valid DuckDB the agent once failed on: a PIVOT without an IN list over an Iceberg table (DuckDB runs it as
+    // two statements), VARIANT in a list, a TYPE value
+    const pivot = await run(s, 'PIVOT (SELECT id % 2 AS parity FROM reads.a) ON parity USING count(*)::INTEGER');
+    expect(pivot.rows).toEqual([{ 0: 4, 1: 2 }]);
+    expect((await run(s, `SELECT [1::VARIANT, 'x'::VARIANT] AS l, get_type(1) AS t`)).rows).toEqual([{ l: [1, 'x'], t: 'INTEGER' }]);
     // a write between reads: the next read sees the new file and the old ones
     expect((await run(s, 'INSERT INTO reads.b VALUES (3, \'b3\')')).q.row_count).toBe(1);
     expect((await run(s, 'SELECT count(*)::INTEGER AS n FROM reads.b')).rows).toEqual([{ n: 4 }]);
