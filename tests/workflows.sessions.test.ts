@@ -2,7 +2,8 @@
 // catalog service, object store), a real agent process, statements in order on one session, every statement's rows
 // checked. What they walk across:
 // - a dbt-like run in a second catalog: CREATE SCHEMA there, CTAS, INSERT … SELECT, DESCRIBE, the same table read
-//   twice, MERGE and UPDATE, a read, DROP TABLE, DROP SCHEMA; the catalog service sees each change (REST reads it);
+//   twice, MERGE, UPDATE, DELETE, ALTER, a read, DROP TABLE, DROP SCHEMA; the catalog service sees each change (REST
+//   reads it);
 // - one session reading the same table two and three times and different tables in turn (each read links the
 //   table's cached files into the session's sandbox: a file read again must not collide with its earlier link);
 // - CREATE / DROP SCHEMA naming a catalog (`warehouse.x`, `cat.s`) in a session and as a query; a reader is refused.
@@ -51,7 +52,7 @@ const tablesOf = async (catalog: string, schema: string) =>
   ((await t.req('GET', `/api/workspaces/default/catalogs/${catalog}/schemas/${schema}/tables`, { as: admin })).body as { name: string }[]).map((s) => s.name);
 
 describe('workflows through a SQL session', () => {
-  it('a dbt-like run in a second catalog: schema, CTAS, INSERT … SELECT, DESCRIBE, two reads, MERGE, UPDATE, a read, DROP TABLE, DROP SCHEMA', { timeout: 240_000 }, async () => {
+  it('a dbt-like run in a second catalog: schema, CTAS, INSERT … SELECT, DESCRIBE, two reads, MERGE, UPDATE, DELETE, ALTER, a read, DROP TABLE, DROP SCHEMA', { timeout: 240_000 }, async () => {
     const s = await open();
     const T = `${SECOND}.dbt.orders`;
 
@@ -85,17 +86,19 @@ describe('workflows through a SQL session', () => {
     expect(merge.q).toMatchObject({ statement_type: 'merge', row_count: 2 });
     const update = await run(s, `UPDATE ${T} SET amount = amount * 2 WHERE k = 2`);
     expect(update.q).toMatchObject({ statement_type: 'update', row_count: 2 });
+    expect((await run(s, `DELETE FROM ${T} WHERE id = 42`)).q).toMatchObject({ statement_type: 'delete', row_count: 1 });
+    expect((await run(s, `ALTER TABLE ${T} ADD COLUMN note VARCHAR`)).q).toMatchObject({ statement_type: 'alter' });
+    expect((await run(s, `UPDATE ${T} SET note = 'big' WHERE amount >= 100`)).q.row_count).toBe(2);
 
-    expect((await run(s, `SELECT id, k, amount::INTEGER AS amount FROM ${T} ORDER BY id`)).rows).toEqual([
-      { id: 0, k: 0, amount: 0 },
-      { id: 1, k: 1, amount: 1000 },
-      { id: 2, k: 2, amount: 40 },
-      { id: 3, k: 0, amount: 30 },
-      { id: 4, k: 1, amount: 40 },
-      { id: 5, k: 2, amount: 100 },
-      { id: 6, k: 0, amount: 1 },
-      { id: 9, k: 0, amount: 31 },
-      { id: 42, k: 9, amount: 7 },
+    expect((await run(s, `SELECT id, k, amount::INTEGER AS amount, note FROM ${T} ORDER BY id`)).rows).toEqual([
+      { id: 0, k: 0, amount: 0, note: null },
+      { id: 1, k: 1, amount: 1000, note: 'big' },
+      { id: 2, k: 2, amount: 40, note: null },
+      { id: 3, k: 0, amount: 30, note: null },
+      { id: 4, k: 1, amount: 40, note: null },
+      { id: 5, k: 2, amount: 100, note: 'big' },
+      { id: 6, k: 0, amount: 1, note: null },
+      { id: 9, k: 0, amount: 31, note: null },
     ]);
 
     expect((await run(s, `DROP TABLE ${T}`)).rows).toEqual([]);
