@@ -108,7 +108,7 @@ type Prepared = Awaited<ReturnType<Extracted['prepare']>>;
 // VARIANT below the top of a column (in a list, map or struct: "requires a transform, but is not a root column"),
 // and at the top it shreds it into a group the api's reader does not decode: every VARIANT is written as its JSON
 // text, which the reader parses back. TYPE values (get_type, make_type) are written as their names.
-export function parquetSafeColumn(name: string, type: string): string {
+function parquetSafeColumn(name: string, type: string): string {
   const id = quoteIdentifier(name);
   const safeType = replaceTypeWords(type, (word) => {
     if (/^(U?HUGEINT|INTERVAL|TYPE)$/.test(word)) return 'VARCHAR';
