@@ -33,17 +33,23 @@ const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined
 
 /**
  * The catalogs a dispatched query may reach through its token: every attached catalog to read, and for a write the
- * catalogs it names (an unqualified table is in the default catalog) to write. Coarse like the scoped grants it
- * mirrors: which named table a statement writes is decided at the api, not here.
+ * catalogs the api found it may write (`write_catalogs`, domain/catalogGrants.ts writeCatalogs: every catalog its
+ * table names and schema targets resolve to, as the scoped-grant check read them). Which named table a statement
+ * writes is decided at the api, not here. Extras persisted before `write_catalogs` existed: the catalogs its tables
+ * name (an unqualified table is in the default catalog) and the default one.
  */
 export function dispatchScope(catalogs: readonly Record<string, unknown>[], extras: Record<string, any> | null): { warehouse: string; access: 'read' | 'write' }[] {
   const write = extras?.write === true;
   const defaultName = catalogs.find((c) => c.default === true)?.name;
-  const tables: { catalog?: string | null }[] = Array.isArray(extras?.tables) ? extras.tables : [];
-  const named = new Set(tables.map((t) => t.catalog ?? defaultName));
-  // A write naming no table (CREATE SCHEMA) works in the default catalog.
-  if (write && defaultName !== undefined) named.add(defaultName);
-  return catalogs.map((c) => ({ warehouse: String(c.warehouse), access: write && named.has(c.name as string) ? 'write' : 'read' }));
+  let named: Set<unknown>;
+  if (Array.isArray(extras?.write_catalogs)) {
+    named = new Set(extras.write_catalogs);
+  } else {
+    const tables: { catalog?: string | null }[] = Array.isArray(extras?.tables) ? extras.tables : [];
+    named = new Set(tables.map((t) => t.catalog ?? defaultName));
+    if (defaultName !== undefined) named.add(defaultName);
+  }
+  return catalogs.map((c) => ({ warehouse: String(c.warehouse), access: write && named.has(c.name) ? 'write' : 'read' }));
 }
 
 /** The catalogs a dispatch carries: each with the token, and for an elastic agent the catalog address it reaches

@@ -3,7 +3,7 @@
 // query uses are pinned (a query's DuckDB views read them lazily) and never evicted under it. Concurrent fetches of
 // one file share one download.
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 
 interface Entry {
@@ -150,5 +150,42 @@ export class DataFileCache {
       this.#bytes -= e.size;
       await rm(join(this.dir, name), { force: true });
     }
+  }
+}
+
+/**
+ * Cached files as one sandbox sees them: DuckDB may read only its own scratch directory, never the agent-wide cache
+ * (which holds every workspace's files), so each cached file is hard-linked into `dir` under a neutral name, and
+ * neither view SQL nor current_query() shows where the cache is or what else it holds. A SQL session's statements
+ * share one of these (its views outlive the statement that made them), so a file read again is linked once and its
+ * link reused: cache files are immutable (named by uri and size), so the link stays the same file.
+ */
+export class LinkedFiles {
+  readonly dir: string;
+  readonly #links = new Map<string, Promise<string>>();
+  #next = 0;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** The path under `dir` of the cache file at `cachePath`, linked on first use (copied across filesystems). */
+  link(cachePath: string): Promise<string> {
+    let linked = this.#links.get(cachePath);
+    if (!linked) {
+      const at = join(this.dir, `${this.#next++}.parquet`);
+      linked = (async () => {
+        await mkdir(this.dir, { recursive: true });
+        await link(cachePath, at).catch(async (e: NodeJS.ErrnoException) => {
+          if (e.code !== 'EXDEV') throw e;
+          await copyFile(cachePath, at); // cache on another filesystem
+        });
+        return at;
+      })();
+      // A failed link is tried again by the next caller, under a new name.
+      linked.catch(() => this.#links.delete(cachePath));
+      this.#links.set(cachePath, linked);
+    }
+    return linked;
   }
 }

@@ -230,6 +230,34 @@ describe('QueryEngine (real DuckDB)', () => {
     await expect(stat(join(options.resultsDir, `${ddl.id}.parquet`))).rejects.toThrow();
   });
 
+  // DuckDB runs a PIVOT without an IN list as two or four statements (a CREATE TYPE of the pivoted values first; in
+  // a transaction unless it is a read): still one statement to the caller, with its own type and count.
+  it('runs a PIVOT without an IN list as a read, in CREATE TABLE … AS and INSERT, alone and in a script, and EXPLAIN of one', async () => {
+    const engine = await QueryEngine.open(randomUUID(), options);
+    try {
+      await engine.configure(256 * 2 ** 20);
+      const src = `(SELECT range % 3 AS k, range::INTEGER AS v FROM range(10))`;
+      const read = await engine.execute(`PIVOT ${src} ON k USING sum(v)::INTEGER`, undefined, 'pivot-read');
+      expect(read).toMatchObject({ statementType: 'select', rowCount: 1, columns: ['0', '1', '2'] });
+      const ctas = await engine.execute(`CREATE TABLE p AS PIVOT ${src} ON k USING sum(v)::INTEGER`);
+      expect(ctas).toMatchObject({ statementType: 'create', resultPath: null });
+      const insert = await engine.execute(`INSERT INTO p PIVOT ${src} ON k USING sum(v)::INTEGER`);
+      expect(insert).toMatchObject({ statementType: 'insert', rowCount: 1 });
+      const script = await engine.execute(`INSERT INTO p PIVOT ${src} ON k USING sum(v)::INTEGER; CREATE TABLE q AS PIVOT ${src} ON k USING count(*); INSERT INTO p VALUES (0, 0, 0)`);
+      expect(script).toMatchObject({ statementType: 'other', rowCount: 2 });
+      const explained = await engine.execute(`EXPLAIN PIVOT ${src} ON k USING sum(v)`, undefined, 'pivot-explain');
+      expect(explained).toMatchObject({ statementType: 'describe' });
+      const check = await engine.execute(`SELECT count(*)::INTEGER AS n, sum("0")::INTEGER AS s FROM p`, undefined, 'pivot-check');
+      expect(check.rowCount).toBe(1);
+      expect(await readBack('pivot-check')).toEqual([{ n: 4, s: 54 }]);
+      expect(await readBack('pivot-read')).toEqual([{ 0: 18, 1: 12, 2: 15 }]);
+      // No transaction is left open.
+      expect((await engine.execute('CREATE TABLE after_all (a INTEGER)')).statementType).toBe('create');
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('sandbox: refuses files outside the query’s own area, other results, and configuration changes', async () => {
     await expect(run(`SELECT * FROM read_csv('/etc/passwd')`)).rejects.toThrow(/Permission Error/);
     const other = await run('SELECT 42 AS x');

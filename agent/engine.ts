@@ -9,6 +9,7 @@ import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
+import { splitStatements } from './icebergStatements.ts';
 import { normalizeProfile } from './profile.ts';
 import type { SandboxSlots, Slot } from './sandboxSlots.ts';
 import { leadingKeyword, quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';
@@ -98,13 +99,36 @@ export function engineVersion(): string {
   return duckdbVersion();
 }
 
+type Extracted = Awaited<ReturnType<DuckDBConnection['extractStatements']>>;
+type Prepared = Awaited<ReturnType<Extracted['prepare']>>;
+
 // DuckDB's Parquet writer stores HUGEINT and UHUGEINT (also nested) as DOUBLE, losing digits past 2^53, and
 // refuses negative INTERVALs (positive ones lose their microseconds). Those columns are written as text instead;
-// column_schema still reports the engine type, and the api's reader formats them from the text.
+// column_schema still reports the engine type, and the api's reader formats them from the text. It cannot write a
+// VARIANT below the top of a column (in a list, map or struct: "requires a transform, but is not a root column"),
+// and at the top it shreds it into a group the api's reader does not decode: every VARIANT is written as its JSON
+// text, which the reader parses back. TYPE values (get_type, make_type) are written as their names.
 function parquetSafeColumn(name: string, type: string): string {
   const id = quoteIdentifier(name);
-  const safeType = type.replace(/\b(U?HUGEINT|INTERVAL)\b/g, 'VARCHAR');
+  const safeType = replaceTypeWords(type, (word) => {
+    if (/^(U?HUGEINT|INTERVAL|TYPE)$/.test(word)) return 'VARCHAR';
+    return word === 'VARIANT' ? 'JSON' : word;
+  });
   return safeType === type ? id : `CAST(${id} AS ${safeType}) AS ${id}`;
+}
+
+/** `type` (DuckDB's spelling) with each type word outside quoted field names replaced by `replace(word)`. */
+function replaceTypeWords(type: string, replace: (word: string) => string): string {
+  return type.replace(/"(?:[^"]|"")*"|\b[A-Z_][A-Z0-9_]*\b/g, (m) => (m.startsWith('"') ? m : replace(m)));
+}
+
+/** A result column's type as DESCRIBE spells it, or null when it must be asked (node-api cannot read every type). */
+function columnSpelling(prepared: { columnType(i: number): { toString(): string; alias?: string } }, i: number): string | null {
+  try {
+    return describedSpelling(prepared.columnType(i));
+  } catch {
+    return null; // a type the bindings do not know (TYPE: "Unexpected type id")
+  }
 }
 
 // Row groups are the smallest piece of a result the api can fetch and decode (DuckDB writes no page index): 16,384
@@ -382,26 +406,37 @@ export class QueryEngine {
   async #execute(sql: string, hooks: StatementHooks | undefined, resultId: string): Promise<ExecutionResult> {
     const extracted = await this.#connection.extractStatements(sql);
     if (extracted.count === 0) throw new Error('the query contains no statement');
-    if (hooks && hooks.statementCount !== extracted.count) {
-      throw new Error(`Parser Error: the script splits into ${extracted.count} statements for DuckDB but ${hooks.statementCount} for the Iceberg bridge`);
-    }
-    if (extracted.count > 1) {
+    const sizes = await this.#statementSizes(sql, extracted.count, hooks);
+    if (sizes.length > 1) {
       this.#readOnly = false;
-      return this.#executeScript(extracted, hooks);
+      return this.#executeScript(extracted, sizes, hooks);
     }
     await hooks?.before(0);
     this.#checkStopped();
     const own = (await hooks?.run?.(0)) ?? null;
     this.#checkStopped();
-    const prepared = await extracted.prepare(0);
+    // What DuckDB runs around the statement itself (a PIVOT's CREATE TYPE of its values ahead of it, in a
+    // transaction for all but a read), after the bridge's views.
+    const expanded = extracted.count > 1;
+    const { main, prepare } = await this.#group(extracted, 0, extracted.count);
+    for (let j = 0; j < main; j++) {
+      this.#readOnly = false;
+      await (await prepare(j)).run();
+      this.#checkStopped();
+    }
+    const finish = async () => {
+      for (let j = main + 1; j < extracted.count; j++) await (await prepare(j)).run();
+    };
+    const prepared = await prepare(main);
     this.#checkStopped();
     if (own || !['SELECT', 'EXPLAIN'].includes(STATEMENT_NAMES.get(prepared.statementType) ?? '')) this.#readOnly = false;
-    if (!own && STATEMENT_NAMES.get(prepared.statementType) === 'EXPLAIN') return this.#explain(prepared, resultId);
+    if (!own && STATEMENT_NAMES.get(prepared.statementType) === 'EXPLAIN') return this.#explain(prepared, resultId, finish);
     const duckType = protocolStatementType(prepared.statementType, sql);
     const statementType = own?.statementType ?? duckType;
     if (duckType !== 'select' && duckType !== 'describe') {
       this.#checkStopped();
       const result = await prepared.run();
+      await finish();
       let rowCount = ['insert', 'update', 'delete', 'merge', 'copy'].includes(statementType) ? Number(result.rowsChanged) : 0;
       // Read before the hooks run statements of their own, which would replace the profile.
       const profile = await this.#profile(rowCount);
@@ -409,19 +444,22 @@ export class QueryEngine {
       return { rowCount, resultPath: null, columnSchema: null, columns: [], statementType, wrote: true, profile };
     }
     const names = Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
-    const types = Array.from({ length: prepared.columnCount }, (_, i) => describedSpelling(prepared.columnType(i)));
+    const types = Array.from({ length: prepared.columnCount }, (_, i) => columnSpelling(prepared, i));
     prepared.destroySync();
+    await finish();
     const columns = uniqueColumnNames(names);
     const wrapped = `SELECT * FROM (\n${statementBody(sql)}\n) AS __eider_result(${columns.map(quoteIdentifier).join(', ')})`;
     const columnSchema = types.every((t) => t !== null)
       ? columns.map((name, i) => ({ name, type: types[i]! }))
-      : (await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`)).getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
+      : (expanded ? await this.#expandedRows(`DESCRIBE ${wrapped}`) : await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`)).getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
     const projection = columnSchema.map((c) => parquetSafeColumn(c.name, c.type)).join(', ');
     const fileName = `${resultId}.parquet`;
     const partial = resultId === this.#queryId ? this.#partialPath : join(this.#tempDir, `${resultId}.parquet.partial`);
     this.#checkStopped();
-    const copied = await this.#connection.run(`COPY (SELECT ${projection} FROM (${wrapped})) TO ${quoteLiteral(partial)} (FORMAT parquet, ROW_GROUP_SIZE ${RESULT_ROW_GROUP_ROWS})`);
-    const rowCount = Number(copied.rowsChanged);
+    const copy = `COPY (SELECT ${projection} FROM (${wrapped})) TO ${quoteLiteral(partial)} (FORMAT parquet, ROW_GROUP_SIZE ${RESULT_ROW_GROUP_ROWS})`;
+    // The wrapped statement expands again as the user's did (its CREATE TYPE runs again): the COPY is its last.
+    // A prepared COPY answers its count as its one row, not as rows changed.
+    const rowCount = expanded ? Number((await this.#expandedRows(copy)).getRows()[0]?.[0] ?? 0) : Number((await this.#connection.run(copy)).rowsChanged);
     const profile = await this.#profile(rowCount);
     await rename(partial, join(this.#options.resultsDir, fileName));
     return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: own?.wrote ?? false, profile };
@@ -431,8 +469,9 @@ export class QueryEngine {
    * EXPLAIN [ANALYZE] of a read (the statement policy lets no other through): its rows, the plan as text, become the
    * result grid. DuckDB cannot select from an EXPLAIN, so the rows go through a temporary table of the connection.
    */
-  async #explain(prepared: Awaited<ReturnType<Awaited<ReturnType<DuckDBConnection['extractStatements']>>['prepare']>>, resultId: string): Promise<ExecutionResult> {
+  async #explain(prepared: Prepared, resultId: string, finish: () => Promise<void>): Promise<ExecutionResult> {
     const reader = await prepared.runAndReadAll();
+    await finish();
     const profile = await this.#profile(reader.currentRowCount);
     const columns = uniqueColumnNames(reader.columnNames());
     const rows = reader.getRows();
@@ -452,16 +491,80 @@ export class QueryEngine {
     return { rowCount: rows.length, resultPath: `results/${fileName}`, columnSchema, columns, statementType: 'describe', wrote: false, profile };
   }
 
-  async #executeScript(extracted: Awaited<ReturnType<DuckDBConnection['extractStatements']>>, hooks?: StatementHooks): Promise<ExecutionResult> {
+  /**
+   * How many of DuckDB's statements each statement of `sql` became. DuckDB expands a few statements into several
+   * (a PIVOT without an IN list runs a CREATE TYPE of the pivoted values first), so its count can exceed the
+   * statements written. When it does, each statement (the lexer's split, as the bridge splits) is extracted on its
+   * own and the counts must add up to DuckDB's; otherwise the split is not trusted: with the bridge the script is
+   * refused rather than misattributed, without it DuckDB's statements run as they are.
+   */
+  async #statementSizes(sql: string, count: number, hooks: StatementHooks | undefined): Promise<number[]> {
+    const ones = (n: number) => Array.from({ length: n }, () => 1);
+    if (hooks?.statementCount === count || (!hooks && count === 1)) return ones(count);
+    const texts = splitStatements(sql);
+    if (!hooks && texts.length === count) return ones(count);
+    if ((!hooks || texts.length === hooks.statementCount) && texts.length < count) {
+      const sizes: number[] = [];
+      for (const text of texts) sizes.push(await this.#connection.extractStatements(text).then((e) => e.count, () => 0));
+      if (sizes.every((n) => n > 0) && sizes.reduce((a, b) => a + b, 0) === count) return sizes;
+    }
+    if (hooks) throw new Error(`Parser Error: the script splits into ${count} statements for DuckDB but ${hooks.statementCount} for the Iceberg bridge`);
+    return ones(count);
+  }
+
+  /**
+   * Which of DuckDB's statements `from` … `from + size - 1` is the statement itself: the last, or the one before the
+   * COMMIT when DuckDB wrapped its expansion in a transaction (it does for all but a read). Told by the first
+   * statement, the one that can be prepared before any ran (a failed prepare spoils the extracted statements);
+   * `prepare(j)` hands that one back prepared.
+   */
+  async #group(extracted: Extracted, from: number, size: number) {
+    let first: Prepared | null = await extracted.prepare(from);
+    const wrapped = size >= 3 && STATEMENT_NAMES.get(first.statementType) === 'TRANSACTION';
+    const prepare = async (j: number): Promise<Prepared> => {
+      if (j === from && first) {
+        const p = first;
+        first = null;
+        return p;
+      }
+      return extracted.prepare(j);
+    };
+    return { main: from + size - (wrapped ? 2 : 1), prepare };
+  }
+
+  /** Runs every statement `sql` becomes and answers the rows of the statement itself (#group). */
+  async #expandedRows(sql: string) {
+    const extracted = await this.#connection.extractStatements(sql);
+    const { main, prepare } = await this.#group(extracted, 0, extracted.count);
+    let rows: Awaited<ReturnType<Prepared['runAndReadAll']>> | null = null;
+    for (let j = 0; j < extracted.count; j++) {
+      const prepared = await prepare(j);
+      if (j === main) rows = await prepared.runAndReadAll();
+      else await prepared.run();
+    }
+    return rows!;
+  }
+
+  async #executeScript(extracted: Extracted, sizes: readonly number[], hooks?: StatementHooks): Promise<ExecutionResult> {
     let rowCount = 0;
-    for (let i = 0; i < extracted.count; i++) {
+    let at = 0;
+    for (let i = 0; i < sizes.length; i++) {
       await hooks?.before(i);
       await hooks?.run?.(i);
+      // DuckDB's statements ahead of statement i's own (a PIVOT's CREATE TYPE), then its own.
+      const end = at + sizes[i];
       // Prepared one at a time: a later statement may depend on an earlier one (CREATE then INSERT).
       this.#checkStopped();
-      const prepared = await extracted.prepare(i);
+      const { main, prepare } = await this.#group(extracted, at, sizes[i]);
+      for (; at < main; at++) {
+        this.#checkStopped();
+        await (await prepare(at)).run();
+      }
+      this.#checkStopped();
+      const prepared = await prepare(at++);
       const type = STATEMENT_NAMES.get(prepared.statementType) ?? '';
       const result = await prepared.run();
+      for (; at < end; at++) await (await prepare(at)).run(); // the COMMIT of DuckDB's expansion
       const counted = ['INSERT', 'UPDATE', 'DELETE'].includes(type) || type.startsWith('MERGE');
       const changed = counted ? Number(result.rowsChanged) : 0;
       const reported = (await hooks?.after(i, changed)) ?? changed;

@@ -10,14 +10,13 @@
 // Credentials and the catalog token live in this object only and die with the query.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
-import { copyFile, link as fsLink, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { duckdbToIceberg, icebergToDuckdb } from '../iceberg/duckdbTypes.ts';
 import { currentSchema, defaultSpec, type NestedField, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
 import { defaultAttachment, type IcebergAttachment } from './icebergAttachments.ts';
 import { CatalogHttpError, IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
 import { commitSchema, commitSnapshot, type TableHandle } from './icebergCommit.ts';
-import type { DataFileCache } from './dataCache.ts';
+import { LinkedFiles, type DataFileCache } from './dataCache.ts';
 import { BridgeError, catalogError, unsupported } from './icebergErrors.ts';
 import { RESULT_COLUMNS, runProcedure } from './icebergMaintenance.ts';
 import { planScan, type PlannedFile } from './icebergScan.ts';
@@ -32,6 +31,9 @@ export interface BridgeOptions {
   /** The query's scratch directory (inside DuckDB's allowed directories): data files are written here first. */
   readonly workDir: string;
   readonly cache: DataFileCache;
+  /** Where cached files are linked for DuckDB to read (default: `<workDir>/files`, this query's own). A SQL session
+   *  passes the one its statements share: its earlier statements' views still read their links. */
+  readonly links?: LinkedFiles;
   readonly logger: Logger;
   /** Called between uploading a write's files and committing it (tests abort a commit here). */
   readonly beforeCommit?: () => Promise<void>;
@@ -140,11 +142,13 @@ export class IcebergBridge {
   readonly #targets = new Map<number, TargetState | null>();
   readonly #pinned: string[] = [];
   readonly #storages: TableStorage[] = [];
+  readonly #links: LinkedFiles;
   readonly stats: BridgeStats = { tablesLoaded: 0, filesScanned: 0, filesSkipped: 0, manifestsSkipped: 0, commits: 0, commitAttempts: 0 };
 
   private constructor(options: BridgeOptions, statements: StatementInfo[]) {
     this.#o = options;
     this.#statements = statements;
+    this.#links = options.links ?? new LinkedFiles(join(options.workDir, 'files'));
     for (const a of options.attachments) {
       this.#attached.set(a.name.toLowerCase(), { attachment: a, client: new IcebergCatalogClient(a), namespaces: new Map() });
     }
@@ -262,23 +266,8 @@ export class IcebergBridge {
       this.#o.cache.acquire(f.file.file_path, Number(f.file.file_size_in_bytes), (path) => handle.storage.download(f.file.file_path, path)),
     );
     this.#pinned.push(...paths);
-    // DuckDB may read only this query's own directory, never the agent-wide cache (which holds every workspace's
-    // files): each resolved file is hard-linked in under a neutral name, so neither the view SQL nor
-    // current_query() shows where the cache is or what else it holds.
-    const dir = join(this.#o.workDir, 'files');
-    await mkdir(dir, { recursive: true });
-    return Promise.all(
-      paths.map(async (path) => {
-        const link = join(dir, `${this.#linked++}.parquet`);
-        await fsLink(path, link).catch(async (e: NodeJS.ErrnoException) => {
-          if (e.code !== 'EXDEV') throw e;
-          await copyFile(path, link); // cache on another filesystem
-        });
-        return link;
-      }),
-    );
+    return Promise.all(paths.map((path) => this.#links.link(path)));
   }
-  #linked = 0;
 
   /** Prepares statement `index`: views for the tables it reads, a DuckDB table for the one it writes. Idempotent. */
   async before(index: number): Promise<void> {

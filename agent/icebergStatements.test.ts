@@ -34,6 +34,10 @@ describe('statement recognition for the Iceberg bridge', () => {
     expect(sel.refs).toEqual([{ catalog: null, schema: 's', name: 't__snapshot_42' }]);
     expect(analyzeStatement(`CREATE TABLE s.t AS SELECT 1`)).toMatchObject({ kind: 'create_table', asSelect: true });
     expect(analyzeStatement(`DROP SCHEMA wh.s CASCADE`)).toMatchObject({ kind: 'drop_schema', target: { catalog: 'wh', name: 's' }, cascade: true });
+    // WAREHOUSE is a keyword to polyglot: the schema statement is recognized without it
+    expect(analyzeStatement(`CREATE SCHEMA warehouse.x`)).toMatchObject({ kind: 'create_schema', target: { catalog: 'warehouse', name: 'x' }, ifNotExists: false, parseError: null });
+    expect(analyzeStatement(`create schema if not exists "Warehouse"."My S"`)).toMatchObject({ kind: 'create_schema', target: { catalog: 'Warehouse', name: 'My S' }, ifNotExists: true });
+    expect(analyzeStatement(`DROP SCHEMA IF EXISTS warehouse.x`)).toMatchObject({ kind: 'drop_schema', target: { catalog: 'warehouse', name: 'x' }, ifExists: true, cascade: false });
     expect(analyzeStatement(`ALTER TABLE s.t RENAME TO u`)).toMatchObject({ kind: 'alter_table', renameTo: { name: 'u' } });
     expect(analyzeStatement(`MERGE INTO s.t USING s.u ON t.id = u.id WHEN MATCHED THEN DELETE`)).toMatchObject({ kind: 'merge', target: { schema: 's', name: 't' } });
     expect(snapshotSuffix('orders__snapshot_8744736658442914487')).toEqual({ base: 'orders', snapshotId: 8744736658442914487n });

@@ -264,8 +264,16 @@ function emptyInfo(sql: string): StatementInfo {
   };
 }
 
-// polyglot does not parse `DROP SCHEMA a.b`; the statement is simple enough to recognize directly.
-const DROP_SCHEMA = /^\s*DROP\s+SCHEMA\s+(IF\s+EXISTS\s+)?((?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)(?:\s*\.\s*(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*))?)\s*(CASCADE|RESTRICT)?\s*$/i;
+// polyglot does not parse `DROP SCHEMA a.b`, nor `CREATE SCHEMA warehouse.x` (WAREHOUSE is a keyword of its own);
+// both statements are simple enough to recognize directly.
+const SCHEMA_NAME = String.raw`((?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)(?:\s*\.\s*(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*))?)`;
+const DROP_SCHEMA = new RegExp(String.raw`^\s*DROP\s+SCHEMA\s+(IF\s+EXISTS\s+)?${SCHEMA_NAME}\s*(CASCADE|RESTRICT)?\s*$`, 'i');
+const CREATE_SCHEMA = new RegExp(String.raw`^\s*CREATE\s+SCHEMA\s+(IF\s+NOT\s+EXISTS\s+)?${SCHEMA_NAME}\s*$`, 'i');
+
+const schemaTarget = (name: string): TableRef => {
+  const parts = splitName(name);
+  return parts.length === 2 ? { catalog: parts[0], schema: null, name: parts[1] } : { catalog: null, schema: null, name: parts[0] };
+};
 
 function splitName(text: string): string[] {
   return text.split(/\s*\.\s*(?=(?:[^"]*"[^"]*")*[^"]*$)/).map((p) => unquote(p.trim()));
@@ -283,13 +291,20 @@ export function analyzeStatement(text: string): StatementInfo {
   const stripped = stripPartitionedBy(text);
   const info = emptyInfo(stripped.sql);
   if (stripped.clause !== null) info.partitionBy = parsePartitionClause(stripped.clause);
-  const dropSchema = DROP_SCHEMA.exec(stripped.sql.replace(/--[^\n]*/g, ''));
+  const code = stripped.sql.replace(/--[^\n]*/g, '');
+  const dropSchema = DROP_SCHEMA.exec(code);
   if (dropSchema) {
-    const parts = splitName(dropSchema[2]);
     info.kind = 'drop_schema';
-    info.target = parts.length === 2 ? { catalog: parts[0], schema: null, name: parts[1] } : { catalog: null, schema: null, name: parts[0] };
+    info.target = schemaTarget(dropSchema[2]);
     info.ifExists = Boolean(dropSchema[1]);
     info.cascade = (dropSchema[3] ?? '').toUpperCase() === 'CASCADE';
+    return info;
+  }
+  const createSchema = CREATE_SCHEMA.exec(code);
+  if (createSchema) {
+    info.kind = 'create_schema';
+    info.target = schemaTarget(createSchema[2]);
+    info.ifNotExists = Boolean(createSchema[1]);
     return info;
   }
   let result: Obj;

@@ -1,6 +1,7 @@
 // Writing rows as Iceberg data files: DuckDB computes each row's partition tuple (identity, year, month, day,
 // hour, truncate in SQL; bucket through iceberg/transforms.ts over the distinct source values) and per-file column
-// statistics, writes one Parquet file per partition with `COPY … (FORMAT parquet, FIELD_IDS {…})` into the query's
+// statistics, writes one Parquet file per partition with `COPY … (FORMAT parquet, FIELD_IDS {…})` (and the table
+// schema in the footer's `iceberg.schema`, as Java writers add it) into the query's
 // scratch directory, and Node uploads each file under the table location. Values computed here are in Iceberg's
 // representation (dates as days, timestamps as microseconds since the epoch, UTC).
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -183,6 +184,10 @@ export async function writeDataFiles(
     const files: DataFile[] = [];
     let rows = 0;
     const fieldIds = fieldIdsSql(schema);
+    // The table schema the file was written with, as Java writers put it in the footer: readers that match columns
+    // by name (icebird and others) learn from it which name each field id had here, so a later rename or drop of a
+    // column still reads this file right.
+    const icebergSchema = quoteLiteral(JSON.stringify(schema));
     const resultTypes = spec.fields.map((pf) => transformResultType(parseTransform(pf.transform), findField(schema, pf['source-id'])!.type as string));
     for (const row of groups.getRows()) {
       const partValues = row.slice(0, pcols.length).map(toJsValue);
@@ -196,7 +201,7 @@ export async function writeDataFiles(
       const name = `${randomUUID()}.parquet`;
       const local = join(workDir, name);
       await connection.run(
-        `COPY (SELECT ${schema.fields.map((f) => quoteIdent(f.name)).join(', ')} FROM ${stage}${where}) TO ${quoteLiteral(local)} (FORMAT parquet, FIELD_IDS ${fieldIds})`,
+        `COPY (SELECT ${schema.fields.map((f) => quoteIdent(f.name)).join(', ')} FROM ${stage}${where}) TO ${quoteLiteral(local)} (FORMAT parquet, FIELD_IDS ${fieldIds}, KV_METADATA {'iceberg.schema': ${icebergSchema}})`,
       );
       const size = (await stat(local)).size;
       const partition: Record<string, unknown> = {};

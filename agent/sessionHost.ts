@@ -10,7 +10,7 @@ import type { AgentFrame, ExecuteStatementFrame, OpenSessionFrame } from '../pro
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 import { AdmissionError, type AdmissionController, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
-import type { DataFileCache } from './dataCache.ts';
+import { LinkedFiles, type DataFileCache } from './dataCache.ts';
 import { QueryEngine, type EngineOptions } from './engine.ts';
 import { decodeAttachments } from './icebergAttachments.ts';
 import { IcebergBridge } from './icebergBridge.ts';
@@ -48,6 +48,8 @@ interface Session {
   readonly id: string;
   readonly engine: QueryEngine;
   readonly grant: Grant;
+  /** the cached files its statements read, linked into its scratch directory once for all of them */
+  readonly links: LinkedFiles;
   /** the tail of the statement queue: each statement runs after the previous one settled */
   tail: Promise<void>;
   running: Running | null;
@@ -105,7 +107,7 @@ export class SessionHost {
       engine = await QueryEngine.open(p.session_id, this.#o.engine);
       // Unlocked: the session's own SETs (the api's safe list) must work; file access stays sandboxed.
       await engine.configure(grant.limitBytes, { lock: false });
-      this.#sessions.set(p.session_id, { id: p.session_id, engine, grant, tail: Promise.resolve(), running: null, queued: new Set(), attachedOnce: false, closed: false });
+      this.#sessions.set(p.session_id, { id: p.session_id, engine, grant, links: new LinkedFiles(join(engine.tempDir, 'files')), tail: Promise.resolve(), running: null, queued: new Set(), attachedOnce: false, closed: false });
       log.info({ reservedBytes: grant.grantedBytes, limitBytes: grant.limitBytes }, 'session opened');
       send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: grant.grantedBytes } });
     } catch (error) {
@@ -208,6 +210,7 @@ export class SessionHost {
             connection: s.engine.connection,
             workDir: s.engine.tempDir,
             cache: this.#o.dataCache,
+            links: s.links,
             logger: log,
             useDefault: !s.attachedOnce,
           },

@@ -201,6 +201,45 @@ export const DEFAULT_SCHEMA = 'main';
 /** The table a time-travel name reads (`t__snapshot_<id>`, `t__at_<epoch ms>`, see docs/iceberg-bridge.md). */
 export const timeTravelBase = (name: string) => name.replace(/__(snapshot|at)_\d+$/, '');
 
+/** The catalogs (folded) and schemas a table name can resolve to, as DuckDB and the agent's bridge resolve it. */
+function tableReadings(ref: TableRef, fallback: string | null, isAttached: (slug: string) => boolean): Array<{ catalog: string; schema: string }> {
+  if (ref.catalog !== null) return [{ catalog: fold(ref.catalog), schema: ref.schema ?? DEFAULT_SCHEMA }];
+  if (ref.schema !== null) {
+    const readings: Array<{ catalog: string; schema: string }> = [];
+    if (fallback !== null) readings.push({ catalog: fallback, schema: ref.schema });
+    if (isAttached(fold(ref.schema))) readings.push({ catalog: fold(ref.schema), schema: DEFAULT_SCHEMA });
+    return readings;
+  }
+  return fallback === null ? [] : [{ catalog: fallback, schema: DEFAULT_SCHEMA }];
+}
+
+const schemaCatalog = (ref: SchemaRef, fallback: string | null) => (ref.catalog !== null ? fold(ref.catalog) : fallback);
+
+/**
+ * The attached catalogs a writing statement may write, by slug: every catalog any of its table names or schema
+ * targets can resolve to (the readings checkScopedAccess checks for `write`), so the token a dispatch carries can
+ * do what the statement was allowed to do and nothing the check did not cover. Sources are included, as the check
+ * includes them (the parser does not tell targets from sources).
+ */
+export function writeCatalogs(
+  tables: readonly TableRef[],
+  schemas: { create: readonly SchemaRef[]; drop: readonly SchemaRef[] },
+  defaultCatalog: string | null,
+  attached: readonly { slug: string }[],
+): string[] {
+  const bySlug = new Map(attached.map((a) => [fold(a.slug), a.slug]));
+  const fallback = defaultCatalog === null ? null : fold(defaultCatalog);
+  const named = new Set<string>();
+  for (const ref of tables) for (const r of tableReadings(ref, fallback, (slug) => bySlug.has(slug))) named.add(r.catalog);
+  for (const ref of [...schemas.create, ...schemas.drop]) {
+    const c = schemaCatalog(ref, fallback);
+    if (c !== null) named.add(c);
+  }
+  // A write naming nothing the parser reports still runs in the default catalog.
+  if (named.size === 0 && fallback !== null) named.add(fallback);
+  return [...named].flatMap((c) => (bySlug.has(c) ? [bySlug.get(c)!] : []));
+}
+
 export async function checkScopedAccess(
   db: Queryable,
   workspaceId: string,
@@ -229,15 +268,7 @@ export async function checkScopedAccess(
   const fallback = defaultCatalog === null ? null : fold(defaultCatalog);
 
   for (const ref of tables) {
-    const readings: Array<{ catalog: string; schema: string }> = [];
-    if (ref.catalog !== null) {
-      readings.push({ catalog: fold(ref.catalog), schema: ref.schema ?? DEFAULT_SCHEMA });
-    } else if (ref.schema !== null) {
-      if (fallback !== null) readings.push({ catalog: fallback, schema: ref.schema });
-      if (bySlug.has(fold(ref.schema))) readings.push({ catalog: fold(ref.schema), schema: DEFAULT_SCHEMA });
-    } else if (fallback !== null) {
-      readings.push({ catalog: fallback, schema: DEFAULT_SCHEMA });
-    }
+    const readings = tableReadings(ref, fallback, (slug) => bySlug.has(slug));
     for (const r of readings) {
       if (ENGINE_CATALOGS.has(r.catalog)) continue;
       const a = bySlug.get(r.catalog);
@@ -250,7 +281,7 @@ export async function checkScopedAccess(
   // write grant on the schema to drop.
   for (const [kind, list] of [['create', schemas.create], ['drop', schemas.drop]] as const) {
     for (const ref of list) {
-      const catalog = ref.catalog !== null ? fold(ref.catalog) : fallback;
+      const catalog = schemaCatalog(ref, fallback);
       if (catalog === null || ENGINE_CATALOGS.has(catalog)) continue;
       const a = bySlug.get(catalog);
       if (!a) throw new AppError(403, 'catalog_not_attached', `catalog ${catalog} is not attached to this workspace`);

@@ -129,7 +129,9 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
     return tooComplex(`The SQL holds ${segments.length} statements; at most ${opts.maxStatements} are accepted in one submission.`);
   }
 
-  const parsed = parse(sql, DIALECT);
+  // CREATE / DROP SCHEMA are read from their tokens (schemaStatement); the parser reads a placeholder in their place.
+  const schemaDdl = segments.map(schemaStatement);
+  const parsed = parse(schemaDdl.some((d) => d !== null) ? withPlaceholders(sql, segments, schemaDdl) : sql, DIALECT);
   if (!parsed.success) {
     const at = parsed.errorStart ?? 0;
     const index = Math.max(0, segments.findLastIndex((s) => s.tokens[0].start <= at));
@@ -143,7 +145,10 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
   }
 
   const verdicts: Verdict[] = [];
-  for (let i = 0; i < asts.length; i++) verdicts.push(judge(asts[i], segments[i], opts, sql));
+  for (let i = 0; i < asts.length; i++) {
+    const ddl = schemaDdl[i];
+    verdicts.push(ddl ? schemaVerdict(ddl) : judge(asts[i], segments[i], opts, sql));
+  }
   const statementType = overallType(verdicts);
   const bad = verdicts.findIndex((v) => v.violation !== null);
   if (bad >= 0) return reject(`${where(sql, segments[bad], bad, topKind(asts[bad]))} is not allowed: ${verdicts[bad].violation}`, statementType);
@@ -296,6 +301,68 @@ function judge(ast: unknown, segment: Segment, opts: PolicyOptions, sql: string)
       if (first === 'RESET') return verdict('other', false, resetViolation(node, opts));
   }
   return verdict(typeOfRejected(kind, first), false, `${kindName(segment, kind)} statements are not allowed`);
+}
+
+// polyglot's DuckDB dialect cannot parse `DROP SCHEMA catalog.schema`, nor `CREATE SCHEMA warehouse.x` (WAREHOUSE
+// is a keyword of its own). Both statements are small enough to read from their tokens, exactly:
+//   CREATE SCHEMA [IF NOT EXISTS] [catalog.]schema
+//   DROP SCHEMA [IF EXISTS] [catalog.]schema [CASCADE | RESTRICT]
+// Anything else (another clause, a third name part) is left to the parser, as before.
+interface SchemaDdl {
+  kind: 'create' | 'drop';
+  ref: SchemaRef;
+}
+
+function schemaStatement(segment: Segment): SchemaDdl | null {
+  const t = segment.tokens;
+  const word = (i: number, w: string) => t[i]?.type !== 'QUOTED_IDENTIFIER' && t[i]?.text.toUpperCase() === w;
+  const kind = word(0, 'CREATE') ? 'create' : word(0, 'DROP') ? 'drop' : null;
+  if (kind === null || !word(1, 'SCHEMA')) return null;
+  let i = 2;
+  if (kind === 'create' && word(i, 'IF') && word(i + 1, 'NOT') && word(i + 2, 'EXISTS')) i += 3;
+  if (kind === 'drop' && word(i, 'IF') && word(i + 1, 'EXISTS')) i += 2;
+  const parts: string[] = [];
+  for (;;) {
+    const name = nameToken(t[i]);
+    if (name === null) return null;
+    parts.push(name);
+    i++;
+    if (t[i]?.type !== 'DOT') break;
+    i++;
+  }
+  if (parts.length > 2) return null;
+  if (kind === 'drop' && (word(i, 'CASCADE') || word(i, 'RESTRICT'))) i++;
+  if (i !== t.length) return null;
+  const ref = parts.length === 2 ? { catalog: parts[0], name: parts[1] } : { catalog: null, name: parts[0] };
+  return { kind, ref };
+}
+
+// A name part: an identifier, quoted (kept as written) or not (folded to lower case, as DuckDB resolves it), or a
+// word the tokenizer took for one of its keywords.
+function nameToken(t: Token | undefined): string | null {
+  if (!t) return null;
+  if (t.type === 'QUOTED_IDENTIFIER') return t.text;
+  if (t.type === 'VAR' || (isWord(t) && t.type === t.text.toUpperCase())) return t.text.toLowerCase();
+  return null;
+}
+
+function schemaVerdict(d: SchemaDdl): Verdict {
+  const schemas = d.kind === 'create' ? { create: [d.ref], drop: [] } : { create: [], drop: [d.ref] };
+  return { type: d.kind, isWrite: true, tables: [], schemas, violation: null };
+}
+
+// The text the parser reads: each schema statement replaced by a read of the same length, so every other
+// statement keeps its place (and an error its position).
+function withPlaceholders(sql: string, segments: Segment[], ddl: ReadonlyArray<SchemaDdl | null>): string {
+  const chars = Array.from(sql);
+  segments.forEach((seg, i) => {
+    if (!ddl[i]) return;
+    const start = seg.tokens[0].start;
+    const end = seg.tokens[seg.tokens.length - 1].end;
+    const text = Array.from('SELECT 1'.padEnd(end - start, ' '));
+    chars.splice(start, end - start, ...text);
+  });
+  return chars.join('');
 }
 
 function topKind(ast: unknown): string | null {

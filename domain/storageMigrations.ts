@@ -275,12 +275,9 @@ export async function assertCatalogsWritable(q: Queryable, catalogIds: readonly 
 }
 
 /**
- * The catalogs a writing statement may write, as its catalog token will allow them (actors/queryKind.ts
- * dispatchScope): each table's catalog, an unqualified table in the default catalog, and the default catalog for
- * a write naming no table. Only slugs of attached catalogs count (others are refused elsewhere).
+ * The ids of the catalogs a writing statement may write, as its catalog token will allow them: `slugs` from
+ * domain/catalogGrants.ts writeCatalogs (what actors/queryKind.ts dispatchScope gives write scope to).
  */
-export function writtenCatalogs(tables: readonly { catalog?: string | null }[], defaultSlug: string | null, attached: readonly { id: string; slug: string }[]): string[] {
-  const named = new Set<string | null>(tables.map((t) => t.catalog ?? defaultSlug));
-  if (defaultSlug) named.add(defaultSlug);
-  return attached.filter((c) => named.has(c.slug)).map((c) => c.id);
+export function writtenCatalogs(slugs: readonly string[], attached: readonly { id: string; slug: string }[]): string[] {
+  return attached.filter((c) => slugs.includes(c.slug)).map((c) => c.id);
 }

@@ -9,7 +9,8 @@ import { requireAgentTier, visibleAgents } from '../domain/agents.ts';
 import { agentPool, computeWaitMs, healthyPoolAgent, poolOf } from '../domain/elastic.ts';
 import * as queries from '../domain/queries.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
-import { checkScopedAccess } from '../domain/catalogGrants.ts';
+import { checkScopedAccess, writeCatalogs } from '../domain/catalogGrants.ts';
+import type { SchemaRef, TableRef } from '../domain/statementPolicy.ts';
 import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations.ts';
 import type { AppContext } from './context.ts';
 import { actorOf, type AuditEvent } from '../domain/audit.ts';
@@ -26,11 +27,23 @@ export async function readQuery(ctx: AppContext, id: string) {
   return row;
 }
 
+type SchemaTargets = { create: readonly SchemaRef[]; drop: readonly SchemaRef[] };
+const NO_SCHEMAS: SchemaTargets = { create: [], drop: [] };
+
 /**
  * What the agent needs besides the SQL: every catalog attached to the workspace (the default one current), with no
- * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted).
+ * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted). `writeTo`: the
+ * catalogs a write may write (writeCatalogs), given when the caller has them already.
  */
-export async function dispatchExtras(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, workspaceId: string, defaultSlug: string | null, tables: unknown[], known?: WorkspaceCatalogOut[], write = true) {
+export async function dispatchExtras(
+  ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>,
+  workspaceId: string,
+  defaultSlug: string | null,
+  tables: unknown[],
+  known?: WorkspaceCatalogOut[],
+  write = true,
+  writeTo?: readonly string[],
+) {
   const attached = known ?? (await listWorkspaceCatalogs(ctx.db, workspaceId));
   // An elastic agent gets ELASTIC_AGENT_CATALOG_BASE_URL instead, at dispatch (actors/queryKind.ts dispatchCatalogs).
   const catalogUrl = ctx.catalog?.baseUrl ?? null;
@@ -40,19 +53,20 @@ export async function dispatchExtras(ctx: Pick<AppContext, 'db' | 'config' | 'ca
       ? attached.map((c) => ({ name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode }))
       : [],
     tables,
-    // Whether the catalog token it gets may write (actors/queryKind.ts dispatchScope).
+    // Whether the catalog token it gets may write, and which catalogs (actors/queryKind.ts dispatchScope).
     write,
+    write_catalogs: write ? [...(writeTo ?? writeCatalogs(tables as TableRef[], NO_SCHEMAS, defaultSlug, attached))] : [],
   };
 }
 
 /** What a session statement's dispatch carries, as a query's would: read at dispatch time from its queries row. */
 export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, statementId: string) {
-  const [row] = await ctx.db.query<{ workspace_id: string; catalog: string | null; tables: unknown[]; statement_type: string | null }>(
-    `select workspace_id, catalog, tables, statement_type from queries where id = $1`,
+  const [row] = await ctx.db.query<{ workspace_id: string; catalog: string | null; tables: unknown[]; statement_type: string | null; write_catalogs: string[] | null }>(
+    `select workspace_id, catalog, tables, statement_type, write_catalogs from queries where id = $1`,
     [statementId],
   );
   if (!row) return null;
-  const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, mayWrite(row.statement_type));
+  const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, mayWrite(row.statement_type), row.write_catalogs ?? undefined);
   return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown> };
 }
 
@@ -107,13 +121,31 @@ async function pickConnectedAgent(ctx: AppContext, principal: Principal, ws: Wor
 /** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */
 export async function submitQuery(
   ctx: AppContext,
-  args: { workspaceId: string; workspaceSlug: string; userId: string | null; sql: string; agentId: string | null; computePool?: string | null; timeoutS: number; statementType: string | null; tables: unknown[]; catalog: string | null; origin?: string; scheduleId?: string; attached?: WorkspaceCatalogOut[] },
+  args: {
+    workspaceId: string;
+    workspaceSlug: string;
+    userId: string | null;
+    sql: string;
+    agentId: string | null;
+    computePool?: string | null;
+    timeoutS: number;
+    statementType: string | null;
+    tables: unknown[];
+    /** CREATE SCHEMA / DROP SCHEMA targets (the policy's `schemas`): their catalogs are written too */
+    schemas?: SchemaTargets;
+    catalog: string | null;
+    origin?: string;
+    scheduleId?: string;
+    attached?: WorkspaceCatalogOut[];
+  },
 ) {
   const id = randomUUID();
   const now = Date.now();
   const write = mayWrite(args.statementType);
   const traceparent = ctx.tracing.traceparent();
-  const extras = { ...(await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, args.attached, write)), ...(traceparent ? { traceparent } : {}) };
+  const attached = args.attached ?? (await listWorkspaceCatalogs(ctx.db, args.workspaceId));
+  const writeTo = write ? writeCatalogs(args.tables as TableRef[], args.schemas ?? NO_SCHEMAS, args.catalog, attached) : [];
+  const extras = { ...(await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, attached, write, writeTo)), ...(traceparent ? { traceparent } : {}) };
   // The row and its actor in one statement; the row holds the actor's initial projection (queued).
   const spawned = await ctx.host.spawn(
     'query',
@@ -131,9 +163,9 @@ export async function submitQuery(
       dispatchExtras: extras as any,
     },
     {
-      entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, started_at, schedule_id, compute_pool)
+      entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, catalog, timeout_s, tables, write_catalogs, started_at, schedule_id, compute_pool)
         values (${id}, ${args.workspaceId}, ${args.agentId}, ${args.userId}, ${args.sql}, 'queued', ${args.statementType}, ${args.origin ?? 'api'}, ${args.catalog},
-          ${args.timeoutS}, ${JSON.stringify(args.tables)}::jsonb, ${new Date(now).toISOString()}::timestamptz, ${args.scheduleId ?? null}, ${args.computePool ?? null})`,
+          ${args.timeoutS}, ${JSON.stringify(args.tables)}::jsonb, ${writeTo}::text[], ${new Date(now).toISOString()}::timestamptz, ${args.scheduleId ?? null}, ${args.computePool ?? null})`,
     },
   );
   await spawned.start();
@@ -198,7 +230,7 @@ export async function submitChecked(
     e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
   );
   // A catalog being moved to other storage takes no writes (409 catalog_read_only); reads go on.
-  if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(policy.tables, defaultSlug, attached));
+  if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(writeCatalogs(policy.tables, policy.schemas, defaultSlug, attached), attached));
   const maxTimeout = Number((compute.capabilities as any)?.max_timeout_s ?? Infinity);
   const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
   const id = await submitQuery(ctx, {
@@ -211,6 +243,7 @@ export async function submitChecked(
     timeoutS,
     statementType: policy.statementType,
     tables: policy.tables,
+    schemas: policy.schemas,
     catalog: defaultSlug,
     attached,
     origin: opts.origin,

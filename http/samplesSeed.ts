@@ -99,6 +99,7 @@ export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}
         timeoutS: 600,
         statementType: policy.statementType,
         tables: policy.tables,
+        schemas: policy.schemas,
         catalog: target.slug,
         origin: 'maintenance',
       });

@@ -21,6 +21,7 @@
 //   ("P1Y2M3DT4H5M6.000007S", "P-1Y-2M-3DT-4H-5M-6.000007S", "PT0S");
 // - UUID canonical lower-case; BLOB base64; VARCHAR, ENUM, BIT, JSON as text (JSON is not re-parsed: it may hold
 //   numbers a double cannot carry);
+// - VARIANT as the JSON value it holds (the agent writes it as JSON text; it is parsed back);
 // - LIST and ARRAY as arrays; STRUCT as objects in field order; UNION as the value of its active member;
 //   MAP as an object when its keys are text (VARCHAR, ENUM), else as an array of {key, value}; NULL as null.
 import type { FileMetaData, SchemaElement, SchemaTree } from 'hyparquet';
@@ -409,6 +410,17 @@ function textValue(value: unknown): unknown {
   return value instanceof Uint8Array ? TEXT.decode(value) : value;
 }
 
+/** A VARIANT's JSON text as the value it holds; integers past ±(2^53−1) as decimal strings, as integers are. */
+export function variantFromJson(text: string): unknown {
+  try {
+    const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
+      typeof value === 'number' && context?.source !== undefined && /^-?\d+$/.test(context.source) && !Number.isSafeInteger(value) ? context.source : value;
+    return JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
+  } catch {
+    return text;
+  }
+}
+
 /** Last resort for shapes this file does not know: never let a bigint, byte array or undefined reach JSON. */
 export function jsonSafe(value: unknown): unknown {
   if (value === undefined || value === null) return null;
@@ -488,6 +500,10 @@ function leafConverter(element: SchemaElement, type: DuckType | null): Convert {
   const logical = element.logical_type;
   const name = scalarName(type);
 
+  if (name === 'VARIANT' && element.type === 'BYTE_ARRAY') {
+    // An agent writes a VARIANT as its JSON text (DuckDB's Parquet writer cannot write one inside a list, map or struct).
+    return nullable((v) => variantFromJson(String(textValue(v))));
+  }
   if (name === 'INTERVAL' && element.type === 'BYTE_ARRAY') {
     // An agent that writes INTERVAL as DuckDB's text (Parquet's INTERVAL cannot hold negative parts or micros).
     return nullable((v) => {

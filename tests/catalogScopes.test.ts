@@ -5,6 +5,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { STACK_CLIENT } from '../catalog/harness.ts';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { dispatchScope } from '../actors/queryKind.ts';
+import { writeCatalogs } from '../domain/catalogGrants.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 
 const { stack } = await catalogWithBridge({ warehouses: ['alpha', 'beta'] });
 
@@ -74,6 +76,41 @@ describe('scoped catalog tokens', () => {
       { warehouse: 'hr', access: 'write' },
       { warehouse: 'ops', access: 'read' },
     ]);
+  });
+
+  // What the api decides a write may write (writeCatalogs, from the statement policy's tables and schema targets,
+  // resolved as DuckDB and the grant check resolve names) is exactly what the dispatched token may write.
+  it('every DDL and DML kind gets write scope in the catalogs its names resolve to, and only there', async () => {
+    const attached = [{ slug: 'sales' }, { slug: 'hr' }, { slug: 'ops' }];
+    const catalogs = attached.map((a) => ({ name: a.slug, default: a.slug === 'sales', warehouse: a.slug }));
+    const writes = async (sql: string, defaultCatalog = 'sales') => {
+      const p = await checkStatementPolicy(sql, { mode: 'session' });
+      if (!p.ok) throw new Error(p.message);
+      const slugs = writeCatalogs(p.tables, p.schemas, defaultCatalog, attached);
+      const scope = dispatchScope(catalogs, { write: true, tables: p.tables, write_catalogs: slugs });
+      return scope.filter((x) => x.access === 'write').map((x) => x.warehouse);
+    };
+    expect(await writes('CREATE SCHEMA hr.s')).toEqual(['hr']);
+    expect(await writes('CREATE SCHEMA IF NOT EXISTS HR.s')).toEqual(['hr']);
+    expect(await writes('CREATE SCHEMA s')).toEqual(['sales']);
+    expect(await writes('CREATE SCHEMA s', 'ops')).toEqual(['ops']);
+    expect(await writes('DROP SCHEMA hr.s CASCADE')).toEqual(['hr']);
+    expect(await writes('DROP SCHEMA IF EXISTS s')).toEqual(['sales']);
+    expect(await writes('CREATE TABLE hr.s.t AS SELECT 1 AS a')).toEqual(['hr']);
+    expect(await writes('CREATE OR REPLACE VIEW ops.s.v AS SELECT 1 AS a')).toEqual(['ops']);
+    expect(await writes('INSERT INTO hr.s.t SELECT * FROM hr.s.u')).toEqual(['hr']);
+    expect(await writes('UPDATE ops.s.t SET a = 2')).toEqual(['ops']);
+    expect(await writes('DELETE FROM hr.s.t WHERE a = 1')).toEqual(['hr']);
+    expect(await writes('MERGE INTO hr.s.t USING (SELECT 1 AS a) AS src ON t.a = src.a WHEN MATCHED THEN DELETE')).toEqual(['hr']);
+    expect(await writes('ALTER TABLE ops.s.t ADD COLUMN b INTEGER')).toEqual(['ops']);
+    expect(await writes('DROP TABLE hr.s.t')).toEqual(['hr']);
+    // `hr.t` is schema hr of the default catalog, or catalog hr's main schema (as DuckDB reads it): both.
+    expect(await writes('CREATE TABLE hr.t AS SELECT 1 AS a')).toEqual(['sales', 'hr']);
+    expect(await writes('CREATE TABLE s.t AS SELECT 1 AS a')).toEqual(['sales']);
+    // A session's catalog (its USE) is the default an unqualified name resolves in.
+    expect(await writes('INSERT INTO t VALUES (1)', 'hr')).toEqual(['hr']);
+    // Not a catalog a workspace attaches: never writable.
+    expect(await writes('CREATE SCHEMA elsewhere.s')).toEqual([]);
   });
 });
 

@@ -488,6 +488,9 @@ describe('scoped attachments (I10)', () => {
     expect(await check('DROP SCHEMA crm CASCADE')).toBe('403 not_granted');
     expect(await check('DROP SCHEMA ops')).toBe('allowed');
     expect(await check('CREATE SCHEMA elsewhere.s')).toBe('403 catalog_not_attached');
+    expect(await check('DROP SCHEMA elsewhere.s')).toBe('403 catalog_not_attached');
+    expect(await check('DROP SCHEMA sales.crm')).toBe('403 not_granted');
+    expect(await check('DROP SCHEMA IF EXISTS sales.ops CASCADE')).toBe('allowed');
     // the REST route answers the same for the same schema
     expectError(await req('POST', '/api/workspaces/team/catalogs/sales/schemas', who.writer, { name: 'fresh' }), 403, 'not_granted');
   });

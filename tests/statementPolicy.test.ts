@@ -154,8 +154,28 @@ describe('statement policy results', () => {
     if (!second.ok) expect(second.message).toContain('syntax error at or near "SELEC"');
     expect(await checkStatementPolicy("SELECT 'abc")).toMatchObject({ ok: false, code: 'sql_syntax_error' });
     // DuckDB parses these; the policy's parser cannot, so they stay policy rejections
-    expect(await checkStatementPolicy('DROP SCHEMA c.s CASCADE')).toMatchObject({ ok: false, code: 'sql_not_allowed' });
     expect(await checkStatementPolicy('SELECT 1; LOAD httpfs')).toMatchObject({ ok: false, code: 'sql_not_allowed' });
+  });
+
+  // polyglot cannot parse these; the policy reads them from their tokens (and nothing longer or different).
+  it('reads CREATE / DROP SCHEMA with a catalog, also one named like a keyword of the parser', async () => {
+    const schemas = async (sql: string) => {
+      const r = await checkStatementPolicy(sql);
+      return r.ok ? { type: r.statementType, isWrite: r.isWrite, tables: r.tables, schemas: r.schemas } : r.message;
+    };
+    expect(await schemas('CREATE SCHEMA warehouse.x')).toEqual({ type: 'create', isWrite: true, tables: [], schemas: { create: [{ catalog: 'warehouse', name: 'x' }], drop: [] } });
+    expect(await schemas('create schema if not exists WAREHOUSE."X"')).toEqual({ type: 'create', isWrite: true, tables: [], schemas: { create: [{ catalog: 'warehouse', name: 'X' }], drop: [] } });
+    expect(await schemas('DROP SCHEMA c.s')).toEqual({ type: 'drop', isWrite: true, tables: [], schemas: { create: [], drop: [{ catalog: 'c', name: 's' }] } });
+    expect(await schemas('DROP SCHEMA IF EXISTS warehouse.s CASCADE')).toEqual({ type: 'drop', isWrite: true, tables: [], schemas: { create: [], drop: [{ catalog: 'warehouse', name: 's' }] } });
+    // in a script, the other statements keep their places
+    const script = await checkStatementPolicy('CREATE SCHEMA warehouse.x; CREATE TABLE warehouse.x.t AS SELECT 1 AS a;\nDROP SCHEMA c.s RESTRICT');
+    expect(script).toMatchObject({ ok: true, statementType: 'create', tables: [{ catalog: 'warehouse', schema: 'x', name: 't' }], schemas: { create: [{ catalog: 'warehouse', name: 'x' }], drop: [{ catalog: 'c', name: 's' }] } });
+    const after = await checkStatementPolicy("DROP SCHEMA c.s; SELECT * FROM read_csv('/etc/passwd')");
+    expect(after).toMatchObject({ ok: false, code: 'sql_not_allowed' });
+    if (!after.ok) expect(after.message).toContain('Statement 2 (SELECT) at line 1, column 18');
+    // anything beyond the two forms is left to the parser
+    expect(await checkStatementPolicy('DROP SCHEMA a.b.c')).toMatchObject({ ok: false });
+    expect(await checkStatementPolicy('CREATE SCHEMA c.s CASCADE')).toMatchObject({ ok: false });
   });
 
   it('reports each statement and types a script by its first write', async () => {

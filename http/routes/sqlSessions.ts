@@ -12,7 +12,7 @@ import * as sessions from '../../domain/sqlSessions.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { resolveWorkspace } from '../../domain/workspaces.ts';
 import { assertCatalogsWritable, writtenCatalogs } from '../../domain/storageMigrations.ts';
-import { checkScopedAccess } from '../../domain/catalogGrants.ts';
+import { checkScopedAccess, writeCatalogs } from '../../domain/catalogGrants.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { checkPolicyOffThread } from '../policyPool.ts';
 import { readRowsPage } from '../rows.ts';
@@ -253,7 +253,9 @@ export const sqlSessionRoutes = [
       await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, s.active_catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
         e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
       );
-      if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(policy.tables, s.active_catalog, attached));
+      // The catalogs its token may write (actors/queryKind.ts dispatchScope), resolved as the grant check just did.
+      const writeTo = writeCatalogs(policy.tables, policy.schemas, s.active_catalog, attached);
+      if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(writeTo, attached));
 
       // The session decides acceptance (only an open one accepts); the accepted statement is then spawned here.
       const statementId = randomUUID();
@@ -278,9 +280,9 @@ export const sqlSessionRoutes = [
           ackSupported: true,
         },
         {
-          entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, started_at)
+          entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, write_catalogs, started_at)
             values (${statementId}, ${s.workspace_id}, ${s.agent_id}, ${principal.user.id}, ${body.sql}, 'queued', ${policy.statementType}, 'session', ${s.id},
-              ${s.active_catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${new Date(now).toISOString()}::timestamptz)`,
+              ${s.active_catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${writeTo}::text[], ${new Date(now).toISOString()}::timestamptz)`,
         },
       );
       await spawned.start();
