@@ -13,6 +13,7 @@ import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { decodePart, type RouteDef } from './route.ts';
 import { traceRequests } from '../telemetry/requestTracing.ts';
+import { nulAt } from '../runtime/nulBytes.ts';
 
 export interface ServerOptions {
   ctx: AppContext;
@@ -37,6 +38,15 @@ export const toJson = (data: unknown): string => {
   }
 };
 
+/** A NUL in a request (see runtime/nulBytes.ts) is a 422 naming where it was, like any other refused field. */
+function refuseNul(at: string | undefined) {
+  if (at === undefined) return;
+  const [where, ...rest] = at.split('.');
+  const field = rest.length ? rest.join('.') : where;
+  const message = 'must not contain a NUL character (U+0000)';
+  throw new AppError(422, 'unprocessable_content', `invalid ${where}: ${field}: ${message}`, { fields: [{ field, in: where, message }] });
+}
+
 const pathRegex = (path: string) => new RegExp('^' + path.replace(/:[A-Za-z_]+/g, '[^/]+') + '/?$');
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -60,7 +70,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     (req as any).startedAt = process.hrtime.bigint();
+    refuseNul(nulAt(req.params, 'path') ?? nulAt(req.query, 'query') ?? (/%00/i.test(req.url) ? 'path' : undefined));
   });
+  // After parsing and before any handler (REST, /mcp, /internal): a NUL in a JSON or YAML body never gets further.
+  app.addHook('preValidation', async (req) => refuseNul(nulAt(req.body, 'body')));
   if (ctx.tracing.enabled) traceRequests(app, ctx.tracing, (req) => ({ 'eider.request_id': req.id, 'eider.replica_id': ctx.config.REPLICA_ID }));
   app.addHook('onResponse', async (req, reply) => {
     if (!ctx.metrics) return;
