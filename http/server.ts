@@ -6,6 +6,8 @@ import swagger from '@fastify/swagger';
 import { openApiSchema, swaggerOptions } from './openapi.ts';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Cause, Exit, Schema } from 'effect';
 import { AppError, derivedCode } from '../domain/errors.ts';
 import { isDatabaseUnavailable } from '../runtime/db.ts';
@@ -47,6 +49,32 @@ function refuseNul(at: string | undefined) {
   throw new AppError(422, 'unprocessable_content', `invalid ${where}: ${field}: ${message}`, { fields: [{ field, in: where, message }] });
 }
 
+const MAX_PARAM_LENGTH = 500;
+
+const sendError = (_req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: Record<string, unknown>) =>
+  reply.status(status).type('application/json').send(envelope(code, message, details));
+
+/**
+ * A request Node's HTTP parser refuses (malformed, headers too large, too slow) never reaches Fastify: it is answered
+ * on the socket, in the envelope, and the connection closed (as Node and Fastify's default handler do).
+ */
+function rawClientError(err: NodeJS.ErrnoException, socket: Duplex) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request_timeout', 'the request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', 'the request headers exceed the size this server accepts']
+        : [400, 'bad_request', 'the request is not valid HTTP'];
+  const body = JSON.stringify(envelope(code, message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
 const pathRegex = (path: string) => new RegExp('^' + path.replace(/:[A-Za-z_]+/g, '[^/]+') + '/?$');
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -55,9 +83,26 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     logger: false,
     bodyLimit: ctx.config.BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Errors the framework answers before any hook (a malformed escape, an over-long path segment): the envelope too.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return sendError(req, reply, 414, 'uri_too_long', `a path segment is longer than ${MAX_PARAM_LENGTH} characters`);
+      }
+      if (err.code === 'FST_ERR_BAD_URL') return sendError(req, reply, 400, 'bad_request', 'the url holds a malformed percent-escape');
+      return sendError(req, reply, 400, 'bad_request', String(err.message));
+    },
+    // A request arriving while the server closes: Fastify's own 503 body is not the envelope, so it is answered by
+    // the onRequest hook below instead.
+    return503OnClosing: false,
+    clientErrorHandler: rawClientError,
   };
   const app: FastifyInstance = Fastify(options);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => toJson);
 
@@ -70,6 +115,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     (req as any).startedAt = process.hrtime.bigint();
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError(503, 'unavailable', 'this replica is shutting down; retry on another', undefined, { 'retry-after': '1' });
+    }
     refuseNul(nulAt(req.params, 'path') ?? nulAt(req.query, 'query') ?? (/%00/i.test(req.url) ? 'path' : undefined));
   });
   // After parsing and before any handler (REST, /mcp, /internal): a NUL in a JSON or YAML body never gets further.
@@ -83,9 +132,6 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const started = (req as any).startedAt as bigint | undefined;
     if (started) ctx.metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   });
-
-  const sendError = (req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: Record<string, unknown>) =>
-    reply.status(status).type('application/json').send(envelope(code, message, details));
 
   app.setErrorHandler((err: any, req, reply) => {
     if (err instanceof AppError) {
