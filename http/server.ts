@@ -203,7 +203,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
     schema: openApiSchema(def) as any,
     handler: async (req, reply) => {
       const rawParams = (req.params ?? {}) as Record<string, string>;
-      const principal = await authenticate(ctx.db, req);
+      const principal = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public' });
       const ws = await authorize(ctx.db, def.access, principal, rawParams);
       def.gate?.(ctx);
       const params = decodePart(def.params, rawParams, 'path');

@@ -85,6 +85,23 @@ describe('sign-in and sessions', () => {
     expect((await t.database.db.query(`select 1 from eider.web_sessions where id_hash = $1`, [sha256(sid)])).length).toBe(0);
   });
 
+  it('a sign-in with a stale session cookie ignores it and replaces it; elsewhere the stale cookie is still 401', async () => {
+    const first = cookieFrom(await t.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password } }));
+    expect((await t.req('POST', '/api/auth/logout', { as: { cookie: first } })).status).toBe(204);
+    const again = await t.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password }, as: { cookie: first } });
+    expect(again.status, again.text).toBe(200);
+    const second = cookieFrom(again);
+    expect(second).not.toBe(first);
+    expect((await t.req('GET', '/api/me', { as: { cookie: second } })).status).toBe(200);
+    expect((await t.req('GET', '/api/me', { as: { cookie: first } })).status).toBe(401);
+    // the public pages a signed-out browser opens answer too
+    expect((await t.req('GET', '/api/auth/methods', { as: { cookie: first } })).status).toBe(200);
+    expect((await t.req('POST', '/api/auth/logout', { as: { cookie: first } })).status).toBe(204);
+    // a bearer token is the client's own choice: an invalid one is refused even on a public route
+    const bearer = await t.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password }, as: { token: 'eider_pat_nope' } });
+    expect(bearer.status).toBe(401);
+  });
+
   it('anonymous /me is 401 in the envelope', async () => {
     const r = await t.req('GET', '/api/me');
     expect(r.status).toBe(401);
