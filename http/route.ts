@@ -57,6 +57,11 @@ interface RouteMeta {
   access: Access;
   /** raw routes skip JSON replies (HTML, SVG, text) */
   produces?: string;
+  /**
+   * The media types a request body may be sent as (`application/json` when absent). Any other Content-Type on a
+   * POST, PUT, PATCH or DELETE is 415, so an HTML form (urlencoded, multipart, text/plain) cannot post to the route.
+   */
+  consumes?: readonly string[];
   /** A feature switch, checked once the caller is let in and before any input is decoded: throws its answer when off. */
   gate?: (ctx: AppContext) => void;
 }

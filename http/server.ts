@@ -16,6 +16,8 @@ import type { AppContext } from './context.ts';
 import { decodePart, type RouteDef } from './route.ts';
 import { traceRequests } from '../telemetry/requestTracing.ts';
 import { nulAt } from '../runtime/nulBytes.ts';
+import { parseTrustedProxies } from '../runtime/trustedProxies.ts';
+import { configuredOrigins, JSON_ONLY, refuseCrossSite, refuseMediaType, type CrossSiteOptions } from './crossSite.ts';
 
 export interface ServerOptions {
   ctx: AppContext;
@@ -177,7 +179,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return sendError(req, reply, 404, 'not_found', `no route for ${req.method} ${path}`);
   });
 
-  for (const def of opts.routes) registerRoute(app, ctx, def);
+  const crossSite: CrossSiteOptions = {
+    trusted: parseTrustedProxies(ctx.config.TRUSTED_PROXIES),
+    allowedOrigins: configuredOrigins(ctx.config.CORS_ORIGINS, ctx.config.OIDC_REDIRECT_BASE_URL),
+  };
+  for (const def of opts.routes) registerRoute(app, ctx, def, crossSite);
   await opts.extend?.(app);
 
   app.get('/api/openapi.json', { schema: { hide: true } as any }, async () => app.swagger());
@@ -196,16 +202,18 @@ function encodeResponse(def: RouteDef, status: number, body: unknown): unknown {
   throw new Error(`${def.operationId} answered ${status} with a body its schema refuses: ${String(Cause.squash(exit.cause)).slice(0, 500)}`);
 }
 
-function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
+function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, crossSite: CrossSiteOptions) {
   app.route({
     method: def.method,
     url: def.path,
     schema: openApiSchema(def) as any,
     handler: async (req, reply) => {
       const rawParams = (req.params ?? {}) as Record<string, string>;
+      refuseCrossSite(req, crossSite);
       const principal = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public' });
       const ws = await authorize(ctx.db, def.access, principal, rawParams);
       def.gate?.(ctx);
+      refuseMediaType(req, def.consumes ?? JSON_ONLY);
       const params = decodePart(def.params, rawParams, 'path');
       const query = decodePart(def.query, req.query, 'query');
       const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;

@@ -164,6 +164,7 @@ export const lineageRoutes = [
     access: { kind: 'workspace', role: 'writer' },
     params: Schema.Struct({ workspace: Schema.String, provider: Schema.Literals(ARTIFACT_PROVIDERS) }),
     body: Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]),
+    consumes: ['application/json', 'text/plain'],
     responses: {
       200: Schema.Struct({
         provider: Schema.String,

@@ -422,6 +422,7 @@ export const semanticRoutes = [
     params: Schema.Struct({ workspace: Schema.String, provider: Schema.Literals(IMPORT_PROVIDERS) }),
     query: Schema.Struct({ reconcile: Schema.optionalKey(Schema.Literals(['provider_run', 'none'])) }),
     body: Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]),
+    consumes: ['application/json', 'text/plain', 'application/yaml', 'application/x-yaml', 'text/yaml'],
     responses: { 200: ImportOut, 403: null, 404: null, 422: null },
     handler: async ({ ctx, ws, principal, params, query, body }) => ({
       status: 200,
