@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, SETUP_TOKEN, cookieFrom, newUser, signIn, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { ADMIN, SETUP_TOKEN, cookieFrom, newUser, setupAdmin, signIn, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { apiForTest } from './support/fixtures.ts';
 import { sha256 } from '../domain/identity.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,6 +84,17 @@ describe('sign-in and sessions', () => {
     const after = await t.req('GET', '/api/me', { as: { cookie } });
     expect(after.status).toBe(401);
     expect((await t.database.db.query(`select 1 from eider.web_sessions where id_hash = $1`, [sha256(sid)])).length).toBe(0);
+  });
+
+  it('the session cookie is Secure when the api is reached over HTTPS through a trusted proxy, not otherwise', async () => {
+    const login = (headers: Record<string, string>, api: Pick<TestApi, 'req'> = t) =>
+      api.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password }, headers });
+    // loopback is a trusted proxy by default
+    expect((await login({ 'x-forwarded-proto': 'https' })).headers.get('set-cookie')).toMatch(/; Secure$/);
+    expect((await login({ 'x-forwarded-proto': 'http' })).headers.get('set-cookie')).not.toContain('Secure');
+    const untrusting = await apiForTest({ TRUSTED_PROXIES: '10.0.0.0/8', SETUP_TOKEN });
+    await setupAdmin(untrusting);
+    expect((await login({ 'x-forwarded-proto': 'https' }, untrusting)).headers.get('set-cookie')).not.toContain('Secure');
   });
 
   it('a sign-in with a stale session cookie ignores it and replaces it; elsewhere the stale cookie is still 401', async () => {
