@@ -14,6 +14,8 @@ import { isDatabaseUnavailable } from '../runtime/db.ts';
 import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { decodePart, type RouteDef } from './route.ts';
+import { auditRefusal, auditRouteSuccess } from './audit.ts';
+import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import { traceRequests } from '../telemetry/requestTracing.ts';
 import { nulAt } from '../runtime/nulBytes.ts';
 import { parseTrustedProxies } from '../runtime/trustedProxies.ts';
@@ -211,13 +213,23 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
       const rawParams = (req.params ?? {}) as Record<string, string>;
       refuseCrossSite(req, crossSite);
       const principal = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public' });
-      const ws = await authorize(ctx.db, def.access, principal, rawParams);
-      def.gate?.(ctx);
-      refuseMediaType(req, def.consumes ?? JSON_ONLY);
-      const params = decodePart(def.params, rawParams, 'path');
-      const query = decodePart(def.query, req.query, 'query');
-      const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
-      const out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
+      let ws: WorkspaceAccess | undefined;
+      let atAccess = true;
+      let out: Awaited<ReturnType<RouteDef['handler']>>;
+      try {
+        ws = await authorize(ctx.db, def.access, principal, rawParams);
+        atAccess = false;
+        def.gate?.(ctx);
+        refuseMediaType(req, def.consumes ?? JSON_ONLY);
+        const params = decodePart(def.params, rawParams, 'path');
+        const query = decodePart(def.query, req.query, 'query');
+        const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
+        out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
+      } catch (e) {
+        await auditRefusal(ctx, req, def, principal, ws, e, atAccess);
+        throw e;
+      }
+      await auditRouteSuccess(ctx, req, def, principal, ws);
       if (out.headers) for (const [k, v] of Object.entries(out.headers)) reply.header(k, v);
       reply.status(out.status);
       if (out.status === 204 || out.body === undefined) return reply.send();

@@ -112,6 +112,7 @@ export const lineageRoutes = [
     method: 'POST',
     path: '/api/workspaces/:workspace/lineage/imports',
     operationId: 'import_lineage',
+    audit: { action: 'lineage.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import canonical lineage edges from a producer (idempotent; unresolvable ends are skipped with a reason)',
     tags: ['lineage'],
     access: { kind: 'workspace', role: 'writer' },
@@ -153,6 +154,7 @@ export const lineageRoutes = [
     method: 'POST',
     path: '/api/workspaces/:workspace/lineage/imports/:provider',
     operationId: 'import_lineage_artifact',
+    audit: { action: 'lineage.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import a producer’s artifact as lineage edges: transform takes a dbt manifest.json, or {manifest, catalog} for column detail',
     description:
       'The body is the artifact (application/json or text/plain). Models, seeds and snapshots are `database.schema.alias`, ' +

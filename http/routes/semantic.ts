@@ -412,6 +412,7 @@ export const semanticRoutes = [
     method: 'POST',
     path: `${BASE}/imports/:provider`,
     operationId: 'import_semantic_models',
+    audit: { action: 'semantic.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import models: native (a YAML document, version 1) or transform (a dbt manifest.json)',
     description:
       'The body is the artifact as text (text/plain, application/yaml or application/json). reconcile=provider_run (the default) ' +
