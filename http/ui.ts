@@ -39,7 +39,7 @@ const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
  * injected script cannot run; no framing by any page (clickjacking), no plugins, forms posting only here, and
  * requests only to this origin. Styles may be inline: the editor and charts set them at run time.
  */
-export function contentSecurityPolicy(inlineScriptHashes: readonly string[]): string {
+function contentSecurityPolicy(inlineScriptHashes: readonly string[]): string {
   return [
     "default-src 'self'",
     `script-src 'self'${inlineScriptHashes.map((h) => ` '${h}'`).join('')}`,
@@ -56,7 +56,7 @@ export function contentSecurityPolicy(inlineScriptHashes: readonly string[]): st
 }
 
 /** sha256 sources of the inline scripts of an HTML page, for script-src. */
-export function inlineScriptHashes(html: string): string[] {
+function inlineScriptHashes(html: string): string[] {
   return [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/gi)].map((m) => `sha256-${createHash('sha256').update(m[1]).digest('base64')}`);
 }
 
