@@ -3,7 +3,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../runtime/db.ts';
 import { stringifyJson, parseJson } from '../iceberg/json.ts';
-import { CatalogError, badRequest } from './errors.ts';
+import { CatalogError, badRequest, unprocessable } from './errors.ts';
+import { nulAt } from '../runtime/nulBytes.ts';
 import { NS_SEP, getWarehouse, type Warehouse } from './metastore.ts';
 
 export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
@@ -37,6 +38,18 @@ export function installErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) =>
     sendJson(reply, 404, { error: { message: `no route for ${req.method} ${req.url.split('?')[0]}`, type: 'NotFoundException', code: 404 } }),
   );
+}
+
+/**
+ * A NUL in the path, query or body is refused with 422 before authentication or a route reads the metastore
+ * (PostgreSQL text cannot hold one: it answered 500). Installed before every other hook.
+ */
+export function refuseNulBytes(app: FastifyInstance): void {
+  const refuse = (at: string | undefined) => {
+    if (at !== undefined) throw unprocessable(`${at} must not contain a NUL character (U+0000)`);
+  };
+  app.addHook('onRequest', async (req) => refuse(nulAt(req.params, 'path') ?? nulAt(req.query, 'query') ?? (/%00/i.test(req.url) ? 'path' : undefined)));
+  app.addHook('preValidation', async (req) => refuse(nulAt(req.body, 'body')));
 }
 
 /** A namespace path parameter: levels joined by U+001F (the client sends %1F). */

@@ -9,14 +9,14 @@ import { migrate } from '../runtime/migrate.ts';
 import { makeTokenIssuer, scopeAllows } from './auth.ts';
 import type { CatalogConfig } from './config.ts';
 import type { CatalogContext } from './context.ts';
-import { installErrorHandler, installParsers, rememberWarehouse, sendJson } from './http.ts';
+import { installErrorHandler, installParsers, refuseNulBytes, rememberWarehouse, sendJson } from './http.ts';
 import { WarehouseStorage } from './storage.ts';
 import { TableService } from './tables.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { namespaceRoutes } from './routes/namespaces.ts';
 import { tableRoutes } from './routes/tables.ts';
 import { managementRoutes } from './routes/management.ts';
-import { forbidden, notAuthorized } from './errors.ts';
+import { badRequest, forbidden, notAuthorized } from './errors.ts';
 import * as store from './metastore.ts';
 
 export interface CatalogServiceOptions extends Partial<Omit<CatalogConfig, 'clientSecret'>> {
@@ -38,6 +38,15 @@ export interface CatalogService {
   port: number;
   db: Db;
   close(): Promise<void>;
+}
+
+/** A path segment as the router decodes it; malformed escapes (`%zz`) are the client's error, not a 500. */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`'${segment}' is not a valid url component`);
+  }
 }
 
 const PUBLIC_ROUTES = new Set(['/v1/oauth/tokens', '/healthz']);
@@ -81,6 +90,7 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
   });
   installParsers(app);
   installErrorHandler(app);
+  refuseNulBytes(app);
   if (tracing?.enabled) traceRequests(app, tracing);
   app.addHook('onRequest', async (req) => {
     const path = req.url.split('?')[0];
@@ -93,7 +103,7 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
     // Any change to a warehouse a storage migration is copying is refused (commits check again under a row lock).
     const change = /^\/v1\/([^/]+)\//.exec(path);
     if (change && req.method !== 'GET' && req.method !== 'HEAD' && change[1] !== 'oauth') {
-      const w = await store.findWarehouse(db, decodeURIComponent(change[1]));
+      const w = await store.findWarehouse(db, decodedSegment(change[1]));
       if (w?.readOnly) throw store.readOnlyWarehouse(w.name);
       if (w) rememberWarehouse(req, w);
     }

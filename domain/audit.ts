@@ -23,6 +23,13 @@ export const AUDIT_ACTIONS = [
   'policy.reject',
   // a worksheet shared with its workspace, or made private again: who may read its SQL changed
   'worksheet.share',
+  // an admin-only or permission-gated route refused to a caller without the role or permission
+  'access.denied',
+  // a schedule fired by hand (run-now)
+  'schedule.run',
+  // a semantic-model or lineage import (it creates, changes and retires models or edges in bulk)
+  'semantic.import',
+  'lineage.import',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -6,7 +6,7 @@
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
-import { cronOrUnprocessable, nextFire } from './cron.ts';
+import { cronOrUnprocessable, nextFire, parseCron } from './cron.ts';
 import { notFound } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 
@@ -240,7 +240,7 @@ export async function claimDueFires(tx: Queryable, now = new Date()): Promise<Fi
     if (fire) fires.push(fire);
     let next: Date | null = null;
     try {
-      next = nextFire(cronOrUnprocessable(s.cron), now);
+      next = nextFire(parseCron(s.cron), now);
     } catch {
       next = null;
     }

@@ -1,6 +1,10 @@
 // Records audit rows for the request being handled: this replica, the request id, the caller as actor.
 import type { FastifyRequest } from 'fastify';
-import { appendAudit, type AuditEvent, type AuditOrigin } from '../domain/audit.ts';
+import { actorOf, appendAudit, type AuditEvent, type AuditOrigin } from '../domain/audit.ts';
+import { AppError } from '../domain/errors.ts';
+import type { Principal } from '../domain/identity.ts';
+import type { WorkspaceAccess } from '../domain/workspaces.ts';
+import type { RouteDef } from './route.ts';
 import { joinTransaction, type Db, type Queryable } from '../runtime/db.ts';
 import type { AppContext } from './context.ts';
 
@@ -20,3 +24,47 @@ export const audited = <T>(ctx: AppContext, req: Pick<FastifyRequest, 'id'>, act
     await appendAudit(q, auditOrigin(ctx, req), event(result));
     return result;
   });
+
+/** A route's audit target: its declared path parameter (the workspace's id once resolved). */
+function targetOf(def: RouteDef, params: Record<string, string>, ws: WorkspaceAccess | undefined): AuditEvent['target'] {
+  const t = def.audit?.target;
+  if (!t) return null;
+  return { kind: t.kind, id: t.param === 'workspace' && ws ? ws.workspace.id : (params[t.param] ?? '').slice(0, 200) || null };
+}
+
+/** The success row of a route that declares `audit.success`. */
+export function auditRouteSuccess(ctx: AppContext, req: FastifyRequest, def: RouteDef, principal: Principal | undefined, ws: WorkspaceAccess | undefined) {
+  if (!def.audit?.success) return Promise.resolve();
+  const params = (req.params ?? {}) as Record<string, string>;
+  return audit(ctx, req, { action: def.audit.action, outcome: 'success', actor: actorOf(principal), target: targetOf(def, params, ws), details: { operation: def.operationId } });
+}
+
+/**
+ * The row of a refused request, once the caller is known: an admin-only or permission-gated route refused at the
+ * access check is `access.denied`; any refusal of a route declaring `audit` is a failure of its action. Writing the
+ * row never hides the refusal itself (a database outage is logged, and the request keeps its own answer).
+ */
+export async function auditRefusal(
+  ctx: AppContext,
+  req: FastifyRequest,
+  def: RouteDef,
+  principal: Principal | undefined,
+  ws: WorkspaceAccess | undefined,
+  err: unknown,
+  atAccess: boolean,
+): Promise<void> {
+  if (!principal) return;
+  const status = err instanceof AppError ? err.status : 500;
+  const code = err instanceof AppError ? err.code : 'internal_error';
+  const params = (req.params ?? {}) as Record<string, string>;
+  const gated = def.access.kind === 'admin' || def.access.kind === 'permission';
+  let event: AuditEvent | undefined;
+  if (atAccess && gated && status === 403) {
+    const needed = def.access.kind === 'permission' ? def.access.permission : 'admin';
+    event = { action: 'access.denied', outcome: 'failure', actor: actorOf(principal), target: { kind: 'operation', id: def.operationId }, details: { method: def.method, path: def.path, needed } };
+  } else if (def.audit) {
+    event = { action: def.audit.action, outcome: 'failure', actor: actorOf(principal), target: targetOf(def, params, ws), details: { operation: def.operationId, status, code } };
+  }
+  if (!event) return;
+  await audit(ctx, req, event).catch((e: unknown) => ctx.logger.warn({ reqId: req.id, action: event.action, err: String((e as Error)?.message ?? e) }, 'audit row not written'));
+}

@@ -8,8 +8,13 @@ import type { Access } from './route.ts';
 
 export const SESSION_COOKIE = 'session';
 
-/** The caller, or undefined when no credential was sent; a credential that is sent but invalid is 401. */
-export async function authenticate(db: Queryable, req: FastifyRequest): Promise<Principal | undefined> {
+/**
+ * The caller, or undefined when no credential was sent; a credential that is sent but invalid is 401. With
+ * `ignoreStaleCookie` (public routes: sign-in, sign-out, setup, OIDC) a session cookie that no longer resolves counts
+ * as none: the browser sends it unasked, and refusing it would keep a signed-out user from signing in again. A bearer
+ * token is chosen by the client, so an invalid one is refused everywhere.
+ */
+export async function authenticate(db: Queryable, req: FastifyRequest, opts: { ignoreStaleCookie?: boolean } = {}): Promise<Principal | undefined> {
   const header = req.headers.authorization;
   if (header !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -20,7 +25,7 @@ export async function authenticate(db: Queryable, req: FastifyRequest): Promise<
   const sid = req.cookies?.[SESSION_COOKIE];
   if (sid) {
     const p = await principalFromSession(db, sid);
-    if (!p) throw unauthorized('session expired or signed out');
+    if (!p && !opts.ignoreStaleCookie) throw unauthorized('session expired or signed out');
     return p;
   }
   return undefined;

@@ -4,6 +4,7 @@
 import { Exit, Schema, SchemaIssue } from 'effect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Permission, Principal } from '../domain/identity.ts';
+import type { AuditAction } from '../domain/audit.ts';
 import type { WorkspaceAccess, WorkspaceRole } from '../domain/workspaces.ts';
 import { AppError } from '../domain/errors.ts';
 import type { AppContext } from './context.ts';
@@ -57,6 +58,17 @@ interface RouteMeta {
   access: Access;
   /** raw routes skip JSON replies (HTML, SVG, text) */
   produces?: string;
+  /**
+   * The media types a request body may be sent as (`application/json` when absent). Any other Content-Type on a
+   * POST, PUT, PATCH or DELETE is 415, so an HTML form (urlencoded, multipart, text/plain) cannot post to the route.
+   */
+  consumes?: readonly string[];
+  /**
+   * A sensitive route: the server appends a `failure` row of `action` for every refusal once the caller is known
+   * (access, input, the handler's own errors), and with `success` also the row of a success (routes whose handler
+   * records its success in its own transaction leave it out). `target` names the path parameter holding its id.
+   */
+  audit?: { action: AuditAction; success?: boolean; target?: { kind: string; param: string } };
   /** A feature switch, checked once the caller is let in and before any input is decoded: throws its answer when off. */
   gate?: (ctx: AppContext) => void;
 }

@@ -6,13 +6,20 @@ import swagger from '@fastify/swagger';
 import { openApiSchema, swaggerOptions } from './openapi.ts';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Cause, Exit, Schema } from 'effect';
 import { AppError, derivedCode } from '../domain/errors.ts';
 import { isDatabaseUnavailable } from '../runtime/db.ts';
 import { authenticate, authorize } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { decodePart, useJsonBodyParser, type RouteDef } from './route.ts';
+import { auditRefusal, auditRouteSuccess } from './audit.ts';
+import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import { traceRequests } from '../telemetry/requestTracing.ts';
+import { nulAt } from '../runtime/nulBytes.ts';
+import { parseTrustedProxies } from '../runtime/trustedProxies.ts';
+import { configuredOrigins, JSON_ONLY, refuseCrossSite, refuseMediaType, type CrossSiteOptions } from './crossSite.ts';
 
 export interface ServerOptions {
   ctx: AppContext;
@@ -39,6 +46,41 @@ export const toJson = (data: unknown): string => {
   }
 };
 
+/** A NUL in a request (see runtime/nulBytes.ts) is a 422 naming where it was, like any other refused field. */
+function refuseNul(at: string | undefined) {
+  if (at === undefined) return;
+  const [where, ...rest] = at.split('.');
+  const field = rest.length ? rest.join('.') : where;
+  const message = 'must not contain a NUL character (U+0000)';
+  throw new AppError(422, 'unprocessable_content', `invalid ${where}: ${field}: ${message}`, { fields: [{ field, in: where, message }] });
+}
+
+const MAX_PARAM_LENGTH = 500;
+
+const sendError = (_req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: Record<string, unknown>) =>
+  reply.status(status).type('application/json').send(envelope(code, message, details));
+
+/**
+ * A request Node's HTTP parser refuses (malformed, headers too large, too slow) never reaches Fastify: it is answered
+ * on the socket, in the envelope, and the connection closed (as Node and Fastify's default handler do).
+ */
+function rawClientError(err: NodeJS.ErrnoException, socket: Duplex) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'request_timeout', 'the request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'headers_too_large', 'the request headers exceed the size this server accepts']
+        : [400, 'bad_request', 'the request is not valid HTTP'];
+  const body = JSON.stringify(envelope(code, message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
 const pathRegex = (path: string) => new RegExp('^' + path.replace(/:[A-Za-z_]+/g, '[^/]+') + '/?$');
 
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
@@ -47,9 +89,26 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     logger: false,
     bodyLimit: ctx.config.BODY_LIMIT_BYTES,
     genReqId: () => randomUUID(),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Errors the framework answers before any hook (a malformed escape, an over-long path segment): the envelope too.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return sendError(req, reply, 414, 'uri_too_long', `a path segment is longer than ${MAX_PARAM_LENGTH} characters`);
+      }
+      if (err.code === 'FST_ERR_BAD_URL') return sendError(req, reply, 400, 'bad_request', 'the url holds a malformed percent-escape');
+      return sendError(req, reply, 400, 'bad_request', String(err.message));
+    },
+    // A request arriving while the server closes: Fastify's own 503 body is not the envelope, so it is answered by
+    // the onRequest hook below instead.
+    return503OnClosing: false,
+    clientErrorHandler: rawClientError,
   };
   const app: FastifyInstance = Fastify(options);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => toJson);
 
@@ -63,7 +122,14 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     (req as any).startedAt = process.hrtime.bigint();
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new AppError(503, 'unavailable', 'this replica is shutting down; retry on another', undefined, { 'retry-after': '1' });
+    }
+    refuseNul(nulAt(req.params, 'path') ?? nulAt(req.query, 'query') ?? (/%00/i.test(req.url) ? 'path' : undefined));
   });
+  // After parsing and before any handler (REST, /mcp, /internal): a NUL in a JSON or YAML body never gets further.
+  app.addHook('preValidation', async (req) => refuseNul(nulAt(req.body, 'body')));
   if (ctx.tracing.enabled) traceRequests(app, ctx.tracing, (req) => ({ 'eider.request_id': req.id, 'eider.replica_id': ctx.config.REPLICA_ID }));
   app.addHook('onResponse', async (req, reply) => {
     if (!ctx.metrics) return;
@@ -73,9 +139,6 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const started = (req as any).startedAt as bigint | undefined;
     if (started) ctx.metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   });
-
-  const sendError = (req: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, details?: Record<string, unknown>) =>
-    reply.status(status).type('application/json').send(envelope(code, message, details));
 
   app.setErrorHandler((err: any, req, reply) => {
     if (err instanceof AppError) {
@@ -121,7 +184,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return sendError(req, reply, 404, 'not_found', `no route for ${req.method} ${path}`);
   });
 
-  for (const def of opts.routes) registerRoute(app, ctx, def);
+  const crossSite: CrossSiteOptions = {
+    trusted: parseTrustedProxies(ctx.config.TRUSTED_PROXIES),
+    allowedOrigins: configuredOrigins(ctx.config.CORS_ORIGINS, ctx.config.OIDC_REDIRECT_BASE_URL),
+  };
+  for (const def of opts.routes) registerRoute(app, ctx, def, crossSite);
   await opts.extend?.(app);
 
   app.get('/api/openapi.json', { schema: { hide: true } as any }, async () => app.swagger());
@@ -140,20 +207,32 @@ function encodeResponse(def: RouteDef, status: number, body: unknown): unknown {
   throw new Error(`${def.operationId} answered ${status} with a body its schema refuses: ${String(Cause.squash(exit.cause)).slice(0, 500)}`);
 }
 
-function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef) {
+function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, crossSite: CrossSiteOptions) {
   app.route({
     method: def.method,
     url: def.path,
     schema: openApiSchema(def) as any,
     handler: async (req, reply) => {
       const rawParams = (req.params ?? {}) as Record<string, string>;
-      const principal = await authenticate(ctx.db, req);
-      const ws = await authorize(ctx.db, def.access, principal, rawParams);
-      def.gate?.(ctx);
-      const params = decodePart(def.params, rawParams, 'path');
-      const query = decodePart(def.query, req.query, 'query');
-      const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
-      const out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
+      refuseCrossSite(req, crossSite);
+      const principal = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public' });
+      let ws: WorkspaceAccess | undefined;
+      let atAccess = true;
+      let out: Awaited<ReturnType<RouteDef['handler']>>;
+      try {
+        ws = await authorize(ctx.db, def.access, principal, rawParams);
+        atAccess = false;
+        def.gate?.(ctx);
+        refuseMediaType(req, def.consumes ?? JSON_ONLY);
+        const params = decodePart(def.params, rawParams, 'path');
+        const query = decodePart(def.query, req.query, 'query');
+        const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
+        out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
+      } catch (e) {
+        await auditRefusal(ctx, req, def, principal, ws, e, atAccess);
+        throw e;
+      }
+      await auditRouteSuccess(ctx, req, def, principal, ws);
       if (out.headers) for (const [k, v] of Object.entries(out.headers)) reply.header(k, v);
       reply.status(out.status);
       if (out.status === 204 || out.body === undefined) return reply.send();

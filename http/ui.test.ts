@@ -6,6 +6,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from './server.ts';
 import { allRoutes } from './routes/index.ts';
@@ -17,10 +18,11 @@ let app: FastifyInstance;
 let missing: FastifyInstance;
 const dist = mkdtempSync(join(tmpdir(), 'eider-ui-dist-'));
 const bigJs = 'console.log("eider");\n'.repeat(500);
+const themeScript = 'document.documentElement.dataset.theme = "dark";';
 
 beforeAll(async () => {
   mkdirSync(join(dist, 'assets'));
-  writeFileSync(join(dist, 'index.html'), '<!doctype html><div id="root"></div>');
+  writeFileSync(join(dist, 'index.html'), `<!doctype html><script>${themeScript}</script><script type="module" src="/assets/index-AbC123.js"></script><div id="root"></div>`);
   writeFileSync(join(dist, 'assets', 'index-AbC123.js'), bigJs);
   writeFileSync(join(dist, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   writeFileSync(join(tmpdir(), 'eider-ui-secret.txt'), 'outside');
@@ -45,6 +47,19 @@ describe('registerUi', () => {
     expect(r.headers['content-type']).toContain('text/html');
     expect(r.headers['cache-control']).toBe('no-cache');
     expect(r.body).toContain('id="root"');
+  });
+
+  it('sends a Content-Security-Policy allowing its own scripts (the inline one by hash) and no framing', async () => {
+    const r = await app.inject({ method: 'GET', url: '/', headers: html });
+    const csp = String(r.headers['content-security-policy']);
+    const hash = createHash('sha256').update(themeScript).digest('base64');
+    expect(csp).toContain(`script-src 'self' 'sha256-${hash}'`);
+    expect(csp).not.toMatch(/script-src[^;]*unsafe-inline/);
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("object-src 'none'");
+    expect(r.headers['x-frame-options']).toBe('DENY');
+    const notBuilt = await missing.inject({ method: 'GET', url: '/', headers: html });
+    expect(notBuilt.headers['content-security-policy']).toContain("frame-ancestors 'none'");
   });
 
   it('serves hashed assets with a year of immutable caching, gzipped when asked', async () => {

@@ -1,6 +1,7 @@
 // Serves the built single-page app (ui/dist) from the api: hashed assets cached for a year, index.html never cached,
 // and any browser navigation outside the api's own prefixes answered with index.html so deep links work.
 // Everything else (an unknown /api path, a missing asset) falls through to the server's error envelope.
+import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -33,6 +34,32 @@ const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 <code>npm install</code> does this for you), then reload this page.</p>
 <p>The REST API is available at <a href="/api/docs">/api/docs</a>.</p></body></html>`;
 
+/**
+ * The app's Content-Security-Policy: its own scripts only (the inline theme script of index.html by its hash), so an
+ * injected script cannot run; no framing by any page (clickjacking), no plugins, forms posting only here, and
+ * requests only to this origin. Styles may be inline: the editor and charts set them at run time.
+ */
+function contentSecurityPolicy(inlineScriptHashes: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    `script-src 'self'${inlineScriptHashes.map((h) => ` '${h}'`).join('')}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** sha256 sources of the inline scripts of an HTML page, for script-src. */
+function inlineScriptHashes(html: string): string[] {
+  return [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/gi)].map((m) => `sha256-${createHash('sha256').update(m[1]).digest('base64')}`);
+}
+
 export function isReservedPath(path: string): boolean {
   return RESERVED_PREFIXES.some((p) => path === p || path.startsWith(p + '/'));
 }
@@ -55,9 +82,19 @@ export function registerUi(app: FastifyInstance, distDir: string): void {
   // Gzipped copies of compressible files, built on first request; keyed by path and mtime so a rebuild is seen.
   const gzipCache = new Map<string, { mtimeMs: number; body: Buffer }>();
 
+  // The policy for index.html, keyed by its mtime so a rebuild's new inline script is hashed again.
+  let policy: { mtimeMs: number; csp: string } | undefined;
+  const policyFor = (file: string, mtimeMs: number) => {
+    if (!policy || policy.mtimeMs !== mtimeMs) policy = { mtimeMs, csp: contentSecurityPolicy(inlineScriptHashes(readFileSync(file, 'utf8'))) };
+    return policy.csp;
+  };
+
   const sendFile = (req: FastifyRequest, reply: FastifyReply, file: string, cacheControl: string) => {
     const ext = extname(file).toLowerCase();
     const st = statSync(file);
+    if (ext === '.html') reply.header('content-security-policy', policyFor(file, st.mtimeMs));
+    // Older browsers read only this for framing.
+    reply.header('x-frame-options', 'DENY');
     reply.header('content-type', CONTENT_TYPES[ext] ?? 'application/octet-stream');
     reply.header('cache-control', cacheControl);
     reply.header('last-modified', st.mtime.toUTCString());
@@ -82,7 +119,13 @@ export function registerUi(app: FastifyInstance, distDir: string): void {
   const sendIndex = (req: FastifyRequest, reply: FastifyReply) => {
     const index = join(root, 'index.html');
     if (!existsSync(index)) {
-      return reply.status(200).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
+      return reply
+        .status(200)
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', contentSecurityPolicy([]))
+        .header('x-frame-options', 'DENY')
+        .type('text/html; charset=utf-8')
+        .send(NOT_BUILT_PAGE);
     }
     return sendFile(req, reply, index, 'no-cache');
   };

@@ -74,7 +74,13 @@ describe('cron', () => {
     expect(nextFire(c, new Date('2025-01-03T07:00:00Z'))!.toISOString()).toBe('2025-01-06T06:30:00.000Z');
     expect(nextFire(parseCron('0 0 * * 7'), new Date('2025-01-01T00:00:00Z'))!.toISOString()).toBe('2025-01-05T00:00:00.000Z');
     expect(nextFire(parseCron('0 0 30 2 *'), new Date('2025-01-01T00:00:00Z'))).toBeNull();
-    for (const bad of ['* * * *', '60 * * * *', '* 24 * * *', '* * 0 * *', '* * * 13 *', '5-1 * * * *', '*/0 * * * *', 'x * * * *']) {
+    expect(nextFire(parseCron('0 0 29 2 *'), new Date('2025-01-01T00:00:00Z'))!.toISOString()).toBe('2028-02-29T00:00:00.000Z');
+    // the day fields restricted together: either matches (Vixie cron), within the month: February's Mondays
+    expect(nextFire(parseCron('0 0 30 2 1'), new Date('2025-01-01T00:00:00Z'))!.toISOString()).toBe('2025-02-03T00:00:00.000Z');
+    // messages name the field as written (croner counts days and months from 0)
+    expect(() => parseCron('* * 0 * *')).toThrow('day of month: 0 is outside 1-31');
+    expect(() => parseCron('* * * 13 *')).toThrow('month: 13 is outside 1-12');
+    for (const bad of ['* * * *', '60 * * * *', '* 24 * * *', '* * 0 * *', '* * * 13 *', '5-1 * * * *', '*/0 * * * *', 'x * * * *', '0 0 * * * *', '@daily', '0 0 ? * *']) {
       expect(() => parseCron(bad), bad).toThrow();
     }
   });

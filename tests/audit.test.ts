@@ -186,6 +186,61 @@ describe('audit rows per action', () => {
   });
 });
 
+describe('refusals and bulk actions', () => {
+  it('an admin-only call by a member is access.denied with the actor and what was needed', async () => {
+    const member = await newUser(t, admin);
+    expect((await t.req('GET', '/api/admin/users', { as: member })).status).toBe(403);
+    expect(await latest('access.denied')).toMatchObject({
+      outcome: 'failure',
+      actor: { kind: 'user', id: member.id },
+      target: { kind: 'operation', id: 'list_users' },
+      details: { method: 'GET', path: '/api/admin/users', needed: 'admin' },
+    });
+  });
+
+  it('failed backend registrations and rotations leave a failure row, without the credentials given', async () => {
+    const wrong = 'wrong-secret-for-the-audit-lake';
+    secrets.push(wrong);
+    const body = { name: 'refused', kind: 'object_store', root_uri: 's3://audit-lake/refused/', endpoint: lake.endpoint, access_key_id: lake.accessKey, secret_access_key: wrong };
+    const refused = await t.req('POST', '/api/admin/storage-backends', { body, as: admin });
+    expect(refused.status, refused.text).toBe(422);
+    expect(await latest('backend.change')).toMatchObject({
+      outcome: 'failure',
+      actor: { id: admin.id },
+      details: { operation: 'create_storage_backend', status: 422, code: refused.body.error },
+    });
+    const ok = await t.req('POST', '/api/admin/storage-backends', { body: { ...body, name: 'rotated', root_uri: 's3://audit-lake/rotated/', secret_access_key: lake.secretKey }, as: admin });
+    expect(ok.status, ok.text).toBe(201);
+    const rotate = await t.req('PATCH', `/api/admin/storage-backends/${ok.body.id}`, { body: { access_key_id: lake.accessKey, secret_access_key: wrong }, as: admin });
+    expect(rotate.status, rotate.text).toBe(422);
+    expect(await latest('backend.change')).toMatchObject({
+      outcome: 'failure',
+      target: { kind: 'storage_backend', id: ok.body.id },
+      details: { operation: 'update_storage_backend_credentials', status: 422 },
+    });
+  });
+
+  it('schedule run-now and semantic and lineage imports are audited, refused or done', async () => {
+    const missing = '00000000-0000-4000-8000-000000000001';
+    expect((await t.req('POST', `/api/workspaces/default/schedules/${missing}/run`, { as: admin })).status).toBe(404);
+    expect(await latest('schedule.run')).toMatchObject({ outcome: 'failure', actor: { id: admin.id }, target: { kind: 'schedule', id: missing }, details: { code: 'not_found' } });
+
+    const yaml = { 'content-type': 'application/yaml' };
+    const imported = await t.req('POST', '/api/workspaces/default/semantic/imports/native?reconcile=none', { rawBody: 'version: 1\nmodels: []\n', headers: yaml, as: admin });
+    expect(imported.status, imported.text).toBe(200);
+    const done = await latest('semantic.import');
+    expect(done).toMatchObject({ outcome: 'success', actor: { id: admin.id }, target: { kind: 'workspace' }, details: { operation: 'import_semantic_models' } });
+    expect((await t.req('POST', '/api/workspaces/default/semantic/imports/native', { rawBody: 'not: [a, model', headers: yaml, as: admin })).status).toBe(422);
+    expect(await latest('semantic.import')).toMatchObject({ outcome: 'failure', target: { id: done.target!.id }, details: { status: 422 } });
+
+    const edges = await t.req('POST', '/api/workspaces/default/lineage/imports', { body: { provider: 'audit-test', edges: [] }, as: admin });
+    expect(edges.status, edges.text).toBe(200);
+    expect(await latest('lineage.import')).toMatchObject({ outcome: 'success', details: { operation: 'import_lineage' } });
+    expect((await t.req('POST', '/api/workspaces/default/lineage/imports/transform', { body: { nodes: 'no' }, as: admin })).status).toBe(422);
+    expect(await latest('lineage.import')).toMatchObject({ outcome: 'failure', details: { operation: 'import_lineage_artifact', status: 422 } });
+  });
+});
+
 describe('reading the trail', () => {
   it('is for admins only; filters by action, actor and time; pages newest first without repeats', async () => {
     const member = await newUser(t, admin);

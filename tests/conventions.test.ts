@@ -3,6 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, setupAdmin, type TestApi, type Caller } from './support/api.ts';
 import { allRoutes } from '../http/routes/index.ts';
 import { apiForTest } from './support/fixtures.ts';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { buildServer } from '../http/server.ts';
+
+/** Writes `request` on a fresh connection and reads everything the server sends until it closes the connection. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    socket.on('close', () => resolve(text));
+    socket.on('error', (e) => (text ? resolve(text) : reject(e)));
+  });
+}
 
 let t: TestApi;
 let admin: Caller;
@@ -82,6 +95,58 @@ describe('error envelope', () => {
     const r = await t.req('POST', '/api/workspaces', { rawBody: JSON.stringify({ slug: 'x', name: 'y'.repeat(10_000) }), as: admin });
     expect(r.status).toBe(413);
     expect(r.body.error).toBe('payload_too_large');
+  });
+
+  it("the framework's own refusals are the envelope: a path segment too long, a malformed escape, a media type no route takes", async () => {
+    // (a GET of it falls through to the web app's catch-all, which answers 404)
+    const long = await t.req('DELETE', `/api/workspaces/${'w'.repeat(600)}`, { as: admin });
+    expect(long.status, long.text).toBe(414);
+    expect(isEnvelope(long.body), long.text).toBe(true);
+    expect(long.body.error).toBe('uri_too_long');
+    const bad = await t.req('GET', '/api/workspaces/%zz', { as: admin });
+    expect(bad.status, bad.text).toBe(400);
+    expect(isEnvelope(bad.body), bad.text).toBe(true);
+    const media = await t.req('POST', '/api/workspaces', { rawBody: '<x/>', headers: { 'content-type': 'application/xml' }, as: admin });
+    expect(media.status, media.text).toBe(415);
+    expect(isEnvelope(media.body), media.text).toBe(true);
+    const empty = await t.req('POST', '/api/workspaces', { rawBody: '', headers: { 'content-type': 'application/json' }, as: admin });
+    expect(empty.status, empty.text).toBeLessThan(500);
+    expect(isEnvelope(empty.body), empty.text).toBe(true);
+  });
+
+  it('requests Node refuses before Fastify sees them (not HTTP, headers too large) are answered in the envelope', async () => {
+    const { port } = new URL(t.url);
+    const bad = await rawExchange(Number(port), 'GET /api/version HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n');
+    expect(bad).toMatch(/^HTTP\/1.1 400 /);
+    expect(isEnvelope(JSON.parse(bad.split('\r\n\r\n')[1]))).toBe(true);
+    const big = await rawExchange(Number(port), `GET /api/version HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`);
+    expect(big).toMatch(/^HTTP\/1.1 431 /);
+    expect(isEnvelope(JSON.parse(big.split('\r\n\r\n')[1]))).toBe(true);
+  });
+
+  it('a request arriving while the server closes is 503 in the envelope', async () => {
+    const app = await buildServer({ ctx: t.api.ctx, routes: [] });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    let serverSide: Socket | undefined;
+    app.server.once('connection', (c: Socket) => (serverSide = c));
+    const socket = connect((app.server.address() as AddressInfo).port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    const ended = new Promise((r) => socket.once('close', r));
+    // A request begun before the close (so its connection is not idle and survives) and finished after it.
+    socket.write('GET /api/version HTTP/1.1\r\nHost: x\r\n');
+    // the server has read those bytes (it feeds its parser in the same tick), so the connection counts as busy
+    await expect.poll(() => serverSide?.bytesRead ?? 0).toBeGreaterThan(0);
+    const closed = app.close();
+    await expect.poll(() => app.server.listening).toBe(false);
+    socket.write('\r\n');
+    await ended;
+    await closed;
+    expect(text).toMatch(/^HTTP\/1.1 503 /);
+    const body = JSON.parse(text.split('\r\n\r\n')[1]);
+    expect(isEnvelope(body), text).toBe(true);
+    expect(body.error).toBe('unavailable');
   });
 
   it('an unhandled exception is internal_error with a fixed message and no stack', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, SETUP_TOKEN, cookieFrom, newUser, signIn, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { ADMIN, SETUP_TOKEN, cookieFrom, newUser, setupAdmin, signIn, startTestApi, type Caller, type TestApi } from './support/api.ts';
+import { apiForTest } from './support/fixtures.ts';
 import { sha256 } from '../domain/identity.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,6 +84,34 @@ describe('sign-in and sessions', () => {
     const after = await t.req('GET', '/api/me', { as: { cookie } });
     expect(after.status).toBe(401);
     expect((await t.database.db.query(`select 1 from eider.web_sessions where id_hash = $1`, [sha256(sid)])).length).toBe(0);
+  });
+
+  it('the session cookie is Secure when the api is reached over HTTPS through a trusted proxy, not otherwise', async () => {
+    const login = (headers: Record<string, string>, api: Pick<TestApi, 'req'> = t) =>
+      api.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password }, headers });
+    // loopback is a trusted proxy by default
+    expect((await login({ 'x-forwarded-proto': 'https' })).headers.get('set-cookie')).toMatch(/; Secure$/);
+    expect((await login({ 'x-forwarded-proto': 'http' })).headers.get('set-cookie')).not.toContain('Secure');
+    const untrusting = await apiForTest({ TRUSTED_PROXIES: '10.0.0.0/8', SETUP_TOKEN });
+    await setupAdmin(untrusting);
+    expect((await login({ 'x-forwarded-proto': 'https' }, untrusting)).headers.get('set-cookie')).not.toContain('Secure');
+  });
+
+  it('a sign-in with a stale session cookie ignores it and replaces it; elsewhere the stale cookie is still 401', async () => {
+    const first = cookieFrom(await t.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password } }));
+    expect((await t.req('POST', '/api/auth/logout', { as: { cookie: first } })).status).toBe(204);
+    const again = await t.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password }, as: { cookie: first } });
+    expect(again.status, again.text).toBe(200);
+    const second = cookieFrom(again);
+    expect(second).not.toBe(first);
+    expect((await t.req('GET', '/api/me', { as: { cookie: second } })).status).toBe(200);
+    expect((await t.req('GET', '/api/me', { as: { cookie: first } })).status).toBe(401);
+    // the public pages a signed-out browser opens answer too
+    expect((await t.req('GET', '/api/auth/methods', { as: { cookie: first } })).status).toBe(200);
+    expect((await t.req('POST', '/api/auth/logout', { as: { cookie: first } })).status).toBe(204);
+    // a bearer token is the client's own choice: an invalid one is refused even on a public route
+    const bearer = await t.req('POST', '/api/auth/login', { body: { email: ADMIN.email, password: ADMIN.password }, as: { token: 'eider_pat_nope' } });
+    expect(bearer.status).toBe(401);
   });
 
   it('anonymous /me is 401 in the envelope', async () => {

@@ -58,9 +58,17 @@ describe('schedules', () => {
     const bad = await req('POST', `${W}/schedules`, { saved_query_id: q.body.id, cron: '61 * * * *', agent_id: agentId });
     expect(bad.status).toBe(422);
     expect(bad.body.message).toMatch(/cron: minute: 61/);
+    // February has no 30th: a schedule that could never run is refused, on creation and on change
+    const never = await req('POST', `${W}/schedules`, { saved_query_id: q.body.id, cron: '0 0 30 2 *', agent_id: agentId });
+    expect(never.status, never.text).toBe(422);
+    expect(never.body.message).toMatch(/cron: 0 0 30 2 \* never fires/);
+    expect(never.body.details.fields).toEqual([{ field: 'cron', in: 'body', message: expect.stringMatching(/never fires/) }]);
+    expect((await req('POST', `${W}/schedules`, { saved_query_id: q.body.id, cron: '0 0 * * * *', agent_id: agentId })).status).toBe(422);
     const s = await req('POST', `${W}/schedules`, { saved_query_id: q.body.id, cron: '0 3 * * *', agent_id: agentId, enabled: false });
     expect(s.status, s.text).toBe(201);
     expect(s.body).toMatchObject({ timezone: 'UTC', enabled: false, next_run_at: null, last_status: null });
+    const neverPatch = await req('PATCH', `${W}/schedules/${s.body.id}`, { cron: '0 0 31 4 *' });
+    expect(neverPatch.status, neverPatch.text).toBe(422);
     const on = await req('PATCH', `${W}/schedules/${s.body.id}`, { enabled: true });
     expect(on.body.next_run_at).toMatch(/T03:00:00\.000Z$/);
     expect(Date.parse(on.body.next_run_at)).toBeGreaterThan(Date.now());

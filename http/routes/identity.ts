@@ -133,7 +133,7 @@ export const identityRoutes = [
       return {
         status: 200,
         body: identity.toUserOut(user),
-        headers: { 'set-cookie': sessionCookie(ctx, sid, ctx.config.SESSION_MAX_AGE_SECONDS) },
+        headers: { 'set-cookie': sessionCookie(ctx, req, sid, ctx.config.SESSION_MAX_AGE_SECONDS) },
       };
     },
   }),
@@ -154,7 +154,7 @@ export const identityRoutes = [
           if (p) await audit(ctx, req, { action: 'auth.logout', outcome: 'success', actor: actorOf(p), target: { kind: 'user', id: p.user.id } }, q);
         });
       }
-      return { status: 204, headers: { 'set-cookie': sessionCookie(ctx, '', 0) } };
+      return { status: 204, headers: { 'set-cookie': sessionCookie(ctx, req, '', 0) } };
     },
   }),
   route({

@@ -154,6 +154,7 @@ export const lineageRoutes = [
     method: 'POST',
     path: '/api/workspaces/:workspace/lineage/imports',
     operationId: 'import_lineage',
+    audit: { action: 'lineage.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import canonical lineage edges from a producer (idempotent; unresolvable ends are skipped with a reason)',
     tags: ['lineage'],
     access: { kind: 'workspace', role: 'writer' },
@@ -195,6 +196,7 @@ export const lineageRoutes = [
     method: 'POST',
     path: '/api/workspaces/:workspace/lineage/imports/:provider',
     operationId: 'import_lineage_artifact',
+    audit: { action: 'lineage.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import a producer’s artifact as lineage edges: transform takes a dbt manifest.json, or {manifest, catalog} for column detail',
     description:
       'The body is the artifact (application/json or text/plain). Models, seeds and snapshots are `database.schema.alias`, ' +
@@ -206,6 +208,7 @@ export const lineageRoutes = [
     access: { kind: 'workspace', role: 'writer' },
     params: Schema.Struct({ workspace: Schema.String, provider: Schema.Literals(ARTIFACT_PROVIDERS) }),
     body: Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]),
+    consumes: ['application/json', 'text/plain'],
     responses: {
       200: Schema.Struct({
         provider: Schema.String,

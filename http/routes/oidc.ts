@@ -9,15 +9,15 @@ import { HANDSHAKE_COOKIE, HANDSHAKE_MAX_AGE_S, openHandshake, roleFromClaimGrou
 import { signInFederated } from '../../domain/federatedUsers.ts';
 import { ANONYMOUS } from '../../domain/audit.ts';
 import { audit } from '../audit.ts';
-import { sessionCookie } from '../sessionCookie.ts';
+import { cookieSecure, sessionCookie } from '../sessionCookie.ts';
 import { openSignedInSession } from '../signedInSession.ts';
 
 const ProviderParams = Schema.Struct({ provider: Schema.String });
 const CALLBACK_PATH = (id: string) => `/api/auth/oidc/${encodeURIComponent(id)}/callback`;
 
 // Scoped to the OIDC routes; Lax so the provider's top-level redirect back carries it.
-const handshakeCookie = (ctx: AppContext, value: string, maxAge: number) =>
-  `${HANDSHAKE_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/api/auth/oidc; Max-Age=${maxAge}${ctx.config.COOKIE_SECURE ? '; Secure' : ''}`;
+const handshakeCookie = (ctx: AppContext, req: FastifyRequest, value: string, maxAge: number) =>
+  `${HANDSHAKE_COOKIE}=${value}; HttpOnly; SameSite=Lax; Path=/api/auth/oidc; Max-Age=${maxAge}${cookieSecure(ctx, req) ? '; Secure' : ''}`;
 
 /** The public address callbacks go to: OIDC_REDIRECT_BASE_URL, else the scheme and host this request came to. */
 function redirectBase(ctx: AppContext, req: FastifyRequest): string {
@@ -49,7 +49,7 @@ export const oidcRoutes = [
       const { url, handshake } = await ctx.oidc.begin(p, redirectBase(ctx, req) + CALLBACK_PATH(p.id));
       return {
         status: 302,
-        headers: { location: url, 'set-cookie': handshakeCookie(ctx, sealHandshake(ctx.secretKey, handshake), HANDSHAKE_MAX_AGE_S), 'cache-control': 'no-store' },
+        headers: { location: url, 'set-cookie': handshakeCookie(ctx, req, sealHandshake(ctx.secretKey, handshake), HANDSHAKE_MAX_AGE_S), 'cache-control': 'no-store' },
       };
     },
   }),
@@ -70,7 +70,7 @@ export const oidcRoutes = [
     handler: async ({ ctx, req, reply, params }) => {
       const p = providerOf(ctx, params.provider);
       // The handshake is single-use: whatever happens next, the browser drops it.
-      const clear = handshakeCookie(ctx, '', 0);
+      const clear = handshakeCookie(ctx, req, '', 0);
       let email: string | null = null;
       try {
         const h = openHandshake(ctx.secretKey, req.cookies?.[HANDSHAKE_COOKIE], p.id);
@@ -86,7 +86,7 @@ export const oidcRoutes = [
           login: { method: 'oidc', provider: p.id },
           roleChange: { source: `oidc:${p.id}`, groups: who.groups.slice(0, 50) },
         });
-        reply.header('set-cookie', [clear, sessionCookie(ctx, sid, ctx.config.SESSION_MAX_AGE_SECONDS)]);
+        reply.header('set-cookie', [clear, sessionCookie(ctx, req, sid, ctx.config.SESSION_MAX_AGE_SECONDS)]);
         return { status: 200, body: forwardPage, headers: { 'cache-control': 'no-store' } };
       } catch (e) {
         if (!(e instanceof AppError)) throw e;

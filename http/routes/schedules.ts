@@ -184,6 +184,7 @@ export const scheduleRoutes = [
     method: 'POST',
     path: '/api/workspaces/:workspace/schedules/:schedule_id/run',
     operationId: 'run_schedule',
+    audit: { action: 'schedule.run', success: true, target: { kind: 'schedule', param: 'schedule_id' } },
     summary: 'Fire a schedule now (202 with the run; skipped while its last run still runs)',
     tags: ['schedules'],
     access: { kind: 'workspace', role: 'writer' },

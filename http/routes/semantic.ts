@@ -412,6 +412,7 @@ export const semanticRoutes = [
     method: 'POST',
     path: `${BASE}/imports/:provider`,
     operationId: 'import_semantic_models',
+    audit: { action: 'semantic.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import models: native (a YAML document, version 1) or transform (a dbt manifest.json)',
     description:
       'The body is the artifact as text (text/plain, application/yaml or application/json). reconcile=provider_run (the default) ' +
@@ -422,6 +423,7 @@ export const semanticRoutes = [
     params: Schema.Struct({ workspace: Schema.String, provider: Schema.Literals(IMPORT_PROVIDERS) }),
     query: Schema.Struct({ reconcile: Schema.optionalKey(Schema.Literals(['provider_run', 'none'])) }),
     body: Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]),
+    consumes: ['application/json', 'text/plain', 'application/yaml', 'application/x-yaml', 'text/yaml'],
     responses: { 200: ImportOut, 403: null, 404: null, 422: null },
     handler: async ({ ctx, ws, principal, params, query, body }) => ({
       status: 200,

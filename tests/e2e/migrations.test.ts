@@ -250,10 +250,13 @@ describe('Admin → Storage backends in the browser', () => {
     expect(after.access_key_id).toBe(lake.accessKey);
     expect(after.secret_access_key).not.toBe(before.secret_access_key); // sealed anew
     const audit = await t.database.db.query<{ details: { change: string; fields: string[] } }>(
-      `select details from eider.audit_events where action = 'backend.change' and target_id = $1 order by at`,
+      `select details from eider.audit_events where action = 'backend.change' and outcome = 'success' and target_id = $1 order by at`,
       [id],
     );
     expect(audit.map((a) => a.details.change)).toEqual(['created', 'credentials_rotated']);
+    // the wrong secret refused on screen is a failure row beside them
+    const refusedRows = await t.database.db.query(`select 1 from eider.audit_events where action = 'backend.change' and outcome = 'failure' and target_id = $1`, [id]);
+    expect(refusedRows.length).toBeGreaterThan(0);
     expect(audit[1].details.fields).toEqual(['access_key_id', 'secret_access_key']);
   }, 120_000);
 });

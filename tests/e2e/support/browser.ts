@@ -46,6 +46,12 @@ export async function launchBrowser(suite: string): Promise<Browser> {
       '--disable-sync',
     ],
   });
+  // The app's Content-Security-Policy must hold for everything the tests do: a violation the browser reports fails
+  // the file when its browser closes.
+  const cspViolations: string[] = [];
+  context.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(10_000);
   const dir = screenshotDir(suite);
@@ -61,6 +67,7 @@ export async function launchBrowser(suite: string): Promise<Browser> {
     async close() {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
+      if (cspViolations.length) throw new Error(`the browser reported Content-Security-Policy violations:\n${cspViolations.join('\n')}`);
     },
   };
 }

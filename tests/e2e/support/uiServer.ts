@@ -31,6 +31,8 @@ export async function serveUi(t: TestApi): Promise<{ url: string; close(): Promi
   app.setNotFoundHandler(async (req, reply) => {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && typeof v === 'string') headers[k] = v;
+    // As a reverse proxy does: the api checks a browser's Origin against the host the browser addressed.
+    if (req.headers.host) headers['x-forwarded-host'] = req.headers.host;
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && Buffer.isBuffer(req.body);
     const res = await fetch(t.url + req.url, { method: req.method, headers, body: hasBody ? new Uint8Array(req.body as Buffer) : undefined, redirect: 'manual' });
     reply.status(res.status);
