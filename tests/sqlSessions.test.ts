@@ -270,6 +270,52 @@ describe('SQL sessions', () => {
     await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
   });
 
+  it('a session’s statements are as private as the session: status, rows, profile, history and cancel are its owner’s and a query-admin’s', async () => {
+    const member = async (role: 'reader' | 'writer') => {
+      const u = await newUser(t, admin);
+      await t.req('PUT', `/api/workspaces/default/members/${u.id}`, { body: { role }, as: admin });
+      await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: u.id, tier: 'use' }, as: admin });
+      return u;
+    };
+    const [owner, writer, reader] = [await member('writer'), await member('writer'), await member('reader')];
+    const { session } = await open(owner);
+    const done = await run(session.id, 'SELECT 42 AS secret', owner);
+    expect(done.rows.rows).toEqual([{ secret: 42 }]);
+    const slow = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(owner), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b' } });
+    expect(slow.status).toBe(202);
+    for (const other of [writer, reader]) {
+      for (const path of [`/api/queries/${done.q.id}`, `/api/queries/${done.q.id}/rows`, `/api/queries/${done.q.id}/profile`]) {
+        expect((await t.req('GET', path, as(other))).status, path).toBe(404);
+      }
+      expect((await t.req('POST', `/api/queries/${slow.body.id}/cancel`, as(other))).status).toBe(404);
+      expect((await t.req('DELETE', `/api/queries/${slow.body.id}`, as(other))).status).toBe(404);
+      const listed = async (qs: string) => (await t.req('GET', `/api/workspaces/default/queries?${qs}`, as(other))).body.items.map((x: any) => x.id);
+      expect(await listed(`session_id=${session.id}`)).toEqual([]);
+      expect(await listed('origin=session&limit=1000')).not.toContain(done.q.id);
+      expect(await listed('limit=1000')).not.toContain(done.q.id);
+    }
+    expect((await t.req('GET', `/api/queries/${slow.body.id}`, as(owner))).body.status).not.toBe('cancelled');
+    // Its owner and a query-admin read it, list it and cancel it.
+    expect((await t.req('GET', `/api/workspaces/default/queries?session_id=${session.id}`, as(owner))).body.items.map((x: any) => x.id)).toContain(done.q.id);
+    expect((await t.req('GET', `/api/workspaces/default/queries?session_id=${session.id}`, as(admin))).body.items.map((x: any) => x.id)).toContain(done.q.id);
+    expect((await t.req('GET', `/api/queries/${done.q.id}/rows`, as(admin))).body.rows).toEqual([{ secret: 42 }]);
+    expect((await t.req('POST', `/api/queries/${slow.body.id}/cancel`, as(admin))).status).toBe(202);
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as(owner))).body.status, { timeout: 15_000 }).toBe('cancelled');
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as(owner));
+
+    // An ordinary query keeps the workspace's rule: members read it, a writer cancels it, a reader may not.
+    const sub = async () => {
+      const r = await t.req('POST', '/api/workspaces/default/queries', { ...as(owner), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b', agent_id: agentId } });
+      expect(r.status, r.text).toBe(202);
+      return r.body.id as string;
+    };
+    const q = await sub();
+    expect((await t.req('GET', `/api/queries/${q}`, as(reader))).status).toBe(200);
+    expect((await t.req('POST', `/api/queries/${q}/cancel`, as(reader))).status).toBe(403);
+    expect((await t.req('POST', `/api/queries/${q}/cancel`, as(writer))).status).toBe(202);
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${q}`, as(owner))).body.status, { timeout: 15_000 }).toBe('cancelled');
+  });
+
   it('an idle session is closed by the reaper (close_reason idle), and a statement keeps it alive', async () => {
     const { session } = await open();
     await new Promise((r) => setTimeout(r, 3_500));
