@@ -24,7 +24,7 @@ import { readPolicy } from '../domain/maintenance/store.ts';
 import { ensureAssistantAccount } from '../domain/assistant/serviceAccount.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
-import { sqlSessionKind } from '../actors/sqlSessionKind.ts';
+import { closeSessionsOfInactiveUsers, sqlSessionKind } from '../actors/sqlSessionKind.ts';
 import { statementKind } from '../actors/statementKind.ts';
 import { statementCatalogs } from '../http/querySubmission.ts';
 import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts';
@@ -190,6 +190,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: ['sqlSession', 'statement'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.SQL_SESSION_REAPER_TICK_S * 1000,
+    // A deactivation closes its user's sessions at once; this catches a replica that died before it could.
+    alsoEachTick: () => closeSessionsOfInactiveUsers(db, host, logger.child({ part: 'reaper' })),
   });
   // Elastic agents' deadlines (dial home, idle, lifetime) and the reconciliation with what the provider runs.
   const elasticReaper = startLeaderLoop({

@@ -116,6 +116,20 @@ export async function listSessions(
   return pageOf(found, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), toSessionOut);
 }
 
+/**
+ * Sessions not yet ended whose user is deactivated (all users', or one's): deactivation closes them. Asked right after
+ * a deactivation and again by the session reaper, so a replica dying between the two does not leave one open.
+ */
+export async function liveSessionsOfInactiveUsers(q: Queryable, userId?: string): Promise<string[]> {
+  const found = await rows(
+    q,
+    Schema.Struct({ id: Schema.String }),
+    sql`select s.id from sql_sessions s join users u on u.id = s.user_id
+         where not u.is_active and s.status in ('pending', 'opening', 'open') ${userId ? sql`and u.id = ${userId}` : sql``}`,
+  );
+  return found.map((r) => r.id);
+}
+
 /** What the metrics endpoint reports about sessions, across the cluster. */
 export async function sessionCounts(q: Queryable) {
   const counts = await rows(

@@ -316,6 +316,30 @@ describe('SQL sessions', () => {
     await expect.poll(async () => (await t.req('GET', `/api/queries/${q}`, as(owner))).body.status, { timeout: 15_000 }).toBe('cancelled');
   });
 
+  it('deactivating a user closes their sessions and cancels what runs in them; the session reaper closes any left open', async () => {
+    const member = async () => {
+      const u = await newUser(t, admin);
+      await t.req('PUT', `/api/workspaces/default/members/${u.id}`, { body: { role: 'writer' }, as: admin });
+      await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: u.id, tier: 'use' }, as: admin });
+      return u;
+    };
+    const leaver = await member();
+    const { session } = await open(leaver);
+    const slow = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(leaver), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b' } });
+    expect(slow.status).toBe(202);
+    expect((await t.req('PATCH', `/api/admin/users/${leaver.id}`, { body: { is_active: false }, as: admin })).status).toBe(200);
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 15_000 }).toBe('closed');
+    expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.close_reason).toBe('admin');
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as())).body.status, { timeout: 15_000 }).toBe('cancelled');
+
+    // A replica that died between the deactivation's commit and the close: the reaper finds the session.
+    const other = await member();
+    const second = (await open(other)).session;
+    await t.database.db.query(`update eider.users set is_active = false where id = $1`, [other.id]);
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${second.id}`, as())).body.status, { timeout: 15_000 }).toBe('closed');
+    expect((await t.req('GET', `/api/sql/sessions/${second.id}`, as())).body.close_reason).toBe('admin');
+  });
+
   it('an idle session is closed by the reaper (close_reason idle), and a statement keeps it alive', async () => {
     const { session } = await open();
     await new Promise((r) => setTimeout(r, 3_500));
