@@ -340,6 +340,59 @@ describe('SQL sessions', () => {
     expect((await t.req('GET', `/api/sql/sessions/${second.id}`, as())).body.close_reason).toBe('admin');
   });
 
+  it('USE makes an attached catalog current; ATTACH of one works; BEGIN … ROLLBACK undoes temp-table work and refuses Iceberg writes', async () => {
+    const backends = (await t.req('GET', '/api/admin/storage-backends', as())).body as { id: string; name: string }[];
+    const created = await t.req('POST', '/api/catalogs', { ...as(), body: { slug: 'lake', storage_backend_id: backends.find((b) => b.name === 'bundled')!.id } });
+    expect(created.status, created.text).toBe(201);
+    expect((await t.req('PUT', '/api/workspaces/default/catalogs/lake', { ...as(), body: { make_default: false } })).status).toBe(201);
+    const { session } = await open();
+    const ok = async (sql: string) => {
+      const r = await run(session.id, sql);
+      expect(r.q.status, `${sql}: ${r.q.error}`).toBe('done');
+      return r.rows?.rows;
+    };
+    // USE: unqualified names resolve in the catalog made current, for the grant check and on the agent alike.
+    await ok('USE lake');
+    await ok('CREATE TABLE used_here AS SELECT 7 AS v');
+    expect((await t.req('GET', '/api/workspaces/default/catalogs/lake/schemas/main/tables/used_here', as())).status).toBe(200);
+    expect((await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/main/tables/used_here', as())).status).toBe(404);
+    await ok('USE warehouse');
+    expect((await run(session.id, 'SELECT v FROM used_here')).q.status).toBe('failed');
+    expect(await ok('SELECT v FROM lake.main.used_here')).toEqual([{ v: 7 }]);
+    for (const refused of ['USE memory', 'USE lake.main', 'USE lake; SELECT 1']) {
+      const r = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: refused } });
+      expect(r.status, refused).toBe(403);
+    }
+    // ATTACH of an attached catalog is carried out by the agent's bridge: no file is opened, no local path shown.
+    await ok("ATTACH 'lake'");
+    await ok("ATTACH 'warehouse' AS warehouse (TYPE iceberg, READ_ONLY)");
+
+    // Transactions: temporary tables roll back; a change to a catalog table is refused inside one, clearly.
+    await ok('CREATE TEMP TABLE tx (x INTEGER)');
+    await ok('BEGIN');
+    await ok('INSERT INTO tx VALUES (1)');
+    await ok('ROLLBACK');
+    expect(await ok('SELECT count(*)::INTEGER AS n FROM tx')).toEqual([{ n: 0 }]);
+    await ok('BEGIN TRANSACTION');
+    await ok('INSERT INTO tx VALUES (2)');
+    await ok('COMMIT');
+    expect(await ok('SELECT x FROM tx')).toEqual([{ x: 2 }]);
+    await ok('BEGIN');
+    const inside = await run(session.id, 'INSERT INTO lake.main.used_here VALUES (8)');
+    expect(inside.q.status).toBe('failed');
+    expect(inside.q.error).toMatch(/not allowed inside a transaction/);
+    await ok('ROLLBACK');
+    await ok('INSERT INTO lake.main.used_here VALUES (8)');
+    expect(await ok('SELECT v FROM lake.main.used_here ORDER BY v')).toEqual([{ v: 7 }, { v: 8 }]);
+    const script = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'BEGIN; INSERT INTO tx VALUES (3); COMMIT' } });
+    expect(script.status).toBe(403);
+    // Query mode keeps its rule.
+    for (const sql of ['USE lake', 'BEGIN', 'COMMIT', 'ROLLBACK', "ATTACH 'lake'"]) {
+      expect((await t.req('POST', '/api/workspaces/default/queries', { ...as(), body: { sql, agent_id: agentId } })).status, sql).toBe(403);
+    }
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
+  });
+
   it('an idle session is closed by the reaper (close_reason idle), and a statement keeps it alive', async () => {
     const { session } = await open();
     await new Promise((r) => setTimeout(r, 3_500));

@@ -249,10 +249,12 @@ export const sqlSessionRoutes = [
         });
       }
       if (policy.isWrite && access.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${access.workspace.slug}`), policy.statementType);
-      await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, s.active_catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
+      // Unqualified names resolve in the session's current catalog (USE); a USE makes its catalog current from itself on.
+      const catalog = policy.use ?? (await sessions.currentCatalog(ctx.db, s));
+      await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
         e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
       );
-      if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(policy.tables, s.active_catalog, attached));
+      if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(policy.tables, catalog, attached));
 
       // The session decides acceptance (only an open one accepts); the accepted statement is then spawned here.
       const statementId = randomUUID();
@@ -279,7 +281,7 @@ export const sqlSessionRoutes = [
         {
           entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, started_at)
             values (${statementId}, ${s.workspace_id}, ${s.agent_id}, ${principal.user.id}, ${body.sql}, 'queued', ${policy.statementType}, 'session', ${s.id},
-              ${s.active_catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${new Date(now).toISOString()}::timestamptz)`,
+              ${catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${new Date(now).toISOString()}::timestamptz)`,
         },
       );
       await spawned.start();
