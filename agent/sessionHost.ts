@@ -17,7 +17,7 @@ import { IcebergBridge } from './icebergBridge.ts';
 import type { Logger } from './logger.ts';
 import { MemoryAsk } from './memoryAsk.ts';
 import { leadingKeyword, statementBody } from './statementText.ts';
-import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
+import { doneFrame, failedFrame, failureMessage, userFacingMessage } from './runOutcome.ts';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -126,7 +126,7 @@ export class SessionHost {
       grant?.release();
       const code = error instanceof AdmissionError ? error.code : 'internal_error';
       log.warn({ code, err: failureMessage(error) }, 'session open failed');
-      send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: failureMessage(error) } } });
+      send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: userFacingMessage(failureMessage(error), { dataDir: this.#o.config.dataDir }) } } });
     } finally {
       this.#opening.delete(p.session_id);
     }
@@ -211,8 +211,11 @@ export class SessionHost {
     let bridge: IcebergBridge | null = null;
     let topUp: Grant | null = null;
     let outcome: AgentFrame;
+    // An error names a staging file by its storage URI, never by the local copy's path.
+    const names: [string, string][] = [];
     try {
       const staged = await this.#fetchStaging(s, p);
+      for (const f of staged.files) names.push([f.local, f.uri]);
       let sql = staged.sql;
       const keyword = leadingKeyword(p.sql);
       // Transaction control touches no catalog: the bridge stays out, so a ROLLBACK runs even in a transaction DuckDB
@@ -250,7 +253,7 @@ export class SessionHost {
       const error = s.inTransaction && /a single transaction can only write to a single attached database/.test(failureMessage(thrown))
         ? new Error('TransactionContext Error: inside a transaction a statement may use the tables of one catalog only (the agent prepares them in their catalog): COMMIT or ROLLBACK first')
         : thrown;
-      const failed = failedFrame(p.statement_id, error, running.stopReason, timeoutS, durationMs, 'statement');
+      const failed = failedFrame(p.statement_id, error, running.stopReason, timeoutS, durationMs, 'statement', { dataDir: config.dataDir, files: names });
       log.info({ code: failed.code, err: failed.message }, 'statement failed');
       outcome = failed.frame;
     } finally {

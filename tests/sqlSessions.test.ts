@@ -366,6 +366,12 @@ describe('SQL sessions', () => {
     // ATTACH of an attached catalog is carried out by the agent's bridge: no file is opened, no local path shown.
     await ok("ATTACH 'lake'");
     await ok("ATTACH 'warehouse' AS warehouse (TYPE iceberg, READ_ONLY)");
+    // An error about a file names it as the user did: a missing staging file by its storage URI.
+    const missing = `${session.staging_uri}absent.csv`;
+    const failed = await run(session.id, `SELECT * FROM read_csv('${missing}')`);
+    expect(failed.q.status).toBe('failed');
+    expect(failed.q.error).toContain(missing);
+    for (const local of [process.cwd(), tmpdir(), '/staging/']) expect(failed.q.error).not.toContain(local);
 
     // Transactions: temporary tables roll back; a change to a catalog table is refused inside one, clearly.
     await ok('CREATE TEMP TABLE tx (x INTEGER)');
