@@ -10,7 +10,8 @@ import { DataDirInUseError, startEmbeddedPostgres } from '../runtime/postgres.ts
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
 import { createTracing } from '../telemetry/tracing.ts';
-import { agentEnvironment, bundledResultsPort } from './agentEnv.ts';
+import { agentEnvironment, bundledResultsPort, catalogEnvironment, objectStoreEnvironment } from './agentEnv.ts';
+import { stopLocalElasticAgents } from './elastic.ts';
 import { CONFIGURATION_EXIT, Supervisor, SUPERVISED_ENV } from './supervisor.ts';
 import { PostgresKeeper } from './postgresKeeper.ts';
 import { ReplicaIdTakenError } from '../runtime/replicas.ts';
@@ -181,11 +182,19 @@ async function cmdUp() {
       void shutdown().then(() => process.exit(1));
     },
   });
+  // Each part gets what it reads: the agent (it runs user SQL), the object store and the catalog service an
+  // allow-listed environment, not the stack's secrets; the api all of it.
+  const environments: Record<string, (parent: Record<string, string>, extra: Record<string, string>) => Record<string, string>> = {
+    agent: agentEnvironment,
+    objectstore: objectStoreEnvironment,
+    catalog: catalogEnvironment,
+  };
   const start = (name: string, command: string, extra: Record<string, string> = {}) =>
-    // The agent runs user SQL: it gets an allow-listed environment, not the stack's secrets.
-    supervisor.start({ name, command, env: command === 'agent' ? agentEnvironment(env, extra) : { ...env, ...extra } });
+    supervisor.start({ name, command, env: environments[command]?.(env, extra) ?? { ...env, ...extra } });
   let stopped: Promise<void> | null = null;
-  const shutdown = () => (stopped ??= supervisor.stopAll().then(() => stopPg?.()));
+  // The elastic `process` agents the api started are in process groups of their own (they outlive an api that
+  // crashes): once the api replicas are down, the stack stops them too.
+  const shutdown = () => (stopped ??= supervisor.stopAll().then(() => stopLocalElasticAgents(dataDir, logger)).then(() => stopPg?.()));
   onSignals(shutdown);
 
   const url = `http://127.0.0.1:${config.PORT}`;
