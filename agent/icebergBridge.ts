@@ -205,9 +205,12 @@ export class IcebergBridge {
       : Promise.resolve();
     // Both settle before a failure is passed on: the connection must not close under a running ATTACH.
     for (const r of await Promise.allSettled([listing, attaching])) if (r.status === 'rejected') throw r.reason;
+    // A scoped attachment lists only what its grants show: SQL's catalog metadata (information_schema,
+    // duckdb_schemas(), SHOW) sees no other namespace. A table reference outside them was refused by the api.
+    const shown = (att: Attached, ns: string) => att.attachment.schemas === undefined || att.attachment.schemas.includes(ns.toLowerCase());
     const then = attachments.flatMap((att) =>
       [...att.namespaces.values()]
-        .filter((ns) => ns.toLowerCase() !== 'main')
+        .filter((ns) => ns.toLowerCase() !== 'main' && shown(att, ns))
         .map((ns) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(att.attachment.name)}.${quoteIdent(ns)}`),
     );
     if (this.#default && this.#o.useDefault !== false) then.push(`USE ${quoteIdent(this.#default.attachment.name)}`);
