@@ -62,7 +62,7 @@ export async function reapDue(opts: ReaperOptions, signal?: AbortSignal): Promis
 
 /** Starts a leader-elected reaper loop for `kinds` (`ACTOR_REAPER_TICK_S`; the session reaper's own tick for
  *  sessions and statements). Each name is its own election. */
-export function startActorReaper(opts: ReaperOptions & { tickMs: number; enabled?: boolean; name?: string }): LeaderLoop {
+export function startActorReaper(opts: ReaperOptions & { tickMs: number; enabled?: boolean; name?: string; alsoEachTick?: () => Promise<unknown> }): LeaderLoop {
   const name = opts.name ?? 'actor-reaper';
   return startLeaderLoop({
     db: opts.db,
@@ -73,6 +73,7 @@ export function startActorReaper(opts: ReaperOptions & { tickMs: number; enabled
     run: async ({ signal }) => {
       const r = await reapDue(opts, signal);
       if (r.due > 0) opts.logger.info({ loop: name, ...r }, 'deadlines reaped');
+      if (!signal.aborted) await opts.alsoEachTick?.();
     },
   });
 }

@@ -7,6 +7,8 @@ import type { ActorKind } from './host.ts';
 import type { AgentLink } from './agentLink.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
 import { sql } from '../runtime/sql.ts';
+import { liveSessionsOfInactiveUsers } from '../domain/sqlSessions.ts';
+import type { ActorHost } from './host.ts';
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
@@ -77,4 +79,23 @@ export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; 
           last_active_at = ${toTs(pr.lastActivityAt)}::timestamptz, closed_at = ${toTs(pr.closedAt)}::timestamptz
         where id = ${id}`,
   };
+}
+
+/**
+ * Closes the sessions of deactivated users (one user's, or everyone's) through their actors, as a query-admin's close
+ * (`close_reason` admin): their running statements are cancelled and the agent drops the connections. Returns how
+ * many were told.
+ */
+export async function closeSessionsOfInactiveUsers(db: Db, host: ActorHost, logger: Logger, userId?: string): Promise<number> {
+  const ids = await liveSessionsOfInactiveUsers(db, userId);
+  await Promise.all(
+    ids.map((id) =>
+      host.send('sqlSession', id, { type: 'close', byAdmin: true }).catch((e: unknown) => {
+        // The session reaper asks again on its next tick.
+        logger.warn({ sessionId: id, err: e instanceof Error ? e.message : String(e) }, 'closing a deactivated user’s session failed');
+      }),
+    ),
+  );
+  if (ids.length) logger.info({ sessions: ids.length }, 'sessions of deactivated users closed');
+  return ids.length;
 }

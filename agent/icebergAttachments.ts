@@ -18,6 +18,8 @@ export const IcebergAttachment = Schema.Struct({
   token: NonEmpty,
   /** The workspace attachment's access mode (`full`, `scoped`): grants are enforced by the api before dispatch. */
   access_mode: Schema.optional(Schema.String),
+  /** A scoped attachment: the only namespaces (lower case) its grants show; absent, all of them show. */
+  schemas: Schema.optional(Schema.Array(Schema.String)),
 });
 export type IcebergAttachment = typeof IcebergAttachment.Type;
 

@@ -37,9 +37,12 @@ export interface BridgeOptions {
   readonly logger: Logger;
   /** Called between uploading a write's files and committing it (tests abort a commit here). */
   readonly beforeCommit?: () => Promise<void>;
-  /** A SQL session's later statements reuse its connection: the catalogs are attached already, and the current
-   *  catalog is whatever the session's `USE` made it, so the default is made current only when this is true. */
+  /** Make the default catalog current (`USE`). A SQL session's statement carries its session's current catalog
+   *  (the api follows the session's `USE`) as the default, so it is made current before every statement. */
   readonly useDefault?: boolean;
+  /** A SQL session inside BEGIN … COMMIT: an Iceberg commit cannot be rolled back, so a statement that would change
+   *  a catalog (a table's rows or definition, a schema, a maintenance procedure) is refused with this reason. */
+  readonly inTransaction?: boolean;
   /** A one-shot query on a connection that holds none of the catalogs (a new instance or an emptied slot, proven
    *  empty), not a session, whose later statements expect the catalogs and what they left in them:
    *  - when no statement needs the catalogs (a read naming no table, `SELECT 42`), none is attached. Attaching, USE
@@ -133,6 +136,9 @@ function columnDefs(schema: Schema): string {
   return schema.fields.map((f) => `${quoteIdent(f.name)} ${icebergToDuckdb(f.type)}`).join(', ');
 }
 
+const inTransaction = () =>
+  unsupported('a change to a catalog table or schema commits at once and cannot be rolled back, so it is not allowed inside a transaction: COMMIT or ROLLBACK first (temporary tables are transactional)');
+
 export class IcebergBridge {
   readonly #o: BridgeOptions;
   readonly #attached = new Map<string, Attached>();
@@ -169,6 +175,11 @@ export class IcebergBridge {
     return this.#statements.map((s) => s.sql).join(';\n');
   }
 
+  /** Whether `name` is one of the catalogs this bridge attached. */
+  attaches(name: string): boolean {
+    return this.#attached.has(name.toLowerCase());
+  }
+
   get statementCount(): number {
     return this.#statements.length;
   }
@@ -198,9 +209,12 @@ export class IcebergBridge {
       : Promise.resolve();
     // Both settle before a failure is passed on: the connection must not close under a running ATTACH.
     for (const r of await Promise.allSettled([listing, attaching])) if (r.status === 'rejected') throw r.reason;
+    // A scoped attachment lists only what its grants show: SQL's catalog metadata (information_schema,
+    // duckdb_schemas(), SHOW) sees no other namespace. A table reference outside them was refused by the api.
+    const shown = (att: Attached, ns: string) => att.attachment.schemas === undefined || att.attachment.schemas.includes(ns.toLowerCase());
     const then = attachments.flatMap((att) =>
       [...att.namespaces.values()]
-        .filter((ns) => ns.toLowerCase() !== 'main')
+        .filter((ns) => ns.toLowerCase() !== 'main' && shown(att, ns))
         .map((ns) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(att.attachment.name)}.${quoteIdent(ns)}`),
     );
     if (this.#default && this.#o.useDefault !== false) then.push(`USE ${quoteIdent(this.#default.attachment.name)}`);
@@ -283,6 +297,7 @@ export class IcebergBridge {
       await c.run(`CREATE TEMP TABLE temp.main.${info.call.resultTable} (${cols.join(', ')})`);
       return;
     }
+    if (this.#o.inTransaction && (info.call || this.#changesSchema(info) || (await this.#writesTable(info)))) throw inTransaction();
     const target = await this.#prepareTarget(index, info);
     const targetKey = target ? `${target.resolved.att.attachment.name}.${target.resolved.namespace}.${target.resolved.sqlName}`.toLowerCase() : null;
     const seen = new Set<string>();
@@ -307,6 +322,21 @@ export class IcebergBridge {
       if (!(this.#o.oneShot && index === 0)) await this.#clearObject(resolved);
       await c.run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1)}`);
     }
+  }
+
+  /** Whether the statement writes an Iceberg table (decided before anything is written to DuckDB's catalogs). */
+  async #writesTable(info: StatementInfo): Promise<boolean> {
+    const writes = ['insert', 'update', 'delete', 'merge', 'create_table', 'alter_table', 'drop_table'];
+    if (!writes.includes(info.kind) || !info.target || info.temporary) return false;
+    const resolved = this.#resolve(info.target);
+    if (!resolved) return false;
+    return info.kind === 'create_table' || (await this.#load(resolved)) !== null;
+  }
+
+  /** CREATE/DROP SCHEMA in an attached catalog (what #afterCreateSchema / #afterDropSchema would carry out). */
+  #changesSchema(info: StatementInfo): boolean {
+    if ((info.kind !== 'create_schema' && info.kind !== 'drop_schema') || !info.target) return false;
+    return (info.target.catalog !== null ? this.#byName(info.target.catalog) : this.#default) !== undefined;
   }
 
   #count(plan: { files: unknown[]; filesSkipped: number; manifestsSkipped: number }): void {

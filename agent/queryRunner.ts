@@ -180,7 +180,7 @@ export class QueryRunner {
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'query done');
     } catch (error) {
       const durationMs = performance.now() - startedAt;
-      const failed = failedFrame(queryId, error, entry.stopReason, timeoutS, durationMs, 'query');
+      const failed = failedFrame(queryId, error, entry.stopReason, timeoutS, durationMs, 'query', { dataDir: config.dataDir });
       if (failed.code === 'internal_error') log.error({ err: failureMessage(error) }, 'query failed');
       else log.info({ code: failed.code, err: failed.message }, 'query failed');
       outcome = failed.frame;

@@ -1,5 +1,6 @@
 // How a run (a query, or a SQL session's statement) reports its end: the query_done frame of a result, or the
 // query_failed frame with its error code and a one-line message.
+import { homedir, tmpdir } from 'node:os';
 import type { AgentFrame, QueryErrorCode } from '../protocol/index.ts';
 import { AdmissionError } from './admission.ts';
 import type { ExecutionResult } from './engine.ts';
@@ -39,6 +40,39 @@ export function doneFrame(id: string, result: ExecutionResult, durationMs: numbe
   };
 }
 
+/** What an error may say about files: the user's names for local copies, and the agent's directories to hide. */
+export interface PathNames {
+  /** [local path, the name the user gave] (a session's staging file and its storage URI) */
+  readonly files?: ReadonlyArray<readonly [string, string]>;
+  /** the agent's data directory (scratch, results, cache and extensions are under it) */
+  readonly dataDir: string;
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * An error message as a user may see it: no path of the agent's machine. A local copy of a user's file is named by
+ * the user's name for it; a path relative to the agent's working directory (DuckDB resolves `ATTACH 'x'` against
+ * it) is shown as it was written; any other path under the agent's directories (data, temp, home) is shown by its
+ * file name only. The agent's own log keeps the real message.
+ */
+export function userFacingMessage(message: string, names: PathNames): string {
+  let text = message;
+  for (const [local, user] of [...(names.files ?? [])].sort((a, b) => b[0].length - a[0].length)) text = text.split(local).join(user);
+  const strip = (dir: string) => dir.replace(/\/+$/, '');
+  const cwd = strip(process.cwd());
+  const hidden = [names.dataDir, tmpdir(), homedir(), cwd].map(strip).filter((d) => d.length > 1).sort((a, b) => b.length - a.length);
+  for (const dir of hidden) {
+    // The directory and the rest of the path up to a quote, space or the end.
+    text = text.replace(new RegExp(`${escapeRegExp(dir)}(?![^/\\s"'\\\\,;)])((?:/[^\\s"'\\\\,;)]*)?)`, 'g'), (_all, rest: string) => {
+      const tail = rest.replace(/^\/+/, '');
+      if (dir === cwd) return tail || '.';
+      return tail.split('/').filter(Boolean).pop() ?? '…';
+    });
+  }
+  return text;
+}
+
 /** The failure of run `id` (`noun`: query or statement); a stop (cancel, timeout) names itself, not the error. */
 export function failedFrame(
   id: string,
@@ -47,9 +81,14 @@ export function failedFrame(
   timeoutS: number,
   durationMs: number,
   noun: 'query' | 'statement',
+  names: PathNames,
 ): { frame: AgentFrame; code: QueryErrorCode; message: string } {
   const code: QueryErrorCode = stopReason ?? failureCode(error);
   const message =
-    stopReason === 'timeout' ? `${noun} exceeded its timeout of ${timeoutS}s` : stopReason === 'cancelled' ? `${noun} cancelled` : failureMessage(error);
+    stopReason === 'timeout'
+      ? `${noun} exceeded its timeout of ${timeoutS}s`
+      : stopReason === 'cancelled'
+        ? `${noun} cancelled`
+        : userFacingMessage(failureMessage(error), names);
   return { frame: { type: 'query_failed', payload: { query_id: id, error: { code, message }, duration_ms: durationMs } }, code, message };
 }

@@ -11,13 +11,13 @@ import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 import { AdmissionError, type AdmissionController, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
 import { LinkedFiles, type DataFileCache } from './dataCache.ts';
-import { QueryEngine, type EngineOptions } from './engine.ts';
+import { QueryEngine, type EngineOptions, type ExecutionResult } from './engine.ts';
 import { decodeAttachments } from './icebergAttachments.ts';
 import { IcebergBridge } from './icebergBridge.ts';
 import type { Logger } from './logger.ts';
 import { MemoryAsk } from './memoryAsk.ts';
 import { leadingKeyword, statementBody } from './statementText.ts';
-import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
+import { doneFrame, failedFrame, failureMessage, userFacingMessage } from './runOutcome.ts';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -41,6 +41,19 @@ interface Running {
 // fallback bucket, 1/8 of the budget) would make every `SET TimeZone` of a dbt run wait on a busy agent.
 const NO_TOP_UP = new Set(['SET', 'RESET', 'USE', 'BEGIN', 'START', 'COMMIT', 'END', 'ROLLBACK', 'ABORT', 'ATTACH', 'DETACH', 'SHOW', 'DESCRIBE', 'DESC', 'DROP']);
 
+const TRANSACTION_CONTROL = new Set(['BEGIN', 'START', 'COMMIT', 'END', 'ROLLBACK', 'ABORT']);
+
+/**
+ * `ATTACH '<catalog>'` (the api lets through only a catalog attached to the workspace): the bridge attached every
+ * catalog of the statement's workspace before it, through the catalog service. DuckDB's own ATTACH would open a file
+ * of that name in the agent's working directory, so it is not run.
+ */
+function attachedByBridge(bridge: IcebergBridge | null, text: string): ExecutionResult {
+  const name = /ATTACH\s+'([^']*)'/i.exec(text)?.[1];
+  if (!bridge || name === undefined || !bridge.attaches(name)) throw new Error(`Catalog Error: catalog ${name ?? ''} is not attached to this workspace`);
+  return { rowCount: 0, resultPath: null, columnSchema: null, columns: [], statementType: 'other', wrote: false, profile: null };
+}
+
 /** The admission-control id of a statement's top-up (its session holds `session:<id>`). */
 const topUpId = (statementId: string) => `statement:${statementId}`;
 
@@ -54,8 +67,8 @@ interface Session {
   tail: Promise<void>;
   running: Running | null;
   readonly queued: Set<string>;
-  /** the default catalog was made current by a first statement with catalogs; later ones keep the session's USE */
-  attachedOnce: boolean;
+  /** inside BEGIN … COMMIT/ROLLBACK (followed statement by statement: the api sends each alone) */
+  inTransaction: boolean;
   closed: boolean;
 }
 
@@ -107,7 +120,7 @@ export class SessionHost {
       engine = await QueryEngine.open(p.session_id, this.#o.engine);
       // Unlocked: the session's own SETs (the api's safe list) must work; file access stays sandboxed.
       await engine.configure(grant.limitBytes, { lock: false });
-      this.#sessions.set(p.session_id, { id: p.session_id, engine, grant, links: new LinkedFiles(join(engine.tempDir, 'files')), tail: Promise.resolve(), running: null, queued: new Set(), attachedOnce: false, closed: false });
+      this.#sessions.set(p.session_id, { id: p.session_id, engine, grant, links: new LinkedFiles(join(engine.tempDir, 'files')), tail: Promise.resolve(), running: null, queued: new Set(), inTransaction: false, closed: false });
       log.info({ reservedBytes: grant.grantedBytes, limitBytes: grant.limitBytes }, 'session opened');
       send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: grant.grantedBytes } });
     } catch (error) {
@@ -115,7 +128,7 @@ export class SessionHost {
       grant?.release();
       const code = error instanceof AdmissionError ? error.code : 'internal_error';
       log.warn({ code, err: failureMessage(error) }, 'session open failed');
-      send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: failureMessage(error) } } });
+      send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: userFacingMessage(failureMessage(error), { dataDir: this.#o.config.dataDir }) } } });
     } finally {
       this.#opening.delete(p.session_id);
     }
@@ -200,10 +213,16 @@ export class SessionHost {
     let bridge: IcebergBridge | null = null;
     let topUp: Grant | null = null;
     let outcome: AgentFrame;
+    // An error names a staging file by its storage URI, never by the local copy's path.
+    const names: [string, string][] = [];
     try {
       const staged = await this.#fetchStaging(s, p);
+      for (const f of staged.files) names.push([f.local, f.uri]);
       let sql = staged.sql;
-      if (p.catalogs && p.catalogs.length > 0) {
+      const keyword = leadingKeyword(p.sql);
+      // Transaction control touches no catalog: the bridge stays out, so a ROLLBACK runs even in a transaction DuckDB
+      // has invalidated (where the bridge's own statements would fail).
+      if (p.catalogs && p.catalogs.length > 0 && !TRANSACTION_CONTROL.has(keyword)) {
         bridge = await IcebergBridge.open(
           {
             attachments: decodeAttachments(p.catalogs),
@@ -212,25 +231,32 @@ export class SessionHost {
             cache: this.#o.dataCache,
             links: s.links,
             logger: log,
-            useDefault: !s.attachedOnce,
+            // The frame's default is the session's current catalog (the api follows its USE): current before each statement.
+            useDefault: true,
+            inTransaction: s.inTransaction,
           },
           sql,
         );
-        s.attachedOnce = true;
         await bridge.before(0);
         sql = bridge.sql;
       }
       topUp = await this.#topUp(s, p, sql, stopped, log);
       stopped();
-      const result = await s.engine.execute(sql, bridge ?? undefined, p.statement_id);
+      const result =
+        keyword === 'ATTACH'
+          ? attachedByBridge(bridge, p.sql)
+          : await this.#executeFollowingTransaction(s, p.sql, () => s.engine.execute(sql, bridge ?? undefined, p.statement_id));
       this.#memoryAsk.learn(p.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;
       outcome = doneFrame(p.statement_id, result, durationMs);
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'statement done');
-    } catch (error) {
+    } catch (thrown) {
       const durationMs = performance.now() - started;
-      const failed = failedFrame(p.statement_id, error, running.stopReason, timeoutS, durationMs, 'statement');
+      const error = s.inTransaction && /a single transaction can only write to a single attached database/.test(failureMessage(thrown))
+        ? new Error('TransactionContext Error: inside a transaction a statement may use the tables of one catalog only (the agent prepares them in their catalog): COMMIT or ROLLBACK first')
+        : thrown;
+      const failed = failedFrame(p.statement_id, error, running.stopReason, timeoutS, durationMs, 'statement', { dataDir: config.dataDir, files: names });
       log.info({ code: failed.code, err: failed.message }, 'statement failed');
       outcome = failed.frame;
     } finally {
@@ -245,6 +271,22 @@ export class SessionHost {
       await rm(join(s.engine.tempDir, 'staging', p.statement_id), { recursive: true, force: true }).catch(() => undefined);
     }
     send(outcome);
+  }
+
+  /**
+   * Runs a statement and follows the connection's transaction: BEGIN opens one when it succeeds; COMMIT and ROLLBACK
+   * end it whether or not they succeed (DuckDB rolls back a transaction whose COMMIT fails).
+   */
+  async #executeFollowingTransaction<T>(s: Session, text: string, run: () => Promise<T>): Promise<T> {
+    const keyword = leadingKeyword(text);
+    const ends = keyword === 'COMMIT' || keyword === 'ROLLBACK' || keyword === 'END' || keyword === 'ABORT';
+    try {
+      const result = await run();
+      if (keyword === 'BEGIN' || keyword === 'START') s.inTransaction = true;
+      return result;
+    } finally {
+      if (ends) s.inTransaction = false;
+    }
   }
 
   /**

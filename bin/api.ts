@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, unbuiltSettings, type Config } from '../runtime/config.ts';
+import { ldapInClear, loadConfig, unbuiltSettings, type Config } from '../runtime/config.ts';
 import { connectDb, type Db } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
@@ -24,7 +24,7 @@ import { readPolicy } from '../domain/maintenance/store.ts';
 import { ensureAssistantAccount } from '../domain/assistant/serviceAccount.ts';
 import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
-import { sqlSessionKind } from '../actors/sqlSessionKind.ts';
+import { closeSessionsOfInactiveUsers, sqlSessionKind } from '../actors/sqlSessionKind.ts';
 import { statementKind } from '../actors/statementKind.ts';
 import { statementCatalogs } from '../http/querySubmission.ts';
 import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts';
@@ -94,6 +94,9 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const logger = opts.logger ?? createLogger({ level: config.LOG_LEVEL, name: 'api' });
   for (const { name, feature } of unbuiltSettings(opts.env ?? process.env))
     logger.warn({ variable: name, feature }, `${name} is set, but ${feature} is not built yet: it has no effect`);
+  if (ldapInClear(config)) {
+    logger.warn({ variable: 'LDAP_ALLOW_INSECURE' }, 'LDAP_ALLOW_INSECURE is set: bind passwords go to the directory in clear (ldap:// without StartTLS)');
+  }
   // Read before anything starts, so an unreadable CA bundle stops the process with nothing to clean up.
   const ldap = ldapSettingsFrom(config);
   const { url: dbUrl, embedded } = await databaseUrlFor(config, logger);
@@ -190,6 +193,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: ['sqlSession', 'statement'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.SQL_SESSION_REAPER_TICK_S * 1000,
+    // A deactivation closes its user's sessions at once; this catches a replica that died before it could.
+    alsoEachTick: () => closeSessionsOfInactiveUsers(db, host, logger.child({ part: 'reaper' })),
   });
   // Elastic agents' deadlines (dial home, idle, lifetime) and the reconciliation with what the provider runs.
   const elasticReaper = startLeaderLoop({

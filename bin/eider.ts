@@ -11,7 +11,8 @@ import { DataDirInUseError, startEmbeddedPostgres } from '../runtime/postgres.ts
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor, startApi, VERSION } from './api.ts';
 import { createTracing } from '../telemetry/tracing.ts';
-import { agentEnvironment, bundledResultsPort } from './agentEnv.ts';
+import { agentEnvironment, bundledResultsPort, catalogEnvironment, objectStoreEnvironment } from './agentEnv.ts';
+import { stopLocalElasticAgents } from './elastic.ts';
 import { CONFIGURATION_EXIT, Supervisor, SUPERVISED_ENV } from './supervisor.ts';
 import { PostgresKeeper } from './postgresKeeper.ts';
 import { checkConfig, findHaproxy, formatBackends, haproxyConfig, parseBackends, runHaproxy } from './loadBalancer.ts';
@@ -222,11 +223,19 @@ async function cmdUp() {
       void shutdown().then(() => process.exit(1));
     },
   });
+  // Each part gets what it reads: the agent (it runs user SQL), the object store and the catalog service an
+  // allow-listed environment, not the stack's secrets; the api all of it.
+  const environments: Record<string, (parent: Record<string, string>, extra: Record<string, string>) => Record<string, string>> = {
+    agent: agentEnvironment,
+    objectstore: objectStoreEnvironment,
+    catalog: catalogEnvironment,
+  };
   const start = (name: string, command: string, extra: Record<string, string> = {}) =>
-    // The agent runs user SQL: it gets an allow-listed environment, not the stack's secrets.
-    supervisor.start({ name, command, env: command === 'agent' ? agentEnvironment(env, extra) : { ...env, ...extra } });
+    supervisor.start({ name, command, env: environments[command]?.(env, extra) ?? { ...env, ...extra } });
   let stopped: Promise<void> | null = null;
-  const shutdown = () => (stopped ??= supervisor.stopAll().then(() => stopPg?.()));
+  // The elastic `process` agents the api started are in process groups of their own (they outlive an api that
+  // crashes): once the api replicas are down, the stack stops them too.
+  const shutdown = () => (stopped ??= supervisor.stopAll().then(() => stopLocalElasticAgents(dataDir, logger)).then(() => stopPg?.()));
   onSignals(shutdown);
 
   // Several replicas get one address in front of them when HAProxy is there; without it, each replica's own.

@@ -16,10 +16,12 @@ import { agentEnvironment } from './agentEnv.ts';
 
 const EIDER = join(import.meta.dirname, 'eider.ts');
 
+const localProvider = (dataDir: string) => processProvider({ root: join(resolve(dataDir), 'elastic'), command: [process.execPath, EIDER, 'agent'] });
+
 export function computeProvider(config: Config): ComputeProvider {
   switch (config.ELASTIC_PROVIDER) {
     case 'process':
-      return processProvider({ root: join(resolve(config.DATA_DIR), 'elastic'), command: [process.execPath, EIDER, 'agent'] });
+      return localProvider(config.DATA_DIR);
     case 'docker':
       return dockerProvider({
         host: config.ELASTIC_DOCKER_HOST,
@@ -93,4 +95,17 @@ export function startElasticCompute(deps: { config: Config; db: Db; link: AgentL
       return { ...base, ...applied };
     },
   });
+}
+
+/**
+ * Stops every elastic `process` agent under DATA_DIR/elastic (`eider up` stopping, its api replicas already down):
+ * each was started in a process group of its own, so nothing else would. Their elastic actors find them gone at the
+ * next start (the elastic reaper's reconciliation).
+ */
+export async function stopLocalElasticAgents(dataDir: string, logger: Logger): Promise<number> {
+  const provider = localProvider(dataDir);
+  const running = (await provider.list()).filter((i) => i.running);
+  await Promise.all(running.map((i) => provider.terminate(i.providerRef)));
+  if (running.length) logger.info({ agents: running.length }, 'elastic agents stopped');
+  return running.length;
 }

@@ -160,6 +160,12 @@ export class AttachmentScope {
     return g !== undefined && covers(g, need);
   }
 
+  /** The schemas listings show (folded), or null when every schema shows (full access, a catalog grant). */
+  visibleSchemas(): string[] | null {
+    if (this.catalog('read')) return null;
+    return [...new Set([...this.schemas.keys(), ...this.schemasWithTables])].sort();
+  }
+
   /** Whether the schema shows in listings: anything in it is granted. */
   seesSchema(schema: string): boolean {
     return this.schema(schema, 'read') || this.schemasWithTables.has(fold(schema));

@@ -119,7 +119,10 @@ export async function readHeldResult(q: Queryable, id: string, retentionHours: n
   return held;
 }
 
-/** A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). */
+/**
+ * A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). A SQL session's
+ * statement is as private as its session (findVisibleSession): its owner's and a query-admin's, 404 for other members.
+ */
 export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow>;
 /**
  * With `heldResult` (the rows route), an inline result's bytes and whether they expired come in the same statement,
@@ -133,22 +136,28 @@ export async function findVisibleQuery(q: Queryable, p: Principal, id: string, o
     ? `, case when status = 'done' and result_path is not null then result_inline end as held_bytes, ${heldExpired('$3')} as held_expired`
     : '';
   const [row] = isUuid(id)
-    ? await q.query<QueryRow & { member_role: WorkspaceRole | null; held_bytes?: Uint8Array | null; held_expired?: boolean }>(
+    ? await q.query<QueryRow & { member_role: WorkspaceRole | null; session_owner: string | null; held_bytes?: Uint8Array | null; held_expired?: boolean }>(
         `select ${QUERY_COLS}${held},
-                (select m.role from workspace_members m where m.workspace_id = queries.workspace_id and m.user_id = $2) as member_role
+                (select m.role from workspace_members m where m.workspace_id = queries.workspace_id and m.user_id = $2) as member_role,
+                (select s.user_id from sql_sessions s where s.id = queries.session_id) as session_owner
            from queries where id = $1`,
         opts ? [id, p.user.id, opts.heldResult.retentionHours] : [id, p.user.id],
       )
     : [];
   // Any role may read (reader is the lowest).
   if (!row || !roleIn(p, row.member_role)) throw notFound('query');
-  const { member_role: _role, held_bytes, held_expired, ...query } = row;
+  if (row.session_id !== null && row.session_owner !== p.user.id && !hasPermission(p, 'query-admin')) throw notFound('query');
+  const { member_role: _role, session_owner: _owner, held_bytes, held_expired, ...query } = row;
   return opts ? { ...query, held: { bytes: held_bytes ?? null, expired: held_expired === true } } : query;
 }
 
-/** Cancelling: the submitter, a workspace writer, or a query-admin. */
+/**
+ * Cancelling a query: the submitter, a workspace writer, or a query-admin. A session's statement: only those who may
+ * see it (findVisibleQuery already let through only its session's owner or a query-admin), never another writer.
+ */
 export async function assertMayCancel(q: Queryable, p: Principal, row: QueryRow) {
   if (row.user_id === p.user.id || hasPermission(p, 'query-admin')) return;
+  if (row.session_id !== null) throw notFound('query');
   await resolveWorkspace(q, p, row.workspace_id, 'writer');
 }
 
@@ -188,6 +197,8 @@ export async function listHistory(q: Queryable, p: Principal, f: HistoryFilters)
     where.push(sql.replaceAll('$?', `$${params.length}`));
   };
   if (f.workspaceId) add('workspace_id = $?', f.workspaceId);
+  // A session's statements are listed to its owner and query-admins only, as the session itself is.
+  if (!hasPermission(p, 'query-admin')) add('(session_id is null or exists (select 1 from sql_sessions s where s.id = queries.session_id and s.user_id = $?))', p.user.id);
   where.push(`origin <> all(array['${HIDDEN_ORIGINS.join("','")}'])`);
   if (f.q) add(`sql ilike '%' || $? || '%' escape '\\'`, likeEscape(f.q));
   if (f.query_id) add(`id::text like $? || '%'`, likeEscape(f.query_id.toLowerCase()));

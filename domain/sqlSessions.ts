@@ -116,6 +116,34 @@ export async function listSessions(
   return pageOf(found, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), toSessionOut);
 }
 
+/**
+ * Sessions not yet ended whose user is deactivated (all users', or one's): deactivation closes them. Asked right after
+ * a deactivation and again by the session reaper, so a replica dying between the two does not leave one open.
+ */
+export async function liveSessionsOfInactiveUsers(q: Queryable, userId?: string): Promise<string[]> {
+  const found = await rows(
+    q,
+    Schema.Struct({ id: Schema.String }),
+    sql`select s.id from sql_sessions s join users u on u.id = s.user_id
+         where not u.is_active and s.status in ('pending', 'opening', 'open') ${userId ? sql`and u.id = ${userId}` : sql``}`,
+  );
+  return found.map((r) => r.id);
+}
+
+/**
+ * The catalog a session's unqualified names resolve in: the one its latest statement ran in (a `USE <catalog>` sets
+ * it), else the one it opened with. Each statement records it, grants are checked in it, and the agent makes it
+ * current before running the statement, so the check and the run agree whatever order statements finish in.
+ */
+export async function currentCatalog(q: Queryable, s: Pick<SqlSessionRow, 'id' | 'active_catalog'>): Promise<string | null> {
+  const [last] = await rows(
+    q,
+    Schema.Struct({ catalog: Schema.NullOr(Schema.String) }),
+    sql`select catalog from queries where session_id = ${s.id} order by started_at desc, id desc limit 1`,
+  );
+  return last ? last.catalog : s.active_catalog;
+}
+
 /** What the metrics endpoint reports about sessions, across the cluster. */
 export async function sessionCounts(q: Queryable) {
   const counts = await rows(

@@ -51,6 +51,8 @@ export type PolicyResult =
       schemas: { create: SchemaRef[]; drop: SchemaRef[] };
       isWrite: boolean;
       materialize: boolean;
+      /** SQL sessions: `USE <catalog>` made this attached catalog the session's current one. */
+      use?: string;
     }
   | { ok: false; code: 'sql_not_allowed'; message: string; statementType: StatementType | null }
   // Text that does not parse as SQL at all is the author's mistake, not a policy verdict: its own code and the
@@ -129,6 +131,11 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
     return tooComplex(`The SQL holds ${segments.length} statements; at most ${opts.maxStatements} are accepted in one submission.`);
   }
 
+  // USE is read from its tokens: polyglot misparses it (`USE warehouse` fails, `USE "a"."b"` joins the names).
+  const use = segments.findIndex((seg) => seg.tokens[0].text.toUpperCase() === 'USE');
+  if (use >= 0 && opts.mode === 'session') return useStatement(sql, segments, use, opts);
+  if (use >= 0) return reject(`${where(sql, segments[use], use, null)} is not allowed: USE is only allowed in SQL sessions`, 'other');
+
   // CREATE / DROP SCHEMA are read from their tokens (schemaStatement); the parser reads a placeholder in their place.
   const schemaDdl = segments.map(schemaStatement);
   const parsed = parse(schemaDdl.some((d) => d !== null) ? withPlaceholders(sql, segments, schemaDdl) : sql, DIALECT);
@@ -150,6 +157,11 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
     verdicts.push(ddl ? schemaVerdict(ddl) : judge(asts[i], segments[i], opts, sql));
   }
   const statementType = overallType(verdicts);
+  // The agent follows a session's transaction state statement by statement (it refuses Iceberg writes inside one).
+  const control = asts.findIndex((a) => TRANSACTION_CONTROL.has(topKind(a) ?? ''));
+  if (control >= 0 && segments.length > 1 && verdicts.every((v) => v.violation === null)) {
+    return reject(`${where(sql, segments[control], control, topKind(asts[control]))} is not allowed: BEGIN, COMMIT and ROLLBACK are sent as statements of their own`, statementType);
+  }
   const bad = verdicts.findIndex((v) => v.violation !== null);
   if (bad >= 0) return reject(`${where(sql, segments[bad], bad, topKind(asts[bad]))} is not allowed: ${verdicts[bad].violation}`, statementType);
 
@@ -299,6 +311,11 @@ function judge(ast: unknown, segment: Segment, opts: PolicyOptions, sql: string)
       return verdict('other', false, setViolation(node, opts));
     case 'command':
       if (first === 'RESET') return verdict('other', false, resetViolation(node, opts));
+      break;
+    case 'transaction':
+    case 'commit':
+    case 'rollback':
+      if (opts.mode === 'session') return verdict('other', false, transactionViolation(kind, node, first));
   }
   return verdict(typeOfRejected(kind, first), false, `${kindName(segment, kind)} statements are not allowed`);
 }
@@ -441,6 +458,44 @@ function stagedReadViolation(call: Record<string, unknown>, prefix: string): str
     if (key === null || !isConstant(value)) return `${name}() options must be name = constant value`;
   }
   return null;
+}
+
+const TRANSACTION_CONTROL = new Set(['transaction', 'commit', 'rollback']);
+
+// SQL sessions: BEGIN [TRANSACTION], START TRANSACTION, COMMIT [TRANSACTION], ROLLBACK [TRANSACTION]; no savepoints
+// or modes (DuckDB has neither).
+function transactionViolation(kind: string, node: Record<string, unknown>, first: string): string | null {
+  if (kind === 'transaction' && (node.modes != null || node.this != null || !['BEGIN', 'START'].includes(first))) return 'only BEGIN [TRANSACTION] and START TRANSACTION are allowed';
+  if (kind === 'rollback' && node.savepoint != null) return 'savepoints are not supported';
+  if (kind === 'commit' && (node.chain != null || node.durability != null)) return 'only COMMIT [TRANSACTION] is allowed';
+  return null;
+}
+
+const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// SQL sessions: `USE <catalog>`, alone, naming a catalog attached to the workspace. The api then resolves the session's
+// unqualified names in that catalog (grants included) and the agent makes it current before each statement. A schema
+// (`USE c.s`) is refused: the grant check resolves unqualified names in a catalog's `main` schema.
+function useStatement(sql: string, segments: Segment[], index: number, opts: PolicyOptions): Unparsed {
+  const at = where(sql, segments[index], index, null);
+  if (segments.length > 1) return reject(`${at} is not allowed: USE is sent as a statement of its own`, 'other');
+  const rest = segments[0].tokens.slice(1);
+  const name = rest.length === 1 ? (rest[0].type === 'QUOTED_IDENTIFIER' ? rest[0].text : PLAIN_NAME.test(rest[0].text) ? rest[0].text.toLowerCase() : null) : null;
+  const managed = name === null ? undefined : (opts.managedCatalogs ?? []).find((c) => c === name || (rest[0].type !== 'QUOTED_IDENTIFIER' && c.toLowerCase() === name));
+  if (managed === undefined) {
+    const what = rest.some((t) => t.type === 'DOT') ? 'a schema cannot be made current (qualify tables with their schema)' : 'USE may only name a catalog attached to the workspace';
+    return reject(`${at} is not allowed: ${what}`, 'other');
+  }
+  return {
+    ok: true,
+    statementType: 'other',
+    statements: [{ type: 'other', tables: [], isWrite: false }],
+    tables: [],
+    schemas: { create: [], drop: [] },
+    isWrite: false,
+    materialize: false,
+    use: managed,
+  };
 }
 
 // SQL sessions: `ATTACH '<managed catalog>' [AS <same name>] [(TYPE iceberg, READ_ONLY)]` and nothing else.

@@ -9,7 +9,7 @@ import { requireAgentTier, visibleAgents } from '../domain/agents.ts';
 import { agentPool, computeWaitMs, healthyPoolAgent, poolOf } from '../domain/elastic.ts';
 import * as queries from '../domain/queries.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
-import { checkScopedAccess, writeCatalogs } from '../domain/catalogGrants.ts';
+import { checkScopedAccess, scopeOf, writeCatalogs } from '../domain/catalogGrants.ts';
 import type { SchemaRef, TableRef } from '../domain/statementPolicy.ts';
 import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations.ts';
 import type { AppContext } from './context.ts';
@@ -47,10 +47,18 @@ export async function dispatchExtras(
   const attached = known ?? (await listWorkspaceCatalogs(ctx.db, workspaceId));
   // An elastic agent gets ELASTIC_AGENT_CATALOG_BASE_URL instead, at dispatch (actors/queryKind.ts dispatchCatalogs).
   const catalogUrl = ctx.catalog?.baseUrl ?? null;
+  // A scoped attachment's catalog shows on the agent (information_schema, duckdb_schemas(), SHOW) only the schemas
+  // its grants show, as the REST listing does; unqualified and granted names are checked before dispatch anyway.
+  const visible = async (c: WorkspaceCatalogOut) => (c.access_mode === 'scoped' ? (await scopeOf(ctx.db, workspaceId, c)).visibleSchemas() : null);
   return {
     backend: attached.find((c) => c.slug === defaultSlug)?.storage_kind ?? 'object_store',
     catalogs: catalogUrl
-      ? attached.map((c) => ({ name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode }))
+      ? await Promise.all(
+          attached.map(async (c) => {
+            const schemas = await visible(c);
+            return { name: c.slug, default: c.slug === defaultSlug, catalog_url: catalogUrl, warehouse: warehouseName(c), access_mode: c.access_mode, ...(schemas ? { schemas } : {}) };
+          }),
+        )
       : [],
     tables,
     // Whether the catalog token it gets may write, and which catalogs (actors/queryKind.ts dispatchScope).

@@ -81,6 +81,8 @@ export const CONFIG_VARIABLES = {
   LDAP_ENABLED: bool('identity', 'false'),
   LDAP_SERVER_URI: url('identity', null, ['ldap:', 'ldaps:']),
   LDAP_USE_START_TLS: bool('identity', 'false'),
+  // An ldap:// address without StartTLS sends the bind passwords in clear: refused unless this says so (logged).
+  LDAP_ALLOW_INSECURE: bool('identity', 'false'),
   LDAP_BIND_DN: str('identity', null),
   LDAP_BIND_PASSWORD: str('identity', null, true),
   LDAP_USER_SEARCH_BASE: str('identity', null),
@@ -319,8 +321,16 @@ function checkIdentitySettings(cfg: Config) {
   if (!cfg.LDAP_SERVER_URI) bad('LDAP_SERVER_URI', 'LDAP_ENABLED needs the directory address (ldap:// or ldaps://)');
   if (!cfg.LDAP_USER_SEARCH_BASE) bad('LDAP_USER_SEARCH_BASE', 'LDAP_ENABLED needs the base DN to search users under');
   if (cfg.LDAP_USE_START_TLS && cfg.LDAP_SERVER_URI!.startsWith('ldaps:')) bad('LDAP_USE_START_TLS', 'StartTLS upgrades ldap://; an ldaps:// address is TLS already');
+  if (ldapInClear(cfg) && !cfg.LDAP_ALLOW_INSECURE) {
+    bad('LDAP_SERVER_URI', 'an ldap:// address without LDAP_USE_START_TLS=true sends the bind passwords in clear: use ldaps://, set LDAP_USE_START_TLS=true, or LDAP_ALLOW_INSECURE=true on a network you trust');
+  }
   if (!cfg.LDAP_USER_FILTER.includes('{email}')) bad('LDAP_USER_FILTER', 'the filter must contain {email}');
   roleMap('LDAP_GROUP_ROLE_MAP', cfg.LDAP_GROUP_ROLE_MAP);
+}
+
+/** LDAP is on with an ldap:// address and no StartTLS: the service and user bind passwords travel in clear. */
+export function ldapInClear(cfg: Pick<Config, 'LDAP_ENABLED' | 'LDAP_SERVER_URI' | 'LDAP_USE_START_TLS'>): boolean {
+  return cfg.LDAP_ENABLED && (cfg.LDAP_SERVER_URI ?? '').startsWith('ldap:') && !cfg.LDAP_USE_START_TLS;
 }
 
 /** Names of variables whose values must never be printed. */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, cookieFrom, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { BASE_DN, SERVICE_DN, SERVICE_PW, startSlapd, type Slapd } from './support/slapd.ts';
 import { escapeFilterValue, normalizeDn, roleFromGroups } from '../domain/ldap.ts';
-import { loadConfig } from '../runtime/config.ts';
+import { ldapInClear, loadConfig } from '../runtime/config.ts';
 import { freePort } from '../runtime/postgres.ts';
 
 let dir: Slapd;
@@ -187,7 +187,7 @@ describe('directory settings', () => {
   });
 
   it('inconsistent settings stop the process with the variable named', () => {
-    const base = { LDAP_ENABLED: 'true', LDAP_SERVER_URI: 'ldap://dir', LDAP_USER_SEARCH_BASE: 'dc=x' };
+    const base = { LDAP_ENABLED: 'true', LDAP_SERVER_URI: 'ldap://dir', LDAP_USE_START_TLS: 'true', LDAP_USER_SEARCH_BASE: 'dc=x' };
     const failing: [Record<string, string>, string][] = [
       [{ LDAP_ENABLED: 'true' }, 'LDAP_SERVER_URI'],
       [{ ...base, LDAP_USER_SEARCH_BASE: '' }, 'LDAP_USER_SEARCH_BASE'],
@@ -195,8 +195,17 @@ describe('directory settings', () => {
       [{ ...base, LDAP_USER_FILTER: '(mail=x)' }, 'LDAP_USER_FILTER'],
       [{ ...base, LDAP_GROUP_ROLE_MAP: '{"cn=g":"root"}' }, 'LDAP_GROUP_ROLE_MAP'],
       [{ ...base, LDAP_TIMEOUT_S: '0' }, 'LDAP_TIMEOUT_S'],
+      // The bind passwords would travel in clear.
+      [{ ...base, LDAP_USE_START_TLS: 'false' }, 'LDAP_SERVER_URI'],
+      [{ ...base, LDAP_USE_START_TLS: 'false', LDAP_ALLOW_INSECURE: 'false' }, 'LDAP_SERVER_URI'],
     ];
     for (const [env, variable] of failing) expect(() => loadConfig(env), variable).toThrow(expect.objectContaining({ variable }));
     expect(() => loadConfig(base)).not.toThrow();
+    expect(() => loadConfig({ ...base, LDAP_SERVER_URI: 'ldaps://dir', LDAP_USE_START_TLS: 'false' })).not.toThrow();
+    // Said explicitly, it is accepted (and startApi logs a warning).
+    const insecure = loadConfig({ ...base, LDAP_USE_START_TLS: 'false', LDAP_ALLOW_INSECURE: 'true' });
+    expect(ldapInClear(insecure)).toBe(true);
+    expect(ldapInClear(loadConfig(base))).toBe(false);
+    expect(() => loadConfig({ LDAP_SERVER_URI: 'ldap://dir' })).not.toThrow(); // LDAP off: nothing is sent
   });
 });

@@ -302,6 +302,135 @@ describe('SQL sessions', () => {
     await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
   });
 
+  it('a session’s statements are as private as the session: status, rows, profile, history and cancel are its owner’s and a query-admin’s', async () => {
+    const member = async (role: 'reader' | 'writer') => {
+      const u = await newUser(t, admin);
+      await t.req('PUT', `/api/workspaces/default/members/${u.id}`, { body: { role }, as: admin });
+      await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: u.id, tier: 'use' }, as: admin });
+      return u;
+    };
+    const [owner, writer, reader] = [await member('writer'), await member('writer'), await member('reader')];
+    const { session } = await open(owner);
+    const done = await run(session.id, 'SELECT 42 AS secret', owner);
+    expect(done.rows.rows).toEqual([{ secret: 42 }]);
+    const slow = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(owner), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b' } });
+    expect(slow.status).toBe(202);
+    for (const other of [writer, reader]) {
+      for (const path of [`/api/queries/${done.q.id}`, `/api/queries/${done.q.id}/rows`, `/api/queries/${done.q.id}/profile`]) {
+        expect((await t.req('GET', path, as(other))).status, path).toBe(404);
+      }
+      expect((await t.req('POST', `/api/queries/${slow.body.id}/cancel`, as(other))).status).toBe(404);
+      expect((await t.req('DELETE', `/api/queries/${slow.body.id}`, as(other))).status).toBe(404);
+      const listed = async (qs: string) => (await t.req('GET', `/api/workspaces/default/queries?${qs}`, as(other))).body.items.map((x: any) => x.id);
+      expect(await listed(`session_id=${session.id}`)).toEqual([]);
+      expect(await listed('origin=session&limit=1000')).not.toContain(done.q.id);
+      expect(await listed('limit=1000')).not.toContain(done.q.id);
+    }
+    expect((await t.req('GET', `/api/queries/${slow.body.id}`, as(owner))).body.status).not.toBe('cancelled');
+    // Its owner and a query-admin read it, list it and cancel it.
+    expect((await t.req('GET', `/api/workspaces/default/queries?session_id=${session.id}`, as(owner))).body.items.map((x: any) => x.id)).toContain(done.q.id);
+    expect((await t.req('GET', `/api/workspaces/default/queries?session_id=${session.id}`, as(admin))).body.items.map((x: any) => x.id)).toContain(done.q.id);
+    expect((await t.req('GET', `/api/queries/${done.q.id}/rows`, as(admin))).body.rows).toEqual([{ secret: 42 }]);
+    expect((await t.req('POST', `/api/queries/${slow.body.id}/cancel`, as(admin))).status).toBe(202);
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as(owner))).body.status, { timeout: 15_000 }).toBe('cancelled');
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as(owner));
+
+    // An ordinary query keeps the workspace's rule: members read it, a writer cancels it, a reader may not.
+    const sub = async () => {
+      const r = await t.req('POST', '/api/workspaces/default/queries', { ...as(owner), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b', agent_id: agentId } });
+      expect(r.status, r.text).toBe(202);
+      return r.body.id as string;
+    };
+    const q = await sub();
+    expect((await t.req('GET', `/api/queries/${q}`, as(reader))).status).toBe(200);
+    expect((await t.req('POST', `/api/queries/${q}/cancel`, as(reader))).status).toBe(403);
+    expect((await t.req('POST', `/api/queries/${q}/cancel`, as(writer))).status).toBe(202);
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${q}`, as(owner))).body.status, { timeout: 15_000 }).toBe('cancelled');
+  });
+
+  it('deactivating a user closes their sessions and cancels what runs in them; the session reaper closes any left open', async () => {
+    const member = async () => {
+      const u = await newUser(t, admin);
+      await t.req('PUT', `/api/workspaces/default/members/${u.id}`, { body: { role: 'writer' }, as: admin });
+      await t.req('PUT', `/api/admin/agents/${agentId}/grants`, { body: { user_id: u.id, tier: 'use' }, as: admin });
+      return u;
+    };
+    const leaver = await member();
+    const { session } = await open(leaver);
+    const slow = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(leaver), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b' } });
+    expect(slow.status).toBe(202);
+    expect((await t.req('PATCH', `/api/admin/users/${leaver.id}`, { body: { is_active: false }, as: admin })).status).toBe(200);
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 15_000 }).toBe('closed');
+    expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.close_reason).toBe('admin');
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as())).body.status, { timeout: 15_000 }).toBe('cancelled');
+
+    // A replica that died between the deactivation's commit and the close: the reaper finds the session.
+    const other = await member();
+    const second = (await open(other)).session;
+    await t.database.db.query(`update eider.users set is_active = false where id = $1`, [other.id]);
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${second.id}`, as())).body.status, { timeout: 15_000 }).toBe('closed');
+    expect((await t.req('GET', `/api/sql/sessions/${second.id}`, as())).body.close_reason).toBe('admin');
+  });
+
+  it('USE makes an attached catalog current; ATTACH of one works; BEGIN … ROLLBACK undoes temp-table work and refuses Iceberg writes', async () => {
+    const backends = (await t.req('GET', '/api/admin/storage-backends', as())).body as { id: string; name: string }[];
+    const created = await t.req('POST', '/api/catalogs', { ...as(), body: { slug: 'lake', storage_backend_id: backends.find((b) => b.name === 'bundled')!.id } });
+    expect(created.status, created.text).toBe(201);
+    expect((await t.req('PUT', '/api/workspaces/default/catalogs/lake', { ...as(), body: { make_default: false } })).status).toBe(201);
+    const { session } = await open();
+    const ok = async (sql: string) => {
+      const r = await run(session.id, sql);
+      expect(r.q.status, `${sql}: ${r.q.error}`).toBe('done');
+      return r.rows?.rows;
+    };
+    // USE: unqualified names resolve in the catalog made current, for the grant check and on the agent alike.
+    await ok('USE lake');
+    await ok('CREATE TABLE used_here AS SELECT 7 AS v');
+    expect((await t.req('GET', '/api/workspaces/default/catalogs/lake/schemas/main/tables/used_here', as())).status).toBe(200);
+    expect((await t.req('GET', '/api/workspaces/default/catalogs/warehouse/schemas/main/tables/used_here', as())).status).toBe(404);
+    await ok('USE warehouse');
+    expect((await run(session.id, 'SELECT v FROM used_here')).q.status).toBe('failed');
+    expect(await ok('SELECT v FROM lake.main.used_here')).toEqual([{ v: 7 }]);
+    for (const refused of ['USE memory', 'USE lake.main', 'USE lake; SELECT 1']) {
+      const r = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: refused } });
+      expect(r.status, refused).toBe(403);
+    }
+    // ATTACH of an attached catalog is carried out by the agent's bridge: no file is opened, no local path shown.
+    await ok("ATTACH 'lake'");
+    await ok("ATTACH 'warehouse' AS warehouse (TYPE iceberg, READ_ONLY)");
+    // An error about a file names it as the user did: a missing staging file by its storage URI.
+    const missing = `${session.staging_uri}absent.csv`;
+    const failed = await run(session.id, `SELECT * FROM read_csv('${missing}')`);
+    expect(failed.q.status).toBe('failed');
+    expect(failed.q.error).toContain(missing);
+    for (const local of [process.cwd(), tmpdir(), '/staging/']) expect(failed.q.error).not.toContain(local);
+
+    // Transactions: temporary tables roll back; a change to a catalog table is refused inside one, clearly.
+    await ok('CREATE TEMP TABLE tx (x INTEGER)');
+    await ok('BEGIN');
+    await ok('INSERT INTO tx VALUES (1)');
+    await ok('ROLLBACK');
+    expect(await ok('SELECT count(*)::INTEGER AS n FROM tx')).toEqual([{ n: 0 }]);
+    await ok('BEGIN TRANSACTION');
+    await ok('INSERT INTO tx VALUES (2)');
+    await ok('COMMIT');
+    expect(await ok('SELECT x FROM tx')).toEqual([{ x: 2 }]);
+    await ok('BEGIN');
+    const inside = await run(session.id, 'INSERT INTO lake.main.used_here VALUES (8)');
+    expect(inside.q.status).toBe('failed');
+    expect(inside.q.error).toMatch(/not allowed inside a transaction/);
+    await ok('ROLLBACK');
+    await ok('INSERT INTO lake.main.used_here VALUES (8)');
+    expect(await ok('SELECT v FROM lake.main.used_here ORDER BY v')).toEqual([{ v: 7 }, { v: 8 }]);
+    const script = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'BEGIN; INSERT INTO tx VALUES (3); COMMIT' } });
+    expect(script.status).toBe(403);
+    // Query mode keeps its rule.
+    for (const sql of ['USE lake', 'BEGIN', 'COMMIT', 'ROLLBACK', "ATTACH 'lake'"]) {
+      expect((await t.req('POST', '/api/workspaces/default/queries', { ...as(), body: { sql, agent_id: agentId } })).status, sql).toBe(403);
+    }
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
+  });
+
   it('an idle session is closed by the reaper (close_reason idle), and a statement keeps it alive', async () => {
     const { session } = await open();
     await new Promise((r) => setTimeout(r, 3_500));

@@ -13,6 +13,7 @@ import { safeEqual } from '../../domain/identity.ts';
 import { actorOf, ANONYMOUS } from '../../domain/audit.ts';
 import { AppError } from '../../domain/errors.ts';
 import { audit, audited } from '../audit.ts';
+import { closeSessionsOfInactiveUsers } from '../../actors/sqlSessionKind.ts';
 import { sessionCookie } from '../sessionCookie.ts';
 import { openSignedInSession } from '../signedInSession.ts';
 import { passwordMethodFor, signInWithPassword, type PasswordSignIn } from '../../domain/passwordSignIn.ts';
@@ -261,10 +262,11 @@ export const identityRoutes = [
     params: UserIdParams,
     body: PatchPrincipal,
     responses: { 200: identity.UserOutSchema, 404: null },
-    handler: async ({ ctx, req, principal, params, body }) => ({
-      status: 200,
-      body: identity.toUserOut(await identity.updatePrincipal(ctx.db, 'user', params.user_id, body, roleChangeAudit(ctx, req, principal))),
-    }),
+    handler: async ({ ctx, req, principal, params, body }) => {
+      const user = await identity.updatePrincipal(ctx.db, 'user', params.user_id, body, roleChangeAudit(ctx, req, principal));
+      if (body.is_active === false) await closeSessionsOfInactiveUsers(ctx.db, ctx.host, ctx.logger, user.id);
+      return { status: 200, body: identity.toUserOut(user) };
+    },
   }),
   route({
     method: 'GET',
@@ -320,12 +322,11 @@ export const identityRoutes = [
     params: SaParams,
     body: PatchPrincipal,
     responses: { 200: identity.ServiceAccountOutSchema, 404: null },
-    handler: async ({ ctx, req, principal, params, body }) => ({
-      status: 200,
-      body: identity.toServiceAccountOut(
-        await identity.updatePrincipal(ctx.db, 'service_account', params.service_account_id, body, roleChangeAudit(ctx, req, principal)),
-      ),
-    }),
+    handler: async ({ ctx, req, principal, params, body }) => {
+      const account = await identity.updatePrincipal(ctx.db, 'service_account', params.service_account_id, body, roleChangeAudit(ctx, req, principal));
+      if (body.is_active === false) await closeSessionsOfInactiveUsers(ctx.db, ctx.host, ctx.logger, account.id);
+      return { status: 200, body: identity.toServiceAccountOut(account) };
+    },
   }),
   route({
     method: 'POST',

@@ -250,11 +250,13 @@ export const sqlSessionRoutes = [
         });
       }
       if (policy.isWrite && access.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${access.workspace.slug}`), policy.statementType);
-      await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, s.active_catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
+      // Unqualified names resolve in the session's current catalog (USE); a USE makes its catalog current from itself on.
+      const catalog = policy.use ?? (await sessions.currentCatalog(ctx.db, s));
+      await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
         e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
       );
       // The catalogs its token may write (actors/queryKind.ts dispatchScope), resolved as the grant check just did.
-      const writeTo = writeCatalogs(policy.tables, policy.schemas, s.active_catalog, attached);
+      const writeTo = writeCatalogs(policy.tables, policy.schemas, catalog, attached);
       if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(writeTo, attached));
 
       // The session decides acceptance (only an open one accepts); the accepted statement is then spawned here.
@@ -282,7 +284,7 @@ export const sqlSessionRoutes = [
         {
           entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, write_catalogs, started_at)
             values (${statementId}, ${s.workspace_id}, ${s.agent_id}, ${principal.user.id}, ${body.sql}, 'queued', ${policy.statementType}, 'session', ${s.id},
-              ${s.active_catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${writeTo}::text[], ${new Date(now).toISOString()}::timestamptz)`,
+              ${catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${writeTo}::text[], ${new Date(now).toISOString()}::timestamptz)`,
         },
       );
       await spawned.start();
