@@ -611,6 +611,79 @@ describe('actor host', () => {
       await adopter.close();
     });
 
+    /** A kind whose every transition asks for two effects, `first` and `second`, each recorded when it runs. */
+    function pairKind(replica: string, ran: string[]): ActorKind {
+      const record = (name: string) => async (ctx: { id: string; version: number }) => {
+        await new Promise((r) => setTimeout(r, 2));
+        ran.push(`${replica} ${ctx.id} v${ctx.version} ${name}`);
+      };
+      return ledgerKind({}, { first: record('first'), second: record('second') });
+    }
+    /** Outbox rows a crashed `owner` left: `versions` two-effect transitions of each actor, older versions first. */
+    async function leftInOutbox(owner: string, ids: string[], versions: number[]) {
+      let age = 1_000;
+      for (const v of versions)
+        for (const id of ids) {
+          age--;
+          await t.db.query(
+            `insert into actor_effects (kind, actor_id, version, idx, effect, params, owner_replica, created_at)
+             values ('pair', $1, $2, 0, 'first', null, $3, now() - make_interval(secs => $4 / 1000.0)),
+                    ('pair', $1, $2, 1, 'second', null, $3, now() - make_interval(secs => $4 / 1000.0))`,
+            [id, v, owner, age],
+          );
+        }
+    }
+    const pendingPairs = async (ids: string[]) =>
+      Number((await t.db.query<{ n: string }>(`select count(*) as n from actor_effects where kind = 'pair' and actor_id = any($1::uuid[])`, [ids]))[0].n);
+
+    it('claims a transition whole at the limit\'s edge: a two-effect transition with limit 1 runs both effects', async () => {
+      const ids = [randomUUID(), randomUUID()];
+      await leftInOutbox('ob-edge', ids, [2, 3]);
+      const ran: string[] = [];
+      const host = await createActorHost({ db: t.db, replicaId: 'ob-edge', kinds: { pair: pairKind('ob-edge', ran) }, logger });
+      // One actor per claim; its finished transitions' rows go in the next batch deletion, so claim until none is left.
+      for (let round = 0; round < 200 && (await pendingPairs(ids)) > 0; round++) {
+        await host.recoverEffects({ presenceTtlS: null, minAgeS: 0, limit: 1 });
+        await host.idle();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      for (const id of ids)
+        expect(ran.filter((r) => r.includes(id)).map((r) => r.split(' ').slice(2).join(' '))).toEqual(['v2 first', 'v2 second', 'v3 first', 'v3 second']);
+      expect(await pendingPairs(ids)).toBe(0);
+      await host.close();
+    });
+
+    it("two replicas adopting a gone replica's outbox at once run every transition whole, on one replica, in each actor's order", async () => {
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      await leftInOutbox('ob-dead', ids, [2, 3, 4, 5]);
+      // Both adopters heartbeat (a claim they committed is theirs); the dead replica has no registry row.
+      await t.db.query(`insert into replicas (id, instance, internal_url) values ('ob-ra', gen_random_uuid(), 'http://a'), ('ob-rb', gen_random_uuid(), 'http://b')`);
+      const db2 = await connectDb({ url: t.url, poolSize: 3 });
+      const ran: string[] = [];
+      const a = await createActorHost({ db: t.db, replicaId: 'ob-ra', kinds: { pair: pairKind('ob-ra', ran) }, logger });
+      const b = await createActorHost({ db: db2, replicaId: 'ob-rb', kinds: { pair: pairKind('ob-rb', ran) }, logger });
+      const adopt = async (host: typeof a) => {
+        for (let round = 0; round < 200 && (await pendingPairs(ids)) > 0; round++) {
+          await host.recoverEffects({ presenceTtlS: 60, minAgeS: 0, limit: 1 });
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      };
+      await Promise.all([adopt(a), adopt(b)]);
+      await a.idle();
+      await b.idle();
+      expect(await pendingPairs(ids)).toBe(0);
+      for (const id of ids) {
+        const mine = ran.filter((r) => r.includes(id)).map((r) => r.split(' '));
+        expect(mine.map((r) => `${r[2]} ${r[3]}`)).toEqual(['v2 first', 'v2 second', 'v3 first', 'v3 second', 'v4 first', 'v4 second', 'v5 first', 'v5 second']);
+        // A transition's two effects ran on the replica that claimed it.
+        for (let i = 0; i < mine.length; i += 2) expect(mine[i][0]).toBe(mine[i + 1][0]);
+      }
+      await t.db.query(`delete from replicas where id in ('ob-ra', 'ob-rb')`);
+      await a.close();
+      await b.close();
+      await db2.close();
+    });
+
     it('writes a quiet event (a heartbeat) without a history row', async () => {
       const host = await createActorHost({ db: t.db, replicaId: 'ob3', kinds: { ledger: ledgerKind({ quietEvents: ['arm'] }) }, logger });
       const id = randomUUID();
