@@ -59,6 +59,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    // Draining: each answer ends its connection, so a keep-alive client does not hold the shutdown open.
+    if (ctx.draining.value) reply.header('connection', 'close');
     (req as any).startedAt = process.hrtime.bigint();
   });
   if (ctx.tracing.enabled) traceRequests(app, ctx.tracing, (req) => ({ 'eider.request_id': req.id, 'eider.replica_id': ctx.config.REPLICA_ID }));
