@@ -7,6 +7,7 @@ import { freshDatabase, type TestDatabase } from '../tests/support/database.ts';
 import { createActorHost, type ActorKind, type EffectImpl } from './host.ts';
 import { ledgerMachine, projectLedger } from './testing/ledgerMachine.ts';
 import { faultyDb } from './testing/faultyDb.ts';
+import { sql } from '../runtime/sql.ts';
 
 const logger = createLogger({ level: 'silent' });
 const fast = { maxFailures: 3, backoffMs: 1, maxBackoffMs: 5 };
@@ -479,6 +480,105 @@ describe('actor host', () => {
     ).rejects.toThrow(/announceClosed/);
   });
 
+  it('handles the events of one actor one at a time in arrival order, even when the first one is slow to write', async () => {
+    // The first event's write is held back: serialised, the others wait for it; unserialised, they would commit
+    // first and the version check would only hide the reordering.
+    const fdb = faultyDb(t.db);
+    const effects: number[] = [];
+    const host = await createActorHost({ db: fdb, replicaId: 'mb1', kinds: { ledger: ledgerKind({}, { recordEntry: async (_c, p: { n: number }) => void effects.push(p.n) }) }, logger });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    fdb.inject({ nth: 1, point: 'delay', delayMs: 300, match: /update actors set version/ });
+    const results = await Promise.all([1, 2, 3, 4, 5].map((n) => host.send('ledger', id, { type: 'add', n })));
+    await Promise.all(results.map((r) => r.effectsDone));
+    expect(fdb.fired).toBe(true);
+    expect(results.map((r) => r.actor.version)).toEqual([2, 3, 4, 5, 6]);
+    expect((await host.get('ledger', id))!.snapshot.context.entries).toEqual([1, 2, 3, 4, 5]);
+    expect((await history(t.db, id)).slice(1).map((h) => h.event_payload.n)).toEqual([1, 2, 3, 4, 5]);
+    expect(effects).toEqual([1, 2, 3, 4, 5]);
+    await host.close();
+  });
+
+  it('persists and runs an effect-only transition (state and context unchanged, an action asked for)', async () => {
+    const echo = setup({
+      types: {} as { context: { n: number }; events: { type: 'ping'; at?: number } },
+      actions: { pong: (_, _p: { n: number }) => {} },
+    }).createMachine({ initial: 'idle', context: { n: 1 }, states: { idle: { on: { ping: { actions: [{ type: 'pong', params: ({ context }) => ({ n: context.n }) }] } } } } });
+    const pongs: number[] = [];
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'eo1',
+      logger,
+      kinds: { echo: { machine: echo, project: () => ({ status: 'idle', terminal: false, deadlineAt: null }), effects: { pong: (_c, p: { n: number }) => void pongs.push(p.n) } } },
+    });
+    const id = randomUUID();
+    await host.spawn('echo', id, undefined);
+    const r = await host.send('echo', id, { type: 'ping' });
+    expect(r.outcome).toBe('persisted');
+    await r.effectsDone;
+    expect(pongs).toEqual([1]);
+    const [a] = await t.db.query<{ version: bigint }>(`select version from actors where kind = 'echo' and id = $1`, [id]);
+    expect(a.version).toBe(2n);
+    await host.close();
+  });
+
+  it('keeps Date values in a snapshot exact through the database', async () => {
+    const stamped = setup({
+      types: {} as { context: { at: Date; dates: Date[] }; events: { type: 'stamp'; ms: number; at?: number } },
+    }).createMachine({
+      initial: 'open',
+      context: { at: new Date(0), dates: [] },
+      states: { open: { on: { stamp: { actions: assign({ at: ({ event }) => new Date(event.ms), dates: ({ context, event }) => [...context.dates, new Date(event.ms + 1)] }) } } } },
+    });
+    const kind: ActorKind = { machine: stamped, project: () => ({ status: 'open', terminal: false, deadlineAt: null }), effects: {} };
+    const host = await createActorHost({ db: t.db, replicaId: 'dt1', kinds: { stamped: kind }, logger });
+    const id = randomUUID();
+    await host.spawn('stamped', id, undefined);
+    await host.send('stamped', id, { type: 'stamp', ms: 1_700_000_000_123 });
+    await host.close();
+    // A fresh host reads the snapshot back from its row.
+    const other = await createActorHost({ db: t.db, replicaId: 'dt2', kinds: { stamped: kind }, logger });
+    const ctx = (await other.get('stamped', id))!.snapshot.context;
+    expect(ctx.at).toBeInstanceOf(Date);
+    expect(ctx.at.getTime()).toBe(1_700_000_000_123);
+    expect(ctx.dates[0]).toBeInstanceOf(Date);
+    expect(ctx.dates[0].getTime()).toBe(1_700_000_000_124);
+    await other.close();
+  });
+
+  for (const how of ['entityWrite', 'onPersist'] as const) {
+    it(`writes no entity projection (${how}) for a transition that lost the version check`, async () => {
+      await t.db.query(`create table if not exists ledger_entities (id uuid primary key, status text not null, deadline_at timestamptz)`);
+      const entity: Partial<ActorKind> =
+        how === 'entityWrite'
+          ? { entityWrite: (id, p) => sql`update ledger_entities set status = ${p.status} where id = ${id}::uuid` }
+          : {
+              onPersist: async (tx, id, _s, p) => {
+                await tx.query(`update ledger_entities set status = $2 where id = $1`, [id, p.status]);
+              },
+            };
+      const db2 = await connectDb({ url: t.url, poolSize: 2 });
+      const slow = faultyDb(db2);
+      const a = await createActorHost({ db: t.db, replicaId: 'ev-a', kinds: { ledger: ledgerKind(entity) }, logger });
+      const b = await createActorHost({ db: slow, replicaId: 'ev-b', kinds: { ledger: ledgerKind(entity) }, logger });
+      const id = randomUUID();
+      await a.spawn('ledger', id, { owner: 'ann' });
+      await t.db.query(`insert into ledger_entities (id, status) values ($1, 'open')`, [id]);
+      // b decides `add` on the open ledger; its write is held back while a closes the ledger, so it loses the version
+      // check, reloads, and the closed ledger ignores the event.
+      slow.inject({ nth: 1, point: 'delay', delayMs: 300, match: /update actors set version/ });
+      const late = b.send('ledger', id, { type: 'add', n: 1 });
+      await expect.poll(() => slow.fired).toBe(true);
+      await a.send('ledger', id, { type: 'close' });
+      expect((await late).outcome).toBe('unchanged');
+      const [e] = await t.db.query<{ status: string }>(`select status from ledger_entities where id = $1`, [id]);
+      expect(e.status).toBe('closed');
+      await a.close();
+      await b.close();
+      await db2.close();
+    });
+  }
+
   describe('the effects outbox', () => {
     const pending = (id: string) =>
       t.db.query<{ effect: string; owner_replica: string }>(`select effect, owner_replica from actor_effects where actor_id = $1 order by version, idx`, [id]);
@@ -609,6 +709,135 @@ describe('actor host', () => {
       expect(await pending(id)).toEqual([]);
       await t.db.query(`delete from replicas where id = 'ob-gone'`);
       await adopter.close();
+    });
+
+    /** A kind whose every transition asks for two effects, `first` and `second`, each recorded when it runs. */
+    function pairKind(replica: string, ran: string[]): ActorKind {
+      const record = (name: string) => async (ctx: { id: string; version: number }) => {
+        await new Promise((r) => setTimeout(r, 2));
+        ran.push(`${replica} ${ctx.id} v${ctx.version} ${name}`);
+      };
+      return ledgerKind({}, { first: record('first'), second: record('second') });
+    }
+    /** Outbox rows a crashed `owner` left: `versions` two-effect transitions of each actor, older versions first. */
+    async function leftInOutbox(owner: string, ids: string[], versions: number[]) {
+      let age = 1_000;
+      for (const v of versions)
+        for (const id of ids) {
+          age--;
+          await t.db.query(
+            `insert into actor_effects (kind, actor_id, version, idx, effect, params, owner_replica, created_at)
+             values ('pair', $1, $2, 0, 'first', null, $3, now() - make_interval(secs => $4 / 1000.0)),
+                    ('pair', $1, $2, 1, 'second', null, $3, now() - make_interval(secs => $4 / 1000.0))`,
+            [id, v, owner, age],
+          );
+        }
+    }
+    const pendingPairs = async (ids: string[]) =>
+      Number((await t.db.query<{ n: string }>(`select count(*) as n from actor_effects where kind = 'pair' and actor_id = any($1::uuid[])`, [ids]))[0].n);
+
+    it('keeps the outbox row of an effect waiting in its retry backoff when the host closes, and runs it after a restart', async () => {
+      let calls = 0;
+      const slow = { maxFailures: 5, backoffMs: 60_000, maxBackoffMs: 60_000 };
+      const host = await createActorHost({
+        db: t.db,
+        replicaId: 'ob-backoff',
+        supervision: slow,
+        kinds: {
+          ledger: ledgerKind({}, {
+            recordEntry: () => {
+              calls++;
+              throw new Error('store briefly unreachable');
+            },
+          }),
+        },
+        logger,
+      });
+      const id = randomUUID();
+      await host.spawn('ledger', id, { owner: 'ann' });
+      await host.send('ledger', id, { type: 'add', n: 5 });
+      await expect.poll(() => calls).toBe(1); // now in its 60 s backoff
+      await host.close();
+      expect(await pending(id)).toEqual([{ effect: 'recordEntry', owner_replica: 'ob-backoff' }]);
+      const seen: number[] = [];
+      const restarted = await createActorHost({ db: t.db, replicaId: 'ob-backoff', kinds: { ledger: ledgerKind({}, { recordEntry: (_c, p: { n: number }) => void seen.push(p.n) }) }, logger });
+      await restarted.rehydrate();
+      await restarted.idle();
+      expect(seen).toEqual([5]);
+      await restarted.close();
+    });
+
+    it("deletes only the finished transition's outbox rows, not those of the actor's later transitions", async () => {
+      // `add 1` runs its effect; `add 2`'s effect hangs until the process dies: its row (a later version) must stay.
+      const dying = dyingEffect();
+      const host = await createActorHost({
+        db: t.db,
+        replicaId: 'ob-later',
+        kinds: { ledger: ledgerKind({}, { recordEntry: (_c, p: { n: number }) => (p.n === 2 ? dying.impl() : undefined) }) },
+        logger,
+      });
+      const id = randomUUID();
+      await host.spawn('ledger', id, { owner: 'ann' });
+      await host.send('ledger', id, { type: 'add', n: 1 });
+      await host.send('ledger', id, { type: 'add', n: 2 });
+      // The first transition's rows go in the next batch deletion; the second's effect is still running.
+      await expect.poll(async () => (await t.db.query(`select version from actor_effects where actor_id = $1 order by version`, [id])).map((r: any) => Number(r.version))).toEqual([3]);
+      await dying.kill(host);
+      expect(await pending(id)).toEqual([{ effect: 'recordEntry', owner_replica: 'ob-later' }]);
+      const seen: number[] = [];
+      const restarted = await createActorHost({ db: t.db, replicaId: 'ob-later', kinds: { ledger: ledgerKind({}, { recordEntry: (_c, p: { n: number }) => void seen.push(p.n) }) }, logger });
+      await restarted.rehydrate();
+      await restarted.idle();
+      expect(seen).toEqual([2]);
+      await restarted.close();
+    });
+
+    it('claims a transition whole at the limit\'s edge: a two-effect transition with limit 1 runs both effects', async () => {
+      const ids = [randomUUID(), randomUUID()];
+      await leftInOutbox('ob-edge', ids, [2, 3]);
+      const ran: string[] = [];
+      const host = await createActorHost({ db: t.db, replicaId: 'ob-edge', kinds: { pair: pairKind('ob-edge', ran) }, logger });
+      // One actor per claim; its finished transitions' rows go in the next batch deletion, so claim until none is left.
+      for (let round = 0; round < 200 && (await pendingPairs(ids)) > 0; round++) {
+        await host.recoverEffects({ presenceTtlS: null, minAgeS: 0, limit: 1 });
+        await host.idle();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      for (const id of ids)
+        expect(ran.filter((r) => r.includes(id)).map((r) => r.split(' ').slice(2).join(' '))).toEqual(['v2 first', 'v2 second', 'v3 first', 'v3 second']);
+      expect(await pendingPairs(ids)).toBe(0);
+      await host.close();
+    });
+
+    it("two replicas adopting a gone replica's outbox at once run every transition whole, on one replica, in each actor's order", async () => {
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      await leftInOutbox('ob-dead', ids, [2, 3, 4, 5]);
+      // Both adopters heartbeat (a claim they committed is theirs); the dead replica has no registry row.
+      await t.db.query(`insert into replicas (id, instance, internal_url) values ('ob-ra', gen_random_uuid(), 'http://a'), ('ob-rb', gen_random_uuid(), 'http://b')`);
+      const db2 = await connectDb({ url: t.url, poolSize: 3 });
+      const ran: string[] = [];
+      const a = await createActorHost({ db: t.db, replicaId: 'ob-ra', kinds: { pair: pairKind('ob-ra', ran) }, logger });
+      const b = await createActorHost({ db: db2, replicaId: 'ob-rb', kinds: { pair: pairKind('ob-rb', ran) }, logger });
+      const adopt = async (host: typeof a) => {
+        for (let round = 0; round < 200 && (await pendingPairs(ids)) > 0; round++) {
+          await host.recoverEffects({ presenceTtlS: 60, minAgeS: 0, limit: 1 });
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      };
+      await Promise.all([adopt(a), adopt(b)]);
+      await a.idle();
+      await b.idle();
+      expect(await pendingPairs(ids)).toBe(0);
+      for (const id of ids) {
+        const mine = ran.filter((r) => r.includes(id)).map((r) => r.split(' '));
+        expect(mine.map((r) => `${r[2]} ${r[3]}`)).toEqual(['v2 first', 'v2 second', 'v3 first', 'v3 second', 'v4 first', 'v4 second', 'v5 first', 'v5 second']);
+        // A transition's two effects ran on the replica that claimed it.
+        for (let i = 0; i < mine.length; i += 2) expect(mine[i][0]).toBe(mine[i + 1][0]);
+      }
+      await t.db.query(`delete from replicas where id in ('ob-ra', 'ob-rb')`);
+      await a.close();
+      await b.close();
+      await db2.close();
     });
 
     it('writes a quiet event (a heartbeat) without a history row', async () => {

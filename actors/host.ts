@@ -179,6 +179,8 @@ export interface ActorHost {
   /** Claims and runs pending outbox effects: this replica's own that are not running here, and (unless
    *  `presenceTtlS` is null) those of replicas not seen for `presenceTtlS`. Returns how many effects were run. */
   recoverEffects(opts: { presenceTtlS: number | null; minAgeS?: number; limit?: number }): Promise<number>;
+  /** The replica drains: every waiter answers now with its actor's current state, and later ones at once. */
+  releaseWaiters(): void;
   /** Resolves once every queued delivery and effect has settled. */
   idle(): Promise<void>;
   close(): Promise<void>;
@@ -267,6 +269,10 @@ class Host implements ActorHost {
 
   recoverEffects(opts: { presenceTtlS: number | null; minAgeS?: number; limit?: number }): Promise<number> {
     return this.ownership.recoverEffects(opts);
+  }
+
+  releaseWaiters(): void {
+    this.r.notifications.release();
   }
 
   async idle(): Promise<void> {

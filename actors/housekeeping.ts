@@ -41,6 +41,15 @@ export async function pruneActorHistory(db: Db, retentionDays: number, batch = 5
   return { transitions, connections: conns.length };
 }
 
+/** Removes the registry rows of replicas gone longer than the presence TTL and moves their live actors to `replicaId`.
+ *  Their pending effects stay in the outbox: effect recovery claims them (whole transitions) and runs them. */
+export async function sweepGoneReplicas(db: Db, replicaId: string, presenceTtlS: number): Promise<{ gone: string[]; adoptedActors: number }> {
+  const gone = await removeGoneReplicas(db, presenceTtlS);
+  if (gone.length === 0) return { gone, adoptedActors: 0 };
+  const adopted = await db.query(`update actors set owner_replica = $1 where owner_replica = any($2::text[]) and not terminal returning 1`, [replicaId, gone]);
+  return { gone, adoptedActors: adopted.length };
+}
+
 /** Drops the small results kept inline in queries rows once they are older than the results' retention, as the
  *  agents delete their files. */
 export async function pruneInlineResults(db: Db, retentionHours: number): Promise<number> {
@@ -70,13 +79,8 @@ export function startActorHousekeeping(opts: HousekeepingOptions): { stop(): Pro
     logger,
     tickMs: presenceBeatMs(opts.presenceTtlS),
     run: async () => {
-      const gone = await removeGoneReplicas(db, opts.presenceTtlS);
-      if (gone.length === 0) return;
-      const adopted = await db.query(
-        `update actors set owner_replica = $1 where owner_replica = any($2::text[]) and not terminal returning 1`,
-        [host.replicaId, gone],
-      );
-      logger.warn({ gone, adoptedActors: adopted.length }, 'replicas gone: their actors adopted');
+      const r = await sweepGoneReplicas(db, host.replicaId, opts.presenceTtlS);
+      if (r.gone.length > 0) logger.warn({ gone: r.gone, adoptedActors: r.adoptedActors }, 'replicas gone: their actors adopted');
     },
   });
   const pruner: LeaderLoop = startLeaderLoop({

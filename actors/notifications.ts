@@ -12,6 +12,8 @@ import { TRANSITIONS_CHANNEL, loadStatus } from './store.ts';
 
 /** Emitted on `notices` after LISTEN was re-subscribed: waiters re-read what they wait for (a NOTIFY may be lost). */
 const RESYNC = Symbol('resync');
+/** Emitted once when the replica drains: every waiter answers with where its actor stands now. */
+const RELEASE = Symbol('release');
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export interface NotificationsDeps {
@@ -33,6 +35,7 @@ export class Notifications {
   private readonly d: NotificationsDeps;
   private readonly notices = new EventEmitter();
   private unlisten: (() => Promise<void>) | null = null;
+  private released = false;
 
   constructor(deps: NotificationsDeps) {
     this.d = deps;
@@ -108,6 +111,12 @@ export class Notifications {
       wake?.();
     };
     this.notices.on(RESYNC, onResync);
+    let releasedNow = this.released;
+    const onRelease = () => {
+      releasedNow = true;
+      wake?.();
+    };
+    this.notices.on(RELEASE, onRelease);
     let cancelled = false;
     const cancel = () => {
       if (cancelled) return;
@@ -115,6 +124,7 @@ export class Notifications {
       wake = null;
       for (const l of listeners) this.notices.off(l.key, l.listener);
       this.notices.off(RESYNC, onResync);
+      this.notices.off(RELEASE, onRelease);
     };
     const wait = (kind: string, timeoutMs: number, opts: { readFirst?: boolean } = {}) =>
       new Promise<ActorStatus>((resolve, reject) => {
@@ -141,6 +151,7 @@ export class Notifications {
         wake = () => {
           const n = heard.get(kind);
           if (n) return finish(null, { kind, id, version: n.version, state: n.state, status: n.status, terminal: n.terminal });
+          if (releasedNow) return void check(true);
           if (resynced) {
             resynced = false;
             void check(false);
@@ -151,6 +162,13 @@ export class Notifications {
         if (opts.readFirst && !settled) void check(false);
       });
     return { wait, cancel };
+  }
+
+  /** The replica drains: every waiter (a long-poll) answers now with where its actor stands, and a later one at once,
+   *  so no request waits out its wait_timeout_s on a replica that is shutting down. */
+  release(): void {
+    this.released = true;
+    this.notices.emit(RELEASE);
   }
 
   /** Ends the LISTEN subscription (the host closing); local notices still reach subscribers until `clear`. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { setup } from 'xstate';
+import { assign, setup } from 'xstate';
 import { connectDb } from '../runtime/db.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { freshDatabase, type TestDatabase } from '../tests/support/database.ts';
@@ -67,6 +67,33 @@ describe('actor reaper', () => {
     );
     expect(rows).toHaveLength(30);
     expect(rows.every((r) => r.n === 1n)).toBe(true);
+    await a.close();
+    await b.close();
+    await db2.close();
+  });
+
+  it('sends each passed deadline once: a machine without a guard counts every firing', async () => {
+    // The lifecycle machines guard `deadline` against the persisted deadline, which hides a duplicate; this one
+    // counts each deadline it receives, so a second firing shows.
+    const counter = setup({
+      types: {} as { context: { deadlineAt: number | null; fired: number }; events: { type: 'deadline'; at: number } },
+    }).createMachine({
+      initial: 'waiting',
+      context: { deadlineAt: 1, fired: 0 },
+      states: { waiting: { on: { deadline: { actions: assign({ fired: ({ context }) => context.fired + 1, deadlineAt: null }) } } } },
+    });
+    const kind: ActorKind = { machine: counter, project: (s: any) => ({ status: 'waiting', deadlineAt: s.context.deadlineAt, terminal: false }), effects: {} };
+    const db2 = await connectDb({ url: t.url, poolSize: 4 });
+    const a = await createActorHost({ db: t.db, replicaId: 'ca', kinds: { counter: kind }, logger });
+    const b = await createActorHost({ db: db2, replicaId: 'cb', kinds: { counter: kind }, logger });
+    const ids = Array.from({ length: 20 }, () => randomUUID());
+    for (const id of ids) await a.spawn('counter', id, undefined);
+    const ra = startActorReaper({ db: t.db, host: a, kinds: ['counter'], logger, tickMs: 60_000, batch: 6 });
+    const rb = startActorReaper({ db: db2, host: b, kinds: ['counter'], logger, tickMs: 60_000, batch: 6 });
+    await Promise.all([ra.tickNow(), rb.tickNow(), ra.tickNow(), rb.tickNow()]);
+    await Promise.all([ra.stop(), rb.stop()]);
+    const fired = await t.db.query<{ fired: number }>(`select (snapshot->'context'->>'fired')::int as fired from actors where id = any($1::uuid[])`, [ids]);
+    expect(fired.map((f) => f.fired)).toEqual(ids.map(() => 1));
     await a.close();
     await b.close();
     await db2.close();

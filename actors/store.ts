@@ -235,28 +235,45 @@ export async function deleteEffects(q: Queryable, done: readonly { kind: string;
 }
 
 /**
- * Claims pending effects for `replica`: its own that are not running here (`running`, as `kind:id:version`) and at
- * least `minAgeS` old (younger ones are still on their way through the fast path), and, unless `presenceTtlS` is
- * null, those of replicas without a heartbeat in the last `presenceTtlS` (adopted). Rows locked by another claimer
- * are skipped.
+ * Claims pending effects for `replica`, whole transitions at a time and each actor's in version order: its own that
+ * are not running here (`running`, as `kind:id:version`) and at least `minAgeS` old (younger ones are still on their
+ * way through the fast path), and, unless `presenceTtlS` is null, those of replicas without a heartbeat in the last
+ * `presenceTtlS` (adopted). An actor is claimed through the first row of its earliest pending transition (locked, so
+ * a concurrent claimer skips the whole actor) together with its later pending transitions up to the first one this
+ * replica may not run; `limit` counts actors. Claiming rows one by one let a limit, or another replica's lock, cut
+ * through a transition, whose outbox rows were then deleted with the part that ran.
  */
 export async function claimEffects(
   q: Queryable,
   replica: string,
   opts: { kinds: readonly string[]; running: readonly string[]; minAgeS: number; presenceTtlS: number | null; limit: number },
 ): Promise<EffectRow[]> {
-  const rows = await q.query<{ kind: string; id: string; version: string; idx: number; effect: string; params: string | null }>(
-    `update actor_effects e set owner_replica = $1, attempts = e.attempts + 1
-     where (e.kind, e.actor_id, e.version, e.idx) in (
-       select x.kind, x.actor_id, x.version, x.idx from actor_effects x
-       where x.kind = any($2::text[])
+  // Which transitions (their first row `x`) this replica may run; repeated on the locked row so that a claim another
+  // replica committed meanwhile (its owner changed) is re-checked on the row's newest version.
+  const claimable = `x.idx = 0 and x.kind = any($2::text[])
          and x.created_at <= now() - make_interval(secs => $3)
          and (x.owner_replica = $1 or ($4::float8 is not null and not exists (
            select 1 from replicas r where r.id = x.owner_replica and r.heartbeat_at > now() - make_interval(secs => $4::float8))))
-         and not (x.kind || ':' || x.actor_id::text || ':' || x.version::text = any($5::text[]))
-       order by x.created_at
+         and not (x.kind || ':' || x.actor_id::text || ':' || x.version::text = any($5::text[]))`;
+  const rows = await q.query<{ kind: string; id: string; version: string; idx: number; effect: string; params: string | null }>(
+    `with cand as (
+       select x.kind, x.actor_id, x.version from actor_effects x where ${claimable}
+     ), heads as (
+       select x.kind, x.actor_id, x.version from actor_effects x
+       where ${claimable}
+         and not exists (select 1 from actor_effects y where y.kind = x.kind and y.actor_id = x.actor_id and y.version < x.version)
+       order by x.created_at, x.kind, x.actor_id
+       limit $6
        for update skip locked
-       limit $6)
+     ), claim as (
+       select c.kind, c.actor_id, c.version from cand c join heads h on h.kind = c.kind and h.actor_id = c.actor_id and c.version >= h.version
+       where not exists (
+         select 1 from actor_effects y
+         where y.kind = c.kind and y.actor_id = c.actor_id and y.idx = 0 and y.version > h.version and y.version < c.version
+           and not exists (select 1 from cand c2 where c2.kind = y.kind and c2.actor_id = y.actor_id and c2.version = y.version))
+     )
+     update actor_effects e set owner_replica = $1, attempts = e.attempts + 1
+     from claim c where e.kind = c.kind and e.actor_id = c.actor_id and e.version = c.version
      returning e.kind, e.actor_id::text as id, e.version, e.idx, e.effect, e.params::text as params`,
     [replica, opts.kinds, opts.minAgeS, opts.presenceTtlS, opts.running, opts.limit],
   );

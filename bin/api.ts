@@ -321,31 +321,65 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     ctx,
     app,
     db,
-    async close() {
-      // Drain: not ready, then the agents are handed over (their connection actors record the drain and the socket's
-      // end before the host closes), then in-flight requests finish.
-      ctx.draining.value = true;
-      await replica.setDraining().catch(() => undefined);
-      await channel?.drain(5_000);
-      warehouses.stop();
-      await seed.stop();
-      await reaper.stop();
-      await sessionReaper.stop();
-      await elasticReaper.stop();
-      await housekeeping.stop();
-      await auditRetention.stop();
-      await maintenanceScanner.stop();
-      await migrationLoop.stop();
-      await migrationRunner.close();
-      await scheduler.stop();
-      await app.close();
-      await host.close();
-      await replica.stop();
-      await db.close();
-      await tracing.shutdown();
-      if (embedded) await embedded.stop();
+    close() {
+      // The drain is bounded whatever clients do (a long-poll, a keep-alive connection, an agent dialling back): the
+      // process may exit once DRAIN_BOUND_MS passed; what it did not finish is in the database (the outbox, live
+      // actors), taken over by the other replicas.
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((res) => {
+        timer = setTimeout(() => {
+          logger.warn({ boundMs: DRAIN_BOUND_MS }, 'drain bound passed; exiting with parts still closing');
+          res();
+        }, DRAIN_BOUND_MS);
+      });
+      return Promise.race([closeInOrder(), bound]).finally(() => clearTimeout(timer));
     },
   };
+
+  async function closeInOrder() {
+    // Drain: not ready, then the agents are handed over (their connection actors record the drain and the socket's
+    // end before the host closes), then in-flight requests finish: long-polls answer at once with where their query
+    // stands, answers close their connections, and after DRAIN_REQUESTS_MS the connections left are closed.
+    ctx.draining.value = true;
+    host.releaseWaiters();
+    await replica.setDraining().catch(() => undefined);
+    await channel?.drain(5_000);
+    warehouses.stop();
+    await seed.stop();
+    await reaper.stop();
+    await sessionReaper.stop();
+    await elasticReaper.stop();
+    await housekeeping.stop();
+    await auditRetention.stop();
+    await maintenanceScanner.stop();
+    await migrationLoop.stop();
+    await migrationRunner.close();
+    await scheduler.stop();
+    await closeServer(app, DRAIN_REQUESTS_MS, logger);
+    await host.close();
+    await replica.stop();
+    await db.close();
+    await tracing.shutdown();
+    if (embedded) await embedded.stop();
+  }
+}
+
+/** How long in-flight requests get to finish once the agents are handed over; then their connections are closed. */
+export const DRAIN_REQUESTS_MS = 10_000;
+/** The whole drain, from SIGTERM to exit, at most. */
+export const DRAIN_BOUND_MS = 30_000;
+
+/** Closes the server: in-flight requests finish (idle keep-alive connections are closed at once); whatever is still
+ *  open after `graceMs` (a request that does not end, an upgraded socket) is closed. */
+async function closeServer(app: FastifyInstance, graceMs: number, logger: Logger): Promise<void> {
+  const closing = app.close();
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([closing.then(() => false), new Promise<boolean>((res) => (timer = setTimeout(() => res(true), graceMs)))]);
+  clearTimeout(timer);
+  if (!late) return;
+  logger.warn({ graceMs }, 'in-flight requests outlived the drain; closing their connections');
+  app.server.closeAllConnections();
+  await closing;
 }
 
 /**

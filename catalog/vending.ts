@@ -186,6 +186,6 @@ export async function vendCredentials(w: Warehouse, secret: string, tableLocatio
 
 /** The bundled store's revocation hook (ObjectStoreOptions.isRevoked), backed by the metastore. */
 export function revocationCheck(db: Queryable): (claims: VendedClaims, accessKeyId: string) => Promise<boolean> {
-  // Fails closed: when the metastore cannot answer, the key is refused.
-  return (claims, accessKeyId) => isCredentialRevoked(db, claims.warehouse, claims.epoch, accessKeyId).catch(() => true);
+  // When the metastore cannot answer this rejects, and the store refuses the key as unavailable (not as revoked).
+  return (claims, accessKeyId) => isCredentialRevoked(db, claims.warehouse, claims.epoch, accessKeyId);
 }

@@ -1,7 +1,7 @@
 // The agent control channel at /agents/connect. Each socket is an agentConnection actor; frames become actor
 // events (the connection's own, or a query's). Credentials are checked here, before the machine hears of them,
 // so no token ever enters a snapshot. Frames of one socket are handled strictly in order.
-import { joinTransaction } from '../runtime/db.ts';
+import { isDatabaseUnavailable, joinTransaction } from '../runtime/db.ts';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
@@ -38,6 +38,9 @@ export interface AgentChannel {
   drain(timeoutMs: number): Promise<void>;
 }
 
+/** Agent frames a newer one of the same type supersedes. */
+const SUPERSEDED = new Set(['heartbeat', 'agent_status']);
+
 export async function registerAgentChannel(app: FastifyInstance, deps: AgentChannelDeps): Promise<AgentChannel> {
   const { ctx, host, sockets } = deps;
   const { config, logger, db } = ctx;
@@ -49,6 +52,12 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
   const ends = new Map<string, Promise<void>>();
 
   app.get('/agents/connect', { websocket: true, schema: { hide: true } as any }, (socket: WebSocket, req) => {
+    // A draining replica takes no agent: one that dials it (its reconnect went round the list) is sent on at once,
+    // and its socket does not hold the shutdown open.
+    if (ctx.draining.value) {
+      socket.close(1012, 'replica shutting down');
+      return;
+    }
     const connectionId = randomUUID();
     const address = agentAddress(req, trusted);
     const log = logger.child({ connectionId });
@@ -90,21 +99,31 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       chain = chain.then(fn).catch((err) => log.error({ err }, 'agent frame handling failed'));
     };
 
+    // The latest heartbeat and status frame received, by type: an older one still queued says nothing the newer
+    // one does not, and is skipped. While the database is unreachable each delivery is retried for about 2 s, and
+    // the heartbeats piling up in front of a query's outcome held it back for tens of seconds.
+    const latest = new Map<string, number>();
+    let received = 0;
     socket.on('message', (data, isBinary) => {
       const text = isBinary ? null : data.toString();
+      const decoded = decodeAgentFrame(text);
+      const n = ++received;
+      if (decoded.ok && SUPERSEDED.has(decoded.frame.type)) latest.set(decoded.frame.type, n);
       inOrder(async () => {
-        const decoded = decodeAgentFrame(text);
         if (!decoded.ok) {
           log.warn({ code: decoded.error.code, reason: decoded.error.message }, 'bad frame from agent');
           send({ type: 'error', payload: { code: decoded.error.code, message: decoded.error.message } });
           return;
         }
+        if (SUPERSEDED.has(decoded.frame.type) && latest.get(decoded.frame.type) !== n) return;
         await onFrame(decoded.frame);
       });
     });
     let ended!: () => void;
     ends.set(connectionId, new Promise<void>((r) => (ended = r)));
+    let socketClosed = false;
     socket.on('close', (code) => {
+      socketClosed = true;
       clearInterval(heartbeat);
       inOrder(async () => {
         try {
@@ -266,8 +285,25 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       send({ type: 'error', payload: { code: 'unexpected_frame_type', message: 'authenticate first', frame_type: type } });
     }
 
-    /** An agent may only report on queries (and session statements) dispatched to it. */
+    /** An agent may only report on queries (and session statements) dispatched to it. An outcome (done, failed) is
+     *  kept until the database takes it: dropped after the host's few attempts (about 2 s), a result that arrived
+     *  while PostgreSQL restarted left its query to end `failed` by timeout although it ran. While the database is
+     *  unreachable it is tried again with backoff (this connection's later frames wait behind it, in order); once
+     *  the socket closed, the agent sends it again to the replica it reconnects to. */
     async function ownQuery(queryId: string, event: EventFor<'query'>) {
+      if (event.type !== 'done' && event.type !== 'failed') return reportOnQuery(queryId, event);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await reportOnQuery(queryId, event);
+        } catch (e) {
+          if (!isDatabaseUnavailable(e) || socketClosed || ctx.draining.value) throw e;
+          if (attempt === 1) log.warn({ queryId, event: event.type }, 'database unreachable; keeping the outcome until it is back');
+          await new Promise((r) => setTimeout(r, Math.min(1_000, 100 * 2 ** Math.min(attempt, 4))));
+        }
+      }
+    }
+
+    async function reportOnQuery(queryId: string, event: EventFor<'query'>) {
       let owner = sockets.dispatchedTo(queryId);
       let sessionId: string | null = null;
       if (owner === undefined) {

@@ -121,6 +121,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    // Draining: each answer ends its connection, so a keep-alive client does not hold the shutdown open.
+    if (ctx.draining.value) reply.header('connection', 'close');
     (req as any).startedAt = process.hrtime.bigint();
     if (closing) {
       reply.header('connection', 'close');

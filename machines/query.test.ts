@@ -77,6 +77,11 @@ describe('query machine', () => {
 
     const lost = replay(queryMachine, input, [{ type: 'dispatched', at: T + 1 }, { type: 'agentLost', at: T + 2 }]).at(-1)!;
     expect(projectQuery(lost.snapshot)).toMatchObject({ status: 'failed', errorCode: 'agent_disconnected' });
+    // A write whose agent was lost may have committed: its outcome is unknown, not a plain failure.
+    const lostWrite = replay(queryMachine, { ...input, dispatchExtras: { write: true } }, [{ type: 'dispatched', at: T + 1 }, { type: 'agentLost', at: T + 2 }]).at(-1)!;
+    expect(projectQuery(lostWrite.snapshot)).toMatchObject({ status: 'failed', errorCode: 'outcome_unknown' });
+    const lostRead = replay(queryMachine, { ...input, dispatchExtras: { write: false } }, [{ type: 'dispatched', at: T + 1 }, { type: 'agentLost', at: T + 2 }]).at(-1)!;
+    expect(projectQuery(lostRead.snapshot)).toMatchObject({ status: 'failed', errorCode: 'agent_disconnected' });
 
     const deadlineAt = T + 1 + 90_000;
     const early = replay(queryMachine, input, [{ type: 'dispatched', at: T + 1 }, { type: 'deadline', at: deadlineAt - 1 }]).at(-1)!;

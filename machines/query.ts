@@ -95,6 +95,11 @@ function failureOf(event: QueryEvent, context: QueryContext): Failure {
     case 'dispatchFailed':
       return { code: 'agent_unreachable', message: `dispatch failed: ${event.message}` };
     case 'agentLost':
+      // A write the agent had may have committed before the connection went: reported as unknown, never as a plain
+      // failure, so a client does not run it a second time blindly.
+      if (context.dispatchExtras?.write === true) {
+        return { code: 'outcome_unknown', message: 'the agent disconnected while the write was in flight; it may have committed: check before running it again' };
+      }
       return { code: 'agent_disconnected', message: 'the agent disconnected while the query was in flight' };
     case 'supervisor.failed':
       return { code: 'internal_error', message: event.reason };

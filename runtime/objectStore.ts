@@ -103,6 +103,7 @@ export interface ObjectStoreOptions {
    * Asked for every request made with a vended key that is otherwise valid; true refuses it.
    * The catalog provides one backed by its metastore (revoked keys, warehouse epochs).
    */
+  /** Rejects when it cannot tell (the metastore unreachable): the request is refused with 503, not as revoked. */
   isRevoked?: (claims: VendedClaims, accessKeyId: string) => Promise<boolean>;
   /**
    * Whether keys derived from the signing secret open the store (default true). false makes the store behave as a
@@ -477,8 +478,16 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
     if (claims.warehouse === PROBE_WAREHOUSE && claims.expiresAt * 1000 > Date.now() + 120_000) {
       return refuse(res, 403, 'AccessDenied', 'A probe credential lives at most two minutes.');
     }
-    if (opts.isRevoked && claims.warehouse !== PROBE_WAREHOUSE && (await opts.isRevoked(claims, accessKeyId))) {
-      return refuse(res, 403, 'InvalidAccessKeyId', 'The vended credential has been revoked; load the table again for fresh credentials.');
+    if (opts.isRevoked && claims.warehouse !== PROBE_WAREHOUSE) {
+      let revoked: boolean;
+      try {
+        revoked = await opts.isRevoked(claims, accessKeyId);
+      } catch {
+        // Fails closed, but says why: a metastore that cannot answer (a database outage) is not a revocation, and a
+        // 503 is retried by S3 clients where a revoked key is not.
+        return refuse(res, 503, 'ServiceUnavailable', 'The vended credential could not be checked: the metastore is unreachable; try again shortly.');
+      }
+      if (revoked) return refuse(res, 403, 'InvalidAccessKeyId', 'The vended credential has been revoked; load the table again for fresh credentials.');
     }
     const secret = vendedSecret(signingSecret, accessKeyId);
     return keyContext.run({ resolve: (id) => (id === accessKeyId ? secret : undefined) }, () => handler(req, res));

@@ -3,6 +3,7 @@
 // mid-query without losing the query; replicas refuse a duplicate REPLICA_ID and answer /internal only to peers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { freshDatabase, type TestDatabase } from './support/database.ts';
 import { adminOn, eventually, pollUntil } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
 import { SETUP_TOKEN } from './support/api.ts';
+import { DRAIN_BOUND_MS } from '../bin/api.ts';
 
 const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 const SECRET = 'internal-secret-for-the-ha-test';
@@ -212,13 +214,46 @@ describe('HA replicas', () => {
     await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
   }, 240_000);
 
-  it('SIGTERM drains: the holder hands the agent over and its running query still ends done', async () => {
+  it('SIGTERM drains within its bound: the holder hands the agent over, a long-poll answers, keep-alive clients do not hold it, the query still ends done', async () => {
     const owner = (await holder())!;
     const other = live().find((r) => r !== owner)!;
     const id = await submit(other, SLOW_SQL);
     await until('the query running', async () => (await req(other, 'GET', `/api/queries/${id}`)).body.status === 'running');
+    // Clients of the draining replica: a long-poll in flight (up to 60 s), and a keep-alive client that keeps asking
+    // on its open connections until the replica stops answering.
+    const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 2 });
+    const get = (path: string) =>
+      new Promise<number>((res, rej) => {
+        const r = httpRequest(`${owner.url}${path}`, { agent: keepAlive, headers: { authorization: `Bearer ${token}` } }, (m) => {
+          m.resume();
+          m.on('end', () => res(m.statusCode ?? 0));
+        });
+        r.on('error', rej);
+        r.end();
+      });
+    expect(await get('/api/healthz')).toBe(200);
+    const longPoll = req(owner, 'GET', `/api/queries/${id}?wait_timeout_s=60`);
+    let polling = true;
+    const chatter = (async () => {
+      while (polling) {
+        await get('/api/healthz').catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const termAt = Date.now();
     owner.proc.child.kill('SIGTERM');
+    const answered = await longPoll;
+    const answeredMs = Date.now() - termAt;
+    expect(answered.status).toBe(200);
+    expect(answered.body.id).toBe(id);
+    expect(answeredMs).toBeLessThan(10_000);
     expect(await owner.proc.exited).toBe(0);
+    const exitMs = Date.now() - termAt;
+    polling = false;
+    await chatter;
+    keepAlive.destroy();
+    expect(exitMs).toBeLessThan(DRAIN_BOUND_MS);
+    expect(owner.proc.logs()).not.toContain('drain bound passed');
     for (const failure of ['drain not recorded', 'actor effects abandoned', 'actor failed under supervision']) expect(owner.proc.logs()).not.toContain(failure);
     await until('the agent healthy on another replica', async () => {
       const h = await holder();

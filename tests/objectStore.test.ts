@@ -28,6 +28,8 @@ let dir: string;
 let store: ObjectStore;
 let root: S3Client;
 const revoked = new Set<string>();
+/** Keys whose revocation check cannot be answered (the metastore down). */
+const unanswerable = new Set<string>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'eider-store-'));
@@ -36,7 +38,10 @@ beforeAll(async () => {
     port: 0,
     bucket: 'warehouse',
     ...ROOT,
-    isRevoked: async (_claims, id) => revoked.has(id),
+    isRevoked: async (_claims, id) => {
+      if (unanswerable.has(id)) throw new Error('connect ECONNREFUSED');
+      return revoked.has(id);
+    },
   });
   root = makeS3Client({ endpoint: store.endpoint, accessKeyId: ROOT.accessKey, secretAccessKey: ROOT.secretKey });
 });
@@ -175,6 +180,11 @@ describe('bundled object store', () => {
     const expired = deriveVendedKey(ROOT.secretKey, { warehouse: 'w', bucket: 'warehouse', prefix: 'ns/t1/', expiresAt: now - 1, epoch: 0 });
     const old = makeS3Client({ endpoint: store.endpoint, accessKeyId: expired.accessKeyId, secretAccessKey: expired.secretAccessKey });
     await expect(body(old, 'ns/t1/x')).rejects.toMatchObject({ name: 'ExpiredToken' });
+
+    // A revocation check that cannot be answered refuses the key as unavailable (retryable), never as revoked.
+    unanswerable.add(key.accessKeyId);
+    await expect(body(vended, 'ns/t1/x')).rejects.toMatchObject({ name: 'ServiceUnavailable', message: expect.stringContaining('could not be checked') });
+    unanswerable.delete(key.accessKeyId);
 
     revoked.add(key.accessKeyId);
     await expect(body(vended, 'ns/t1/x')).rejects.toMatchObject({ name: 'InvalidAccessKeyId', message: expect.stringContaining('revoked') });

@@ -2,7 +2,9 @@
 // server, or one the server committed whose answer never came back. Everything else goes to the real database.
 import type { Db, Queryable } from '../../runtime/db.ts';
 
-export type FaultPoint = 'before' | 'after';
+/** `before`: the statement never reaches the server; `after`: it ran, its answer is lost; `delay`: it is held back
+ *  `delayMs` before it is sent (a slow network or a stalled process), then runs normally. */
+export type FaultPoint = 'before' | 'after' | 'delay';
 
 export interface Fault {
   /** Which statement (counting from 1, matching `match` when given) fails. */
@@ -11,6 +13,8 @@ export interface Fault {
   match?: RegExp;
   /** After the fault, every later statement fails too, as if the process had died. */
   dead?: boolean;
+  /** For `delay`: how long the statement is held back. */
+  delayMs?: number;
 }
 
 export class InjectedFault extends Error {
@@ -28,6 +32,7 @@ export interface FaultyDb extends Db {
 
 export function faultyDb(real: Db): FaultyDb {
   let fault: Fault | null = null;
+  let delayMs = 0;
   let seen = 0;
   let fired = false;
   let dead = false;
@@ -40,6 +45,7 @@ export function faultyDb(real: Db): FaultyDb {
       fault = null;
       fired = true;
       if (f.dead) dead = true;
+      delayMs = f.delayMs ?? 0;
       return f.point;
     }
     return null;
@@ -47,6 +53,7 @@ export function faultyDb(real: Db): FaultyDb {
   const guard = async <T>(text: string, exec: () => Promise<T>): Promise<T> => {
     const point = trip(text);
     if (point === 'before') throw new InjectedFault('before');
+    if (point === 'delay') await new Promise((r) => setTimeout(r, delayMs));
     const result = await exec();
     if (point === 'after') throw new InjectedFault('after');
     return result;

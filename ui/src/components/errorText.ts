@@ -17,6 +17,7 @@ const TITLES: Record<string, string> = {
   open_timeout: 'The session did not open in time',
   queue_full: 'Too many queries waiting',
   agent_disconnected: 'The agent disconnected',
+  outcome_unknown: 'The agent disconnected during the write; it may have committed',
   agent_unavailable: 'Agent not connected',
   agent_unreachable: 'Agent unreachable',
   compute_unavailable: 'No compute available',
