@@ -219,7 +219,7 @@ export class SessionHost {
       }
       topUp = await this.#topUp(s, p, sql, stopped, log);
       stopped();
-      const result = await s.engine.execute(sql, bridge ?? undefined, p.statement_id);
+      const result = await s.engine.execute(sql, bridge ?? undefined, p.statement_id, p.params);
       this.#memoryAsk.learn(p.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;
