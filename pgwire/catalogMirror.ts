@@ -26,7 +26,7 @@ const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 /** PostgreSQL spellings DuckDB does not read, rewritten (outside literals is enough: they never occur inside). */
-function rewrite(sql: string, database: string): string {
+function rewrite(sql: string): string {
   return sql
     .replace(/OPERATOR\s*\(\s*pg_catalog\.([~!<>=*]+)\s*\)/gi, ' $1 ')
     .replace(/COLLATE\s+pg_catalog\."?default"?/gi, '')
@@ -35,9 +35,9 @@ function rewrite(sql: string, database: string): string {
     .replace(/::\s*(?:pg_catalog\.)?(?:oid|name|regclass)\b/gi, (m) => (/oid/i.test(m) ? '::BIGINT' : '::VARCHAR'))
     .replace(/::\s*(?:pg_catalog\.)?(?:_text|text\[\])/gi, '::VARCHAR[]')
     .replace(/\bpg_catalog\.(pg_get_userbyid|pg_table_is_visible|format_type|pg_get_expr|obj_description|col_description|shobj_description|pg_encoding_to_char|has_\w+_privilege|pg_get_indexdef|pg_get_constraintdef|pg_relation_is_publishable|pg_get_partkeydef|array_to_string|current_schemas|current_schema|version|pg_backend_pid|pg_is_in_recovery|generate_series|quote_ident|pg_get_viewdef|pg_total_relation_size|pg_relation_size|pg_get_statisticsobjdef_columns|pg_function_is_visible|pg_type_is_visible|row_number|pg_get_function_identity_arguments|array_length|unnest|lower|upper|concat|left|pg_get_serial_sequence|current_setting)\s*\(/gi, '$1(')
-    .replace(/\bcurrent_database\s*\(\s*\)/gi, lit(database))
-    .replace(/\b(?:pg_catalog\.)?version\s*\(\s*\)/gi, lit(SERVER_VERSION_TEXT))
-    .replace(/\bcurrent_user\b|\bsession_user\b/gi, "'eider'");
+    .replace(/\b(?:pg_catalog\.)?current_database\s*\(\s*\)/gi, 'eider_current_database()')
+    .replace(/\b(?:pg_catalog\.)?version\s*\(\s*\)/gi, 'eider_version()')
+    .replace(/\b(current_user|session_user)\b(?!\s*\()/gi, 'eider_$1()');
 }
 
 const MACROS = [
@@ -67,10 +67,12 @@ export class CatalogMirror {
   readonly #ws: WorkspaceAccess;
   readonly #catalog: string | null;
   readonly #database: string;
+  readonly #user: string;
   #instance: DuckDBInstance | null = null;
   #conn: Promise<DuckDBConnection> | null = null;
 
-  constructor(ctx: AppContext, ws: WorkspaceAccess, catalog: string | null, database: string, _principal: Principal) {
+  constructor(ctx: AppContext, ws: WorkspaceAccess, catalog: string | null, database: string, principal: Principal) {
+    this.#user = principal.user.email ?? principal.user.name;
     this.#ctx = ctx;
     this.#ws = ws;
     this.#catalog = catalog;
@@ -93,7 +95,7 @@ export class CatalogMirror {
   async query(sql: string, params: (string | null)[]): Promise<{ columns: { name: string; type: string }[]; rows: unknown[][] }> {
     this.#conn ??= this.#build();
     const conn = await this.#conn;
-    const text = rewrite(sql, this.#database);
+    const text = rewrite(sql);
     const extracted = await conn.extractStatements(text).catch((e: unknown) => {
       throw new WireError('42601', (e as Error).message);
     });
@@ -108,7 +110,8 @@ export class CatalogMirror {
     if (prepared.statementType !== 1) throw new WireError('0A000', 'only reads of the system catalogs are answered');
     params.forEach((v, i) => (v === null ? prepared.bindNull(i + 1) : prepared.bindVarchar(i + 1, v)));
     const reader = await prepared.runAndReadAll();
-    const columns = reader.columnNames().map((name, i) => ({ name, type: reader.columnType(i).toString() }));
+    // PostgreSQL names an unaliased function call's column after the function (`version`, not `version()`).
+    const columns = reader.columnNames().map((name, i) => ({ name: /^[A-Za-z_][A-Za-z0-9_.]*\(.*\)$/s.test(name) ? name.slice(0, name.indexOf('(')).replace(/^.*\./, '').replace(/^eider_/, '') : name, type: reader.columnType(i).toString() }));
     return { columns, rows: reader.getRowsJson() as unknown[][] };
   }
 
@@ -117,6 +120,10 @@ export class CatalogMirror {
     this.#instance = inst;
     const conn = await inst.connect();
     for (const m of MACROS) await conn.run(m);
+    await conn.run(`CREATE OR REPLACE TEMP MACRO eider_version() AS ${lit(SERVER_VERSION_TEXT)}`);
+    await conn.run(`CREATE OR REPLACE TEMP MACRO eider_current_database() AS ${lit(this.#database)}`);
+    await conn.run(`CREATE OR REPLACE TEMP MACRO eider_current_user() AS ${lit(this.#user)}`);
+    await conn.run(`CREATE OR REPLACE TEMP MACRO eider_session_user() AS ${lit(this.#user)}`);
     for (const ddl of await this.#tablesDdl()) {
       await conn.run(ddl).catch((e: unknown) => this.#ctx.logger.debug({ err: (e as Error).message }, 'pgwire mirror: table skipped'));
     }

@@ -119,7 +119,27 @@ export class WireConnection {
       this.#scram = new ScramServer();
       this.#send(wire.authenticationSasl(['SCRAM-SHA-256']));
     }
+    // From here on the messages are framed here, synchronously per chunk: pg-gateway's own loop awaits between
+    // messages, and a chunk arriving meanwhile (a driver writes Parse, Bind, Execute as separate TLS records) would
+    // run a second loop over the same buffer.
+    const socket = this.#gateway.detach();
+    socket.on('data', (chunk: Buffer) => this.#frame(chunk));
     return true;
+  }
+
+  #pending: Buffer = Buffer.alloc(0);
+
+  #frame(chunk: Buffer): void {
+    let buf = this.#pending.length ? Buffer.concat([this.#pending, chunk]) : chunk;
+    while (buf.length >= 5) {
+      const len = buf.readUInt32BE(1);
+      if (len < 4) return this.#fatal('08P01', 'malformed message length');
+      if (buf.length < 1 + len) break;
+      this.#queue.push(Buffer.from(buf.subarray(0, 1 + len)));
+      buf = buf.subarray(1 + len);
+    }
+    this.#pending = Buffer.from(buf);
+    void this.#drain();
   }
 
   async #onMessage(data: Uint8Array, state: State): Promise<boolean> {
@@ -137,12 +157,8 @@ export class WireConnection {
         setImmediate(() => (this.#gateway.hasStarted = false));
         return true;
       }
-      return false;
     }
-    // Every message after startup is ours, handled in order off the socket's read loop.
-    this.#queue.push(buf);
-    void this.#drain();
-    return true;
+    return false;
   }
 
   async #drain(): Promise<void> {
@@ -373,6 +389,13 @@ export class WireConnection {
       if (rows.length === 0) break;
       this.#send(...rows.map((r) => wire.dataRow(r)));
       sent += rows.length;
+      // A slow reader holds the next page back instead of the api's memory.
+      if (this.#out.writableNeedDrain) {
+        await new Promise((r) => {
+          this.#out.once('drain', r);
+          this.#out.once('close', r);
+        });
+      }
     }
     return sent;
   }
@@ -481,7 +504,8 @@ export class WireConnection {
     const show = /^\s*show\s+([a-z_.]+(?:\s+[a-z_]+)*)\s*;?\s*$/i.exec(sql);
     if (show) {
       const answer = this.#show(show[1].toLowerCase());
-      if (answer !== null) return this.#constant([{ name: show[1].toLowerCase().replace(/\s+/g, '_'), type: 'VARCHAR' }], [[answer]], 'SHOW');
+      const column = show[1].toLowerCase() === 'transaction isolation level' ? 'transaction_isolation' : show[1].toLowerCase();
+      if (answer !== null) return this.#constant([{ name: column, type: 'VARCHAR' }], [[answer]], 'SHOW');
     }
     if (isCatalogQuery(sql)) {
       this.#mirror ??= new CatalogMirror(this.#o.ctx, this.#ws!, this.#catalog, this.#gateway.clientInfo!.parameters.database, this.#principal!);

@@ -13,7 +13,7 @@ const world = await stackWithAgent({
 const { t, admin } = world;
 const port = () => t.api.pgPort!;
 
-function client(who: Caller & { email?: string } = admin, o: { database?: string; ssl?: boolean } = {}) {
+function client(who: Caller & { email?: string } = admin, o: { database?: string; ssl?: boolean; app?: string } = {}) {
   return new pg.Client({
     host: '127.0.0.1',
     port: port(),
@@ -21,11 +21,11 @@ function client(who: Caller & { email?: string } = admin, o: { database?: string
     password: who.token,
     database: o.database ?? 'default',
     ssl: o.ssl === false ? false : { rejectUnauthorized: false },
-    application_name: 'pgwire-test',
+    application_name: o.app ?? 'pgwire-test',
   });
 }
 
-async function connected(who?: Caller & { email?: string }, o?: { database?: string; ssl?: boolean }) {
+async function connected(who?: Caller & { email?: string }, o?: { database?: string; ssl?: boolean; app?: string }) {
   const c = client(who, o);
   await c.connect();
   return c;
@@ -62,7 +62,7 @@ describe('PostgreSQL wire endpoint (node-postgres)', () => {
   it('binds $n parameters as values through the extended protocol, never spliced into the SQL', async () => {
     const c = await connected();
     try {
-      await c.query('CREATE TEMP TABLE people AS SELECT * FROM (VALUES (1, $$Ann$$), (2, $$O''Brien$$)) AS v(id, name)');
+      await c.query(`CREATE TEMP TABLE people AS SELECT * FROM (VALUES (1, 'Ann'), (2, 'O''Brien')) AS v(id, name)`);
       const byName = await c.query('SELECT id FROM people WHERE name = $1', ["O'Brien"]);
       expect(byName.rows).toEqual([{ id: 2 }]);
       // A value that would be SQL if spliced stays a value.
@@ -131,26 +131,31 @@ describe('PostgreSQL wire endpoint (node-postgres)', () => {
   });
 
   it('a dropped connection leaves no open session', async () => {
-    const c = await connected();
-    const before = (await openSessions()).map((s) => s.id);
-    expect(before.length).toBeGreaterThan(0);
-    // Kill the socket without a Terminate message.
-    (c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    const c = await connected(admin, { app: 'dropped' });
+    const mine = (await openSessions()).filter((s) => s.client_name === 'dropped');
+    expect(mine).toHaveLength(1);
     c.on('error', () => undefined);
-    await expect.poll(async () => (await openSessions()).length, { timeout: 20_000 }).toBe(0);
+    // The socket goes without a Terminate message.
+    (c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${mine[0].id}`, { as: admin })).body.status, { timeout: 20_000 }).toBe('closed');
   });
 
   it('a CancelRequest cancels the running statement', async () => {
     const c = await connected();
     try {
-      const running = c.query('SELECT count(*) FROM range(100000000000) a');
+      const running = new pg.Query('SELECT count(*) FROM range(100000000000) a, range(10) b');
+      const outcome = new Promise((resolve, reject) => {
+        running.on('error', reject);
+        running.on('end', resolve);
+      });
+      c.query(running);
       await expect
         .poll(async () => (await t.req('GET', '/api/workspaces/default/queries?origin=session&status=running&limit=5', { as: admin })).body.items.length, { timeout: 20_000 })
         .toBeGreaterThan(0);
-      const canceller = client();
-      // node-postgres sends CancelRequest on a new connection with the BackendKeyData it got.
-      await (canceller as unknown as { cancel(c: pg.Client, q: unknown): Promise<void> }).cancel?.(c, running);
-      await expect(running).rejects.toMatchObject({ code: '57014' });
+      // node-postgres sends CancelRequest on a new (plain TCP) connection with the BackendKeyData it got.
+      const canceller = client(admin, { ssl: false });
+      (canceller as unknown as { cancel(c: pg.Client, q: unknown): void }).cancel(c, running);
+      await expect(outcome).rejects.toMatchObject({ code: '57014' });
       expect((await c.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
     } finally {
       await c.end();
