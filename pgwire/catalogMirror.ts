@@ -17,8 +17,14 @@ import { SERVER_VERSION_TEXT } from './version.ts';
 import { WireError } from './errors.ts';
 
 // What sends a statement here: the system catalogs, or a PostgreSQL system function drivers call on connect.
-const CATALOG_PATTERN =
-  /\b(pg_catalog|information_schema|pg_class|pg_namespace|pg_attribute|pg_type|pg_proc|pg_index|pg_constraint|pg_database|pg_settings|pg_roles|pg_user|pg_description|pg_am|pg_inherits|pg_tables|pg_views|pg_enum|pg_range|pg_extension|pg_stat_\w+|current_schema|current_schemas|current_database|current_user|session_user|version\s*\(\s*\)|txid_current|has_\w+_privilege|pg_backend_pid|pg_is_in_recovery|pg_postmaster_start_time|obj_description|col_description|format_type|::\s*regclass|::\s*regtype|::\s*oid)\b/i;
+const CATALOG_PATTERN = new RegExp(
+  [
+    String.raw`\b(?:pg_catalog|information_schema|pg_class|pg_namespace|pg_attribute|pg_attrdef|pg_type|pg_proc|pg_index|pg_constraint|pg_database|pg_settings|pg_roles|pg_user|pg_description|pg_am|pg_inherits|pg_tables|pg_views|pg_enum|pg_range|pg_extension|pg_collation|pg_stat_\w+|current_user|session_user)\b`,
+    String.raw`\b(?:current_schema|current_schemas|current_database|version|txid_current|has_\w+_privilege|pg_backend_pid|pg_is_in_recovery|pg_postmaster_start_time|obj_description|col_description|format_type|pg_get_\w+|pg_table_is_visible)\s*\(`,
+    String.raw`::\s*reg(?:class|type|proc)\b`,
+  ].join('|'),
+  'i',
+);
 
 export const isCatalogQuery = (sql: string) => CATALOG_PATTERN.test(sql.replace(/'(?:[^']|'')*'/g, "''"));
 
@@ -26,24 +32,63 @@ const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 /** PostgreSQL spellings DuckDB does not read, rewritten (outside literals is enough: they never occur inside). */
-function rewrite(sql: string): string {
+// Catalog relations psql, JDBC and SQLAlchemy read that DuckDB's pg_catalog lacks (or lacks columns of): views and
+// empty tables in schema pg_eider (clients hide `pg_*` schemas from listings), which the rewrite points them at.
+export const SHIM = [
+  `CREATE SCHEMA pg_eider`,
+  // The shim's own relations and schema are hidden from what clients list.
+  `CREATE VIEW pg_eider.pg_class AS SELECT c.*, false AS relforcerowsecurity FROM pg_catalog.pg_class c WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pg_eider')`,
+  `CREATE VIEW pg_eider.pg_namespace AS SELECT * FROM pg_catalog.pg_namespace WHERE nspname <> 'pg_eider'`,
+  `CREATE VIEW pg_eider.is_tables AS SELECT * FROM information_schema.tables WHERE table_schema <> 'pg_eider'`,
+  `CREATE VIEW pg_eider.is_columns AS SELECT * FROM information_schema.columns WHERE table_schema <> 'pg_eider'`,
+  `CREATE VIEW pg_eider.is_schemata AS SELECT * FROM information_schema.schemata WHERE schema_name <> 'pg_eider'`,
+  `CREATE VIEW pg_eider.is_views AS SELECT * FROM information_schema.views WHERE table_schema <> 'pg_eider'`,
+  `CREATE TABLE pg_eider.pg_policy (oid BIGINT, polname VARCHAR, polpermissive BOOLEAN, polroles BIGINT[], polqual VARCHAR, polwithcheck VARCHAR, polcmd VARCHAR, polrelid BIGINT)`,
+  `CREATE TABLE pg_eider.pg_statistic_ext (oid BIGINT, stxrelid BIGINT, stxnamespace BIGINT, stxname VARCHAR, stxkind VARCHAR[], stxstattarget INTEGER, stxkeys SMALLINT[])`,
+  `CREATE TABLE pg_eider.pg_publication (oid BIGINT, pubname VARCHAR, puballtables BOOLEAN, pubinsert BOOLEAN, pubupdate BOOLEAN, pubdelete BOOLEAN, pubtruncate BOOLEAN, pubviaroot BOOLEAN)`,
+  `CREATE TABLE pg_eider.pg_publication_namespace (oid BIGINT, pnpubid BIGINT, pnnspid BIGINT)`,
+  `CREATE TABLE pg_eider.pg_publication_rel (oid BIGINT, prpubid BIGINT, prrelid BIGINT, prqual VARCHAR, prattrs SMALLINT[])`,
+  `CREATE TABLE pg_eider.pg_inherits (inhrelid BIGINT, inhparent BIGINT, inhseqno INTEGER, inhdetachpending BOOLEAN)`,
+  `CREATE TABLE pg_eider.pg_trigger (oid BIGINT, tgrelid BIGINT, tgparentid BIGINT, tgname VARCHAR, tgfoid BIGINT, tgtype SMALLINT, tgenabled VARCHAR, tgisinternal BOOLEAN, tgconstraint BIGINT)`,
+  `CREATE TABLE pg_eider.pg_rewrite (oid BIGINT, rulename VARCHAR, ev_class BIGINT, ev_type VARCHAR, ev_enabled VARCHAR, is_instead BOOLEAN)`,
+  `CREATE TABLE pg_eider.pg_partitioned_table (partrelid BIGINT, partstrat VARCHAR, partnatts SMALLINT)`,
+  `CREATE TABLE pg_eider.pg_foreign_table (ftrelid BIGINT, ftserver BIGINT, ftoptions VARCHAR[])`,
+  `CREATE TABLE pg_eider.pg_extension (oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, extversion VARCHAR)`,
+  `CREATE TABLE pg_eider.pg_event_trigger (oid BIGINT, evtname VARCHAR)`,
+  `CREATE TABLE pg_eider.pg_roles AS SELECT 10::BIGINT AS oid, 'eider' AS rolname, false AS rolsuper, true AS rolinherit, false AS rolcreaterole, false AS rolcreatedb, true AS rolcanlogin, false AS rolreplication, -1 AS rolconnlimit, NULL::VARCHAR AS rolvaliduntil, false AS rolbypassrls`,
+  `CREATE VIEW pg_eider.pg_user AS SELECT rolname AS usename, oid AS usesysid, false AS usesuper FROM pg_eider.pg_roles`,
+  `CREATE TABLE pg_eider.pg_matviews (schemaname VARCHAR, matviewname VARCHAR, matviewowner VARCHAR, definition VARCHAR)`,
+];
+const SHIMMED = 'pg_class|pg_namespace|pg_policy|pg_statistic_ext|pg_publication|pg_publication_namespace|pg_publication_rel|pg_inherits|pg_trigger|pg_rewrite|pg_partitioned_table|pg_foreign_table|pg_extension|pg_event_trigger|pg_roles|pg_user|pg_matviews';
+
+const EMPTY_RELATIONS = /\bpg_(policy|statistic_ext|publication\w*|inherits|trigger|rewrite|partitioned_table|foreign_table|event_trigger)\b/i;
+
+export function rewriteCatalogSql(sql: string): string {
   return sql
     .replace(/OPERATOR\s*\(\s*pg_catalog\.([~!<>=*]+)\s*\)/gi, ' $1 ')
     .replace(/COLLATE\s+pg_catalog\."?default"?/gi, '')
     .replace(/COLLATE\s+"C"/gi, '')
-    .replace(/::\s*(?:pg_catalog\.)?reg(?:class|type|proc|namespace)\b/gi, '::VARCHAR')
-    .replace(/::\s*(?:pg_catalog\.)?(?:oid|name|regclass)\b/gi, (m) => (/oid/i.test(m) ? '::BIGINT' : '::VARCHAR'))
-    .replace(/::\s*(?:pg_catalog\.)?(?:_text|text\[\])/gi, '::VARCHAR[]')
-    .replace(/\bpg_catalog\.(pg_get_userbyid|pg_table_is_visible|format_type|pg_get_expr|obj_description|col_description|shobj_description|pg_encoding_to_char|has_\w+_privilege|pg_get_indexdef|pg_get_constraintdef|pg_relation_is_publishable|pg_get_partkeydef|array_to_string|current_schemas|current_schema|version|pg_backend_pid|pg_is_in_recovery|generate_series|quote_ident|pg_get_viewdef|pg_total_relation_size|pg_relation_size|pg_get_statisticsobjdef_columns|pg_function_is_visible|pg_type_is_visible|row_number|pg_get_function_identity_arguments|array_length|unnest|lower|upper|concat|left|pg_get_serial_sequence|current_setting)\s*\(/gi, '$1(')
+    .replace(/::\s*(?:pg_catalog\.)?reg(?:class|type|proc|procedure|namespace|role|oper)\b/gi, '::VARCHAR')
+    .replace(/::\s*(?:pg_catalog\.)?oid\b/gi, '::BIGINT')
+    .replace(/::\s*(?:pg_catalog\.)?name\b/gi, '::VARCHAR')
+    .replace(/::\s*(?:pg_catalog\.)?_text\b/gi, '::VARCHAR[]')
+    .replace(/::\s*pg_catalog\./gi, '::')
+    .replace(new RegExp(String.raw`(?<![.\w])(?:pg_catalog\.)?(${SHIMMED})\b(?!\s*\()`, 'gi'), 'pg_eider.$1')
+    .replace(/\binformation_schema\.(tables|columns|schemata|views)\b/gi, 'pg_eider.is_$1')
+    .replace(/\bpg_catalog\.(?=[a-z_]+\s*\()/gi, '')
     .replace(/\b(?:pg_catalog\.)?current_database\s*\(\s*\)/gi, 'eider_current_database()')
-    .replace(/\b(?:pg_catalog\.)?version\s*\(\s*\)/gi, 'eider_version()')
+    .replace(/(?<![.\w])version\s*\(\s*\)/gi, 'eider_version()')
     .replace(/\b(current_user|session_user)\b(?!\s*\()/gi, 'eider_$1()');
 }
 
-const MACROS = [
+export const MACROS = [
+  `CREATE OR REPLACE TEMP MACRO pg_get_statisticsobjdef_columns(o) AS NULL::VARCHAR`,
+  `CREATE OR REPLACE TEMP MACRO array_upper(a, d) AS len(a)`,
+  // Every table of the catalog's schemas counts as on the search path (Iceberg namespaces are browsed whole).
+  `CREATE OR REPLACE TEMP MACRO pg_table_is_visible(o) AS true`,
   `CREATE OR REPLACE TEMP MACRO pg_get_userbyid(id) AS 'eider'`,
   `CREATE OR REPLACE TEMP MACRO pg_encoding_to_char(id) AS 'UTF8'`,
-  `CREATE OR REPLACE TEMP MACRO pg_get_expr(e, r, p) AS NULL::VARCHAR`,
+  `CREATE OR REPLACE TEMP MACRO pg_get_expr(e, r) AS NULL::VARCHAR, (e, r, p) AS NULL::VARCHAR`,
   `CREATE OR REPLACE TEMP MACRO shobj_description(o, c) AS NULL::VARCHAR`,
   `CREATE OR REPLACE TEMP MACRO pg_get_indexdef(i, c := 0, p := false) AS NULL::VARCHAR`,
   `CREATE OR REPLACE TEMP MACRO pg_get_constraintdef(i, p := false) AS NULL::VARCHAR`,
@@ -95,7 +140,7 @@ export class CatalogMirror {
   async query(sql: string, params: (string | null)[]): Promise<{ columns: { name: string; type: string }[]; rows: unknown[][] }> {
     this.#conn ??= this.#build();
     const conn = await this.#conn;
-    const text = rewrite(sql);
+    const text = rewriteCatalogSql(sql);
     const extracted = await conn.extractStatements(text).catch((e: unknown) => {
       throw new WireError('42601', (e as Error).message);
     });
@@ -104,6 +149,9 @@ export class CatalogMirror {
     try {
       prepared = await extracted.prepare(0);
     } catch (e) {
+      // A question about what Eider never has (policies, publications, inheritance, triggers, rules, extended
+      // statistics) has no rows, however it is asked.
+      if (EMPTY_RELATIONS.test(sql)) return { columns: [], rows: [] };
       throw new WireError(/does not exist/i.test((e as Error).message) ? '42883' : '42601', `catalog query not supported: ${(e as Error).message}`);
     }
     // StatementType.SELECT: only reads run here.
@@ -119,7 +167,7 @@ export class CatalogMirror {
     const inst = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '256MB' });
     this.#instance = inst;
     const conn = await inst.connect();
-    for (const m of MACROS) await conn.run(m);
+    for (const m of [...SHIM, ...MACROS]) await conn.run(m);
     await conn.run(`CREATE OR REPLACE TEMP MACRO eider_version() AS ${lit(SERVER_VERSION_TEXT)}`);
     await conn.run(`CREATE OR REPLACE TEMP MACRO eider_current_database() AS ${lit(this.#database)}`);
     await conn.run(`CREATE OR REPLACE TEMP MACRO eider_current_user() AS ${lit(this.#user)}`);

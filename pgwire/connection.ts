@@ -19,7 +19,7 @@ import { OID, binaryParam, fieldsOf, textValue } from './types.ts';
 import { StatementFailed, WireError, errorFieldsOf } from './errors.ts';
 import { ScramServer, principalFromTokenId, rememberScramVerifier, scramVerifiersOf } from './scram.ts';
 import { CatalogMirror, isCatalogQuery } from './catalogMirror.ts';
-import { classify, clientSetting, commandTag, countParams, splitStatements } from './statements.ts';
+import { classify, clientSetting, commandTag, copyLine, copyToStdout, countParams, splitStatements } from './statements.ts';
 
 export { SERVER_VERSION } from './version.ts';
 import { SERVER_VERSION } from './version.ts';
@@ -365,6 +365,11 @@ export class WireConnection {
     if (parts.length === 0) return this.#send(wire.emptyQueryResponse(), wire.readyForQuery(this.#txStatus));
     for (const sql of parts) {
       try {
+        const copy = copyToStdout(sql);
+        if (copy) {
+          await this.#copyOut(copy);
+          continue;
+        }
         const out = await this.#run(sql, []);
         if (out.fields) this.#send(wire.rowDescription(out.fields));
         await this.#sendRows(out, 0, Infinity);
@@ -375,6 +380,21 @@ export class WireConnection {
       }
     }
     this.#send(wire.readyForQuery(this.#txStatus));
+  }
+
+  /** COPY … TO STDOUT: the query runs as a statement, its rows go out as CopyData lines. */
+  async #copyOut(copy: NonNullable<ReturnType<typeof copyToStdout>>): Promise<void> {
+    const out = await this.#run(copy.query, []);
+    const names = out.fields?.map((f) => f.name) ?? [];
+    this.#send(wire.copyOutResponse(names.length));
+    if (copy.header && copy.csv) this.#send(wire.copyData(Buffer.from(copyLine(names, copy))));
+    for (let at = 0; at < out.rowCount; ) {
+      const rows = await out.rows(at, PAGE_ROWS);
+      if (rows.length === 0) break;
+      this.#send(...rows.map((r) => wire.copyData(Buffer.from(copyLine(r, copy)))));
+      at += rows.length;
+    }
+    this.#send(wire.copyDone(), wire.commandComplete(`COPY ${out.rowCount}`));
   }
 
   #failed(e: unknown): void {

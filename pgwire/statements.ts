@@ -146,3 +146,27 @@ export function countParams(sql: string): number {
   for (const m of codeOnly(sql).matchAll(/\$(\d+)/g)) max = Math.max(max, Number(m[1]));
   return max;
 }
+
+/**
+ * `COPY <table or (query)> TO STDOUT [WITH] [(options)]` (psql's \copy … to): the query to run and the output
+ * format, or null when the statement is not one. Other COPY forms go to the session as they are.
+ */
+export function copyToStdout(sql: string): { query: string; csv: boolean; header: boolean; delimiter: string | null } | null {
+  const t = sql.trim().replace(/;\s*$/, '');
+  const m = /^copy\s+([\s\S]+?)\s+to\s+stdout\b([\s\S]*)$/i.exec(t);
+  if (!m) return null;
+  const source = m[1].trim();
+  const query = source.startsWith('(') && source.endsWith(')') ? source.slice(1, -1) : `SELECT * FROM ${source}`;
+  const opts = m[2].toLowerCase();
+  const delimiter = /delimiter\s+(?:as\s+)?'((?:[^']|'')*)'/i.exec(m[2])?.[1]?.replace(/''/g, "'") ?? null;
+  return { query, csv: /\bcsv\b/.test(opts), header: /\bheader\b(?!\s+(false|off|0))/.test(opts), delimiter };
+}
+
+/** One row of COPY output: text format (tab, \N, backslash escapes) or CSV (quoted when needed). */
+export function copyLine(values: (string | null)[], o: { csv: boolean; delimiter: string | null }): string {
+  const d = o.delimiter ?? (o.csv ? ',' : '\t');
+  if (o.csv) {
+    return `${values.map((v) => (v === null ? '' : /[",\n\r]/.test(v) || v.includes(d) || v === '' ? `"${v.replace(/"/g, '""')}"` : v)).join(d)}\n`;
+  }
+  return `${values.map((v) => (v === null ? '\\N' : v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r'))).join(d)}\n`;
+}

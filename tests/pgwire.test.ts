@@ -1,7 +1,12 @@
 // The PostgreSQL wire endpoint with real clients against the real stack (api, catalog service, object store, a
-// real agent): node-postgres here, psql in tests/pgwire-psql.test.ts. Each connection is a SQL session; the session
+// real agent): node-postgres, and Debian's psql. Each connection is a SQL session; the session
 // policy, grants and audit apply as on /sql/sessions.
 import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { newUser, type Caller } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
@@ -159,6 +164,45 @@ describe('PostgreSQL wire endpoint (node-postgres)', () => {
       expect((await c.query('SELECT 2 AS two')).rows).toEqual([{ two: 2 }]);
     } finally {
       await c.end();
+    }
+  });
+});
+
+const PSQL = '/usr/bin/psql';
+if (!existsSync(PSQL)) console.log(`psql tests skipped: ${PSQL} is not installed (apt-get install postgresql-client)`);
+
+/** psql as a user runs it: sslmode=require, the token as the password, one command per -c. */
+async function psql(...commands: string[]): Promise<string> {
+  const args = [`host=127.0.0.1 port=${port()} dbname=default user=admin@example.com sslmode=require application_name=psql-test`, '-X', '-v', 'ON_ERROR_STOP=1'];
+  for (const c of commands) args.push('-c', c);
+  const r = await promisify(execFile)(PSQL, args, { env: { ...process.env, PGPASSWORD: admin.token, PGCONNECT_TIMEOUT: '30' }, timeout: 60_000 });
+  return r.stdout;
+}
+
+describe.skipIf(!existsSync(PSQL))('PostgreSQL wire endpoint (psql)', () => {
+  it('\\dt lists the catalog’s tables, \\d describes one, a query answers', async () => {
+    await world.sql('CREATE SCHEMA IF NOT EXISTS wire');
+    await world.sql('CREATE TABLE IF NOT EXISTS wire.orders AS SELECT range::BIGINT AS id, (range * 1.5)::DECIMAL(12,2) AS amount, $$c$$ || range AS customer FROM range(3)');
+    const dt = await psql('\\dt wire.*');
+    expect(dt).toMatch(/wire\s*\|\s*orders\s*\|\s*table/);
+    const d = await psql('\\d wire.orders');
+    expect(d).toMatch(/id\s*\|\s*bigint/);
+    expect(d).toMatch(/amount\s*\|\s*numeric\(12,2\)/);
+    expect(d).toMatch(/customer\s*\|\s*(text|character varying)/);
+    const q = await psql('SELECT id, amount FROM wire.orders ORDER BY id');
+    expect(q).toMatch(/2 \|\s+3\.00/);
+    expect(q).toContain('(3 rows)');
+  });
+
+  it('\\copy … to writes the query’s rows to a local file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgwire-copy-'));
+    try {
+      const file = join(dir, 'out.csv');
+      const out = await psql(`\\copy (SELECT range AS n, 'a,b' AS s, NULL AS z FROM range(3)) to '${file}' with (format csv, header)`);
+      expect(out).toContain('COPY 3');
+      expect(readFileSync(file, 'utf8')).toBe('n,s,z\n0,"a,b",\n1,"a,b",\n2,"a,b",\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
