@@ -417,8 +417,18 @@ export class QueryEngine {
       rowCount = (await hooks?.after(0, rowCount)) ?? rowCount;
       return { rowCount, resultPath: null, columnSchema: null, columns: [], statementType, wrote: true, profile };
     }
-    const names = Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
-    const types = Array.from({ length: prepared.columnCount }, (_, i) => describedSpelling(prepared.columnType(i)));
+    let names: string[];
+    let types: (string | null)[];
+    if (values) {
+      // With parameters the prepared statement's columns are not final until bound (a `$n` of no declared type
+      // reads as one column "unknown"): DESCRIBE with the values bound says what the statement returns.
+      const described = (await this.#connection.runAndReadAll(`DESCRIBE ${statementBody(sql)}`, values, valueTypes)).getRows();
+      names = described.map((r) => String(r[0]));
+      types = described.map((r) => String(r[1]));
+    } else {
+      names = Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
+      types = Array.from({ length: prepared.columnCount }, (_, i) => describedSpelling(prepared.columnType(i)));
+    }
     prepared.destroySync();
     const columns = uniqueColumnNames(names);
     const wrapped = `SELECT * FROM (\n${statementBody(sql)}\n) AS __eider_result(${columns.map(quoteIdentifier).join(', ')})`;

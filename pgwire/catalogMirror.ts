@@ -73,15 +73,26 @@ export function rewriteCatalogSql(sql: string): string {
     .replace(/::\s*(?:pg_catalog\.)?name\b/gi, '::VARCHAR')
     .replace(/::\s*(?:pg_catalog\.)?_text\b/gi, '::VARCHAR[]')
     .replace(/::\s*pg_catalog\./gi, '::')
+    .replace(/\bAS\s+(?:pg_catalog\.)?REG(?:CLASS|TYPE|PROC|NAMESPACE)\s*\)/gi, 'AS VARCHAR)')
+    .replace(/\bAS\s+(?:pg_catalog\.)?OID\s*\)/gi, 'AS BIGINT)')
+    .replace(/\bjson_build_object\s*\(/gi, 'json_object(')
     .replace(new RegExp(String.raw`(?<![.\w])(?:pg_catalog\.)?(${SHIMMED})\b(?!\s*\()`, 'gi'), 'pg_eider.$1')
     .replace(/\binformation_schema\.(tables|columns|schemata|views)\b/gi, 'pg_eider.is_$1')
     .replace(/\bpg_catalog\.(?=[a-z_]+\s*\()/gi, '')
+    .replace(/(?<![.\w])format_type\s*\(/gi, 'eider_format_type(')
     .replace(/\b(?:pg_catalog\.)?current_database\s*\(\s*\)/gi, 'eider_current_database()')
     .replace(/(?<![.\w])version\s*\(\s*\)/gi, 'eider_version()')
     .replace(/\b(current_user|session_user)\b(?!\s*\()/gi, 'eider_$1()');
 }
 
 export const MACROS = [
+  `CREATE OR REPLACE TEMP MACRO pg_collation_is_visible(o) AS true`,
+  `CREATE OR REPLACE TEMP MACRO pg_opclass_is_visible(o) AS true`,
+  `CREATE OR REPLACE TEMP MACRO to_regtype(n) AS (SELECT min(oid) FROM pg_catalog.pg_type WHERE typname = lower(split_part(n, '.', -1)))`,
+  `CREATE OR REPLACE TEMP MACRO to_regclass(n) AS (SELECT min(oid) FROM pg_catalog.pg_class WHERE relname = split_part(n, '.', -1))`,
+  `CREATE OR REPLACE TEMP MACRO to_regnamespace(n) AS (SELECT min(oid) FROM pg_catalog.pg_namespace WHERE nspname = n)`,
+  // PostgreSQL's names for the types (DuckDB's pg_type says int8, varchar): what psql \d and reflection show.
+  `CREATE OR REPLACE TEMP MACRO eider_format_type(t, m) AS (WITH f AS (SELECT pg_catalog.format_type(t, m) AS x) SELECT CASE x WHEN 'int8' THEN 'bigint' WHEN 'int4' THEN 'integer' WHEN 'int2' THEN 'smallint' WHEN 'float8' THEN 'double precision' WHEN 'float4' THEN 'real' WHEN 'varchar' THEN 'text' WHEN 'bool' THEN 'boolean' WHEN 'timestamp' THEN 'timestamp without time zone' WHEN 'timestamptz' THEN 'timestamp with time zone' WHEN 'time' THEN 'time without time zone' WHEN 'bytea' THEN 'bytea' ELSE x END FROM f)`,
   `CREATE OR REPLACE TEMP MACRO pg_get_statisticsobjdef_columns(o) AS NULL::VARCHAR`,
   `CREATE OR REPLACE TEMP MACRO array_upper(a, d) AS len(a)`,
   // Every table of the catalog's schemas counts as on the search path (Iceberg namespaces are browsed whole).
@@ -152,6 +163,7 @@ export class CatalogMirror {
       // A question about what Eider never has (policies, publications, inheritance, triggers, rules, extended
       // statistics) has no rows, however it is asked.
       if (EMPTY_RELATIONS.test(sql)) return { columns: [], rows: [] };
+      if (process.env.PGWIRE_DEBUG) process.stderr.write(`pgwire catalog query failed: ${(e as Error).message}\n${text}\n`);
       throw new WireError(/does not exist/i.test((e as Error).message) ? '42883' : '42601', `catalog query not supported: ${(e as Error).message}`);
     }
     // StatementType.SELECT: only reads run here.

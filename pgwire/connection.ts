@@ -97,6 +97,7 @@ export class WireConnection {
 
   #send(...messages: Buffer[]): void {
     if (this.#closed) return;
+    if (process.env.PGWIRE_DEBUG) for (const x of messages) process.stderr.write(`pgwire -> ${String.fromCharCode(x[0])} ${JSON.stringify(x.subarray(5, 120).toString('latin1'))}\n`);
     this.#out.write(messages.length === 1 ? messages[0] : Buffer.concat(messages));
   }
 
@@ -182,6 +183,7 @@ export class WireConnection {
 
   async #handle(m: Buffer): Promise<void> {
     const type = String.fromCharCode(m[0]);
+    if (process.env.PGWIRE_DEBUG) process.stderr.write(`pgwire <- ${type} ${JSON.stringify(m.subarray(5, 200).toString('latin1'))}\n`);
     const r = new wire.MessageReader(m.subarray(5));
     if (!this.#sessionId) {
       if (type === 'p') return this.#password(r);
@@ -512,6 +514,15 @@ export class WireConnection {
   async #run(sql: string, params: (string | null)[]): Promise<Outcome> {
     const c = classify(sql);
     if (c.kind === 'empty') return { fields: null, tag: '', rowCount: 0, rows: noRows };
+    if (/^\s*(savepoint|release)\b/i.test(sql) || /^\s*rollback\s+(work\s+|transaction\s+)?to\b/i.test(sql)) {
+      return { fields: null, tag: /^\s*savepoint/i.test(sql) ? 'SAVEPOINT' : /^\s*release/i.test(sql) ? 'RELEASE' : 'ROLLBACK', rowCount: 0, rows: noRows };
+    }
+    if (c.txBegin || c.txEnd) {
+      // Transaction control (every driver with autocommit off sends it) is acknowledged here: the session policy
+      // refuses BEGIN today, so each statement commits on its own (docs/postgres-protocol.md).
+      this.#txStatus = c.txBegin ? 'T' : 'I';
+      return { fields: null, tag: commandTag(sql, null, 0), rowCount: 0, rows: noRows };
+    }
     const setting = clientSetting(sql);
     if (setting) {
       if (setting.name === 'statement_timeout') {
@@ -534,8 +545,6 @@ export class WireConnection {
     }
     const row = await this.#statement(sql, params);
     if (c.ddl) this.#mirror?.invalidate();
-    if (c.txBegin) this.#txStatus = 'T';
-    if (c.txEnd) this.#txStatus = 'I';
     const tz = /^\s*set\s+(?:session\s+)?time\s*zone\s*(?:=|to)?\s*'([^']+)'/i.exec(sql) ?? /^\s*set\s+timezone\s*(?:=|to)\s*'([^']+)'/i.exec(sql);
     if (tz) {
       this.#settings.set('timezone', tz[1]);

@@ -206,3 +206,30 @@ describe.skipIf(!existsSync(PSQL))('PostgreSQL wire endpoint (psql)', () => {
     }
   });
 });
+
+// psycopg, SQLAlchemy (reflection) and pandas, from a virtual environment the setup script makes (local wheel index).
+const python = await promisify(execFile)('sh', [join(import.meta.dirname, '..', 'scripts', 'ensure-python-clients.sh')], { timeout: 600_000 }).then(
+  (r) => r.stdout.trim(),
+  (e: Error & { stderr?: string }) => {
+    console.log(`psycopg/SQLAlchemy tests skipped: ${(e.stderr || e.message).trim()}`);
+    return null;
+  },
+);
+
+describe.skipIf(!python)('PostgreSQL wire endpoint (psycopg, SQLAlchemy, pandas)', () => {
+  it('connects, binds parameters, reflects the catalog and reads a frame', async () => {
+    await world.sql('CREATE SCHEMA IF NOT EXISTS wire');
+    await world.sql('CREATE TABLE IF NOT EXISTS wire.orders AS SELECT range::BIGINT AS id, (range * 1.5)::DECIMAL(12,2) AS amount, $$c$$ || range AS customer FROM range(3)');
+    const r = await promisify(execFile)(python!, [join(import.meta.dirname, 'fixtures', 'pgwire_clients.py'), '127.0.0.1', String(port()), 'default', 'admin@example.com', admin.token!], {
+      timeout: 120_000,
+    });
+    const seen = JSON.parse(r.stdout);
+    expect(seen.params).toEqual([42, "O'Brien"]);
+    expect(seen.typed).toEqual([2, '3.00', 'Decimal']);
+    expect(seen.undefined_table).toBe('42P01');
+    expect(seen.tables).toContain('orders');
+    expect(seen.columns).toEqual([['id', 'BIGINT'], ['amount', 'NUMERIC(12, 2)'], ['customer', 'TEXT']]);
+    expect(seen.sqlalchemy).toBe(2);
+    expect(seen.pandas).toEqual({ id: [0, 1, 2], customer: ['c0', 'c1', 'c2'] });
+  });
+});
