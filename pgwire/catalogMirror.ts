@@ -39,6 +39,26 @@ export const SHIM = [
   // The shim's own relations and schema are hidden from what clients list.
   `CREATE VIEW pg_eider.pg_class AS SELECT c.*, false AS relforcerowsecurity FROM pg_catalog.pg_class c WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pg_eider')`,
   `CREATE VIEW pg_eider.pg_namespace AS SELECT * FROM pg_catalog.pg_namespace WHERE nspname <> 'pg_eider'`,
+  // Every other catalog relation through pg_eider too: DuckDB binds `pg_catalog.x.column` only for its own schema.
+  `CREATE VIEW pg_eider.pg_attribute AS SELECT * FROM pg_catalog.pg_attribute`,
+  `CREATE VIEW pg_eider.pg_attrdef AS SELECT * FROM pg_catalog.pg_attrdef`,
+  `CREATE VIEW pg_eider.pg_type AS SELECT * FROM pg_catalog.pg_type`,
+  `CREATE VIEW pg_eider.pg_index AS SELECT * FROM pg_catalog.pg_index`,
+  `CREATE VIEW pg_eider.pg_constraint AS SELECT * FROM pg_catalog.pg_constraint`,
+  `CREATE VIEW pg_eider.pg_description AS SELECT * FROM pg_catalog.pg_description`,
+  `CREATE VIEW pg_eider.pg_am AS SELECT * FROM pg_catalog.pg_am`,
+  `CREATE VIEW pg_eider.pg_collation AS SELECT * FROM pg_catalog.pg_collation`,
+  `CREATE VIEW pg_eider.pg_database AS SELECT * FROM pg_catalog.pg_database`,
+  `CREATE VIEW pg_eider.pg_depend AS SELECT * FROM pg_catalog.pg_depend`,
+  `CREATE VIEW pg_eider.pg_enum AS SELECT * FROM pg_catalog.pg_enum`,
+  `CREATE VIEW pg_eider.pg_proc AS SELECT * FROM pg_catalog.pg_proc`,
+  `CREATE VIEW pg_eider.pg_sequence AS SELECT * FROM pg_catalog.pg_sequence`,
+  `CREATE VIEW pg_eider.pg_sequences AS SELECT * FROM pg_catalog.pg_sequences`,
+  `CREATE VIEW pg_eider.pg_settings AS SELECT * FROM pg_catalog.pg_settings`,
+  `CREATE VIEW pg_eider.pg_tables AS SELECT * FROM pg_catalog.pg_tables`,
+  `CREATE VIEW pg_eider.pg_views AS SELECT * FROM pg_catalog.pg_views`,
+  `CREATE VIEW pg_eider.pg_indexes AS SELECT * FROM pg_catalog.pg_indexes`,
+  `CREATE VIEW pg_eider.pg_tablespace AS SELECT * FROM pg_catalog.pg_tablespace`,
   `CREATE VIEW pg_eider.is_tables AS SELECT * FROM information_schema.tables WHERE table_schema <> 'pg_eider'`,
   `CREATE VIEW pg_eider.is_columns AS SELECT * FROM information_schema.columns WHERE table_schema <> 'pg_eider'`,
   `CREATE VIEW pg_eider.is_schemata AS SELECT * FROM information_schema.schemata WHERE schema_name <> 'pg_eider'`,
@@ -59,7 +79,7 @@ export const SHIM = [
   `CREATE VIEW pg_eider.pg_user AS SELECT rolname AS usename, oid AS usesysid, false AS usesuper FROM pg_eider.pg_roles`,
   `CREATE TABLE pg_eider.pg_matviews (schemaname VARCHAR, matviewname VARCHAR, matviewowner VARCHAR, definition VARCHAR)`,
 ];
-const SHIMMED = 'pg_class|pg_namespace|pg_policy|pg_statistic_ext|pg_publication|pg_publication_namespace|pg_publication_rel|pg_inherits|pg_trigger|pg_rewrite|pg_partitioned_table|pg_foreign_table|pg_extension|pg_event_trigger|pg_roles|pg_user|pg_matviews';
+const SHIMMED = 'pg_attribute|pg_attrdef|pg_type|pg_index|pg_constraint|pg_description|pg_am|pg_collation|pg_database|pg_depend|pg_enum|pg_proc|pg_sequence|pg_sequences|pg_settings|pg_tables|pg_views|pg_indexes|pg_tablespace|pg_class|pg_namespace|pg_policy|pg_statistic_ext|pg_publication|pg_publication_namespace|pg_publication_rel|pg_inherits|pg_trigger|pg_rewrite|pg_partitioned_table|pg_foreign_table|pg_extension|pg_event_trigger|pg_roles|pg_user|pg_matviews';
 
 const EMPTY_RELATIONS = /\bpg_(policy|statistic_ext|publication\w*|inherits|trigger|rewrite|partitioned_table|foreign_table|event_trigger)\b/i;
 
@@ -169,7 +189,9 @@ export class CatalogMirror {
     // StatementType.SELECT: only reads run here.
     if (prepared.statementType !== 1) throw new WireError('0A000', 'only reads of the system catalogs are answered');
     params.forEach((v, i) => (v === null ? prepared.bindNull(i + 1) : prepared.bindVarchar(i + 1, v)));
-    const reader = await prepared.runAndReadAll();
+    const reader = await prepared.runAndReadAll().catch((e: unknown) => {
+      throw new WireError('42000', `catalog query failed: ${(e as Error).message}`);
+    });
     // PostgreSQL names an unaliased function call's column after the function (`version`, not `version()`).
     const columns = reader.columnNames().map((name, i) => ({ name: /^[A-Za-z_][A-Za-z0-9_.]*\(.*\)$/s.test(name) ? name.slice(0, name.indexOf('(')).replace(/^.*\./, '').replace(/^eider_/, '') : name, type: reader.columnType(i).toString() }));
     return { columns, rows: reader.getRowsJson() as unknown[][] };
