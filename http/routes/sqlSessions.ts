@@ -2,26 +2,16 @@
 // external client (a DB-API connector, dbt, a BI tool), its statements run in order with session state kept
 // between them. Off unless SQL_SESSIONS_ENABLED: then every route answers 404 "not enabled", which existing clients
 // read as "switched off".
-import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
 import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
-import { AppError, conflict, forbidden, notFound, unavailable, unprocessable } from '../../domain/errors.ts';
-import { policyRejection } from '../../domain/statementPolicy.ts';
+import { AppError, conflict, forbidden, unavailable, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
 import * as sessions from '../../domain/sqlSessions.ts';
-import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
-import { resolveWorkspace } from '../../domain/workspaces.ts';
-import { assertCatalogsWritable, writtenCatalogs } from '../../domain/storageMigrations.ts';
-import { checkScopedAccess } from '../../domain/catalogGrants.ts';
-import { actorOf } from '../../domain/audit.ts';
-import { checkPolicyOffThread } from '../policyPool.ts';
 import { readRowsPage } from '../rows.ts';
-import { audit } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 import { RowsPage } from './queries.ts';
-import { chooseCompute, readQuery } from '../querySubmission.ts';
-import { computeWaitMs } from '../../domain/elastic.ts';
+import { readQuery } from '../querySubmission.ts';
 import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
 import { assertSessionOwner, openSqlSession, submitSessionStatement } from '../sqlSessionOps.ts';
 
