@@ -183,7 +183,7 @@ export class CatalogMirror {
       // A question about what Eider never has (policies, publications, inheritance, triggers, rules, extended
       // statistics) has no rows, however it is asked.
       if (EMPTY_RELATIONS.test(sql)) return { columns: [], rows: [] };
-      if (process.env.PGWIRE_DEBUG) process.stderr.write(`pgwire catalog query failed: ${(e as Error).message}\n${text}\n`);
+      this.#ctx.logger.debug({ err: (e as Error).message }, 'pgwire: catalog query not answered');
       throw new WireError(/does not exist/i.test((e as Error).message) ? '42883' : '42601', `catalog query not supported: ${(e as Error).message}`);
     }
     // StatementType.SELECT: only reads run here.

@@ -23,7 +23,7 @@ import { classify, clientSetting, commandTag, copyLine, copyToStdout, countParam
 
 export { SERVER_VERSION } from './version.ts';
 import { SERVER_VERSION } from './version.ts';
-const PAGE_ROWS = 5000;
+const PAGE_ROWS = 20_000;
 const CANCEL_REQUEST = 80877102;
 const GSSENC_REQUEST = 80877104;
 
@@ -97,7 +97,6 @@ export class WireConnection {
 
   #send(...messages: Buffer[]): void {
     if (this.#closed) return;
-    if (process.env.PGWIRE_DEBUG) for (const x of messages) process.stderr.write(`pgwire -> ${String.fromCharCode(x[0])} ${JSON.stringify(x.subarray(5, 120).toString('latin1'))}\n`);
     this.#out.write(messages.length === 1 ? messages[0] : Buffer.concat(messages));
   }
 
@@ -183,7 +182,6 @@ export class WireConnection {
 
   async #handle(m: Buffer): Promise<void> {
     const type = String.fromCharCode(m[0]);
-    if (process.env.PGWIRE_DEBUG) process.stderr.write(`pgwire <- ${type} ${JSON.stringify(m.subarray(5, 200).toString('latin1'))}\n`);
     const r = new wire.MessageReader(m.subarray(5));
     if (!this.#sessionId) {
       if (type === 'p') return this.#password(r);
@@ -413,9 +411,14 @@ export class WireConnection {
       sent += rows.length;
       // A slow reader holds the next page back instead of the api's memory.
       if (this.#out.writableNeedDrain) {
-        await new Promise((r) => {
-          this.#out.once('drain', r);
-          this.#out.once('close', r);
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            this.#out.off('drain', done);
+            this.#out.off('close', done);
+            resolve();
+          };
+          this.#out.on('drain', done);
+          this.#out.on('close', done);
         });
       }
     }
