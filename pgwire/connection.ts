@@ -288,7 +288,11 @@ export class WireConnection {
     this.#sessionId = sessionId;
     this.#ws = ws;
     this.#catalog = row.active_catalog;
-    if (this.#closed) return void (await this.#end());
+    if (this.#closed) {
+      // The client left while the session opened: #end ran before there was a session to close.
+      await ctx.host.send('sqlSession', sessionId, { type: 'close' }).catch(() => undefined);
+      return;
+    }
     const secret = randomInt(-(2 ** 31), 2 ** 31);
     for (let i = 0; i < 5 && !this.#processId; i++) {
       const pid = randomInt(1, 2 ** 31);

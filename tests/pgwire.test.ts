@@ -100,7 +100,7 @@ describe('PostgreSQL wire endpoint (node-postgres)', () => {
     }
   });
 
-  it('refuses a bad token, an unknown workspace, and cleartext without TLS', async () => {
+  it('refuses a bad token and an unknown workspace', async () => {
     await expect(connected({ ...admin, token: 'eid_pat_wrong' })).rejects.toMatchObject({ code: '28P01' });
     await expect(connected(admin, { database: 'nowhere' })).rejects.toMatchObject({ code: '3D000' });
   });
