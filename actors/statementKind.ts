@@ -52,6 +52,8 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
             await ctx.send({ type: 'failed', code: 'catalog_error', message: `the staging area is unavailable: ${(err as Error).message}` });
             return;
           }
+          // `$n` values (the PostgreSQL wire endpoint's Bind): kept on the statement's row, sent beside its SQL.
+          const [bound] = await db.query<{ params: (string | null)[] | null }>(`select params from queries where id = $1`, [p.statementId]);
           // The statement id is the idempotency key: the agent ignores a statement it has queued or run.
           const sent = await link.send(p.agentId, {
             type: 'execute_statement',
@@ -62,6 +64,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
               timeout_s: p.timeoutS,
               ...(token && found ? { catalogs: dispatchCatalogs(found.catalogs, token, await deps.elastic?.catalogUrlFor(p.agentId)) } : {}),
               ...(staging.length ? { staging } : {}),
+              ...(bound?.params?.length ? { params: bound.params } : {}),
               ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },
           });

@@ -3,7 +3,7 @@
 // known before it starts, a connection on a warm slot sandboxed and locked the same way (sandboxSlots.ts).
 // Order matters: sandbox first (EXPLAIN binds the statement, and binding read_csv already opens the file), then
 // EXPLAIN for the estimate, then the memory limit and profiling, then the configuration lock, then the statement.
-import { DuckDBInstance, StatementType as DuckStatementType, version as duckdbVersion } from '@duckdb/node-api';
+import { DuckDBInstance, StatementType as DuckStatementType, VARCHAR, version as duckdbVersion } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -392,21 +392,25 @@ export class QueryEngine {
    * Runs `sql`; a result grid goes to `results/<resultId>.parquet` (the engine's own id by default; a session names
    * each statement's). A session's partial file is written in its scratch directory, which the sandbox allows.
    */
-  async execute(sql: string, hooks?: StatementHooks, resultId: string = this.#queryId): Promise<ExecutionResult> {
+  async execute(sql: string, hooks?: StatementHooks, resultId: string = this.#queryId, params?: readonly (string | null)[]): Promise<ExecutionResult> {
     this.#checkStopped();
     this.#executing++;
     try {
-      return await this.#execute(sql, hooks, resultId);
+      return await this.#execute(sql, hooks, resultId, params?.length ? params : undefined);
     } finally {
       // A stopped query keeps interrupting until it is closed; a session's statement interrupt ends with the statement.
       if (--this.#executing === 0 && !this.#stopRequested) this.#stopRepeating();
     }
   }
 
-  async #execute(sql: string, hooks: StatementHooks | undefined, resultId: string): Promise<ExecutionResult> {
+  async #execute(sql: string, hooks: StatementHooks | undefined, resultId: string, params?: readonly (string | null)[]): Promise<ExecutionResult> {
     const extracted = await this.#connection.extractStatements(sql);
     if (extracted.count === 0) throw new Error('the query contains no statement');
     const sizes = await this.#statementSizes(sql, extracted.count, hooks);
+    if (params && sizes.length > 1) throw new Error('Binder Error: parameters bind to one statement; the script has several');
+    // `$n` values bound as VARCHAR: DuckDB casts each to the type its position asks for (never spliced into the text).
+    const values = params ? [...params] : undefined;
+    const valueTypes = params ? params.map(() => VARCHAR) : undefined;
     if (sizes.length > 1) {
       this.#readOnly = false;
       return this.#executeScript(extracted, sizes, hooks);
@@ -414,6 +418,7 @@ export class QueryEngine {
     await hooks?.before(0);
     this.#checkStopped();
     const own = (await hooks?.run?.(0)) ?? null;
+    if (own && params) throw new Error('Binder Error: parameters are not supported in statements that write Iceberg tables; send the values in the SQL');
     this.#checkStopped();
     // What DuckDB runs around the statement itself (a PIVOT's CREATE TYPE of its values ahead of it, in a
     // transaction for all but a read), after the bridge's views.
@@ -429,6 +434,10 @@ export class QueryEngine {
     };
     const prepared = await prepare(main);
     this.#checkStopped();
+    if (params) {
+      if (prepared.parameterCount !== params.length) throw new Error(`Binder Error: the statement takes ${prepared.parameterCount} parameters, ${params.length} were bound`);
+      params.forEach((v, i) => (v === null ? prepared.bindNull(i + 1) : prepared.bindVarchar(i + 1, v)));
+    }
     if (own || !['SELECT', 'EXPLAIN'].includes(STATEMENT_NAMES.get(prepared.statementType) ?? '')) this.#readOnly = false;
     if (!own && STATEMENT_NAMES.get(prepared.statementType) === 'EXPLAIN') return this.#explain(prepared, resultId, finish);
     const duckType = protocolStatementType(prepared.statementType, sql);
@@ -443,15 +452,25 @@ export class QueryEngine {
       rowCount = (await hooks?.after(0, rowCount)) ?? rowCount;
       return { rowCount, resultPath: null, columnSchema: null, columns: [], statementType, wrote: true, profile };
     }
-    const names = Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
-    const types = Array.from({ length: prepared.columnCount }, (_, i) => columnSpelling(prepared, i));
+    let names: string[];
+    let types: (string | null)[];
+    if (values) {
+      // With parameters the prepared statement's columns are not final until bound (a `$n` of no declared type
+      // reads as one column "unknown"): DESCRIBE with the values bound says what the statement returns.
+      const described = (await this.#connection.runAndReadAll(`DESCRIBE ${statementBody(sql)}`, values, valueTypes)).getRows();
+      names = described.map((r) => String(r[0]));
+      types = described.map((r) => String(r[1]));
+    } else {
+      names = Array.from({ length: prepared.columnCount }, (_, i) => prepared.columnName(i));
+      types = Array.from({ length: prepared.columnCount }, (_, i) => columnSpelling(prepared, i));
+    }
     prepared.destroySync();
     await finish();
     const columns = uniqueColumnNames(names);
     const wrapped = `SELECT * FROM (\n${statementBody(sql)}\n) AS __eider_result(${columns.map(quoteIdentifier).join(', ')})`;
     const columnSchema = types.every((t) => t !== null)
       ? columns.map((name, i) => ({ name, type: types[i]! }))
-      : (expanded ? await this.#expandedRows(`DESCRIBE ${wrapped}`) : await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`)).getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
+      : (expanded ? await this.#expandedRows(`DESCRIBE ${wrapped}`) : await this.#connection.runAndReadAll(`DESCRIBE ${wrapped}`, values, valueTypes)).getRows().map((row) => ({ name: String(row[0]), type: String(row[1]) }));
     const projection = columnSchema.map((c) => parquetSafeColumn(c.name, c.type)).join(', ');
     const fileName = `${resultId}.parquet`;
     const partial = resultId === this.#queryId ? this.#partialPath : join(this.#tempDir, `${resultId}.parquet.partial`);
@@ -459,7 +478,7 @@ export class QueryEngine {
     const copy = `COPY (SELECT ${projection} FROM (${wrapped})) TO ${quoteLiteral(partial)} (FORMAT parquet, ROW_GROUP_SIZE ${RESULT_ROW_GROUP_ROWS})`;
     // The wrapped statement expands again as the user's did (its CREATE TYPE runs again): the COPY is its last.
     // A prepared COPY answers its count as its one row, not as rows changed.
-    const rowCount = expanded ? Number((await this.#expandedRows(copy)).getRows()[0]?.[0] ?? 0) : Number((await this.#connection.run(copy)).rowsChanged);
+    const rowCount = expanded ? Number((await this.#expandedRows(copy)).getRows()[0]?.[0] ?? 0) : Number((await this.#connection.run(copy, values, valueTypes)).rowsChanged);
     const profile = await this.#profile(rowCount);
     await rename(partial, join(this.#options.resultsDir, fileName));
     return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: own?.wrote ?? false, profile };

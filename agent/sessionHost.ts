@@ -245,7 +245,7 @@ export class SessionHost {
       const result =
         keyword === 'ATTACH'
           ? attachedByBridge(bridge, p.sql)
-          : await this.#executeFollowingTransaction(s, p.sql, () => s.engine.execute(sql, bridge ?? undefined, p.statement_id));
+          : await this.#executeFollowingTransaction(s, p.sql, () => s.engine.execute(sql, bridge ?? undefined, p.statement_id, p.params));
       this.#memoryAsk.learn(p.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;

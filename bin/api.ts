@@ -46,6 +46,7 @@ import { startLeaderLoop } from '../runtime/timers.ts';
 import { createTracing } from '../telemetry/tracing.ts';
 import { registerMcp } from '../http/mcp.ts';
 import { startScheduler } from '../http/scheduler.ts';
+import { startPgWire } from '../pgwire/server.ts';
 import { indexDocs } from '../domain/docsIndex.ts';
 import { removeSessionStaging, sessionCounts, statementStaging } from '../domain/sqlSessions.ts';
 
@@ -54,6 +55,8 @@ export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json'
 export interface RunningApi {
   url: string;
   port: number;
+  /** the PostgreSQL wire endpoint's port, null when PG_PORT is unset */
+  pgPort: number | null;
   ctx: AppContext;
   app: FastifyInstance;
   db: Db;
@@ -315,9 +318,12 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   if (!env.REPLICA_INTERNAL_URL) await replica.setInternalUrl(`http://${listenHost}:${port}`);
   else if (config.REPLICA_INTERNAL_URL === 'auto') await replica.setInternalUrl(resolveInternalUrl('auto', port));
   logger.info({ port, replica: replica.id, internalUrl: replica.internalUrl }, 'api listening');
+  // The PostgreSQL wire endpoint (docs/postgres-protocol.md), off unless PG_PORT is set.
+  const pgwire = config.PG_PORT === null ? null : await startPgWire(ctx, { port: config.PG_PORT, host: config.PG_HOST ?? config.HOST });
   return {
     url: `http://${listenHost}:${port}`,
     port,
+    pgPort: pgwire?.port ?? null,
     ctx,
     app,
     db,
@@ -344,6 +350,8 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     host.releaseWaiters();
     await replica.setDraining().catch(() => undefined);
     await channel?.drain(5_000);
+    // Wire connections end first: each closes its session while the actor host still runs.
+    await pgwire?.close();
     warehouses.stop();
     await seed.stop();
     await reaper.stop();

@@ -214,6 +214,8 @@ export const ExecuteStatementFrame = frame(
     // Staging files the statement names: the agent fetches them from get_url before it runs and uploads what the
     // statement wrote to put_url after (presigned, short-lived; the agent holds no storage credential for them).
     staging: Schema.optional(Schema.Array(Schema.Struct({ uri: NonEmpty, get_url: NonEmpty, put_url: NonEmpty }))),
+    // `$n` values in text form (null: SQL NULL), bound through a DuckDB prepared statement, never spliced into sql.
+    params: Schema.optional(Schema.Array(Schema.NullOr(Schema.String))),
     traceparent: Schema.optional(NonEmpty),
   }),
 );

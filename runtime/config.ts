@@ -138,6 +138,11 @@ export const CONFIG_VARIABLES = {
   SQL_STATEMENT_WAIT_TIMEOUT_S: notBuilt('a default statement wait (a statement without wait_timeout_s answers 202 at once)', int('sessions', '10', 0)),
   SQL_STATEMENT_FIRST_PAGE_LIMIT: int('sessions', '200', 0, 200),
   SQL_STATEMENT_MAX_WAIT_TIMEOUT_S: int('sessions', '60', 0),
+  // The PostgreSQL wire endpoint over SQL sessions (docs/postgres-protocol.md): off unless PG_PORT is set.
+  PG_PORT: { kind: { t: 'int', min: 0, max: 65535 } as const, def: null, group: 'sessions' },
+  PG_HOST: str('sessions', null),
+  PG_TLS_CERT_FILE: str('sessions', null),
+  PG_TLS_KEY_FILE: str('sessions', null),
   // Elastic compute
   ELASTIC_COMPUTE_ENABLED: bool('elastic', 'false'),
   ELASTIC_PROVIDER: oneOf('elastic', 'null', ['null', 'process', 'cloud_container', 'docker']),
