@@ -194,6 +194,8 @@ function AdminScreen({ path }: { path: string }) {
 }
 
 function Redirect({ to }: { to: string }) {
-  useEffect(() => navigate(to, { replace: true }), [to]);
+  useEffect(() => {
+    navigate(to, { replace: true });
+  }, [to]);
   return null;
 }

@@ -14,7 +14,9 @@ import { CatalogNames } from './completion.ts';
 import { allFromView, errorSpan, formatFromView, insertIntoView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
 import { SchemaTree } from './SchemaTree.tsx';
 import { StatusPill } from './StatusPill.tsx';
-import { isTerminal, queryError, useQueryRun } from './useQueryRun.ts';
+import { isTerminal, queryError, useQueryRun, type Submit } from './useQueryRun.ts';
+import { closeSession, connectionNote, submitStatement } from './worksheetSession.ts';
+import { splitStatements } from './statementAt.ts';
 import { useWorksheetSync, type SaveStatus } from './useWorksheetSync.ts';
 import { WorksheetBrowser } from './WorksheetBrowser.tsx';
 import { blankWorksheet, loadWorksheets, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
@@ -51,6 +53,7 @@ export function WorksheetsScreen(props: { ws: string }) {
   const closeTab = (id: string) => {
     const closing = state.tabs.find((t) => t.id === id);
     if (closing) sync.closing(closing);
+    void closeSession(props.ws, id);
     setState((s) => {
       const tabs = s.tabs.filter((t) => t.id !== id);
       if (!tabs.length) tabs.push(blankWorksheet(1));
@@ -143,13 +146,17 @@ function WorksheetPane(props: {
   onChange: (patch: Partial<Worksheet>) => void;
 }) {
   const { sheet } = props;
-  const run = useQueryRun(props.ws, sheet.lastRun, (lastRun) => props.onChange({ lastRun }));
+  const submit: Submit = (sql, agentId, catalog, signal) => submitStatement(props.ws, sheet.id, sql, agentId, catalog, signal);
+  const run = useQueryRun(props.ws, sheet.lastRun, (lastRun) => props.onChange({ lastRun }), submit);
   const editorHost = useRef<HTMLDivElement>(null);
   const running = run.submitting || run.pending > 0 || (run.query !== null && !isTerminal(run.query.status) && !run.error);
 
+  // A selection of several statements runs them in order, as "run all" does (the api takes one read at a time).
   const start = (r: RunText) => {
     if (running) return;
-    void run.run(r.text, agentIdOf(sheet.agentId), sheet.catalog, r.from);
+    const parts = splitStatements(r.text).map((p) => ({ text: p.text, from: r.from + p.from }));
+    if (parts.length > 1) void run.runAll(parts, agentIdOf(sheet.agentId), sheet.catalog);
+    else void run.run(r.text, agentIdOf(sheet.agentId), sheet.catalog, r.from);
   };
   const startAll = (all: RunText[]) => {
     if (running || !all.length) return;
@@ -242,6 +249,11 @@ function WorksheetPane(props: {
             <button type="button" className="link" onClick={props.onCopy}>
               Save a copy
             </button>
+          </p>
+        ) : null}
+        {connectionNote(run.connection) ? (
+          <p className="notice connection-note" role="note" data-connection={run.connection?.kind}>
+            {connectionNote(run.connection)}
           </p>
         ) : null}
         {props.saveStatus?.kind === 'error' ? <ErrorNotice error={props.saveStatus.error} what="Saving the worksheet" /> : null}
