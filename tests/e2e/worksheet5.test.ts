@@ -1,4 +1,6 @@
 // The web app's fifth round (issue 35) in a real browser against the real stack, with SQL sessions on.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, run, typeAndRun, typeSql, waitForStatus } from './support/worksheetPage.ts';
@@ -15,6 +17,7 @@ const { ui, b } = await stackWithBrowser({
     await sql("CREATE TABLE samples.trips AS SELECT range AS trip_id, (3 + range % 90)::DECIMAL(10, 2) AS fare, ['Harbor', 'Airport', 'Market'][1 + range % 3] AS zone FROM range(1000)");
   },
 });
+const editorText = () => activePane(b.page).locator('.cm-content').evaluate((el) => [...el.querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n'));
 b.page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
 
 describe('web app, fifth round', () => {
@@ -78,5 +81,147 @@ describe('web app, fifth round', () => {
     expect(await waitForStatus(read, ['done', 'failed'])).toBe('done');
     await read.getByRole('gridcell', { name: '2025-01-01 07:00:00-05' }).waitFor();
     expect(await pane.locator('.connection-note').count()).toBe(0);
+  });
+
+  it('schema tree: an ARIA tree the keyboard drives; a click opens a table without touching the SQL; it reloads after the worksheet\'s DDL', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = activePane(page);
+    await typeSql(page, '-- notes\n');
+    const tree = pane.getByRole('tree', { name: 'Schema tree' });
+    const item = (name: string | RegExp) => tree.getByRole('treeitem', { name, exact: typeof name === 'string' });
+    await item(/^warehouse/).waitFor();
+    expect(await item(/^warehouse/).getAttribute('aria-expanded')).toBe('false');
+    expect(await item(/^warehouse/).getAttribute('tabindex')).toBe('0'); // the tree's one tab stop
+    await item(/^warehouse/).focus();
+    await page.keyboard.press('ArrowRight'); // opens
+    await expect.poll(() => item(/^warehouse/).getAttribute('aria-expanded')).toBe('true');
+    await item('samples').waitFor();
+    await page.keyboard.press('ArrowDown'); // to samples
+    await expect.poll(() => item('samples').evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.press('ArrowRight');
+    await item('trips').waitFor();
+    await page.keyboard.press('ArrowRight'); // into the open schema: its first table
+    await expect.poll(() => item('trips').evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await item('trips').getAttribute('aria-expanded')).toBe('false');
+    await page.keyboard.press('ArrowRight');
+    // Columns with their types under the table.
+    await item('fare DECIMAL(10,2)').waitFor();
+    await item('zone VARCHAR').waitFor();
+    expect(await item('fare DECIMAL(10,2)').getAttribute('aria-level')).toBe('4');
+    await page.keyboard.press('ArrowLeft'); // closes the table
+    await expect.poll(() => item('fare DECIMAL(10,2)').count()).toBe(0);
+    await page.keyboard.press('ArrowLeft'); // to its schema
+    await expect.poll(() => item('samples').evaluate((el) => el === document.activeElement)).toBe(true);
+    // A click on a table opens it and leaves the SQL (here a comment) alone; Enter inserts its name.
+    await item('trips').click();
+    await item('fare DECIMAL(10,2)').waitFor();
+    expect(await editorText()).toBe('-- notes\n');
+    await page.keyboard.press('Enter');
+    expect(await editorText()).toBe('-- notes\nsamples.trips');
+    await b.shot('10-schema-tree');
+
+    // The worksheet's own CTAS appears in the open schema without a reload; Refresh is there too.
+    const made = await typeAndRun(page, 'CREATE TABLE samples.fresh_made AS SELECT 1 AS y');
+    expect(await waitForStatus(made, ['done', 'failed'])).toBe('done');
+    await item('fresh_made').waitFor();
+    expect(await item('trips').getAttribute('aria-expanded')).toBe('true'); // what was open stays open
+    await pane.getByRole('button', { name: 'Refresh' }).click();
+    await item('fresh_made').waitFor();
+  });
+
+  it('completion after `schema.` offers that schema\'s tables', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    const missing: string[] = [];
+    const onResponse = (r: { status(): number; url(): string }) => r.status() === 404 && r.url().includes('/api/') && missing.push(r.url());
+    page.on('response', onResponse);
+    await typeSql(page, 'SELECT * FROM samples.');
+    await page.keyboard.press('Control+Space');
+    const list = page.locator('.cm-tooltip-autocomplete');
+    await list.getByText('trips', { exact: true }).waitFor();
+    page.off('response', onResponse);
+    expect(missing).toEqual([]);
+  });
+
+  it('axe-core: no critical or serious violations on the main screens', async () => {
+    const { page } = b;
+    const axeSource = readFileSync(join(import.meta.dirname, '../../node_modules/axe-core/axe.min.js'), 'utf8');
+    const screens: Array<[string, string, () => Promise<unknown>]> = [
+      ['worksheet', '/w/default/worksheets', () => activePane(page).locator('.cm-content').waitFor()],
+      ['catalog', '/w/default/catalog', () => page.getByRole('heading', { level: 1 }).first().waitFor()],
+      ['history', '/w/default/history', () => page.getByRole('table', { name: 'Queries' }).waitFor()],
+      ['agents', '/agents', () => page.getByText(AGENT).first().waitFor()],
+      ['admin', '/admin', () => page.getByRole('navigation', { name: 'Administration' }).waitFor()],
+      ['models', '/w/default/models', () => page.getByRole('heading', { level: 1 }).first().waitFor()],
+    ];
+    const found: string[] = [];
+    for (const [name, path, ready] of screens) {
+      await page.goto(ui.url + path);
+      await ready();
+      await page.waitForLoadState('networkidle');
+      await page.addScriptTag({ content: axeSource });
+      const violations = await page.evaluate(async () => {
+        const r = await (window as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe.run();
+        return r.violations.filter((v) => v.impact === 'critical' || v.impact === 'serious').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
+      });
+      for (const v of violations) found.push(`${name}: ${v}`);
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('keyboard: the first Tab offers a skip link that puts the cursor in the editor', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await activePane(page).locator('.cm-content').waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to the SQL editor');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.classList.contains('cm-content'))).toBe(true);
+  });
+
+  it('worksheets: names stay unique after a close, F2 renames in place, History reuses the worksheet with the same SQL', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    const tabs = page.getByRole('tablist', { name: 'Worksheets' });
+    const titles = () => tabs.getByRole('tab').evaluateAll((els) => els.map((e) => e.firstChild?.textContent ?? ''));
+    await page.getByRole('button', { name: 'New worksheet' }).click();
+    await page.getByRole('button', { name: 'New worksheet' }).click();
+    const last = (await titles()).at(-1)!;
+    const n = Number(/Worksheet (\d+)/.exec(last)![1]);
+    // Close the newest with Delete on its tab, then +: the name is not given again.
+    await tabs.getByRole('tab', { name: new RegExp(`^${last}`) }).focus();
+    await page.keyboard.press('Delete');
+    await expect.poll(titles).not.toContain(last);
+    await page.getByRole('button', { name: 'New worksheet' }).click();
+    await expect.poll(titles).toContain(`Worksheet ${n + 1}`);
+    expect(new Set(await titles()).size).toBe((await titles()).length);
+
+    // F2 on the tab: an inline field, Enter keeps the name (no browser prompt).
+    let prompted = false;
+    page.once('dialog', () => (prompted = true));
+    await tabs.getByRole('tab', { name: new RegExp(`^Worksheet ${n + 1}`) }).focus();
+    await page.keyboard.press('F2');
+    const field = tabs.getByRole('textbox', { name: 'Worksheet name' });
+    await field.waitFor();
+    await field.fill('Daily fares');
+    await page.keyboard.press('Enter');
+    await expect.poll(titles).toContain('Daily fares');
+    expect(prompted).toBe(false);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('tab');
+
+    // History's "Open in worksheet" brings the worksheet holding that SQL to the front instead of a copy.
+    const sqlText = 'SELECT 7 AS reused_once';
+    await chooseAgent(page, AGENT);
+    const pane = await typeAndRun(page, sqlText);
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    const count = (await titles()).length;
+    await page.getByRole('tab', { name: /^Worksheet 1/ }).or(tabs.getByRole('tab').first()).first().click();
+    await page.goto(ui.url + '/w/default/history?q=' + encodeURIComponent('reused_once'));
+    await page.getByRole('row').filter({ hasText: 'reused_once' }).first().getByRole('button', { name: 'Open in worksheet' }).click();
+    await page.waitForURL(/\/worksheets$/);
+    await expect.poll(() => tabs.getByRole('tab', { selected: true }).evaluate((e) => e.firstChild?.textContent)).toBe('Daily fares');
+    expect((await titles()).length).toBe(count);
   });
 });
