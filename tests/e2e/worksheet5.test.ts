@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ADMIN } from '../support/api.ts';
+import { signInAs } from './support/browser.ts';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, run, typeAndRun, typeSql, waitForStatus } from './support/worksheetPage.ts';
 
@@ -223,5 +225,47 @@ describe('web app, fifth round', () => {
     await page.waitForURL(/\/worksheets$/);
     await expect.poll(() => tabs.getByRole('tab', { selected: true }).evaluate((e) => e.firstChild?.textContent)).toBe('Daily fares');
     expect((await titles()).length).toBe(count);
+  });
+
+  it('polish: one top bar row at 1440 px, a capped agent picker, a schedule that says it was made, a refused sign-in that says so', async () => {
+    const { page } = b;
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const signOut = (await page.getByRole('button', { name: 'Sign out' }).boundingBox())!;
+    const brand = (await page.locator('.brand').boundingBox())!;
+    expect(Math.abs(signOut.y + signOut.height / 2 - (brand.y + brand.height / 2))).toBeLessThan(8);
+
+    // However long an agent's label, the picker keeps its width.
+    const picker = activePane(page).getByLabel('Agent');
+    await picker.evaluate((el) => {
+      const o = document.createElement('option');
+      o.textContent = '○ elastic-agent-with-a-long-name-0123456789 — unavailable · elastic terminated, starts on use (admin)';
+      el.appendChild(o);
+    });
+    expect((await picker.boundingBox())!.width).toBeLessThanOrEqual(300);
+
+    // A schedule made from a saved query is confirmed where it was made.
+    await typeSql(page, 'SELECT 1 AS nightly_one');
+    await activePane(page).getByRole('button', { name: 'Save', exact: true }).click();
+    await activePane(page).getByText(/^Saved as /).waitFor();
+    await page.goto(ui.url + '/w/default/schedules');
+    const savedRow = page.getByRole('row').filter({ hasText: 'nightly_one' }).first();
+    await savedRow.getByRole('button', { name: 'Schedule' }).click();
+    const form = page.getByRole('form', { name: 'New schedule' });
+    await form.getByLabel('Agent').selectOption({ label: (await form.getByLabel('Agent').locator('option', { hasText: AGENT }).textContent())! });
+    await form.getByRole('button', { name: 'Create schedule' }).click();
+    await page.getByRole('status').filter({ hasText: /^Scheduled .* at 0 6 \* \* \*/ }).waitFor();
+    await b.shot('20-schedule-made');
+
+    // A wrong password: the notice says the sign-in failed, not "Signed out".
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.locator('.notice-title').textContent()).toBe('Sign-in failed');
+    await signInAs(page, ADMIN);
   });
 });
