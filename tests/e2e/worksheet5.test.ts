@@ -268,4 +268,30 @@ describe('web app, fifth round', () => {
     expect(await alert.locator('.notice-title').textContent()).toBe('Sign-in failed');
     await signInAs(page, ADMIN);
   });
+
+  it('error positions: a refusal in Run all is marked where it is in the editor; a binder error is marked, with the engine\'s candidate', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = activePane(page);
+    await typeSql(page, 'SELECT 1 AS fine;\n  INSTALL httpfs;');
+    await page.keyboard.press('ControlOrMeta+Shift+Enter');
+    const alert = pane.getByRole('alert');
+    await alert.waitFor({ timeout: 30_000 });
+    expect(await alert.textContent()).toMatch(/at line 2, column 3/);
+    expect(await pane.locator('.cm-line.cm-error-line').textContent()).toBe('  INSTALL httpfs;');
+    expect(await pane.locator('.cm-error-mark').textContent()).toBe('INSTALL');
+    await b.shot('30-refusal-marked');
+
+    await typeSql(page, '-- fares\nselect farez from samples.trips');
+    await page.keyboard.press('ControlOrMeta+Shift+Enter');
+    await expect.poll(() => pane.locator('.pill').getAttribute('data-status'), { timeout: 30_000 }).toBe('failed');
+    await expect.poll(() => pane.locator('.cm-error-mark').textContent()).toBe('farez');
+    expect(await pane.locator('.cm-line.cm-error-line').textContent()).toBe('select farez from samples.trips');
+    const suggestion = pane.getByRole('note').filter({ hasText: 'Did you mean' }).getByRole('button', { name: 'fare', exact: true });
+    await suggestion.waitFor();
+    await b.shot('31-binder-error-marked');
+    await suggestion.click();
+    expect(await editorText()).toBe('-- fares\nselect fare from samples.trips');
+  });
 });

@@ -278,3 +278,13 @@ export function insertIntoView(hostEl: HTMLElement | null, text: string): void {
   v.dispatch(v.state.replaceSelection(text), { scrollIntoView: true, userEvent: 'input' });
   v.focus();
 }
+
+/** Replaces a range of the editor's text from outside (a "did you mean" suggestion), selecting what it put there. */
+export function replaceInView(hostEl: HTMLElement | null, from: number, to: number, text: string): void {
+  const v = viewIn(hostEl);
+  if (!v) return;
+  const len = v.state.doc.length;
+  const a = Math.min(from, len);
+  v.dispatch({ changes: { from: a, to: Math.min(to, len), insert: text }, selection: { anchor: a, head: a + text.length }, scrollIntoView: true, userEvent: 'input' });
+  v.focus();
+}

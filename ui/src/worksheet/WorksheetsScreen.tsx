@@ -11,7 +11,7 @@ import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
 import { ResultPanel } from '../results/ResultPanel.tsx';
 import { AgentPicker, agentIdOf } from './AgentPicker.tsx';
 import { CatalogNames } from './completion.ts';
-import { allFromView, errorSpan, formatFromView, insertIntoView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
+import { allFromView, formatFromView, insertIntoView, replaceInView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
 import { SchemaTree } from './SchemaTree.tsx';
 import { StatusPill } from './StatusPill.tsx';
 import { isTerminal, queryError, useQueryRun, type Submit } from './useQueryRun.ts';
@@ -22,6 +22,8 @@ import { WorksheetBrowser } from './WorksheetBrowser.tsx';
 import { blankWorksheet, loadWorksheets, nextWorksheet, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
 import { fieldsOf, marksDirty, tabOf } from './worksheetSync.ts';
 import { ModalDialog } from '../components/ModalDialog.tsx';
+import { errorTitle } from '../components/errorText.ts';
+import { errorPlace } from './errorPlace.ts';
 
 export function WorksheetsScreen(props: { ws: string }) {
   const [state, setState] = useState<WorksheetState>(() => loadWorksheets(props.ws));
@@ -235,7 +237,8 @@ function WorksheetPane(props: {
   const [picked, setPicked] = useState<{ runNumber: number; step: number } | null>(null);
   const shown = picked && picked.runNumber === run.runNumber && picked.step < run.steps.length ? picked.step : run.current;
   const step = run.steps[shown] ?? { from: run.from, query: run.query, error: run.error };
-  const syntax = syntaxErrorIn(sheet.sql, step.from, step.error);
+  const failedMessage = step.query ? (queryError(step.query)?.message ?? null) : null;
+  const place = errorPlace(sheet.sql, step.from, step.query?.sql.length ?? sheet.sql.length - step.from, step.error, failedMessage);
   const [shortcuts, setShortcuts] = useState(false);
   const [tree, setTree] = useState(true);
   const [saved, setSaved] = useState<{ at: string } | { error: unknown } | null>(null);
@@ -359,7 +362,7 @@ function WorksheetPane(props: {
             onSave={() => void save()}
             names={props.names}
             catalog={sheet.catalog}
-            errorAt={syntax?.span ?? null}
+            errorAt={place?.span ?? null}
             label={`SQL of ${sheet.title}`}
           />
         </div>
@@ -386,12 +389,33 @@ function WorksheetPane(props: {
             {run.pending > 0 ? <span className="hint">{run.pending} more to run</span> : null}
           </div>
         ) : null}
-        {syntax ? (
-          <Notice code="sql_syntax_error" message={`At line ${syntax.line}, column ${syntax.column}: ${syntax.message}`} />
+        {step.error instanceof ApiError && step.error.code === 'sql_syntax_error' && place ? (
+          <Notice code="sql_syntax_error" message={`At line ${place.line}, column ${place.column}: ${place.message}`} />
+        ) : step.error instanceof ApiError && place ? (
+          <Notice code={step.error.code} title={errorTitle(step.error.code, step.error.status)} message={place.message} />
         ) : step.error ? (
           <ErrorNotice error={step.error} />
         ) : null}
-        {failed ? <Notice code={failed.code} message={failed.message} /> : null}
+        {failed ? <Notice code={failed.code} message={place ? `At line ${place.line}, column ${place.column}: ${failed.message}` : failed.message} /> : null}
+        {place?.candidates.length ? (
+          <p className="did-you-mean" role="note">
+            Did you mean{' '}
+            {place.candidates.slice(0, 5).map((c, i) => (
+              <span key={c}>
+                {i ? ', ' : ''}
+                <button
+                  type="button"
+                  className="link"
+                  title={`Put ${c} where the error is marked`}
+                  onClick={() => replaceInView(editorHost.current, place.span.from, place.span.to, c)}
+                >
+                  {c}
+                </button>
+              </span>
+            ))}
+            ?
+          </p>
+        ) : null}
         {step.query?.status === 'done' ? <ResultPanel key={step.query.id} query={step.query} /> : null}
         {step.query?.status === 'cancelled' ? <p role="status">The query was cancelled.</p> : null}
         {!step.query && !step.error && !run.submitting ? (
@@ -456,22 +480,4 @@ function ShortcutList(props: { onClose: () => void }) {
       </table>
     </ModalDialog>
   );
-}
-
-/**
- * A syntax error of the last run, placed in the worksheet's text: the api gives the position within the statement
- * that ran (1-based line and column, and a 0-based offset in characters), and that statement began at `from`.
- */
-export function syntaxErrorIn(doc: string, from: number, error: unknown) {
-  if (!(error instanceof ApiError) || error.code !== 'sql_syntax_error') return null;
-  const position = (error.details as { position?: { offset?: number } } | null)?.position;
-  if (typeof position?.offset !== 'number') return null;
-  // The offset counts characters (code points); the editor counts UTF-16 units.
-  const at = Math.min(doc.length, from + Array.from(doc.slice(from)).slice(0, position.offset).join('').length);
-  const before = doc.slice(0, at);
-  const line = before.split('\n').length;
-  const column = at - (before.lastIndexOf('\n') + 1) + 1;
-  // The api's words repeat the statement's own line and column: say the editor's instead.
-  const message = error.message.replace(/^Syntax error at line \d+, column \d+:\s*/i, '');
-  return { line, column, message, span: errorSpan(doc, at) };
 }
