@@ -140,4 +140,15 @@ describe('web app, third round', () => {
     await pane.getByRole('tab', { name: 'Results' }).click();
     await pane.getByRole('grid', { name: 'Query results' }).waitFor();
   });
+
+  it('with SQL sessions off, the worksheet says plainly what does not carry over between statements', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = await typeAndRun(page, 'SELECT 1 AS one');
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    const note = pane.locator('.connection-note');
+    await note.waitFor();
+    expect(await note.textContent()).toMatch(/SQL sessions are off on this server.*temporary tables, SET, SET VARIABLE, USE and transactions do not carry over/);
+  });
 });
