@@ -269,7 +269,8 @@ export class IcebergBridge {
     await mkdir(dir, { recursive: true });
     return Promise.all(
       paths.map(async (path) => {
-        const link = join(dir, `${this.#linked++}.parquet`);
+        // Named per bridge too: a SQL session's statements share one work directory, each with a bridge of its own.
+        const link = join(dir, `${this.#linkPrefix}-${this.#linked++}.parquet`);
         await fsLink(path, link).catch(async (e: NodeJS.ErrnoException) => {
           if (e.code !== 'EXDEV') throw e;
           await copyFile(path, link); // cache on another filesystem
@@ -279,6 +280,7 @@ export class IcebergBridge {
     );
   }
   #linked = 0;
+  readonly #linkPrefix = randomUUID().slice(0, 8);
 
   /** Prepares statement `index`: views for the tables it reads, a DuckDB table for the one it writes. Idempotent. */
   async before(index: number): Promise<void> {

@@ -83,6 +83,11 @@ describe('web app, fifth round', () => {
     expect(await waitForStatus(read, ['done', 'failed'])).toBe('done');
     await read.getByRole('gridcell', { name: '2025-01-01 07:00:00-05' }).waitFor();
     expect(await pane.locator('.connection-note').count()).toBe(0);
+    // The same table read twice in the session (each statement links its files into the session's directory).
+    for (let i = 0; i < 2; i++) {
+      const twice = await typeAndRun(page, `SELECT count(*) + ${i} AS n FROM samples.trips`);
+      expect(await waitForStatus(twice, ['done', 'failed'])).toBe('done');
+    }
   });
 
   it('schema tree: an ARIA tree the keyboard drives; a click opens a table without touching the SQL; it reloads after the worksheet\'s DDL', async () => {
