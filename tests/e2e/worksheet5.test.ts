@@ -23,16 +23,18 @@ const editorText = () => activePane(b.page).locator('.cm-content').evaluate((el)
 b.page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
 
 describe('web app, fifth round', () => {
-  it('screens (shots)', async () => {
+  it('the main screens, for their screenshots', async () => {
     const { page } = b;
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(ui.url + '/w/default/worksheets');
     await chooseAgent(page, AGENT);
     const pane = await typeAndRun(page, 'SELECT zone, count(*) AS trips, sum(fare) AS fares FROM samples.trips GROUP BY zone ORDER BY zone');
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    await pane.getByRole('gridcell', { name: 'Airport' }).waitFor();
     await b.shot('shot-worksheet');
     await page.goto(ui.url + '/w/default/catalog');
-    await page.waitForTimeout(1500);
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
+    await page.waitForLoadState('networkidle');
     await b.shot('shot-catalog');
     await page.goto(ui.url + '/w/default/history');
     await page.getByRole('table', { name: 'Queries' }).waitFor();
