@@ -301,4 +301,19 @@ describe('web app, fifth round', () => {
     await suggestion.click();
     expect(await editorText()).toBe('-- fares\nselect fare from samples.trips');
   });
+
+  it('results: Ctrl/Cmd+Shift+C copies the selection with a header row', async () => {
+    const { page } = b;
+    await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.url });
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = await typeAndRun(page, "SELECT 1 AS a, 'x' AS b UNION ALL SELECT 2, 'y' ORDER BY a");
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    await pane.getByRole('gridcell', { name: 'x', exact: true }).click();
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.press('ControlOrMeta+Shift+c');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('a\tb\n1\tx\n2\ty');
+    await page.keyboard.press('ControlOrMeta+c');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('1\tx\n2\ty');
+  });
 });

@@ -61,6 +61,7 @@ export const SHORTCUTS: Array<[string, string]> = [
   ['Ctrl/Cmd+Shift+/', 'This list of shortcuts'],
   ['In the result grid: arrows, Shift+arrows, Ctrl/Cmd+A', 'Move, extend the selection, select all'],
   ['In the result grid: Ctrl/Cmd+C', 'Copy the selected cells (tab-separated)'],
+  ['In the result grid: Ctrl/Cmd+Shift+C', 'Copy the selected cells with a header row'],
   ['In the result grid: Enter, double-click', 'See a value whole'],
 ];
 
