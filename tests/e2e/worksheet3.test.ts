@@ -113,9 +113,9 @@ describe('web app, third round', () => {
     const chart = pane.locator('svg.chart');
     await chart.waitFor();
     expect(await pane.getByRole('status').filter({ hasText: 'From all 1,000 rows' }).count()).toBe(1);
-    // Bars by default: the text column across, the sum of the first numeric column up.
+    // Bars by default: the text column across, the sum of the first measure (not an id) up.
     expect(await pane.getByLabel('X axis').inputValue()).toBe('Pickup Zone');
-    expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of trip_id by Pickup Zone');
+    expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of fare by Pickup Zone'); // a measure, not the id
     await pane.getByLabel('Y axis').selectOption('fare');
     expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of fare by Pickup Zone');
     expect(await chart.locator('rect.chart-bar').count()).toBe(3);

@@ -316,4 +316,30 @@ describe('web app, fifth round', () => {
     await page.keyboard.press('ControlOrMeta+c');
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('1\tx\n2\ty');
   });
+
+  it('charts: a daily series defaults to a line over time of a measure, with round ticks, inside its box', async () => {
+    const { page } = b;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = await typeAndRun(
+      page,
+      "SELECT range AS day_id, DATE '2025-01-01' + range::INTEGER AS day, 40000 + (range * 7919) % 3671 + 0.3 AS revenue FROM range(365)",
+    );
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    await pane.getByRole('tab', { name: 'Chart' }).click();
+    const chart = pane.locator('svg.chart');
+    await chart.waitFor();
+    expect(await chart.getAttribute('aria-label')).toBe('Line chart of revenue by day');
+    const ticks = (await chart.locator('.chart-grid text').allTextContents()).map((t) => Number(t.replace(/,/g, '')));
+    expect(ticks.length).toBeGreaterThanOrEqual(3);
+    const step = ticks[1] - ticks[0];
+    expect(/^(1|2|2\.5|5)0*$/.test(String(step).replace(/^0\.0*/, '').replace('.', ''))).toBe(true);
+    for (const t of ticks) expect(Number.isInteger(t / step + 1e-9) || Math.abs(Math.round(t / step) - t / step) < 1e-6).toBe(true);
+    // The whole chart shows in its box: nothing below the result area's edge.
+    const box = (await chart.boundingBox())!;
+    const area = (await pane.locator('.result-area').boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(area.y + area.height + 1);
+    await b.shot('40-line-by-default');
+  });
 });
