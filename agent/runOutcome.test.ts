@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { failedFrame, userFacingMessage } from './runOutcome.ts';
+import { failedFrame, failureMessage, userFacingMessage } from './runOutcome.ts';
 
 const dataDir = '/srv/eider/agent-data';
 
@@ -27,5 +27,18 @@ describe('userFacingMessage', () => {
     const error = new Error(`IO Error: Cannot open file "${join(dataDir, 'tmp', 'q1', 'x.csv')}": No such file`);
     const { message } = failedFrame('q1', error, null, 10, 1, 'query', { dataDir });
     expect(message).toBe('IO Error: Cannot open file "x.csv": No such file');
+  });
+});
+
+describe('failureMessage', () => {
+  it('keeps the first line and the engine\'s suggestions, not the echo of the statement or a plan', () => {
+    const binder = new Error(
+      'Binder Error: Referenced column "farez" not found in FROM clause!\nCandidate bindings: "fare", "trip_id"\n\nLINE 1: select farez from trips\n               ^',
+    );
+    expect(failureMessage(binder)).toBe('Binder Error: Referenced column "farez" not found in FROM clause!\nCandidate bindings: "fare", "trip_id"');
+    expect(failureMessage(new Error('Catalog Error: Table with name tripz does not exist!\nDid you mean "trips"?\n\nLINE 1: …'))).toBe(
+      'Catalog Error: Table with name tripz does not exist!\nDid you mean "trips"?',
+    );
+    expect(failureMessage(new Error(`Invalid Input Error: no\n${'plan line\n'.repeat(1000)}`))).toBe('Invalid Input Error: no');
   });
 });

@@ -6,10 +6,16 @@ import { AdmissionError } from './admission.ts';
 import type { ExecutionResult } from './engine.ts';
 import { BridgeError } from './icebergErrors.ts';
 
-/** The first line of the error, bounded: DuckDB messages can carry whole plans. */
+/**
+ * The first line of the error, bounded: DuckDB messages can carry whole plans. The engine's suggestions ("Candidate
+ * bindings: …", "Did you mean …") are kept after it, so an editor can offer them; its "LINE n:" echo of the
+ * statement is not (the text it echoes may be the agent's rewrite, not the user's).
+ */
 export function failureMessage(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n')[0].slice(0, 2000);
+  const [first, ...rest] = text.split('\n');
+  const hints = rest.filter((l) => /^\s*(Candidate bindings:|Did you mean)/i.test(l)).map((l) => l.trim().slice(0, 500));
+  return [first, ...hints].join('\n').slice(0, 2000);
 }
 
 export function failureCode(error: unknown): QueryErrorCode {

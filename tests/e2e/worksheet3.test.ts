@@ -25,46 +25,48 @@ b.page.on('request', (r) => r.url().includes('/api/') && apiCalls.push(r.url()))
 const editorText = () => activePane(b.page).locator('.cm-content').evaluate((el) => [...el.querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n'));
 
 describe('web app, third round', () => {
-  it('schema tree: catalogs, schemas, tables and columns load level by level; a click or a drag inserts the quoted name', async () => {
+  it('schema tree: catalogs, schemas, tables and columns load level by level; Enter, a double-click or a drag inserts the quoted name', async () => {
     const { page } = b;
     await page.goto(ui.url + '/w/default/worksheets');
     await chooseAgent(page, AGENT);
     const pane = activePane(page);
-    const tree = pane.getByRole('navigation', { name: 'Schema tree' });
-    await tree.getByRole('button', { name: 'Expand warehouse' }).waitFor();
+    const tree = pane.getByRole('tree', { name: 'Schema tree' });
+    const item = (name: string | RegExp) => tree.getByRole('treeitem', { name, exact: typeof name === 'string' });
+    await item(/^warehouse/).waitFor();
     apiCalls.length = 0;
     expect(await tree.getByText('samples').count()).toBe(0); // nothing below the catalogs until one is opened
-    await tree.getByRole('button', { name: 'Expand warehouse' }).click();
-    await tree.getByRole('button', { name: 'Expand samples' }).click();
-    await tree.getByRole('button', { name: 'Expand trips' }).waitFor();
+    await item(/^warehouse/).click();
+    await item('samples').click();
+    await item('trips').waitFor();
     expect(apiCalls.some((u) => /\/schemas\/samples\/tables$/.test(u))).toBe(true);
     expect(apiCalls.some((u) => /\/tables\/trips$/.test(u))).toBe(false); // columns only when the table opens
 
     await typeSql(page, 'SELECT * FROM ');
-    await tree.getByRole('button', { name: 'trips', exact: true }).click();
+    await item('trips').dblclick();
     expect(await editorText()).toBe('SELECT * FROM samples.trips');
-    await tree.getByRole('button', { name: 'Expand trips' }).click();
-    await tree.getByRole('button', { name: 'Pickup Zone' }).waitFor();
-    expect(await tree.locator('.tree-column').allTextContents()).toEqual(expect.arrayContaining(['trip_idBIGINT', 'fareDECIMAL(10,2)']));
+    await item('trips').click();
+    await item('Pickup Zone VARCHAR').waitFor();
+    expect(await tree.locator('.tree-column').allTextContents()).toEqual(expect.arrayContaining(['trip_id BIGINT', 'fare DECIMAL(10,2)']));
     await b.shot('01-schema-tree');
 
     await typeSql(page, 'SELECT  FROM samples.trips', ' FROM');
-    await tree.getByRole('button', { name: 'Pickup Zone' }).click();
+    await item('Pickup Zone VARCHAR').focus();
+    await page.keyboard.press('Enter');
     expect(await editorText()).toBe('SELECT "Pickup Zone" FROM samples.trips');
     await page.keyboard.insertText(', ');
-    await tree.getByRole('button', { name: 'from', exact: true }).click(); // a reserved word is quoted too
+    await item(/^from /).dblclick(); // a reserved word is quoted too
     expect(await editorText()).toBe('SELECT "Pickup Zone", "from" FROM samples.trips');
 
     // Dragging a column into the editor drops its name where it lands.
     await typeSql(page, 'SELECT ');
-    await tree.getByRole('button', { name: 'fare', exact: true }).dragTo(pane.locator('.cm-content'));
+    await item(/^fare /).dragTo(pane.locator('.cm-content'));
     await expect.poll(editorText).toMatch(/fare/);
 
     // Collapsing hides the columns; the toolbar's Schema button hides the tree.
-    await tree.getByRole('button', { name: 'Collapse trips' }).click();
-    expect(await tree.getByRole('button', { name: 'Pickup Zone' }).count()).toBe(0);
+    await item('trips').click();
+    await expect.poll(() => item('Pickup Zone VARCHAR').count()).toBe(0);
     await pane.getByRole('button', { name: 'Schema', exact: true }).click();
-    expect(await pane.getByRole('navigation', { name: 'Schema tree' }).count()).toBe(0);
+    expect(await pane.getByRole('tree', { name: 'Schema tree' }).count()).toBe(0);
     await pane.getByRole('button', { name: 'Schema', exact: true }).click();
   });
 
@@ -111,9 +113,9 @@ describe('web app, third round', () => {
     const chart = pane.locator('svg.chart');
     await chart.waitFor();
     expect(await pane.getByRole('status').filter({ hasText: 'From all 1,000 rows' }).count()).toBe(1);
-    // Bars by default: the text column across, the sum of the first numeric column up.
+    // Bars by default: the text column across, the sum of the first measure (not an id) up.
     expect(await pane.getByLabel('X axis').inputValue()).toBe('Pickup Zone');
-    expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of trip_id by Pickup Zone');
+    expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of fare by Pickup Zone'); // a measure, not the id
     await pane.getByLabel('Y axis').selectOption('fare');
     expect(await chart.getAttribute('aria-label')).toBe('Bar chart of sum of fare by Pickup Zone');
     expect(await chart.locator('rect.chart-bar').count()).toBe(3);
@@ -137,5 +139,16 @@ describe('web app, third round', () => {
     await b.shot('06-scatter');
     await pane.getByRole('tab', { name: 'Results' }).click();
     await pane.getByRole('grid', { name: 'Query results' }).waitFor();
+  });
+
+  it('with SQL sessions off, the worksheet says plainly what does not carry over between statements', async () => {
+    const { page } = b;
+    await page.goto(ui.url + '/w/default/worksheets');
+    await chooseAgent(page, AGENT);
+    const pane = await typeAndRun(page, 'SELECT 1 AS one');
+    expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
+    const note = pane.locator('.connection-note');
+    await note.waitFor();
+    expect(await note.textContent()).toMatch(/SQL sessions are off on this server.*temporary tables, SET, SET VARIABLE, USE and transactions do not carry over/);
   });
 });

@@ -78,6 +78,21 @@ export function Shell() {
 
   return (
     <div className="shell">
+      {/* On the worksheets, the first Tab reaches the editor: the link focuses the visible worksheet's SQL. */}
+      {match('/w/:ws/worksheets', path) ? (
+        <a
+          className="skip-link"
+          href="#main"
+          onClick={(e) => {
+            const editor = document.querySelector<HTMLElement>('[role=tabpanel]:not([hidden]) .cm-content');
+            if (!editor) return;
+            e.preventDefault();
+            editor.focus();
+          }}
+        >
+          Skip to the SQL editor
+        </a>
+      ) : null}
       <a className="skip-link" href="#main">
         Skip to content
       </a>
@@ -194,6 +209,8 @@ function AdminScreen({ path }: { path: string }) {
 }
 
 function Redirect({ to }: { to: string }) {
-  useEffect(() => navigate(to, { replace: true }), [to]);
+  useEffect(() => {
+    navigate(to, { replace: true });
+  }, [to]);
   return null;
 }

@@ -49,7 +49,10 @@ export function AssistantPanel(props: AssistantPanelProps) {
     );
     return () => ctl.abort();
   }, [props.ws, current]);
-  useEffect(() => bottom.current?.scrollIntoView?.({ block: 'end' }), [messages, drafts]);
+  // Braces: Chromium's scrollIntoView now returns a promise, and an effect may return only a cleanup function.
+  useEffect(() => {
+    void bottom.current?.scrollIntoView?.({ block: 'end' });
+  }, [messages, drafts]);
 
   if (list.error && isOff(list.error)) {
     return (

@@ -17,6 +17,22 @@ const W = 720;
 const H = 320;
 const M = { left: 70, right: 16, top: 12, bottom: 56 };
 
+/** Column names that are identifiers, not measures: a sum of them means nothing. */
+const ID_LIKE = /(^id$|_id$|^id_|Id$)/;
+
+/** Round axis ticks (1, 2 or 5 times a power of ten apart) covering lo..hi. */
+export function niceTicks(lo: number, hi: number, count = 5): number[] {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0];
+  if (lo === hi) return [lo];
+  const raw = (hi - lo) / Math.max(1, count - 1);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((f) => f * mag).find((s) => s >= raw) ?? 10 * mag;
+  const first = Math.floor(lo / step) * step;
+  const out: number[] = [];
+  for (let v = first; v < hi + step * 0.999; v += step) out.push(Number(v.toPrecision(12)));
+  return out;
+}
+
 const num = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN);
 /** A value as a position on an axis: numbers as they are, times as milliseconds. */
 const pos = (v: unknown, time: boolean) => (time && typeof v === 'string' ? Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v) : num(v));
@@ -82,10 +98,14 @@ export function QuickChart(props: { columns: ColumnSchema[]; read: () => Promise
 
   const numeric = columns.filter((c) => columnKind(c.type) === 'number');
   const axisable = columns.filter((c) => ['number', 'time'].includes(columnKind(c.type)));
-  const [kind, setKind] = useState<ChartKind>('bar');
+  // Defaults a reader expects: a measure (not an id) up; a time across makes a line, else a category makes bars.
+  const measures = numeric.filter((c) => !ID_LIKE.test(c.name));
+  const time = columns.find((c) => columnKind(c.type) === 'time');
   const firstCategory = columns.find((c) => !['number', 'nested'].includes(columnKind(c.type))) ?? columns[0];
-  const [xName, setX] = useState(firstCategory?.name ?? '');
-  const [yName, setY] = useState(numeric.find((c) => c.name !== firstCategory?.name)?.name ?? COUNT);
+  const lineFirst = Boolean(time && measures.length);
+  const [kind, setKind] = useState<ChartKind>(lineFirst ? 'line' : 'bar');
+  const [xName, setX] = useState((lineFirst ? time : firstCategory)?.name ?? '');
+  const [yName, setY] = useState(measures.find((c) => c.name !== firstCategory?.name)?.name ?? numeric.find((c) => c.name !== firstCategory?.name)?.name ?? COUNT);
   const xChoices = kind === 'bar' ? columns : axisable;
   const x = xChoices.find((c) => c.name === xName) ?? xChoices[0];
   const yChoices = kind === 'bar' ? [COUNT, ...numeric.map((c) => c.name)] : numeric.map((c) => c.name);
@@ -138,7 +158,7 @@ export function QuickChart(props: { columns: ColumnSchema[]; read: () => Promise
 
 function Frame(props: { title: string; yLo: number; yHi: number; children: ReactNode; xLabels: ReactNode }) {
   const { yLo, yHi } = props;
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => yLo + f * (yHi - yLo));
+  const ticks = niceTicks(yLo, yHi).filter((v) => v >= yLo - 1e-9 && v <= yHi + 1e-9);
   const sy = (v: number) => M.top + (H - M.top - M.bottom) * (1 - (v - yLo) / (yHi - yLo || 1));
   return (
     <svg className="chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label={props.title}>
@@ -159,8 +179,9 @@ function Frame(props: { title: string; yLo: number; yHi: number; children: React
 
 function BarChart(props: { title: string; bars: Array<{ label: string; value: number }> }) {
   const { bars } = props;
-  const lo = Math.min(0, ...bars.map((b) => b.value));
-  const hi = Math.max(0, ...bars.map((b) => b.value));
+  const round = niceTicks(Math.min(0, ...bars.map((b) => b.value)), Math.max(0, ...bars.map((b) => b.value)));
+  const lo = round[0];
+  const hi = round[round.length - 1];
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const bw = plotW / Math.max(1, bars.length);
@@ -194,7 +215,8 @@ function PointChart(props: { title: string; kind: 'line' | 'scatter'; points: Ar
   const xs = points.map((p) => p[0]);
   const ys = points.map((p) => p[1]);
   const [xLo, xHi] = [Math.min(...xs), Math.max(...xs)];
-  const [yLo, yHi] = [Math.min(...ys), Math.max(...ys)];
+  const yRound = niceTicks(Math.min(...ys), Math.max(...ys));
+  const [yLo, yHi] = [yRound[0], yRound[yRound.length - 1]];
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const sx = (v: number) => M.left + plotW * ((v - xLo) / (xHi - xLo || 1));

@@ -117,12 +117,14 @@ export function ResultGrid(props: {
     else if (right > el.scrollLeft + el.clientWidth) el.scrollLeft = right - el.clientWidth;
   };
 
-  const copy = async () => {
+  /** Copies the selection as tab-separated text; `header` puts the column names first (Ctrl/Cmd+Shift+C). */
+  const copy = async (header = false) => {
     if (!range) return;
     const r2 = Math.min(range.r2, range.r1 + COPY_LIMIT - 1);
     const rows: Row[] = await source.rows(range.r1, r2);
     const names = columns.slice(range.c1, range.c2 + 1).map((c) => c.name);
-    const text = rows.map((row) => names.map((n) => tsvField(row[n])).join('\t')).join('\n');
+    const lines = rows.map((row) => names.map((n) => tsvField(row[n])).join('\t'));
+    const text = (header ? [names.map((n) => tsvField(n)).join('\t'), ...lines] : lines).join('\n');
     try {
       await navigator.clipboard.writeText(text);
     } catch {
@@ -138,7 +140,8 @@ export function ResultGrid(props: {
       scrollRef.current?.focus();
     }
     const cells = `${formatCount(rows.length)} × ${names.length}`;
-    props.onNotice?.(r2 < range.r2 ? `Copied the first ${formatCount(COPY_LIMIT)} rows (${cells} cells)` : `Copied ${cells} cells`);
+    const withHeader = header ? ' with a header row' : '';
+    props.onNotice?.(r2 < range.r2 ? `Copied the first ${formatCount(COPY_LIMIT)} rows (${cells} cells)${withHeader}` : `Copied ${cells} cells${withHeader}`);
   };
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
@@ -146,7 +149,7 @@ export function ResultGrid(props: {
     const mod = e.ctrlKey || e.metaKey;
     if (mod && e.key.toLowerCase() === 'c') {
       e.preventDefault();
-      void copy();
+      void copy(e.shiftKey);
       return;
     }
     if (mod && e.key.toLowerCase() === 'a') {

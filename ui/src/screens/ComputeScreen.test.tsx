@@ -136,6 +136,35 @@ describe('Compute screen', () => {
     expect(calls.some((c) => c.method === 'POST' && c.path === '/api/admin/agents/end/restart')).toBe(true);
   });
 
+  it('the "Started" line follows the agent: provisioning becomes running once it dials home', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    let state: ElasticInfo['state'] = 'provisioning';
+    let started = false;
+    serve({
+      'GET /api/agents': () => (started ? [agent('new', state === 'running' ? 'healthy' : 'unavailable', { state })] : []),
+      'GET /api/admin/agents/compute-options': () => sizes,
+      'POST /api/admin/agents/elastic': () => {
+        started = true;
+        return agent('new', 'unavailable', { state });
+      },
+    });
+    const host = await mount(<ComputeScreen />);
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+    };
+    await act(async () => {
+      (host.querySelector('form[aria-label="Start an elastic agent"]') as HTMLFormElement).requestSubmit();
+      await settle();
+    });
+    expect(host.querySelector('p[role=status]')?.textContent).toBe('Started agent-new: provisioning.');
+    state = 'running';
+    await act(async () => {
+      vi.advanceTimersByTime(COMPUTE_POLL_MS);
+      await settle();
+    });
+    expect(host.querySelector('p[role=status]')?.textContent).toBe('Started agent-new: running.');
+  });
+
   it('polls while an agent is provisioning or terminating, stops when it settles, and never after unmount', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     vi.stubGlobal('confirm', () => true);
@@ -203,7 +232,10 @@ describe('worksheet pool choice', () => {
     const host = await mount(<AgentPicker value={null} onChange={(v) => picked.push(v)} allowPool />);
     const labels = [...host.querySelectorAll('option')].map((o) => [o.value, o.textContent]);
     expect(labels).toContainEqual([POOL, 'Pool (elastic compute)']);
-    expect(labels).toContainEqual(['end', '○ agent-end — unavailable · elastic terminated, starts on use (admin)']);
+    // A stopped elastic agent is listed apart, by its name alone (its long label made the picker 700 px wide).
+    expect(labels).toContainEqual(['end', 'agent-end']);
+    expect(host.querySelector('optgroup')?.getAttribute('label')).toBe('Stopped elastic agents (start on use)');
+    expect(host.querySelector('option[value=end]')?.getAttribute('title')).toBe('○ agent-end — unavailable · elastic terminated, starts on use (admin)');
     expect(picked).toEqual([POOL]);
     expect(agentIdOf(POOL)).toBeNull();
   });

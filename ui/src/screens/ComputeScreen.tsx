@@ -26,7 +26,10 @@ export function ComputeScreen() {
   const agents = useAsync((signal) => api.get<Agent[]>('/api/agents', { signal }), []);
   const options = useComputeOptions();
   const [error, setError] = useState<unknown>(null);
-  const [done, setDone] = useState<string | null>(null);
+  // What the last action did: its agent's state is read from the list as it reloads, so "provisioning" becomes
+  // "running" once the agent dials home instead of staying as it was when the action answered.
+  const [done, setDone] = useState<{ verb: string; id: string; name: string; state: string } | null>(null);
+  const doneState = done ? ((agents.data ?? []).find((a) => a.id === done.id)?.elastic?.state ?? done.state) : null;
 
   const elastic = (agents.data ?? []).filter((a): a is ElasticAgent => a.elastic !== null);
   const changing = elastic.some((a) => elasticChanging(a.elastic));
@@ -44,7 +47,7 @@ export function ComputeScreen() {
     setDone(null);
     try {
       const a = await fn();
-      setDone(`${label}: ${a.name} is ${a.elastic?.state ?? a.status}.`);
+      setDone({ verb: label, id: a.id, name: a.name, state: a.elastic?.state ?? a.status });
     } catch (e) {
       setError(e);
     }
@@ -75,12 +78,16 @@ export function ComputeScreen() {
           options={options.data}
           onStarted={(a) => {
             setError(null);
-            setDone(`Started ${a.name}: ${a.elastic?.state ?? a.status}.`);
+            setDone({ verb: 'Started', id: a.id, name: a.name, state: a.elastic?.state ?? a.status });
             reload();
           }}
         />
       ) : null}
-      {done ? <p role="status">{done}</p> : null}
+      {done ? (
+        <p role="status">
+          {done.verb === 'Started' ? `Started ${done.name}: ${doneState}.` : `${done.verb}: ${done.name} is ${doneState}.`}
+        </p>
+      ) : null}
       {error ? <ErrorNotice error={error} /> : null}
       {agents.error ? <ErrorNotice error={agents.error} what="Agents" /> : null}
       {agents.loading && !agents.data ? <Loading /> : null}

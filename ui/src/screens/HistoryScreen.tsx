@@ -331,7 +331,7 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
               <p className="hint">
                 Query {q.id}
                 {q.agent_id ? ` · agent ${q.agent_id}` : ''}
-                {q.session_id ? ` · session ${q.session_id}` : ''} · <Link href={`/inspect/query/${enc(q.id)}`}>state chart</Link>
+                {q.session_id ? ` · session ${q.session_id}` : ''} · <Link href={`/inspect/${q.session_id ? 'statement' : 'query'}/${enc(q.id)}`}>state chart</Link>
               </p>
               {err ? <Notice code={err.code} message={err.message} /> : null}
               {q.status === 'done' ? (

@@ -45,6 +45,8 @@ export function SchedulesScreen(props: { ws: string }) {
 
 function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof useAsync<Page<SavedQuery>>>; onScheduled: () => void }) {
   const [scheduling, setScheduling] = useState<SavedQuery | null>(null);
+  /** what the last schedule made here was, said until the next one is started */
+  const [created, setCreated] = useState<Schedule | null>(null);
   const { list } = props;
   if (list.error) return <ErrorNotice error={list.error} what="Saved queries" />;
   if (!list.data) return <Loading />;
@@ -80,7 +82,14 @@ function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof
                 >
                   Open
                 </button>
-                <button type="button" className="secondary" onClick={() => setScheduling(q)}>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => {
+                    setCreated(null);
+                    setScheduling(q);
+                  }}
+                >
                   Schedule
                 </button>
                 <button
@@ -104,17 +113,24 @@ function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof
         <NewSchedule
           base={props.base}
           query={scheduling}
-          onDone={() => {
+          onDone={(made) => {
             setScheduling(null);
+            setCreated(made);
             props.onScheduled();
           }}
         />
+      ) : null}
+      {created ? (
+        <p className="notice notice-ok" role="status">
+          Scheduled {props.list.data?.items.find((q) => q.id === created.saved_query_id)?.name ?? 'the query'} at <code>{created.cron}</code> (UTC)
+          {created.next_run_at ? `; next run ${formatTime(created.next_run_at)}` : ''}. It is listed under Schedules.
+        </p>
       ) : null}
     </>
   );
 }
 
-function NewSchedule(props: { base: string; query: SavedQuery; onDone: () => void }) {
+function NewSchedule(props: { base: string; query: SavedQuery; onDone: (made: Schedule) => void }) {
   const [cron, setCron] = useState('0 6 * * *');
   const [agentId, setAgentId] = useState<string | null>(props.query.default_agent_id);
   const [error, setError] = useState<unknown>(undefined);
@@ -122,8 +138,7 @@ function NewSchedule(props: { base: string; query: SavedQuery; onDone: () => voi
     e.preventDefault();
     setError(undefined);
     try {
-      await api.post(`${props.base}/schedules`, { saved_query_id: props.query.id, cron, agent_id: agentId });
-      props.onDone();
+      props.onDone(await api.post<Schedule>(`${props.base}/schedules`, { saved_query_id: props.query.id, cron, agent_id: agentId }));
     } catch (err) {
       setError(err);
     }

@@ -1,9 +1,9 @@
 // Sign-in: local email and password, plus one button per single sign-on provider the server lists.
 import { useState, type FormEvent } from 'react';
-import { api } from '../api/client.ts';
 import type { AuthMethods } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
-import { ErrorNotice } from '../components/ErrorNotice.tsx';
+import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
+import { api, ApiError } from '../api/client.ts';
 
 export function SignInScreen(props: { notice?: string; onSignedIn: () => void }) {
   const methods = useAsync((signal) => api.get<AuthMethods>('/api/auth/methods', { signal }), []);
@@ -41,7 +41,12 @@ export function SignInScreen(props: { notice?: string; onSignedIn: () => void })
           <input name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         </label>
         {methods.data?.ldap ? <p className="hint">Directory (LDAP) accounts sign in here too.</p> : null}
-        {error ? <ErrorNotice error={error} /> : null}
+        {/* A refused sign-in is not "signed out" (the 401 title elsewhere): it says the sign-in failed. */}
+        {error instanceof ApiError && error.status === 401 ? (
+          <Notice code={error.code} title="Sign-in failed" message={error.message} />
+        ) : error ? (
+          <ErrorNotice error={error} />
+        ) : null}
         <button type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>

@@ -55,6 +55,7 @@ export function AgentPicker(props: { value: string | null; onChange: (id: string
     <label className="inline">
       Agent
       <select
+        className="agent-picker"
         aria-label="Agent"
         value={props.value ?? ''}
         onChange={(e) => props.onChange(e.target.value || null)}
@@ -62,11 +63,25 @@ export function AgentPicker(props: { value: string | null; onChange: (id: string
       >
         <option value="">{agents.loading && !agents.data ? 'Loading agents…' : list.length || poolOn ? 'Choose an agent' : 'No agents visible'}</option>
         {poolOn || (props.allowPool && props.value === POOL) ? <option value={POOL}>Pool (elastic compute)</option> : null}
-        {list.map((a) => (
-          <option key={a.id} value={a.id}>
-            {optionLabel(a)}
-          </option>
-        ))}
+        {list
+          .filter((a) => !(a.elastic && elasticStopped(a.elastic)))
+          .map((a) => (
+            <option key={a.id} value={a.id} title={optionLabel(a)}>
+              {optionLabel(a)}
+            </option>
+          ))}
+        {/* Stopped elastic agents stay selectable (naming one starts it again), apart and briefly. */}
+        {list.some((a) => a.elastic && elasticStopped(a.elastic)) ? (
+          <optgroup label="Stopped elastic agents (start on use)">
+            {list
+              .filter((a) => a.elastic && elasticStopped(a.elastic))
+              .map((a) => (
+                <option key={a.id} value={a.id} title={optionLabel(a)}>
+                  {a.name}
+                </option>
+              ))}
+          </optgroup>
+        ) : null}
       </select>
       {unknownName ? (
         <span className="hint" role="status">

@@ -61,6 +61,7 @@ export const SHORTCUTS: Array<[string, string]> = [
   ['Ctrl/Cmd+Shift+/', 'This list of shortcuts'],
   ['In the result grid: arrows, Shift+arrows, Ctrl/Cmd+A', 'Move, extend the selection, select all'],
   ['In the result grid: Ctrl/Cmd+C', 'Copy the selected cells (tab-separated)'],
+  ['In the result grid: Ctrl/Cmd+Shift+C', 'Copy the selected cells with a header row'],
   ['In the result grid: Enter, double-click', 'See a value whole'],
 ];
 
@@ -276,5 +277,15 @@ export function insertIntoView(hostEl: HTMLElement | null, text: string): void {
   const v = viewIn(hostEl);
   if (!v) return;
   v.dispatch(v.state.replaceSelection(text), { scrollIntoView: true, userEvent: 'input' });
+  v.focus();
+}
+
+/** Replaces a range of the editor's text from outside (a "did you mean" suggestion), selecting what it put there. */
+export function replaceInView(hostEl: HTMLElement | null, from: number, to: number, text: string): void {
+  const v = viewIn(hostEl);
+  if (!v) return;
+  const len = v.state.doc.length;
+  const a = Math.min(from, len);
+  v.dispatch({ changes: { from: a, to: Math.min(to, len), insert: text }, selection: { anchor: a, head: a + text.length }, scrollIntoView: true, userEvent: 'input' });
   v.focus();
 }

@@ -2,7 +2,7 @@
 // a statement after "run all"), which stay the worksheet's across leaving the screen and reloading the page. Each tab
 // is one of the user's worksheets on the server (saved as it is written, shared with the workspace or not), or a
 // worksheet another member shared, read-only here; the Worksheets list opens any of them (useWorksheetSync.ts).
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { api, ApiError, enc } from '../api/client.ts';
 import type { WorksheetOut, WorkspaceCatalog } from '../api/types.ts';
 import { navigate, useLocation } from '../app/router.ts';
@@ -11,15 +11,19 @@ import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
 import { ResultPanel } from '../results/ResultPanel.tsx';
 import { AgentPicker, agentIdOf } from './AgentPicker.tsx';
 import { CatalogNames } from './completion.ts';
-import { allFromView, errorSpan, formatFromView, insertIntoView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
+import { allFromView, formatFromView, insertIntoView, replaceInView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
 import { SchemaTree } from './SchemaTree.tsx';
 import { StatusPill } from './StatusPill.tsx';
-import { isTerminal, queryError, useQueryRun } from './useQueryRun.ts';
+import { isTerminal, queryError, useQueryRun, type Submit } from './useQueryRun.ts';
+import { closeSession, connectionNote, submitStatement } from './worksheetSession.ts';
+import { splitStatements } from './statementAt.ts';
 import { useWorksheetSync, type SaveStatus } from './useWorksheetSync.ts';
 import { WorksheetBrowser } from './WorksheetBrowser.tsx';
-import { blankWorksheet, loadWorksheets, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
+import { blankWorksheet, loadWorksheets, nextWorksheet, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
 import { fieldsOf, marksDirty, tabOf } from './worksheetSync.ts';
 import { ModalDialog } from '../components/ModalDialog.tsx';
+import { errorTitle } from '../components/errorText.ts';
+import { errorPlace } from './errorPlace.ts';
 
 export function WorksheetsScreen(props: { ws: string }) {
   const [state, setState] = useState<WorksheetState>(() => loadWorksheets(props.ws));
@@ -27,6 +31,12 @@ export function WorksheetsScreen(props: { ws: string }) {
   const sync = useWorksheetSync(props.ws, state, setState);
   const [browsing, setBrowsing] = useState(false);
   const names = useMemo(() => new CatalogNames(props.ws), [props.ws]);
+  // Bumped by the tree's Refresh and by a worksheet's own DDL: the tree and completion read the catalog again.
+  const [schemaVersion, setSchemaVersion] = useState(0);
+  const refreshSchema = () => {
+    names.invalidate();
+    setSchemaVersion((v) => v + 1);
+  };
   const catalogs = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
 
   const active = state.tabs.find((t) => t.id === state.active) ?? state.tabs[0];
@@ -44,17 +54,18 @@ export function WorksheetsScreen(props: { ws: string }) {
     setState((s) => ({ ...s, tabs: s.tabs.map((t) => (t.id === id ? { ...t, ...patch, ...(marksDirty(t, patch) ? { dirty: true } : {}) } : t)) }));
   const addTab = () =>
     setState((s) => {
-      const t = blankWorksheet(s.tabs.length + 1);
+      const { tab: t, issued } = nextWorksheet(s);
       t.agentId = active?.agentId ?? null;
-      return { tabs: [...s.tabs, t], active: t.id };
+      return { ...s, tabs: [...s.tabs, t], active: t.id, issued };
     });
   const closeTab = (id: string) => {
     const closing = state.tabs.find((t) => t.id === id);
     if (closing) sync.closing(closing);
+    void closeSession(props.ws, id);
     setState((s) => {
       const tabs = s.tabs.filter((t) => t.id !== id);
-      if (!tabs.length) tabs.push(blankWorksheet(1));
-      return { tabs, active: s.active === id ? tabs[Math.max(0, s.tabs.findIndex((t) => t.id === id) - 1)].id : s.active };
+      if (!tabs.length) tabs.push(nextWorksheet(s).tab);
+      return { ...s, tabs, active: s.active === id ? tabs[Math.max(0, s.tabs.findIndex((t) => t.id === id) - 1)].id : s.active };
     });
   };
   // A server worksheet from the list: the tab already showing it (brought up to date unless changed here), or a new one.
@@ -65,10 +76,10 @@ export function WorksheetsScreen(props: { ws: string }) {
       if (open) {
         const fresh = !open.dirty && (!open.syncedAt || Date.parse(w.updated_at) > Date.parse(open.syncedAt));
         const tabs = fresh ? s.tabs.map((t) => (t === open ? { ...t, ...fieldsOf(w), rev: (t.rev ?? 0) + 1 } : t)) : s.tabs;
-        return { tabs, active: open.id };
+        return { ...s, tabs, active: open.id };
       }
       const t = tabOf(w, active?.agentId ?? null);
-      return { tabs: [...s.tabs, t], active: t.id };
+      return { ...s, tabs: [...s.tabs, t], active: t.id };
     });
   };
   // A worksheet deleted from the list: its tab stays, as text not kept anywhere but this browser until changed again.
@@ -78,33 +89,92 @@ export function WorksheetsScreen(props: { ws: string }) {
   const copyOf = (from: Worksheet) =>
     setState((s) => {
       const t: Worksheet = { ...blankWorksheet(s.tabs.length + 1, from.sql), title: `Copy of ${from.title}`, agentId: from.agentId, catalog: from.catalog, dirty: true };
-      return { tabs: [...s.tabs, t], active: t.id };
+      return { ...s, tabs: [...s.tabs, t], active: t.id };
     });
+  // Renaming in place (F2 or a double-click on the tab): Enter keeps the name, Escape drops it.
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const tabRefs = useRef(new Map<string, HTMLButtonElement>());
+  const focusTab = (id: string) => {
+    setState((s) => ({ ...s, active: id }));
+    requestAnimationFrame(() => tabRefs.current.get(id)?.focus());
+  };
+  // The tablist's keyboard (the WAI-ARIA tabs pattern): arrows move, Home/End, F2 renames, Delete closes.
+  const onTabKey = (e: KeyboardEvent, t: Worksheet) => {
+    const i = state.tabs.findIndex((x) => x.id === t.id);
+    const to = (j: number) => focusTab(state.tabs[(j + state.tabs.length) % state.tabs.length].id);
+    if (e.key === 'ArrowRight') to(i + 1);
+    else if (e.key === 'ArrowLeft') to(i - 1);
+    else if (e.key === 'Home') to(0);
+    else if (e.key === 'End') to(state.tabs.length - 1);
+    else if (e.key === 'F2') setRenaming(t.id);
+    else if (e.key === 'Delete') closeTab(t.id);
+    else return;
+    e.preventDefault();
+  };
+  const rename = (t: Worksheet, title: string) => {
+    setRenaming(null);
+    const clean = title.trim();
+    if (clean && clean !== t.title) update(t.id, { title: clean });
+    requestAnimationFrame(() => tabRefs.current.get(t.id)?.focus());
+  };
 
   return (
     <section className="worksheets">
       <h1 className="sr-only">Worksheets</h1>
-      <div className="tabs" role="tablist" aria-label="Worksheets">
-        {state.tabs.map((t) => (
-          <span key={t.id} className="tab-wrap">
-            <button
-              type="button"
-              role="tab"
-              aria-selected={t.id === active.id}
-              onClick={() => setState((s) => ({ ...s, active: t.id }))}
-              onDoubleClick={() => {
-                const title = prompt('Rename worksheet', t.title);
-                if (title) update(t.id, { title });
-              }}
-            >
-              {t.title}
-            </button>
-            <button type="button" className="tab-close" aria-label={`Close ${t.title}`} onClick={() => closeTab(t.id)}>
-              ×
-            </button>
-          </span>
-        ))}
-        <button type="button" className="tab-add" aria-label="New worksheet" onClick={addTab}>
+      <div className="tabs">
+        <div className="tablist" role="tablist" aria-label="Worksheets">
+          {state.tabs.map((t) =>
+            renaming === t.id ? (
+              <input
+                key={t.id}
+                className="tab-rename"
+                aria-label="Worksheet name"
+                defaultValue={t.title}
+                autoFocus
+                onFocus={(e) => e.currentTarget.select()}
+                onBlur={(e) => rename(t, e.currentTarget.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter') rename(t, e.currentTarget.value);
+                  else if (e.key === 'Escape') rename(t, t.title);
+                }}
+              />
+            ) : (
+              <button
+                key={t.id}
+                ref={(el) => {
+                  if (el) tabRefs.current.set(t.id, el);
+                  else tabRefs.current.delete(t.id);
+                }}
+                type="button"
+                role="tab"
+                id={`ws-tab-${t.id}`}
+                aria-controls={`ws-pane-${t.id}`}
+                aria-selected={t.id === active.id}
+                aria-keyshortcuts="F2 Delete"
+                tabIndex={t.id === active.id ? 0 : -1}
+                title={`${t.title}: F2 or a double-click renames, Delete closes`}
+                onClick={() => setState((s) => ({ ...s, active: t.id }))}
+                onDoubleClick={() => setRenaming(t.id)}
+                onKeyDown={(e) => onTabKey(e, t)}
+              >
+                {t.title}
+                {/* the mouse's close; the keyboard's is Delete on the tab */}
+                <span
+                  className="tab-close"
+                  aria-hidden="true"
+                  data-close={t.title}
+                  onClick={(e) => {
+                    e.stopPropagation();
+                    closeTab(t.id);
+                  }}
+                >
+                  ×
+                </span>
+              </button>
+            ),
+          )}
+        </div>
+        <button type="button" className="tab-add" aria-label="New worksheet" title="New worksheet" onClick={addTab}>
           +
         </button>
         <button type="button" className="link worksheets-open" onClick={() => setBrowsing(true)} title="Your worksheets and those shared in the workspace">
@@ -115,13 +185,15 @@ export function WorksheetsScreen(props: { ws: string }) {
       {state.tabs.map((t) => (
         // Every tab stays mounted (hidden when inactive) so its editor, undo history and result survive switching.
         // A newer server version restarts the tab's editor from that text (rev).
-        <div key={`${t.id}:${t.rev ?? 0}`} role="tabpanel" hidden={t.id !== active.id} aria-label={t.title} className="worksheet-pane">
+        <div key={`${t.id}:${t.rev ?? 0}`} id={`ws-pane-${t.id}`} role="tabpanel" hidden={t.id !== active.id} aria-labelledby={`ws-tab-${t.id}`} className="worksheet-pane">
           <WorksheetPane
             ws={props.ws}
             sheet={t}
             saveStatus={sync.status[t.id] ?? null}
             onCopy={() => copyOf(t)}
             names={names}
+            schemaVersion={schemaVersion}
+            onSchemaChanged={refreshSchema}
             catalogs={catalogs.data ?? null}
             catalogsError={catalogs.error}
             onChange={(patch) => update(t.id, patch)}
@@ -138,18 +210,24 @@ function WorksheetPane(props: {
   saveStatus: SaveStatus | null;
   onCopy: () => void;
   names: CatalogNames;
+  schemaVersion: number;
+  onSchemaChanged: () => void;
   catalogs: WorkspaceCatalog[] | null;
   catalogsError: unknown;
   onChange: (patch: Partial<Worksheet>) => void;
 }) {
   const { sheet } = props;
-  const run = useQueryRun(props.ws, sheet.lastRun, (lastRun) => props.onChange({ lastRun }));
+  const submit: Submit = (sql, agentId, catalog, signal) => submitStatement(props.ws, sheet.id, sql, agentId, catalog, signal);
+  const run = useQueryRun(props.ws, sheet.lastRun, (lastRun) => props.onChange({ lastRun }), submit);
   const editorHost = useRef<HTMLDivElement>(null);
   const running = run.submitting || run.pending > 0 || (run.query !== null && !isTerminal(run.query.status) && !run.error);
 
+  // A selection of several statements runs them in order, as "run all" does (the api takes one read at a time).
   const start = (r: RunText) => {
     if (running) return;
-    void run.run(r.text, agentIdOf(sheet.agentId), sheet.catalog, r.from);
+    const parts = splitStatements(r.text).map((p) => ({ text: p.text, from: r.from + p.from }));
+    if (parts.length > 1) void run.runAll(parts, agentIdOf(sheet.agentId), sheet.catalog);
+    else void run.run(r.text, agentIdOf(sheet.agentId), sheet.catalog, r.from);
   };
   const startAll = (all: RunText[]) => {
     if (running || !all.length) return;
@@ -159,7 +237,8 @@ function WorksheetPane(props: {
   const [picked, setPicked] = useState<{ runNumber: number; step: number } | null>(null);
   const shown = picked && picked.runNumber === run.runNumber && picked.step < run.steps.length ? picked.step : run.current;
   const step = run.steps[shown] ?? { from: run.from, query: run.query, error: run.error };
-  const syntax = syntaxErrorIn(sheet.sql, step.from, step.error);
+  const failedMessage = step.query ? (queryError(step.query)?.message ?? null) : null;
+  const place = errorPlace(sheet.sql, step.from, step.query?.sql.length ?? sheet.sql.length - step.from, step.error, failedMessage);
   const [shortcuts, setShortcuts] = useState(false);
   const [tree, setTree] = useState(true);
   const [saved, setSaved] = useState<{ at: string } | { error: unknown } | null>(null);
@@ -175,6 +254,16 @@ function WorksheetPane(props: {
     }
   };
   const failed = step.query ? queryError(step.query) : null;
+  // A statement of this worksheet that made, changed or dropped a table (or schema): the tree and completion reload.
+  const seenDdl = useRef(new Set<string>());
+  const schemaChanged = useRef(props.onSchemaChanged);
+  schemaChanged.current = props.onSchemaChanged;
+  useEffect(() => {
+    const ddl = run.steps.filter((st) => st.query?.status === 'done' && !seenDdl.current.has(st.query.id) && DDL.test(st.query.sql ?? ''));
+    if (!ddl.length) return;
+    for (const st of ddl) seenDdl.current.add(st.query!.id);
+    schemaChanged.current();
+  }, [run.steps]);
 
   return (
     <div className="worksheet">
@@ -244,12 +333,25 @@ function WorksheetPane(props: {
             </button>
           </p>
         ) : null}
+        {connectionNote(run.connection) ? (
+          <p className="notice connection-note" role="note" data-connection={run.connection?.kind}>
+            {connectionNote(run.connection)}
+          </p>
+        ) : null}
         {props.saveStatus?.kind === 'error' ? <ErrorNotice error={props.saveStatus.error} what="Saving the worksheet" /> : null}
         {saved && 'error' in saved ? <ErrorNotice error={saved.error} what="Save" /> : null}
       </div>
       {shortcuts ? <ShortcutList onClose={() => setShortcuts(false)} /> : null}
       <div className="editor-row">
-        {tree ? <SchemaTree names={props.names} catalog={sheet.catalog} onInsert={(text) => insertIntoView(editorHost.current, text)} /> : null}
+        {tree ? (
+          <SchemaTree
+            names={props.names}
+            catalog={sheet.catalog}
+            version={props.schemaVersion}
+            onRefresh={props.onSchemaChanged}
+            onInsert={(text) => insertIntoView(editorHost.current, text)}
+          />
+        ) : null}
         <div ref={editorHost} className="editor-wrap">
           <SqlEditor
             value={sheet.sql}
@@ -260,7 +362,7 @@ function WorksheetPane(props: {
             onSave={() => void save()}
             names={props.names}
             catalog={sheet.catalog}
-            errorAt={syntax?.span ?? null}
+            errorAt={place?.span ?? null}
             label={`SQL of ${sheet.title}`}
           />
         </div>
@@ -287,12 +389,33 @@ function WorksheetPane(props: {
             {run.pending > 0 ? <span className="hint">{run.pending} more to run</span> : null}
           </div>
         ) : null}
-        {syntax ? (
-          <Notice code="sql_syntax_error" message={`At line ${syntax.line}, column ${syntax.column}: ${syntax.message}`} />
+        {step.error instanceof ApiError && step.error.code === 'sql_syntax_error' && place ? (
+          <Notice code="sql_syntax_error" message={`At line ${place.line}, column ${place.column}: ${place.message}`} />
+        ) : step.error instanceof ApiError && place ? (
+          <Notice code={step.error.code} title={errorTitle(step.error.code, step.error.status)} message={place.message} />
         ) : step.error ? (
           <ErrorNotice error={step.error} />
         ) : null}
-        {failed ? <Notice code={failed.code} message={failed.message} /> : null}
+        {failed ? <Notice code={failed.code} message={place ? `At line ${place.line}, column ${place.column}: ${failed.message}` : failed.message} /> : null}
+        {place?.candidates.length ? (
+          <p className="did-you-mean" role="note">
+            Did you mean{' '}
+            {place.candidates.slice(0, 5).map((c, i) => (
+              <span key={c}>
+                {i ? ', ' : ''}
+                <button
+                  type="button"
+                  className="link"
+                  title={`Put ${c} where the error is marked`}
+                  onClick={() => replaceInView(editorHost.current, place.span.from, place.span.to, c)}
+                >
+                  {c}
+                </button>
+              </span>
+            ))}
+            ?
+          </p>
+        ) : null}
         {step.query?.status === 'done' ? <ResultPanel key={step.query.id} query={step.query} /> : null}
         {step.query?.status === 'cancelled' ? <p role="status">The query was cancelled.</p> : null}
         {!step.query && !step.error && !run.submitting ? (
@@ -302,6 +425,9 @@ function WorksheetPane(props: {
     </div>
   );
 }
+
+/** Statements after which the catalog's names may have changed (temporary objects included: they are cheap to reload). */
+const DDL = /^\s*(?:create|drop|alter|comment|rename)\b/i;
 
 /** Whether the worksheet is shared with the workspace (its owner switches it), and whether it is saved yet. */
 function SharingControls(props: { sheet: Worksheet; status: SaveStatus | null; onShare: (v: 'private' | 'workspace') => void }) {
@@ -354,22 +480,4 @@ function ShortcutList(props: { onClose: () => void }) {
       </table>
     </ModalDialog>
   );
-}
-
-/**
- * A syntax error of the last run, placed in the worksheet's text: the api gives the position within the statement
- * that ran (1-based line and column, and a 0-based offset in characters), and that statement began at `from`.
- */
-export function syntaxErrorIn(doc: string, from: number, error: unknown) {
-  if (!(error instanceof ApiError) || error.code !== 'sql_syntax_error') return null;
-  const position = (error.details as { position?: { offset?: number } } | null)?.position;
-  if (typeof position?.offset !== 'number') return null;
-  // The offset counts characters (code points); the editor counts UTF-16 units.
-  const at = Math.min(doc.length, from + Array.from(doc.slice(from)).slice(0, position.offset).join('').length);
-  const before = doc.slice(0, at);
-  const line = before.split('\n').length;
-  const column = at - (before.lastIndexOf('\n') + 1) + 1;
-  // The api's words repeat the statement's own line and column: say the editor's instead.
-  const message = error.message.replace(/^Syntax error at line \d+, column \d+:\s*/i, '');
-  return { line, column, message, span: errorSpan(doc, at) };
 }

@@ -23,6 +23,11 @@ export class CatalogNames {
     this.ws = ws;
   }
 
+  /** Forgets every level, so the next look reads the catalog again (after DDL, or Refresh). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
   private cached<T>(key: string, load: () => Promise<T[]>): Promise<T[]> {
     let p = this.cache.get(key) as Promise<T[]> | undefined;
     if (!p) {
@@ -278,7 +283,8 @@ export function sqlCompletion(names: CatalogNames, catalog: () => string | null 
 
     const doc = ctx.state.doc.toString();
     const statement = statementAt(doc, ctx.pos);
-    const scope = statement ? tablesInScope(doc.slice(statement.from, Math.max(statement.to, ctx.pos))) : [];
+    // The name being typed is left out of the scope: `FROM samples.` names a schema, not a table called samples.
+    const scope = statement ? tablesInScope(doc.slice(statement.from, word.from) + ' ' + doc.slice(word.to, Math.max(statement.to, ctx.pos))) : [];
     const columnsOf = async (t: TableInScope) => {
       const ref = await resolveTable(names, catalog(), t.parts);
       return ref ? names.columns(...ref) : [];

@@ -8,6 +8,10 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, ApiError, enc } from '../api/client.ts';
 import type { QueryOut } from '../api/types.ts';
 import type { LastRun, StepRef } from './worksheetStore.ts';
+import type { Connection } from './worksheetSession.ts';
+
+/** Sends one statement: a plain query by default; the worksheet sends it to its session (worksheetSession.ts). */
+export type Submit = (sql: string, agentId: string | null, catalog: string | null, signal: AbortSignal) => Promise<{ query: QueryOut; connection: Connection | null }>;
 
 export const isTerminal = (s: string | undefined) => s === 'done' || s === 'failed' || s === 'cancelled';
 
@@ -35,9 +39,11 @@ export interface RunState {
   current: number;
   /** statements of a "run all" not started yet */
   pending: number;
+  /** how the last statement ran (in the worksheet's session, or alone), null before the first run */
+  connection: Connection | null;
 }
 
-const idle: RunState = { query: null, error: null, submitting: false, startedAtMs: null, elapsedMs: 0, runNumber: 0, from: 0, steps: [], current: 0, pending: 0 };
+const idle: RunState = { query: null, error: null, submitting: false, startedAtMs: null, elapsedMs: 0, runNumber: 0, from: 0, steps: [], current: 0, pending: 0, connection: null };
 
 const errorOf = (e: NonNullable<StepRef['error']>) => new ApiError(e.status, e.code, e.message, e.details);
 const refOf = (s: Step): StepRef =>
@@ -70,8 +76,15 @@ const startedAt = (q: QueryOut) => {
   return Number.isFinite(t) ? t : Date.now();
 };
 
-export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: LastRun | null) => void) {
+const plainQuery = (ws: string): Submit => async (sql, agentId, catalog) => ({
+  query: await api.post<QueryOut>(`/api/workspaces/${enc(ws)}/queries`, { sql, ...(agentId ? { agent_id: agentId } : {}), ...(catalog ? { catalog } : {}) }),
+  connection: null,
+});
+
+export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: LastRun | null) => void, submit?: Submit) {
   const [state, setState] = useState<RunState>(() => restored(last));
+  const submitter = useRef(submit ?? plainQuery(ws));
+  submitter.current = submit ?? plainQuery(ws);
   const runSeq = useRef(0);
   const aborter = useRef<AbortController | null>(null);
   const report = useRef(onRun);
@@ -144,22 +157,18 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
       const signal = fresh();
       const startedAtMs = Date.now();
       const steps: Step[] = [];
-      setState((s) => ({ ...idle, submitting: true, startedAtMs, runNumber: s.runNumber + 1, from: statements[0].from, pending: statements.length }));
+      setState((s) => ({ ...idle, submitting: true, startedAtMs, runNumber: s.runNumber + 1, from: statements[0].from, pending: statements.length, connection: s.connection }));
       for (let i = 0; i < statements.length; i++) {
         const { text, from } = statements[i];
         steps.push({ from, query: null, error: null });
         setState((s) => focus({ ...s, steps: [...steps], submitting: true, pending: statements.length - i - 1 }, i));
         let outcome: QueryOut | null = null;
         try {
-          const q = await api.post<QueryOut>(`/api/workspaces/${enc(ws)}/queries`, {
-            sql: text,
-            ...(agentId ? { agent_id: agentId } : {}),
-            ...(catalog ? { catalog } : {}),
-          });
+          const { query: q, connection } = await submitter.current(text, agentId, catalog, signal);
           if (mine !== runSeq.current) return;
           steps[i] = { from, query: q, error: null };
           report.current?.({ steps: steps.map(refOf) });
-          setState((s) => focus({ ...s, steps: [...steps], submitting: false }, i));
+          setState((s) => focus({ ...s, steps: [...steps], submitting: false, connection }, i));
           outcome = await follow(mine, i, q, signal);
           if (!outcome) return;
           steps[i] = { from, query: outcome, error: null };
@@ -176,7 +185,7 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
         if (stop) return;
       }
     },
-    [ws, follow],
+    [follow],
   );
 
   const run = useCallback(

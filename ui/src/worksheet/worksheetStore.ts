@@ -45,6 +45,8 @@ export interface Worksheet {
 export interface WorksheetState {
   tabs: Worksheet[];
   active: string;
+  /** the highest N of a "Worksheet N" this browser gave out, so a closed one's name is not given again */
+  issued?: number;
 }
 
 const key = (ws: string) => `eider.worksheets.${ws}`;
@@ -53,6 +55,16 @@ const newId = () => (crypto.randomUUID ? crypto.randomUUID() : Math.random().toS
 
 export function blankWorksheet(n: number, sql = ''): Worksheet {
   return { id: newId(), title: `Worksheet ${n}`, sql, agentId: null, catalog: null };
+}
+
+/** The next "Worksheet N" title: above every one open and every one given out before (names stay unique). */
+export function nextWorksheet(state: WorksheetState, sql = ''): { tab: Worksheet; issued: number } {
+  let n = state.issued ?? 0;
+  for (const t of state.tabs) {
+    const m = /^Worksheet (\d+)$/.exec(t.title);
+    if (m) n = Math.max(n, Number(m[1]));
+  }
+  return { tab: blankWorksheet(n + 1, sql), issued: n + 1 };
 }
 
 /** Whether this browser holds worksheet tabs of `ws` (a fresh browser opens the server's worksheets instead). */
@@ -69,7 +81,8 @@ export function loadWorksheets(ws: string): WorksheetState {
     const raw = localStorage.getItem(key(ws));
     if (raw) {
       const s = JSON.parse(raw) as WorksheetState;
-      if (Array.isArray(s.tabs) && s.tabs.length) return { tabs: s.tabs, active: s.tabs.some((t) => t.id === s.active) ? s.active : s.tabs[0].id };
+      if (Array.isArray(s.tabs) && s.tabs.length)
+        return { tabs: s.tabs, active: s.tabs.some((t) => t.id === s.active) ? s.active : s.tabs[0].id, issued: s.issued };
     }
   } catch {
     // unreadable storage: start fresh rather than fail the screen
@@ -98,8 +111,16 @@ export function openInWorksheet(
 ): void {
   const state = loadWorksheets(ws);
   const current = state.tabs.find((t) => t.id === state.active);
+  // The same SQL already open (and no past result to show): that worksheet comes to the front instead of a copy.
+  const plain = (text: string) => text.trim().replace(/;+$/, '').trim();
+  const same = result ? undefined : state.tabs.find((t) => plain(t.sql) === plain(sql));
+  if (same) {
+    saveWorksheets(ws, { ...state, active: same.id });
+    return;
+  }
+  const next = nextWorksheet(state, sql);
   const tab = {
-    ...blankWorksheet(state.tabs.length + 1, sql),
+    ...next.tab,
     catalog: catalog ?? null,
     agentId: saved?.agentId ?? result?.agentId ?? current?.agentId ?? null,
     savedName: saved?.name ?? null,
@@ -108,5 +129,5 @@ export function openInWorksheet(
     dirty: !result,
   };
   if (title) tab.title = title;
-  saveWorksheets(ws, { tabs: [...state.tabs, tab], active: tab.id });
+  saveWorksheets(ws, { tabs: [...state.tabs, tab], active: tab.id, issued: next.issued });
 }

@@ -65,6 +65,9 @@ export function tabOf(w: WorksheetOut, agentId: string | null): Worksheet {
  * tabs) opens the user's most recent worksheets instead of its starter tab.
  */
 export function mergeServer(state: WorksheetState, mine: WorksheetOut[], firstVisit: boolean): WorksheetState {
+  // The server's "Worksheet N" names count as given out: a new tab is not named like one closed here or elsewhere.
+  const issued = mine.reduce((n, w) => Math.max(n, Number(/^Worksheet (\d+)$/.exec(w.title)?.[1] ?? 0)), state.issued ?? 0);
+  if (issued > (state.issued ?? 0)) state = { ...state, issued };
   const byId = new Map(mine.map((w) => [w.id, w]));
   let tabs = state.tabs.map((t) => {
     const w = t.serverId ? byId.get(t.serverId) : undefined;
@@ -82,7 +85,7 @@ export function mergeServer(state: WorksheetState, mine: WorksheetOut[], firstVi
     const added = mine.filter((w) => !open.has(w.id)).slice(0, OPEN_ON_FIRST_VISIT).map((w) => tabOf(w, agentId));
     tabs = [...kept, ...added];
     if (!tabs.length) return state;
-    return { tabs, active: tabs.some((t) => t.id === state.active) ? state.active : tabs[0].id };
+    return { ...state, tabs, active: tabs.some((t) => t.id === state.active) ? state.active : tabs[0].id };
   }
   return { ...state, tabs };
 }
