@@ -179,6 +179,14 @@ function primitiveToIceberg(name: string, args: string[]): string {
     case 'LONG':
     case 'UINTEGER':
       return 'long';
+    // Iceberg has no 128-bit or unsigned 64-bit integer; the exact decimal that holds them (sum() of a BIGINT is a
+    // HUGEINT, so without this a plain `CREATE TABLE … AS SELECT k, sum(n) …` could not be written). A HUGEINT past
+    // 38 digits fails the write rather than losing digits.
+    case 'HUGEINT':
+    case 'INT128':
+      return 'decimal(38, 0)';
+    case 'UBIGINT':
+      return 'decimal(20, 0)';
     case 'FLOAT':
     case 'REAL':
     case 'FLOAT4':
