@@ -1,7 +1,7 @@
 // The Iceberg REST catalog service (`eider catalog`): one Fastify server hosting many warehouses (the REST
 // "prefix" is the warehouse name), its metastore in PostgreSQL schema `catalog`, metadata files on each
 // warehouse's S3 storage.
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { Tracing } from '../telemetry/tracing.ts';
 import { traceRequests } from '../telemetry/requestTracing.ts';
 import { connectDb, type Db } from '../runtime/db.ts';
@@ -87,6 +87,11 @@ export async function startCatalogService(opts: CatalogServiceOptions): Promise<
     exposeHeadRoutes: false,
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { maxParamLength: 1024 },
+    // Errors Fastify answers before any hook (an over-long path segment, a malformed escape): the ErrorModel too.
+    frameworkErrors: (err, _req, reply) => {
+      const [status, message] = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? [414, 'a path segment is longer than 1024 characters'] : [400, err.code === 'FST_ERR_BAD_URL' ? 'the url holds a malformed percent-escape' : String(err.message)];
+      void (reply as FastifyReply).code(status).type('application/json').send(JSON.stringify({ error: { message, type: 'BadRequestException', code: status } }));
+    },
   });
   installParsers(app);
   installErrorHandler(app);

@@ -13,7 +13,7 @@ import { EIDER, exited, pollUntil } from './support/processes.ts';
 const ROOT = join(import.meta.dirname, '..');
 const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 // The order a newcomer follows: members first, then what they run.
-const WALKTHROUGH_PAGES = ['docs/roles.md', 'docs/sql-sessions.md', 'docs/schedules.md', 'docs/semantic-layer.md', 'docs/mcp.md'];
+const WALKTHROUGH_PAGES = ['docs/roles.md', 'docs/catalogs.md', 'docs/sql-sessions.md', 'docs/schedules.md', 'docs/semantic-layer.md', 'docs/lineage.md', 'docs/mcp.md'];
 
 describe('docs as tests', () => {
   it('every shell block of README.md and docs/ is run by a test or says why it cannot run', () => {
@@ -23,7 +23,7 @@ describe('docs as tests', () => {
 
   it('the task pages\' walk-throughs run as written against a fresh eider up and print what the pages show', { timeout: 400_000 }, async () => {
     const all = WALKTHROUGH_PAGES.flatMap((page) => walkthroughs(readFileSync(join(ROOT, page), 'utf8')).map((w) => ({ page, ...w })));
-    expect(all.map((w) => w.name).sort()).toEqual(['walkthrough:mcp', 'walkthrough:members', 'walkthrough:schedules', 'walkthrough:semantic', 'walkthrough:sessions']);
+    expect(all.map((w) => w.name).sort()).toEqual(['walkthrough:catalogs', 'walkthrough:lineage', 'walkthrough:mcp', 'walkthrough:members', 'walkthrough:schedules', 'walkthrough:semantic', 'walkthrough:sessions']);
     const dir = mkdtempSync(join(tmpdir(), 'eider-docs-'));
     const [port, catalog, store] = [await freePort(), await freePort(), await freePort()];
     const up = spawn(process.execPath, [EIDER, 'up'], {

@@ -137,6 +137,13 @@ stackTest.describe('hostile text at the edge', () => {
     }
     const malformed = await stack.stack.request('POST', '/v1/fuzz%zzwh/namespaces', { namespace: ['x'] });
     expect(malformed.status, JSON.stringify(malformed.body)).toBe(400);
+    // What Fastify answers before any hook is in the ErrorModel too: an over-long path segment, a malformed escape.
+    const long = await stack.stack.request('GET', `/v1/fuzzwh/namespaces/${'n'.repeat(2000)}`);
+    expect(long.status).toBe(414);
+    expect(long.body.error).toMatchObject({ type: 'BadRequestException', code: 414 });
+    const escape = await stack.stack.request('GET', '/v1/fuzzwh/namespaces/%zz');
+    expect(escape.status).toBe(400);
+    expect(escape.body.error).toMatchObject({ code: 400 });
   });
 });
 
