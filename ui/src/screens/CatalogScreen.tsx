@@ -226,7 +226,7 @@ function SnapshotTable(props: { snapshots: Snapshot[] }) {
     return Number.isFinite(n) ? (bytes ? formatBytes(n) : formatCount(n)) : v;
   };
   return (
-    <div className="table-scroll">
+    <div className="table-scroll" tabIndex={0} role="region" aria-label="Snapshots (scrolls)">
       <table className="table" aria-label="Snapshots">
         <thead>
           <tr>
