@@ -48,12 +48,17 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** return the raw text (SVG, Mermaid) instead of parsed JSON */
   text?: boolean;
+  /** send a string body as it is with this content type (a YAML document) instead of as JSON */
+  contentType?: string;
 }
 
 export async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
   const headers: Record<string, string> = { accept: opts.text ? '*/*' : 'application/json', ...(opts.headers ?? {}) };
   let body: string | undefined;
-  if (opts.body !== undefined) {
+  if (opts.body !== undefined && opts.contentType && typeof opts.body === 'string') {
+    headers['content-type'] = opts.contentType;
+    body = opts.body;
+  } else if (opts.body !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(opts.body);
   }

@@ -23,6 +23,7 @@ import { StorageScreen } from '../screens/admin/StorageScreen.tsx';
 import { CatalogsAdminScreen } from '../screens/admin/CatalogsAdminScreen.tsx';
 import { MachinesScreen } from '../screens/admin/MachinesScreen.tsx';
 import { MigrationsScreen } from '../screens/admin/MigrationsScreen.tsx';
+import { AuditScreen } from '../screens/admin/AuditScreen.tsx';
 import { InspectScreen } from '../charts/InspectScreen.tsx';
 import { NoWorkspaceScreen } from '../screens/NoWorkspaceScreen.tsx';
 import { AssistantPanel } from '../assistant/AssistantPanel.tsx';
@@ -187,6 +188,7 @@ function AdminScreen({ path }: { path: string }) {
     ['/admin/catalogs', 'Catalogs'],
     ['/admin/migrations', 'Migrations'],
     ['/admin/machines', 'State machines'],
+    ['/admin/audit', 'Audit'],
   ];
   const current = path === '/admin' ? '/admin/users' : path;
   return (
@@ -204,6 +206,7 @@ function AdminScreen({ path }: { path: string }) {
       {current === '/admin/catalogs' ? <CatalogsAdminScreen /> : null}
       {current === '/admin/migrations' ? <MigrationsScreen /> : null}
       {current === '/admin/machines' ? <MachinesScreen /> : null}
+      {current === '/admin/audit' ? <AuditScreen /> : null}
     </div>
   );
 }

@@ -5,7 +5,8 @@ import { columnKind, formatCell, type ColumnKind } from '../results/cells.ts';
 export function DataTable(props: { columns: string[]; rows: Array<Record<string, unknown>>; label: string; types?: Record<string, string> }) {
   const kinds: ColumnKind[] = props.columns.map((c) => (props.types?.[c] ? columnKind(props.types[c]) : 'text'));
   return (
-    <div className="table-scroll">
+    // Focusable, so a table wider than its box scrolls from the keyboard too.
+    <div className="table-scroll" tabIndex={0} role="region" aria-label={`${props.label} (scrolls)`}>
       <table className="table" aria-label={props.label}>
         <thead>
           <tr>

@@ -1,5 +1,6 @@
 // What a finished query shows: row count and duration, the result grid (pages fetched by row offset as they come
-// into view; sorted in the browser when the whole result fits), CSV export of the whole result, and the profile.
+// into view; sorted and filtered in the browser when the whole result fits), CSV export of the whole result, and
+// the profile.
 // A DDL or DML statement has no grid, just its outcome. An EXPLAIN's result (DuckDB's plan as text) opens on its
 // Plan view, the text monospaced. A result the agent no longer keeps (retention) says so.
 import { useEffect, useMemo, useRef, useState } from 'react';
@@ -13,7 +14,7 @@ import { ProfileTree } from './ProfileTree.tsx';
 import { ResultGrid } from './ResultGrid.tsx';
 import { RowPager } from './rowPager.ts';
 import { QuickChart } from './QuickChart.tsx';
-import { ArraySource, loadAll, pagerSource, sortRows, SORT_LIMIT, type Row, type RowSource, type SortBy } from './rowSource.ts';
+import { ArraySource, filterRows, loadAll, pagerSource, sortRows, SORT_LIMIT, type Row, type RowSource, type SortBy } from './rowSource.ts';
 import { summarize, type ColumnSummary } from './summary.ts';
 
 /** Pages one after another by cursor (CSV export reads the whole result this way). */
@@ -64,7 +65,7 @@ export function ResultPanel(props: { query: QueryOut }) {
   // Sorting: the whole result is read once (up to SORT_LIMIT rows) and sorted here; a header click cycles
   // ascending, descending, the query's own order.
   const [sort, setSort] = useState<SortBy | null>(null);
-  const [sorted, setSorted] = useState<{ by: SortBy; source: RowSource } | null>(null);
+  const [sorted, setSorted] = useState<{ by: SortBy; rows: Row[] } | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [sortError, setSortError] = useState<unknown>(null);
   const onSort = (column: string) => {
@@ -79,7 +80,7 @@ export function ResultPanel(props: { query: QueryOut }) {
     setNotice(total > 5000 ? `Reading ${formatCount(total)} rows to sort them…` : null);
     readHeld().then(
       (data) => {
-        setSorted({ by: next, source: new ArraySource(sortRows(data, next, schema)) });
+        setSorted({ by: next, rows: sortRows(data, next, schema) });
         setNotice(null);
       },
       (e) => {
@@ -104,7 +105,47 @@ export function ResultPanel(props: { query: QueryOut }) {
       },
     );
   };
-  const source = sort && sorted && sorted.by === sort ? sorted.source : paged;
+
+  // Filtering: like sorting, on the rows held (the whole result up to SORT_LIMIT rows), over the text each cell
+  // shows; a larger result says to filter with WHERE, since a filter of its first rows would read as the whole.
+  const [filter, setFilter] = useState('');
+  const needle = filter.trim().toLowerCase();
+  const canFilter = total <= SORT_LIMIT;
+  const [heldData, setHeldData] = useState<Row[] | null>(null);
+  const [filterError, setFilterError] = useState<unknown>(null);
+  useEffect(() => {
+    if (!needle || !canFilter || heldData) return;
+    let live = true;
+    setFilterError(null);
+    readHeld().then(
+      (data) => live && setHeldData(data),
+      (e: unknown) => live && setFilterError(e),
+    );
+    return () => {
+      live = false;
+    };
+    // readHeld reads once per result; the effect needs only whether a filter is wanted.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [needle !== '', canFilter, heldData]);
+  const sortedRows = sort && sorted && sorted.by === sort ? sorted.rows : null;
+  const filtering = needle !== '' && canFilter;
+  const filtered = useMemo(
+    () => (filtering && (sortedRows ?? heldData) ? filterRows(sortedRows ?? heldData ?? [], needle, schema) : null),
+    // schema follows the query
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [filtering, needle, sortedRows, heldData],
+  );
+  const source: RowSource = useMemo(
+    () => (filtered ? new ArraySource(filtered) : sortedRows ? new ArraySource(sortedRows) : filtering ? new ArraySource([]) : paged),
+    [filtered, sortedRows, filtering, paged],
+  );
+  const filterWords = !needle
+    ? null
+    : !canFilter
+      ? `Filtering here needs the whole result, up to ${formatCount(SORT_LIMIT)} rows: filter this one with WHERE in the query.`
+      : filtered
+        ? `${formatCount(filtered.length)} of ${formatCount(total)} rows match “${filter.trim()}”`
+        : `Reading ${formatCount(total)} rows to filter them…`;
 
   const [exporting, setExporting] = useState<{ rows: number; total: number; ctl: AbortController } | null>(null);
   const [exportError, setExportError] = useState<unknown>(null);
@@ -158,6 +199,25 @@ export function ResultPanel(props: { query: QueryOut }) {
             {notice}
           </span>
         ) : null}
+        {hasGrid && tab === 'rows' ? (
+          <input
+            type="search"
+            className="result-filter"
+            aria-label="Filter rows"
+            placeholder="Filter rows"
+            title="Shows the rows with this text in any column (in the browser, for results up to 50,000 rows)"
+            value={filter}
+            onChange={(e) => setFilter(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Escape') setFilter('');
+            }}
+          />
+        ) : null}
+        {tab === 'rows' && filterWords ? (
+          <span className="hint" role="status">
+            {filterWords}
+          </span>
+        ) : null}
         {tab === 'rows' && summaries === 'reading' ? (
           <span className="hint" role="status">
             Reading {heldWords} to summarize…
@@ -193,6 +253,7 @@ export function ResultPanel(props: { query: QueryOut }) {
       {exportError ? <ErrorNotice error={exportError} what="CSV export" /> : null}
       {sortError ? <ErrorNotice error={sortError} what="Sort" /> : null}
       {summaryError ? <ErrorNotice error={summaryError} what="Column summaries" /> : null}
+      {filterError ? <ErrorNotice error={filterError} what="Filter" /> : null}
       {tab === 'rows' ? (
         hasGrid ? (
           pager.error ? (

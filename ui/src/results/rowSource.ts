@@ -2,7 +2,7 @@
 // whole result held in the browser and sorted there. Sorting a result needs all of it, so it is offered up to
 // SORT_LIMIT rows; a larger one is sorted by the query (ORDER BY) instead.
 import type { RowPager } from './rowPager.ts';
-import { columnKind, type ColumnKind } from './cells.ts';
+import { columnKind, formatCell, type ColumnKind } from './cells.ts';
 import type { ColumnSchema } from '../api/types.ts';
 
 export type Row = Record<string, unknown>;
@@ -122,4 +122,14 @@ export function pagerSource(pager: RowPager, fetchAt: (offset: number, limit: nu
       return out;
     },
   };
+}
+
+/** The rows with `needle` (lower case) in the text any of their cells shows, in their order. */
+export function filterRows(rows: Row[], needle: string, columns: ColumnSchema[]): Row[] {
+  const cols = columns.map((c) => [c.name, columnKind(c.type)] as const);
+  return rows.filter((r) => cols.some(([name, kind]) => {
+    const v = r[name];
+    // the raw value too, so digits match whether or not the grid groups them
+    return formatCell(v, kind).toLowerCase().includes(needle) || (v !== null && typeof v !== 'object' && String(v).toLowerCase().includes(needle));
+  }));
 }

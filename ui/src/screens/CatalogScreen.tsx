@@ -1,9 +1,12 @@
-// Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, snapshots, size and row
-// statistics, maintenance health and sample rows, with "Query this table" opening a worksheet.
+// Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, lineage, maintenance health,
+// snapshots (their summaries as columns), size and row statistics and sample rows, with "Query this table" opening a
+// worksheet. A search box finds catalogs, schemas and tables by name.
+import { useState } from 'react';
 import { api, ApiError, enc } from '../api/client.ts';
 import { LineagePanel } from './LineagePanel.tsx';
 import { TableHealthPanel } from './TableHealthPanel.tsx';
 import type { WorkspaceCatalog, TableOut } from '../api/types.ts';
+import type { ListCatalogTableSnapshotsResponse } from '../api/generated.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { DataTable } from '../components/DataTable.tsx';
@@ -36,6 +39,7 @@ export function CatalogScreen(props: { ws: string; trail: string[] }) {
         ) : null}
         {table ? <> / {table}</> : null}
       </nav>
+      {!catalog ? <CatalogSearch ws={props.ws} base={base} /> : null}
       {!catalog ? <CatalogList ws={props.ws} base={base} /> : null}
       {catalog && !schema ? <SchemaList ws={props.ws} catalog={catalog} base={base} /> : null}
       {schema && !table ? <TableList ws={props.ws} catalog={catalog} schema={schema} base={base} /> : null}
@@ -125,7 +129,7 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
 
 function TableFound(props: { ws: string; catalog: string; schema: string; table: string; path: string; detail: TableOut }) {
   const { path, detail } = props;
-  const snapshots = useAsync((signal) => api.get<Array<Record<string, unknown>>>(`${path}/snapshots`, { signal }), [path]);
+  const snapshots = useAsync((signal) => api.get<Snapshot[]>(`${path}/snapshots`, { signal }), [path]);
   // Sample rows are read by an agent like any query: the first healthy agent the caller may use.
   const sample = useAsync(async (signal) => {
     const agents = await api.get<Array<{ id: string; status: string }>>('/api/agents', { signal });
@@ -166,13 +170,15 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
       </dl>
       <h3>Columns</h3>
       <DataTable label="Columns" columns={['name', 'type', 'nullable']} rows={detail.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable ?? '' }))} />
+      {/* Where the table comes from and what reads it, next to its columns (column lineage names them). */}
+      <LineagePanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
       {/* A summary of the snapshots and files below: ahead of their long lists. */}
       <TableHealthPanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
       <h3>Snapshots</h3>
       {snapshots.error ? <ErrorNotice error={snapshots.error} what="Snapshots" /> : null}
       {snapshots.data ? (
         snapshots.data.length ? (
-          <DataTable label="Snapshots" columns={Object.keys(snapshots.data[0])} rows={snapshots.data} />
+          <SnapshotTable snapshots={snapshots.data} />
         ) : (
           <p>No snapshots: the table has never been written.</p>
         )
@@ -180,7 +186,6 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
       <h3>Sample rows</h3>
       {sample.error ? <ErrorNotice error={sample.error} what="Sample rows" /> : null}
       {sample.data ? <SampleRows data={sample.data} /> : null}
-      <LineagePanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
     </div>
   );
 }
@@ -198,4 +203,149 @@ function describeLastWrite(w: unknown): string {
   const o = w as { at?: string; operation?: string | null } | null;
   if (!o?.at) return '—';
   return o.operation ? `${formatTime(o.at)} (${o.operation})` : formatTime(o.at);
+}
+
+type Snapshot = ListCatalogTableSnapshotsResponse[number];
+
+// Iceberg's snapshot summary keys shown as columns; the rest of a summary opens under its row.
+const SUMMARY_COLUMNS: Array<[key: string, label: string, bytes?: boolean]> = [
+  ['added-records', 'Rows added'],
+  ['deleted-records', 'Rows deleted'],
+  ['total-records', 'Total rows'],
+  ['added-data-files', 'Files added'],
+  ['total-data-files', 'Data files'],
+  ['total-files-size', 'Total size', true],
+];
+
+function SnapshotTable(props: { snapshots: Snapshot[] }) {
+  const shown = new Set(SUMMARY_COLUMNS.map(([k]) => k));
+  const cell = (summary: Record<string, string>, key: string, bytes?: boolean) => {
+    const v = summary[key];
+    if (v === undefined) return '—';
+    const n = Number(v);
+    return Number.isFinite(n) ? (bytes ? formatBytes(n) : formatCount(n)) : v;
+  };
+  return (
+    <div className="table-scroll" tabIndex={0} role="region" aria-label="Snapshots (scrolls)">
+      <table className="table" aria-label="Snapshots">
+        <thead>
+          <tr>
+            <th>Snapshot</th>
+            <th>Committed</th>
+            <th>Operation</th>
+            {SUMMARY_COLUMNS.map(([k, label]) => (
+              <th key={k} className="num">
+                {label}
+              </th>
+            ))}
+            <th>Other summary</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.snapshots.map((s) => {
+            const rest = Object.entries(s.summary ?? {}).filter(([k]) => !shown.has(k) && k !== 'operation');
+            return (
+              <tr key={s.snapshot_id}>
+                <td className="mono">
+                  {s.snapshot_id}
+                  {s.is_current ? <span className="badge">current</span> : null}
+                </td>
+                <td>{formatTime(s.committed_at)}</td>
+                <td>{s.operation ?? '—'}</td>
+                {SUMMARY_COLUMNS.map(([k, , bytes]) => (
+                  <td key={k} className="num">
+                    {cell(s.summary ?? {}, k, bytes)}
+                  </td>
+                ))}
+                <td>
+                  {rest.length ? (
+                    <details>
+                      <summary>{rest.length} more</summary>
+                      <dl className="facts">
+                        {rest.map(([k, v]) => (
+                          <div key={k} className="contents">
+                            <dt>{k}</dt>
+                            <dd>{v}</dd>
+                          </div>
+                        ))}
+                      </dl>
+                    </details>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+type Found = { kind: 'catalog' | 'schema' | 'table'; name: string; href: string };
+
+/**
+ * Finds catalogs, schemas and tables whose name holds the text typed. There is no search route: the first search
+ * lists the workspace's catalogs, their schemas and their tables once (as the schema tree does) and matches here.
+ */
+function CatalogSearch(props: { ws: string; base: string }) {
+  const [text, setText] = useState('');
+  const wanted = text.trim() !== '';
+  const index = useAsync(
+    async (signal): Promise<Found[] | null> => {
+      if (!wanted) return null;
+      const root = `/api/workspaces/${enc(props.ws)}/catalogs`;
+      const catalogs = await api.get<WorkspaceCatalog[]>(root, { signal });
+      const found: Found[] = [];
+      await Promise.all(
+        catalogs.map(async (c) => {
+          found.push({ kind: 'catalog', name: c.slug, href: `${props.base}/${enc(c.slug)}` });
+          const schemas = await api.get<Array<{ name: string }>>(`${root}/${enc(c.slug)}/schemas`, { signal }).catch(() => []);
+          await Promise.all(
+            schemas.map(async (s) => {
+              found.push({ kind: 'schema', name: `${c.slug}.${s.name}`, href: `${props.base}/${enc(c.slug)}/${enc(s.name)}` });
+              const tables = await api.get<Array<{ name: string }>>(`${root}/${enc(c.slug)}/schemas/${enc(s.name)}/tables`, { signal }).catch(() => []);
+              for (const t of tables)
+                found.push({ kind: 'table', name: `${c.slug}.${s.name}.${t.name}`, href: `${props.base}/${enc(c.slug)}/${enc(s.name)}/${enc(t.name)}` });
+            }),
+          );
+        }),
+      );
+      return found.sort((a, b) => a.name.localeCompare(b.name));
+    },
+    [props.ws, wanted],
+  );
+  const needle = text.trim().toLowerCase();
+  // a name matches on its own last part, so "samples" finds the schema, not every table in it
+  const matches = (index.data ?? []).filter((f) => (f.name.split('.').at(-1) ?? '').toLowerCase().includes(needle)).slice(0, 100);
+  return (
+    <div className="stack catalog-search" role="search" aria-label="Catalog">
+      <input
+        type="search"
+        aria-label="Search catalogs, schemas and tables"
+        placeholder="Search catalogs, schemas and tables"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+      />
+      {wanted ? (
+        index.error ? (
+          <ErrorNotice error={index.error} what="Search" />
+        ) : !index.data ? (
+          <Loading label="Searching…" />
+        ) : matches.length ? (
+          <ul className="item-list" aria-label="Search results">
+            {matches.map((f) => (
+              <li key={f.kind + f.name}>
+                <Link href={f.href}>{f.name}</Link>
+                <span className="hint"> {f.kind}</span>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p role="status">Nothing named like “{text.trim()}”.</p>
+        )
+      ) : null}
+    </div>
+  );
 }

@@ -1,8 +1,9 @@
 // Semantic models: browse a workspace's models, look inside one (datasets, relationships, dimensions, metrics and
 // what its last validation found), validate and publish it, and see the SQL a metric compiles to for chosen
-// dimensions, with "Open in worksheet" to run it.
-import { useState } from 'react';
+// dimensions, with "Open in worksheet" to run it. A native YAML model is imported here (pasted or from a file).
+import { useState, type FormEvent } from 'react';
 import { api, enc } from '../api/client.ts';
+import type { ImportSemanticModelsResponse } from '../api/generated.ts';
 import type { CompiledQuery, MetricDimension, SemanticModel, SemanticModelSummary } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
@@ -35,9 +36,13 @@ function ModelList(props: { ws: string; base: string }) {
   const list = useAsync((signal) => api.get<SemanticModelSummary[]>(`/api/workspaces/${enc(props.ws)}/semantic/models`, { signal }), [props.ws]);
   if (list.error) return <ErrorNotice error={list.error} what="Models" />;
   if (!list.data) return <Loading />;
-  if (!list.data.length) return <p>No semantic model yet: create one through the API or import a YAML document or a dbt manifest.</p>;
+  const empty = !list.data.length;
+  // The import form keeps its place (and its report) when the first import fills the list.
   return (
-    <table className="data" aria-label="Models">
+    <>
+    {empty ? <p>No semantic model yet. Import one written in YAML (a dbt manifest is imported through the API).</p> : null}
+    <ImportModel ws={props.ws} open={empty} onImported={list.reload} />
+    {empty ? null : <table className="data" aria-label="Models">
       <thead>
         <tr>
           <th>Model</th>
@@ -62,7 +67,77 @@ function ModelList(props: { ws: string; base: string }) {
           </tr>
         ))}
       </tbody>
-    </table>
+    </table>}
+    </>
+  );
+}
+
+const YAML_EXAMPLE = `version: 1
+models:
+  - slug: shop
+    name: Shop
+    datasets:
+      - {name: orders, catalog: warehouse, schema: shop, table: orders, primary_key: [id]}
+    dimensions:
+      - {name: order_date, dataset: orders, kind: time, default_time: true}
+    metrics:
+      - {name: revenue, dataset: orders, agg: sum, expr: amount}`;
+
+/**
+ * Imports a native YAML document (version 1, see docs/semantic-layer.md): pasted or read from a file. reconcile=none:
+ * a document pasted here adds and updates models, it does not retire the ones it leaves out.
+ */
+function ImportModel(props: { ws: string; open?: boolean; onImported: () => void }) {
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<ImportSemanticModelsResponse | null>(null);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setDone(null);
+    try {
+      const report = await api.post<ImportSemanticModelsResponse>(`/api/workspaces/${enc(props.ws)}/semantic/imports/native`, text, {
+        contentType: 'application/yaml',
+        query: { reconcile: 'none' },
+      });
+      setDone(report);
+      props.onImported();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const readFile = (file: File | undefined) => void file?.text().then(setText, setError);
+  const words = (label: string, names: string[]) => (names.length ? `${label} ${names.join(', ')}` : null);
+  return (
+    <>
+    <details className="card import-model" open={props.open}>
+      <summary>Import a YAML model</summary>
+      <form className="stack" aria-label="Import a YAML model" onSubmit={submit}>
+        <label htmlFor="model-yaml">Model YAML (native format, version 1)</label>
+        <textarea id="model-yaml" className="mono" rows={12} spellCheck={false} placeholder={YAML_EXAMPLE} value={text} onChange={(e) => setText(e.target.value)} />
+        <div className="row wrap">
+          <label>
+            Or read a file <input type="file" accept=".yaml,.yml,text/yaml,application/yaml" onChange={(e) => readFile(e.target.files?.[0])} />
+          </label>
+          <span className="grow" />
+          <button type="submit" disabled={busy || !text.trim()}>
+            {busy ? 'Importing…' : 'Import'}
+          </button>
+        </div>
+      </form>
+    </details>
+    {error ? <ErrorNotice error={error} what="Import" /> : null}
+    {done ? (
+      <p role="status">
+        {[words('Created', done.created), words('updated', done.updated), words('retired', done.retired)].filter(Boolean).join('; ') || 'Nothing changed'}.
+        {done.skipped.length ? ` Skipped: ${done.skipped.map((s) => `${s.item} (${s.reason})`).join('; ')}.` : ''}
+      </p>
+    ) : null}
+    </>
   );
 }
 
