@@ -294,6 +294,17 @@ public class PgwireJdbc {
         }
         out.add("\"prepared\":[" + String.join(",", runs) + "]");
       }
+      // Types pgjdbc reads in binary once the statement is server-side: each as the driver decodes it.
+      try (PreparedStatement ps = c.prepareStatement("SELECT DATE '2024-02-29' AS d, TIMESTAMP '2024-02-29 12:34:56.789' AS ts, TIMESTAMPTZ '2024-02-29 12:34:56+00' AS tz, TIME '01:02:03.5' AS t, 2.5::DOUBLE AS x, 1.25::FLOAT AS f, true AS b, -12345678.0001::DECIMAL(18,4) AS n, 0.00::DECIMAL(5,2) AS z, 12::SMALLINT AS s, 7 AS i, 'f0e1d2c3-b4a5-4697-8879-6a5b4c3d2e1f'::UUID AS u, 'hé'::VARCHAR AS v")) {
+        String last = null;
+        for (int i = 0; i < 6; i++) {
+          try (ResultSet r = ps.executeQuery()) {
+            r.next();
+            last = "[" + q(r.getDate(1).toString()) + "," + q(r.getTimestamp(2).toString()) + "," + r.getTimestamp(3).getTime() + "," + q(r.getTime(4).toString()) + "," + r.getDouble(5) + "," + r.getFloat(6) + "," + r.getBoolean(7) + "," + q(r.getBigDecimal(8).toPlainString()) + "," + q(r.getBigDecimal(9).toPlainString()) + "," + r.getShort(10) + "," + r.getInt(11) + "," + q(r.getObject(12).toString()) + "," + q(r.getString(13)) + "]";
+          }
+        }
+        out.add("\"typed\":" + last);
+      }
       try (Statement s = c.createStatement()) {
         Thread t = new Thread(() -> {
           try {
@@ -331,7 +342,7 @@ describe.skipIf(!jdbcJar)('PostgreSQL wire endpoint (pgjdbc)', () => {
     try {
       const src = join(dir, 'PgwireJdbc.java');
       writeFileSync(src, JDBC_PROGRAM);
-      const r = await promisify(execFile)('java', ['-cp', jdbcJar!, src, '127.0.0.1', String(port()), 'default', 'admin@example.com', admin.token!, '3000'], {
+      const r = await promisify(execFile)('java', ['-Duser.timezone=UTC', '-cp', jdbcJar!, src, '127.0.0.1', String(port()), 'default', 'admin@example.com', admin.token!, '3000'], {
         timeout: 180_000,
       });
       const seen = JSON.parse(r.stdout);
@@ -345,6 +356,7 @@ describe.skipIf(!jdbcJar)('PostgreSQL wire endpoint (pgjdbc)', () => {
       ]);
       expect(seen.prepared).toHaveLength(6);
       for (const run of seen.prepared) expect(run).toEqual([[1, '1.50', 'c1'], [2, '3.00', 'c2']]);
+      expect(seen.typed).toEqual(['2024-02-29', '2024-02-29 12:34:56.789', Date.UTC(2024, 1, 29, 12, 34, 56), '01:02:03', 2.5, 1.25, true, '-12345678.0001', '0.00', 12, 7, 'f0e1d2c3-b4a5-4697-8879-6a5b4c3d2e1f', 'hé']);
       expect(seen.cancel).toBe('57014');
       expect(seen.after_cancel).toBe(2);
     } finally {
