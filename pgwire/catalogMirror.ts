@@ -19,7 +19,7 @@ import { WireError } from './errors.ts';
 // What sends a statement here: the system catalogs, or a PostgreSQL system function drivers call on connect.
 const CATALOG_PATTERN = new RegExp(
   [
-    String.raw`\b(?:pg_catalog|information_schema|pg_class|pg_namespace|pg_attribute|pg_attrdef|pg_type|pg_proc|pg_index|pg_constraint|pg_database|pg_settings|pg_roles|pg_user|pg_description|pg_am|pg_inherits|pg_tables|pg_views|pg_enum|pg_range|pg_extension|pg_collation|pg_stat_\w+|current_user|session_user)\b`,
+    String.raw`\b(?:pg_catalog|information_schema|pg_class|pg_namespace|pg_attribute|pg_attrdef|pg_type|pg_proc|pg_index|pg_constraint|pg_database|pg_settings|pg_roles|pg_user|pg_auth_members|pg_description|pg_am|pg_inherits|pg_tables|pg_views|pg_enum|pg_range|pg_extension|pg_collation|pg_stat_\w+|current_user|session_user)\b`,
     String.raw`\b(?:current_schema|current_schemas|current_database|version|txid_current|has_\w+_privilege|pg_backend_pid|pg_is_in_recovery|pg_postmaster_start_time|obj_description|col_description|format_type|pg_get_\w+|pg_table_is_visible)\s*\(`,
     String.raw`::\s*reg(?:class|type|proc)\b`,
   ].join('|'),
@@ -34,21 +34,30 @@ const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
 /** PostgreSQL spellings DuckDB does not read, rewritten (outside literals is enough: they never occur inside). */
 // Catalog relations psql, JDBC and SQLAlchemy read that DuckDB's pg_catalog lacks (or lacks columns of): views and
 // empty tables in schema pg_eider (clients hide `pg_*` schemas from listings), which the rewrite points them at.
+/** A DuckDB column type (as duckdb_columns() spells it) as the PostgreSQL type OID the wire gives it (types.ts). */
+const PG_OID_OF = (col: string) =>
+  `CASE WHEN ${col} LIKE 'DECIMAL(%' THEN 1700 WHEN ${col} LIKE '%[]' OR ${col} SIMILAR TO '(STRUCT|MAP|UNION)\\(.*' THEN 114 ELSE ` +
+  `CASE ${col} ${Object.entries({ BOOLEAN: 16, TINYINT: 21, SMALLINT: 21, UTINYINT: 21, INTEGER: 23, USMALLINT: 23, BIGINT: 20, UINTEGER: 20, UBIGINT: 1700, HUGEINT: 1700, UHUGEINT: 1700, FLOAT: 700, DOUBLE: 701, DATE: 1082, TIME: 1083, 'TIME WITH TIME ZONE': 1266, TIMESTAMP: 1114, TIMESTAMP_S: 1114, TIMESTAMP_MS: 1114, TIMESTAMP_NS: 1114, 'TIMESTAMP WITH TIME ZONE': 1184, UUID: 2950, BLOB: 17, JSON: 114 })
+    .map(([k, v]) => `WHEN '${k}' THEN ${v}`)
+    .join(' ')} ELSE 25 END END`;
+
 export const SHIM = [
   `CREATE SCHEMA pg_eider`,
   // The shim's own relations and schema are hidden from what clients list.
   `CREATE VIEW pg_eider.pg_class AS SELECT c.*, false AS relforcerowsecurity FROM pg_catalog.pg_class c WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pg_eider')`,
   `CREATE VIEW pg_eider.pg_namespace AS SELECT * FROM pg_catalog.pg_namespace WHERE nspname <> 'pg_eider'`,
   // Every other catalog relation through pg_eider too: DuckDB binds `pg_catalog.x.column` only for its own schema.
-  `CREATE VIEW pg_eider.pg_attribute AS SELECT * FROM pg_catalog.pg_attribute`,
+  // DuckDB's pg_attribute gives its own type ids (BIGINT 14) and typmods (DECIMAL(12,2) 12002): clients join atttypid
+  // to pg_type and read numeric precision from atttypmod, so they become PostgreSQL's (int8 20, ((12 << 16) | 2) + 4).
+  `CREATE VIEW pg_eider.pg_attribute AS SELECT a.* REPLACE (coalesce(${PG_OID_OF('c.data_type')}, a.atttypid) AS atttypid, CASE WHEN c.data_type LIKE 'DECIMAL(%' THEN ((c.numeric_precision::INTEGER << 16) | c.numeric_scale::INTEGER) + 4 ELSE -1 END AS atttypmod) FROM pg_catalog.pg_attribute a LEFT JOIN duckdb_columns() c ON c.table_oid = a.attrelid AND c.column_index = a.attnum`,
   `CREATE VIEW pg_eider.pg_attrdef AS SELECT * FROM pg_catalog.pg_attrdef`,
-  `CREATE VIEW pg_eider.pg_type AS SELECT * FROM pg_catalog.pg_type`,
+  // With the types the wire gives that DuckDB's pg_type lacks (text: what VARCHAR columns are; json; oid).
+  `CREATE VIEW pg_eider.pg_type AS SELECT * FROM pg_catalog.pg_type UNION ALL SELECT * REPLACE (25::BIGINT AS oid, 'text' AS typname, -1::BIGINT AS typlen) FROM pg_catalog.pg_type WHERE oid = 1043 UNION ALL SELECT * REPLACE (114::BIGINT AS oid, 'json' AS typname, -1::BIGINT AS typlen) FROM pg_catalog.pg_type WHERE oid = 1043 UNION ALL SELECT * REPLACE (26::BIGINT AS oid, 'oid' AS typname) FROM pg_catalog.pg_type WHERE oid = 23`,
   `CREATE VIEW pg_eider.pg_index AS SELECT * FROM pg_catalog.pg_index`,
   `CREATE VIEW pg_eider.pg_constraint AS SELECT * FROM pg_catalog.pg_constraint`,
   `CREATE VIEW pg_eider.pg_description AS SELECT * FROM pg_catalog.pg_description`,
   `CREATE VIEW pg_eider.pg_am AS SELECT * FROM pg_catalog.pg_am`,
-  `CREATE VIEW pg_eider.pg_collation AS SELECT * FROM pg_catalog.pg_collation`,
-  `CREATE VIEW pg_eider.pg_database AS SELECT * FROM pg_catalog.pg_database`,
+  `CREATE TABLE pg_eider.pg_collation (oid BIGINT, collname VARCHAR, collnamespace BIGINT, collowner BIGINT, collprovider VARCHAR, collisdeterministic BOOLEAN, collencoding INTEGER, collcollate VARCHAR, collctype VARCHAR)`,
   `CREATE VIEW pg_eider.pg_depend AS SELECT * FROM pg_catalog.pg_depend`,
   `CREATE VIEW pg_eider.pg_enum AS SELECT * FROM pg_catalog.pg_enum`,
   `CREATE VIEW pg_eider.pg_proc AS SELECT * FROM pg_catalog.pg_proc`,
@@ -75,11 +84,10 @@ export const SHIM = [
   `CREATE TABLE pg_eider.pg_foreign_table (ftrelid BIGINT, ftserver BIGINT, ftoptions VARCHAR[])`,
   `CREATE TABLE pg_eider.pg_extension (oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, extversion VARCHAR)`,
   `CREATE TABLE pg_eider.pg_event_trigger (oid BIGINT, evtname VARCHAR)`,
-  `CREATE TABLE pg_eider.pg_roles AS SELECT 10::BIGINT AS oid, 'eider' AS rolname, false AS rolsuper, true AS rolinherit, false AS rolcreaterole, false AS rolcreatedb, true AS rolcanlogin, false AS rolreplication, -1 AS rolconnlimit, NULL::VARCHAR AS rolvaliduntil, false AS rolbypassrls`,
-  `CREATE VIEW pg_eider.pg_user AS SELECT rolname AS usename, oid AS usesysid, false AS usesuper FROM pg_eider.pg_roles`,
+  `CREATE TABLE pg_eider.pg_auth_members (oid BIGINT, roleid BIGINT, member BIGINT, grantor BIGINT, admin_option BOOLEAN)`,
   `CREATE TABLE pg_eider.pg_matviews (schemaname VARCHAR, matviewname VARCHAR, matviewowner VARCHAR, definition VARCHAR)`,
 ];
-const SHIMMED = 'pg_attribute|pg_attrdef|pg_type|pg_index|pg_constraint|pg_description|pg_am|pg_collation|pg_database|pg_depend|pg_enum|pg_proc|pg_sequence|pg_sequences|pg_settings|pg_tables|pg_views|pg_indexes|pg_tablespace|pg_class|pg_namespace|pg_policy|pg_statistic_ext|pg_publication|pg_publication_namespace|pg_publication_rel|pg_inherits|pg_trigger|pg_rewrite|pg_partitioned_table|pg_foreign_table|pg_extension|pg_event_trigger|pg_roles|pg_user|pg_matviews';
+const SHIMMED = 'pg_attribute|pg_attrdef|pg_type|pg_index|pg_constraint|pg_description|pg_am|pg_collation|pg_database|pg_depend|pg_enum|pg_proc|pg_sequence|pg_sequences|pg_settings|pg_tables|pg_views|pg_indexes|pg_tablespace|pg_class|pg_namespace|pg_policy|pg_statistic_ext|pg_publication|pg_publication_namespace|pg_publication_rel|pg_inherits|pg_trigger|pg_rewrite|pg_partitioned_table|pg_foreign_table|pg_extension|pg_event_trigger|pg_roles|pg_user|pg_matviews|pg_auth_members';
 
 const EMPTY_RELATIONS = /\bpg_(policy|statistic_ext|publication\w*|inherits|trigger|rewrite|partitioned_table|foreign_table|event_trigger)\b/i;
 
@@ -96,7 +104,10 @@ export function rewriteCatalogSql(sql: string): string {
     .replace(/\bAS\s+(?:pg_catalog\.)?REG(?:CLASS|TYPE|PROC|NAMESPACE)\s*\)/gi, 'AS VARCHAR)')
     .replace(/\bAS\s+(?:pg_catalog\.)?OID\s*\)/gi, 'AS BIGINT)')
     .replace(/\bjson_build_object\s*\(/gi, 'json_object(')
-    .replace(new RegExp(String.raw`(?<![.\w])(?:pg_catalog\.)?(${SHIMMED})\b(?!\s*\()`, 'gi'), 'pg_eider.$1')
+    // A column qualified by schema and table (`pg_catalog.pg_class.oid`) is qualified by the table alone: DuckDB does
+    // not bind the three-part name inside a subquery's join, and the FROM entry's name is the table's either way.
+    .replace(new RegExp(String.raw`(?<![.\w])pg_catalog\.(${SHIMMED})\.(?=[A-Za-z_"])`, 'gi'), '$1.')
+    .replace(new RegExp(String.raw`(?<![.\w])(?:pg_catalog\.)?(${SHIMMED})\b(?!\s*\(|\.)`, 'gi'), 'pg_eider.$1')
     .replace(/\binformation_schema\.(tables|columns|schemata|views)\b/gi, 'pg_eider.is_$1')
     .replace(/\bpg_catalog\.(?=[a-z_]+\s*\()/gi, '')
     .replace(/(?<![.\w])format_type\s*\(/gi, 'eider_format_type(')
@@ -112,12 +123,12 @@ export const MACROS = [
   `CREATE OR REPLACE TEMP MACRO to_regclass(n) AS (SELECT min(oid) FROM pg_catalog.pg_class WHERE relname = split_part(n, '.', -1))`,
   `CREATE OR REPLACE TEMP MACRO to_regnamespace(n) AS (SELECT min(oid) FROM pg_catalog.pg_namespace WHERE nspname = n)`,
   // PostgreSQL's names for the types (DuckDB's pg_type says int8, varchar): what psql \d and reflection show.
-  `CREATE OR REPLACE TEMP MACRO eider_format_type(t, m) AS (WITH f AS (SELECT pg_catalog.format_type(t, m) AS x) SELECT CASE x WHEN 'int8' THEN 'bigint' WHEN 'int4' THEN 'integer' WHEN 'int2' THEN 'smallint' WHEN 'float8' THEN 'double precision' WHEN 'float4' THEN 'real' WHEN 'varchar' THEN 'text' WHEN 'bool' THEN 'boolean' WHEN 'timestamp' THEN 'timestamp without time zone' WHEN 'timestamptz' THEN 'timestamp with time zone' WHEN 'time' THEN 'time without time zone' WHEN 'bytea' THEN 'bytea' ELSE x END FROM f)`,
+  // (of PostgreSQL OIDs and typmods, as pg_eider.pg_attribute gives them).
+  `CREATE OR REPLACE TEMP MACRO eider_format_type(t, m) AS CASE t::BIGINT WHEN 20 THEN 'bigint' WHEN 23 THEN 'integer' WHEN 21 THEN 'smallint' WHEN 701 THEN 'double precision' WHEN 700 THEN 'real' WHEN 25 THEN 'text' WHEN 1043 THEN 'character varying' WHEN 16 THEN 'boolean' WHEN 1114 THEN 'timestamp without time zone' WHEN 1184 THEN 'timestamp with time zone' WHEN 1083 THEN 'time without time zone' WHEN 1266 THEN 'time with time zone' WHEN 1082 THEN 'date' WHEN 17 THEN 'bytea' WHEN 114 THEN 'json' WHEN 2950 THEN 'uuid' WHEN 1186 THEN 'interval' WHEN 26 THEN 'oid' WHEN 19 THEN 'name' WHEN 1700 THEN CASE WHEN m > 4 THEN 'numeric(' || ((m - 4) >> 16) || ',' || ((m - 4) & 65535) || ')' ELSE 'numeric' END ELSE (SELECT min(typname) FROM pg_catalog.pg_type WHERE oid = t) END`,
   `CREATE OR REPLACE TEMP MACRO pg_get_statisticsobjdef_columns(o) AS NULL::VARCHAR`,
   `CREATE OR REPLACE TEMP MACRO array_upper(a, d) AS len(a)`,
   // Every table of the catalog's schemas counts as on the search path (Iceberg namespaces are browsed whole).
   `CREATE OR REPLACE TEMP MACRO pg_table_is_visible(o) AS true`,
-  `CREATE OR REPLACE TEMP MACRO pg_get_userbyid(id) AS 'eider'`,
   `CREATE OR REPLACE TEMP MACRO pg_encoding_to_char(id) AS 'UTF8'`,
   `CREATE OR REPLACE TEMP MACRO pg_get_expr(e, r) AS NULL::VARCHAR, (e, r, p) AS NULL::VARCHAR`,
   `CREATE OR REPLACE TEMP MACRO shobj_description(o, c) AS NULL::VARCHAR`,
@@ -206,6 +217,17 @@ export class CatalogMirror {
     await conn.run(`CREATE OR REPLACE TEMP MACRO eider_current_database() AS ${lit(this.#database)}`);
     await conn.run(`CREATE OR REPLACE TEMP MACRO eider_current_user() AS ${lit(this.#user)}`);
     await conn.run(`CREATE OR REPLACE TEMP MACRO eider_session_user() AS ${lit(this.#user)}`);
+    // Every object is the connection's user's (Eider's own grants decide access, not owners).
+    await conn.run(`CREATE OR REPLACE TEMP MACRO pg_get_userbyid(id) AS ${lit(this.#user)}`);
+    // psql \l and \du: the database is the connection's workspace, the one role its user (the workspace role and
+    // grants are Eider's, not PostgreSQL roles).
+    await conn.run(
+      `CREATE TABLE pg_eider.pg_database AS SELECT 16384::BIGINT AS oid, ${lit(this.#database)} AS datname, 10::BIGINT AS datdba, 6 AS encoding, 'c' AS datlocprovider, false AS datistemplate, true AS datallowconn, -1 AS datconnlimit, 'C.UTF-8' AS datcollate, 'C.UTF-8' AS datctype, NULL::VARCHAR AS daticulocale, NULL::VARCHAR AS datcollversion, NULL::VARCHAR[] AS datacl, 1663::BIGINT AS dattablespace`,
+    );
+    await conn.run(
+      `CREATE TABLE pg_eider.pg_roles AS SELECT 10::BIGINT AS oid, ${lit(this.#user)} AS rolname, false AS rolsuper, true AS rolinherit, false AS rolcreaterole, false AS rolcreatedb, true AS rolcanlogin, false AS rolreplication, -1 AS rolconnlimit, '********' AS rolpassword, NULL::TIMESTAMPTZ AS rolvaliduntil, false AS rolbypassrls, NULL::VARCHAR[] AS rolconfig`,
+    );
+    await conn.run(`CREATE VIEW pg_eider.pg_user AS SELECT rolname AS usename, oid AS usesysid, false AS usesuper FROM pg_eider.pg_roles`);
     for (const ddl of await this.#tablesDdl()) {
       await conn.run(ddl).catch((e: unknown) => this.#ctx.logger.debug({ err: (e as Error).message }, 'pgwire mirror: table skipped'));
     }

@@ -15,7 +15,7 @@ import { openSqlSession, submitSessionStatement } from '../http/sqlSessionOps.ts
 import { readQuery } from '../http/querySubmission.ts';
 import { readRowsPage } from '../http/rows.ts';
 import * as wire from './wire.ts';
-import { OID, binaryParam, fieldsOf, textValue } from './types.ts';
+import { OID, binaryParam, binaryValue, fieldsOf, resultFormat, textValue } from './types.ts';
 import { StatementFailed, WireError, errorFieldsOf } from './errors.ts';
 import { ScramServer, principalFromTokenId, rememberScramVerifier, scramVerifiersOf } from './scram.ts';
 import { CatalogMirror, isCatalogQuery } from './catalogMirror.ts';
@@ -50,11 +50,17 @@ interface Prepared {
 interface Portal {
   stmt: Prepared;
   params: (string | null)[];
+  /** Bind's result format codes: none (all text), one for all columns, or one per column. */
+  resultFormats: number[];
   outcome: Outcome | null;
   sent: number;
 }
 
 const noRows = async () => [];
+
+/** Each result column's format: what Bind asked for (one code for all, or one per column) where it has a binary form. */
+const formatsOf = (fields: wire.FieldDescription[], requested: number[]) =>
+  fields.map((f, i) => resultFormat(requested.length === 1 ? requested[0] : (requested[i] ?? 0), f.typeOid));
 
 export class WireConnection {
   readonly #o: WireOptions;
@@ -406,12 +412,13 @@ export class WireConnection {
     this.#send(wire.errorResponse(errorFieldsOf(e)));
   }
 
-  async #sendRows(out: Outcome, from: number, max: number): Promise<number> {
+  async #sendRows(out: Outcome, from: number, max: number, formats: readonly number[] = []): Promise<number> {
     let sent = 0;
+    const binary = formats.includes(1) ? formats.map((f, i) => (f === 1 ? out.fields![i].typeOid : null)) : null;
     while (sent < max && from + sent < out.rowCount) {
       const rows = await out.rows(from + sent, Math.min(PAGE_ROWS, max - sent));
       if (rows.length === 0) break;
-      this.#send(...rows.map((r) => wire.dataRow(r)));
+      this.#send(...rows.map((r) => wire.dataRow(binary ? r.map((v, i) => (v === null || binary[i] === null ? v : binaryValue(v, binary[i]))) : r)));
       sent += rows.length;
       // A slow reader holds the next page back instead of the api's memory.
       if (this.#out.writableNeedDrain) {
@@ -456,7 +463,8 @@ export class WireConnection {
         const binary = (formats.length === 1 ? formats[0] : (formats[i] ?? 0)) === 1;
         params.push(binary ? binaryParam(raw, stmt.paramTypes[i] ?? 0) : raw.toString('utf8'));
       }
-      this.#portals.set(portal, { stmt, params, outcome: null, sent: 0 });
+      const resultFormats = Array.from({ length: r.int16() }, () => r.int16());
+      this.#portals.set(portal, { stmt, params, resultFormats, outcome: null, sent: 0 });
       this.#send(wire.bindComplete());
     } catch (e) {
       this.#extendedFailed(e);
@@ -486,7 +494,8 @@ export class WireConnection {
       if (!portal) throw new WireError('34000', `portal "${name}" does not exist`);
       // Describe of a portal runs it: its columns are what the statement produced (Execute then sends its rows).
       portal.outcome ??= await this.#run(portal.stmt.sql, portal.params);
-      this.#send(portal.outcome.fields ? wire.rowDescription(portal.outcome.fields) : wire.noData());
+      const fields = portal.outcome.fields;
+      this.#send(fields ? wire.rowDescription(fields, formatsOf(fields, portal.resultFormats)) : wire.noData());
     } catch (e) {
       this.#extendedFailed(e);
     }
@@ -500,7 +509,7 @@ export class WireConnection {
       if (!portal) throw new WireError('34000', `portal "${name}" does not exist`);
       portal.outcome ??= await this.#run(portal.stmt.sql, portal.params);
       const out = portal.outcome;
-      const sent = await this.#sendRows(out, portal.sent, max > 0 ? max : Infinity);
+      const sent = await this.#sendRows(out, portal.sent, max > 0 ? max : Infinity, out.fields ? formatsOf(out.fields, portal.resultFormats) : []);
       portal.sent += sent;
       if (max > 0 && portal.sent < out.rowCount) this.#send(wire.portalSuspended());
       else this.#send(wire.commandComplete(out.tag));

@@ -153,3 +153,129 @@ export function binaryParam(b: Buffer, oid: number): string {
       throw new Error(`a binary parameter of type ${oid} is not supported; send it as text`);
   }
 }
+
+// Result columns a client may ask for in binary (pgjdbc does, for a server-side prepared statement, whatever its
+// RowDescription said): the types whose binary form is written here. Any other column goes out as text.
+const BINARY_RESULTS = new Set<number>([OID.bool, OID.int2, OID.int4, OID.int8, OID.oid, OID.float4, OID.float8, OID.numeric, OID.date, OID.time, OID.timetz, OID.timestamp, OID.timestamptz, OID.uuid, OID.bytea, OID.text, OID.varchar, OID.json]);
+
+/** The format a result column goes out in: binary when the client asked for it and its type has one here. */
+export const resultFormat = (requested: number, oid: number) => (requested === 1 && BINARY_RESULTS.has(oid) ? 1 : 0);
+
+const POSTGRES_EPOCH_DAYS = 10957; // 2000-01-01 in days since 1970-01-01
+const int64 = (n: bigint) => {
+  const b = Buffer.alloc(8);
+  b.writeBigInt64BE(n);
+  return b;
+};
+const micros = (hms: string) => {
+  const m = /^(\d+):(\d\d):(\d\d)(?:\.(\d{1,6}))?/.exec(hms);
+  if (!m) throw new Error(`not a time: ${hms}`);
+  return (BigInt(m[1]) * 3600n + BigInt(m[2]) * 60n + BigInt(m[3])) * 1_000_000n + BigInt((m[4] ?? '').padEnd(6, '0') || '0');
+};
+const days = (ymd: string) => {
+  const m = /^(-?\d+)-(\d\d)-(\d\d)/.exec(ymd);
+  if (!m) throw new Error(`not a date: ${ymd}`);
+  const d = new Date(0);
+  d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  return Math.floor(d.getTime() / 86_400_000) - POSTGRES_EPOCH_DAYS;
+};
+/** A UTC offset at the end of a time text (`+05:30`, `-08`), in seconds east; 0 without one. */
+const offsetSeconds = (s: string) => {
+  const m = /([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$/.exec(s.slice(8));
+  if (!m) return 0;
+  return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 3600 + Number(m[3] ?? 0) * 60 + Number(m[4] ?? 0));
+};
+
+/** PostgreSQL's binary numeric: base-10000 digits with a weight, a sign and the display scale. */
+function binaryNumeric(text: string): Buffer {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(text.trim());
+  if (!m) {
+    // NaN (and anything not a plain decimal): PostgreSQL's NaN.
+    return Buffer.from([0, 0, 0, 0, 0xc0, 0, 0, 0]);
+  }
+  const intPart = m[2].replace(/^0+/, '');
+  const frac = m[3] ?? '';
+  const dscale = frac.length;
+  const intPadded = intPart.padStart(Math.ceil(intPart.length / 4) * 4, '0');
+  const fracPadded = frac.padEnd(Math.ceil(frac.length / 4) * 4, '0');
+  const digits: number[] = [];
+  for (let i = 0; i < intPadded.length; i += 4) digits.push(Number(intPadded.slice(i, i + 4)));
+  let weight = digits.length - 1;
+  for (let i = 0; i < fracPadded.length; i += 4) digits.push(Number(fracPadded.slice(i, i + 4)));
+  while (digits.length && digits[0] === 0) {
+    digits.shift();
+    weight--;
+  }
+  while (digits.length && digits[digits.length - 1] === 0) digits.pop();
+  if (digits.length === 0) weight = 0;
+  const b = Buffer.alloc(8 + digits.length * 2);
+  b.writeInt16BE(digits.length, 0);
+  b.writeInt16BE(weight, 2);
+  b.writeUInt16BE(m[1] === '-' && digits.length ? 0x4000 : 0, 4);
+  b.writeInt16BE(dscale, 6);
+  digits.forEach((d, i) => b.writeInt16BE(d, 8 + i * 2));
+  return b;
+}
+
+const float = (t: string) => (/^-?inf/i.test(t) ? (t.startsWith('-') ? -Infinity : Infinity) : /^nan$/i.test(t) ? NaN : Number(t));
+
+/** One result value (its text form, as textValue wrote it) in PostgreSQL's binary format for the column's OID. */
+export function binaryValue(text: string, oid: number): Buffer {
+  switch (oid) {
+    case OID.bool:
+      return Buffer.from([text === 't' ? 1 : 0]);
+    case OID.int2: {
+      const b = Buffer.alloc(2);
+      b.writeInt16BE(Number(text));
+      return b;
+    }
+    case OID.int4:
+    case OID.oid: {
+      const b = Buffer.alloc(4);
+      if (oid === OID.oid) b.writeUInt32BE(Number(text));
+      else b.writeInt32BE(Number(text));
+      return b;
+    }
+    case OID.int8:
+      return int64(BigInt(text));
+    case OID.float4: {
+      const b = Buffer.alloc(4);
+      b.writeFloatBE(float(text));
+      return b;
+    }
+    case OID.float8: {
+      const b = Buffer.alloc(8);
+      b.writeDoubleBE(float(text));
+      return b;
+    }
+    case OID.numeric:
+      return binaryNumeric(text);
+    case OID.date: {
+      const b = Buffer.alloc(4);
+      b.writeInt32BE(days(text));
+      return b;
+    }
+    case OID.time:
+      return int64(micros(text));
+    case OID.timetz: {
+      const b = Buffer.alloc(12);
+      b.writeBigInt64BE(micros(text));
+      // PostgreSQL keeps the zone as seconds west of UTC.
+      b.writeInt32BE(-offsetSeconds(text), 8);
+      return b;
+    }
+    case OID.timestamp:
+    case OID.timestamptz: {
+      const [d, t = '00:00:00'] = text.split(/[ T]/);
+      const local = BigInt(days(d)) * 86_400_000_000n + micros(t);
+      return int64(oid === OID.timestamptz ? local - BigInt(offsetSeconds(t)) * 1_000_000n : local);
+    }
+    case OID.uuid:
+      return Buffer.from(text.replace(/-/g, ''), 'hex');
+    case OID.bytea:
+      return text.startsWith('\\x') ? Buffer.from(text.slice(2), 'hex') : Buffer.from(text, 'utf8');
+    default:
+      // text, varchar, json: the binary form is the text.
+      return Buffer.from(text, 'utf8');
+  }
+}

@@ -37,19 +37,20 @@ export function parameterDescription(oids: number[]): Buffer {
   return x.flush(0x74);
 }
 
-export function rowDescription(fields: FieldDescription[]): Buffer {
+/** The columns; `formats` the format code of each (0 text, 1 binary; text when absent). */
+export function rowDescription(fields: FieldDescription[], formats: readonly number[] = []): Buffer {
   const x = w().addInt16(fields.length);
-  for (const f of fields) x.addCString(f.name).addInt32(0).addInt16(0).addInt32(f.typeOid).addInt16(f.typeSize).addInt32(f.typeModifier).addInt16(0);
+  fields.forEach((f, i) => x.addCString(f.name).addInt32(0).addInt16(0).addInt32(f.typeOid).addInt16(f.typeSize).addInt32(f.typeModifier).addInt16(formats[i] ?? 0));
   return x.flush(0x54);
 }
 
-/** One row in text format; null is SQL NULL. */
-export function dataRow(values: (string | null)[]): Buffer {
+/** One row: a string in text format, a Buffer in binary; null is SQL NULL. */
+export function dataRow(values: (string | Buffer | null)[]): Buffer {
   const x = w().addInt16(values.length);
   for (const v of values) {
     if (v === null) x.addInt32(-1);
     else {
-      const b = Buffer.from(v, 'utf8');
+      const b = typeof v === 'string' ? Buffer.from(v, 'utf8') : v;
       x.addInt32(b.length).add(b);
     }
   }

@@ -1,9 +1,9 @@
 // The PostgreSQL wire endpoint with real clients against the real stack (api, catalog service, object store, a
-// real agent): node-postgres, and Debian's psql. Each connection is a SQL session; the session
+// real agent): node-postgres, Debian's psql and pgjdbc, psycopg/SQLAlchemy/pandas. Each connection is a SQL session; the session
 // policy, grants and audit apply as on /sql/sessions.
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -194,6 +194,14 @@ describe.skipIf(!existsSync(PSQL))('PostgreSQL wire endpoint (psql)', () => {
     expect(q).toContain('(3 rows)');
   });
 
+  it('\\l lists the workspace as the database, \\du the connection’s user', async () => {
+    const l = await psql('\\l');
+    expect(l).toMatch(/^\s*default\s*\|\s*admin@example\.com\s*\|\s*UTF8/m);
+    expect(l).toContain('(1 row)');
+    const du = await psql('\\du');
+    expect(du).toMatch(/^\s*admin@example\.com\s*\|/m);
+  });
+
   it('\\copy … to writes the query’s rows to a local file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pgwire-copy-'));
     try {
@@ -228,9 +236,131 @@ describe.skipIf(!python)('PostgreSQL wire endpoint (psycopg, SQLAlchemy, pandas)
     expect(seen.typed).toEqual([2, '3.00', 'Decimal']);
     expect(seen.undefined_table).toBe('42P01');
     expect(seen.tables).toContain('orders');
-    // Column reflection (inspect().get_columns) is a known gap: its query is refused with an error, not answered wrongly.
-    expect(seen.columns).toEqual({ error: '42000' });
+    expect(seen.columns).toEqual([
+      ['id', 'BIGINT', true],
+      ['amount', 'NUMERIC(12, 2)', true],
+      ['customer', 'TEXT', true],
+    ]);
     expect(seen.sqlalchemy).toBe(2);
     expect(seen.pandas).toEqual({ id: [0, 1, 2], customer: ['c0', 'c1', 'c2'] });
+  });
+});
+
+// pgjdbc (Debian's libpostgresql-jdbc-java) from a single-file Java program the test writes and launches.
+const jdbcJar = await promisify(execFile)('sh', [join(import.meta.dirname, '..', 'scripts', 'ensure-jdbc.sh')], { timeout: 600_000 }).then(
+  (r) => r.stdout.trim(),
+  (e: Error & { stderr?: string }) => {
+    console.log(`pgjdbc tests skipped: ${(e.stderr || e.message).trim()}`);
+    return null;
+  },
+);
+
+const JDBC_PROGRAM = String.raw`
+import java.sql.*;
+import java.util.*;
+
+public class PgwireJdbc {
+  static String q(String s) { return s == null ? "null" : "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\""; }
+  public static void main(String[] a) throws Exception {
+    String url = "jdbc:postgresql://" + a[0] + ":" + a[1] + "/" + a[2] + "?sslmode=require&ApplicationName=jdbc-test";
+    Properties p = new Properties();
+    p.setProperty("user", a[3]);
+    p.setProperty("password", a[4]);
+    List<String> out = new ArrayList<>();
+    try (Connection c = DriverManager.getConnection(url, p)) {
+      DatabaseMetaData md = c.getMetaData();
+      out.add("\"product\":" + q(md.getDatabaseProductName() + " " + md.getDatabaseMajorVersion()));
+      List<String> tables = new ArrayList<>();
+      try (ResultSet r = md.getTables(null, "wire", "%", new String[] { "TABLE" })) {
+        while (r.next()) tables.add("[" + q(r.getString("TABLE_SCHEM")) + "," + q(r.getString("TABLE_NAME")) + "," + q(r.getString("TABLE_TYPE")) + "]");
+      }
+      out.add("\"tables\":[" + String.join(",", tables) + "]");
+      List<String> cols = new ArrayList<>();
+      try (ResultSet r = md.getColumns(null, "wire", "orders", "%")) {
+        while (r.next()) cols.add("[" + q(r.getString("COLUMN_NAME")) + "," + r.getInt("DATA_TYPE") + "," + q(r.getString("TYPE_NAME")) + "," + r.getInt("ORDINAL_POSITION") + "]");
+      }
+      out.add("\"columns\":[" + String.join(",", cols) + "]");
+      try (PreparedStatement ps = c.prepareStatement("SELECT id, amount, customer FROM wire.orders WHERE id >= ? AND customer <> ? ORDER BY id")) {
+        // pgjdbc switches to a named server-side statement after prepareThreshold (5) runs: run past it.
+        List<String> runs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+          ps.setLong(1, 1);
+          ps.setString(2, "x' OR '1'='1");
+          List<String> rows = new ArrayList<>();
+          try (ResultSet r = ps.executeQuery()) {
+            while (r.next()) rows.add("[" + r.getLong(1) + "," + q(r.getBigDecimal(2).toPlainString()) + "," + q(r.getString(3)) + "]");
+          }
+          runs.add("[" + String.join(",", rows) + "]");
+        }
+        out.add("\"prepared\":[" + String.join(",", runs) + "]");
+      }
+      // Types pgjdbc reads in binary once the statement is server-side: each as the driver decodes it.
+      try (PreparedStatement ps = c.prepareStatement("SELECT DATE '2024-02-29' AS d, TIMESTAMP '2024-02-29 12:34:56.789' AS ts, TIMESTAMPTZ '2024-02-29 12:34:56+00' AS tz, TIME '01:02:03.5' AS t, 2.5::DOUBLE AS x, 1.25::FLOAT AS f, true AS b, -12345678.0001::DECIMAL(18,4) AS n, 0.00::DECIMAL(5,2) AS z, 12::SMALLINT AS s, 7 AS i, 'f0e1d2c3-b4a5-4697-8879-6a5b4c3d2e1f'::UUID AS u, 'hé'::VARCHAR AS v")) {
+        String last = null;
+        for (int i = 0; i < 6; i++) {
+          try (ResultSet r = ps.executeQuery()) {
+            r.next();
+            last = "[" + q(r.getDate(1).toString()) + "," + q(r.getTimestamp(2).toString()) + "," + r.getTimestamp(3).getTime() + "," + q(r.getTime(4).toString()) + "," + r.getDouble(5) + "," + r.getFloat(6) + "," + r.getBoolean(7) + "," + q(r.getBigDecimal(8).toPlainString()) + "," + q(r.getBigDecimal(9).toPlainString()) + "," + r.getShort(10) + "," + r.getInt(11) + "," + q(r.getObject(12).toString()) + "," + q(r.getString(13)) + "]";
+          }
+        }
+        out.add("\"typed\":" + last);
+      }
+      try (Statement s = c.createStatement()) {
+        Thread t = new Thread(() -> {
+          try {
+            Thread.sleep(Long.parseLong(a[5]));
+            s.cancel();
+          } catch (Exception e) {
+            throw new RuntimeException(e);
+          }
+        });
+        t.start();
+        String state = "none";
+        try {
+          s.executeQuery("SELECT count(*) FROM range(100000000000) a, range(10) b");
+        } catch (SQLException e) {
+          state = e.getSQLState();
+        }
+        t.join();
+        out.add("\"cancel\":" + q(state));
+        try (ResultSet r = s.executeQuery("SELECT 2 AS two")) {
+          r.next();
+          out.add("\"after_cancel\":" + r.getInt(1));
+        }
+      }
+    }
+    System.out.println("{" + String.join(",", out) + "}");
+  }
+}
+`;
+
+describe.skipIf(!jdbcJar)('PostgreSQL wire endpoint (pgjdbc)', () => {
+  it('connects, browses DatabaseMetaData, runs a prepared statement with parameters and cancels a statement', async () => {
+    await world.sql('CREATE SCHEMA IF NOT EXISTS wire');
+    await world.sql('CREATE TABLE IF NOT EXISTS wire.orders AS SELECT range::BIGINT AS id, (range * 1.5)::DECIMAL(12,2) AS amount, $$c$$ || range AS customer FROM range(3)');
+    const dir = mkdtempSync(join(tmpdir(), 'pgwire-jdbc-'));
+    try {
+      const src = join(dir, 'PgwireJdbc.java');
+      writeFileSync(src, JDBC_PROGRAM);
+      const r = await promisify(execFile)('java', ['-Duser.timezone=UTC', '-cp', jdbcJar!, src, '127.0.0.1', String(port()), 'default', 'admin@example.com', admin.token!, '3000'], {
+        timeout: 180_000,
+      });
+      const seen = JSON.parse(r.stdout);
+      expect(seen.product).toBe('PostgreSQL 15');
+      expect(seen.tables).toContainEqual(['wire', 'orders', 'TABLE']);
+      // java.sql.Types: BIGINT -5, NUMERIC 2, VARCHAR 12.
+      expect(seen.columns).toEqual([
+        ['id', -5, 'int8', 1],
+        ['amount', 2, 'numeric', 2],
+        ['customer', 12, 'text', 3],
+      ]);
+      expect(seen.prepared).toHaveLength(6);
+      for (const run of seen.prepared) expect(run).toEqual([[1, '1.50', 'c1'], [2, '3.00', 'c2']]);
+      expect(seen.typed).toEqual(['2024-02-29', '2024-02-29 12:34:56.789', Date.UTC(2024, 1, 29, 12, 34, 56), '01:02:03', 2.5, 1.25, true, '-12345678.0001', '0.00', 12, 7, 'f0e1d2c3-b4a5-4697-8879-6a5b4c3d2e1f', 'hé']);
+      expect(seen.cancel).toBe('57014');
+      expect(seen.after_cancel).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
