@@ -5,13 +5,12 @@
 // Kept: `query` records, and `statement ok` records that are reads (SELECT, WITH, FROM, VALUES, DESCRIBE, SUMMARIZE,
 // PIVOT…), from files that need no extension beyond parquet, json and icu. Left out: anything touching files,
 // settings, pragmas, attached databases, COPY and writes, loop-templated SQL, and text the DuckDB the agents run
-// (@duckdb/node-api) does not parse as exactly one statement, or whose parse tree calls a denied function.
+// (@duckdb/node-api) does not parse as exactly one statement.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { isDeniedFunction } from '../domain/statementPolicyRules.ts';
 
 const repo = process.argv[2];
 if (!repo) throw new Error('usage: scripts/duckdb-corpus.ts <duckdb git directory>');
@@ -74,31 +73,17 @@ for (const text of texts) {
   }
 }
 
-// DuckDB decides what it parses: one statement, and for reads its parse tree calls no denied function.
+// DuckDB decides what it parses: exactly one statement. (Calls of denied functions stay in: the test counts their
+// refusal as a documented one.)
 const db = await DuckDBInstance.create(':memory:', { enable_external_access: 'false', autoload_known_extensions: 'false', autoinstall_known_extensions: 'false' });
 const conn = await db.connect();
-const functionsOf = (tree: unknown, acc: string[] = []): string[] => {
-  if (Array.isArray(tree)) tree.forEach((t) => functionsOf(t, acc));
-  else if (tree !== null && typeof tree === 'object') {
-    const o = tree as Record<string, unknown>;
-    if (typeof o.function_name === 'string') acc.push(o.function_name);
-    Object.values(o).forEach((v) => functionsOf(v, acc));
-  }
-  return acc;
-};
 const kept: string[] = [];
 for (const sql of candidates) {
   try {
-    if ((await conn.extractStatements(sql)).count !== 1) continue;
+    if ((await conn.extractStatements(sql)).count === 1) kept.push(sql);
   } catch {
-    continue;
+    // not DuckDB the agents run
   }
-  const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
-  // DuckDB writes non-finite doubles bare (Infinity, NaN), which JSON does not have.
-  const text = String(reader.getRows()[0][0]).replace(/:(-?Infinity|NaN)\b/g, ':null');
-  const json = JSON.parse(text) as { error?: boolean; statements?: unknown };
-  if (json.error !== true && functionsOf(json.statements).some(isDeniedFunction)) continue;
-  kept.push(sql);
 }
 
 // A deterministic spread over the whole test tree when there are more than the fixture keeps.
