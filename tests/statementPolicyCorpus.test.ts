@@ -72,6 +72,19 @@ describe('reads judged by DuckDB\'s own parse', () => {
     ['WITH u AS (SELECT 1 // 1 AS a) SELECT * FROM u JOIN v USING (a)', ['v']],
     ['SELECT (6 * 1) // 2 FROM (SELECT * FROM x WHERE y IN (SELECT y FROM z))', ['x', 'z']],
     ['DESCRIBE SELECT a // 2 FROM s.t', ['s.t']],
+    // the kinds the issue listed, each once
+    ["SELECT BLOB '\\x01', TIMESTAMP_NS '2020-01-01', TIMETZ '12:00:00+01'", []],
+    ['SELECT 1::UNION(a INT, b VARCHAR)', []],
+    ['SELECT row_number(ORDER BY i) OVER () FROM t', ['t']],
+    ['SELECT [1, 2,], 10!', []],
+    ['FROM t SELECT DISTINCT ON (a) *', ['t']],
+    ['SUMMARIZE SELECT 1', []],
+    ['DESCRIBE TABLE t', ['t']],
+    ['TABLE t', ['t']],
+    ['SELECT COLUMNS(* REPLACE (1 AS a)) FROM t', ['t']],
+    ["SELECT 'a'::ENUM('a', 'b'), '101'::BIT(10)", []],
+    ['SELECT * FROM range(3) WITH ORDINALITY', []],
+    ['SELECT * FROM ((SELECT 1) UNION (SELECT * FROM u))', ['u']],
   ])('allows %s, naming its tables', async (sql, tables) => {
     const r = await checkStatementPolicy(sql, QUERY);
     expect(r.ok, JSON.stringify(r)).toBe(true);
