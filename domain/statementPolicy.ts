@@ -7,7 +7,8 @@ import type { SchemaRef, TableRef } from './statementPolicyAst.ts';
 import { isDeniedFunction, isStagingPath, isStagingReader, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './statementPolicyRules.ts';
 import { hasNul, normalizeLineEnds, strayCharacter } from './statementPolicyText.ts';
 import { AppError } from './errors.ts';
-import { duckdbSyntaxError } from '../runtime/sqlSyntax.ts';
+import { duckdbReadTree, duckdbSyntaxError } from '../runtime/sqlSyntax.ts';
+import { judgeDuckRead } from './statementPolicyDuck.ts';
 
 export type { SchemaRef, TableRef } from './statementPolicyAst.ts';
 
@@ -110,7 +111,79 @@ export async function decidePolicy(sql: string, opts: PolicyOptions = { mode: 'q
 
 /** Tells a syntax error from a policy rejection when the policy's parser failed (DuckDB's parser, asynchronous). */
 export async function finishPolicy(sql: string, r: Unparsed): Promise<PolicyResult> {
+  if (!r.ok && r.duckRead) {
+    const read = await duckReads(r.duckRead);
+    if (read !== null) return read;
+  }
   return r.ok || !r.unparsed ? strip(r) : await syntaxOrRejection(sql, r);
+}
+
+// A statement of a submission the policy's parser could not read or misread: a read that passed the lexical guards
+// and the token check for denied calls, for DuckDB's own parse to judge (`text` is the statement as the policy saw
+// it). The other statements carry their verdict.
+export type DuckPart = { statements: PolicyStatement[] } | { text: string; type: 'select' | 'describe' };
+
+// Each pending read judged on DuckDB's parse tree with the same rules (statementPolicyDuck.ts), then the verdicts
+// combined as `decide` combines them. null when DuckDB does not read one as exactly one SELECT, or the walk refuses
+// it: the polyglot rejection then stands.
+async function duckReads(parts: DuckPart[]): Promise<PolicyResult | null> {
+  const statements: PolicyStatement[] = [];
+  for (const part of parts) {
+    if ('statements' in part) {
+      statements.push(...part.statements);
+      continue;
+    }
+    const tree = await duckdbReadTree(part.text);
+    if (tree === null || tree.length !== 1) return null;
+    const verdict = judgeDuckRead(tree, part.text, (name) => part.text.includes(`"${name.replace(/"/g, '""')}"`));
+    if (!verdict.ok) return null;
+    statements.push({ type: part.type, tables: verdict.tables, isWrite: false });
+  }
+  const only = statements.length === 1 ? statements[0] : null;
+  return {
+    ok: true,
+    statementType: (statements.find((st) => st.isWrite) ?? statements[0]).type,
+    statements,
+    tables: dedupeTables(statements.flatMap((st) => st.tables)),
+    schemas: {
+      create: statements.flatMap((st) => st.schemas?.create ?? []),
+      drop: statements.flatMap((st) => st.schemas?.drop ?? []),
+    },
+    isWrite: statements.some((st) => st.isWrite),
+    materialize: only !== null && (only.type === 'select' || only.type === 'describe'),
+  };
+}
+
+// The first words of a read DuckDB's serialization can judge (it serializes SELECTs; DESCRIBE and SUMMARIZE parse
+// into one).
+const READ_FIRST: Record<string, 'select' | 'describe'> = {
+  SELECT: 'select', WITH: 'select', FROM: 'select', VALUES: 'select', TABLE: 'select', '(': 'select',
+  DESCRIBE: 'describe', DESC: 'describe', SUMMARIZE: 'describe',
+};
+// Statements that must stand alone in a submission: never part of a combined verdict.
+const ALONE = new Set(['USE', 'BEGIN', 'START', 'COMMIT', 'ROLLBACK', 'END', 'ABORT']);
+
+function segmentText(sql: string, seg: Segment): string {
+  return Array.from(sql).slice(seg.tokens[0].start, seg.tokens[seg.tokens.length - 1].end).join('');
+}
+
+// A rejection from the parse or the walk, with the statements DuckDB's parse may still allow. One statement: it, when
+// it is a read. Several: each statement decided on its own (in this worker), every one allowed or a read for DuckDB.
+function withDuckRead(r: Unparsed, segments: Segment[], sql: string, opts: PolicyOptions): Unparsed {
+  if (segments.length === 1) {
+    const type = READ_FIRST[segments[0].tokens[0].text.toUpperCase()];
+    if (!type || deniedCall(segments[0], sql, opts) !== null) return r;
+    return { ...r, duckRead: [{ text: segmentText(sql, segments[0]), type }] };
+  }
+  if (segments.some((seg) => ALONE.has(seg.tokens[0].text.toUpperCase()))) return r;
+  const parts: DuckPart[] = [];
+  for (const seg of segments) {
+    const alone = decide(segmentText(sql, seg), opts);
+    if (alone.ok) parts.push({ statements: alone.statements });
+    else if (alone.duckRead?.length === 1 && 'text' in alone.duckRead[0]) parts.push(alone.duckRead[0]);
+    else return r;
+  }
+  return parts.some((p) => 'text' in p) ? { ...r, duckRead: parts } : r;
 }
 
 function decide(original: string, opts: PolicyOptions): Unparsed {
@@ -143,7 +216,7 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
     const at = parsed.errorStart ?? 0;
     const index = Math.max(0, segments.findLastIndex((s) => s.tokens[0].start <= at));
     const rejection = reject(`${where(sql, segments[index], index, null)} could not be parsed: ${parsed.error}`, null);
-    return unparsed(rejection, positionOf(sql, at));
+    return withDuckRead(unparsed(rejection, positionOf(sql, at)), segments, sql, opts);
   }
   const asts = parsed.ast as unknown[];
   // The tokenizer and the parser must agree on where statements end; if they do not, neither can be trusted.
@@ -163,7 +236,7 @@ function decide(original: string, opts: PolicyOptions): Unparsed {
     return reject(`${where(sql, segments[control], control, topKind(asts[control]))} is not allowed: BEGIN, COMMIT and ROLLBACK are sent as statements of their own`, statementType);
   }
   const bad = verdicts.findIndex((v) => v.violation !== null);
-  if (bad >= 0) return reject(`${where(sql, segments[bad], bad, topKind(asts[bad]))} is not allowed: ${verdicts[bad].violation}`, statementType);
+  if (bad >= 0) return withDuckRead(reject(`${where(sql, segments[bad], bad, topKind(asts[bad]))} is not allowed: ${verdicts[bad].violation}`, statementType), segments, sql, opts);
 
   const statements: PolicyStatement[] = verdicts.map(({ type, tables, schemas, isWrite }) => (schemas ? { type, tables, schemas, isWrite } : { type, tables, isWrite }));
   const only = statements.length === 1 ? statements[0] : null;
@@ -193,15 +266,16 @@ export function tooComplex(message: string): PolicyResult {
 }
 
 // A rejection because the policy's parser failed, with where it failed; DuckDB decides what it is.
-export type Unparsed = PolicyResult & { unparsed?: SqlPosition };
+// `duckRead`: the statements when DuckDB's own parse may still allow the submission (finishPolicy).
+export type Unparsed = PolicyResult & { unparsed?: SqlPosition; duckRead?: DuckPart[] };
 
 function unparsed(r: PolicyResult, position: SqlPosition): Unparsed {
   return { ...r, unparsed: position };
 }
 
 function strip(r: Unparsed): PolicyResult {
-  if (!('unparsed' in r)) return r;
-  const { unparsed: _, ...rest } = r;
+  if (!('unparsed' in r) && !('duckRead' in r)) return r;
+  const { unparsed: _, duckRead: __, ...rest } = r;
   return rest;
 }
 

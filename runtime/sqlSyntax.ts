@@ -43,3 +43,21 @@ export async function duckdbSyntaxError(sql: string): Promise<DuckSyntaxError | 
     };
   }
 }
+
+/**
+ * DuckDB's parse tree of a read (json_serialize_sql: SELECTs only, parse only, nothing bound or run), as its list of
+ * statements; null when DuckDB does not read the text as SELECTs.
+ */
+export async function duckdbReadTree(sql: string): Promise<unknown[] | null> {
+  const conn = await parser();
+  const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
+  // DuckDB writes non-finite doubles bare (Infinity, NaN), which JSON does not have; a text it still cannot read
+  // is no tree at all.
+  const text = String(reader.getRows()[0][0]).replace(/:(-?Infinity|NaN)(?=[,}\]])/g, ':null');
+  try {
+    const json = JSON.parse(text) as { error?: boolean; statements?: unknown };
+    return json.error === true || !Array.isArray(json.statements) ? null : json.statements;
+  } catch {
+    return null;
+  }
+}

@@ -73,6 +73,16 @@ describe('queries', () => {
     for (const h of history) expect(h.p).not.toContain('SELECT 42');
   });
 
+  // polyglot cannot parse these; the policy judges them on DuckDB's own parse (docs/statement-policy.md), and the
+  // agent runs them like any read
+  it('a read only DuckDB\'s own parser reads runs and returns its rows', async () => {
+    const { submit, final } = await run('FROM range(4) t(i) SELECT (i // 2)::INT AS h, i::INT AS i QUALIFY row_number() OVER (ORDER BY i DESC) = 1');
+    expect(submit.status).toBe(202);
+    expect(final).toMatchObject({ status: 'done', row_count: 1, statement_type: 'select', columns: ['h', 'i'] });
+    const rows = await t.req('GET', `/api/queries/${final.id}/rows?limit=10`, { as: admin });
+    expect(rows.body.rows).toEqual([{ h: 1, i: 3 }]);
+  });
+
   it('DDL and DML have an empty rows page', async () => {
     const { final } = await run('CREATE TABLE t AS SELECT 1 AS x');
     expect(final.status).toBe('done');
