@@ -29,6 +29,9 @@ export interface QueryKindDeps {
   lineage?: LineageEnv;
 }
 
+/** The longest wait between two deliveries of a cancel to an unreachable agent. */
+const CANCEL_RETRY_MAX_MS = 1000;
+
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
 /**
@@ -108,9 +111,19 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
         if (!deps.tracing?.enabled) return dispatch();
         await deps.tracing.span('dispatch', { parent: p.extras?.traceparent ?? null, attributes: { 'eider.query_id': p.queryId, 'eider.agent_id': p.agentId } }, dispatch);
       },
-      sendCancelQuery: async (_ctx, p: { queryId: string; agentId: string | null }) => {
+      // A cancel is durable: while the agent is unreachable (the replica holding its socket died) it is sent again
+      // until the agent's socket is back on some replica, as long as the query is cancelling and before `untilAt`
+      // (its deadline, when the agent's own timeout has stopped it). Effects from before `untilAt`: sent once.
+      sendCancelQuery: async (ctx, p: { queryId: string; agentId: string | null; untilAt?: number | null }) => {
         sockets.forgetDispatch(p.queryId);
-        if (p.agentId) await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.queryId } });
+        if (!p.agentId) return;
+        for (let attempt = 0; ; attempt++) {
+          if (await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.queryId } })) return;
+          if (p.untilAt === undefined || p.untilAt === null || Date.now() >= p.untilAt) return;
+          if ((await ctx.host.get('query', p.queryId))?.state !== 'cancelling') return;
+          if (attempt === 0) ctx.logger.info({ queryId: p.queryId, agentId: p.agentId }, 'agent unreachable; the cancel waits for it');
+          await new Promise((r) => setTimeout(r, Math.min(CANCEL_RETRY_MAX_MS, 100 * 2 ** attempt)));
+        }
       },
       // Emitted once a query is done: its profile, and for writes the tables' last-write provenance.
       // (`profile`: only in effects committed before profiles became an attachment of `done`.)

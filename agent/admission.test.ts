@@ -19,6 +19,16 @@ async function settled(p: Promise<Grant>): Promise<Grant | 'pending' | Admission
 }
 
 describe('AdmissionController (auto)', () => {
+  it('holds no more than maxRunning grants at once, whatever memory is free', async () => {
+    const ac = new AdmissionController({ ...base, maxRunning: 2 });
+    const a = await ac.acquire('a', MiB);
+    await ac.acquire('b', MiB);
+    const c = ac.acquire('c', MiB);
+    expect(await settled(c)).toBe('pending');
+    a.release();
+    expect((await c).id).toBe('c');
+  });
+
   it('queues a query whose estimate exceeds the free budget and runs it when memory frees', async () => {
     const ac = new AdmissionController(base);
     const a = await ac.acquire('a', 700 * MiB);

@@ -5,6 +5,7 @@
 //    spills). After STATEMENT_ADMISSION_WAIT_S the head takes whatever is free as long as that reaches the estimate
 //    floor. An idle agent always admits its head, so an ask larger than the budget cannot deadlock.
 //  - static ladders: a fixed set of slots, each a fixed fraction of the budget; the head takes the largest free slot.
+//  - at most `maxRunning` grants at once (the statements libuv's thread pool can run beside the agent's own calls).
 //  - FIFO: only the head is admitted, so small queries cannot starve a large one.
 //  - beyond MAX_QUEUE_DEPTH waiters a query fails "queue full"; a waiter older than QUEUED_TIMEOUT_S fails
 //    "queued timeout"; a cancelled waiter fails "cancelled".
@@ -41,6 +42,8 @@ export interface AdmissionOptions {
   readonly floorBytes: number;
   /** Share of the idle (unreserved) budget a statement's memory limit may be topped up to. */
   readonly elasticCeilingFraction: number;
+  /** Grants held at once at most (threadPool.ts: each running statement holds one of libuv's threads); default none. */
+  readonly maxRunning?: number;
 }
 
 export interface Grant {
@@ -164,6 +167,7 @@ export class AdmissionController {
   // Admits `waiter` if policy allows, resolving its promise; returns whether it was admitted.
   #tryAdmit(waiter: Waiter): boolean {
     const o = this.#options;
+    if (this.#running >= (o.maxRunning ?? Infinity)) return false;
     if (o.profile !== 'auto') {
       let best = -1;
       for (let i = 0; i < this.#slotSizes.length; i++) {

@@ -1,4 +1,6 @@
 // `eider agent`: read the configuration from the environment, run until SIGINT/SIGTERM/SIGHUP.
+// First of all: sizes libuv's thread pool before anything uses it.
+import './threadPool.ts';
 import { agentConfigFromEnv, AgentConfigError, runAgent } from './main.ts';
 import { unbuiltAgentSettings } from './config.ts';
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The `eider` command: `up` (the whole stack on one machine), `api`, `agent`, `catalog`, `migrate`, `openapi`.
+// First of all: libuv's thread pool sized for an agent's DuckDB calls, before the imports below use it.
+import '../agent/threadPool.ts';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '../runtime/config.ts';

@@ -275,6 +275,9 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
           await ownQuery(frame.payload.query_id, { type: 'failed', code: frame.payload.error.code, message: frame.payload.error.message });
           return;
         case 'cancel_ack':
+          // Found false: the agent has no such query, nothing of it runs (a cancelling query is then cancelled).
+          if (conn.agentId && !frame.payload.found) await ownQuery(frame.payload.query_id, { type: 'cancelAck', found: false });
+          return;
         case 'error':
           if (frame.type === 'error') log.warn({ code: frame.payload.code, reason: frame.payload.message }, 'agent reported an error');
           return;

@@ -27,7 +27,7 @@ describe('machine definitions and diagrams', () => {
     const def = machineDefinition(machineKinds.query.machine);
     expect(def.id).toBe('query');
     expect(def.initial).toBe('start');
-    expect(def.states.map((s) => s.name)).toEqual(['start', 'awaitingCompute', 'queued', 'running', 'done', 'failed', 'cancelled']);
+    expect(def.states.map((s) => s.name)).toEqual(['start', 'awaitingCompute', 'queued', 'running', 'cancelling', 'done', 'failed', 'cancelled']);
     expect(def.states.find((s) => s.name === 'start')).toMatchObject({ transient: true });
     expect(def.states.find((s) => s.name === 'done')).toMatchObject({ type: 'final' });
     expect(def.transitions).toContainEqual(

@@ -59,13 +59,31 @@ describe('query machine', () => {
     });
   });
 
-  test('cancel sends cancel_query, and a late query_done cannot revive it', () => {
-    const steps = replay(queryMachine, input, [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }, done]);
-    expect(steps[2].snapshot.value).toBe('cancelled');
-    expect(steps[2].actions[0]).toEqual({ type: 'sendCancelQuery', params: { queryId: 'q-1', agentId: 'agent-1' } });
-    expect(steps[3].snapshot.value).toBe('cancelled');
-    expect(steps[3].snapshot.context.rowCount).toBeNull();
-    expect(steps[3].actions).toEqual([]);
+  test('cancel sends cancel_query and shows running until the agent confirms; a late query_done cannot revive it', () => {
+    const confirmed: QueryEvent = { type: 'failed', at: T + 12, code: 'cancelled', message: 'cancelled' };
+    const steps = replay(queryMachine, input, [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }, { type: 'agentLost', at: T + 10 }, confirmed, done]);
+    expect(steps[2].snapshot.value).toBe('cancelling');
+    expect(projectQuery(steps[2].snapshot).status).toBe('running');
+    expect(steps[2].actions[0]).toEqual({ type: 'sendCancelQuery', params: { queryId: 'q-1', agentId: 'agent-1', untilAt: steps[1].snapshot.context.deadlineAt } });
+    // The agent's socket went (its replica died): the cancel still waits for it.
+    expect(steps[3].snapshot.value).toBe('cancelling');
+    expect(steps[4].snapshot.value).toBe('cancelled');
+    expect(steps[5].snapshot.value).toBe('cancelled');
+    expect(steps[5].snapshot.context.rowCount).toBeNull();
+    expect(steps[5].actions).toEqual([]);
+  });
+
+  test('a cancelling query is cancelled when the agent has no such query, or past the deadline of its own timeout', () => {
+    const acked = replay(queryMachine, input, [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }, { type: 'cancelAck', at: T + 10, found: false }]);
+    expect(acked.at(-1)!.snapshot.value).toBe('cancelled');
+    const steps = replay(queryMachine, input, [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }]);
+    const deadline = steps.at(-1)!.snapshot.context.deadlineAt!;
+    expect(deadline).toBe(T + 5 + input.timeoutMs + input.graceMs);
+    const late = replay(queryMachine, input, [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }, { type: 'deadline', at: deadline }]);
+    expect(late.at(-1)!.snapshot.value).toBe('cancelled');
+    // Another outcome of the agent stands.
+    const failed = replay(queryMachine, input, [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }, { type: 'failed', at: T + 10, code: 'sql_error', message: 'x' }]);
+    expect(failed.at(-1)!.snapshot.value).toBe('failed');
   });
 
   test('agent error, agent loss, and timeout fail it with an error', () => {

@@ -1,12 +1,15 @@
 // The query lifecycle: one actor per query row, from submission to done, failed or cancelled.
 //
 // States: start (transient choice) → queued (agent chosen, dispatch being sent) | awaitingCompute (elastic compute,
-// no agent yet) → running → done | failed | cancelled.
+// no agent yet) → running → done | failed | cancelled. A cancel of a query its agent has goes through cancelling
+// (status still `running`): it is `cancelled` only once the agent confirms it (query_failed cancelled, or a
+// cancel_ack saying it has no such query), or once the agent's own timeout has surely stopped it (the deadline).
 //
 // Actions the host executes after persisting (type → params):
 //   sendDispatchQuery   {queryId, agentId, sql, workspace, timeoutS, extras}  push dispatch_query on the agent socket,
 //                       then send `dispatched` (or `dispatchFailed` when the socket is gone)
-//   sendCancelQuery     {queryId, agentId}     push cancel_query (best effort; the agent may already be done)
+//   sendCancelQuery     {queryId, agentId, untilAt}  push cancel_query; retried until the agent's socket is back on
+//                                              some replica (a replica died with it) or untilAt passes
 //   requestCompute      {queryId, workspace}   ask the elastic pool for an agent; answer with `computeReady`
 //   recordProfile       {queryId, readOnly}    what a finished run leaves besides its row (tables' last write,
 //                                              lineage); its best-effort profile came with `done` as an attachment
@@ -20,6 +23,7 @@
 //   awaitingCompute  entry + computeWaitTimeoutMs      no compute registered in time
 //   running          entry + timeoutMs + graceMs       the agent enforces timeoutMs itself; past the grace its
 //                                                      final frame is presumed lost (hard-killed replica, lost agent)
+//   cancelling       running's deadline (from queued: entry + timeoutMs + graceMs): the agent's timeout stopped it
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
@@ -54,6 +58,8 @@ export type QueryEvent =
   | (RunDoneEvent & { profile?: Json; resultInline?: string })
   | { type: 'failed'; at: number; code: string; message: string }
   | { type: 'cancel'; at: number }
+  /** The agent's cancel_ack: found false, it has no such query (nothing runs). */
+  | { type: 'cancelAck'; at: number; found: boolean }
   | { type: 'agentLost'; at: number }
   | { type: 'computeReady'; at: number; agentId: string }
   | { type: 'computeFailed'; at: number; message: string }
@@ -120,7 +126,7 @@ function failureOf(event: QueryEvent, context: QueryContext): Failure {
 // Effect references shared by several transitions (params are computed from the context at transition time).
 const cancelOnAgent = {
   type: 'sendCancelQuery' as const,
-  params: ({ context }: { context: QueryContext }) => ({ queryId: context.queryId, agentId: context.agentId! }),
+  params: ({ context }: { context: QueryContext }) => ({ queryId: context.queryId, agentId: context.agentId!, untilAt: context.deadlineAt }),
 };
 const releaseAgentWork = {
   type: 'agentWorkChanged' as const,
@@ -150,6 +156,13 @@ export const queryMachine = setup({
       const at = eventTime(event, context.createdAt);
       return { enteredAt: at, runningAt: at, deadlineAt: at + context.timeoutMs + context.graceMs };
     }),
+    enterCancelling: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      // From running the deadline stays (the agent's timeout), with one more grace for its final frame when it is
+      // already due; from queued the query may be about to start.
+      const fromRunning = context.runningAt !== null && context.deadlineAt !== null ? Math.max(context.deadlineAt, at + context.graceMs) : null;
+      return { enteredAt: at, deadlineAt: fromRunning ?? at + context.timeoutMs + context.graceMs };
+    }),
     enterTerminal: assign(({ context, event }) => {
       const at = eventTime(event, context.createdAt);
       return { enteredAt: at, finishedAt: at, deadlineAt: null };
@@ -170,13 +183,15 @@ export const queryMachine = setup({
       timeoutS: number;
       extras: { [key: string]: Json } | null;
     }) => {},
-    sendCancelQuery: (_, _params: { queryId: string; agentId: string }) => {},
+    sendCancelQuery: (_, _params: { queryId: string; agentId: string; untilAt: number | null }) => {},
     requestCompute: (_, _params: { queryId: string; workspace: string }) => {},
     recordProfile: (_, _params: { queryId: string; readOnly: boolean }) => {},
     agentWorkChanged: (_, _params: { agentId: string }) => {},
   },
   guards: {
     hasAgent: ({ context }) => context.agentId !== null,
+    agentCancelled: ({ event }) => event.type === 'failed' && event.code === 'cancelled',
+    agentHasNoSuchQuery: ({ event }) => event.type === 'cancelAck' && !event.found,
     deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
   },
 }).createMachine({
@@ -250,7 +265,7 @@ export const queryMachine = setup({
         failed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
         dispatchFailed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
         agentLost: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
-        cancel: { target: 'cancelled', actions: [cancelOnAgent, releaseAgentWork] },
+        cancel: { target: 'cancelling' },
         deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
         'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
       },
@@ -262,9 +277,28 @@ export const queryMachine = setup({
         done: { target: 'done', actions: ['assignResult', recordProfile, releaseAgentWork] },
         failed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
         agentLost: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
-        cancel: { target: 'cancelled', actions: [cancelOnAgent, releaseAgentWork] },
+        cancel: { target: 'cancelling' },
         deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
         'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, releaseAgentWork] },
+      },
+    },
+    cancelling: {
+      description:
+        'Cancel requested; cancel_query is delivered (retried until the agent is reachable on some replica). Shown as running until the agent confirms.',
+      entry: ['enterCancelling', cancelOnAgent],
+      on: {
+        failed: [
+          { guard: 'agentCancelled', target: 'cancelled', actions: releaseAgentWork },
+          { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
+        ],
+        cancelAck: { guard: 'agentHasNoSuchQuery', target: 'cancelled', actions: releaseAgentWork },
+        // It finished before the cancel reached it.
+        done: { target: 'done', actions: ['assignResult', recordProfile, releaseAgentWork] },
+        // The agent may come back (to another replica) still running it: the cancel waits for it.
+        cancel: { actions: cancelOnAgent },
+        // Past the agent's own timeout and the grace, nothing of it runs any more.
+        deadline: { guard: 'deadlinePassed', target: 'cancelled', actions: releaseAgentWork },
+        'supervisor.failed': { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
       },
     },
     done: {
@@ -279,7 +313,7 @@ export const queryMachine = setup({
     },
     cancelled: {
       type: 'final',
-      description: 'Cancelled by a client; cancel_query was sent if the agent had the query.',
+      description: 'Cancelled by a client: before any agent had it, or confirmed by the agent (or past its timeout).',
       entry: 'enterTerminal',
     },
   },
@@ -300,6 +334,7 @@ const queryStatusByState: Record<string, QueryStatus> = {
   awaitingCompute: 'queued',
   queued: 'queued',
   running: 'running',
+  cancelling: 'running',
   done: 'done',
   failed: 'failed',
   cancelled: 'cancelled',

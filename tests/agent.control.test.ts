@@ -211,6 +211,41 @@ describe('agent control channel (child process, real WebSocket)', () => {
     expect(allLogs).not.toContain(BOOTSTRAP);
   }, 150_000);
 
+  it('runs a short statement and a cancel at once while more long statements run than libuv has threads by default', async () => {
+    // DuckDB's calls run on libuv's pool (4 threads by default): five long statements held it, and a `SELECT 42` or a
+    // cancelled statement's end waited for one of them to finish (agent/threadPool.ts). Five, not more: each also
+    // keeps DuckDB's own threads busy, and the short statement's CPU share shrinks with every one.
+    const agent = startAgent();
+    const c = await plane.nextConnection();
+    await c.next('auth');
+    authOk(c, SESSION);
+    await c.next('agent_status');
+    const heartbeats = setInterval(() => c.send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString() } }), 200);
+    const long = Array.from({ length: 5 }, () => randomUUID());
+    try {
+      for (const id of long) {
+        c.send({ type: 'dispatch_query', payload: { query_id: id, sql: 'SELECT count(*) FROM range(100000000000)', workspace: 'default', backend: 'object_store', timeout_s: 600 } });
+      }
+      for (const id of long) await c.next('query_started', (f) => f.payload.query_id === id);
+      // Admitted: each statement's calls are queued on the pool ahead of the short one's.
+      const short = randomUUID();
+      let started = Date.now();
+      c.send({ type: 'dispatch_query', payload: { query_id: short, sql: 'SELECT 42 AS answer', workspace: 'default', backend: 'object_store', timeout_s: 30 } });
+      expect((await c.next('query_done', (f) => f.payload.query_id === short, 5_000)).payload.row_count).toBe(1);
+      expect(Date.now() - started).toBeLessThan(1_000);
+
+      started = Date.now();
+      c.send({ type: 'cancel_query', payload: { query_id: long[0] } });
+      expect((await c.next('query_failed', (f) => f.payload.query_id === long[0], 5_000)).payload.error.code).toBe('cancelled');
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      for (const id of long.slice(1)) c.send({ type: 'cancel_query', payload: { query_id: id } });
+      for (const id of long.slice(1)) await c.next('query_failed', (f) => f.payload.query_id === id, 30_000).catch(() => undefined);
+      clearInterval(heartbeats);
+      await stopAgent(agent);
+    }
+  }, 90_000);
+
   it('logs a protocol version mismatch and falls back to the bootstrap token when the session token is refused', async () => {
     const agent = startAgent(); // the session token file from the previous test is still there
     try {

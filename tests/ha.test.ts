@@ -214,6 +214,31 @@ describe('HA replicas', () => {
     await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
   }, 240_000);
 
+  it('kill -9 of the replica holding the agent, then a cancel through another: running until the agent, back on a replica, confirms it', async () => {
+    const owner = (await holder())!;
+    const other = live().find((r) => r !== owner)!;
+    // Far longer than the test: only the cancel can end it soon.
+    const s = await req(other, 'POST', '/api/workspaces/default/queries', { sql: 'SELECT count(*) FROM range(100000000000)', agent_id: agentId, timeout_s: 300 });
+    expect(s.status, JSON.stringify(s.body)).toBe(202);
+    const id = s.body.id as string;
+    await until('the query running', async () => (await req(other, 'GET', `/api/queries/${id}`)).body.status === 'running');
+    owner.proc.child.kill('SIGKILL');
+    await owner.proc.exited;
+    const cancelledAt = Date.now();
+    const c = await req(other, 'POST', `/api/queries/${id}/cancel`);
+    expect(c.status).toBe(202);
+    // The agent cannot be told yet: not cancelled (it still runs), and the cancel waits for it.
+    expect(c.body.status).toBe('running');
+    const ended = await waitDone(other, id, 60);
+    expect(ended.status).toBe('cancelled');
+    // The agent stopped it itself (its query_failed cancelled), long before its 300 s timeout.
+    expect(Date.now() - cancelledAt).toBeLessThan(PRESENCE_TTL_S * 1000 + 30_000);
+    expect(agent.logs()).toMatch(new RegExp(`"queryId":"${id}"[^\\n]*"code":"cancelled"`));
+    const again = startReplica(owner.id, owner.port);
+    replicas[replicas.indexOf(owner)] = again;
+    await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
+  }, 240_000);
+
   it('SIGTERM drains within its bound: the holder hands the agent over, a long-poll answers, keep-alive clients do not hold it, the query still ends done', async () => {
     const owner = (await holder())!;
     const other = live().find((r) => r !== owner)!;
