@@ -127,11 +127,14 @@ async function cmdLb() {
   }
   const backends = parseBackends(process.env.LB_BACKENDS ?? '');
   if (backends.length === 0) throw new ConfigError('LB_BACKENDS', 'LB_BACKENDS: expected name=host:port,… (at least one replica)');
+  // With PG_PORT, the replicas' PostgreSQL endpoints too (LB_PG_BACKENDS), on PG_PORT.
+  const pgBackends = parseBackends(process.env.LB_PG_BACKENDS ?? '');
+  const pg = config.PG_PORT !== null && pgBackends.length > 0 ? { port: config.PG_PORT, backends: pgBackends } : undefined;
   const { mkdirSync, writeFileSync } = await import('node:fs');
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const path = resolve(dataDir, 'haproxy.cfg');
-  writeFileSync(path, haproxyConfig({ host: config.HOST, port: config.LB_PORT, backends }));
+  writeFileSync(path, haproxyConfig({ host: config.HOST, port: config.LB_PORT, backends, pg }));
   const invalid = checkConfig(haproxy, path);
   if (invalid) {
     process.stderr.write(`eider: the generated HAProxy configuration (${path}) is refused: ${invalid}\n`);
@@ -246,6 +249,10 @@ async function cmdUp() {
     logger.warn('haproxy is not installed, so the replicas have no load balancer in front (Debian: apt-get install haproxy); use any replica\'s URL');
   }
   const lbUrl = haproxy ? `http://127.0.0.1:${config.LB_PORT}` : null;
+  // With PG_PORT, each replica's PostgreSQL endpoint needs a port of its own: PG_PORT+i, or behind the balancer (which
+  // takes PG_PORT) PG_PORT+1+i.
+  const pgPortOf = (i: number) => (config.PG_PORT === null || config.PG_PORT === 0 ? null : config.PG_PORT + i + (lbUrl ? 1 : 0));
+  const replicaPgPort = (i: number): Record<string, string> => (pgPortOf(i) === null ? {} : { PG_PORT: String(pgPortOf(i)) });
   const url = lbUrl ?? `http://127.0.0.1:${config.PORT}`;
   try {
     start('objectstore', 'objectstore');
@@ -255,11 +262,14 @@ async function cmdUp() {
     await waitForPort(config.CATALOG_PORT, 60_000);
     for (const [i, port] of apiPorts.entries()) {
       const id = replicas === 1 && process.env.REPLICA_ID ? process.env.REPLICA_ID : `api-${i + 1}`;
-      start(id, 'api', { PORT: String(port), REPLICA_ID: id, REPLICA_INTERNAL_URL: `http://127.0.0.1:${port}` });
+      start(id, 'api', { PORT: String(port), REPLICA_ID: id, REPLICA_INTERNAL_URL: `http://127.0.0.1:${port}`, ...replicaPgPort(i) });
     }
     for (const port of apiPorts) await waitForReady(`http://127.0.0.1:${port}/api/healthz`, 120_000);
     if (lbUrl) {
-      start('lb', 'lb', { LB_BACKENDS: formatBackends(apiPorts.map((port, i) => ({ name: `api-${i + 1}`, host: '127.0.0.1', port }))) });
+      start('lb', 'lb', {
+        LB_BACKENDS: formatBackends(apiPorts.map((port, i) => ({ name: `api-${i + 1}`, host: '127.0.0.1', port }))),
+        ...(pgPortOf(0) === null ? {} : { LB_PG_BACKENDS: formatBackends(apiPorts.map((_, i) => ({ name: `api-${i + 1}`, host: '127.0.0.1', port: pgPortOf(i)! }))) }),
+      });
       await waitForPort(config.LB_PORT, 30_000);
     }
     const resultsPort = bundledResultsPort(env, [...apiPorts, config.CATALOG_PORT, config.OBJECT_STORE_PORT, ...(lbUrl ? [config.LB_PORT] : [])]);
@@ -284,6 +294,7 @@ async function cmdUp() {
   process.stdout.write(
     `\nEider is up.\n  URL:          ${url}\n` +
       (replicas > 1 ? `  Replicas:     ${apiPorts.map((p) => `http://127.0.0.1:${p}`).join(', ')}${lbUrl ? ' (behind the URL above)' : ''}\n` : '') +
+      (pgPortOf(0) === null ? '' : `  PostgreSQL:   host=127.0.0.1 port=${config.PG_PORT} (a token as the password; docs/postgres-protocol.md)\n`) +
       (adminMissing
         ? `  Setup token:  ${setupToken}\n${tokenFile ? `  (also in ${tokenFile})\n` : ''}` +
           `  First admin:  curl -X POST ${url}/api/setup/admin -H 'X-Setup-Token: ${setupToken}' -H 'content-type: application/json' -d '{"email":"you@example.com","password":"a-long-password","name":"You"}'\n`

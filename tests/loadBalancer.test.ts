@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../runtime/postgres.ts';
+import pg from 'pg';
 import { checkConfig, haproxyConfig } from '../bin/loadBalancer.ts';
 import { childrenOf, EIDER, exited, listeningAddresses, pollUntil } from './support/processes.ts';
 
@@ -19,7 +20,9 @@ describe('the load balancer in front of eider up', () => {
     const dir = mkdtempSync(join(tmpdir(), 'eider-lbcfg-'));
     try {
       const path = join(dir, 'haproxy.cfg');
-      writeFileSync(path, haproxyConfig({ host: '127.0.0.1', port: 18080, backends: [{ name: 'api-1', host: '127.0.0.1', port: 18000 }, { name: 'api-2', host: '127.0.0.1', port: 18001 }] }));
+      const backends = [{ name: 'api-1', host: '127.0.0.1', port: 18000 }, { name: 'api-2', host: '127.0.0.1', port: 18001 }];
+      const pgBackends = [{ name: 'api-1', host: '127.0.0.1', port: 15434 }, { name: 'api-2', host: '127.0.0.1', port: 15435 }];
+      writeFileSync(path, haproxyConfig({ host: '127.0.0.1', port: 18080, backends, pg: { port: 15433, backends: pgBackends } }));
       expect(checkConfig(haproxy, path)).toBeNull();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -29,7 +32,7 @@ describe('the load balancer in front of eider up', () => {
   it('serves API, app and agent on one URL, keeps /internal out, spreads requests and survives a draining replica', { timeout: 300_000 }, async () => {
     ensureHaproxy();
     const dir = mkdtempSync(join(tmpdir(), 'eider-lb-'));
-    const [api, lb, catalog, store] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [api, lb, catalog, store, pgPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     // Two consecutive ports for the replicas.
     const api2 = api + 1;
     const up = spawn(process.execPath, [EIDER, 'up'], {
@@ -40,6 +43,9 @@ describe('the load balancer in front of eider up', () => {
         PORT: String(api),
         LB_PORT: String(lb),
         API_REPLICAS: '2',
+        // The PostgreSQL endpoint behind the balancer too (the replicas take the next two ports).
+        PG_PORT: String(pgPort),
+        SQL_SESSIONS_ENABLED: 'true',
         CATALOG_PORT: String(catalog),
         OBJECT_STORE_PORT: String(store),
         RESULTS_HTTP_PORT: '0',
@@ -88,6 +94,18 @@ describe('the load balancer in front of eider up', () => {
         return (await (await fetch(`${url}/api/queries/${q.id}/rows`, { headers: as })).json()) as { rows: Record<string, unknown>[] };
       };
       expect((await runQuery('SELECT 42 AS answer')).rows).toEqual([{ answer: 42 }]);
+      // A PostgreSQL client through the balancer's PG_PORT: a token as the password, a SQL session on some replica.
+      expect(out).toContain(`port=${pgPort}`);
+      const pat = ((await (await fetch(`${url}/api/me/pats`, { method: 'POST', headers: as, body: JSON.stringify({ expires_in_days: 1 }) })).json()) as { token: string }).token;
+      for (let i = 0; i < 2; i++) {
+        const client = new pg.Client({ host: '127.0.0.1', port: pgPort, user: 'lb@example.com', password: pat, database: 'default', ssl: { rejectUnauthorized: false } });
+        await client.connect();
+        try {
+          expect((await client.query('SELECT 40 + $1::INTEGER AS answer', [2])).rows).toEqual([{ answer: 42 }]);
+        } finally {
+          await client.end();
+        }
+      }
 
       // SIGTERM to api-1: it drains, leaves the rotation, and the balancer keeps serving from api-2 (the agent moves).
       const pidOn = (port: number) => childrenOf(up.pid!).find((p) => listeningAddresses(p).includes(`127.0.0.1:${port}`));
