@@ -1,6 +1,6 @@
 // Records audit rows for the request being handled: this replica, the request id, the caller as actor.
 import type { FastifyRequest } from 'fastify';
-import { actorOf, appendAudit, type AuditEvent, type AuditOrigin } from '../domain/audit.ts';
+import { actorOf, ANONYMOUS, appendAudit, type AuditEvent, type AuditOrigin } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
@@ -52,17 +52,27 @@ export async function auditRefusal(
   ws: WorkspaceAccess | undefined,
   err: unknown,
   atAccess: boolean,
+  inHandler = false,
 ): Promise<void> {
-  if (!principal) return;
   const status = err instanceof AppError ? err.status : 500;
   const code = err instanceof AppError ? err.code : 'internal_error';
+  if (!principal) {
+    // A public route that audits its own outcome (a sign-in) refused before its handler ran (a cross-site form, a
+    // content type it does not take, a body it cannot read): the handler could not record it, so it is recorded here.
+    if (def.access.kind !== 'public' || !def.audit || inHandler) return;
+    const email = typeof (req.body as { email?: unknown } | undefined)?.email === 'string' ? String((req.body as { email: string }).email).slice(0, 320) : null;
+    const event: AuditEvent = { action: def.audit.action, outcome: 'failure', actor: { ...ANONYMOUS, email }, details: { operation: def.operationId, status, code } };
+    await audit(ctx, req, event).catch((e: unknown) => ctx.logger.warn({ reqId: req.id, action: event.action, err: String((e as Error)?.message ?? e) }, 'audit row not written'));
+    return;
+  }
   const params = (req.params ?? {}) as Record<string, string>;
   const gated = def.access.kind === 'admin' || def.access.kind === 'permission';
   let event: AuditEvent | undefined;
   if (atAccess && gated && status === 403) {
     const needed = def.access.kind === 'permission' ? def.access.permission : 'admin';
     event = { action: 'access.denied', outcome: 'failure', actor: actorOf(principal), target: { kind: 'operation', id: def.operationId }, details: { method: def.method, path: def.path, needed } };
-  } else if (def.audit) {
+  } else if (def.audit && !(def.access.kind === 'public' && inHandler)) {
+    // (A public route's handler records its own refusals.)
     event = { action: def.audit.action, outcome: 'failure', actor: actorOf(principal), target: targetOf(def, params, ws), details: { operation: def.operationId, status, code } };
   }
   if (!event) return;

@@ -216,12 +216,16 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
     schema: openApiSchema(def) as any,
     handler: async (req, reply) => {
       const rawParams = (req.params ?? {}) as Record<string, string>;
-      refuseCrossSite(req, crossSite);
-      const principal = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public' });
+      let principal: Awaited<ReturnType<typeof authenticate>> | undefined;
       let ws: WorkspaceAccess | undefined;
       let atAccess = true;
+      let inHandler = false;
       let out: Awaited<ReturnType<RouteDef['handler']>>;
       try {
+        // A refusal here (cross-site, no sign-in) is audited only for a public route that declares its action (a
+        // sign-in): a signed-in caller's is audited below, once it is known.
+        refuseCrossSite(req, crossSite);
+        principal = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public' });
         ws = await authorize(ctx.db, def.access, principal, rawParams);
         atAccess = false;
         def.gate?.(ctx);
@@ -229,9 +233,10 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
         const params = decodePart(def.params, rawParams, 'path');
         const query = decodePart(def.query, req.query, 'query');
         const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
+        inHandler = true;
         out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
       } catch (e) {
-        await auditRefusal(ctx, req, def, principal, ws, e, atAccess);
+        await auditRefusal(ctx, req, def, principal, ws, e, atAccess, inHandler);
         throw e;
       }
       await auditRouteSuccess(ctx, req, def, principal, ws);

@@ -198,6 +198,20 @@ describe('refusals and bulk actions', () => {
     });
   });
 
+  it('a sign-in refused before its handler runs (a cross-site form, another content type) leaves a failure row, once', async () => {
+    const before = (await audit('?action=auth.login&limit=100')).length;
+    const forged = await t.req('POST', '/api/auth/login', { body: { email: 'forged@example.com', password: 'whatever-1' }, headers: { origin: 'http://evil.example' } });
+    expect(forged.status).toBe(403);
+    expect(await latest('auth.login')).toMatchObject({ outcome: 'failure', actor: { kind: 'anonymous', email: 'forged@example.com' }, details: { status: 403, code: forged.body.error } });
+    const text = await t.req('POST', '/api/auth/login', { rawBody: 'email=x', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+    expect(await latest('auth.login')).toMatchObject({ outcome: 'failure', actor: { kind: 'anonymous' }, details: { status: 415 } });
+    // A wrong password is refused by the handler, which records it itself: one row, not two.
+    const wrong = await t.req('POST', '/api/auth/login', { body: { email: 'forged@example.com', password: 'whatever-2' } });
+    expect(wrong.status).toBe(401);
+    expect((await audit('?action=auth.login&limit=100')).length).toBe(before + 3);
+  });
+
   it('failed backend registrations and rotations leave a failure row, without the credentials given', async () => {
     const wrong = 'wrong-secret-for-the-audit-lake';
     secrets.push(wrong);

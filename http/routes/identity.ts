@@ -109,6 +109,8 @@ export const identityRoutes = [
     summary: 'Sign in with email and password; sets the session cookie',
     tags: ['identity'],
     access: { kind: 'public' },
+    // Refusals before the handler (a cross-site form, another content type, an unreadable body) are audited too.
+    audit: { action: 'auth.login' },
     body: Schema.Struct({ email: Schema.String, password: Schema.String }),
     responses: { 200: identity.UserOutSchema, 401: null, 409: null, 503: null },
     handler: async ({ ctx, req, body }) => {
