@@ -6,12 +6,15 @@
 //   reads it);
 // - one session reading the same table two and three times and different tables in turn (each read links the
 //   table's cached files into the session's sandbox: a file read again must not collide with its earlier link);
-// - CREATE / DROP SCHEMA naming a catalog (`warehouse.x`, `cat.s`) in a session and as a query; a reader is refused.
+// - CREATE / DROP SCHEMA naming a catalog (`warehouse.x`, `cat.s`) in a session and as a query; a reader is refused;
+// - the dbt-like run again with its steps sent to two api replicas in turn (one holds the agent's socket).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newUser, type Caller } from './support/api.ts';
+import { newUser, startTestApi, type Caller } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
+import { STACK_CLIENT } from '../catalog/harness.ts';
 
-const world = await stackWithAgent({ env: { SQL_SESSIONS_ENABLED: 'true' }, agent: { name: 'workflows' } });
+const SECRET = 'internal-secret-for-the-workflows-test-0123456789';
+const world = await stackWithAgent({ env: { SQL_SESSIONS_ENABLED: 'true', INTERNAL_API_SECRET: SECRET }, agent: { name: 'workflows' } });
 const { t, admin, agentId } = world;
 const SECOND = 'lake2';
 
@@ -106,6 +109,54 @@ describe('workflows through a SQL session', () => {
     expect((await run(s, `DROP SCHEMA ${SECOND}.dbt`)).rows).toEqual([]);
     expect(await schemasOf(SECOND)).not.toContain('dbt');
     await close(s);
+  });
+
+  it('the dbt-like run with its steps sent to two replicas in turn: open, statements, rows and close each on the other one', { timeout: 240_000 }, async () => {
+    const other = await startTestApi(
+      {
+        SQL_SESSIONS_ENABLED: 'true',
+        REPLICA_ID: 'workflows-second',
+        INTERNAL_API_SECRET: SECRET,
+        CATALOG_URL: t.stack.catalog.url,
+        CATALOG_CLIENT_ID: STACK_CLIENT.id,
+        CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
+        STORE_ENDPOINT: t.stack.store.endpoint,
+      },
+      { database: t.database },
+    );
+    try {
+      const replicas = [other, t];
+      let turn = 0;
+      const next = () => replicas[turn++ % 2];
+      const opened = await next().req('POST', '/api/workspaces/default/sql/sessions', { as: admin, body: { agent_id: agentId, wait_timeout_s: 60 } });
+      expect(opened.status, opened.text).toBe(201);
+      const s = opened.body.id as string;
+      const step = async (sql: string) => {
+        const sub = await next().req('POST', `/api/sql/sessions/${s}/statements`, { as: admin, body: { sql, wait_timeout_s: 60 } });
+        expect(sub.status, `${sql}: ${sub.text}`).toBe(200);
+        expect(sub.body.status, `${sql}: ${sub.body.error}`).toBe('done');
+        const rows = await next().req('GET', `/api/queries/${sub.body.id}/rows?limit=1000`, { as: admin });
+        expect(rows.status, rows.text).toBe(200);
+        return { q: sub.body, rows: rows.body.rows as Record<string, unknown>[] };
+      };
+      const T = `${SECOND}.dbt2.orders`;
+      await step(`CREATE SCHEMA ${SECOND}.dbt2`);
+      expect((await step(`CREATE TABLE ${T} AS SELECT range::INTEGER AS id, (range * 10)::BIGINT AS amount FROM range(4)`)).q.row_count).toBe(4);
+      expect((await step(`INSERT INTO ${T} SELECT id + 4, amount + 1 FROM ${T}`)).q.row_count).toBe(4);
+      const totals = `SELECT count(*)::INTEGER AS n, sum(amount)::INTEGER AS total FROM ${T}`;
+      expect((await step(totals)).rows).toEqual([{ n: 8, total: 124 }]);
+      expect((await step(totals)).rows).toEqual([{ n: 8, total: 124 }]);
+      expect((await step(`MERGE INTO ${T} AS t USING (SELECT 0 AS id, 500 AS amount) AS src ON t.id = src.id WHEN MATCHED THEN UPDATE SET amount = src.amount`)).q.row_count).toBe(1);
+      expect((await step(`UPDATE ${T} SET amount = amount * 2 WHERE id >= 4`)).q.row_count).toBe(4);
+      expect((await step(totals)).rows).toEqual([{ n: 8, total: 500 + 10 + 20 + 30 + 2 * (0 + 10 + 20 + 30 + 4) }]);
+      await step(`DROP TABLE ${T}`);
+      await step(`DROP SCHEMA ${SECOND}.dbt2`);
+      expect(await schemasOf(SECOND)).not.toContain('dbt2');
+      expect((await next().req('DELETE', `/api/sql/sessions/${s}`, { as: admin })).status).toBe(204);
+      await expect.poll(async () => (await next().req('GET', `/api/sql/sessions/${s}`, { as: admin })).body.status, { timeout: 15_000 }).toBe('closed');
+    } finally {
+      await other.close();
+    }
   });
 
   it('one session reads the same table two and three times, and different tables in turn', { timeout: 240_000 }, async () => {
