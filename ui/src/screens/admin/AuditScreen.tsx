@@ -6,6 +6,8 @@ import { usePaged } from '../../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { TableHead } from '../../components/TableHead.tsx';
 import { Time } from '../../components/Time.tsx';
+import { EmptyState } from '../../components/EmptyState.tsx';
+import { Icon } from '../../components/Icon.tsx';
 
 type AuditEvent = ListAuditEventsResponse['items'][number];
 type Outcome = AuditEvent['outcome'];
@@ -63,6 +65,7 @@ export function AuditScreen() {
           </select>
         </label>
         <button type="button" className="secondary" onClick={events.reload}>
+          <Icon name="refresh" />
           Refresh
         </button>
       </form>
@@ -91,7 +94,7 @@ export function AuditScreen() {
         </tbody>
       </table>
       {!events.loading && !shown.length ? (
-        <p role="status">No audit events match.</p>
+        <EmptyState>No audit events match.</EmptyState>
       ) : null}
       {events.loading ? <Loading /> : null}
       {events.hasMore && !events.loading ? (
