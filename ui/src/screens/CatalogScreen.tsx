@@ -15,6 +15,7 @@ import { Link } from '../components/Link.tsx';
 import { formatBytes, formatCount, formatTime } from '../components/format.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
 import { EmptyState } from '../components/EmptyState.tsx';
+import { Icon } from '../components/Icon.tsx';
 
 const quoteIdent = (s: string) => (/^[a-z_][a-z0-9_]*$/.test(s) ? s : `"${s.replace(/"/g, '""')}"`);
 
@@ -150,6 +151,7 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
       <div className="row">
         <h2 className="grow">{props.table}</h2>
         <button type="button" onClick={queryThis}>
+          <Icon name="play" />
           Query this table
         </button>
       </div>
