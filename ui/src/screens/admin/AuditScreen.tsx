@@ -44,7 +44,7 @@ export function AuditScreen() {
   return (
     <section>
       <h1>Audit trail</h1>
-      <form className="row wrap" aria-label="Audit filters" onSubmit={(e) => e.preventDefault()}>
+      <form className="filters" aria-label="Audit filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Action{' '}
           <select value={action} onChange={(e) => setAction(e.target.value)}>
