@@ -6,6 +6,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { seriousViolations } from './support/axe.ts';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, typeAndRun, waitForStatus } from './support/worksheetPage.ts';
 
@@ -85,6 +86,7 @@ describe('design system', () => {
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
     await pane.getByRole('gridcell', { name: 'Airport' }).waitFor();
     await shot('worksheet');
+    expect(await seriousViolations(page)).toEqual([]);
     // A refused statement: the one error notice, with its icon.
     await typeAndRun(page, "SELECT getenv('HOME')");
     const alert = activePane(page).getByRole('alert');
@@ -97,6 +99,7 @@ describe('design system', () => {
     await page.getByRole('table', { name: 'Sample rows' }).waitFor({ timeout: 30_000 });
     await page.waitForLoadState('networkidle');
     await shot('catalog');
+    expect(await seriousViolations(page)).toEqual([]);
     const catalogControls = await controls(page);
     const catalogHeads = await tableHeads(page);
     await page.goto(ui.url + '/w/default/catalog');
@@ -108,10 +111,12 @@ describe('design system', () => {
     const audit = page.getByRole('table', { name: 'Audit events' });
     await audit.getByRole('row').nth(1).waitFor();
     await shot('admin');
+    expect(await seriousViolations(page)).toEqual([]);
     const adminControls = await controls(page);
     const adminHeads = await tableHeads(page);
     await page.getByLabel('Action').selectOption('lineage.import');
     await page.locator('.empty-state[role=status]').filter({ hasText: 'No audit events match.' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
 
     // One control: 32 px high (--control-h at a 16 px root), 6 px radius, the body's 14 px type, on every screen.
     const all = [...worksheetControls, ...catalogControls, ...adminControls];

@@ -2,6 +2,7 @@
 // query's progress (phase, times, agent, statement of a "run all"), statements refused at submit kept in History with
 // their error, same-named worksheets told apart in the list, and SET VARIABLE carried between a worksheet's runs.
 import { describe, expect, it } from 'vitest';
+import { seriousViolations } from './support/axe.ts';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, typeAndRun, typeSql, waitForStatus } from './support/worksheetPage.ts';
 
@@ -33,6 +34,7 @@ describe('worksheet run feedback', () => {
     };
     const first = await seconds();
     await expect.poll(seconds).toBeGreaterThan(first + 0.5);
+    expect(await seriousViolations(page)).toEqual([]);
     await b.shot('10-progress');
     await pane.getByRole('button', { name: 'Cancel' }).click();
     expect(await waitForStatus(pane, ['cancelled'])).toBe('cancelled');
@@ -72,6 +74,7 @@ describe('worksheet run feedback', () => {
     expect(await table.count()).toBe(0);
     await page.goto(ui.url + '/w/default/history?status=failed');
     await policyRow.waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
     await b.shot('20-refused-in-history');
     await page.reload();
     await policyRow.getByRole('button', { name: 'Open in worksheet' }).click();
@@ -94,6 +97,7 @@ describe('worksheet run feedback', () => {
     expect(names.filter((n) => /SELECT count\(\*\) FROM trips · made /.test(n))).toHaveLength(2);
     // Delete buttons carry the same detail, so each is its own.
     expect(new Set(await list.getByRole('button', { name: /^Delete Daily revenue/ }).evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')))).size).toBe(3);
+    expect(await seriousViolations(page)).toEqual([]);
     await b.shot('30-same-named');
     await page.keyboard.press('Escape');
   });
