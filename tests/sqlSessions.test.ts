@@ -7,10 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { setupAdmin, startTestApi, newUser, type Caller } from './support/api.ts';
+import { secondReplica, setupAdmin, startTestApi, newUser, type Caller } from './support/api.ts';
 import { waitForHealthyAgent } from './support/agent.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { STACK_CLIENT } from '../catalog/harness.ts';
 
 const UA = 'eider-test-connector/1.2.3 python/3.12';
 const SECRET = 'internal-secret-for-the-sessions-test-0123456789';
@@ -442,18 +441,7 @@ describe('SQL sessions', () => {
   });
 
   it('works through a replica that does not hold the agent: open, statements, rows, close', async () => {
-    const other = await startTestApi(
-      {
-        SQL_SESSIONS_ENABLED: 'true',
-        REPLICA_ID: 'other-replica',
-        INTERNAL_API_SECRET: SECRET,
-        CATALOG_URL: t.stack.catalog.url,
-        CATALOG_CLIENT_ID: STACK_CLIENT.id,
-        CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
-        STORE_ENDPOINT: t.stack.store.endpoint,
-      },
-      { database: t.database },
-    );
+    const other = await secondReplica(t, 'other-replica', { SQL_SESSIONS_ENABLED: 'true', INTERNAL_API_SECRET: SECRET });
     try {
       const via = (method: string, path: string, body?: unknown) => other.req(method, path, { body, as: admin, headers: { 'user-agent': UA } });
       const opened = await via('POST', '/api/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 30 });
