@@ -191,7 +191,6 @@ describe('SQL sessions', () => {
 
   it('staging files read with read_parquet / read_csv in the session; refused outside it, of another session and of any other path', async () => {
     const { session } = await open();
-    const other = (await open()).session;
     const staged = await t.req('POST', `/api/sql/sessions/${session.id}/staging-files`, { ...as(), body: { files: ['rows.parquet', 'rows.csv'] } });
     expect(staged.status, staged.text).toBe(201);
     const [pq, csv] = staged.body.files;
@@ -228,7 +227,8 @@ describe('SQL sessions', () => {
     const inSession = (id: string, sql: string) => t.req('POST', `/api/sql/sessions/${id}/statements`, { ...as(), body: { sql } });
     // Outside a session: a query may not read the staged file.
     await refused(t.req('POST', '/api/workspaces/default/queries', { body: { sql: `SELECT * FROM read_parquet('${pq.key}')`, agent_id: agentId }, as: admin }));
-    // Another session may not read this session's files.
+    // Another session may not read this session's files (opened now: the idle timeout is short).
+    const other = (await open()).session;
     await refused(inSession(other.id, `SELECT * FROM read_parquet('${pq.key}')`));
     await refused(inSession(other.id, `SELECT * FROM read_csv('${csv.key}')`));
     // Nor any other path, scheme, glob or list that leaves the prefix.
