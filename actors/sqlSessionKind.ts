@@ -12,7 +12,7 @@ import type { ActorHost } from './host.ts';
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 
-/** decisions.md's close_reason values, from the machine's close reason or failure code. */
+/** docs/api-decisions.md's close_reason values, from the machine's close reason or failure code. */
 function closeReasonOf(pr: { status: string; closeReason: string | null; errorCode: string | null }): string | null {
   if (pr.closeReason === 'lifetime') return 'max_lifetime';
   if (pr.closeReason) return pr.closeReason;

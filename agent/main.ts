@@ -10,7 +10,7 @@ import { ControlChannel } from './controlChannel.ts';
 import { DataFileCache } from './dataCache.ts';
 import { engineVersion } from './engine.ts';
 import { slotsForEngine } from './sandboxSlots.ts';
-import { statementLanes } from './threadPool.ts';
+import { statementLanes, THREAD_POOL_SIZE } from './threadPool.ts';
 import { createAgentLogger, type Logger } from './logger.ts';
 import { memoryBudget } from './memoryBudget.ts';
 import { MemoryAsk } from './memoryAsk.ts';
@@ -63,8 +63,8 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
     admissionFloorFraction: config.statementAdmissionFloorFraction,
     floorBytes: config.estimateFloorBytes,
     elasticCeilingFraction: config.elasticCeilingFraction,
-    // libuv's pool as this process has it (4 unless sized: `eider agent` sizes it, threadPool.ts).
-    maxRunning: statementLanes(Number(process.env.UV_THREADPOOL_SIZE) || 4),
+    // libuv's pool as this process has it (threadPool.ts sizes it on import).
+    maxRunning: statementLanes(THREAD_POOL_SIZE),
   });
   const memoryAsk = new MemoryAsk(config, budget.budgetBytes);
 

@@ -25,4 +25,5 @@ export function statementLanes(poolSize: number): number {
   return Math.max(1, poolSize - RESERVED_THREADS);
 }
 
-sizeThreadPool();
+/** The pool's size in this process, sized on first import. */
+export const THREAD_POOL_SIZE = sizeThreadPool();

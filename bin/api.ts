@@ -115,7 +115,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   await ensureBundledCatalog(db, { bucket: config.STORE_BUCKET, endpoint: config.STORE_ENDPOINT, region: config.STORE_REGION });
   const sealed = await sealStoredBackendSecrets(db, config);
   if (sealed > 0) logger.info({ backends: sealed }, 'storage-backend secrets sealed with SECRET_KEY');
-  // SETUP_TOKEN from the environment is used as given and never written to DATA_DIR (decisions.md).
+  // SETUP_TOKEN from the environment is used as given and never written to DATA_DIR (docs/api-decisions.md).
   const setupToken = loadOrCreateSecret(dataDir, 'setup-token', config.SETUP_TOKEN || null, 24);
 
   await seedBootstrapToken(db, config.AGENT_BOOTSTRAP_TOKEN);

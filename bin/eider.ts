@@ -257,7 +257,7 @@ async function cmdUp() {
   try {
     start('objectstore', 'objectstore');
     await waitForPort(config.OBJECT_STORE_PORT, 60_000);
-    // OTEL_SERVICE_NAME renames the api alone: the bundled parts keep their names (decisions.md, tracing).
+    // OTEL_SERVICE_NAME renames the api alone: the bundled parts keep their names (docs/api-decisions.md "Tracing and audit").
     start('catalog', 'catalog', { OTEL_SERVICE_NAME: 'eider-catalog' });
     await waitForPort(config.CATALOG_PORT, 60_000);
     for (const [i, port] of apiPorts.entries()) {

@@ -5,6 +5,7 @@
 // however often that happens; a crash loop is not).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../runtime/logger.ts';
+import { Backoff } from '../actors/backoff.ts';
 
 /** The exit code of an `eider` command that refused its configuration (bin/eider.ts `fail`). */
 export const CONFIGURATION_EXIT = 2;
@@ -45,10 +46,12 @@ interface Part {
 export class Supervisor {
   readonly #o: Required<Omit<SupervisorOptions, 'onGiveUp'>> & Pick<SupervisorOptions, 'onGiveUp'>;
   readonly #parts: Part[] = [];
+  readonly #backoff: Backoff;
   #stopping = false;
 
   constructor(options: SupervisorOptions) {
     this.#o = { maxFailures: 5, windowMs: 300_000, stableAfterMs: 10_000, initialBackoffMs: 1_000, maxBackoffMs: 30_000, ...options };
+    this.#backoff = new Backoff({ backoffMs: this.#o.initialBackoffMs, maxBackoffMs: this.#o.maxBackoffMs });
   }
 
   start(spec: PartSpec): void {
@@ -90,7 +93,7 @@ export class Supervisor {
         this.#o.onGiveUp(part.spec.name, reason);
         return;
       }
-      const delay = Math.min(this.#o.maxBackoffMs, this.#o.initialBackoffMs * 2 ** Math.max(0, part.exits.length - 1));
+      const delay = this.#backoff.delayMs(Math.max(1, part.exits.length));
       this.#o.logger.error({ part: part.spec.name, code, signal, restartInMs: delay }, 'a part of the stack stopped; restarting it');
       part.restartTimer = setTimeout(() => {
         part.restartTimer = null;

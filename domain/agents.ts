@@ -58,7 +58,7 @@ export const AgentOutSchema = Schema.Struct({
   connection_id: Schema.NullOr(Schema.String),
   connected_at: Schema.NullOr(Schema.String),
   last_heartbeat_at: Schema.NullOr(Schema.String),
-  /** null for a static agent; an elastic agent's current incarnation (decisions.md, Elastic compute) */
+  /** null for a static agent; an elastic agent's current incarnation (docs/api-decisions.md "Elastic compute") */
   elastic: Schema.NullOr(ElasticOutSchema),
 });
 export type AgentOut = typeof AgentOutSchema.Type;

@@ -1,4 +1,4 @@
-// What first boot and first-admin setup create (decisions.md): storage backend `bundled`, catalog `warehouse`,
+// What first boot and first-admin setup create (docs/api-decisions.md): storage backend `bundled`, catalog `warehouse`,
 // and workspace `default` owned by the first admin with `warehouse` attached as its default catalog.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';

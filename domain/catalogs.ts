@@ -109,7 +109,7 @@ export function normalizeRootUri(kind: StorageKind, raw: string): string {
 }
 
 /**
- * An azure backend's account and key: `account_name` and `account_key` (the names decisions.md gives them), or
+ * An azure backend's account and key: `account_name` and `account_key` (the names docs/api-decisions.md gives them), or
  * `access_key_id` and `secret_access_key` as for the other kinds; an `abfss://` root names the account itself.
  */
 function azureCredentials(input: BackendInput, root: string): { accessKeyId: string | null; secret: string | null } {

@@ -11,7 +11,7 @@ export const AGENT_POOL_PREFIX = 'agent:';
 export const agentPool = (agentId: string) => `${AGENT_POOL_PREFIX}${agentId}`;
 export const pooledAgentId = (pool: string) => (pool.startsWith(AGENT_POOL_PREFIX) ? pool.slice(AGENT_POOL_PREFIX.length) : null);
 
-/** The elastic incarnation states the API shows (decisions.md), from the machine's statuses. */
+/** The elastic incarnation states the API shows (docs/api-decisions.md), from the machine's statuses. */
 export const ElasticStateSchema = Schema.Literals(['provisioning', 'running', 'terminating', 'terminated', 'failed']);
 export type ElasticState = typeof ElasticStateSchema.Type;
 const STATE_OF: Record<string, ElasticState> = {
@@ -84,7 +84,7 @@ export async function poolOf(q: Queryable, workspaceId: string): Promise<string>
   return kinds.length ? kinds.map((r) => r.kind).join('+') : 'none';
 }
 
-/** An elastic agent's current incarnation as the api answers it (decisions.md, Elastic compute). */
+/** An elastic agent's current incarnation as the api answers it (docs/api-decisions.md "Elastic compute"). */
 export const ElasticOutSchema = Schema.Struct({
   state: ElasticStateSchema,
   provider: Schema.String,

@@ -1,4 +1,4 @@
-// LDAP bind authentication (decisions.md "Federated sign-in"): a service bind, one search for the user with
+// LDAP bind authentication (docs/api-decisions.md "Federated sign-in"): a service bind, one search for the user with
 // LDAP_USER_FILTER (the email escaped per RFC 4515), then a bind as the entry found with the given password.
 // Every directory operation is bounded by LDAP_TIMEOUT_S; a directory that does not answer, or refuses the service
 // bind, is "unavailable" (503), never a reason to let anyone in.

@@ -1,4 +1,4 @@
-// Lineage (decisions.md "Lineage"), table level: where a table's data comes from and what it feeds. Execution
+// Lineage (docs/api-decisions.md "Lineage"), table level: where a table's data comes from and what it feeds. Execution
 // lineage comes from the write statements the service ran (CTAS, CREATE VIEW, INSERT … SELECT, MERGE, UPDATE …
 // FROM): one edge from each table the statement read to the table it wrote, provider `execution`. Other producers
 // import theirs. Edges carry per-provider provenance; an edge is stale when every producer's claim is older than

@@ -1,4 +1,4 @@
-// Column lineage of a write (decisions.md "Lineage"): for CTAS and INSERT … SELECT, which source columns each
+// Column lineage of a write (docs/api-decisions.md "Lineage"): for CTAS and INSERT … SELECT, which source columns each
 // target column is computed from. The statement is parsed by polyglot, the parser the statement policy uses, and
 // its AST walked scope by scope: CTEs, subqueries, joins (USING and NATURAL merge their columns), `*` / `t.*`
 // (EXCLUDE, REPLACE) expanded against the source tables' current schemas, select-list aliases and lambdas.

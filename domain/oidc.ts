@@ -1,4 +1,4 @@
-// OpenID Connect sign-in (decisions.md "Federated sign-in") with openid-client, a certified relying party:
+// OpenID Connect sign-in (docs/api-decisions.md "Federated sign-in") with openid-client, a certified relying party:
 // discovery from each provider's server_metadata_url, the authorization code flow with PKCE (S256), state and nonce.
 // The handshake (provider, state, nonce, PKCE verifier) travels in a short-lived cookie signed with SECRET_KEY, so
 // any replica can finish a sign-in another one started. Any failure of the handshake or an error from the provider

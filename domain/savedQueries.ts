@@ -1,4 +1,4 @@
-// Saved queries (decisions.md "Saved queries, schedules and runs"): SQL a workspace's members share by name, with
+// Saved queries (docs/api-decisions.md "Saved queries, schedules and runs"): SQL a workspace's members share by name, with
 // a default agent and catalog; saving under a taken name replaces it unless the caller asked for an error.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';

@@ -1,4 +1,4 @@
-// SQL sessions as the API shows them (decisions.md "SQL sessions"): the sql_sessions row written by each session
+// SQL sessions as the API shows them (docs/api-decisions.md "SQL sessions"): the sql_sessions row written by each session
 // actor, who may see and close one, and the page of a workspace's sessions.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';

@@ -1,4 +1,4 @@
-// The statement policy: decides, by parsing only, whether user SQL may reach an agent (spec invariants I1, I8) and
+// The statement policy: decides, by parsing only, whether user SQL may reach an agent (invariants I1, I8, docs/invariants.md) and
 // which tables it references (for scoped grants, I10). Pure and deterministic; the parser is polyglot's
 // WebAssembly port of sqlglot with its DuckDB dialect (see docs/statement-policy.md for the choice).
 import { Dialect, init, parse, tokenize } from '@polyglot-sql/sdk';

@@ -1,7 +1,7 @@
 // The second reader of a read: DuckDB's own parse tree (json_serialize_sql, which serializes SELECTs only) walked
 // with the same rules as the polyglot walk. polyglot's DuckDB dialect misses parts of DuckDB's grammar (`//`,
 // EXPORT_STATE, `* LIKE`, casts to UNION(…), FROM-first with QUALIFY…); for a single read it cannot parse, or
-// misreads, the engine's parse decides instead (spec I1 allows the api the engine for parsing). Fails closed: a
+// misreads, the engine's parse decides instead (I1 allows the api the engine for parsing). Fails closed: a
 // table reference of a kind not listed, a function on the deny-list, a table function off the allow-list, a table
 // name that is a path or a denied view rejects. Pure: the tree comes from the caller.
 import type { TableRef } from './statementPolicyAst.ts';

@@ -1,4 +1,4 @@
-// Catalog storage migrations as the api shows them (decisions.md "Storage backends and migrations"), the rules for
+// Catalog storage migrations as the api shows them (docs/api-decisions.md "Storage backends and migrations"), the rules for
 // starting one, the log, and the read-only rule: while a migration of a catalog is active, writes to it answer
 // 409 catalog_read_only before anything is dispatched. The work itself is the migration runner's
 // (actors/migrationRunner.ts, over domain/migrationCopy.ts); the lifecycle is machines/storageMigration.ts.

@@ -1,4 +1,4 @@
-// The tools of /mcp (decisions.md "MCP and the assistant"). Each is a thin call of the REST API itself, made
+// The tools of /mcp (docs/api-decisions.md "MCP and the assistant"). Each is a thin call of the REST API itself, made
 // in-process with the caller's own bearer token: the routes' authentication, workspace roles, agent tiers, policy
 // and grants apply unchanged, so a tool reaches exactly what the token reaches through REST and nothing more.
 import { Schema } from 'effect';

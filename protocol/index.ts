@@ -1,4 +1,4 @@
-// The shared wire package between the api and agents (spec invariant I5).
+// The shared wire package between the api and agents (invariant I5, docs/invariants.md).
 export * from './version.ts';
 export * from './frames.ts';
 export * from './codec.ts';

@@ -12,7 +12,7 @@ const DEFAULT_CREDENTIAL = 'eider-default-credential';
 
 /** The variables, grouped as in the spec. Placeholders stand where the spec's defaults are placeholders. */
 export const CONFIG_VARIABLES = {
-  // Process and storage layout (ours: decisions.md)
+  // Process and storage layout (ours: docs/api-decisions.md "Processes")
   PORT: int('process', '8000', 0, 65535),
   // Loopback unless told otherwise: a laptop's `npm start` serves no other machine (docs/production.md).
   HOST: str('process', '127.0.0.1'),
@@ -119,7 +119,7 @@ export const CONFIG_VARIABLES = {
   ACTOR_HISTORY_RETENTION_DAYS: num('loops', '7', 0),
   // Small results the api keeps inline (sent in query_done) expire with the agent's files: give both the same value.
   RESULT_RETENTION_HOURS: num('loops', '24', 0.0001),
-  // Audit rows older than this are pruned (decisions.md "Tracing and audit"); 0 keeps them forever.
+  // Audit rows older than this are pruned (docs/api-decisions.md "Tracing and audit"); 0 keeps them forever.
   AUDIT_RETENTION_DAYS: int('loops', '365', 0),
   // SQL sessions
   SQL_SESSIONS_ENABLED: bool('sessions', 'false'),

@@ -1,5 +1,5 @@
 // Reads one page of a query's result rows from the agent's result server (GET /results/{id}.parquet, Bearer session
-// token, HTTP Range) and decodes it with hyparquet. Invariant I1: no DuckDB here, and never the whole file.
+// token, HTTP Range) and decodes it with hyparquet. Invariant I1 (docs/invariants.md): no DuckDB here, and never the whole file.
 //
 // Costs. The footer is read once per file (HEAD for the size, then a suffix range) and kept in an LRU. A page then
 // fetches the column chunks of the row groups it overlaps, nothing else: DuckDB writes no page index and one data

@@ -1,4 +1,4 @@
-// Maps values decoded from an agent's result Parquet file to the JSON shapes of decisions.md "Queries".
+// Maps values decoded from an agent's result Parquet file to the JSON shapes of docs/api-decisions.md "Queries".
 //
 // hyparquet's own conversions lose information we must keep: DECIMAL becomes a double, timestamps become millisecond
 // Dates, Parquet INTERVAL throws, and MAP becomes an object keyed by String(key). So `decodingMetadata` hands hyparquet

@@ -1,4 +1,4 @@
-// DuckDB's own parser as the judge of whether text is SQL at all (spec I1 allows the api the engine for parsing).
+// DuckDB's own parser as the judge of whether text is SQL at all (I1 allows the api the engine for parsing).
 // The statement policy's parser is narrower than DuckDB's: when it fails, this tells a real syntax error (answered
 // with DuckDB's message and position) from a statement DuckDB accepts but the policy cannot read (a rejection).
 // Parse only: the instance has no external access and never autoloads an extension.

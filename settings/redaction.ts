@@ -3,6 +3,23 @@
 // path list cannot say "anywhere", so every logged object and child binding is walked before it is written.
 const SECRET_KEY = /pass(word|wd|phrase)?$|secret|token|authorization|cookie|credential|api_?key|access_?key|account_?key|private_?key|signature|database_?url|dsn$/i;
 
+/** Pino's own redaction paths: the keys a request, a header set or a frame carries credentials in. One list for every
+ * part (api, agent, catalog, object store); `redactDeep` below catches what they cannot name. */
+export const LOG_REDACT_PATHS = [
+  'password', 'token', 'secret', 'session_token', 'bootstrap_token', 'authorization', 'cookie',
+  '*.password', '*.token', '*.secret', '*.session_token', '*.bootstrap_token', '*.authorization',
+  '*.*.session_token', '*.*.bootstrap_token',
+  '*.secret_access_key', '*.account_key', '*.access_key_id',
+  'headers.authorization', 'req.headers.authorization', 'req.headers.cookie', 'req.headers["x-setup-token"]',
+  'req.headers["x-internal-secret"]', 'res.headers["set-cookie"]',
+];
+
+/** The redaction settings every process's pino logger is built with. */
+export const logRedaction = {
+  redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+  formatters: { log: (o: Record<string, unknown>) => redactDeep(o) as Record<string, unknown> },
+};
+
 export function redactDeep(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return value; // the err serializer handles errors

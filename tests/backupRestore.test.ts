@@ -2,49 +2,21 @@
 // stopped, its DATA_DIR copied (the cold backup), the original removed, and a stack started on the copy reads the same
 // table and the same history.
 import { describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../runtime/postgres.ts';
-import { EIDER, exited, pollUntil } from './support/processes.ts';
+import { pollUntil } from './support/processes.ts';
+import { freeUpPorts, startEiderUp, type UpPorts } from './support/eiderUp.ts';
 
-function up(dataDir: string, ports: Record<'api' | 'catalog' | 'store', number>) {
-  const child = spawn(process.execPath, [EIDER, 'up'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: dataDir,
-      DATA_DIR: dataDir,
-      PORT: String(ports.api),
-      CATALOG_PORT: String(ports.catalog),
-      OBJECT_STORE_PORT: String(ports.store),
-      RESULTS_HTTP_PORT: '0',
-      SEED_SAMPLES: 'false',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const ready = async () => {
-    await pollUntil(async () => out, (o) => o.includes('Eider is up.') || child.exitCode !== null, 180_000, 200);
-    expect(out, out.slice(-3000)).toContain('Eider is up.');
-  };
-  const stop = async () => {
-    process.kill(-child.pid!, 'SIGINT');
-    await exited(child);
-  };
-  return { child, ready, stop };
-}
+const up = (dataDir: string, ports: UpPorts) => startEiderUp({ dataDir, ports, home: dataDir, env: { LOG_LEVEL: 'warn' } });
 
 describe('backup and restore of the one-machine stack', () => {
   it('a stopped stack\'s DATA_DIR copied to a fresh place comes up with the same tables and history', { timeout: 400_000 }, async () => {
     const root = mkdtempSync(join(tmpdir(), 'eider-backup-'));
     const original = join(root, 'original');
     const restored = join(root, 'restored');
-    const ports = { api: await freePort(), catalog: await freePort(), store: await freePort() };
+    const ports = await freeUpPorts();
     const url = `http://127.0.0.1:${ports.api}`;
     const json = { 'content-type': 'application/json' };
     const signIn = async () => {

@@ -2,13 +2,12 @@
 // runs against a fresh `eider up` (its printed output compared with the page's), an example another test runs, or
 // marked as not runnable with the reason.
 import { describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../runtime/postgres.ts';
 import { unmarkedShellBlocks, walkthroughs } from './support/docsBlock.ts';
-import { EIDER, exited, pollUntil } from './support/processes.ts';
+import { freeUpPorts, startEiderUp } from './support/eiderUp.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -25,30 +24,11 @@ describe('docs as tests', () => {
     const all = WALKTHROUGH_PAGES.flatMap((page) => walkthroughs(readFileSync(join(ROOT, page), 'utf8')).map((w) => ({ page, ...w })));
     expect(all.map((w) => w.name).sort()).toEqual(['walkthrough:catalogs', 'walkthrough:lineage', 'walkthrough:mcp', 'walkthrough:members', 'walkthrough:schedules', 'walkthrough:semantic', 'walkthrough:sessions']);
     const dir = mkdtempSync(join(tmpdir(), 'eider-docs-'));
-    const [port, catalog, store] = [await freePort(), await freePort(), await freePort()];
-    const up = spawn(process.execPath, [EIDER, 'up'], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: dir,
-        DATA_DIR: join(dir, '.eider'),
-        PORT: String(port),
-        CATALOG_PORT: String(catalog),
-        OBJECT_STORE_PORT: String(store),
-        RESULTS_HTTP_PORT: '0',
-        SEED_SAMPLES: 'false',
-        SQL_SESSIONS_ENABLED: 'true',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    up.stdout!.on('data', (d) => (out += d));
-    up.stderr!.on('data', (d) => (out += d));
+    const ports = await freeUpPorts();
+    const port = ports.api;
+    const stack = startEiderUp({ dataDir: join(dir, '.eider'), ports, cwd: dir, home: dir, env: { SQL_SESSIONS_ENABLED: 'true', LOG_LEVEL: 'warn' } });
     try {
-      await pollUntil(async () => out, (o) => o.includes('Eider is up.') || up.exitCode !== null, 240_000, 200);
-      expect(out, out.slice(-3000)).toContain('Eider is up.');
+      await stack.ready();
       // What the README's first steps leave a reader with: URL, PAT, AGENT and the json helper.
       const prelude = `URL=http://127.0.0.1:${port}
 json() { node -p "const v = JSON.parse(require('fs').readFileSync(0, 'utf8')); $1"; }
@@ -69,8 +49,7 @@ declare -p URL PAT AGENT > prelude.env
         if (w.output !== null) expect(run.stdout, `${w.page} ${w.name}`).toBe(w.output);
       }
     } finally {
-      process.kill(-up.pid!, 'SIGINT');
-      await exited(up);
+      await stack.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -3,47 +3,22 @@
 // server killed under a running stack is started again; a terminal's Ctrl-C (SIGINT to the whole process group) stops everything in order, the database last, so the api
 // drains with no error and nothing is left running.
 import { describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../runtime/postgres.ts';
-import { childrenOf, EIDER, exited, listeningAddresses, pollUntil, processRunning } from './support/processes.ts';
-
-/** Starts `eider up` in a process group of its own, as a shell starts a foreground job. */
-function up(dataDir: string, ports: { api: number; catalog: number; store: number }): { child: ChildProcess; out: () => string } {
-  const child = spawn(process.execPath, [EIDER, 'up'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? dataDir,
-      DATA_DIR: dataDir,
-      PORT: String(ports.api),
-      CATALOG_PORT: String(ports.catalog),
-      OBJECT_STORE_PORT: String(ports.store),
-      RESULTS_HTTP_PORT: '0',
-      SEED_SAMPLES: 'false',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return { child, out: () => out };
-}
+import { childrenOf, exited, listeningAddresses, pollUntil, processRunning } from './support/processes.ts';
+import { freeUpPorts, startEiderUp, type EiderUp } from './support/eiderUp.ts';
 
 const serverPid = (dataDir: string) => Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 describe('eider up on its embedded PostgreSQL', () => {
   it('killed, takes its parts with it and the next start stops the server it left; restarts a killed server; Ctrl-C stops all in order', { timeout: 300_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'eider-up-'));
-    const ports = { api: await freePort(), catalog: await freePort(), store: await freePort() };
-    let second: ReturnType<typeof up> | undefined;
-    const first = up(dataDir, ports);
+    const ports = await freeUpPorts();
+    let second: EiderUp | undefined;
+    const first = startEiderUp({ dataDir, ports });
     try {
-      await pollUntil(async () => first.out(), (o) => o.includes('Eider is up.') || first.child.exitCode !== null, 180_000, 200);
-      expect(first.out(), first.out().slice(-3000)).toContain('Eider is up.');
+      await first.ready();
       const server = serverPid(dataDir);
       const parts = childrenOf(first.child.pid!).filter((p) => p !== server);
       expect(parts.length).toBe(4); // object store, catalog, api, agent
@@ -67,9 +42,8 @@ describe('eider up on its embedded PostgreSQL', () => {
       // The server, in a process group of its own, outlives it: nothing was left to stop it.
       expect(processRunning(server)).toBe(true);
 
-      second = up(dataDir, ports);
-      await pollUntil(async () => second!.out(), (o) => o.includes('Eider is up.') || second!.child.exitCode !== null, 180_000, 200);
-      expect(second.out(), second.out().slice(-3000)).toContain('Eider is up.');
+      second = startEiderUp({ dataDir, ports });
+      await second.ready();
       expect(second.out()).toContain(`stopping PostgreSQL (pid ${server}) left running`);
       expect(second.out()).not.toContain('Setup token:');
       expect(second.out()).toContain('the first admin exists');

@@ -2,12 +2,11 @@
 // variables they read (read from /proc/<pid>/environ, not from our own bookkeeping), and stopping the stack stops the
 // elastic `process` agents its api started, which run in process groups of their own.
 import { describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../runtime/postgres.ts';
-import { childrenOf, EIDER, exited, pollUntil, processRunning } from './support/processes.ts';
+import { childrenOf, pollUntil, processRunning } from './support/processes.ts';
+import { freeUpPorts, startEiderUp } from './support/eiderUp.ts';
 import { requestsTo, setupAdmin, SETUP_TOKEN } from './support/api.ts';
 
 const SECRETS = {
@@ -31,32 +30,12 @@ const commandOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').
 describe('eider up parts', () => {
   it('the object store and the catalog service see none of the stack’s other secrets; Ctrl-C stops the elastic agents too', { timeout: 300_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'eider-up-parts-'));
-    const ports = { api: await freePort(), catalog: await freePort(), store: await freePort() };
-    const child = spawn(process.execPath, [EIDER, 'up'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? dataDir,
-        DATA_DIR: dataDir,
-        PORT: String(ports.api),
-        CATALOG_PORT: String(ports.catalog),
-        OBJECT_STORE_PORT: String(ports.store),
-        RESULTS_HTTP_PORT: '0',
-        SEED_SAMPLES: 'false',
-        LOG_LEVEL: 'info',
-        ELASTIC_COMPUTE_ENABLED: 'true',
-        ELASTIC_PROVIDER: 'process',
-        ...SECRETS,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
-    child.stderr!.on('data', (d) => (out += d));
+    const ports = await freeUpPorts();
+    const up = startEiderUp({ dataDir, ports, env: { ELASTIC_COMPUTE_ENABLED: 'true', ELASTIC_PROVIDER: 'process', ...SECRETS } });
+    const child = up.child;
     let elasticPid: number | null = null;
     try {
-      await pollUntil(async () => out, (o) => o.includes('Eider is up.') || child.exitCode !== null, 180_000, 200);
-      expect(out, out.slice(-3000)).toContain('Eider is up.');
+      await up.ready();
       const parts = childrenOf(child.pid!).map((pid) => ({ pid, argv: commandOf(pid) }));
       const part = (name: string) => parts.find((p) => p.argv.at(-1) === name)!;
       const store = environOf(part('objectstore').pid);
@@ -98,8 +77,7 @@ describe('eider up parts', () => {
       );
       expect(childrenOf(child.pid!)).not.toContain(elasticPid);
 
-      process.kill(-child.pid!, 'SIGINT');
-      await exited(child);
+      await up.stop();
       expect(child.exitCode).toBe(0);
       expect(processRunning(elasticPid!), 'the elastic agent outlived the stack').toBe(false);
       expect(parts.map((p) => p.pid).filter(processRunning)).toEqual([]);

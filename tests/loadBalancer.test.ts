@@ -2,14 +2,15 @@
 // `/internal/*` is not reachable through it; a draining replica leaves the rotation while the other serves; the
 // agent dials the balancer, and its result address comes from X-Forwarded-For (results are read back through it).
 import { describe, expect, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../runtime/postgres.ts';
 import pg from 'pg';
 import { checkConfig, haproxyConfig } from '../bin/loadBalancer.ts';
-import { childrenOf, EIDER, exited, listeningAddresses, pollUntil } from './support/processes.ts';
+import { childrenOf, listeningAddresses, pollUntil } from './support/processes.ts';
+import { startEiderUp } from './support/eiderUp.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const ensureHaproxy = () => execFileSync('sh', [join(ROOT, 'scripts/ensure-haproxy.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
@@ -35,33 +36,18 @@ describe('the load balancer in front of eider up', () => {
     const [api, lb, catalog, store, pgPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     // Two consecutive ports for the replicas.
     const api2 = api + 1;
-    const up = spawn(process.execPath, [EIDER, 'up'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: dir,
-        DATA_DIR: join(dir, '.eider'),
-        PORT: String(api),
-        LB_PORT: String(lb),
-        API_REPLICAS: '2',
-        // The PostgreSQL endpoint behind the balancer too (the replicas take the next two ports).
-        PG_PORT: String(pgPort),
-        SQL_SESSIONS_ENABLED: 'true',
-        CATALOG_PORT: String(catalog),
-        OBJECT_STORE_PORT: String(store),
-        RESULTS_HTTP_PORT: '0',
-        SEED_SAMPLES: 'false',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+    const stack = startEiderUp({
+      dataDir: join(dir, '.eider'),
+      home: dir,
+      ports: { api, catalog, store },
+      // The PostgreSQL endpoint behind the balancer too (the replicas take the next two ports).
+      env: { LB_PORT: String(lb), API_REPLICAS: '2', PG_PORT: String(pgPort), SQL_SESSIONS_ENABLED: 'true', LOG_LEVEL: 'warn' },
     });
-    let out = '';
-    up.stdout!.on('data', (d) => (out += d));
-    up.stderr!.on('data', (d) => (out += d));
+    const up = stack.child;
     const url = `http://127.0.0.1:${lb}`;
     try {
-      await pollUntil(async () => out, (o) => o.includes('Eider is up.') || up.exitCode !== null, 240_000, 200);
-      expect(out, out.slice(-3000)).toContain(`URL:          ${url}`);
+      await stack.ready();
+      expect(stack.out()).toContain(`URL:          ${url}`);
 
       // No affinity: readiness through the balancer is answered by both replicas.
       const seen = new Set<string>();
@@ -95,7 +81,7 @@ describe('the load balancer in front of eider up', () => {
       };
       expect((await runQuery('SELECT 42 AS answer')).rows).toEqual([{ answer: 42 }]);
       // A PostgreSQL client through the balancer's PG_PORT: a token as the password, a SQL session on some replica.
-      expect(out).toContain(`port=${pgPort}`);
+      expect(stack.out()).toContain(`port=${pgPort}`);
       const pat = ((await (await fetch(`${url}/api/me/pats`, { method: 'POST', headers: as, body: JSON.stringify({ expires_in_days: 1 }) })).json()) as { token: string }).token;
       for (let i = 0; i < 2; i++) {
         const client = new pg.Client({ host: '127.0.0.1', port: pgPort, user: 'lb@example.com', password: pat, database: 'default', ssl: { rejectUnauthorized: false } });
@@ -129,8 +115,7 @@ describe('the load balancer in front of eider up', () => {
       expect(onlySecond).toEqual(['api-2']);
       expect((await runQuery('SELECT 7 AS seven')).rows).toEqual([{ seven: 7 }]);
     } finally {
-      process.kill(-up.pid!, 'SIGINT');
-      await exited(up);
+      await stack.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,11 +1,11 @@
 // The README's first steps are a contract: its curl block, run verbatim as a script the moment `eider up` prints
 // its URL (only URL and TOKEN pointed at this stack), ends with the sample's six zones and their counts.
 import { describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../runtime/postgres.ts';
+import { freeUpPorts, startEiderUp } from './support/eiderUp.ts';
 import { freshDatabase } from './support/database.ts';
 import { docsBlock } from './support/docsBlock.ts';
 
@@ -18,29 +18,14 @@ describe('README first steps', () => {
     expect(block).toMatch(/^TOKEN=.*$/m);
     const dir = mkdtempSync(join(tmpdir(), 'eider-readme-'));
     const database = await freshDatabase({ empty: true });
-    const [port, catalogPort, storePort] = [await freePort(), await freePort(), await freePort()];
-    const up = spawn(process.execPath, [join(ROOT, 'bin', 'eider.ts'), 'up'], {
-      cwd: dir,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? dir,
-        DATABASE_URL: database.url,
-        DATA_DIR: join(dir, '.eider'),
-        PORT: String(port),
-        CATALOG_PORT: String(catalogPort),
-        OBJECT_STORE_PORT: String(storePort),
-        RESULTS_HTTP_PORT: '0',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    up.stdout.on('data', (d) => (out += d));
-    up.stderr.on('data', (d) => (out += d));
+    const ports = await freeUpPorts();
+    const port = ports.api;
+    // The README's stack as it starts: the sample seed on.
+    const stack = startEiderUp({ dataDir: join(dir, '.eider'), ports, cwd: dir, env: { DATABASE_URL: database.url, SEED_SAMPLES: 'true', LOG_LEVEL: 'warn' } });
+    const up = stack.child;
     const exited = new Promise<number | null>((res) => up.on('exit', (code) => res(code)));
     try {
-      await expect.poll(() => out.includes('Eider is up.') || up.exitCode !== null, { timeout: 240_000, interval: 50 }).toBe(true);
-      expect(out, out.slice(-3000)).toContain('Eider is up.');
+      await stack.ready();
       // Only the two lines the README tells a reader to point at their stack change.
       const script = block.replace(/^URL=.*$/m, `URL=http://127.0.0.1:${port}`).replace(/^TOKEN=.*$/m, `TOKEN=$(cat .eider/setup-token)`);
       const run = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir }, timeout: 120_000 });
@@ -53,7 +38,7 @@ describe('README first steps', () => {
       for (const r of page.rows) expect(Number(r.trips)).toBeGreaterThan(100_000);
     } finally {
       up.kill('SIGTERM');
-      expect(await exited, out.slice(-2000)).toBe(0);
+      expect(await exited, stack.out().slice(-2000)).toBe(0);
       await database.drop();
       rmSync(dir, { recursive: true, force: true });
     }

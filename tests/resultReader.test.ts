@@ -126,7 +126,7 @@ describe('result values (every type family, through the agent engine and result 
     written = await agentQuery(SQL);
   });
 
-  it('maps each type as decisions.md says, in column order, with the DuckDB types of column_schema', async () => {
+  it('maps each type as docs/api-decisions.md says, in column order, with the DuckDB types of column_schema', async () => {
     const file = await openResult({ url: written.url, bearerToken: TOKEN });
     expect(file.numRows).toBe(2);
     const page = await file.readPage(0, 10, written.columnSchema);

@@ -7,10 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { setupAdmin, startTestApi, newUser, type Caller } from './support/api.ts';
+import { secondReplica, setupAdmin, startTestApi, newUser, type Caller } from './support/api.ts';
 import { waitForHealthyAgent } from './support/agent.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { STACK_CLIENT } from '../catalog/harness.ts';
 
 const UA = 'eider-test-connector/1.2.3 python/3.12';
 const SECRET = 'internal-secret-for-the-sessions-test-0123456789';
@@ -211,7 +210,6 @@ describe('SQL sessions', () => {
 
   it('staging files read with read_parquet / read_csv in the session; refused outside it, of another session and of any other path', async () => {
     const { session } = await open();
-    const other = (await open()).session;
     const staged = await t.req('POST', `/api/sql/sessions/${session.id}/staging-files`, { ...as(), body: { files: ['rows.parquet', 'rows.csv'] } });
     expect(staged.status, staged.text).toBe(201);
     const [pq, csv] = staged.body.files;
@@ -248,7 +246,8 @@ describe('SQL sessions', () => {
     const inSession = (id: string, sql: string) => t.req('POST', `/api/sql/sessions/${id}/statements`, { ...as(), body: { sql } });
     // Outside a session: a query may not read the staged file.
     await refused(t.req('POST', '/api/workspaces/default/queries', { body: { sql: `SELECT * FROM read_parquet('${pq.key}')`, agent_id: agentId }, as: admin }));
-    // Another session may not read this session's files.
+    // Another session may not read this session's files (opened now: the idle timeout is short).
+    const other = (await open()).session;
     await refused(inSession(other.id, `SELECT * FROM read_parquet('${pq.key}')`));
     await refused(inSession(other.id, `SELECT * FROM read_csv('${csv.key}')`));
     // Nor any other path, scheme, glob or list that leaves the prefix.
@@ -461,18 +460,7 @@ describe('SQL sessions', () => {
   });
 
   it('works through a replica that does not hold the agent: open, statements, rows, close', async () => {
-    const other = await startTestApi(
-      {
-        SQL_SESSIONS_ENABLED: 'true',
-        REPLICA_ID: 'other-replica',
-        INTERNAL_API_SECRET: SECRET,
-        CATALOG_URL: t.stack.catalog.url,
-        CATALOG_CLIENT_ID: STACK_CLIENT.id,
-        CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
-        STORE_ENDPOINT: t.stack.store.endpoint,
-      },
-      { database: t.database },
-    );
+    const other = await secondReplica(t, 'other-replica', { SQL_SESSIONS_ENABLED: 'true', INTERNAL_API_SECRET: SECRET });
     try {
       const via = (method: string, path: string, body?: unknown) => other.req(method, path, { body, as: admin, headers: { 'user-agent': UA } });
       const opened = await via('POST', '/api/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 30 });

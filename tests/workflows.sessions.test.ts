@@ -9,9 +9,8 @@
 // - CREATE / DROP SCHEMA naming a catalog (`warehouse.x`, `cat.s`) in a session and as a query; a reader is refused;
 // - the dbt-like run again with its steps sent to two api replicas in turn (one holds the agent's socket).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newUser, startTestApi, type Caller } from './support/api.ts';
+import { newUser, secondReplica, type Caller } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { STACK_CLIENT } from '../catalog/harness.ts';
 
 const SECRET = 'internal-secret-for-the-workflows-test-0123456789';
 const world = await stackWithAgent({ env: { SQL_SESSIONS_ENABLED: 'true', INTERNAL_API_SECRET: SECRET }, agent: { name: 'workflows' } });
@@ -112,18 +111,7 @@ describe('workflows through a SQL session', () => {
   });
 
   it('the dbt-like run with its steps sent to two replicas in turn: open, statements, rows and close each on the other one', { timeout: 240_000 }, async () => {
-    const other = await startTestApi(
-      {
-        SQL_SESSIONS_ENABLED: 'true',
-        REPLICA_ID: 'workflows-second',
-        INTERNAL_API_SECRET: SECRET,
-        CATALOG_URL: t.stack.catalog.url,
-        CATALOG_CLIENT_ID: STACK_CLIENT.id,
-        CATALOG_CLIENT_SECRET: STACK_CLIENT.secret,
-        STORE_ENDPOINT: t.stack.store.endpoint,
-      },
-      { database: t.database },
-    );
+    const other = await secondReplica(t, 'workflows-second', { SQL_SESSIONS_ENABLED: 'true', INTERNAL_API_SECRET: SECRET });
     try {
       const replicas = [other, t];
       let turn = 0;

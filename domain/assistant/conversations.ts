@@ -1,4 +1,4 @@
-// The assistant's conversations and what they hold (decisions.md "MCP and the assistant"). A conversation belongs to
+// The assistant's conversations and what they hold (docs/api-decisions.md "MCP and the assistant"). A conversation belongs to
 // the user who started it, in one workspace, and is private: anyone else, an admin included, is answered 404. Its
 // messages are the user's and the model's, in order; the model's carry the tool calls it asked for, each recorded
 // with its arguments, how it ended and the (capped) result the model read.

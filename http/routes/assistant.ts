@@ -1,4 +1,4 @@
-// The data assistant's API (decisions.md "MCP and the assistant"; docs/assistant.md). Off by default: every route
+// The data assistant's API (docs/api-decisions.md "MCP and the assistant"; docs/assistant.md). Off by default: every route
 // answers 503 assistant_disabled while ASSISTANT_ENABLED is off, read per request. Conversations are private to the
 // user who started them (anyone else: 404). Posting a message runs a turn and answers when it ends, as JSON, or as
 // server-sent events while it runs when the request accepts text/event-stream.

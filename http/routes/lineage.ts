@@ -1,4 +1,4 @@
-// Lineage (spec "Lineage", decisions.md "Lineage"): the graph around a table, canonical imports from any producer,
+// Lineage (spec "Lineage", docs/api-decisions.md "Lineage"): the graph around a table, canonical imports from any producer,
 // and purging a retired producer's edges.
 import { Schema } from 'effect';
 import { asArray, repeatable, route } from '../route.ts';

@@ -1,4 +1,4 @@
-// Table maintenance (decisions.md "Maintenance"): recommendations the scanner made (members see those of their
+// Table maintenance (docs/api-decisions.md "Maintenance"): recommendations the scanner made (members see those of their
 // workspaces' catalogs; catalog administrators all of them, and dismiss or apply them), a scan on demand, the
 // runtime policy, and a workspace's tables by health. Applying runs the recommendation's procedure on an agent as
 // a query of origin `maintenance` (hidden from history lists).

@@ -1,4 +1,4 @@
-// Catalog storage migrations (spec: "Catalog storage migrations"; decisions.md "Storage backends and migrations"):
+// Catalog storage migrations (spec: "Catalog storage migrations"; docs/api-decisions.md "Storage backends and migrations"):
 // start one (202, pending), the page of a catalog's migrations, one with its per-table progress, its log after a
 // sequence, and cancel (only before the cutover). Who: catalog managers (the catalogs permission or the creator).
 import { Schema } from 'effect';

@@ -1,4 +1,4 @@
-// Saved queries, schedules and their runs (decisions.md "Saved queries, schedules and runs"). Members read them;
+// Saved queries, schedules and their runs (docs/api-decisions.md "Saved queries, schedules and runs"). Members read them;
 // writers save, schedule and fire. An agent named for work needs the use tier, checked when it is named and again
 // at every fire (as the schedule's creator).
 import { Schema } from 'effect';

@@ -1,4 +1,4 @@
-// SQL sessions (spec "SQL sessions", decisions.md "SQL sessions"): a connection held open on one agent for an
+// SQL sessions (spec "SQL sessions", docs/api-decisions.md "SQL sessions"): a connection held open on one agent for an
 // external client (a DB-API connector, dbt, a BI tool), its statements run in order with session state kept
 // between them. Off unless SQL_SESSIONS_ENABLED: then every route answers 404 "not enabled", which existing clients
 // read as "switched off".

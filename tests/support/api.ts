@@ -153,6 +153,14 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   };
 }
 
+/**
+ * Another api replica beside `t`: the same database, catalog service and object store, as replica `replicaId`.
+ * `env` holds what replicas must share with `t` (INTERNAL_API_SECRET, the features turned on).
+ */
+export async function secondReplica(t: TestStack, replicaId: string, env: Record<string, string> = {}): Promise<TestApi> {
+  return startTestApi({ ...(await stackEnv(t.stack)), REPLICA_ID: replicaId, ...env }, { database: t.database });
+}
+
 /** What an api needs to use `stack`'s object store and catalog service, as `eider up` configures it. */
 export async function stackEnv(stack: CatalogStack): Promise<Record<string, string>> {
   const rootKey = (await stack.s3.config.credentials()) as { accessKeyId: string; secretAccessKey: string };

@@ -29,7 +29,7 @@ export async function liveFiles(stack: CatalogStack, warehouse: string, ns: stri
 export type AzureContainerFor = (container: string, account: string | null) => ContainerClient;
 
 /**
- * An azure location as our azure backend writes it (iceberg/objectStorageAzure.ts, decisions.md): `az://container/key`
+ * An azure location as our azure backend writes it (iceberg/objectStorageAzure.ts, docs/api-decisions.md): `az://container/key`
  * (the account is the backend's), or ADLS Gen2 / blob style `abfs[s]://container@account.dfs.core.windows.net/key`
  * and `wasb[s]://container@account.blob.core.windows.net/key`. Parsed here on its own (not with iceberg/storageUri.ts)
  * so that the reader stays independent of what it checks. undefined: not an azure URL.
