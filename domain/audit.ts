@@ -35,7 +35,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 const ActorKindSchema = Schema.Literals(['user', 'service_account', 'agent', 'anonymous']);
 export type ActorKind = typeof ActorKindSchema.Type;
-export const AUDIT_OUTCOMES = ['success', 'failure'] as const;
+const AUDIT_OUTCOMES = ['success', 'failure'] as const;
 export const OutcomeSchema = Schema.Literals(AUDIT_OUTCOMES);
 const AuditActorSchema = Schema.Struct({ kind: ActorKindSchema, id: Schema.NullOr(Schema.String), email: Schema.NullOr(Schema.String) });
 export type AuditActor = typeof AuditActorSchema.Type;
