@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 import { beforeEach, describe, expect, it } from 'vitest';
-import { forgetRefused, loadRefused, recordRefused, refusedMatching, REFUSED_KEPT } from './refusedLog.ts';
+import { forgetAllRefused, forgetRefused, loadRefused, recordRefused, refusedMatching, REFUSED_KEPT } from './refusedLog.ts';
 
 const noFilter = { q: '', status: [], statement_type: [], agent_id: '', session_id: '', since: '', until: '', slower_than_ms: '' };
 const refusal = (sql: string) => ({ sql, status: 403, code: 'sql_not_allowed', message: 'no', worksheet: 'Worksheet 1' });
@@ -26,6 +26,15 @@ describe('refused submissions kept in this browser', () => {
     expect(loadRefused('a').map((r) => r.sql)).toEqual(['select 2']);
     forgetRefused('a');
     expect(loadRefused('a')).toEqual([]);
+  });
+
+  it('sign-out forgets every workspace’s refusals and nothing else', () => {
+    recordRefused('a', refusal('select 1'));
+    recordRefused('b', refusal('select 2'));
+    localStorage.setItem('eider.theme', 'dark');
+    forgetAllRefused();
+    expect([loadRefused('a'), loadRefused('b')]).toEqual([[], []]);
+    expect(localStorage.getItem('eider.theme')).toBe('dark');
   });
 
   it('unreadable storage reads as none', () => {

@@ -47,6 +47,15 @@ export function forgetRefused(ws: string, id?: string): void {
   }
 }
 
+/** Forgets every workspace's refusals (at sign-out: their SQL is the signed-out user's, and the browser may be shared). */
+export function forgetAllRefused(): void {
+  try {
+    for (const k of Object.keys(localStorage)) if (k.startsWith('eider.refused.')) localStorage.removeItem(k);
+  } catch {
+    // nothing to forget
+  }
+}
+
 /** The refusals History's filters let through: a refusal has no statement type, agent or session, and it failed. */
 export function refusedMatching(list: RefusedSubmission[], f: { q: string; status: string[]; statement_type: string[]; agent_id: string; session_id: string; since: string; until: string; slower_than_ms: string }): RefusedSubmission[] {
   if (f.status.length && !f.status.includes('failed')) return [];
