@@ -35,7 +35,8 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 const ActorKindSchema = Schema.Literals(['user', 'service_account', 'agent', 'anonymous']);
 export type ActorKind = typeof ActorKindSchema.Type;
-const OutcomeSchema = Schema.Literals(['success', 'failure']);
+const AUDIT_OUTCOMES = ['success', 'failure'] as const;
+export const OutcomeSchema = Schema.Literals(AUDIT_OUTCOMES);
 const AuditActorSchema = Schema.Struct({ kind: ActorKindSchema, id: Schema.NullOr(Schema.String), email: Schema.NullOr(Schema.String) });
 export type AuditActor = typeof AuditActorSchema.Type;
 
@@ -143,6 +144,7 @@ export interface AuditFilter {
   cursor?: string;
   action?: readonly string[];
   actorId?: string;
+  outcome?: 'success' | 'failure';
   since?: string;
   until?: string;
 }
@@ -154,6 +156,7 @@ export async function listAudit(q: Queryable, f: AuditFilter): Promise<Page<Audi
   const where = [sql`true`];
   if (f.action?.length) where.push(sql`action = any(${[...f.action]}::text[])`);
   if (f.actorId !== undefined) where.push(isUuid(f.actorId) ? sql`actor_id = ${f.actorId}::uuid` : sql`false`);
+  if (f.outcome) where.push(sql`outcome = ${f.outcome}`);
   if (f.since) where.push(sql`at >= ${f.since}::timestamptz`);
   if (f.until) where.push(sql`at < ${f.until}::timestamptz`);
   if (f.cursor) {

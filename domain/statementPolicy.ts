@@ -334,7 +334,7 @@ function judge(ast: unknown, segment: Segment, opts: PolicyOptions, sql: string)
   const stagedRead = prefix ? (call: Record<string, unknown>) => stagedReadViolation(call, prefix) : undefined;
   const verdict = (type: StatementType, isWrite: boolean, violation: string | null = null): Verdict => {
     if (violation !== null) return { type, isWrite, tables: [], violation };
-    const facts = analyzeStatement(ast, stagedRead ? { stagedRead } : {});
+    const facts = analyzeStatement(ast, { ...(stagedRead ? { stagedRead } : {}), session: opts.mode === 'session' });
     // A write must name what it writes: an empty target list would mean "nothing to check" downstream (I10).
     const blind = isWrite && facts.tables.length === 0 && facts.schemas.length === 0 ? 'the statement\'s write target could not be determined' : null;
     const schemas = kind === 'create_schema' ? { create: facts.schemas, drop: [] } : kind === 'drop_schema' ? { create: [], drop: facts.schemas } : undefined;
@@ -592,7 +592,8 @@ function attachViolation(node: Record<string, unknown>, opts: PolicyOptions): st
   return null;
 }
 
-// SQL sessions: SET of a listed setting, at session or local scope, to a literal.
+// SQL sessions: SET of a listed setting, at session or local scope, to a literal; and SET VARIABLE of any name to a
+// literal (a variable is the session's own value, read back with getvariable(); it changes no setting).
 function setViolation(node: Record<string, unknown>, opts: PolicyOptions): string | null {
   if (opts.mode !== 'session') return 'SET is only allowed in SQL sessions';
   const items = Array.isArray(node.items) ? node.items : [];
@@ -600,6 +601,11 @@ function setViolation(node: Record<string, unknown>, opts: PolicyOptions): strin
   for (const item of items) {
     if (!isObj(item)) return 'this SET form is not allowed';
     const name = isObj(item.name) ? identName(item.name.identifier) : null;
+    if (item.kind === 'VARIABLE') {
+      if (name === null) return 'this SET VARIABLE form is not allowed';
+      if (!isPlainValue(item.value)) return `SET VARIABLE ${name} must be set to a literal`;
+      continue;
+    }
     if (name === null || !SESSION_SETTINGS.has(name.toLowerCase())) return `SET ${name ?? '?'} is not allowed`;
     if (item.kind != null && item.kind !== 'SESSION' && item.kind !== 'LOCAL') return `SET ${String(item.kind)} is not allowed`;
     if (!isPlainValue(item.value)) return `SET ${name} must be set to a literal`;
@@ -609,6 +615,7 @@ function setViolation(node: Record<string, unknown>, opts: PolicyOptions): strin
 
 function resetViolation(node: Record<string, unknown>, opts: PolicyOptions): string | null {
   if (opts.mode !== 'session') return 'RESET is only allowed in SQL sessions';
+  if (typeof node.this === 'string' && /^RESET\s+VARIABLE\s+[A-Za-z_][A-Za-z0-9_]*\s*$/i.test(node.this)) return null;
   const m = typeof node.this === 'string' ? /^RESET\s+(?:(?:SESSION|LOCAL)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*$/i.exec(node.this) : null;
   if (!m || !SESSION_SETTINGS.has(m[1].toLowerCase())) return 'RESET of this setting is not allowed';
   return null;
@@ -624,7 +631,7 @@ function deniedCall(segment: Segment, sql: string, opts: PolicyOptions): string 
   const t = segment.tokens;
   const prefix = opts.mode === 'session' ? opts.stagingPrefix : undefined;
   for (let i = 0; i + 1 < t.length; i++) {
-    if (t[i + 1].type !== 'L_PAREN' || !isWord(t[i]) || !isDeniedFunction(t[i].text)) continue;
+    if (t[i + 1].type !== 'L_PAREN' || !isWord(t[i]) || !isDeniedFunction(t[i].text, opts.mode === 'session')) continue;
     let j = i - 1;
     while (j >= 1 && t[j].type === 'DOT' && isWord(t[j - 1])) j -= 2;
     if (j >= 0 && t[j].type !== 'QUOTED_IDENTIFIER' && NOT_A_CALL_AFTER.has(t[j].text.toUpperCase())) continue;

@@ -98,6 +98,8 @@ export interface WalkRules {
    * it, a string is the reason to reject. Without it, readers are denied like every other file reader.
    */
   stagedRead?: (call: Obj) => string | null;
+  /** SQL sessions: the functions allowed in sessions only (getvariable) pass. */
+  session?: boolean;
 }
 
 export function analyzeStatement(root: unknown, rules: WalkRules = {}): StatementFacts {
@@ -142,11 +144,11 @@ class Walk {
     const v = isObj(value) ? value : null;
     if (isRoot && v && WRITE_TARGET_KINDS.has(kind)) this.writeTargets(v, depth);
     if (isRoot && v && (kind === 'create_schema' || kind === 'drop_schema')) this.schemaTarget(v.name);
-    if (kind === 'function' && v && typeof v.name === 'string' && isDeniedFunction(v.name)) {
+    if (kind === 'function' && v && typeof v.name === 'string' && isDeniedFunction(v.name, this.rules.session)) {
       const staged = this.stagedRead(v);
       if (staged !== null) return this.reject(staged ?? `function ${v.name.toLowerCase()}() is not allowed`);
     }
-    if (kind === 'method_call' && v && isObj(v.method) && typeof v.method.name === 'string' && isDeniedFunction(v.method.name)) {
+    if (kind === 'method_call' && v && isObj(v.method) && typeof v.method.name === 'string' && isDeniedFunction(v.method.name, this.rules.session)) {
       return this.reject(`function ${v.method.name.toLowerCase()}() is not allowed`);
     }
     // polyglot turns some readers into their own node kinds (read_c_s_v, read_parquet).

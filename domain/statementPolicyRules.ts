@@ -22,7 +22,8 @@ export const DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
   'histogram_values',
   'get_block_size',
   'duckdb_logs_parsed',
-  // The running statement's text carries the agent's generated view SQL (local paths); variables are settings.
+  // The running statement's text carries the agent's generated view SQL (local paths). getvariable() is allowed in
+  // SQL sessions only (SESSION_FUNCTIONS).
   'current_query',
   'current_query_id',
   'getvariable',
@@ -164,8 +165,15 @@ export const RESERVED_KEYWORDS: ReadonlySet<string> = new Set(
 // characters only reach a name through a dollar-quoted string in FROM.
 const PATH_LIKE = /[./\\:*?~[\]{}\u0000-\u001f]/;
 
-export function isDeniedFunction(name: string): boolean {
+// Denied in queries, allowed in SQL sessions: DuckDB keeps variables per connection (checked: one connection's
+// `SET VARIABLE x = 42` reads as NULL on another of the same instance), and a session's connection is its own, so
+// getvariable() there reads back only what that session's own `SET VARIABLE` statements set.
+const SESSION_FUNCTIONS: ReadonlySet<string> = new Set(['getvariable']);
+
+/** Whether a call of `name` is refused; `session`: judged for a SQL session's statement. */
+export function isDeniedFunction(name: string, session = false): boolean {
   const n = lastPart(name).toLowerCase();
+  if (session && SESSION_FUNCTIONS.has(n)) return false;
   return DENIED_FUNCTIONS.has(n) || DENIED_FUNCTION_PREFIXES.some((p) => n.startsWith(p));
 }
 

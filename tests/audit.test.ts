@@ -256,7 +256,7 @@ describe('refusals and bulk actions', () => {
 });
 
 describe('reading the trail', () => {
-  it('is for admins only; filters by action, actor and time; pages newest first without repeats', async () => {
+  it('is for admins only; filters by action, outcome, actor and time; pages newest first without repeats', async () => {
     const member = await newUser(t, admin);
     expect((await t.req('GET', '/api/admin/audit', { as: member })).status).toBe(403);
     expect((await t.req('GET', '/api/admin/audit')).status).toBe(401);
@@ -281,11 +281,25 @@ describe('reading the trail', () => {
     const mine = await audit(`?actor_id=${member.id}`);
     expect(mine.length).toBeGreaterThan(0);
     expect(mine.every((r) => r.actor.id === member.id)).toBe(true);
+    // Outcome on the server: the failures are exactly the failure rows of the whole trail, paged the same way.
+    const failures = await audit('?outcome=failure&limit=1000');
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.map((r) => r.id)).toEqual(all.filter((r) => r.outcome === 'failure').map((r) => r.id));
+    const successes = await audit('?outcome=success&limit=1000');
+    expect(successes.map((r) => r.id)).toEqual(all.filter((r) => r.outcome === 'success').map((r) => r.id));
+    const firstFailurePage = await t.req('GET', '/api/admin/audit?outcome=failure&limit=1', { as: admin });
+    expect(firstFailurePage.body.items.map((x: Row) => x.id)).toEqual([failures[0].id]);
+    if (failures.length > 1) {
+      const next = await t.req('GET', `/api/admin/audit?outcome=failure&limit=1&cursor=${encodeURIComponent(firstFailurePage.body.cursor)}`, { as: admin });
+      expect(next.body.items.map((x: Row) => x.id)).toEqual([failures[1].id]);
+    }
+    const refusedLogins = await audit('?outcome=failure&action=auth.login&limit=1000');
+    expect(refusedLogins.every((r) => r.action === 'auth.login' && r.outcome === 'failure')).toBe(true);
     const oldest = all[all.length - 1];
     expect(await audit(`?until=${encodeURIComponent(oldest.at)}`)).toEqual([]);
     expect((await audit(`?since=${encodeURIComponent(oldest.at)}`)).length).toBe(all.length);
 
-    for (const bad of ['?action=nope', '?actor_id=not-a-uuid', '?since=2024-02-30', '?limit=0', '?since=2025-01-02&until=2025-01-01']) {
+    for (const bad of ['?action=nope', '?outcome=refused', '?outcome=', '?actor_id=not-a-uuid', '?since=2024-02-30', '?limit=0', '?since=2025-01-02&until=2025-01-01']) {
       const r = await t.req('GET', `/api/admin/audit${bad}`, { as: admin });
       expect({ bad, status: r.status, error: r.body.error }).toEqual({ bad, status: 422, error: 'unprocessable_content' });
     }

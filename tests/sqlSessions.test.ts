@@ -95,6 +95,25 @@ describe('SQL sessions', () => {
     expect(late.body).toMatchObject({ error: 'session_not_open', detail: { error: 'session_not_open' } });
   });
 
+  it('SET VARIABLE: a session keeps its variables for getvariable(), another session does not see them, a query may not set one', async () => {
+    const a = (await open()).session;
+    const b = (await open()).session;
+    expect((await run(a.id, "SET VARIABLE cutoff = 3")).q.status).toBe('done');
+    expect((await run(a.id, "SET VARIABLE label = 'low'")).q.status).toBe('done');
+    expect((await run(a.id, "SELECT count(*)::INTEGER AS n, getvariable('label') AS label FROM range(10) WHERE range < getvariable('cutoff')")).rows?.rows).toEqual([{ n: 3, label: 'low' }]);
+    expect((await run(b.id, "SELECT getvariable('cutoff') AS v")).rows?.rows).toEqual([{ v: null }]);
+    expect((await run(a.id, 'RESET VARIABLE cutoff')).q.status).toBe('done');
+    expect((await run(a.id, "SELECT getvariable('cutoff') AS v")).rows?.rows).toEqual([{ v: null }]);
+    const computed = await t.req('POST', `/api/sql/sessions/${a.id}/statements`, { ...as(), body: { sql: 'SET VARIABLE x = (SELECT 1)' } });
+    expect(computed.status).toBe(403);
+    expect(computed.body.error).toBe('sql_not_allowed');
+    const query = await t.req('POST', '/api/workspaces/default/queries', { ...as(), body: { sql: 'SET VARIABLE x = 1', agent_id: agentId } });
+    expect(query.status).toBe(403);
+    expect(query.body.message).toMatch(/only allowed in SQL sessions/);
+    await t.req('DELETE', `/api/sql/sessions/${a.id}`, as());
+    await t.req('DELETE', `/api/sql/sessions/${b.id}`, as());
+  });
+
   it('two sessions on one agent keep separate state', async () => {
     const a = (await open()).session;
     const b = (await open()).session;

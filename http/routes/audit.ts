@@ -1,7 +1,7 @@
-// The audit trail for admins: newest first, paged, filtered by action, actor and time.
+// The audit trail for admins: newest first, paged, filtered by action, outcome, actor and time.
 import { Schema } from 'effect';
 import { route, asArray, Cursor, Limit, pageOfSchema, repeatable, Uuid } from '../route.ts';
-import { AUDIT_ACTIONS, AuditOutSchema, listAudit } from '../../domain/audit.ts';
+import { AUDIT_ACTIONS, AuditOutSchema, listAudit, OutcomeSchema } from '../../domain/audit.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
 import { unprocessable } from '../../domain/errors.ts';
 
@@ -14,7 +14,7 @@ export const auditRoutes = [
     operationId: 'list_audit_events',
     summary: 'The audit trail, newest first: sign-ins, tokens, roles, grants, agent credentials, catalogs, backends, policy rejections',
     description:
-      'Filters: `action` (repeatable), `actor_id`, `since` (inclusive) and `until` (exclusive) as ISO 8601 times. ' +
+      'Filters: `action` (repeatable), `outcome` (`success` or `failure`: a refusal is a failure), `actor_id`, `since` (inclusive) and `until` (exclusive) as ISO 8601 times. ' +
       'Rows are append-only; rows older than AUDIT_RETENTION_DAYS are pruned. No row holds a password, token or secret.',
     tags: ['admin'],
     access: { kind: 'admin' },
@@ -22,6 +22,7 @@ export const auditRoutes = [
       limit: Limit,
       cursor: Cursor,
       action: repeatable(Schema.Literals(AUDIT_ACTIONS)),
+      outcome: Schema.optionalKey(OutcomeSchema),
       actor_id: Schema.optionalKey(Uuid),
       since: Schema.optionalKey(IsoTime),
       until: Schema.optionalKey(IsoTime),
@@ -35,6 +36,7 @@ export const auditRoutes = [
         limit: query.limit ?? 100,
         cursor: query.cursor,
         action: asArray(query.action),
+        outcome: query.outcome,
         actorId: query.actor_id,
         since: query.since,
         until: query.until,

@@ -7,6 +7,7 @@ import { SetupScreen } from '../screens/SetupScreen.tsx';
 import { SignInScreen } from '../screens/SignInScreen.tsx';
 import { Shell } from './Shell.tsx';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
+import { forgetAllRefused } from '../worksheet/refusedLog.ts';
 
 type Boot =
   | { kind: 'loading' }
@@ -59,6 +60,7 @@ export function App() {
       try {
         await api.post('/api/auth/logout');
       } finally {
+        forgetAllRefused();
         setBoot({ kind: 'signin', notice: 'Signed out.' });
       }
     },

@@ -3,12 +3,14 @@
 import type { ReactNode } from 'react';
 import { ApiError } from '../api/client.ts';
 import { errorTitle } from './errorText.ts';
+import { Icon } from './Icon.tsx';
 
 export function ErrorNotice(props: { error: unknown; what?: string }) {
   const e = props.error;
   if (e instanceof ApiError && e.notBuilt) {
     return (
       <div className="notice notice-pending" role="status">
+        <Icon name="alert" />
         {props.what ? `${props.what}: ` : ''}this server does not offer this yet (the endpoint answered {e.status}).
       </div>
     );
@@ -22,6 +24,7 @@ export function ErrorNotice(props: { error: unknown; what?: string }) {
 export function Notice(props: { code: string; title?: string; message: ReactNode }) {
   return (
     <div className="notice notice-error" role="alert">
+      <Icon name="alert" />
       <strong className="notice-title">{props.title ?? errorTitle(props.code)}</strong> <span className="notice-message">{props.message}</span>{' '}
       <code className="error-code">{props.code}</code>
     </div>

@@ -16,6 +16,7 @@ import { RowPager } from './rowPager.ts';
 import { QuickChart } from './QuickChart.tsx';
 import { ArraySource, filterRows, loadAll, pagerSource, sortRows, SORT_LIMIT, type Row, type RowSource, type SortBy } from './rowSource.ts';
 import { summarize, type ColumnSummary } from './summary.ts';
+import { Icon } from '../components/Icon.tsx';
 
 /** Pages one after another by cursor (CSV export reads the whole result this way). */
 export const fetchRows = (queryId: string) => (cursor: string | null, limit: number) =>
@@ -245,6 +246,7 @@ export function ResultPanel(props: { query: QueryOut }) {
             </span>
           ) : (
             <button type="button" className="secondary" onClick={() => void startExport()}>
+              <Icon name="download" />
               Export CSV
             </button>
           )

@@ -11,6 +11,7 @@ import { Link } from '../components/Link.tsx';
 import { SecretOnce } from '../components/SecretOnce.tsx';
 import { formatBytes, formatTime } from '../components/format.ts';
 import { Time } from '../components/Time.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 export function capabilitySummary(c: Agent['capabilities']): string {
   if (!c) return '—';
@@ -68,7 +69,7 @@ export function AgentsScreen() {
             </tbody>
           </table>
         ) : (
-          <p>No agents are visible to you.</p>
+          <EmptyState>No agents are visible to you.</EmptyState>
         )
       ) : null}
     </section>

@@ -14,6 +14,8 @@ import { ErrorNotice, Loading, Notice } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatBytes, formatCount, formatTime } from '../components/format.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
+import { EmptyState } from '../components/EmptyState.tsx';
+import { Icon } from '../components/Icon.tsx';
 
 const quoteIdent = (s: string) => (/^[a-z_][a-z0-9_]*$/.test(s) ? s : `"${s.replace(/"/g, '""')}"`);
 
@@ -52,7 +54,7 @@ function CatalogList(props: { ws: string; base: string }) {
   const list = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
   if (list.error) return <ErrorNotice error={list.error} what="Catalogs" />;
   if (!list.data) return <Loading />;
-  if (!list.data.length) return <p>No catalog is attached to this workspace.</p>;
+  if (!list.data.length) return <EmptyState>No catalog is attached to this workspace.</EmptyState>;
   return (
     <ul className="item-list" aria-label="Catalogs">
       {list.data.map((c) => (
@@ -149,6 +151,7 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
       <div className="row">
         <h2 className="grow">{props.table}</h2>
         <button type="button" onClick={queryThis}>
+          <Icon name="play" />
           Query this table
         </button>
       </div>
@@ -180,7 +183,7 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
         snapshots.data.length ? (
           <SnapshotTable snapshots={snapshots.data} />
         ) : (
-          <p>No snapshots: the table has never been written.</p>
+          <EmptyState>No snapshots: the table has never been written.</EmptyState>
         )
       ) : null}
       <h3>Sample rows</h3>
@@ -343,7 +346,7 @@ function CatalogSearch(props: { ws: string; base: string }) {
             ))}
           </ul>
         ) : (
-          <p role="status">Nothing named like “{text.trim()}”.</p>
+          <EmptyState>Nothing named like “{text.trim()}”.</EmptyState>
         )
       ) : null}
     </div>

@@ -11,6 +11,7 @@ import { Link } from '../components/Link.tsx';
 import { formatCount, formatDuration, formatTime } from '../components/format.ts';
 import { GradeBadge, RecommendationList, num, tablePage } from './Recommendations.tsx';
 import { Time } from '../components/Time.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 const STATUSES: RecommendationStatus[] = ['open', 'dismissed', 'applied', 'resolved'];
 const CADENCES: Array<MaintenancePolicy['cadence']> = ['off', 'hourly', 'daily'];
@@ -72,7 +73,7 @@ export function HealthScreen(props: { ws: string }) {
             </tbody>
           </table>
         ) : (
-          <p className="hint">No table of this workspace has been scanned yet{admin ? ': Scan now reads them all.' : '.'}</p>
+          <EmptyState>No table of this workspace has been scanned yet{admin ? ': Scan now reads them all.' : '.'}</EmptyState>
         )
       ) : health.loading ? (
         <Loading />

@@ -11,9 +11,11 @@ import { ErrorNotice, Loading, Notice } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatCount, formatDuration } from '../components/format.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
+import { forgetRefused, loadRefused, refusedMatching, type RefusedSubmission } from '../worksheet/refusedLog.ts';
 import { queryError } from '../worksheet/useQueryRun.ts';
 import { Time } from '../components/Time.tsx';
 import { TableHead } from '../components/TableHead.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 // The result grid comes with the worksheet's chunk, loaded when a past result is opened, not before sign-in.
 const ResultPanel = lazy(() => import('../results/ResultPanel.tsx').then((m) => ({ default: m.ResultPanel })));
@@ -221,6 +223,7 @@ export function HistoryScreen(props: { ws: string }) {
         </div>
       </form>
       {error ? <ErrorNotice error={error} what="Query history" /> : null}
+      <RefusedList ws={props.ws} filters={applied} />
       {items.length ? (
         <table className="table" aria-label="Queries">
           <TableHead columns={['Status', 'Type', 'User', 'SQL', 'Started', 'Duration', 'Rows']} actions />
@@ -231,7 +234,7 @@ export function HistoryScreen(props: { ws: string }) {
           </tbody>
         </table>
       ) : !loading && !error ? (
-        <p>No queries match.</p>
+        <EmptyState>No queries match.</EmptyState>
       ) : null}
       {loading ? <Loading /> : null}
       {hasMore && cursor && !loading ? (
@@ -240,6 +243,72 @@ export function HistoryScreen(props: { ws: string }) {
         </button>
       ) : null}
     </section>
+  );
+}
+
+/** Statements refused at submit in this browser (no query row holds them): time, worksheet, SQL and the api's error. */
+function RefusedList(props: { ws: string; filters: Filters }) {
+  const [stored, setStored] = useState<RefusedSubmission[]>(() => loadRefused(props.ws));
+  useEffect(() => setStored(loadRefused(props.ws)), [props.ws]);
+  const list = refusedMatching(stored, props.filters);
+  if (!list.length) return null;
+  const forget = (id?: string) => {
+    forgetRefused(props.ws, id);
+    setStored(loadRefused(props.ws));
+  };
+  return (
+    <section aria-labelledby="refused-heading" className="refused">
+      <div className="row">
+        <h2 id="refused-heading" className="grow">
+          Refused at submit
+        </h2>
+        <span className="hint">kept in this browser: the api runs nothing for these, so the server keeps no query</span>
+        <button type="button" className="secondary small" onClick={() => forget()}>
+          Clear
+        </button>
+      </div>
+      <table className="table" aria-label="Refused submissions">
+        <TableHead columns={['Refused', 'Worksheet', 'SQL', 'Error']} actions />
+        <tbody>
+          {list.map((r) => (
+            <RefusedRow key={r.id} ws={props.ws} r={r} onForget={() => forget(r.id)} />
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function RefusedRow(props: { ws: string; r: RefusedSubmission; onForget: () => void }) {
+  const { r } = props;
+  return (
+    <tr data-code={r.code}>
+      <td>
+        <Time iso={r.at} />
+      </td>
+      <td>{r.worksheet ?? '—'}</td>
+      <td className="mono sql-cell" title={r.sql}>
+        {r.sql.length > 140 ? r.sql.slice(0, 140) + '…' : r.sql}
+      </td>
+      <td>
+        <span className="refused-error">{r.message}</span> <code className="error-code">{r.code}</code>
+      </td>
+      <td className="row">
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => {
+            openInWorksheet(props.ws, r.sql);
+            navigate(`/w/${enc(props.ws)}/worksheets`);
+          }}
+        >
+          Open in worksheet
+        </button>
+        <button type="button" className="secondary" aria-label={`Forget the refusal of ${r.sql.slice(0, 40)}`} onClick={props.onForget}>
+          Forget
+        </button>
+      </td>
+    </tr>
   );
 }
 

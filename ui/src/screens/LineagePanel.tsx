@@ -11,6 +11,7 @@ import { Link } from '../components/Link.tsx';
 import { formatTime } from '../components/format.ts';
 import { BOX, layoutLineage } from './lineageLayout.ts';
 import { Time } from '../components/Time.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 type LineageNode = Lineage['nodes'][number];
 type LineageEdge = Lineage['edges'][number];
@@ -86,7 +87,7 @@ export function LineagePanel(props: { ws: string; catalog: string; schema: strin
       </div>
       {graph.error ? <ErrorNotice error={graph.error} what="Lineage" /> : null}
       {!data && !graph.error ? <Loading /> : null}
-      {data && !data.edges.length ? <p className="hint">No lineage recorded for this table yet.</p> : null}
+      {data && !data.edges.length ? <EmptyState>No lineage recorded for this table yet.</EmptyState> : null}
       {data?.edges.length && layout ? (
         <div style={{ overflowX: 'auto' }}>
           <svg aria-label="Lineage graph" role="group" width={layout.width} height={layout.height} viewBox={`0 0 ${layout.width} ${layout.height}`}>
@@ -270,7 +271,7 @@ function NodeDetail(props: { nodeKey: string; data: Lineage; link: (key: string)
           </ul>
         </>
       ) : null}
-      {!into.length && !out.length ? <p className="hint">No edges of this table in the graph shown.</p> : null}
+      {!into.length && !out.length ? <EmptyState>No edges of this table in the graph shown.</EmptyState> : null}
     </div>
   );
 }

@@ -11,6 +11,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatTime } from '../components/format.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 const GRAINS = ['day', 'week', 'month', 'quarter', 'year'] as const;
 
@@ -40,7 +41,7 @@ function ModelList(props: { ws: string; base: string }) {
   // The import form keeps its place (and its report) when the first import fills the list.
   return (
     <>
-    {empty ? <p>No semantic model yet. Import one written in YAML (a dbt manifest is imported through the API).</p> : null}
+    {empty ? <EmptyState>No semantic model yet. Import one written in YAML (a dbt manifest is imported through the API).</EmptyState> : null}
     <ImportModel ws={props.ws} open={empty} onImported={list.reload} />
     {empty ? null : <table className="data" aria-label="Models">
       <thead>

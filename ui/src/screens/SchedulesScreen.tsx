@@ -11,6 +11,7 @@ import { formatTime } from '../components/format.ts';
 import { AgentPicker } from '../worksheet/AgentPicker.tsx';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
 import { Time } from '../components/Time.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 type Tab = 'saved' | 'schedules' | 'runs';
 
@@ -50,7 +51,7 @@ function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof
   const { list } = props;
   if (list.error) return <ErrorNotice error={list.error} what="Saved queries" />;
   if (!list.data) return <Loading />;
-  if (!list.data.items.length) return <p className="hint">No saved query yet: in a worksheet, Ctrl/Cmd+S saves it under its tab’s name.</p>;
+  if (!list.data.items.length) return <EmptyState>No saved query yet: in a worksheet, Ctrl/Cmd+S saves it under its tab’s name.</EmptyState>;
   return (
     <>
       <table className="data" aria-label="Saved queries">
@@ -172,7 +173,7 @@ function Schedules(props: { base: string; list: ReturnType<typeof useAsync<Sched
   };
   if (list.error) return <ErrorNotice error={list.error} what="Schedules" />;
   if (!list.data) return <Loading />;
-  if (!list.data.length) return <p className="hint">No schedule yet: schedule a saved query from its row.</p>;
+  if (!list.data.length) return <EmptyState>No schedule yet: schedule a saved query from its row.</EmptyState>;
   return (
     <>
       {error ? <ErrorNotice error={error} what="Schedule" /> : null}
@@ -223,7 +224,7 @@ function Runs(props: { base: string; names: Map<string, string>; schedules: Sche
   const queryOf = new Map(props.schedules.map((s) => [s.id, props.names.get(s.saved_query_id) ?? s.saved_query_id]));
   if (runs.error) return <ErrorNotice error={runs.error} what="Runs" />;
   if (!runs.data) return <Loading />;
-  if (!runs.data.items.length) return <p className="hint">No run yet.</p>;
+  if (!runs.data.items.length) return <EmptyState>No run yet.</EmptyState>;
   return (
     <>
       <button type="button" className="secondary" onClick={runs.reload}>

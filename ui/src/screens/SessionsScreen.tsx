@@ -8,6 +8,7 @@ import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
 import { formatCount, formatDuration, formatTime } from '../components/format.ts';
 import { Time } from '../components/Time.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 const LIVE = ['pending', 'opening', 'open', 'closing'];
 
@@ -44,7 +45,7 @@ function SessionList(props: { ws: string; base: string }) {
       </label>
       {list.error ? <ErrorNotice error={list.error} what="SQL sessions" /> : null}
       {!list.data && !list.error ? <Loading /> : null}
-      {list.data && !list.data.items.length ? <p className="hint">No session. External clients open them through the API (see the docs on SQL sessions).</p> : null}
+      {list.data && !list.data.items.length ? <EmptyState>No session. External clients open them through the API (see the docs on SQL sessions).</EmptyState> : null}
       {list.data?.items.length ? (
         <table className="data" aria-label="Sessions">
           <thead>
@@ -146,7 +147,7 @@ function SessionDetail(props: { id: string }) {
       {closing.error ? <ErrorNotice error={closing.error} what="Close" /> : null}
       <h2>Statements</h2>
       {statements.error ? <ErrorNotice error={statements.error} what="Statements" /> : null}
-      {statements.data && !statements.data.items.length ? <p className="hint">No statement yet.</p> : null}
+      {statements.data && !statements.data.items.length ? <EmptyState>No statement yet.</EmptyState> : null}
       {statements.data?.items.length ? (
         <table className="data" aria-label="Statements">
           <thead>

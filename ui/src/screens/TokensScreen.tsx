@@ -11,6 +11,7 @@ import { formatTime } from '../components/format.ts';
 import { Time } from '../components/Time.tsx';
 import { TokenLastUsed, TokenName } from '../components/TokenUse.tsx';
 import { TableHead } from '../components/TableHead.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 export function TokensScreen() {
   const { user } = useSession();
@@ -70,7 +71,7 @@ export function TokensScreen() {
       {list.error ? <ErrorNotice error={list.error} /> : null}
       {list.data ? (
         list.data.length === 0 ? (
-          <p>No tokens.</p>
+          <EmptyState>No tokens.</EmptyState>
         ) : (
           <table className="table" aria-label="Personal tokens">
             <TableHead columns={['Token', 'Created', 'Expires', 'Last used']} actions />

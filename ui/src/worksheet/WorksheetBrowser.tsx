@@ -1,11 +1,15 @@
 // The worksheets kept on the server, in a panel over the tabs: "My worksheets" (private or shared, deletable) and
 // "Shared in workspace" (every member's shared ones). Opening one shows it in a tab (the tab it is already in, if any).
+// Worksheets of one name each say what tells them apart (sameNamed.ts), in their text and their accessible name.
 import type { WorksheetOut } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { ModalDialog } from '../components/ModalDialog.tsx';
 import { Time } from '../components/Time.tsx';
+import { formatTime } from '../components/format.ts';
+import { sameNamedDetails } from './sameNamed.ts';
 import { deleteWorksheet, listWorksheets } from './worksheetSync.ts';
+import { EmptyState } from '../components/EmptyState.tsx';
 
 export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) => void; onDeleted: (id: string) => void; onClose: () => void }) {
   const mine = useAsync((signal) => listWorksheets(props.ws, 'mine', signal), [props.ws]);
@@ -21,6 +25,8 @@ export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) 
     }
   };
   const others = shared.data?.items.filter((w) => !w.editable) ?? [];
+  const mineDetails = sameNamedDetails(mine.data?.items ?? [], formatTime);
+  const sharedDetails = sameNamedDetails(others, formatTime);
   return (
     <ModalDialog label="Worksheets" className="worksheet-browser" onClose={props.onClose}>
       <h2>My worksheets</h2>
@@ -33,19 +39,20 @@ export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) 
               <li key={w.id} className="row">
                 <button type="button" className="link" onClick={() => props.onOpen(w)} title={w.sql.slice(0, 300)}>
                   {w.title}
+                  {mineDetails.has(w.id) ? <span className="same-named"> — {mineDetails.get(w.id)}</span> : null}
                 </button>
                 {w.visibility === 'workspace' ? <span className="badge">shared</span> : null}
                 <span className="hint grow">
                   changed <Time iso={w.updated_at} />
                 </span>
-                <button type="button" className="danger small" aria-label={`Delete ${w.title}`} onClick={() => void remove(w)}>
+                <button type="button" className="danger small" aria-label={`Delete ${w.title}${mineDetails.has(w.id) ? ` — ${mineDetails.get(w.id)}` : ''}`} onClick={() => void remove(w)}>
                   Delete
                 </button>
               </li>
             ))}
           </ul>
         ) : (
-          <p className="hint">None yet: a worksheet is kept here once you write in it.</p>
+          <EmptyState>None yet: a worksheet is kept here once you write in it.</EmptyState>
         )
       ) : null}
       <h2>Shared in workspace</h2>
@@ -58,6 +65,7 @@ export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) 
               <li key={w.id} className="row">
                 <button type="button" className="link" onClick={() => props.onOpen(w)} title={w.sql.slice(0, 300)}>
                   {w.title}
+                  {sharedDetails.has(w.id) ? <span className="same-named"> — {sharedDetails.get(w.id)}</span> : null}
                 </button>
                 <span className="hint grow">
                   by {w.owner_name ?? 'a former member'} · changed <Time iso={w.updated_at} />
@@ -66,7 +74,7 @@ export function WorksheetBrowser(props: { ws: string; onOpen: (w: WorksheetOut) 
             ))}
           </ul>
         ) : (
-          <p className="hint">No one has shared a worksheet with this workspace yet.</p>
+          <EmptyState>No one has shared a worksheet with this workspace yet.</EmptyState>
         )
       ) : null}
     </ModalDialog>

@@ -14,6 +14,7 @@ import { CatalogNames } from './completion.ts';
 import { allFromView, formatFromView, insertIntoView, replaceInView, runFromView, SHORTCUTS, SqlEditor, type RunText } from './Editor.tsx';
 import { SchemaTree } from './SchemaTree.tsx';
 import { StatusPill } from './StatusPill.tsx';
+import { RunProgressLine } from './RunProgressLine.tsx';
 import { isTerminal, queryError, useQueryRun, type Submit } from './useQueryRun.ts';
 import { closeSession, connectionNote, submitStatement } from './worksheetSession.ts';
 import { splitStatements } from './statementAt.ts';
@@ -22,6 +23,8 @@ import { WorksheetBrowser } from './WorksheetBrowser.tsx';
 import { blankWorksheet, loadWorksheets, nextWorksheet, saveWorksheets, type Worksheet, type WorksheetState } from './worksheetStore.ts';
 import { fieldsOf, marksDirty, tabOf } from './worksheetSync.ts';
 import { ModalDialog } from '../components/ModalDialog.tsx';
+import { EmptyState } from '../components/EmptyState.tsx';
+import { Icon } from '../components/Icon.tsx';
 import { errorTitle } from '../components/errorText.ts';
 import { errorPlace } from './errorPlace.ts';
 
@@ -218,7 +221,7 @@ function WorksheetPane(props: {
 }) {
   const { sheet } = props;
   const submit: Submit = (sql, agentId, catalog, signal) => submitStatement(props.ws, sheet.id, sql, agentId, catalog, signal);
-  const run = useQueryRun(props.ws, sheet.lastRun, (lastRun) => props.onChange({ lastRun }), submit);
+  const run = useQueryRun(props.ws, sheet.lastRun, (lastRun) => props.onChange({ lastRun }), submit, sheet.title);
   const editorHost = useRef<HTMLDivElement>(null);
   const running = run.submitting || run.pending > 0 || (run.query !== null && !isTerminal(run.query.status) && !run.error);
 
@@ -297,18 +300,22 @@ function WorksheetPane(props: {
             disabled={running}
             title="Run the selection, or the statement under the cursor (Ctrl/Cmd+Enter)"
           >
+            <Icon name="play" />
             Run
           </button>
           <button type="button" className="secondary" onClick={() => startAll(allFromView(editorHost.current))} disabled={running} title="Run every statement, one after another (Ctrl/Cmd+Shift+Enter)">
             Run all
           </button>
           <button type="button" className="secondary" onClick={() => void run.cancel()} disabled={!running || !run.query}>
+            <Icon name="stop" />
             Cancel
           </button>
           <button type="button" className="secondary" onClick={() => formatFromView(editorHost.current)} title="Format the SQL (Shift+Alt+F)">
+            <Icon name="wand" />
             Format
           </button>
           <button type="button" className="secondary" onClick={() => void save()} title="Save as a saved query (Ctrl/Cmd+S)">
+            <Icon name="save" />
             Save
           </button>
           <button type="button" className="link schema-toggle" aria-pressed={tree} onClick={() => setTree(!tree)} title="Show or hide the schema tree beside the editor">
@@ -325,6 +332,7 @@ function WorksheetPane(props: {
           <SharingControls sheet={sheet} status={props.saveStatus} onShare={(visibility) => props.onChange({ visibility })} />
           <StatusPill run={run} />
         </div>
+        <RunProgressLine run={run} />
         {sheet.editable === false ? (
           <p className="notice read-only" role="note">
             Shared by {sheet.ownerName ?? 'another member'}: only they can change it. Changes you make stay in this browser.{' '}
@@ -419,7 +427,9 @@ function WorksheetPane(props: {
         {step.query?.status === 'done' ? <ResultPanel key={step.query.id} query={step.query} /> : null}
         {step.query?.status === 'cancelled' ? <p role="status">The query was cancelled.</p> : null}
         {!step.query && !step.error && !run.submitting ? (
-          <p className="hint">Results appear here. Ctrl/Cmd+Enter runs the statement under the cursor, or the selection; Ctrl/Cmd+Shift+Enter runs them all.</p>
+          <EmptyState icon="table" className="results-empty">
+            Results appear here. Ctrl/Cmd+Enter runs the statement under the cursor, or the selection; Ctrl/Cmd+Shift+Enter runs them all.
+          </EmptyState>
         ) : null}
       </div>
     </div>

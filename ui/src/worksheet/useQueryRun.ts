@@ -9,6 +9,7 @@ import { api, ApiError, enc } from '../api/client.ts';
 import type { QueryOut } from '../api/types.ts';
 import type { LastRun, StepRef } from './worksheetStore.ts';
 import type { Connection } from './worksheetSession.ts';
+import { recordRefused } from './refusedLog.ts';
 
 /** Sends one statement: a plain query by default; the worksheet sends it to its session (worksheetSession.ts). */
 export type Submit = (sql: string, agentId: string | null, catalog: string | null, signal: AbortSignal) => Promise<{ query: QueryOut; connection: Connection | null }>;
@@ -81,7 +82,7 @@ const plainQuery = (ws: string): Submit => async (sql, agentId, catalog) => ({
   connection: null,
 });
 
-export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: LastRun | null) => void, submit?: Submit) {
+export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: LastRun | null) => void, submit?: Submit, title?: string) {
   const [state, setState] = useState<RunState>(() => restored(last));
   const submitter = useRef(submit ?? plainQuery(ws));
   submitter.current = submit ?? plainQuery(ws);
@@ -89,6 +90,8 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
   const aborter = useRef<AbortController | null>(null);
   const report = useRef(onRun);
   report.current = onRun;
+  const titleRef = useRef(title);
+  titleRef.current = title;
 
   // The elapsed clock.
   const ticking = state.startedAtMs !== null && state.startedAtMs > 0 && !(state.query && isTerminal(state.query.status) && !state.pending) && !state.error;
@@ -174,6 +177,9 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
           steps[i] = { from, query: outcome, error: null };
         } catch (e) {
           if (mine !== runSeq.current || (e as Error)?.name === 'AbortError') return;
+          // Refused at submit (policy, syntax, role, grants, agent): no query row holds it, so History keeps it here.
+          if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 401)
+            recordRefused(ws, { sql: text, status: e.status, code: e.code, message: e.message, worksheet: titleRef.current ?? null });
           steps[i] = { from, query: null, error: e };
           report.current?.({ steps: steps.map(refOf) });
           setState((s) => focus({ ...s, steps: [...steps], submitting: false, pending: 0, elapsedMs: Date.now() - startedAtMs }, i));
@@ -185,7 +191,7 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
         if (stop) return;
       }
     },
-    [follow],
+    [follow, ws],
   );
 
   const run = useCallback(

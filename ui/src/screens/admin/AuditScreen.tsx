@@ -1,13 +1,16 @@
-// The audit trail (admins): newest first, a page of 50 at a time, filtered by action on the server and by outcome
-// over the rows read (the api filters by action, actor and time, not by outcome).
+// The audit trail (admins): newest first, a page of 50 at a time, filtered by action and outcome on the server (so
+// "failure" pages through every refusal, not the failures among the rows read so far).
 import { useState } from 'react';
 import type { ListAuditEventsResponse } from '../../api/generated.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { TableHead } from '../../components/TableHead.tsx';
 import { Time } from '../../components/Time.tsx';
+import { EmptyState } from '../../components/EmptyState.tsx';
+import { Icon } from '../../components/Icon.tsx';
 
 type AuditEvent = ListAuditEventsResponse['items'][number];
+type Outcome = AuditEvent['outcome'];
 
 // The actions of domain/audit.ts (AUDIT_ACTIONS); the api refuses any other.
 const ACTIONS = [
@@ -35,13 +38,13 @@ const actorText = (a: AuditEvent['actor']) =>
 
 export function AuditScreen() {
   const [action, setAction] = useState('');
-  const [outcome, setOutcome] = useState<'' | 'success' | 'failure'>('');
-  const events = usePaged<AuditEvent>('/api/admin/audit', 50, action ? { action } : undefined);
-  const shown = outcome ? events.items.filter((e) => e.outcome === outcome) : events.items;
+  const [outcome, setOutcome] = useState<'' | Outcome>('');
+  const events = usePaged<AuditEvent>('/api/admin/audit', 50, { ...(action ? { action } : {}), ...(outcome ? { outcome } : {}) });
+  const shown = events.items;
   return (
     <section>
       <h1>Audit trail</h1>
-      <form className="row wrap" aria-label="Audit filters" onSubmit={(e) => e.preventDefault()}>
+      <form className="filters" aria-label="Audit filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Action{' '}
           <select value={action} onChange={(e) => setAction(e.target.value)}>
@@ -62,6 +65,7 @@ export function AuditScreen() {
           </select>
         </label>
         <button type="button" className="secondary" onClick={events.reload}>
+          <Icon name="refresh" />
           Refresh
         </button>
       </form>
@@ -90,7 +94,7 @@ export function AuditScreen() {
         </tbody>
       </table>
       {!events.loading && !shown.length ? (
-        <p role="status">{events.items.length ? `No ${outcome} among the ${events.items.length} events read.` : 'No audit events match.'}</p>
+        <EmptyState>No audit events match.</EmptyState>
       ) : null}
       {events.loading ? <Loading /> : null}
       {events.hasMore && !events.loading ? (

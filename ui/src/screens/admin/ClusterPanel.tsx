@@ -8,6 +8,7 @@ import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
 import { formatTime } from '../../components/format.ts';
 import { Time } from '../../components/Time.tsx';
+import { EmptyState } from '../../components/EmptyState.tsx';
 
 export function ClusterPanel(props: { kinds: string[] }) {
   const cluster = useAsync((signal) => api.get<Cluster>('/api/admin/cluster', { signal }), []);
@@ -148,7 +149,7 @@ function ActorList(props: { kinds: string[]; replicas: string[] }) {
       </form>
       {first.error ? <ErrorNotice error={first.error} what="Actors" /> : null}
       {first.loading && !rows.length ? <Loading /> : null}
-      {!first.loading && !first.error && !rows.length ? <p className="hint">No actor matches.</p> : null}
+      {!first.loading && !first.error && !rows.length ? <EmptyState>No actor matches.</EmptyState> : null}
       {rows.length ? (
         <table className="data" aria-label="Actors">
           <thead>

@@ -7,6 +7,7 @@ import type { GetCatalogMigrationLogsResponse, GetCatalogMigrationResponse, List
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { formatBytes, formatTime } from '../../components/format.ts';
+import { EmptyState } from '../../components/EmptyState.tsx';
 
 type Migration = GetCatalogMigrationResponse & { catalog_slug: string };
 type LogEntry = GetCatalogMigrationLogsResponse[number];
@@ -61,7 +62,7 @@ export function MigrationsScreen() {
       {all.error ? <ErrorNotice error={all.error} what="Migrations" /> : null}
       {all.loading && !all.data ? <Loading /> : null}
       {all.data ? <StartForm catalogs={all.data.catalogs} backends={all.data.backends} onStarted={started} /> : null}
-      {all.data && migrations.length === 0 ? <p>No catalog has been migrated yet.</p> : null}
+      {all.data && migrations.length === 0 ? <EmptyState>No catalog has been migrated yet.</EmptyState> : null}
       {migrations.length > 0 ? (
         <table className="table" aria-label="Storage migrations">
           <thead>

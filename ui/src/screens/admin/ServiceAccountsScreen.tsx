@@ -9,6 +9,7 @@ import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { SecretOnce } from '../../components/SecretOnce.tsx';
 import { formatTime } from '../../components/format.ts';
 import { TokenLastUsed, TokenName } from '../../components/TokenUse.tsx';
+import { EmptyState } from '../../components/EmptyState.tsx';
 
 export function ServiceAccountsScreen() {
   const accounts = usePaged<ServiceAccount>('/api/admin/service-accounts');
@@ -150,7 +151,7 @@ function AccountTokens(props: { id: string }) {
             ))}
           </ul>
         ) : (
-          <p>No tokens.</p>
+          <EmptyState>No tokens.</EmptyState>
         )
       ) : null}
     </div>
