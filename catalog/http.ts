@@ -59,13 +59,6 @@ export function namespaceParam(raw: string): string[] {
   return levels;
 }
 
-export function namespaceBody(ns: unknown): string[] {
-  if (!Array.isArray(ns) || ns.length === 0 || ns.some((l) => typeof l !== 'string' || l.length === 0 || l.includes(NS_SEP))) {
-    throw badRequest('namespace must be a non-empty array of non-empty strings');
-  }
-  return ns as string[];
-}
-
 const readByHook = new WeakMap<FastifyRequest, Warehouse>();
 
 /** Keeps the warehouse the request hook read (a write's read-only check) for the route to use. */

@@ -1,8 +1,12 @@
-// SQL over the catalog metastore (schema `catalog`, migrations/catalog/). Functions take a Queryable so that
-// callers choose the transaction; they translate constraint violations into the REST exceptions.
+// SQL over the catalog metastore (schema `catalog`, migrations/catalog/), written as the api writes its own: `sql`
+// templates whose values are bind parameters, rows decoded by a Schema at the boundary (runtime/sql.ts). Functions
+// take a Queryable so that callers choose the transaction; they translate constraint violations into the REST
+// exceptions.
+import { Schema } from 'effect';
 import { isUniqueViolation, DbError, type Queryable } from '../runtime/db.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import { alreadyExists, namespaceNotEmpty, noSuchNamespace, noSuchWarehouse, CatalogError } from './errors.ts';
-import type { VendingMode } from '../iceberg/vendedStorage.ts';
+import { VENDING_MODES, type VendingMode } from '../iceberg/vendedStorage.ts';
 
 /** Namespace levels travel joined by U+001F in REST paths; the metastore keys them the same way. */
 export const NS_SEP = '\u001f';
@@ -30,9 +34,27 @@ export interface Warehouse {
   createdAt: string;
 }
 
-const warehouseColumns = `name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, role_arn, read_only, credential_epoch, created_at`;
+const WAREHOUSE_COLUMNS = sql`name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, role_arn, read_only, credential_epoch, created_at`;
 
-function toWarehouse(r: any): Warehouse {
+const WarehouseRow = Schema.Struct({
+  name: Schema.String,
+  root_uri: Schema.String,
+  kind: Schema.Literals(['object_store', 's3', 'azure']),
+  endpoint: Schema.NullOr(Schema.String),
+  region: Schema.String,
+  access_key_id: Schema.String,
+  secret_access_key: Schema.String,
+  path_style: Schema.Boolean,
+  vending: Schema.Literals(VENDING_MODES),
+  role_arn: Schema.NullOr(Schema.String),
+  read_only: Schema.Boolean,
+  credential_epoch: Schema.Finite,
+  created_at: Schema.Date,
+});
+
+const warehouses = async (q: Queryable, statement: ReturnType<typeof sql>) => (await rows(q, WarehouseRow, statement)).map(toWarehouse);
+
+function toWarehouse(r: typeof WarehouseRow.Type): Warehouse {
   return {
     name: r.name,
     rootUri: r.root_uri,
@@ -43,23 +65,27 @@ function toWarehouse(r: any): Warehouse {
     secretAccessKey: r.secret_access_key,
     pathStyle: r.path_style,
     vending: r.vending,
-    roleArn: r.role_arn ?? null,
-    readOnly: r.read_only === true,
-    credentialEpoch: Number(r.credential_epoch),
-    createdAt: new Date(r.created_at).toISOString(),
+    roleArn: r.role_arn,
+    readOnly: r.read_only,
+    credentialEpoch: r.credential_epoch,
+    createdAt: r.created_at.toISOString(),
   };
 }
+
+const Count = Schema.Struct({ n: Schema.Finite });
+const ReadOnlyRow = Schema.Struct({ read_only: Schema.Boolean });
 
 export type WarehouseInput = Omit<Warehouse, 'credentialEpoch' | 'createdAt' | 'readOnly'>;
 
 export async function insertWarehouse(q: Queryable, w: WarehouseInput): Promise<Warehouse> {
   try {
-    const rows = await q.query(
-      `insert into catalog.warehouses (name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, role_arn)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning ${warehouseColumns}`,
-      [w.name, w.rootUri, w.kind, w.endpoint, w.region, w.accessKeyId, w.secretAccessKey, w.pathStyle, w.vending, w.roleArn],
+    const [inserted] = await warehouses(
+      q,
+      sql`insert into catalog.warehouses (name, root_uri, kind, endpoint, region, access_key_id, secret_access_key, path_style, vending, role_arn)
+          values (${w.name}, ${w.rootUri}, ${w.kind}, ${w.endpoint}, ${w.region}, ${w.accessKeyId}, ${w.secretAccessKey}, ${w.pathStyle}, ${w.vending}, ${w.roleArn})
+          returning ${WAREHOUSE_COLUMNS}`,
     );
-    return toWarehouse(rows[0]);
+    return inserted;
   } catch (e) {
     if (isUniqueViolation(e)) throw alreadyExists(`Warehouse ${w.name}`);
     throw e;
@@ -67,8 +93,7 @@ export async function insertWarehouse(q: Queryable, w: WarehouseInput): Promise<
 }
 
 export async function findWarehouse(q: Queryable, name: string, forUpdate = false): Promise<Warehouse | undefined> {
-  const rows = await q.query(`select ${warehouseColumns} from catalog.warehouses where name = $1${forUpdate ? ' for update' : ''}`, [name]);
-  return rows[0] ? toWarehouse(rows[0]) : undefined;
+  return (await warehouses(q, sql`select ${WAREHOUSE_COLUMNS} from catalog.warehouses where name = ${name} ${forUpdate ? sql`for update` : sql``}`))[0];
 }
 
 export async function getWarehouse(q: Queryable, name: string, forUpdate = false): Promise<Warehouse> {
@@ -78,7 +103,7 @@ export async function getWarehouse(q: Queryable, name: string, forUpdate = false
 }
 
 export async function listWarehouses(q: Queryable): Promise<Warehouse[]> {
-  return (await q.query(`select ${warehouseColumns} from catalog.warehouses order by name`)).map(toWarehouse);
+  return warehouses(q, sql`select ${WAREHOUSE_COLUMNS} from catalog.warehouses order by name`);
 }
 
 export async function updateWarehouseConnection(
@@ -90,18 +115,19 @@ export async function updateWarehouseConnection(
   const current = await getWarehouse(q, name, true);
   const next = { ...current, ...patch };
   if (next.rootUri !== current.rootUri && !opts.relocating) {
-    const [{ n }] = await q.query<{ n: string }>(`select count(*) as n from catalog.tables where warehouse = $1`, [name]);
-    if (Number(n) > 0) {
+    const [{ n }] = await rows(q, Count, sql`select count(*)::int as n from catalog.tables where warehouse = ${name}`);
+    if (n > 0) {
       throw new CatalogError(409, 'WarehouseNotEmptyException', `Warehouse ${name} has tables: its root_uri changes only through a storage migration`);
     }
   }
-  const rows = await q.query(
-    `update catalog.warehouses set root_uri = $2, kind = $3, endpoint = $4, region = $5, access_key_id = $6,
-       secret_access_key = $7, path_style = $8, vending = $9, role_arn = $10, credential_epoch = credential_epoch + 1
-     where name = $1 returning ${warehouseColumns}`,
-    [name, next.rootUri, next.kind, next.endpoint, next.region, next.accessKeyId, next.secretAccessKey, next.pathStyle, next.vending, next.kind === 'azure' ? null : next.roleArn],
+  const [updated] = await warehouses(
+    q,
+    sql`update catalog.warehouses set root_uri = ${next.rootUri}, kind = ${next.kind}, endpoint = ${next.endpoint}, region = ${next.region},
+          access_key_id = ${next.accessKeyId}, secret_access_key = ${next.secretAccessKey}, path_style = ${next.pathStyle},
+          vending = ${next.vending}, role_arn = ${next.kind === 'azure' ? null : next.roleArn}, credential_epoch = credential_epoch + 1
+        where name = ${name} returning ${WAREHOUSE_COLUMNS}`,
   );
-  return toWarehouse(rows[0]);
+  return updated;
 }
 
 /**
@@ -109,8 +135,8 @@ export async function updateWarehouseConnection(
  * the migration's `setWarehouseReadOnly` (an UPDATE of the row) can land, so nothing commits after the copy read.
  */
 export async function assertWritable(q: Queryable, name: string): Promise<void> {
-  const rows = await q.query<{ read_only: boolean }>(`select read_only from catalog.warehouses where name = $1 for share`, [name]);
-  if (rows[0]?.read_only) throw readOnlyWarehouse(name);
+  const [row] = await rows(q, ReadOnlyRow, sql`select read_only from catalog.warehouses where name = ${name} for share`);
+  if (row?.read_only) throw readOnlyWarehouse(name);
 }
 
 export const readOnlyWarehouse = (name: string) =>
@@ -118,19 +144,19 @@ export const readOnlyWarehouse = (name: string) =>
 
 /** Sets or clears the storage migration's read-only mark (commits refused while it is set). */
 export async function setWarehouseReadOnly(q: Queryable, name: string, readOnly: boolean): Promise<Warehouse> {
-  const rows = await q.query(`update catalog.warehouses set read_only = $2 where name = $1 returning ${warehouseColumns}`, [name, readOnly]);
-  if (!rows.length) throw noSuchWarehouse(name);
-  return toWarehouse(rows[0]);
+  const [updated] = await warehouses(q, sql`update catalog.warehouses set read_only = ${readOnly} where name = ${name} returning ${WAREHOUSE_COLUMNS}`);
+  if (!updated) throw noSuchWarehouse(name);
+  return updated;
 }
 
 /** Rows whose secret predates sealing (no sealing prefix): sealed in place at start by the service. */
 export async function resealWarehouseSecrets(q: Queryable, seal: (stored: string) => string | null): Promise<number> {
-  const rows = await q.query<{ name: string; secret_access_key: string }>(`select name, secret_access_key from catalog.warehouses`);
+  const stored = await rows(q, Schema.Struct({ name: Schema.String, secret_access_key: Schema.String }), sql`select name, secret_access_key from catalog.warehouses`);
   let n = 0;
-  for (const r of rows) {
+  for (const r of stored) {
     const sealed = seal(r.secret_access_key);
     if (sealed === null) continue;
-    await q.query(`update catalog.warehouses set secret_access_key = $2 where name = $1 and secret_access_key = $3`, [r.name, sealed, r.secret_access_key]);
+    await exec(q, sql`update catalog.warehouses set secret_access_key = ${sealed} where name = ${r.name} and secret_access_key = ${r.secret_access_key}`);
     n++;
   }
   return n;
@@ -138,57 +164,57 @@ export async function resealWarehouseSecrets(q: Queryable, seal: (stored: string
 
 /** The warehouse's tables, locked (a relocation checks and moves them all in its transaction). */
 export async function lockWarehouseTables(q: Queryable, warehouse: string): Promise<Array<{ namespace: string[]; name: string; metadataLocation: string }>> {
-  const rows = await q.query<{ namespace: string; name: string; metadata_location: string }>(
-    `select namespace, name, metadata_location from catalog.tables where warehouse = $1 order by namespace, name for update`,
-    [warehouse],
+  const locked = await rows(
+    q,
+    Schema.Struct({ namespace: Schema.String, name: Schema.String, metadata_location: Schema.String }),
+    sql`select namespace, name, metadata_location from catalog.tables where warehouse = ${warehouse} order by namespace, name for update`,
   );
-  return rows.map((r) => ({ namespace: nsLevels(r.namespace), name: r.name, metadataLocation: r.metadata_location }));
+  return locked.map((r) => ({ namespace: nsLevels(r.namespace), name: r.name, metadataLocation: r.metadata_location }));
 }
 
 /** Points a table at its metadata file under a new root (a storage migration's cutover; the old file is not its history). */
 export async function relocateTable(q: Queryable, warehouse: string, ns: readonly string[], name: string, metadataLocation: string, metadataJson: string): Promise<void> {
-  await q.query(
-    `update catalog.tables set metadata_location = $4, previous_metadata_location = null, metadata_json = $5, updated_at = now()
-      where warehouse = $1 and namespace = $2 and name = $3`,
-    [warehouse, nsKey(ns), name, metadataLocation, metadataJson],
+  await exec(
+    q,
+    sql`update catalog.tables set metadata_location = ${metadataLocation}, previous_metadata_location = null, metadata_json = ${metadataJson}, updated_at = now()
+         where warehouse = ${warehouse} and namespace = ${nsKey(ns)} and name = ${name}`,
   );
 }
 
 export async function deleteWarehouse(q: Queryable, name: string): Promise<void> {
-  const [{ n }] = await q.query<{ n: string }>(`select count(*) as n from catalog.namespaces where warehouse = $1`, [name]);
-  if (Number(n) > 0) throw new CatalogError(409, 'WarehouseNotEmptyException', `Warehouse ${name} still has namespaces`);
-  const rows = await q.query(`delete from catalog.warehouses where name = $1 returning name`, [name]);
-  if (!rows.length) throw noSuchWarehouse(name);
+  const [{ n }] = await rows(q, Count, sql`select count(*)::int as n from catalog.namespaces where warehouse = ${name}`);
+  if (n > 0) throw new CatalogError(409, 'WarehouseNotEmptyException', `Warehouse ${name} still has namespaces`);
+  if (!(await exec(q, sql`delete from catalog.warehouses where name = ${name} returning name`)).length) throw noSuchWarehouse(name);
 }
 
 export async function bumpCredentialEpoch(q: Queryable, name: string): Promise<number> {
-  const rows = await q.query<{ credential_epoch: number }>(
-    `update catalog.warehouses set credential_epoch = credential_epoch + 1 where name = $1 returning credential_epoch`,
-    [name],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ credential_epoch: Schema.Finite }),
+    sql`update catalog.warehouses set credential_epoch = credential_epoch + 1 where name = ${name} returning credential_epoch`,
   );
-  if (!rows.length) throw noSuchWarehouse(name);
-  return Number(rows[0].credential_epoch);
+  if (!row) throw noSuchWarehouse(name);
+  return row.credential_epoch;
 }
 
 export async function revokeCredential(q: Queryable, accessKeyId: string, warehouse: string, expiresAt: Date): Promise<void> {
-  await q.query(
-    `insert into catalog.revoked_credentials (access_key_id, warehouse, expires_at) values ($1, $2, $3)
-     on conflict (access_key_id) do nothing`,
-    [accessKeyId, warehouse, expiresAt.toISOString()],
+  await exec(
+    q,
+    sql`insert into catalog.revoked_credentials (access_key_id, warehouse, expires_at) values (${accessKeyId}, ${warehouse}, ${expiresAt.toISOString()})
+        on conflict (access_key_id) do nothing`,
   );
-  await q.query(`delete from catalog.revoked_credentials where expires_at < now() - interval '1 day'`);
+  await exec(q, sql`delete from catalog.revoked_credentials where expires_at < now() - interval '1 day'`);
 }
 
 /** True when a vended key must be refused: warehouse gone, epoch bumped since issue, or key revoked. */
 export async function isCredentialRevoked(q: Queryable, warehouse: string, epoch: number, accessKeyId: string): Promise<boolean> {
-  const rows = await q.query<{ credential_epoch: number; revoked: boolean }>(
-    `select w.credential_epoch,
-            exists (select 1 from catalog.revoked_credentials r where r.access_key_id = $2) as revoked
-       from catalog.warehouses w where w.name = $1`,
-    [warehouse, accessKeyId],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ credential_epoch: Schema.Finite, revoked: Schema.Boolean }),
+    sql`select w.credential_epoch, exists (select 1 from catalog.revoked_credentials r where r.access_key_id = ${accessKeyId}) as revoked
+          from catalog.warehouses w where w.name = ${warehouse}`,
   );
-  const row = rows[0];
-  return !row || Number(row.credential_epoch) !== epoch || row.revoked === true;
+  return !row || row.credential_epoch !== epoch || row.revoked;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -201,16 +227,14 @@ export interface NamespaceRow {
 
 export async function createNamespace(q: Queryable, warehouse: string, ns: readonly string[], properties: Record<string, string>): Promise<void> {
   if (ns.length > 1) {
-    const parent = await q.query(`select 1 from catalog.namespaces where warehouse = $1 and namespace = $2`, [warehouse, nsKey(ns.slice(0, -1))]);
+    const parent = await exec(q, sql`select 1 from catalog.namespaces where warehouse = ${warehouse} and namespace = ${nsKey(ns.slice(0, -1))}`);
     if (!parent.length) throw noSuchNamespace(ns.slice(0, -1));
   }
   try {
-    await q.query(`insert into catalog.namespaces (warehouse, namespace, depth, properties) values ($1, $2, $3, $4)`, [
-      warehouse,
-      nsKey(ns),
-      ns.length,
-      JSON.stringify(properties),
-    ]);
+    await exec(
+      q,
+      sql`insert into catalog.namespaces (warehouse, namespace, depth, properties) values (${warehouse}, ${nsKey(ns)}, ${ns.length}, ${JSON.stringify(properties)})`,
+    );
   } catch (e) {
     if (isUniqueViolation(e)) throw alreadyExists(`Namespace ${ns.join('.')}`);
     if (e instanceof DbError && e.code === '23503') throw noSuchWarehouse(warehouse);
@@ -219,11 +243,12 @@ export async function createNamespace(q: Queryable, warehouse: string, ns: reado
 }
 
 export async function findNamespace(q: Queryable, warehouse: string, ns: readonly string[], forUpdate = false): Promise<NamespaceRow | undefined> {
-  const rows = await q.query<{ properties: string }>(
-    `select properties from catalog.namespaces where warehouse = $1 and namespace = $2${forUpdate ? ' for update' : ''}`,
-    [warehouse, nsKey(ns)],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ properties: Schema.String }),
+    sql`select properties from catalog.namespaces where warehouse = ${warehouse} and namespace = ${nsKey(ns)} ${forUpdate ? sql`for update` : sql``}`,
   );
-  return rows[0] ? { namespace: [...ns], properties: JSON.parse(rows[0].properties) } : undefined;
+  return row ? { namespace: [...ns], properties: JSON.parse(row.properties) } : undefined;
 }
 
 export async function getNamespace(q: Queryable, warehouse: string, ns: readonly string[], forUpdate = false): Promise<NamespaceRow> {
@@ -233,37 +258,35 @@ export async function getNamespace(q: Queryable, warehouse: string, ns: readonly
 }
 
 export async function setNamespaceProperties(q: Queryable, warehouse: string, ns: readonly string[], properties: Record<string, string>): Promise<void> {
-  await q.query(`update catalog.namespaces set properties = $3 where warehouse = $1 and namespace = $2`, [
-    warehouse,
-    nsKey(ns),
-    JSON.stringify(properties),
-  ]);
+  await exec(q, sql`update catalog.namespaces set properties = ${JSON.stringify(properties)} where warehouse = ${warehouse} and namespace = ${nsKey(ns)}`);
 }
 
 /** Namespaces directly under `parent` (top level when empty), after `after` in key order. */
 export async function listNamespaces(q: Queryable, warehouse: string, parent: readonly string[], after: string | undefined, limit: number): Promise<string[][]> {
   const prefix = parent.length ? nsKey(parent) + NS_SEP : '';
-  const rows = await q.query<{ namespace: string }>(
-    `select namespace from catalog.namespaces
-      where warehouse = $1 and depth = $2 and starts_with(namespace, $3) and namespace > $4
-      order by namespace limit $5`,
-    [warehouse, parent.length + 1, prefix, after ?? '', limit],
+  const found = await rows(
+    q,
+    Schema.Struct({ namespace: Schema.String }),
+    sql`select namespace from catalog.namespaces
+         where warehouse = ${warehouse} and depth = ${parent.length + 1} and starts_with(namespace, ${prefix}) and namespace > ${after ?? ''}
+         order by namespace limit ${limit}`,
   );
-  return rows.map((r) => nsLevels(r.namespace));
+  return found.map((r) => nsLevels(r.namespace));
 }
 
 export async function deleteNamespace(q: Queryable, warehouse: string, ns: readonly string[]): Promise<void> {
   const key = nsKey(ns);
-  const busy = await q.query(
-    `select 1 from catalog.tables where warehouse = $1 and namespace = $2
-     union all
-     select 1 from catalog.namespaces where warehouse = $1 and starts_with(namespace, $3)
-     limit 1`,
-    [warehouse, key, key + NS_SEP],
+  const busy = await exec(
+    q,
+    sql`select 1 from catalog.tables where warehouse = ${warehouse} and namespace = ${key}
+        union all
+        select 1 from catalog.namespaces where warehouse = ${warehouse} and starts_with(namespace, ${key + NS_SEP})
+        limit 1`,
   );
   if (busy.length) throw namespaceNotEmpty(ns);
-  const rows = await q.query(`delete from catalog.namespaces where warehouse = $1 and namespace = $2 returning namespace`, [warehouse, key]);
-  if (!rows.length) throw noSuchNamespace(ns);
+  if (!(await exec(q, sql`delete from catalog.namespaces where warehouse = ${warehouse} and namespace = ${key} returning namespace`)).length) {
+    throw noSuchNamespace(ns);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -279,7 +302,19 @@ export interface TableRow {
   metadataJson: string;
 }
 
-function toTable(r: any): TableRow {
+const TableRowSchema = Schema.Struct({
+  warehouse: Schema.String,
+  namespace: Schema.String,
+  name: Schema.String,
+  table_uuid: Schema.String,
+  metadata_location: Schema.String,
+  previous_metadata_location: Schema.NullOr(Schema.String),
+  metadata_json: Schema.String,
+});
+
+const tableRows = async (q: Queryable, statement: ReturnType<typeof sql>) => (await rows(q, TableRowSchema, statement)).map(toTable);
+
+function toTable(r: typeof TableRowSchema.Type): TableRow {
   return {
     warehouse: r.warehouse,
     namespace: nsLevels(r.namespace),
@@ -291,31 +326,33 @@ function toTable(r: any): TableRow {
   };
 }
 
-const tableColumns = `warehouse, namespace, name, table_uuid::text as table_uuid, metadata_location, previous_metadata_location, metadata_json`;
+const TABLE_COLUMNS = sql`warehouse, namespace, name, table_uuid::text as table_uuid, metadata_location, previous_metadata_location, metadata_json`;
 
 /** The table row; with `forUpdate` it stays locked until the transaction ends (commits serialize on it). */
 export async function findTable(q: Queryable, warehouse: string, ns: readonly string[], name: string, forUpdate = false): Promise<TableRow | undefined> {
-  const rows = await q.query(
-    `select ${tableColumns} from catalog.tables where warehouse = $1 and namespace = $2 and name = $3${forUpdate ? ' for update' : ''}`,
-    [warehouse, nsKey(ns), name],
-  );
-  return rows[0] ? toTable(rows[0]) : undefined;
+  return (
+    await tableRows(
+      q,
+      sql`select ${TABLE_COLUMNS} from catalog.tables where warehouse = ${warehouse} and namespace = ${nsKey(ns)} and name = ${name} ${forUpdate ? sql`for update` : sql``}`,
+    )
+  )[0];
 }
 
 export async function findTableLocation(q: Queryable, warehouse: string, ns: readonly string[], name: string): Promise<string | undefined> {
-  const rows = await q.query<{ metadata_location: string }>(
-    `select metadata_location from catalog.tables where warehouse = $1 and namespace = $2 and name = $3`,
-    [warehouse, nsKey(ns), name],
+  const [row] = await rows(
+    q,
+    Schema.Struct({ metadata_location: Schema.String }),
+    sql`select metadata_location from catalog.tables where warehouse = ${warehouse} and namespace = ${nsKey(ns)} and name = ${name}`,
   );
-  return rows[0]?.metadata_location;
+  return row?.metadata_location;
 }
 
 export async function insertTable(q: Queryable, t: Omit<TableRow, 'previousMetadataLocation'>): Promise<void> {
   try {
-    await q.query(
-      `insert into catalog.tables (warehouse, namespace, name, table_uuid, metadata_location, metadata_json)
-       values ($1, $2, $3, $4, $5, $6)`,
-      [t.warehouse, nsKey(t.namespace), t.name, t.tableUuid, t.metadataLocation, t.metadataJson],
+    await exec(
+      q,
+      sql`insert into catalog.tables (warehouse, namespace, name, table_uuid, metadata_location, metadata_json)
+          values (${t.warehouse}, ${nsKey(t.namespace)}, ${t.name}, ${t.tableUuid}, ${t.metadataLocation}, ${t.metadataJson})`,
     );
   } catch (e) {
     if (isUniqueViolation(e)) throw alreadyExists(`Table ${[...t.namespace, t.name].join('.')}`);
@@ -325,10 +362,10 @@ export async function insertTable(q: Queryable, t: Omit<TableRow, 'previousMetad
 }
 
 export async function updateTableMetadata(q: Queryable, t: TableRow, metadataLocation: string, metadataJson: string): Promise<void> {
-  await q.query(
-    `update catalog.tables set metadata_location = $4, previous_metadata_location = $5, metadata_json = $6, updated_at = now()
-     where warehouse = $1 and namespace = $2 and name = $3`,
-    [t.warehouse, nsKey(t.namespace), t.name, metadataLocation, t.metadataLocation, metadataJson],
+  await exec(
+    q,
+    sql`update catalog.tables set metadata_location = ${metadataLocation}, previous_metadata_location = ${t.metadataLocation}, metadata_json = ${metadataJson}, updated_at = now()
+         where warehouse = ${t.warehouse} and namespace = ${nsKey(t.namespace)} and name = ${t.name}`,
   );
 }
 
@@ -341,14 +378,14 @@ export interface CommitBase {
 }
 
 export async function findCommitBase(q: Queryable, warehouse: string, ns: readonly string[], name: string, known: string | null): Promise<CommitBase | undefined> {
-  const rows = await q.query<{ metadata_location: string; metadata_json: string | null; read_only: boolean }>(
-    `select t.metadata_location, case when t.metadata_location = $4 then null else t.metadata_json end as metadata_json, w.read_only
-       from catalog.tables t join catalog.warehouses w on w.name = t.warehouse
-      where t.warehouse = $1 and t.namespace = $2 and t.name = $3`,
-    [warehouse, nsKey(ns), name, known ?? ''],
+  const [r] = await rows(
+    q,
+    Schema.Struct({ metadata_location: Schema.String, metadata_json: Schema.NullOr(Schema.String), read_only: Schema.Boolean }),
+    sql`select t.metadata_location, case when t.metadata_location = ${known ?? ''} then null else t.metadata_json end as metadata_json, w.read_only
+          from catalog.tables t join catalog.warehouses w on w.name = t.warehouse
+         where t.warehouse = ${warehouse} and t.namespace = ${nsKey(ns)} and t.name = ${name}`,
   );
-  const r = rows[0];
-  return r ? { metadataLocation: r.metadata_location, metadataJson: r.metadata_json, readOnly: r.read_only === true } : undefined;
+  return r ? { metadataLocation: r.metadata_location, metadataJson: r.metadata_json, readOnly: r.read_only } : undefined;
 }
 
 /**
@@ -366,30 +403,33 @@ export async function swapTableMetadata(
   next: string,
   metadataJson: string,
 ): Promise<boolean> {
-  const rows = await q.query(
-    `with writable as (select 1 from catalog.warehouses where name = $1 and not read_only for share)
-     update catalog.tables set metadata_location = $5, previous_metadata_location = $4, metadata_json = $6, updated_at = now()
-      where warehouse = $1 and namespace = $2 and name = $3 and metadata_location = $4 and exists (select 1 from writable)
-     returning 1 as moved`,
-    [warehouse, nsKey(ns), name, expected, next, metadataJson],
+  const moved = await exec(
+    q,
+    sql`with writable as (select 1 from catalog.warehouses where name = ${warehouse} and not read_only for share)
+        update catalog.tables set metadata_location = ${next}, previous_metadata_location = ${expected}, metadata_json = ${metadataJson}, updated_at = now()
+         where warehouse = ${warehouse} and namespace = ${nsKey(ns)} and name = ${name} and metadata_location = ${expected} and exists (select 1 from writable)
+        returning 1 as moved`,
   );
-  return rows.length > 0;
+  return moved.length > 0;
 }
 
 export async function deleteTableRow(q: Queryable, warehouse: string, ns: readonly string[], name: string): Promise<TableRow | undefined> {
-  const rows = await q.query(
-    `delete from catalog.tables where warehouse = $1 and namespace = $2 and name = $3 returning ${tableColumns}`,
-    [warehouse, nsKey(ns), name],
-  );
-  return rows[0] ? toTable(rows[0]) : undefined;
+  return (await tableRows(q, sql`delete from catalog.tables where warehouse = ${warehouse} and namespace = ${nsKey(ns)} and name = ${name} returning ${TABLE_COLUMNS}`))[0];
 }
 
 export async function listTables(q: Queryable, warehouse: string, ns: readonly string[], after: string | undefined, limit: number): Promise<string[]> {
-  const rows = await q.query<{ name: string }>(
-    `select name from catalog.tables where warehouse = $1 and namespace = $2 and name > $3 order by name limit $4`,
-    [warehouse, nsKey(ns), after ?? '', limit],
+  const found = await rows(
+    q,
+    Schema.Struct({ name: Schema.String }),
+    sql`select name from catalog.tables where warehouse = ${warehouse} and namespace = ${nsKey(ns)} and name > ${after ?? ''} order by name limit ${limit}`,
   );
-  return rows.map((r) => r.name);
+  return found.map((r) => r.name);
+}
+
+/** True when a live table of the warehouse keeps its metadata under `location` (its files are that table's too). */
+export async function locationInUse(q: Queryable, warehouse: string, location: string): Promise<boolean> {
+  const used = await exec(q, sql`select 1 from catalog.tables where warehouse = ${warehouse} and starts_with(metadata_location, ${`${location}/metadata/`}) limit 1`);
+  return used.length > 0;
 }
 
 export async function renameTable(
@@ -399,12 +439,12 @@ export async function renameTable(
   to: { namespace: readonly string[]; name: string },
 ): Promise<boolean> {
   try {
-    const rows = await q.query(
-      `update catalog.tables set namespace = $4, name = $5, updated_at = now()
-       where warehouse = $1 and namespace = $2 and name = $3 returning name`,
-      [warehouse, nsKey(from.namespace), from.name, nsKey(to.namespace), to.name],
+    const renamed = await exec(
+      q,
+      sql`update catalog.tables set namespace = ${nsKey(to.namespace)}, name = ${to.name}, updated_at = now()
+           where warehouse = ${warehouse} and namespace = ${nsKey(from.namespace)} and name = ${from.name} returning name`,
     );
-    return rows.length > 0;
+    return renamed.length > 0;
   } catch (e) {
     if (isUniqueViolation(e)) throw alreadyExists(`Table ${[...to.namespace, to.name].join('.')}`);
     if (e instanceof DbError && e.code === '23503') throw noSuchNamespace(to.namespace);

@@ -146,11 +146,7 @@ export class TableService {
   /** `{root}{ns…}/{name}`, or with a suffix when a live table (e.g. one renamed away) still uses that location. */
   private async defaultLocation(q: Queryable, w: Warehouse, id: TableIdent, uuid: string): Promise<string> {
     const base = `${normalizeRootUri(w.rootUri)}${[...id.namespace, id.name].map(encodeURIComponent).join('/')}`;
-    const used = await q.query(`select 1 from catalog.tables where warehouse = $1 and starts_with(metadata_location, $2) limit 1`, [
-      w.name,
-      `${base}/metadata/`,
-    ]);
-    return used.length ? `${base}-${uuid.replace(/-/g, '')}` : base;
+    return (await store.locationInUse(q, w.name, base)) ? `${base}-${uuid.replace(/-/g, '')}` : base;
   }
 
   private checkLocation(w: Warehouse, location: string): void {
@@ -362,11 +358,7 @@ export class TableService {
     const metadata = parseJson<TableMetadata>(row.metadataJson);
     // Another live table may use the same location (created there after a rename, or registered on the same
     // metadata): the files may be its own, so they stay.
-    const shared = await this.db.query(
-      `select 1 from catalog.tables where warehouse = $1 and starts_with(metadata_location, $2) limit 1`,
-      [w.name, `${metadata.location}/metadata/`],
-    );
-    if (shared.length) return { purgedFiles: 0, keptFiles: 0 };
+    if (await store.locationInUse(this.db, w.name, metadata.location)) return { purgedFiles: 0, keptFiles: 0 };
     return this.purgeFiles(w, row.metadataLocation, metadata);
   }
 

@@ -125,6 +125,14 @@ describe('namespaces', () => {
     expect(created.body).toEqual({ namespace: ['sales'], properties: { owner: 'ana' } });
     expectError(await stack.request('POST', '/v1/wh/namespaces', { namespace: ['sales'] }), 409, 'AlreadyExistsException');
     expectError(await stack.request('POST', '/v1/wh/namespaces', { namespace: [] }), 400, 'BadRequestException');
+    // Every body is decoded by its schema: each bad field is named, and nothing is created.
+    const bad = await stack.request('POST', '/v1/wh/namespaces', { namespace: ['ok', ''], properties: { n: 1 } });
+    expectError(bad, 400, 'BadRequestException');
+    expect(bad.body.error.message).toMatch(/namespace\.1: .*properties\.n: /);
+    expect((await stack.request('GET', '/v1/wh/namespaces/ok')).status).toBe(404);
+    const commit = await stack.request('POST', '/v1/wh/transactions/commit', { 'table-changes': [{ identifier: { namespace: ['x'] }, updates: [] }] });
+    expectError(commit, 400, 'BadRequestException');
+    expect(commit.body.error.message).toMatch(/table-changes\.0\.identifier\.name: .*table-changes\.0\.requirements: /);
     expectError(await stack.request('POST', '/v1/wh/namespaces', { namespace: ['nope', 'child'] }), 404, 'NoSuchNamespaceException');
     for (const n of ['eu', 'us', 'apac']) {
       expect((await stack.request('POST', '/v1/wh/namespaces', { namespace: ['sales', n] })).status).toBe(200);

@@ -3,33 +3,16 @@
 import type { FastifyInstance } from 'fastify';
 import * as store from '../metastore.ts';
 import type { Warehouse, WarehouseKind } from '../metastore.ts';
-import { VENDING_MODES, type VendingMode } from '../../iceberg/vendedStorage.ts';
+import type { VendingMode } from '../../iceberg/vendedStorage.ts';
 import type { CatalogContext } from '../context.ts';
 import { sendJson } from '../http.ts';
 import { badRequest, CatalogError } from '../errors.ts';
-import { namespaceBody } from '../http.ts';
+import { decodeBody, ReadOnlyRequest, RelocateRequest, RevokeCredentialRequest, WarehouseRequest } from '../requests.ts';
 import { isAzureUri, isUnderRoot } from '../../iceberg/storageUri.ts';
 import { normalizeRootUri } from '../storage.ts';
 import { parseVendedKeyId } from '../../runtime/objectStore.ts';
 import { revokeEpoch } from '../vending.ts';
 import { isRoleArn } from '../../iceberg/stsRules.ts';
-
-interface RelocateBody extends WarehouseBody {
-  tables?: Array<{ namespace?: unknown; name?: unknown; from?: unknown; to?: unknown; metadata_json?: unknown }>;
-}
-
-interface WarehouseBody {
-  name?: unknown;
-  root_uri?: unknown;
-  kind?: unknown;
-  endpoint?: unknown;
-  region?: unknown;
-  access_key_id?: unknown;
-  secret_access_key?: unknown;
-  path_style?: unknown;
-  vending?: unknown;
-  role_arn?: unknown;
-}
 
 export function warehouseOut(w: Warehouse) {
   return {
@@ -47,43 +30,38 @@ export function warehouseOut(w: Warehouse) {
   };
 }
 
-const optString = (v: unknown, what: string): string | undefined => {
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw badRequest(`${what} must be a string`);
-  return v;
-};
+/** Absent, null and '' alike: not given. */
+const given = <T extends string>(v: T | null | undefined): T | undefined => (v === null || v === '' ? undefined : v);
 
-function parseBody(b: WarehouseBody, partial: boolean) {
-  const kind = optString(b.kind, 'kind');
-  if (kind !== undefined && kind !== 'object_store' && kind !== 's3' && kind !== 'azure') throw badRequest('kind must be object_store, s3 or azure');
-  const vending = optString(b.vending, 'vending');
-  if (vending !== undefined && !(VENDING_MODES as readonly string[]).includes(vending)) throw badRequest('vending must be derived, sts, static or sas');
+/** The storage a request names, with the rules between its fields (the schema checked each field on its own). */
+function parseBody(b: typeof WarehouseRequest.Type, partial: boolean) {
+  const kind = given(b.kind);
+  const vending = given(b.vending);
   // azure: access_key_id is the storage account name, secret_access_key its key; credentials are vended as a SAS.
   if (vending === 'sas' && kind !== 'azure') throw badRequest('vending sas is for kind azure');
   if (kind === 'azure' && vending !== undefined && vending !== 'sas') throw badRequest('an azure warehouse vends credentials as a sas');
-  const rootUri = optString(b.root_uri, 'root_uri');
+  const rootUri = given(b.root_uri);
   if (rootUri !== undefined && kind !== undefined && isAzureUri(rootUri) !== (kind === 'azure')) {
     throw badRequest(kind === 'azure' ? 'an azure root is az://<container>/<path>/ or abfss://<container>@<account>.dfs.core.windows.net/<path>/' : 'an S3 root is s3://<bucket>/<path>/');
   }
-  const accessKeyId = optString(b.access_key_id, 'access_key_id');
-  const secretAccessKey = optString(b.secret_access_key, 'secret_access_key');
+  const accessKeyId = given(b.access_key_id);
+  const secretAccessKey = given(b.secret_access_key);
   if (!partial && (!rootUri || !accessKeyId || !secretAccessKey)) {
     throw badRequest('root_uri, access_key_id and secret_access_key are required');
   }
-  if (b.path_style !== undefined && typeof b.path_style !== 'boolean') throw badRequest('path_style must be a boolean');
   // undefined: unchanged (on an update); null or '': none.
-  const roleArn = b.role_arn === undefined ? undefined : (optString(b.role_arn, 'role_arn') ?? null);
+  const roleArn = b.role_arn === undefined ? undefined : (given(b.role_arn) ?? null);
   if (roleArn && !isRoleArn(roleArn)) throw badRequest('role_arn must be an IAM role ARN: arn:<partition>:iam::<12-digit account id>:role/<path/name>');
   if (roleArn && kind === 'azure') throw badRequest('role_arn is for STS vending; an azure warehouse vends a sas');
   return {
     rootUri: rootUri === undefined ? undefined : normalizeRootUri(rootUri),
-    kind: kind as WarehouseKind | undefined,
-    endpoint: optString(b.endpoint, 'endpoint'),
-    region: optString(b.region, 'region'),
+    kind,
+    endpoint: given(b.endpoint),
+    region: given(b.region),
     accessKeyId,
     secretAccessKey,
-    pathStyle: b.path_style as boolean | undefined,
-    vending: vending as VendingMode | undefined,
+    pathStyle: b.path_style,
+    vending,
     roleArn,
   };
 }
@@ -95,8 +73,8 @@ const dropUndefined = <T extends object>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): void {
-  app.post<{ Body: WarehouseBody }>('/management/v1/warehouses', async (req, reply) => {
-    const b = req.body ?? {};
+  app.post('/management/v1/warehouses', async (req, reply) => {
+    const b = decodeBody(WarehouseRequest, req.body, 'warehouse');
     if (typeof b.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(b.name)) {
       throw badRequest('name must be 1-128 characters of letters, digits, _ . -');
     }
@@ -126,8 +104,8 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
   });
 
   // Connection changes (rotated keys, new endpoint) revoke every credential vended before.
-  app.put<{ Params: { name: string }; Body: WarehouseBody }>('/management/v1/warehouses/:name', async (req, reply) => {
-    const p = parseBody(req.body ?? {}, true);
+  app.put<{ Params: { name: string } }>('/management/v1/warehouses/:name', async (req, reply) => {
+    const p = parseBody(decodeBody(WarehouseRequest, req.body, 'warehouse'), true);
     const patch = dropUndefined({ ...p, secretAccessKey: p.secretAccessKey === undefined ? undefined : ctx.storage.seal(p.secretAccessKey) });
     const w = await ctx.db.tx((q) => store.updateWarehouseConnection(q, req.params.name, patch as any));
     return sendJson(reply, 200, warehouseOut(w));
@@ -135,9 +113,9 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
 
   // A storage migration marks the warehouse read-only while it copies it (every change answers 403); the cutover
   // (or a cancelled or failed migration) clears the mark.
-  app.put<{ Params: { name: string }; Body: { read_only?: unknown } }>('/management/v1/warehouses/:name/read-only', async (req, reply) => {
-    if (typeof req.body?.read_only !== 'boolean') throw badRequest('read_only must be a boolean');
-    const w = await store.setWarehouseReadOnly(ctx.db, req.params.name, req.body.read_only);
+  app.put<{ Params: { name: string } }>('/management/v1/warehouses/:name/read-only', async (req, reply) => {
+    const { read_only } = decodeBody(ReadOnlyRequest, req.body, 'read-only request');
+    const w = await store.setWarehouseReadOnly(ctx.db, req.params.name, read_only);
     return sendJson(reply, 200, warehouseOut(w));
   });
 
@@ -152,16 +130,10 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
    * copied (`from`), and the tables named must be exactly the warehouse's: anything else is 409 and nothing moves.
    * Repeating a relocation that already happened is a no-op (a resumed cutover).
    */
-  app.post<{ Params: { name: string }; Body: RelocateBody }>('/management/v1/warehouses/:name/relocate', async (req, reply) => {
-    const b = req.body ?? ({} as RelocateBody);
+  app.post<{ Params: { name: string } }>('/management/v1/warehouses/:name/relocate', async (req, reply) => {
+    const b = decodeBody(RelocateRequest, req.body, 'relocation');
     const p = parseBody(b, false);
-    if (!Array.isArray(b.tables)) throw badRequest('tables must be an array');
-    const tables = b.tables.map((t) => {
-      if (!t || typeof t.name !== 'string' || typeof t.from !== 'string' || typeof t.to !== 'string' || typeof t.metadata_json !== 'string') {
-        throw badRequest('every table needs namespace, name, from, to and metadata_json');
-      }
-      return { namespace: namespaceBody(t.namespace), name: t.name, from: t.from, to: t.to, metadataJson: t.metadata_json };
-    });
+    const tables = b.tables.map((t) => ({ namespace: [...t.namespace], name: t.name, from: t.from, to: t.to, metadataJson: t.metadata_json }));
     for (const t of tables) {
       if (!isUnderRoot(t.to, p.rootUri!)) throw badRequest(`${t.to} is not under the new root ${p.rootUri}`);
     }
@@ -212,11 +184,10 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
   });
 
   /** Revokes one vended credential by its access key id. */
-  app.post<{ Params: { name: string }; Body: { access_key_id?: unknown } }>(
+  app.post<{ Params: { name: string } }>(
     '/management/v1/warehouses/:name/credentials/revoke',
     async (req, reply) => {
-      const id = req.body?.access_key_id;
-      if (typeof id !== 'string' || !id) throw badRequest('access_key_id is required');
+      const id = decodeBody(RevokeCredentialRequest, req.body, 'revocation').access_key_id;
       await store.getWarehouse(ctx.db, req.params.name);
       const claims = parseVendedKeyId(id);
       if (!claims || claims.warehouse !== req.params.name) throw badRequest('access_key_id is not a credential vended for this warehouse');

@@ -2,8 +2,9 @@
 import type { FastifyInstance } from 'fastify';
 import * as store from '../metastore.ts';
 import type { CatalogContext } from '../context.ts';
-import { sendJson, namespaceParam, namespaceBody, pageParams, pageToken } from '../http.ts';
+import { sendJson, namespaceParam, pageParams, pageToken } from '../http.ts';
 import { badRequest, unprocessable } from '../errors.ts';
+import { CreateNamespaceRequest, decodeBody, UpdateNamespacePropertiesRequest } from '../requests.ts';
 
 type NsParams = { prefix: string; namespace: string };
 
@@ -50,16 +51,14 @@ export function namespaceRoutes(app: FastifyInstance, ctx: CatalogContext): void
     },
   );
 
-  app.post<{ Params: { prefix: string }; Body: { namespace?: unknown; properties?: Record<string, string> } }>(
-    '/v1/:prefix/namespaces',
-    async (req, reply) => {
-      const w = await store.getWarehouse(ctx.db, req.params.prefix);
-      const ns = namespaceBody(req.body?.namespace);
-      const properties = stringMap(req.body?.properties ?? {});
-      await store.createNamespace(ctx.db, w.name, ns, properties);
-      return sendJson(reply, 200, { namespace: ns, properties });
-    },
-  );
+  app.post<{ Params: { prefix: string } }>('/v1/:prefix/namespaces', async (req, reply) => {
+    const w = await store.getWarehouse(ctx.db, req.params.prefix);
+    const body = decodeBody(CreateNamespaceRequest, req.body, 'CreateNamespaceRequest');
+    const ns = [...body.namespace];
+    const properties = { ...body.properties };
+    await store.createNamespace(ctx.db, w.name, ns, properties);
+    return sendJson(reply, 200, { namespace: ns, properties });
+  });
 
   app.get<{ Params: NsParams }>('/v1/:prefix/namespaces/:namespace', async (req, reply) => {
     const w = await store.getWarehouse(ctx.db, req.params.prefix);
@@ -80,14 +79,14 @@ export function namespaceRoutes(app: FastifyInstance, ctx: CatalogContext): void
     return reply.code(204).send();
   });
 
-  app.post<{ Params: NsParams; Body: { removals?: string[]; updates?: Record<string, string> } }>(
+  app.post<{ Params: NsParams }>(
     '/v1/:prefix/namespaces/:namespace/properties',
     async (req, reply) => {
       const w = await store.getWarehouse(ctx.db, req.params.prefix);
       const ns = namespaceParam(req.params.namespace);
-      const removals = req.body?.removals ?? [];
-      const updates = stringMap(req.body?.updates ?? {});
-      if (!Array.isArray(removals) || removals.some((r) => typeof r !== 'string')) throw badRequest('removals must be an array of strings');
+      const body = decodeBody(UpdateNamespacePropertiesRequest, req.body, 'UpdateNamespacePropertiesRequest');
+      const removals = body.removals ?? [];
+      const updates = { ...body.updates };
       const both = removals.filter((k) => k in updates);
       if (both.length) throw unprocessable(`properties both updated and removed: ${both.join(', ')}`);
       const result = await ctx.db.tx(async (q) => {
@@ -108,14 +107,4 @@ export function namespaceRoutes(app: FastifyInstance, ctx: CatalogContext): void
       return sendJson(reply, 200, result);
     },
   );
-}
-
-function stringMap(v: unknown): Record<string, string> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badRequest('properties must be an object of strings');
-  const out: Record<string, string> = {};
-  for (const [k, val] of Object.entries(v)) {
-    if (typeof val !== 'string') throw badRequest(`property ${k} must be a string`);
-    out[k] = val;
-  }
-  return out;
 }

@@ -7,8 +7,9 @@ import type { TableMetadata } from '../../iceberg/metadata.ts';
 import * as store from '../metastore.ts';
 import type { Warehouse } from '../metastore.ts';
 import type { CatalogContext } from '../context.ts';
-import type { CommitRequest, CreateTableRequest, LoadedTable, TableIdent } from '../tables.ts';
-import { sendJson, namespaceParam, namespaceBody, pageParams, pageToken, requestWarehouse } from '../http.ts';
+import type { CommitRequest, CreateTableRequest, LoadedTable } from '../tables.ts';
+import { sendJson, namespaceParam, pageParams, pageToken, requestWarehouse } from '../http.ts';
+import { CommitTableRequest, CommitTransactionRequest, CreateTableRequest as CreateTableBody, decodeBody, RenameTableRequest } from '../requests.ts';
 import { badRequest } from '../errors.ts';
 import { vendCredentials, wantsVendedCredentials } from '../vending.ts';
 
@@ -57,12 +58,6 @@ function locationOf(metadataJson: string): string {
   return m ? JSON.parse(m[1]) : parseJson<TableMetadata>(metadataJson).location;
 }
 
-function identBody(v: unknown, what: string): TableIdent {
-  const id = v as { namespace?: unknown; name?: unknown } | undefined;
-  if (!id || typeof id.name !== 'string' || !id.name) throw badRequest(`${what} must have a namespace and a name`);
-  return { namespace: namespaceBody(id.namespace), name: id.name };
-}
-
 export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   const credentialsFor = (w: Warehouse, location: string) => vendCredentials(w, ctx.storage.secretOf(w), location, ctx.credentialTtlSeconds);
 
@@ -82,11 +77,11 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
     },
   );
 
-  app.post<{ Params: NsParams; Body: CreateTableRequest }>('/v1/:prefix/namespaces/:namespace/tables', async (req, reply) => {
+  app.post<{ Params: NsParams }>('/v1/:prefix/namespaces/:namespace/tables', async (req, reply) => {
     const w = await requestWarehouse(ctx.db, req, req.params.prefix);
     const ns = namespaceParam(req.params.namespace);
-    if (!req.body || typeof req.body !== 'object') throw badRequest('CreateTableRequest body is required');
-    const loaded = await ctx.tables.create(w, ns, req.body);
+    // The schema, partition spec and sort order are Iceberg's own shapes: tables.ts and iceberg/ check them.
+    const loaded = await ctx.tables.create(w, ns, decodeBody(CreateTableBody, req.body, 'CreateTableRequest') as unknown as CreateTableRequest);
     const vended = wantsVendedCredentials(req.headers[DELEGATION]) ? await credentialsFor(w, loaded.metadata!.location) : undefined;
     if (loaded.metadataLocation) reply.header('etag', etagOf(loaded.metadataLocation, 'all'));
     return sendLoadResult(reply, loaded, loaded.metadataJson, vended ?? { config: {} });
@@ -115,17 +110,16 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
     return reply.code(found ? 204 : 404).send();
   });
 
-  app.post<{ Params: TableParams; Body: CommitRequest }>('/v1/:prefix/namespaces/:namespace/tables/:table', async (req, reply) => {
+  app.post<{ Params: TableParams }>('/v1/:prefix/namespaces/:namespace/tables/:table', async (req, reply) => {
     const w = await requestWarehouse(ctx.db, req, req.params.prefix);
     const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
-    if (!req.body || typeof req.body !== 'object') throw badRequest('CommitTableRequest body is required');
-    if (req.body.identifier) {
-      const given = identBody(req.body.identifier, 'identifier');
-      if (given.name !== id.name || given.namespace.join('\u001f') !== id.namespace.join('\u001f')) {
-        throw badRequest('the identifier in the body does not match the path');
-      }
+    const body = decodeBody(CommitTableRequest, req.body, 'CommitTableRequest');
+    const given = body.identifier;
+    if (given && (given.name !== id.name || given.namespace.join('\u001f') !== id.namespace.join('\u001f'))) {
+      throw badRequest('the identifier in the body does not match the path');
     }
-    const result = await ctx.tables.commit(w, id, req.body);
+    // Each requirement and update is checked by iceberg/updates.ts as it applies.
+    const result = await ctx.tables.commit(w, id, body as unknown as CommitRequest);
     reply.header('etag', etagOf(result.metadataLocation!, 'all'));
     return reply.code(200).type('application/json').send(`{"metadata-location":${JSON.stringify(result.metadataLocation)},"metadata":${result.metadataJson}}`);
   });
@@ -149,24 +143,24 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
     return sendJson(reply, 200, { 'storage-credentials': vended['storage-credentials'] });
   });
 
-  app.post<{ Params: { prefix: string }; Body: { source?: unknown; destination?: unknown } }>(
+  app.post<{ Params: { prefix: string } }>(
     '/v1/:prefix/tables/rename',
     async (req, reply) => {
       const w = await requestWarehouse(ctx.db, req, req.params.prefix);
-      await ctx.tables.rename(w, identBody(req.body?.source, 'source'), identBody(req.body?.destination, 'destination'));
+      const { source, destination } = decodeBody(RenameTableRequest, req.body, 'RenameTableRequest');
+      await ctx.tables.rename(w, { namespace: [...source.namespace], name: source.name }, { namespace: [...destination.namespace], name: destination.name });
       return reply.code(204).send();
     },
   );
 
-  app.post<{ Params: { prefix: string }; Body: { 'table-changes'?: Array<CommitRequest & { identifier: TableIdent }> } }>(
+  app.post<{ Params: { prefix: string } }>(
     '/v1/:prefix/transactions/commit',
     async (req, reply) => {
       const w = await requestWarehouse(ctx.db, req, req.params.prefix);
-      const changes = req.body?.['table-changes'];
-      if (!Array.isArray(changes)) throw badRequest('table-changes must be an array');
+      const changes = decodeBody(CommitTransactionRequest, req.body, 'CommitTransactionRequest')['table-changes'];
       await ctx.tables.commitTransaction(
         w,
-        changes.map((c) => ({ ...c, identifier: identBody(c?.identifier, 'identifier') })),
+        changes.map((c) => ({ ...(c as unknown as CommitRequest), identifier: { namespace: [...c.identifier.namespace], name: c.identifier.name } })),
       );
       return reply.code(204).send();
     },
