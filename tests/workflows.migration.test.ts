@@ -4,8 +4,8 @@
 // contract says for each, checked at each step:
 // - reads (the session's, of this catalog, the same tables again and again) succeed throughout, with exact values;
 // - writes to the catalog while the migration is active are refused with 409 catalog_read_only before anything is
-//   dispatched: the session's statement answers it, the schedule's due run ends `failed` with that code; a write to
-//   another catalog of the same session goes on;
+//   dispatched: the session's statement answers it, the schedule's due run and a run-now end `failed` with that
+//   code; a write to another catalog of the same session goes on;
 // - nothing is lost: after the cutover the tables live under the target root with the same rows (exact values),
 //   snapshots and time travel; the same session (never closed) reads them there, writes again, and the next due
 //   run of the schedule writes there.
@@ -114,6 +114,10 @@ describe('a catalog migrated while a session reads it and a schedule writes it',
     // The schedule's due run is refused the same way: failed, saying why, nothing written.
     const duringRun = await fireDue(schedule.id);
     expect(duringRun).toMatchObject({ status: 'failed', query_id: null, error: expect.stringMatching(/^catalog_read_only: /) });
+    // and so is a run-now: accepted (202, the run recorded), failed at once with the same reason
+    const byHand = await t.req('POST', `${W}/schedules/${schedule.id}/run`, { as: admin });
+    expect(byHand.status, byHand.text).toBe(202);
+    expect(byHand.body).toMatchObject({ status: 'failed', query_id: null, error: expect.stringMatching(/^catalog_read_only: /) });
     // (all of that while the migration was still active: otherwise this test would prove nothing)
     const stillActive = (await req('GET', `/api/catalogs/${catalog.id}/migrations/${migration}`)) as any;
     expect(stillActive.status, 'the migration ended before the workflow could use the catalog during it').toBe('running');
