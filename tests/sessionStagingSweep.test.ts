@@ -145,6 +145,11 @@ describe('staging URLs a store cannot revoke', () => {
     expect(staged.status, staged.text).toBe(201);
     expect(await sessionRow(session.id)).toEqual({ staging_urls_expire_at: null, staging_swept_at: null });
     await closeSession(session.id);
-    expect((await fetch(staged.body.files[0].put_url, { method: 'PUT', body: 'id\n1\n' })).status).toBe(403);
+    // (the revocation is the close's effect, run just after the session reads closed)
+    await expect.poll(async () => (await fetch(staged.body.files[0].put_url, { method: 'PUT', body: 'id\n1\n' })).status, { timeout: 10_000 }).toBe(403);
+    expect(await sessionRow(session.id)).toEqual({ staging_urls_expire_at: null, staging_swept_at: null });
+    // and what a put landed before the revocation went with the files the close removed after it
+    const u = new URL(session.staging_uri);
+    await expect.poll(async () => (await t.stack.s3.send(new ListObjectsV2Command({ Bucket: u.host, Prefix: u.pathname.slice(1) }))).Contents ?? [], { timeout: 10_000 }).toEqual([]);
   });
 });
