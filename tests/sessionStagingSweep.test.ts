@@ -1,7 +1,7 @@
 // Staging URLs a store cannot revoke (static keys, STS, azure SAS), against real stores: two S3-compatible stores
 // that verify no derived keys (one with STS, one without) and Azurite. A session's end removes its files at once, but
 // a put URL it handed out keeps working until it expires: what a client puts through it after the end lands, and
-// the session reaper's sweep removes it once every URL of the session has expired (here a TTL of a few seconds and
+// the session reaper’s sweep removes it once every URL of the session has expired (here a TTL of seconds and
 // no grace), after which the URL is refused as expired. On the bundled store (derived keys) the session's end revokes
 // the URLs instead: nothing is recorded for a sweep there.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,7 +14,8 @@ import { makeS3Client } from '../iceberg/s3Client.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
 import { startAzurite } from './support/azurite.ts';
 
-const TTL_S = 6;
+// Long enough for a loaded machine to stage, put, close and put again within it; short enough to wait out.
+const TTL_S = 15;
 const FOREIGN = { accessKey: 'sweep-root', secretKey: 'sweep-root-secret-for-tests' };
 const dir = mkdtempSync(join(tmpdir(), 'eider-sweep-'));
 const withSts = await startObjectStore({ dir: join(dir, 'sts'), port: 0, bucket: 'sweep-sts', ...FOREIGN, derivedKeys: false });
