@@ -1,7 +1,7 @@
 // Staging URLs a store cannot revoke (static keys, STS, azure SAS), against real stores: two S3-compatible stores
 // that verify no derived keys (one with STS, one without) and Azurite. A session's end removes its files at once, but
 // a put URL it handed out keeps working until it expires: what a client puts through it after the end lands, and
-// the session reaper’s sweep removes it once every URL of the session has expired (here a TTL of seconds and
+// the session reaper's sweep removes it once every URL of the session has expired (here a TTL of seconds and
 // no grace), after which the URL is refused as expired. On the bundled store (derived keys) the session's end revokes
 // the URLs instead: nothing is recorded for a sweep there.
 import { afterAll, describe, expect, it } from 'vitest';
