@@ -2,7 +2,8 @@
 // service, the bundled store and a second S3-compatible store behind a slow link so the move lasts): a SQL session
 // reads from the catalog and a schedule writes to it, before, during and after the storage migration. What the
 // contract says for each, checked at each step:
-// - reads (the session's, of this catalog, the same tables again and again) succeed throughout, with exact values;
+// - reads (the session's, of this catalog, the same tables again and again, and queries beside it) succeed
+//   throughout, the cutover included, with exact values;
 // - writes to the catalog while the migration is active are refused with 409 catalog_read_only before anything is
 //   dispatched: the session's statement answers it, the schedule's due run and a run-now end `failed` with that
 //   code; a write to another catalog of the same session goes on;
@@ -123,8 +124,19 @@ describe('a catalog migrated while a session reads it and a schedule writes it',
     expect(stillActive.status, 'the migration ended before the workflow could use the catalog during it').toBe('running');
     expect(await read(session, LOG)).toEqual([{ source: 'schedule', n: 1 }]);
 
+    // Reads go on until the migration ends, the cutover included: the session's, and queries beside it.
+    const ended = (m: any) => ['completed', 'failed', 'cancelled'].includes(m.status);
+    let reads = 0;
+    const queries = sqlOn(t, admin, agentId, CAT);
+    for (let m = stillActive; !ended(m); m = await req('GET', `/api/catalogs/${catalog.id}/migrations/${migration}`)) {
+      const [inSessionRows, viaQuery] = await Promise.all([read(session, ORDERS), queries.rows(ORDERS)]);
+      expect(inSessionRows).toEqual(orders);
+      expect(viaQuery).toEqual(orders);
+      reads++;
+    }
+    expect(reads).toBeGreaterThan(0);
     // After the cutover: the tables are at the target, with every row, snapshot and time-travel read unchanged.
-    const done = await waitMigration(t, admin, catalog.id, migration, (m) => ['completed', 'failed', 'cancelled'].includes(m.status), 240_000);
+    const done = await waitMigration(t, admin, catalog.id, migration, ended, 240_000);
     expect(done, JSON.stringify(done)).toMatchObject({ status: 'completed', phase: 'completed', error: null });
     expect((await req('GET', `/api/catalogs/${catalog.id}`)).storage_backend_id).toBe(targetId);
     for (const table of ['orders', 'log', 'events']) {
