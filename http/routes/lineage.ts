@@ -33,13 +33,13 @@ function columnCounter(ctx: AppContext): ((e: lineage.TableEnd) => Promise<numbe
   };
 }
 
-/** An import's table ends must exist: the catalog is asked (a table it does not have is skipped, with the reason). */
 /** The success row of a lineage import, written with its edges. */
 function importRecord(ctx: AppContext, req: FastifyRequest, principal: Principal, workspaceId: string, operation: string) {
   return (q: Queryable, r: { provider: string; created: number; updated: number; skipped: number }) =>
     successRow(ctx, req, principal, { action: 'lineage.import', target: { kind: 'workspace', id: workspaceId }, details: { operation, ...r } })(q);
 }
 
+/** An import's table ends must exist: the catalog is asked (a table it does not have is skipped, with the reason). */
 function importChecks(ctx: AppContext): { exists?: (e: lineage.TableEnd) => Promise<boolean> } {
   const client = ctx.catalog;
   if (!client) return {};
