@@ -48,7 +48,7 @@ import { registerMcp } from '../http/mcp.ts';
 import { startScheduler } from '../http/scheduler.ts';
 import { startPgWire } from '../pgwire/server.ts';
 import { indexDocs } from '../domain/docsIndex.ts';
-import { removeSessionStaging, sessionCounts, statementStaging } from '../domain/sqlSessions.ts';
+import { removeSessionStaging, sessionCounts, statementStaging, sweepEndedStaging } from '../domain/sqlSessions.ts';
 
 export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -196,8 +196,15 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: ['sqlSession', 'statement'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.SQL_SESSION_REAPER_TICK_S * 1000,
-    // A deactivation closes its user's sessions at once; this catches a replica that died before it could.
-    alsoEachTick: () => closeSessionsOfInactiveUsers(db, host, logger.child({ part: 'reaper' })),
+    // A deactivation closes its user's sessions at once; this catches a replica that died before it could. Ended
+    // sessions whose staging URLs could not be revoked have their staging areas swept once those expired.
+    alsoEachTick: async () => {
+      await closeSessionsOfInactiveUsers(db, host, logger.child({ part: 'reaper' }));
+      const swept = await sweepEndedStaging(db, config, catalog, config.SQL_SESSION_STAGING_SWEEP_GRACE_S, (sessionId, e) =>
+        logger.warn({ part: 'reaper', sessionId, err: (e as Error)?.message ?? String(e) }, 'staging sweep failed; retried at the next tick'),
+      );
+      if (swept.sessions > 0) logger.info({ part: 'reaper', ...swept }, 'ended sessions’ staging areas swept after their URLs expired');
+    },
   });
   // Elastic agents' deadlines (dial home, idle, lifetime) and the reconciliation with what the provider runs.
   const elasticReaper = startLeaderLoop({

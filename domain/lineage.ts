@@ -382,7 +382,11 @@ export async function importEdges(
   attachedCatalogs: readonly string[],
   provider: string,
   edges: readonly ImportEdge[],
-  opts: { exists?: (e: TableEnd) => Promise<boolean> } = {},
+  opts: {
+    exists?: (e: TableEnd) => Promise<boolean>;
+    /** Written in the import's own transaction once its counts are known (its audit row): both commit or neither. */
+    record?: (q: Queryable, result: { provider: string; created: number; updated: number; skipped: number }) => Promise<unknown>;
+  } = {},
 ) {
   if (provider.toLowerCase() === EXECUTION) {
     throw unprocessable('the provider name execution is reserved for lineage from SQL this service ran', 'unprocessable_content', {
@@ -434,6 +438,7 @@ export async function importEdges(
       if (await upsertEdge(q, { source: s.key, target: t.key, provider, at, columns: e.columns ? [...e.columns] : [], columnLineage })) created++;
       else updated++;
     }
+    await opts.record?.(q, { provider, created, updated, skipped: skipped.length });
   });
   return { provider, created, updated, skipped };
 }

@@ -5,7 +5,10 @@
 // On a store that verifies derived keys (Eider's own: the backend's credential_vending is `derived`) the URLs are
 // signed with one key derived for the session, limited to its staging prefix (the store holds every request to
 // it, a copy's source included) and revoked when the session ends (removeStagingArea): a URL of a closed session
-// is refused. Elsewhere they are signed with the backend's keys and live out their TTL.
+// is refused. Elsewhere (sts, static keys, azure SAS) they are signed with the backend's keys and live out their
+// TTL: the latest expiry of a session's URLs is recorded before they are handed out, and once it (and
+// SQL_SESSION_STAGING_SWEEP_GRACE_S) has passed after the session's end, the session reaper sweeps the staging area
+// again (sweepEndedStaging in sqlSessions.ts): what a leftover URL put there after the end is removed, never read.
 // GET URLs ask for the file as an attachment of a non-renderable type: a staged HTML file is never a page.
 // On an azure backend the URLs carry a blob SAS signed with the account key (a PUT to one needs the
 // `x-ms-blob-type: BlockBlob` header, as every Put Blob does).
@@ -116,9 +119,17 @@ export type StagingCatalog = Pick<CatalogClient, 'getWarehouse' | 'revokeCredent
  */
 const STAGING_KEY_LIFETIME_S = 30 * 86_400;
 
+/** Whether a session's staging URLs on this storage end with it (a derived-key store revokes the session's key). */
+const revocable = (w: WarehouseInput) => w.kind !== 'azure' && w.vending === 'derived';
+
+/** Whether the staging URLs of a session on `catalogSlug` can be revoked; if not they live out their TTL. */
+export async function stagingRevocable(q: Queryable, config: StagingConfig, catalogSlug: string): Promise<boolean> {
+  return revocable(await stagingWarehouse(q, config, catalogSlug));
+}
+
 /** The session's staging key on a derived-key store, for the warehouse's current credential epoch; else undefined. */
 async function stagingKey(w: WarehouseInput, catalog: StagingCatalog, s: StagingSession) {
-  if (w.kind === 'azure' || w.vending !== 'derived') return undefined;
+  if (!revocable(w)) return undefined;
   const info = await catalog.getWarehouse(w.name);
   if (!info) throw unprocessable(`the session's catalog ${s.active_catalog} has no warehouse`, 'unprocessable_content');
   const { bucket, key } = locate(s.staging_uri.endsWith('/') ? s.staging_uri : `${s.staging_uri}/`);

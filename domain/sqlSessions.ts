@@ -2,11 +2,11 @@
 // actor, who may see and close one, and the page of a workspace's sessions.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
-import { rows, sql } from '../runtime/sql.ts';
+import { exec, rows, sql } from '../runtime/sql.ts';
 import { hasPermission, type Principal } from './identity.ts';
-import { notFound, unprocessable } from './errors.ts';
+import { AppError, notFound, unprocessable } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
-import { presignStaging, removeStagingArea, stagingUrisIn } from './sessionStaging.ts';
+import { presignStaging, removeStagingArea, stagingRevocable, stagingUrisIn, type StagingSession } from './sessionStaging.ts';
 import type { StagingCatalog, StagingConfig } from './sessionStaging.ts';
 
 export const SESSION_STATUSES = ['pending', 'opening', 'open', 'closing', 'closed', 'failed'] as const;
@@ -159,12 +159,83 @@ export async function sessionCounts(q: Queryable) {
   return { sessions: pick('session'), statements: pick('statement'), ended: pick('ended') };
 }
 
+/**
+ * Presigned staging URLs of a session (for its client, or its agent's statement). On a store that cannot revoke
+ * them, their expiry is recorded first (committed before any URL is handed out): the sweep after the session's end
+ * waits for it, and a URL issued after a sweep asks for another one.
+ */
+export async function sessionStagingUrls(
+  q: Queryable,
+  config: StagingConfig,
+  catalog: StagingCatalog,
+  session: StagingSession,
+  uris: readonly string[],
+  ttlSeconds: number,
+  forClients = false,
+) {
+  if (!(await stagingRevocable(q, config, session.active_catalog))) {
+    await exec(
+      q,
+      sql`update sql_sessions
+             set staging_urls_expire_at = greatest(staging_urls_expire_at, now() + make_interval(secs => ${ttlSeconds})), staging_swept_at = null
+           where id = ${session.id}`,
+    );
+  }
+  return presignStaging(q, config, catalog, session, uris, ttlSeconds, forClients);
+}
+
 /** The staging files a session statement's SQL names, with presigned URLs for its agent. */
 export async function statementStaging(q: Queryable, config: StagingConfig, catalog: StagingCatalog, sessionId: string, statement: string, ttlSeconds: number) {
   const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return [];
   const uris = stagingUrisIn(statement, row.staging_uri);
-  return uris.length ? presignStaging(q, config, catalog, { ...row, staging_uri: row.staging_uri, active_catalog: row.active_catalog }, uris, ttlSeconds) : [];
+  return uris.length ? sessionStagingUrls(q, config, catalog, { ...row, staging_uri: row.staging_uri, active_catalog: row.active_catalog }, uris, ttlSeconds) : [];
+}
+
+/**
+ * The retention of staging areas whose URLs cannot be revoked (sts, static keys, azure SAS): a session's end
+ * removes its files at once, but a URL it handed out still works until it expires. Once the latest of them has
+ * expired, plus `graceS` (a store checks a URL's expiry when a request starts, so a long upload begun just before
+ * may still land), each ended session's staging area is emptied again and marked swept: what a leftover URL put
+ * there after the end is gone before anything could read it (no statement reads a closed session's files). Run by
+ * the session reaper's leader; a failure is retried at its next tick. Returns the sessions swept and files removed.
+ */
+export async function sweepEndedStaging(
+  q: Queryable,
+  config: StagingConfig,
+  catalog: StagingCatalog,
+  graceS: number,
+  onError: (sessionId: string, e: unknown) => void = () => undefined,
+): Promise<{ sessions: number; files: number }> {
+  const due = await rows(
+    q,
+    Schema.Struct({ id: Schema.String }),
+    sql`select id from sql_sessions
+         where status in ('closed', 'failed') and staging_swept_at is null
+           and staging_urls_expire_at <= now() - make_interval(secs => ${graceS})
+         order by staging_urls_expire_at limit 100`,
+  );
+  let files = 0;
+  let sessions = 0;
+  for (const { id } of due) {
+    try {
+      files += await removeSessionStaging(q, config, catalog, id);
+    } catch (e) {
+      // A catalog that is gone has no storage left to sweep; anything else is tried again at the next tick.
+      if (!(e instanceof AppError && e.status === 422)) {
+        onError(id, e);
+        continue;
+      }
+    }
+    // Marked only when no URL newer than the sweep was issued meanwhile (that one gets a sweep of its own).
+    const marked = await exec(
+      q,
+      sql`update sql_sessions set staging_swept_at = now()
+           where id = ${id} and staging_urls_expire_at <= now() - make_interval(secs => ${graceS}) returning 1`,
+    );
+    sessions += marked.length;
+  }
+  return { sessions, files };
 }
 
 /** Revokes an ended session's staging URLs and removes its staged files. */

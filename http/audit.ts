@@ -25,6 +25,16 @@ export const audited = <T>(ctx: AppContext, req: Pick<FastifyRequest, 'id'>, act
     return result;
   });
 
+/**
+ * The success row of a route that records it itself (its `audit` declares no `success`): `write(q)` appends it with
+ * the handler's own transaction, so the change and its row commit together and a crash between them cannot leave
+ * the change unrecorded.
+ */
+export const successRow =
+  (ctx: AppContext, req: Pick<FastifyRequest, 'id'>, principal: Principal, e: Omit<AuditEvent, 'outcome' | 'actor'>) =>
+  (q: Queryable) =>
+    appendAudit(q, auditOrigin(ctx, req), { ...e, outcome: 'success', actor: actorOf(principal) });
+
 /** A route's audit target: its declared path parameter (the workspace's id once resolved). */
 function targetOf(def: RouteDef, params: Record<string, string>, ws: WorkspaceAccess | undefined): AuditEvent['target'] {
   const t = def.audit?.target;

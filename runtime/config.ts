@@ -132,6 +132,9 @@ export const CONFIG_VARIABLES = {
   SQL_SESSION_OPENING_DEADLINE_S: int('sessions', '120', 1),
   SQL_SESSION_STAGING_PREFIX_SEGMENT: str('sessions', '_staging'),
   SQL_SESSION_STAGING_URL_TTL_S: int('sessions', '900', 1),
+  // On stores that cannot revoke staging URLs: how long after the last one expired an ended session's staging area
+  // is swept again (a store checks expiry when a request starts; an upload begun just before may still land).
+  SQL_SESSION_STAGING_SWEEP_GRACE_S: int('sessions', '3600', 0),
   SQL_STATEMENT_ACK_DEADLINE_S: int('sessions', '15', 1),
   SQL_STATEMENT_TIMEOUT_GRACE_S: int('sessions', '30', 0),
   SQL_STATEMENT_DEFAULT_TIMEOUT_S: int('sessions', '600', 1),

@@ -352,6 +352,68 @@ describe('an action and its row commit together', () => {
   });
 });
 
+describe('a run-now or an import and its success row commit together', () => {
+  it('when the audit row cannot be written, no run is recorded, no model imported, no edge kept; with it, each is', async () => {
+    const db = t.database.db;
+    // A schedule to fire by hand: its agent registered here (an agent need not be connected for a schedule).
+    const minted = await t.req('POST', '/api/admin/agents/bootstrap', { body: { name: 'audited-scheduler' }, as: admin });
+    secrets.push(minted.body.token);
+    const a = await rawAgent(minted.body.token);
+    const ok = await a.reply;
+    expect(ok.type).toBe('auth_ok');
+    secrets.push(ok.payload.session_token);
+    a.ws.close();
+    const agentId = (await latest('agent.bootstrap')).target!.id!;
+    const saved = await t.req('POST', '/api/workspaces/default/saved-queries', { body: { name: 'audited run-now', sql: 'SELECT 1' }, as: admin });
+    expect(saved.status, saved.text).toBe(201);
+    const schedule = await t.req('POST', '/api/workspaces/default/schedules', { body: { saved_query_id: saved.body.id, cron: '0 3 * * *', agent_id: agentId }, as: admin });
+    expect(schedule.status, schedule.text).toBe(201);
+    const runs = async () => (await db.query<{ n: number }>(`select count(*)::int as n from eider.schedule_runs where schedule_id = $1`, [schedule.body.id]))[0].n;
+    const models = async () => (await db.query<{ n: number }>(`select count(*)::int as n from eider.semantic_models where slug = 'audited-import'`))[0].n;
+    const edges = async () => (await db.query<{ n: number }>(`select count(*)::int as n from eider.lineage_edges where provider = 'audit-tx'`))[0].n;
+    const runNow = () => t.req('POST', `/api/workspaces/default/schedules/${schedule.body.id}/run`, { as: admin });
+    const importModel = () =>
+      t.req('POST', '/api/workspaces/default/semantic/imports/native?reconcile=none', {
+        rawBody: 'version: 1\nmodels:\n  - slug: audited-import\n    name: Audited import\n',
+        headers: { 'content-type': 'application/yaml' },
+        as: admin,
+      });
+    const importEdge = () =>
+      t.req('POST', '/api/workspaces/default/lineage/imports', { body: { provider: 'audit-tx', edges: [{ source: { external: 'crm' }, target: { external: 'bi' } }] }, as: admin });
+
+    // The audit write fails, as a crash between the change and its row would leave it: the change is undone too.
+    await db.query(`create function eider.audit_fault() returns trigger language plpgsql as $$ begin raise exception 'audit write failed'; end $$`);
+    await db.query(`create trigger audit_fault before insert on eider.audit_events for each row when (new.outcome = 'success') execute function eider.audit_fault()`);
+    try {
+      expect((await runNow()).status).toBe(500);
+      expect(await runs()).toBe(0);
+      expect((await importModel()).status).toBe(500);
+      expect(await models()).toBe(0);
+      expect((await importEdge()).status).toBe(500);
+      expect(await edges()).toBe(0);
+    } finally {
+      await db.query(`drop trigger audit_fault on eider.audit_events`);
+      await db.query(`drop function eider.audit_fault()`);
+    }
+
+    const fired = await runNow();
+    expect(fired.status, fired.text).toBe(202);
+    expect(await runs()).toBe(1);
+    expect(await latest('schedule.run')).toMatchObject({ outcome: 'success', actor: { id: admin.id }, target: { kind: 'schedule', id: schedule.body.id }, details: { operation: 'run_schedule' } });
+    expect((await importModel()).status).toBe(200);
+    expect(await models()).toBe(1);
+    expect(await latest('semantic.import')).toMatchObject({ outcome: 'success', details: { operation: 'import_semantic_models', created: 1 } });
+    expect((await importEdge()).status).toBe(200);
+    expect(await edges()).toBe(1);
+    expect(await latest('lineage.import')).toMatchObject({ outcome: 'success', details: { operation: 'import_lineage', provider: 'audit-tx', created: 1 } });
+    // one success row each: the server writes none of its own for these routes
+    for (const action of ['schedule.run', 'semantic.import', 'lineage.import']) {
+      const [{ n }] = await db.query<{ n: number }>(`select count(*)::int as n from eider.audit_events where action = $1 and outcome = 'success' and request_id = (select request_id from eider.audit_events where action = $1 order by at desc limit 1)`, [action]);
+      expect({ action, n }).toEqual({ action, n: 1 });
+    }
+  });
+});
+
 describe('append-only and retention', () => {
   it('the database refuses updates, deletes and truncation of audit rows', async () => {
     const db = t.database.db;

@@ -3,7 +3,7 @@
 // transaction: new slugs are created, the provider's own models replaced when their content changed, a slug owned
 // by someone else left alone, and with reconcile=provider_run the provider's models the artifact no longer declares
 // are retired (deprecated).
-import type { Db } from '../../runtime/db.ts';
+import type { Db, Queryable } from '../../runtime/db.ts';
 import { exec, sql } from '../../runtime/sql.ts';
 import { AppError } from '../errors.ts';
 import { datasetReadable, tableReach } from './access.ts';
@@ -83,6 +83,8 @@ export async function importModels(
   provider: ImportProvider,
   body: unknown,
   reconcile: 'provider_run' | 'none',
+  /** Written in the import's own transaction once its report is known (its audit row): both commit or neither. */
+  record?: (q: Queryable, report: ImportReport) => Promise<unknown>,
 ): Promise<ImportReport> {
   const set = provider === 'native' ? readNative(body) : readDbtManifest(body);
   const reach = await tableReach(db, workspaceId);
@@ -125,8 +127,9 @@ export async function importModels(
         }
       }
     }
+    report.retired.sort();
+    await record?.(tx, report);
   });
-  report.retired.sort();
   return report;
 }
 

@@ -14,6 +14,10 @@ import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { CatalogServiceError } from '../../runtime/catalogClient.ts';
 import { viaCatalog } from '../catalogService.ts';
 import type { AppContext } from '../context.ts';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from '../../domain/identity.ts';
+import type { Queryable } from '../../runtime/db.ts';
+import { successRow } from '../audit.ts';
 
 /** A table's column count as the catalog has it now; null when it cannot be read. Without a catalog service, none. */
 function columnCounter(ctx: AppContext): ((e: lineage.TableEnd) => Promise<number | null>) | undefined {
@@ -27,6 +31,12 @@ function columnCounter(ctx: AppContext): ((e: lineage.TableEnd) => Promise<numbe
       return null;
     }
   };
+}
+
+/** The success row of a lineage import, written with its edges. */
+function importRecord(ctx: AppContext, req: FastifyRequest, principal: Principal, workspaceId: string, operation: string) {
+  return (q: Queryable, r: { provider: string; created: number; updated: number; skipped: number }) =>
+    successRow(ctx, req, principal, { action: 'lineage.import', target: { kind: 'workspace', id: workspaceId }, details: { operation, ...r } })(q);
 }
 
 /** An import's table ends must exist: the catalog is asked (a table it does not have is skipped, with the reason). */
@@ -154,7 +164,8 @@ export const lineageRoutes = [
     method: 'POST',
     path: '/api/workspaces/:workspace/lineage/imports',
     operationId: 'import_lineage',
-    audit: { action: 'lineage.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
+    // (its success row is written in the import's own transaction)
+    audit: { action: 'lineage.import', target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import canonical lineage edges from a producer (idempotent; unresolvable ends are skipped with a reason)',
     tags: ['lineage'],
     access: { kind: 'workspace', role: 'writer' },
@@ -181,7 +192,7 @@ export const lineageRoutes = [
       403: null,
       422: null,
     },
-    handler: async ({ ctx, ws, body }) => {
+    handler: async ({ ctx, ws, principal, body, req }) => {
       for (const [i, e] of body.edges.entries()) {
         if (e.observed_at !== undefined && Number.isNaN(Date.parse(e.observed_at))) {
           throw unprocessable(`edges[${i}].observed_at is not a time`, 'unprocessable_content', { fields: [{ field: `edges.${i}.observed_at`, in: 'body', message: 'an ISO 8601 time' }] });
@@ -189,14 +200,16 @@ export const lineageRoutes = [
       }
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
       await requireWritableTargets(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), body.edges.map((e) => e.target));
-      return { status: 200, body: await lineage.importEdges(ctx.db, attached.map((c) => c.slug), body.provider, body.edges, importChecks(ctx)) };
+      const record = importRecord(ctx, req, principal, ws!.workspace.id, 'import_lineage');
+      return { status: 200, body: await lineage.importEdges(ctx.db, attached.map((c) => c.slug), body.provider, body.edges, { ...importChecks(ctx), record }) };
     },
   }),
   route({
     method: 'POST',
     path: '/api/workspaces/:workspace/lineage/imports/:provider',
     operationId: 'import_lineage_artifact',
-    audit: { action: 'lineage.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
+    // (its success row is written in the import's own transaction)
+    audit: { action: 'lineage.import', target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import a producer’s artifact as lineage edges: transform takes a dbt manifest.json, or {manifest, catalog} for column detail',
     description:
       'The body is the artifact (application/json or text/plain). Models, seeds and snapshots are `database.schema.alias`, ' +
@@ -219,13 +232,14 @@ export const lineageRoutes = [
       403: null,
       422: null,
     },
-    handler: async ({ ctx, ws, params, body }) => {
+    handler: async ({ ctx, ws, principal, params, body, req }) => {
       const { manifest, catalog } = parseDbtArtifact(body);
       const attached = await listWorkspaceCatalogs(ctx.db, ws!.workspace.id);
       if (catalog) await loadParser();
       const read = dbtLineage(manifest, catalog, new Set(attached.map((c) => c.slug.toLowerCase())));
       await requireWritableTargets(ctx.db, ws!.workspace.id, attached.map((c) => c.slug), read.edges.map((e) => e.edge.target));
-      const r = await lineage.importEdges(ctx.db, attached.map((c) => c.slug), params.provider, read.edges.map((e) => e.edge), importChecks(ctx));
+      const record = importRecord(ctx, req, principal, ws!.workspace.id, 'import_lineage_artifact');
+      const r = await lineage.importEdges(ctx.db, attached.map((c) => c.slug), params.provider, read.edges.map((e) => e.edge), { ...importChecks(ctx), record });
       const skipped = [...read.skipped, ...r.skipped.map((s) => ({ item: read.edges[s.index].item, reason: s.reason }))];
       return { status: 200, body: { provider: r.provider, created: r.created, updated: r.updated, skipped } };
     },

@@ -12,6 +12,7 @@ import type { AppContext } from '../context.ts';
 import type { Principal } from '../../domain/identity.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
 import { submitFire } from '../scheduler.ts';
+import { successRow } from '../audit.ts';
 
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const SavedParams = Schema.Struct({ workspace: Schema.String, saved_query_id: Schema.String });
@@ -184,14 +185,20 @@ export const scheduleRoutes = [
     method: 'POST',
     path: '/api/workspaces/:workspace/schedules/:schedule_id/run',
     operationId: 'run_schedule',
-    audit: { action: 'schedule.run', success: true, target: { kind: 'schedule', param: 'schedule_id' } },
+    // (its success row is written with the run it records, below)
+    audit: { action: 'schedule.run', target: { kind: 'schedule', param: 'schedule_id' } },
     summary: 'Fire a schedule now (202 with the run; skipped while its last run still runs)',
     tags: ['schedules'],
     access: { kind: 'workspace', role: 'writer' },
     params: ScheduleParams,
     responses: { 202: schedules.RunOutSchema, 404: null },
-    handler: async ({ ctx, ws, params }) => {
-      const { fire, runId } = await ctx.db.tx((tx) => schedules.claimManualFire(tx, ws!.workspace.id, params.schedule_id));
+    handler: async ({ ctx, ws, principal, params, req }) => {
+      const record = successRow(ctx, req, principal, { action: 'schedule.run', target: { kind: 'schedule', id: params.schedule_id }, details: { operation: 'run_schedule' } });
+      const { fire, runId } = await ctx.db.tx(async (tx) => {
+        const claimed = await schedules.claimManualFire(tx, ws!.workspace.id, params.schedule_id);
+        await record(tx);
+        return claimed;
+      });
       if (fire) await submitFire(ctx, fire);
       return { status: 202, body: await schedules.getRun(ctx.db, runId) };
     },

@@ -23,7 +23,9 @@ import { admitDataset, admitDimension, admitMetric, admitRelationship } from '..
 import { requireReadable, tableReach } from '../../domain/semantic/access.ts';
 import { FILTER_OPS, TIME_RANGE_KINDS } from '../../domain/semantic/compiler.ts';
 import { searchModels } from '../../domain/semantic/search.ts';
-import { IMPORT_PROVIDERS, importModels, removeImports } from '../../domain/semantic/imports.ts';
+import { IMPORT_PROVIDERS, importModels, removeImports, type ImportReport } from '../../domain/semantic/imports.ts';
+import type { Queryable } from '../../runtime/db.ts';
+import { successRow } from '../audit.ts';
 import { resolveAttachedCatalog } from '../../domain/catalogs.ts';
 import { checkExpression } from '../../domain/semantic/expressions.ts';
 
@@ -412,7 +414,8 @@ export const semanticRoutes = [
     method: 'POST',
     path: `${BASE}/imports/:provider`,
     operationId: 'import_semantic_models',
-    audit: { action: 'semantic.import', success: true, target: { kind: 'workspace', param: 'workspace' } },
+    // (its success row is written in the import's own transaction)
+    audit: { action: 'semantic.import', target: { kind: 'workspace', param: 'workspace' } },
     summary: 'Import models: native (a YAML document, version 1) or transform (a dbt manifest.json)',
     description:
       'The body is the artifact as text (text/plain, application/yaml or application/json). reconcile=provider_run (the default) ' +
@@ -425,10 +428,15 @@ export const semanticRoutes = [
     body: Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]),
     consumes: ['application/json', 'text/plain', 'application/yaml', 'application/x-yaml', 'text/yaml'],
     responses: { 200: ImportOut, 403: null, 404: null, 422: null },
-    handler: async ({ ctx, ws, principal, params, query, body }) => ({
-      status: 200,
-      body: await importModels(ctx.db, ws!.workspace.id, principal.user.id, params.provider, body, query.reconcile ?? 'provider_run'),
-    }),
+    handler: async ({ ctx, ws, principal, params, query, body, req }) => {
+      const record = (q: Queryable, r: ImportReport) =>
+        successRow(ctx, req, principal, {
+          action: 'semantic.import',
+          target: { kind: 'workspace', id: ws!.workspace.id },
+          details: { operation: 'import_semantic_models', provider: params.provider, created: r.created.length, updated: r.updated.length, retired: r.retired.length },
+        })(q);
+      return { status: 200, body: await importModels(ctx.db, ws!.workspace.id, principal.user.id, params.provider, body, query.reconcile ?? 'provider_run', record) };
+    },
   }),
   route({
     method: 'DELETE',

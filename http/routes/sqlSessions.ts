@@ -12,7 +12,7 @@ import type { AppContext } from '../context.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 import { RowsPage } from './queries.ts';
 import { readQuery } from '../querySubmission.ts';
-import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
+import { checkStagingName } from '../../domain/sessionStaging.ts';
 import { assertSessionOwner, openSqlSession, submitSessionStatement } from '../sqlSessionOps.ts';
 import { catalogClientOf } from '../catalogService.ts';
 
@@ -242,7 +242,7 @@ export const sqlSessionRoutes = [
       if (!s.staging_uri || !s.active_catalog) throw conflict('the session has no catalog, so no staging area', 'session_not_open');
       const ttl = ctx.config.SQL_SESSION_STAGING_URL_TTL_S;
       const expires = new Date(Date.now() + ttl * 1000).toISOString();
-      const signed = await presignStaging(ctx.db, ctx.config, catalogClientOf(ctx), { ...s, staging_uri: s.staging_uri, active_catalog: s.active_catalog }, body.files.map((n) => `${s.staging_uri}${n}`), ttl, true);
+      const signed = await sessions.sessionStagingUrls(ctx.db, ctx.config, catalogClientOf(ctx), { ...s, staging_uri: s.staging_uri, active_catalog: s.active_catalog }, body.files.map((n) => `${s.staging_uri}${n}`), ttl, true);
       return {
         status: 201,
         body: { files: signed.map((x, i) => ({ name: body.files[i], key: x.uri, put_url: x.put_url, get_url: x.get_url })), expires_at: expires },
