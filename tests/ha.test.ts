@@ -239,6 +239,32 @@ describe('HA replicas', () => {
     await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
   }, 240_000);
 
+  it('kill -9 of the replica holding the agent, then a submit through another before the agent is back: it waits for the agent and runs, not agent_unreachable', async () => {
+    const owner = (await holder())!;
+    const other = live().find((r) => r !== owner)!;
+    // The agent is held still for 2 s so that the submits surely come before it reconnects (it redials in 0.25-0.5 s).
+    agent.child.kill('SIGSTOP');
+    owner.proc.child.kill('SIGKILL');
+    await owner.proc.exited;
+    const killedAt = Date.now();
+    setTimeout(() => agent.child.kill('SIGCONT'), 2_000);
+    // The registry still names the dead replica as the agent's holder (its heartbeat is fresh): the first submit
+    // passes the agent check and its dispatch finds no socket; the second may come after that too.
+    const ids = [await submit(other, 'SELECT 42 AS answer')];
+    const submittedMs = Date.now() - killedAt;
+    await new Promise((r) => setTimeout(r, 1_000));
+    ids.push(await submit(other, 'SELECT 43 AS answer'));
+    for (const [i, id] of ids.entries()) {
+      const ended = await waitDone(other, id, 60);
+      expect(ended.status, JSON.stringify(ended)).toBe('done');
+      expect((await req(other, 'GET', `/api/queries/${id}/rows`)).body.rows).toEqual([{ answer: 42 + i }]);
+    }
+    expect(submittedMs).toBeLessThan(2_000);
+    const again = startReplica(owner.id, owner.port);
+    replicas[replicas.indexOf(owner)] = again;
+    await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
+  }, 240_000);
+
   it('SIGTERM drains within its bound: the holder hands the agent over, a long-poll answers, keep-alive clients do not hold it, the query still ends done', async () => {
     const owner = (await holder())!;
     const other = live().find((r) => r !== owner)!;
