@@ -273,21 +273,26 @@ describe('HA replicas', () => {
     // Clients of the draining replica: a long-poll in flight (up to 60 s), and a keep-alive client that keeps asking
     // on its open connections until the replica stops answering.
     const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 2 });
+    const refusals: { status: number; body: string }[] = [];
     const get = (path: string) =>
       new Promise<number>((res, rej) => {
         const r = httpRequest(`${owner.url}${path}`, { agent: keepAlive, headers: { authorization: `Bearer ${token}` } }, (m) => {
-          m.resume();
-          m.on('end', () => res(m.statusCode ?? 0));
+          let body = '';
+          m.on('data', (d) => (body += d));
+          m.on('end', () => {
+            if (m.statusCode !== 200) refusals.push({ status: m.statusCode ?? 0, body });
+            res(m.statusCode ?? 0);
+          });
         });
         r.on('error', rej);
         r.end();
       });
-    expect(await get('/api/healthz')).toBe(200);
+    expect(await get('/api/readyz')).toBe(200);
     const longPoll = req(owner, 'GET', `/api/queries/${id}?wait_timeout_s=60`);
     let polling = true;
     const chatter = (async () => {
       while (polling) {
-        await get('/api/healthz').catch(() => undefined);
+        await get('/api/readyz').catch(() => undefined);
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
@@ -304,6 +309,15 @@ describe('HA replicas', () => {
     await chatter;
     keepAlive.destroy();
     expect(exitMs).toBeLessThan(DRAIN_BOUND_MS);
+    // The draining replica said it is not ready, and every refusal it answered was the error envelope (not
+    // Fastify's own {"error":"Service Unavailable",…,"statusCode":503}).
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const r of refusals) {
+      expect(r.status).toBe(503);
+      const body = JSON.parse(r.body);
+      expect(body).toMatchObject({ error: expect.stringMatching(/^(not_ready|unavailable)$/), message: expect.any(String) });
+      expect(body).not.toHaveProperty('statusCode');
+    }
     expect(owner.proc.logs()).not.toContain('drain bound passed');
     for (const failure of ['drain not recorded', 'actor effects abandoned', 'actor failed under supervision']) expect(owner.proc.logs()).not.toContain(failure);
     await until('the agent healthy on another replica', async () => {
