@@ -126,6 +126,9 @@ async function pickConnectedAgent(ctx: AppContext, principal: Principal, ws: Wor
     const busy = new Map(load.map((r) => [r.agent_id, r.n]));
     usable.sort((a, b) => (busy.get(a.id) ?? 0) - (busy.get(b.id) ?? 0));
     for (const agent of usable) if (await ctx.link.reachable(agent.id)) return { agentId: agent.id, pool: null, capabilities: agent.capabilities };
+    // None held right now: the least busy one may be reconnecting after its replica died (AGENT_RECONNECT_WAIT_MS).
+    const first = usable[0];
+    if (await ctx.link.awaitReachable(first.id, AGENT_RECONNECT_WAIT_MS)) return { agentId: first.id, pool: null, capabilities: first.capabilities };
   }
   throw unavailable('no connected agent available: name one with agent_id, or connect an agent you may use', 'agent_unavailable');
 }
