@@ -8,6 +8,14 @@ import type { AgentSockets, OutboundFrame } from '../runtime/agentSockets.ts';
 import { PeerUnreachableError, type PeerClient } from '../runtime/peerClient.ts';
 import type { ResultSource } from '../runtime/resultReader.ts';
 
+/**
+ * How long work for an agent waits for it when no replica holds its socket: the replica holding it has just died
+ * (or drained) and the agent is dialling another (its first redial comes 0.25-0.5 s after the close, the next
+ * replica of its list). A submission's agent check and a dispatch wait this long before `agent_unavailable` /
+ * `agent_unreachable`.
+ */
+export const AGENT_RECONNECT_WAIT_MS = 10_000;
+
 export interface AgentOwner {
   replica: string;
   url: string;
@@ -18,6 +26,11 @@ export interface AgentLink {
   reachable(agentId: string): Promise<boolean>;
   /** Sends a frame to the agent; false when no replica could put it on the agent's socket. */
   send(agentId: string, frame: OutboundFrame): Promise<boolean>;
+  /** `reachable`, waiting up to `waitMs` for an agent that is reconnecting (AGENT_RECONNECT_WAIT_MS). */
+  awaitReachable(agentId: string, waitMs: number): Promise<boolean>;
+  /** `send`, tried again for up to `waitMs` while the agent is reconnecting and `stillWanted()` (checked before each
+   *  new try: the work may have been cancelled meanwhile) says so. */
+  sendWaiting(agentId: string, frame: OutboundFrame, waitMs: number, stillWanted?: () => Promise<boolean>): Promise<boolean>;
   /** Closes the agent's socket wherever it is held (operator disconnect). */
   close(agentId: string, code: number, reason: string): Promise<boolean>;
   /** Closes one connection's socket wherever it is held (a connection actor's close effect). */
@@ -65,15 +78,27 @@ export function agentLink(deps: AgentLinkDeps): AgentLink {
     }
   }
 
+  const reachable = async (agentId: string) => Boolean(sockets.agent(agentId)) || (await remoteOwner('a.id', agentId)) !== null;
+  const send = async (agentId: string, frame: OutboundFrame) => {
+    const live = sockets.agent(agentId);
+    if (live) return live.send(frame);
+    return forward(await remoteOwner('a.id', agentId), `/internal/agents/${agentId}/frames`, { frame });
+  };
+  /** Tries `attempt` until it succeeds or `waitMs` passes, waiting 100 ms, 200 ms… up to 500 ms between tries. */
+  async function retrying(attempt: () => Promise<boolean>, waitMs: number, stillWanted?: () => Promise<boolean>) {
+    const until = Date.now() + waitMs;
+    for (let n = 0; ; n++) {
+      if (await attempt()) return true;
+      if (Date.now() >= until || (stillWanted && !(await stillWanted()))) return false;
+      await new Promise((r) => setTimeout(r, Math.min(500, 100 * 2 ** n, Math.max(0, until - Date.now()))));
+    }
+  }
+
   return {
-    async reachable(agentId) {
-      return Boolean(sockets.agent(agentId)) || (await remoteOwner('a.id', agentId)) !== null;
-    },
-    async send(agentId, frame) {
-      const live = sockets.agent(agentId);
-      if (live) return live.send(frame);
-      return forward(await remoteOwner('a.id', agentId), `/internal/agents/${agentId}/frames`, { frame });
-    },
+    reachable,
+    send,
+    awaitReachable: (agentId, waitMs) => retrying(() => reachable(agentId), waitMs),
+    sendWaiting: (agentId, frame, waitMs, stillWanted) => retrying(() => send(agentId, frame), waitMs, stillWanted),
     async close(agentId, code, reason) {
       const live = sockets.agent(agentId);
       if (live) {

@@ -7,7 +7,7 @@ import { sql } from '../runtime/sql.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorKind } from './host.ts';
-import type { AgentLink } from './agentLink.ts';
+import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES } from '../domain/queries.ts';
@@ -92,8 +92,10 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
             }
           }
           // The query id is the idempotency key: an agent ignores a dispatch it has already seen (this effect may run
-          // again after a crash, or when persisting `dispatched` failed).
-          const sent = await link.send(p.agentId, {
+          // again after a crash, or when persisting `dispatched` failed). An agent whose replica just died is waited
+          // for while it reconnects to another (AGENT_RECONNECT_WAIT_MS), unless the query left `queued` meanwhile.
+          const stillQueued = async () => (await ctx.host.get('query', p.queryId))?.state === 'queued';
+          const sent = await link.sendWaiting(p.agentId, {
             type: 'dispatch_query',
             payload: {
               query_id: p.queryId,
@@ -104,7 +106,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
               ...(token ? { catalogs: dispatchCatalogs(catalogs, token, await deps.elastic?.catalogUrlFor(p.agentId)) } : {}),
               ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },
-          });
+          }, AGENT_RECONNECT_WAIT_MS, stillQueued);
           if (sent && sockets.agent(p.agentId)) sockets.rememberDispatch(p.queryId, p.agentId);
           await ctx.send(sent ? { type: 'dispatched' } : { type: 'dispatchFailed', message: 'the agent is not connected' });
         };

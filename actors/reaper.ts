@@ -60,17 +60,33 @@ export async function reapDue(opts: ReaperOptions, signal?: AbortSignal): Promis
   return result;
 }
 
-/** Starts a leader-elected reaper loop for `kinds` (`ACTOR_REAPER_TICK_S`; the session reaper's own tick for
- *  sessions and statements). Each name is its own election. */
-export function startActorReaper(opts: ReaperOptions & { tickMs: number; enabled?: boolean; name?: string; alsoEachTick?: () => Promise<unknown> }): LeaderLoop {
+/**
+ * Starts a leader-elected reaper loop for `kinds` (`ACTOR_REAPER_TICK_S`; the session reaper's own tick for
+ * sessions and statements). Each name is its own election.
+ *
+ * `holdAfterOutageMs`: after the database was unreachable, deadlines are reaped only once this long has passed since
+ * (AGENT_HEARTBEAT_TTL_S in bin/api.ts). What was not written during the outage (an agent's heartbeats, a statement's
+ * acknowledgement, an outcome) made deadlines pass that the parties had kept: reaping them at once would end a live
+ * agent's connection and fail its work. Held this long, every live agent has heartbeat again.
+ */
+export function startActorReaper(opts: ReaperOptions & { tickMs: number; enabled?: boolean; name?: string; alsoEachTick?: () => Promise<unknown>; holdAfterOutageMs?: number }): LeaderLoop {
   const name = opts.name ?? 'actor-reaper';
+  const now = opts.now ?? Date.now;
+  let held = false;
   return startLeaderLoop({
     db: opts.db,
     name,
     tickMs: opts.tickMs,
     enabled: opts.enabled ?? true,
     logger: opts.logger,
-    run: async ({ signal }) => {
+    run: async ({ signal, lastUnreachableAt }) => {
+      const holdUntil = lastUnreachableAt === null ? 0 : lastUnreachableAt + (opts.holdAfterOutageMs ?? 0);
+      if (now() < holdUntil) {
+        if (!held) opts.logger.info({ loop: name, resumesInMs: holdUntil - now() }, 'the database was unreachable: deadlines are reaped once live parties have reported again');
+        held = true;
+        return;
+      }
+      held = false;
       const r = await reapDue(opts, signal);
       if (r.due > 0) opts.logger.info({ loop: name, ...r }, 'deadlines reaped');
       if (!signal.aborted) await opts.alsoEachTick?.();

@@ -5,7 +5,7 @@ import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { ActorKind } from './host.ts';
-import type { AgentLink } from './agentLink.ts';
+import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
 import { dispatchCatalogs, dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
 import type { LineageEnv } from '../domain/lineage.ts';
@@ -55,7 +55,8 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
           // `$n` values (the PostgreSQL wire endpoint's Bind): kept on the statement's row, sent beside its SQL.
           const [bound] = await db.query<{ params: (string | null)[] | null }>(`select params from queries where id = $1`, [p.statementId]);
           // The statement id is the idempotency key: the agent ignores a statement it has queued or run.
-          const sent = await link.send(p.agentId, {
+          // An agent whose replica just died is waited for while it reconnects (AGENT_RECONNECT_WAIT_MS).
+          const sent = await link.sendWaiting(p.agentId, {
             type: 'execute_statement',
             payload: {
               statement_id: p.statementId,
@@ -67,14 +68,18 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
               ...(bound?.params?.length ? { params: bound.params } : {}),
               ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },
-          });
+          }, AGENT_RECONNECT_WAIT_MS, async () => (await ctx.host.get('statement', p.statementId))?.state === 'queued');
           await ctx.send(sent ? { type: 'dispatched' } : { type: 'failed', code: 'agent_unavailable', message: 'the agent is not connected' });
         };
         if (!deps.tracing?.enabled) return run();
         await deps.tracing.span('dispatch statement', { attributes: { 'eider.statement_id': p.statementId, 'eider.session_id': p.sessionId } }, run);
       },
-      sendCancelStatement: async (_ctx, p: { statementId: string; agentId: string }) => {
-        await link.send(p.agentId, { type: 'cancel_query', payload: { query_id: p.statementId } });
+      // The agent answers with the statement's end (failed cancelled) or a cancel_ack: that moves it on from
+      // cancelling. An agent reconnecting is waited for a while (it drops its sessions with its connection, and
+      // agentLost ends the statement when it does not come back).
+      sendCancelStatement: async (ctx, p: { statementId: string; agentId: string }) => {
+        const stillCancelling = async () => (await ctx.host.get('statement', p.statementId))?.state === 'cancelling';
+        await link.sendWaiting(p.agentId, { type: 'cancel_query', payload: { query_id: p.statementId } }, AGENT_RECONNECT_WAIT_MS, stillCancelling);
       },
       statementFinished: async (ctx, p: { sessionId: string; statementId: string; status: string }) => {
         if (p.status === 'done') await recordRunOutcome(db, p.statementId, null, deps.lineage);

@@ -15,7 +15,7 @@ import { duckdbToIceberg, icebergToDuckdb } from '../iceberg/duckdbTypes.ts';
 import { currentSchema, defaultSpec, type NestedField, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
 import { defaultAttachment, type IcebergAttachment } from './icebergAttachments.ts';
 import { CatalogHttpError, IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
-import { commitSchema, commitSnapshot, type TableHandle } from './icebergCommit.ts';
+import { commitCreate, commitSchema, commitSnapshot, type TableHandle } from './icebergCommit.ts';
 import { LinkedFiles, type DataFileCache } from './dataCache.ts';
 import { BridgeError, catalogError, unsupported } from './icebergErrors.ts';
 import { RESULT_COLUMNS, runProcedure } from './icebergMaintenance.ts';
@@ -541,8 +541,8 @@ export class IcebergBridge {
     await this.#commit(handle, written.files, removed);
   }
 
-  async #commit(handle: TableHandle, added: Parameters<typeof commitSnapshot>[1]['added'], removed: Map<string, string>): Promise<void> {
-    const result = await commitSnapshot(handle, { added, removed }, { ...(this.#o.beforeCommit ? { beforeCommit: this.#o.beforeCommit } : {}) });
+  async #commit(handle: TableHandle, added: Parameters<typeof commitSnapshot>[1]['added'], removed: Map<string, string>, create = false): Promise<void> {
+    const result = await commitSnapshot(handle, { added, removed }, { ...(this.#o.beforeCommit ? { beforeCommit: this.#o.beforeCommit } : {}), ...(create ? { create } : {}) });
     this.stats.commits++;
     this.stats.commitAttempts += result.attempts;
     handle.loaded.metadata = result.metadata;
@@ -577,7 +577,10 @@ export class IcebergBridge {
         return { 'source-id': source.id, transform: p.transform, name: `${source.name}${suffix}` };
       }),
     };
-    const loaded = await r.att.client.createTable(r.namespace, r.table, schema, spec);
+    // CREATE TABLE … AS SELECT is staged: the table exists only once the commit that creates it holds its rows, so a
+    // statement failed between (agent killed, catalog error, credentials revoked) leaves no empty table behind.
+    const staged = info.asSelect;
+    const loaded = await r.att.client.createTable(r.namespace, r.table, schema, spec, { stage: staged });
     const storage = new TableStorage(`${r.att.attachment.name}.${r.namespace}.${r.table}`, loaded.storage);
     this.#storages.push(storage);
     const handle: TableHandle = { client: r.att.client, namespace: r.namespace, name: r.table, loaded, storage };
@@ -591,7 +594,8 @@ export class IcebergBridge {
       this.#o.cache,
       this.#pinned,
     );
-    if (written.files.length) await this.#commit(handle, written.files, new Map());
+    if (written.files.length) await this.#commit(handle, written.files, new Map(), staged);
+    else if (staged) handle.loaded.metadata = await commitCreate(handle);
     return info.asSelect ? written.rows : null;
   }
 

@@ -137,11 +137,13 @@ export class IcebergCatalogClient {
     }
   }
 
-  async createTable(namespace: string, table: string, schema: StructType, spec: UnboundPartitionSpec): Promise<LoadedTable> {
+  /** `stage`: the catalog only prepares the table's metadata (and credentials for its location); nothing exists
+   *  until a commit with `assert-create` and `creationUpdates` of it (a CREATE TABLE … AS SELECT made whole). */
+  async createTable(namespace: string, table: string, schema: StructType, spec: UnboundPartitionSpec, opts: { stage?: boolean } = {}): Promise<LoadedTable> {
     const body = await this.#request(
       'POST',
       `${await this.#base()}/namespaces/${ns(namespace)}/tables`,
-      { name: table, schema, 'partition-spec': spec, properties: { 'write.format.default': 'parquet' } },
+      { name: table, schema, 'partition-spec': spec, properties: { 'write.format.default': 'parquet' }, ...(opts.stage ? { 'stage-create': true } : {}) },
       DELEGATION,
     );
     return loaded(body);

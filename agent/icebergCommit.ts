@@ -51,6 +51,12 @@ export interface CommitOptions {
    * it rewrites is still live. A removed file that is no longer live, or delete files in the new base, abort.
    */
   relocate?: boolean;
+  /**
+   * The handle's table is staged (createTable with stage): the commit creates it with this snapshot in one step
+   * (`assert-create` and the table's creation updates), so a failure before it leaves no table behind. A 409 means
+   * another statement created the table meanwhile: not retried.
+   */
+  create?: boolean;
 }
 
 export interface CommitResult {
@@ -254,11 +260,14 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       'total-equality-deletes': '0',
       'engine-name': 'eider-agent',
     };
-    const requirements: TableRequirement[] = [
-      { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
-      { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base ? base['snapshot-id'] : null },
-    ];
+    const requirements: TableRequirement[] = options.create
+      ? [{ type: 'assert-create' }]
+      : [
+          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
+          { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base ? base['snapshot-id'] : null },
+        ];
     const updates: TableUpdate[] = [
+      ...(options.create ? creationUpdates(metadata) : []),
       {
         action: 'add-snapshot',
         snapshot: {
@@ -277,6 +286,7 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       const next = await handle.client.commit(handle.namespace, handle.name, requirements, updates);
       return { snapshotId, attempts: attempt, metadata: next };
     } catch (error) {
+      if (options.create && error instanceof CatalogHttpError && error.status === 409) throw createdMeanwhile(handle);
       if (!(error instanceof CatalogHttpError) || error.status !== 409 || attempt >= maxAttempts) {
         if (error instanceof CatalogHttpError && error.status === 409) {
           throw catalogError(`commit to ${handle.namespace}.${handle.name} kept conflicting after ${attempt} attempts: ${error.message}`);
@@ -293,6 +303,35 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
     }
   }
 }
+
+/** The updates that make a staged table's metadata a table (as a create transaction commits them). */
+export function creationUpdates(staged: TableMetadata): TableUpdate[] {
+  const sortOrder = staged['sort-orders'].find((o) => o['order-id'] === staged['default-sort-order-id']) ?? { 'order-id': 0, fields: [] };
+  return [
+    { action: 'assign-uuid', uuid: staged['table-uuid'] },
+    { action: 'upgrade-format-version', 'format-version': staged['format-version'] },
+    { action: 'add-schema', schema: currentSchema(staged), 'last-column-id': staged['last-column-id'] },
+    { action: 'set-current-schema', 'schema-id': -1 },
+    { action: 'add-spec', spec: defaultSpec(staged) },
+    { action: 'set-default-spec', 'spec-id': -1 },
+    { action: 'add-sort-order', 'sort-order': sortOrder },
+    { action: 'set-default-sort-order', 'sort-order-id': -1 },
+    { action: 'set-location', location: staged.location },
+    { action: 'set-properties', updates: staged.properties },
+  ];
+}
+
+/** Creates a staged table with no snapshot (a CREATE TABLE … AS SELECT whose query returned no rows). */
+export async function commitCreate(handle: TableHandle): Promise<TableMetadata> {
+  try {
+    return await handle.client.commit(handle.namespace, handle.name, [{ type: 'assert-create' }], creationUpdates(handle.loaded.metadata));
+  } catch (error) {
+    if (error instanceof CatalogHttpError && error.status === 409) throw createdMeanwhile(handle);
+    throw error;
+  }
+}
+
+const createdMeanwhile = (handle: TableHandle) => catalogError(`table ${handle.namespace}.${handle.name} was created by another statement while this one ran; nothing was written`);
 
 /**
  * Where each removed file's live entry is in `manifests` (a newer base than the one the change was planned on).

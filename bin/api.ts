@@ -187,6 +187,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: ['agentConnection', 'query', 'storageMigration'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.ACTOR_REAPER_TICK_S * 1000,
+    holdAfterOutageMs: config.AGENT_HEARTBEAT_TTL_S * 1000,
   });
   // SQL sessions and their statements: the spec's session reaper, on its own tick.
   const sessionReaper = startActorReaper({
@@ -196,6 +197,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
     kinds: ['sqlSession', 'statement'],
     logger: logger.child({ part: 'reaper' }),
     tickMs: config.SQL_SESSION_REAPER_TICK_S * 1000,
+    holdAfterOutageMs: config.AGENT_HEARTBEAT_TTL_S * 1000,
     // A deactivation closes its user's sessions at once; this catches a replica that died before it could. Ended
     // sessions whose staging URLs could not be revoked have their staging areas swept once those expired.
     alsoEachTick: async () => {

@@ -333,7 +333,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       else if (event.type === 'done') {
         const { profile: _profile, resultInline: _inline, ...done } = event;
         await host.send('statement', queryId, done);
-      } else if (event.type === 'failed') await host.send('statement', queryId, event);
+      } else if (event.type === 'failed' || event.type === 'cancelAck') await host.send('statement', queryId, event);
     }
   });
 

@@ -17,6 +17,7 @@ import { actorOf, type AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import { sql } from '../runtime/sql.ts';
+import { AGENT_RECONNECT_WAIT_MS } from '../actors/agentLink.ts';
 
 /** Whether a statement of this type may write: only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog
  *  token, and only their done effect records nothing (actors/queryKind.ts recordProfile). */
@@ -102,7 +103,10 @@ export async function chooseCompute(
     return ready ? { agentId: ready, pool: null, capabilities: {} } : { agentId: null, pool, capabilities: {} };
   }
   const { agent } = await requireAgentTier(ctx.db, principal, agentId, 'use', ws.workspace.id);
-  if (await ctx.link.reachable(agent.id)) return { agentId: agent.id, pool: null, capabilities: agent.capabilities };
+  // An agent whose replica just died is reconnecting to another: waited for (AGENT_RECONNECT_WAIT_MS) before 503.
+  // An elastic agent that is not running is not waited for: the query waits for its pool instead.
+  const wait = ctx.elastic && agent.elastic ? 0 : AGENT_RECONNECT_WAIT_MS;
+  if (await ctx.link.awaitReachable(agent.id, wait)) return { agentId: agent.id, pool: null, capabilities: agent.capabilities };
   if (ctx.elastic && agent.elastic) return { agentId: null, pool: agentPool(agent.id), capabilities: agent.capabilities };
   throw unavailable(`agent ${agent.name} is not connected`, 'agent_unavailable');
 }
@@ -122,6 +126,9 @@ async function pickConnectedAgent(ctx: AppContext, principal: Principal, ws: Wor
     const busy = new Map(load.map((r) => [r.agent_id, r.n]));
     usable.sort((a, b) => (busy.get(a.id) ?? 0) - (busy.get(b.id) ?? 0));
     for (const agent of usable) if (await ctx.link.reachable(agent.id)) return { agentId: agent.id, pool: null, capabilities: agent.capabilities };
+    // None held right now: the least busy one may be reconnecting after its replica died (AGENT_RECONNECT_WAIT_MS).
+    const first = usable[0];
+    if (await ctx.link.awaitReachable(first.id, AGENT_RECONNECT_WAIT_MS)) return { agentId: first.id, pool: null, capabilities: first.capabilities };
   }
   throw unavailable('no connected agent available: name one with agent_id, or connect an agent you may use', 'agent_unavailable');
 }

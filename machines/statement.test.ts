@@ -52,6 +52,32 @@ describe('statement machine', () => {
     expect(projectStatement(steps[3].snapshot)).toMatchObject({ status: 'failed', errorCode: 'timeout' });
   });
 
+  test('a cancel is cancelled only once the agent confirms it (its failed cancelled, a cancel_ack found false, its connection lost, or past the timeout)', () => {
+    const cancelling = [{ type: 'ack', at: T + 1 }, { type: 'cancel', at: T + 2 }] as const;
+    const steps = replay(statementMachine, input, [...cancelling]);
+    expect(steps[2].snapshot.value).toBe('cancelling');
+    expect(projectStatement(steps[2].snapshot)).toMatchObject({ status: 'running', terminal: false });
+    expect(steps[2].actions).toEqual([{ type: 'sendCancelStatement', params: { statementId: 'st-1', sessionId: 's-1', agentId: 'agent-1' } }]);
+    // The running deadline stays: the agent's own timeout stops it at the latest.
+    expect(steps[2].snapshot.context.deadlineAt).toBe(T + 1 + 20_000 + 30_000);
+    const endsWith = (event: Parameters<typeof replay>[2][number]) => replay(statementMachine, input, [...cancelling, event]).at(-1)!;
+    for (const event of [
+      { type: 'failed', at: T + 3, code: 'cancelled', message: 'statement cancelled' },
+      { type: 'cancelAck', at: T + 3, found: false },
+      { type: 'agentLost', at: T + 3 },
+      { type: 'deadline', at: T + 1 + 20_000 + 30_000 },
+    ] as const) {
+      const last = endsWith(event);
+      expect(projectStatement(last.snapshot), event.type).toMatchObject({ status: 'cancelled', terminal: true });
+      expect(last.actions).toEqual([{ type: 'statementFinished', params: { sessionId: 's-1', statementId: 'st-1', status: 'cancelled' } }]);
+    }
+    expect(endsWith({ type: 'cancelAck', at: T + 3, found: true }).snapshot.value).toBe('cancelling');
+    expect(endsWith({ type: 'deadline', at: T + 3 }).snapshot.value).toBe('cancelling');
+    expect(projectStatement(endsWith({ type: 'done', at: T + 3, rowCount: 1, durationMs: 1, resultPath: null, columns: null, columnSchema: null }).snapshot).status).toBe('done');
+    // From queued too: the agent may have it already.
+    expect(replay(statementMachine, input, [{ type: 'dispatched', at: T + 1 }, { type: 'cancel', at: T + 2 }]).at(-1)!.snapshot.value).toBe('cancelling');
+  });
+
   test('a closing session cancels it', () => {
     const last = replay(statementMachine, input, [{ type: 'ack', at: T + 1 }, { type: 'sessionClosed', at: T + 2 }]).at(-1)!;
     expect(projectStatement(last.snapshot)).toMatchObject({ status: 'cancelled', errorCode: 'session_closed' });

@@ -2,12 +2,16 @@
 // The session machine decides acceptance (only an open session accepts, see sqlSession.ts); this machine starts
 // once the session accepted it.
 //
-// States: queued → running → done | failed | cancelled.
+// States: queued → running → done | failed | cancelled. A cancel goes through cancelling (status still `running`):
+// the statement is `cancelled` only once the agent confirms it (query_failed cancelled, or a cancel_ack saying it has
+// no such statement), once the agent's connection is lost (the agent drops its sessions with it), or past its
+// timeout and grace (the agent's own timeout stopped it), as a query's cancel (query.ts).
 //
 // Actions the host executes after persisting (type → params):
 //   sendExecuteStatement  {statementId, sessionId, agentId, sql, timeoutS}  push the statement over the agent socket,
 //                         then send `dispatched`
-//   sendCancelStatement   {statementId, sessionId, agentId}   interrupt it on the agent (best effort)
+//   sendCancelStatement   {statementId, sessionId, agentId}   interrupt it on the agent (waits a few seconds for an
+//                         agent that is reconnecting; the agent answers cancel_ack or the statement's end)
 //   statementFinished     {sessionId, statementId, status}    tell the session actor (`statementFinished`): it
 //                         renews its idle deadline and counts the statement completed
 //
@@ -15,6 +19,7 @@
 //   queued, agent acks     entry + ackDeadlineMs (SQL_STATEMENT_ACK_DEADLINE_S); only agents advertising ack support
 //   queued, no ack support entry + timeout + graceMs (a backstop: a dispatch that never happened must not hang)
 //   running                entry + timeout + graceMs, timeout = timeout_s or SQL_STATEMENT_DEFAULT_TIMEOUT_S
+//   cancelling             running's deadline (from queued: entry + timeout + graceMs)
 import { assign, setup } from 'xstate';
 import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
@@ -44,6 +49,8 @@ export type StatementEvent =
   | RunDoneEvent
   | { type: 'failed'; at: number; code: string; message: string }
   | { type: 'cancel'; at: number }
+  /** The agent's cancel_ack: found false, it has no such statement (nothing runs). */
+  | { type: 'cancelAck'; at: number; found: boolean }
   | { type: 'agentLost'; at: number }
   | { type: 'sessionClosed'; at: number }
   | DeadlineEvent
@@ -142,6 +149,12 @@ export const statementMachine = setup({
         deadlineAt: at + effectiveTimeoutMs(context) + context.graceMs,
       };
     }),
+    enterCancelling: assign(({ context, event }) => {
+      const at = eventTime(event, context.createdAt);
+      // From running the deadline stays (the agent's timeout), with one more grace when it is already due.
+      const fromRunning = context.runningAt !== null && context.deadlineAt !== null ? Math.max(context.deadlineAt, at + context.graceMs) : null;
+      return { enteredAt: at, deadlineAt: fromRunning ?? at + effectiveTimeoutMs(context) + context.graceMs };
+    }),
     enterTerminal: assign(({ context, event }) => {
       const at = eventTime(event, context.createdAt);
       return { enteredAt: at, finishedAt: at, deadlineAt: null };
@@ -165,6 +178,8 @@ export const statementMachine = setup({
   guards: {
     deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
     awaitsAck: ({ context }) => context.ackSupported,
+    agentCancelled: ({ event }) => event.type === 'failed' && event.code === 'cancelled',
+    agentHasNoSuchStatement: ({ event }) => event.type === 'cancelAck' && !event.found,
   },
 }).createMachine({
   id: 'statement',
@@ -217,7 +232,7 @@ export const statementMachine = setup({
         done: { target: 'done', actions: ['assignResult', finished('done')] },
         failed: { target: 'failed', actions: ['assignFailure', finished('failed')] },
         agentLost: { target: 'failed', actions: ['assignFailure', finished('failed')] },
-        cancel: { target: 'cancelled', actions: [cancelOnAgent, finished('cancelled')] },
+        cancel: { target: 'cancelling' },
         sessionClosed: { target: 'cancelled', actions: ['assignSessionClosed', cancelOnAgent, finished('cancelled')] },
         deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
         'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
@@ -230,9 +245,29 @@ export const statementMachine = setup({
         done: { target: 'done', actions: ['assignResult', finished('done')] },
         failed: { target: 'failed', actions: ['assignFailure', finished('failed')] },
         agentLost: { target: 'failed', actions: ['assignFailure', finished('failed')] },
-        cancel: { target: 'cancelled', actions: [cancelOnAgent, finished('cancelled')] },
+        cancel: { target: 'cancelling' },
         sessionClosed: { target: 'cancelled', actions: ['assignSessionClosed', cancelOnAgent, finished('cancelled')] },
         deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
+        'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
+      },
+    },
+    cancelling: {
+      description: 'Cancel requested; cancel_query is sent to the agent. Shown as running until the agent confirms.',
+      entry: ['enterCancelling', cancelOnAgent],
+      on: {
+        failed: [
+          { guard: 'agentCancelled', target: 'cancelled', actions: finished('cancelled') },
+          { target: 'failed', actions: ['assignFailure', finished('failed')] },
+        ],
+        cancelAck: { guard: 'agentHasNoSuchStatement', target: 'cancelled', actions: finished('cancelled') },
+        // It finished before the cancel reached it.
+        done: { target: 'done', actions: ['assignResult', finished('done')] },
+        // The agent drops its sessions, and their statements, with its connection.
+        agentLost: { target: 'cancelled', actions: finished('cancelled') },
+        sessionClosed: { target: 'cancelled', actions: ['assignSessionClosed', finished('cancelled')] },
+        cancel: { actions: cancelOnAgent },
+        // Past the agent's own timeout and the grace, nothing of it runs any more.
+        deadline: { guard: 'deadlinePassed', target: 'cancelled', actions: finished('cancelled') },
         'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelOnAgent, finished('failed')] },
       },
     },
@@ -255,8 +290,9 @@ export interface StatementProjection extends MachineProjection, RunProjection {
 export function projectStatement(snapshot: { value: unknown; context: StatementContext }): StatementProjection {
   const state = String(snapshot.value);
   const c = snapshot.context;
-  if (!['queued', 'running', 'done', 'failed', 'cancelled'].includes(state)) throw new Error(`unknown statement state ${state}`);
-  const status = state as StatementStatus;
+  if (!['queued', 'running', 'cancelling', 'done', 'failed', 'cancelled'].includes(state)) throw new Error(`unknown statement state ${state}`);
+  // Cancelling shows as running: the agent has not confirmed that nothing of it runs.
+  const status = (state === 'cancelling' ? 'running' : state) as StatementStatus;
   return {
     state,
     status,

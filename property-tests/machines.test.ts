@@ -170,12 +170,17 @@ const models: Model[] = [
       { type: 'ack' },
       { type: 'done', rowCount: 1, durationMs: 3, resultPath: 'results/st-1.parquet', columns: ['x'], columnSchema: [{ name: 'x', type: 'INTEGER' }] },
       { type: 'failed', code: 'engine_error', message: 'boom' },
+      { type: 'failed', code: 'cancelled', message: 'statement cancelled' },
       { type: 'cancel' },
+      { type: 'cancelAck', found: false },
+      { type: 'cancelAck', found: true },
       { type: 'agentLost' },
       { type: 'sessionClosed' },
     ],
     check: ({ prev, event, next, actions }) => {
       expect(next.context.rowCount !== null).toBe(next.value === 'done');
+      // A cancel is cancelled only once the agent confirms (or cannot run it any more): never at once.
+      if (event.type === 'cancel' && prev.value !== 'cancelled') expect(next.value).not.toBe('cancelled');
       // Every way out tells the session exactly once.
       const told = actions.filter((a) => a.type === 'statementFinished');
       expect(told).toHaveLength(prev.status === 'active' && next.status === 'done' ? 1 : 0);

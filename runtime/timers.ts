@@ -1,7 +1,7 @@
 // The one mechanism behind every periodic loop (actor reaper, session reaper, scheduler, maintenance scanner…):
 // each tick, the replica that wins the loop's transaction-scoped advisory lock runs it, so across replicas one
 // tick of a loop runs at a time, and a replica that dies mid-tick releases the lock with its connection.
-import type { Db, Queryable } from './db.ts';
+import { isDatabaseUnavailable, type Db, type Queryable } from './db.ts';
 import type { Logger } from 'pino';
 
 export interface LeaderTick {
@@ -9,6 +9,9 @@ export interface LeaderTick {
   tx: Queryable;
   /** Aborted when the loop is stopping; long ticks should check it between batches. */
   signal: AbortSignal;
+  /** When a tick of this loop last found the database unreachable (epoch ms), or null: a tick may hold back work
+   *  that the outage itself made due (the actor reaper, actors/reaper.ts). */
+  lastUnreachableAt: number | null;
 }
 
 export interface LeaderLoopOptions {
@@ -39,6 +42,7 @@ export function startLeaderLoop(opts: LeaderLoopOptions): LeaderLoop {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<boolean> = Promise.resolve(false);
   let stopped = !opts.enabled;
+  let lastUnreachableAt: number | null = null;
 
   const tickOnce = async (): Promise<boolean> => {
     if (controller.signal.aborted) return false;
@@ -48,10 +52,11 @@ export function startLeaderLoop(opts: LeaderLoopOptions): LeaderLoop {
           loopLockKey(name),
         ]);
         if (!row?.won) return false;
-        await run({ tx, signal: controller.signal });
+        await run({ tx, signal: controller.signal, lastUnreachableAt });
         return true;
       });
     } catch (e) {
+      if (isDatabaseUnavailable(e)) lastUnreachableAt = Date.now();
       logger?.error({ loop: name, err: e instanceof Error ? e.message : String(e) }, 'leader loop tick failed');
       return false;
     }

@@ -1,6 +1,7 @@
 // The bridge's write path under concurrency and failure: eight concurrent appends all land (409s retried against
 // the new metadata) without losing or duplicating rows; a write aborted between uploading its data files and
-// committing leaves the table unchanged and readable; refused credentials and tokens fail with catalog_error.
+// committing leaves the table unchanged and readable, and a CTAS failed there leaves no table; refused credentials
+// and tokens fail with catalog_error.
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { BridgeAgent } from './support/bridgeAgent.ts';
 import { catalogWithBridge, startCatalogWithBridge } from './support/catalogWithBridge.ts';
@@ -48,6 +49,43 @@ describe('bridge writes', () => {
     expect(after.metadata['current-snapshot-id']).toEqual(before.metadata['current-snapshot-id']);
     expect(await liveFiles(stack, 'wh', 'app', 'safe')).toEqual(filesBefore);
     expect(await agent.query('SELECT id FROM app.safe ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
+  it('a CREATE TABLE … AS SELECT failed after its create leaves no table: created and filled in one catalog commit', async () => {
+    const status = async (table: string) => (await stack.request('GET', `/v1/wh/namespaces/app/tables/${table}`)).status;
+    let seenWhileWriting: number | null = null;
+    agent.setBeforeCommit(async () => {
+      // The data files are uploaded: the table must not exist yet (an agent killed here leaves nothing behind).
+      seenWhileWriting = await status('made');
+      throw new Error('agent killed before commit');
+    });
+    try {
+      const err = failure(await agent.run('CREATE TABLE app.made AS SELECT range AS n FROM range(10)'));
+      expect(err?.message).toContain('killed');
+    } finally {
+      agent.setBeforeCommit(undefined);
+    }
+    expect(seenWhileWriting).toBe(404);
+    expect(await status('made')).toBe(404);
+    // Nothing is in the way of running it again, and then it holds its rows.
+    expect(await agent.exec('CREATE TABLE app.made AS SELECT range AS n FROM range(10)')).toBe(10);
+    expect(await agent.query('SELECT count(*)::INTEGER AS c FROM app.made')).toEqual([{ c: 10 }]);
+    expect((await loadMetadata(stack, 'wh', 'app', 'made')).metadata.snapshots).toHaveLength(1);
+    // An empty result still creates the (empty) table, in one commit too.
+    expect(await agent.exec('CREATE TABLE app.none AS SELECT range AS n FROM range(0)')).toBe(0);
+    expect(await agent.query('SELECT count(*)::INTEGER AS c FROM app.none')).toEqual([{ c: 0 }]);
+    // Another statement creating the table meanwhile: this one fails and leaves that table alone.
+    agent.setBeforeCommit(async () => {
+      agent.setBeforeCommit(undefined);
+      expect(await agent.exec('CREATE TABLE app.raced (n BIGINT)')).toBe(0);
+    });
+    try {
+      const raced = failure(await agent.run('CREATE TABLE app.raced AS SELECT range AS n FROM range(3)'));
+      expect(raced).toMatchObject({ code: 'catalog_error', message: expect.stringContaining('created by another statement') });
+    } finally {
+      agent.setBeforeCommit(undefined);
+    }
+    expect(await agent.query('SELECT count(*)::INTEGER AS c FROM app.raced')).toEqual([{ c: 0 }]);
   });
 
   it('a revoked vended credential fails the query with catalog_error naming the credential', async () => {

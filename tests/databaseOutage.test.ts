@@ -79,4 +79,60 @@ describe('the database going away under a running api', () => {
     expect(ended.status, JSON.stringify(ended)).toBe('done');
     expect(ended.row_count).toBe(1);
   });
+
+  it('an outage longer than the heartbeat TTL: once the database is back the agent is still connected, what it runs is not failed, and it takes work', { timeout: 180_000 }, async () => {
+    await agent?.kill();
+    if (agent) cleanupAgentDir(agent);
+    agent = undefined;
+    await t?.close();
+    t = undefined;
+    await pg?.stop();
+    const port = await freePort();
+    pg = await startEmbeddedPostgres(join(dir, 'pg3'), { port });
+    const db = await connectDb({ url: pg.url, poolSize: 2 });
+    // As in production (a heartbeat every 10 s, a TTL of 30 s, the reaper every second), heartbeats are rare next to
+    // the reaper's ticks: the first tick after the outage comes long before the agent's next heartbeat.
+    t = await startTestApi(
+      { AGENT_BOOTSTRAP_TOKEN: 'outage-bootstrap-token-3', AGENT_HEARTBEAT_INTERVAL_S: '8', AGENT_HEARTBEAT_TTL_S: '10', ACTOR_REAPER_TICK_S: '0.2' },
+      { database: { url: pg.url, name: 'eider', db, drop: () => db.close() } },
+    );
+    const admin = await setupAdmin(t);
+    agent = await startAgent(t, { bootstrapToken: 'outage-bootstrap-token-3', name: 'outage-agent-3' });
+    const agentId = await waitForHealthyAgent(t, admin, 'outage-agent-3', 60_000);
+    const agentRow = async () => (await db.query<{ status: string; connection_id: string }>(`select status, connection_id from eider.agents where id = $1`, [agentId]))[0];
+    const lastBeat = async () => (await db.query<{ at: string }>(`select last_heartbeat_at::text as at from eider.agents where id = $1`, [agentId]))[0].at;
+    const before = await agentRow();
+    const submit = async (sql: string) => {
+      const r = await t!.req('POST', '/api/workspaces/default/queries', { as: admin, body: { sql, agent_id: agentId, timeout_s: 300 } });
+      expect(r.status, r.text).toBe(202);
+      return r.body.id as string;
+    };
+    const ended = (id: string) =>
+      pollUntil(async () => (await t!.req('GET', `/api/queries/${id}?wait_timeout_s=5`, { as: admin })).body, (q) => q?.status !== undefined && !['queued', 'running'].includes(q.status), 90_000, 100);
+    // Runs through the outage and past it (cancelled at the end).
+    const long = await submit('SELECT count(*) AS n FROM range(100000000000) t(i) WHERE (i * 7) % 13 = 3');
+    await pollUntil(async () => (await t!.req('GET', `/api/queries/${long}`, { as: admin })).body.status, (s) => s === 'running', 30_000, 100);
+
+    // Right after a heartbeat landed (t0), the database goes away past the TTL, and comes back between two
+    // heartbeats (the one of t0 + 8 s has given up retrying; the next comes at t0 + 16 s): the connection's deadline
+    // (t0 + 10 s) passed while nothing could be written.
+    const beat0 = await lastBeat();
+    await pollUntil(lastBeat, (b) => b !== beat0, 20_000, 50);
+    const t0 = Date.now();
+    await pg.stop();
+    await new Promise((r) => setTimeout(r, Math.max(0, t0 + 11_000 - Date.now())));
+    pg = await startEmbeddedPostgres(join(dir, 'pg3'), { port });
+    await pollUntil(async () => (await t!.req('GET', '/api/readyz')).status, (s) => s === 200, 30_000, 200);
+    // The agent's next heartbeat has come (t0 + 16 s), and the reaper has had every chance to end the connection.
+    await new Promise((r) => setTimeout(r, Math.max(3_000, t0 + 20_000 - Date.now())));
+    const after = await agentRow();
+    expect(after, JSON.stringify({ before, after })).toEqual(before);
+    // What it runs was not failed as if the agent had gone (agent_disconnected): it still runs, or ended done.
+    const q = (await t!.req('GET', `/api/queries/${long}`, { as: admin })).body;
+    expect(['running', 'done'], JSON.stringify(q)).toContain(q.status);
+    expect((await t!.req('POST', `/api/queries/${long}/cancel`, { as: admin })).status).toBe(202);
+    expect((await ended(await submit('SELECT 2 AS two'))).status).toBe('done');
+    // The agent process ran throughout (it was never restarted).
+    expect(agent.child.exitCode).toBeNull();
+  });
 });

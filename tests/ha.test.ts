@@ -239,6 +239,32 @@ describe('HA replicas', () => {
     await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
   }, 240_000);
 
+  it('kill -9 of the replica holding the agent, then a submit through another before the agent is back: it waits for the agent and runs, not agent_unreachable', async () => {
+    const owner = (await holder())!;
+    const other = live().find((r) => r !== owner)!;
+    // The agent is held still for 2 s so that the submits surely come before it reconnects (it redials in 0.25-0.5 s).
+    agent.child.kill('SIGSTOP');
+    owner.proc.child.kill('SIGKILL');
+    await owner.proc.exited;
+    const killedAt = Date.now();
+    setTimeout(() => agent.child.kill('SIGCONT'), 2_000);
+    // The registry still names the dead replica as the agent's holder (its heartbeat is fresh): the first submit
+    // passes the agent check and its dispatch finds no socket; the second may come after that too.
+    const sentMs = Date.now() - killedAt;
+    const ids = [await submit(other, 'SELECT 42 AS answer')];
+    ids.push(await submit(other, 'SELECT 43 AS answer'));
+    for (const [i, id] of ids.entries()) {
+      const ended = await waitDone(other, id, 60);
+      expect(ended.status, JSON.stringify(ended)).toBe('done');
+      expect((await req(other, 'GET', `/api/queries/${id}/rows`)).body.rows).toEqual([{ answer: 42 + i }]);
+    }
+    // Sent while the agent could not be back yet.
+    expect(sentMs).toBeLessThan(2_000);
+    const again = startReplica(owner.id, owner.port);
+    replicas[replicas.indexOf(owner)] = again;
+    await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
+  }, 240_000);
+
   it('SIGTERM drains within its bound: the holder hands the agent over, a long-poll answers, keep-alive clients do not hold it, the query still ends done', async () => {
     const owner = (await holder())!;
     const other = live().find((r) => r !== owner)!;
@@ -247,21 +273,26 @@ describe('HA replicas', () => {
     // Clients of the draining replica: a long-poll in flight (up to 60 s), and a keep-alive client that keeps asking
     // on its open connections until the replica stops answering.
     const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 2 });
+    const refusals: { status: number; body: string }[] = [];
     const get = (path: string) =>
       new Promise<number>((res, rej) => {
         const r = httpRequest(`${owner.url}${path}`, { agent: keepAlive, headers: { authorization: `Bearer ${token}` } }, (m) => {
-          m.resume();
-          m.on('end', () => res(m.statusCode ?? 0));
+          let body = '';
+          m.on('data', (d) => (body += d));
+          m.on('end', () => {
+            if (m.statusCode !== 200) refusals.push({ status: m.statusCode ?? 0, body });
+            res(m.statusCode ?? 0);
+          });
         });
         r.on('error', rej);
         r.end();
       });
-    expect(await get('/api/healthz')).toBe(200);
+    expect(await get('/api/readyz')).toBe(200);
     const longPoll = req(owner, 'GET', `/api/queries/${id}?wait_timeout_s=60`);
     let polling = true;
     const chatter = (async () => {
       while (polling) {
-        await get('/api/healthz').catch(() => undefined);
+        await get('/api/readyz').catch(() => undefined);
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
@@ -278,6 +309,15 @@ describe('HA replicas', () => {
     await chatter;
     keepAlive.destroy();
     expect(exitMs).toBeLessThan(DRAIN_BOUND_MS);
+    // The draining replica said it is not ready, and every refusal it answered was the error envelope (not
+    // Fastify's own {"error":"Service Unavailable",…,"statusCode":503}).
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const r of refusals) {
+      expect(r.status).toBe(503);
+      const body = JSON.parse(r.body);
+      expect(body).toMatchObject({ error: expect.stringMatching(/^(not_ready|unavailable)$/), message: expect.any(String) });
+      expect(body).not.toHaveProperty('statusCode');
+    }
     expect(owner.proc.logs()).not.toContain('drain bound passed');
     for (const failure of ['drain not recorded', 'actor effects abandoned', 'actor failed under supervision']) expect(owner.proc.logs()).not.toContain(failure);
     await until('the agent healthy on another replica', async () => {

@@ -151,9 +151,19 @@ describe('SQL sessions', () => {
 
     const slow = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql: 'SELECT count(*) FROM range(10000000000) a, range(1000) b' } });
     expect(slow.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await t.req('DELETE', `/api/queries/${slow.body.id}`, as())).status).toBe(204);
+    await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as())).body.status, { timeout: 15_000 }).toBe('running');
+    // The agent is held still (shorter than the heartbeat TTL): it cannot confirm the cancel yet, so the statement
+    // is not reported cancelled while it may still run; once the agent stops it, it is.
+    world.agent.child.kill('SIGSTOP');
+    try {
+      expect((await t.req('DELETE', `/api/queries/${slow.body.id}`, as())).status).toBe(204);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect((await t.req('GET', `/api/queries/${slow.body.id}`, as())).body.status).toBe('running');
+    } finally {
+      world.agent.child.kill('SIGCONT');
+    }
     await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as())).body.status, { timeout: 15_000 }).toBe('cancelled');
+    expect(world.agent.logs()).toMatch(new RegExp(`"statementId":"${slow.body.id}"[^\\n]*"code":"cancelled"`));
     // The session is still usable after a cancel.
     expect((await run(session.id, 'SELECT a FROM x')).rows.rows).toEqual([{ a: 1 }]);
     await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
