@@ -68,6 +68,13 @@ async function main() {
   }
   const db = await connectDb({ url: pg.url, poolSize: 2 });
   let stopping = false;
+  // Ctrl-C stops the stack and the database too.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      up.kill('SIGTERM');
+      up.once('exit', () => void pg.stop().finally(() => process.exit(130)));
+    });
+  }
   try {
     for (let i = 0; !out.includes('Eider is up'); i++) {
       if (up.exitCode !== null) throw new Error(`eider up exited: ${out.slice(-2000)}`);
@@ -167,6 +174,7 @@ async function main() {
                     return pid !== undefined && pid !== target;
                   }
                 : () => httpOk(`${base(replicaIndex)}/api/readyz`);
+        const connectedBefore = (await agentRow()).connected?.getTime() ?? 0;
         const t0 = Date.now();
         mark(`kill ${kind} pid ${target}`);
         process.kill(target, kind.endsWith('TERM') ? 'SIGTERM' : 'SIGKILL');
@@ -177,7 +185,6 @@ async function main() {
         let agentBack = NaN;
         // The agent's socket must be a new one after its own death or its replica's; otherwise it must be healthy.
         const needsNewSocket = kind === 'agent -9' || kind.startsWith('api');
-        const connectedBefore = (await agentRow()).connected?.getTime() ?? 0;
         while (Date.now() - t0 < WINDOW_MS) {
           const now = Date.now();
           if (Number.isNaN(back) && (await partBack())) back = now - t0;
