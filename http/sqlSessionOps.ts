@@ -2,7 +2,6 @@
 // (agent choice, attached catalog, session policy, role, scoped grants, writable catalogs, the session's acceptance,
 // the audit of a refusal), shared with the PostgreSQL wire endpoint (pgwire/) so both enforce the same rules.
 import { randomUUID } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
 import { AppError, conflict, forbidden, notFound, unprocessable } from '../domain/errors.ts';
 import { policyRejection } from '../domain/statementPolicy.ts';
 import * as sessions from '../domain/sqlSessions.ts';
@@ -10,17 +9,13 @@ import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
 import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations.ts';
 import { checkScopedAccess, writeCatalogs } from '../domain/catalogGrants.ts';
-import { actorOf } from '../domain/audit.ts';
+import { actorOf, type AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
 import { checkPolicyOffThread } from './policyPool.ts';
-import { audit } from './audit.ts';
 import { chooseCompute } from './querySubmission.ts';
 import { computeWaitMs } from '../domain/elastic.ts';
 import type { AppContext } from './context.ts';
 import { sql } from '../runtime/sql.ts';
-
-/** What names the caller's request in the audit trail (a Fastify request, or a wire connection's own id). */
-export type RequestRef = Pick<FastifyRequest, 'id'>;
 
 /**
  * Records the session row and starts its actor (opening on the chosen agent, or pending for elastic compute).
@@ -82,9 +77,15 @@ export interface StatementSubmission {
 /**
  * Admits `body` into session `s` (its owner's, open) and starts the statement actor: size, session policy, script
  * shape, role, scoped grants, writable catalogs, then the session's acceptance. A refusal by policy, role or grant
- * is audited (`policy.reject`) and thrown; the statement's id is returned.
+ * is audited (`policy.reject`, through `audit`: the caller knows its request) and thrown; the statement's id is returned.
  */
-export async function submitSessionStatement(ctx: AppContext, req: RequestRef, principal: Principal, s: sessions.SqlSessionRow, body: StatementSubmission): Promise<string> {
+export async function submitSessionStatement(
+  ctx: AppContext,
+  audit: (e: AuditEvent) => Promise<unknown>,
+  principal: Principal,
+  s: sessions.SqlSessionRow,
+  body: StatementSubmission,
+): Promise<string> {
   const c = ctx.config;
   if (s.status !== 'open') throw conflict(`the session is ${s.status}`, 'session_not_open');
   const bytes = Buffer.byteLength(body.sql, 'utf8');
@@ -94,7 +95,7 @@ export async function submitSessionStatement(ctx: AppContext, req: RequestRef, p
     throw notFound('SQL session');
   });
   const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
-    await audit(ctx, req, {
+    await audit({
       action: 'policy.reject',
       outcome: 'failure',
       actor: actorOf(principal),

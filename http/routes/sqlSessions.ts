@@ -15,6 +15,7 @@ import { readQuery } from '../querySubmission.ts';
 import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
 import { assertSessionOwner, openSqlSession, submitSessionStatement } from '../sqlSessionOps.ts';
 import { catalogClientOf } from '../catalogService.ts';
+import { audit } from '../audit.ts';
 
 // Worded for clients that read a 404 containing "not enabled" as "SQL sessions are switched off".
 const gate = (ctx: AppContext) => {
@@ -169,7 +170,7 @@ export const sqlSessionRoutes = [
         throw waitTooLong('wait_timeout_s', c.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S, 'SQL_STATEMENT_MAX_WAIT_TIMEOUT_S');
       }
       if (body.first_page_limit != null && body.first_page_limit > 200) throw waitTooLong('first_page_limit', 200, 'the first page holds at most 200 rows');
-      const statementId = await submitSessionStatement(ctx, req, principal, s, { sql: body.sql, timeout_s: body.timeout_s ?? null });
+      const statementId = await submitSessionStatement(ctx, (e) => audit(ctx, req, e), principal, s, { sql: body.sql, timeout_s: body.timeout_s ?? null });
       const waitS = body.wait_timeout_s ?? 0;
       if (waitS > 0) await ctx.host.waitForTerminal('statement', statementId, waitS * 1000);
       const row = await readQuery(ctx, statementId);
