@@ -10,7 +10,7 @@ import { CLOSE_CODES, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, ty
 import * as agents from '../domain/agents.ts';
 import type { ActorHost, EventFor } from '../actors/host.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { ANONYMOUS } from '../domain/audit.ts';
 import { audit } from './audit.ts';
 import { clientAddress, parseTrustedProxies, type TrustedProxies } from '../runtime/trustedProxies.ts';

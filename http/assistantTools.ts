@@ -7,7 +7,7 @@ import { Exit, Schema } from 'effect';
 import { principalFromToken } from '../domain/identity.ts';
 import type { ToolBridge, ToolOutcome } from '../domain/assistant/turn.ts';
 import type { ChatTool } from '../domain/assistant/model.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { jsonSchemaOf } from './route.ts';
 import { TOOLS, ToolError, injectedApi, type Tool } from './mcpTools.ts';
 

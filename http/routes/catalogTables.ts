@@ -3,7 +3,7 @@
 // the attachment's grants decide what is listed and reachable (I10), with the same 403 not_granted as queries.
 import { Schema } from 'effect';
 import { Limit, route } from '../route.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
 import { HealthOutSchema, tableHealth } from '../../domain/maintenance/store.ts';
 import * as catalogs from '../../domain/catalogs.ts';
@@ -16,8 +16,8 @@ import { checkStatementPolicy, policyRejection } from '../../domain/statementPol
 import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceberg/duckdbTypes.ts';
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
-import { readRowsPage } from '../rows.ts';
-import { chooseCompute, readQuery, submitQuery } from '../querySubmission.ts';
+import { readRowsPage } from '../../usecases/resultPages.ts';
+import { chooseCompute, readQuery, submitQuery } from '../../usecases/querySubmission.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
 import { dropTableLineage } from '../../domain/lineage.ts';
 

@@ -13,7 +13,7 @@ import { fromCatalogService, warehouseName } from '../../domain/catalogs.ts';
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { CatalogServiceError } from '../../runtime/catalogClient.ts';
 import { viaCatalog } from '../catalogService.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 
 /** A table's column count as the catalog has it now; null when it cannot be read. Without a catalog service, none. */
 function columnCounter(ctx: AppContext): ((e: lineage.TableEnd) => Promise<number | null>) | undefined {

@@ -13,9 +13,9 @@ import * as maintenance from '../../domain/maintenance/store.ts';
 import { scanTables } from '../../domain/maintenance/scan.ts';
 import { CADENCES, PROFILES } from '../../domain/maintenance/thresholds.ts';
 import * as queries from '../../domain/queries.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { catalogClientOf } from '../catalogService.ts';
-import { chooseCompute, readQuery, submitQuery } from '../querySubmission.ts';
+import { chooseCompute, readQuery, submitQuery } from '../../usecases/querySubmission.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 
 const PolicyOut = Schema.Struct({

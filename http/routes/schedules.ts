@@ -8,10 +8,10 @@ import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { unprocessable } from '../../domain/errors.ts';
 import * as saved from '../../domain/savedQueries.ts';
 import * as schedules from '../../domain/schedules.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import type { Principal } from '../../domain/identity.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
-import { submitFire } from '../scheduler.ts';
+import { submitFire } from '../../usecases/scheduler.ts';
 
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const SavedParams = Schema.Struct({ workspace: Schema.String, saved_query_id: Schema.String });

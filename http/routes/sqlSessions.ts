@@ -7,13 +7,13 @@ import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
 import { AppError, conflict, forbidden, unavailable, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
 import * as sessions from '../../domain/sqlSessions.ts';
-import { readRowsPage } from '../rows.ts';
-import type { AppContext } from '../context.ts';
+import { readRowsPage } from '../../usecases/resultPages.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 import { RowsPage } from './queries.ts';
-import { readQuery } from '../querySubmission.ts';
+import { readQuery } from '../../usecases/querySubmission.ts';
 import { checkStagingName, presignStaging } from '../../domain/sessionStaging.ts';
-import { assertSessionOwner, openSqlSession, submitSessionStatement } from '../sqlSessionOps.ts';
+import { assertSessionOwner, openSqlSession, submitSessionStatement } from '../../usecases/sqlSessions.ts';
 import { catalogClientOf } from '../catalogService.ts';
 import { audit } from '../audit.ts';
 

@@ -2,7 +2,7 @@
 import { Schema } from 'effect';
 import { route } from '../route.ts';
 import { AppError, unavailable, notFound } from '../../domain/errors.ts';
-import { startupWaits } from '../readiness.ts';
+import { startupWaits } from '../../usecases/readiness.ts';
 
 export const systemRoutes = [
   route({
