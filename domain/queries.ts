@@ -1,6 +1,7 @@
 // Queries as the api shows them, and the history listing with every filter and sort of the spec.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
+import { sql, type SqlFragment } from '../runtime/sql.ts';
 import { forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
@@ -247,3 +248,66 @@ export async function profileOf(db: Queryable, queryId: string): Promise<unknown
   const [p] = await db.query<{ profile: unknown }>(`select profile from queries where id = $1`, [queryId]);
   return p?.profile ?? null;
 }
+
+/** A query's row as stored, with no visibility check: for the code that just submitted it or acts for the system. */
+export async function readQuery(q: Queryable, id: string): Promise<QueryRow | undefined> {
+  const [row] = await q.query<QueryRow>(`select ${QUERY_COLS} from queries where id = $1`, [id]);
+  return row;
+}
+
+/** What a queued query's dispatch is built from (its catalogs and write scope are derived at send time). */
+export async function dispatchFactsOf(q: Queryable, id: string) {
+  const [row] = await q.query<{ workspace_id: string; catalog: string | null; tables: unknown[]; statement_type: string | null; write_catalogs: string[] | null }>(
+    `select workspace_id, catalog, tables, statement_type, write_catalogs from queries where id = $1`,
+    [id],
+  );
+  return row;
+}
+
+/** Queued and running queries per agent, for the agents given (an agent with none is absent). */
+export async function liveLoadOf(q: Queryable, agentIds: readonly string[]): Promise<Map<string, number>> {
+  const load = await q.query<{ agent_id: string; n: number }>(
+    `select agent_id, count(*)::int as n from queries where agent_id = any($1::uuid[]) and status in ('queued', 'running') group by agent_id`,
+    [agentIds],
+  );
+  return new Map(load.map((r) => [r.agent_id, r.n]));
+}
+
+/** The agent a query was sent to and its SQL session, if any (the agent's frames name only the query). */
+export async function placementOf(q: Queryable, id: string): Promise<{ agent_id: string | null; session_id: string | null } | undefined> {
+  const [row] = await q.query<{ agent_id: string | null; session_id: string | null }>(`select agent_id, session_id from queries where id = $1`, [id]);
+  return row;
+}
+
+/** Stores the execution profile the agent sent for a query. */
+export async function recordProfile(q: Queryable, id: string, profile: unknown): Promise<void> {
+  await q.query(`update queries set profile = $2::jsonb where id = $1`, [id, JSON.stringify(profile)]);
+}
+
+/** A new query's row: a REST or scheduled query, a SQL session's statement, or the system's own work. */
+export interface NewQuery {
+  id: string;
+  workspaceId: string;
+  agentId: string | null;
+  userId: string | null;
+  sql: string;
+  statementType: string | null;
+  origin: string;
+  catalog: string | null;
+  timeoutS: number | null;
+  tables: unknown[];
+  writeCatalogs: readonly string[];
+  startedAt: number;
+  sessionId?: string | null;
+  scheduleId?: string | null;
+  computePool?: string | null;
+  /** a session statement's bound `$n` values (text form), as JSON */
+  params?: string | null;
+}
+
+/** The INSERT of a new query's row, queued (its actor's initial projection): the actor host writes it in the spawn's statement. */
+export const newQueryRow = (r: NewQuery): SqlFragment =>
+  sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, write_catalogs, started_at, schedule_id, compute_pool, params)
+    values (${r.id}, ${r.workspaceId}, ${r.agentId}, ${r.userId}, ${r.sql}, 'queued', ${r.statementType}, ${r.origin}, ${r.sessionId ?? null}, ${r.catalog},
+      ${r.timeoutS}, ${JSON.stringify(r.tables)}::jsonb, ${r.writeCatalogs}::text[], ${new Date(r.startedAt).toISOString()}::timestamptz, ${r.scheduleId ?? null},
+      ${r.computePool ?? null}, ${r.params ?? null}::jsonb)`;
