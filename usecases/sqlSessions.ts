@@ -1,21 +1,18 @@
-// Opening a SQL session and admitting a statement into one: the admission chain the `/sql/sessions` routes run
-// (agent choice, attached catalog, session policy, role, scoped grants, writable catalogs, the session's acceptance,
-// the audit of a refusal), shared with the PostgreSQL wire endpoint (pgwire/) so both enforce the same rules.
+// SQL sessions: opening one (agent choice, attached catalog, the session row and its actor) and admitting a
+// statement into one (admitStatement with the session policy, then the session's acceptance), for the `/sql/sessions`
+// routes and the PostgreSQL wire endpoint (pgwire/) alike, so both enforce the same rules.
 import { randomUUID } from 'node:crypto';
-import { AppError, conflict, forbidden, notFound, unprocessable } from '../domain/errors.ts';
-import { policyRejection } from '../domain/statementPolicy.ts';
+import { conflict, forbidden, notFound, unprocessable } from '../domain/errors.ts';
 import * as sessions from '../domain/sqlSessions.ts';
+import { newQueryRow } from '../domain/queries.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
-import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations.ts';
-import { checkScopedAccess, writeCatalogs } from '../domain/catalogGrants.ts';
-import { actorOf, type AuditEvent } from '../domain/audit.ts';
+import type { AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
-import { checkPolicyOffThread } from './policyPool.ts';
-import { chooseCompute } from './querySubmission.ts';
 import { computeWaitMs } from '../domain/elastic.ts';
+import { admitStatement } from './admission.ts';
+import { chooseCompute } from './compute.ts';
 import type { AppContext } from './context.ts';
-import { sql } from '../runtime/sql.ts';
 
 /**
  * Records the session row and starts its actor (opening on the chosen agent, or pending for elastic compute).
@@ -58,9 +55,17 @@ export async function openSqlSession(
       closeTimeoutMs: c.SQL_SESSION_OPEN_TIMEOUT_S * 1000,
     },
     {
-      entity: sql`insert into sql_sessions (id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, client_name, client_version, created_at, last_active_at, compute_pool)
-        values (${id}, ${workspace.id}, ${principal.user.id}, ${compute.agentId}, ${compute.agentId ? 'opening' : 'pending'}, ${active?.slug ?? null}, ${staging},
-          ${client.name}, ${client.version}, ${new Date(now).toISOString()}::timestamptz, ${new Date(now).toISOString()}::timestamptz, ${compute.pool})`,
+      entity: sessions.newSessionRow({
+        id,
+        workspaceId: workspace.id,
+        userId: principal.user.id,
+        agentId: compute.agentId,
+        computePool: compute.pool,
+        activeCatalog: active?.slug ?? null,
+        stagingUri: staging,
+        client,
+        at: now,
+      }),
     },
   );
   await spawned.start();
@@ -75,9 +80,9 @@ export interface StatementSubmission {
 }
 
 /**
- * Admits `body` into session `s` (its owner's, open) and starts the statement actor: size, session policy, script
- * shape, role, scoped grants, writable catalogs, then the session's acceptance. A refusal by policy, role or grant
- * is audited (`policy.reject`, through `audit`: the caller knows its request) and thrown; the statement's id is returned.
+ * Admits `body` into session `s` (its owner's, open) and starts the statement actor: admitStatement with the session
+ * policy, then the session's acceptance. A refusal by policy, role or grant is audited (`policy.reject`, through
+ * `audit`: the caller knows its request) and thrown; the statement's id is returned.
  */
 export async function submitSessionStatement(
   ctx: AppContext,
@@ -88,53 +93,12 @@ export async function submitSessionStatement(
 ): Promise<string> {
   const c = ctx.config;
   if (s.status !== 'open') throw conflict(`the session is ${s.status}`, 'session_not_open');
-  const bytes = Buffer.byteLength(body.sql, 'utf8');
-  if (bytes > c.SQL_MAX_BYTES) throw new AppError(413, 'payload_too_large', `the SQL is ${bytes} bytes; at most ${c.SQL_MAX_BYTES} are accepted (SQL_MAX_BYTES)`);
   // The caller's role in the session's workspace, as every workspace route resolves it.
   const access = await resolveWorkspace(ctx.db, principal, s.workspace_id).catch(() => {
     throw notFound('SQL session');
   });
-  const refuse = async (e: AppError, statementType: string | null): Promise<never> => {
-    await audit({
-      action: 'policy.reject',
-      outcome: 'failure',
-      actor: actorOf(principal),
-      target: { kind: 'sql_session', id: s.id },
-      details: { workspace: access.workspace.slug, code: e.code, statement_type: statementType },
-    });
-    throw e;
-  };
-  const attached = await listWorkspaceCatalogs(ctx.db, s.workspace_id);
-  const policy = await ctx.tracing.span('policy', {}, () =>
-    checkPolicyOffThread(
-      body.sql,
-      { mode: 'session', maxStatements: c.SQL_MAX_STATEMENTS, stagingPrefix: s.staging_uri ?? undefined, managedCatalogs: attached.map((x) => x.slug) },
-      c.SQL_POLICY_TIME_BUDGET_MS,
-    ),
-  );
-  if (!policy.ok) {
-    const e = policyRejection(policy);
-    if (e.status === 403) await refuse(e, policy.statementType);
-    throw e;
-  }
-  const read = policy.statements.findIndex((x) => x.type === 'select' || x.type === 'describe');
-  if (policy.statements.length > 1 && read >= 0) {
-    throw unprocessable(`statement ${read + 1} of ${policy.statements.length} is a read; a script of several statements returns no rows: send the read on its own`, 'unprocessable_content', {
-      fields: [{ field: 'sql', in: 'body', message: 'a script with several statements may not contain a read' }],
-    });
-  }
-  if (body.params?.length && policy.statements.length > 1) {
-    throw unprocessable('parameters bind to one statement; a script of several takes none', 'unprocessable_content', { fields: [{ field: 'params', in: 'body', message: 'one statement only' }] });
-  }
-  if (policy.isWrite && access.role === 'reader') await refuse(forbidden(`writing needs the writer role in workspace ${access.workspace.slug}`), policy.statementType);
-  // Unqualified names resolve in the session's current catalog (USE); a USE makes its catalog current from itself on.
-  const catalog = policy.use ?? (await sessions.currentCatalog(ctx.db, s));
-  await checkScopedAccess(ctx.db, s.workspace_id, policy.tables, catalog, policy.isWrite ? 'write' : 'read', policy.schemas).catch((e) =>
-    e instanceof AppError && e.status === 403 ? refuse(e, policy.statementType) : Promise.reject(e),
-  );
-  // The catalogs its token may write (actors/queryKind.ts dispatchScope), resolved as the grant check just did.
-  const writeTo = writeCatalogs(policy.tables, policy.schemas, catalog, attached);
-  if (policy.isWrite) await assertCatalogsWritable(ctx.db, writtenCatalogs(writeTo, attached));
+  const sender = { principal, access, audit, auditTarget: { kind: 'sql_session', id: s.id } };
+  const { policy, catalog, writeTo } = await admitStatement(ctx, sender, { kind: 'session', session: s }, body.sql, body.params);
 
   // The session decides acceptance (only an open one accepts); the accepted statement is then spawned here.
   const statementId = randomUUID();
@@ -160,9 +124,22 @@ export async function submitSessionStatement(
       ackSupported: true,
     },
     {
-      entity: sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, write_catalogs, started_at, params)
-        values (${statementId}, ${s.workspace_id}, ${s.agent_id}, ${principal.user.id}, ${body.sql}, 'queued', ${policy.statementType}, 'session', ${s.id},
-          ${catalog}, ${timeoutS === null ? null : Math.ceil(timeoutS)}, ${JSON.stringify(policy.tables)}::jsonb, ${writeTo}::text[], ${new Date(now).toISOString()}::timestamptz, ${params}::jsonb)`,
+      entity: newQueryRow({
+        id: statementId,
+        workspaceId: s.workspace_id,
+        agentId: s.agent_id,
+        userId: principal.user.id,
+        sql: body.sql,
+        statementType: policy.statementType,
+        origin: 'session',
+        sessionId: s.id,
+        catalog,
+        timeoutS: timeoutS === null ? null : Math.ceil(timeoutS),
+        tables: policy.tables,
+        writeCatalogs: writeTo,
+        startedAt: now,
+        params,
+      }),
     },
   );
   await spawned.start();

@@ -17,7 +17,8 @@ import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceb
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { readRowsPage } from '../../usecases/resultPages.ts';
-import { chooseCompute, readQuery, submitQuery } from '../../usecases/querySubmission.ts';
+import { readQuery, submitQuery } from '../../usecases/querySubmission.ts';
+import { chooseCompute } from '../../usecases/compute.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
 import { dropTableLineage } from '../../domain/lineage.ts';
 

@@ -15,7 +15,8 @@ import { CADENCES, PROFILES } from '../../domain/maintenance/thresholds.ts';
 import * as queries from '../../domain/queries.ts';
 import type { AppContext } from '../../usecases/context.ts';
 import { catalogClientOf } from '../catalogService.ts';
-import { chooseCompute, readQuery, submitQuery } from '../../usecases/querySubmission.ts';
+import { readQuery, submitQuery } from '../../usecases/querySubmission.ts';
+import { chooseCompute } from '../../usecases/compute.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 
 const PolicyOut = Schema.Struct({
