@@ -6,7 +6,7 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { presenceBeatMs, removeGoneReplicas } from '../runtime/replicas.ts';
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
-import type { ActorHost } from './host.ts';
+import type { ActorHost } from './types.ts';
 
 export interface HousekeepingOptions {
   db: Db;

@@ -6,7 +6,7 @@ import type { Db } from '../runtime/db.ts';
 import { sql } from '../runtime/sql.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
-import type { ActorKind } from './host.ts';
+import type { ActorKind } from './types.ts';
 import type { AgentLink } from './agentLink.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';

@@ -4,7 +4,7 @@
 import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
-import type { ActorKind } from './host.ts';
+import type { ActorKind } from './types.ts';
 import type { AgentLink } from './agentLink.ts';
 import { dispatchCatalogs, dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
 import type { ElasticCompute } from './elasticCompute.ts';

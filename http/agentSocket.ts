@@ -10,7 +10,7 @@ import { CLOSE_CODES, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, ty
 import * as agents from '../domain/agents.ts';
 import { placementOf, recordProfile } from '../domain/queries.ts';
 import { agentOfSession } from '../domain/sqlSessions.ts';
-import type { ActorHost, EventFor } from '../actors/host.ts';
+import type { ActorHost, EventFor } from '../actors/types.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { AppContext } from '../usecases/context.ts';
 import { ANONYMOUS } from '../domain/audit.ts';

@@ -6,7 +6,7 @@ import type { Logger } from '../runtime/logger.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import type { ElasticCompute } from '../actors/elasticCompute.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
-import type { ActorHost } from '../actors/host.ts';
+import type { ActorHost } from '../actors/types.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import type { AgentLink } from '../actors/agentLink.ts';
 import type { LdapSettings } from '../domain/ldap.ts';
