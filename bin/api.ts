@@ -31,7 +31,7 @@ import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts'
 import { registerInternalApi } from '../http/internal.ts';
 import { agentLink } from '../actors/agentLink.ts';
 import { startActorHousekeeping } from '../actors/housekeeping.ts';
-import { MigrationRunner } from '../actors/migrationRunner.ts';
+import { MigrationRunner } from '../actors/storageMigrationKind.ts';
 import { peerClient } from '../runtime/peerClient.ts';
 import { registerReplica, resolveInternalUrl, resolveReplicaId } from '../runtime/replicas.ts';
 import { registerUi } from '../http/ui.ts';
@@ -148,7 +148,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const metrics = config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db), () => elasticCounts(db)) : undefined;
   // Execution lineage reads the source tables' schemas (column lineage) and counts what it could not read.
   const lineage = { catalog, failed: (stage: 'statement' | 'columns') => metrics?.lineageFailures.inc({ stage }) };
-  // Storage migrations: the runner does the phases the storageMigration actors ask for (actors/migrationRunner.ts).
+  // Storage migrations: the runner does the phases the storageMigration actors ask for (actors/storageMigrationKind.ts).
   const migrationRunner = new MigrationRunner({
     db,
     catalog,
