@@ -311,3 +311,35 @@ export const newQueryRow = (r: NewQuery): SqlFragment =>
     values (${r.id}, ${r.workspaceId}, ${r.agentId}, ${r.userId}, ${r.sql}, 'queued', ${r.statementType}, ${r.origin}, ${r.sessionId ?? null}, ${r.catalog},
       ${r.timeoutS}, ${JSON.stringify(r.tables)}::jsonb, ${r.writeCatalogs}::text[], ${new Date(r.startedAt).toISOString()}::timestamptz, ${r.scheduleId ?? null},
       ${r.computePool ?? null}, ${r.params ?? null}::jsonb)`;
+
+/** Drops the small results kept inline in queries rows once they are older than the results' retention, as the
+ *  agents delete their files. */
+export async function pruneInlineResults(q: Queryable, retentionHours: number): Promise<number> {
+  const rows = await q.query(
+    `update queries set result_inline = null
+      where result_inline is not null and finished_at < now() - make_interval(secs => $1 * 3600) returning 1`,
+    [retentionHours],
+  );
+  return rows.length;
+}
+
+/** What a finished run's bookkeeping (table provenance, lineage, dropped tables) reads from its row. */
+export interface FinishedQuery {
+  sql: string;
+  finished_at: Date | null;
+  statement_type: string | null;
+  tables: Array<{ catalog: string | null; schema: string | null; name: string }>;
+  catalog: string | null;
+  user_id: string | null;
+  workspace_id: string;
+}
+
+/** A finished run's facts; `profile`, when given, is stored in the same statement (kept when null). */
+export async function finishedQuery(q: Queryable, id: string, profile?: unknown): Promise<FinishedQuery | undefined> {
+  const cols = 'statement_type, tables, catalog, user_id, workspace_id, sql, finished_at';
+  const [row] =
+    profile === null || profile === undefined
+      ? await q.query<FinishedQuery>(`select ${cols} from queries where id = $1`, [id])
+      : await q.query<FinishedQuery>(`update queries set profile = coalesce($2::jsonb, profile) where id = $1 returning ${cols}`, [id, JSON.stringify(profile)]);
+  return row;
+}
