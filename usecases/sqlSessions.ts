@@ -2,7 +2,7 @@
 // statement into one (admitStatement with the session policy, then the session's acceptance), for the `/sql/sessions`
 // routes and the PostgreSQL wire endpoint (pgwire/) alike, so both enforce the same rules.
 import { randomUUID } from 'node:crypto';
-import { conflict, forbidden, notFound, unprocessable } from '../domain/errors.ts';
+import { AppError, conflict, forbidden, notFound, unavailable, unprocessable } from '../domain/errors.ts';
 import * as sessions from '../domain/sqlSessions.ts';
 import { newQueryRow } from '../domain/queries.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
@@ -11,6 +11,8 @@ import type { AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
 import { computeWaitMs } from '../domain/elastic.ts';
 import { admitStatement } from './admission.ts';
+import { readQuery } from './querySubmission.ts';
+import { readRowsPage } from './resultPages.ts';
 import { chooseCompute } from './compute.ts';
 import type { AppContext } from './context.ts';
 
@@ -70,6 +72,30 @@ export async function openSqlSession(
   );
   await spawned.start();
   return id;
+}
+
+/**
+ * Opens a session and waits up to `waitS` for it to open: `open` once it is, else (still opening or pending) with
+ * `onWait` continue the caller answers it is on its way, with cancel it is closed again and the answer is 503
+ * compute_starting. One that failed or closed meanwhile is 503 unavailable.
+ */
+export async function openSessionWaiting(
+  ctx: AppContext,
+  principal: Principal,
+  ws: WorkspaceAccess,
+  body: { agent_id?: string | null; catalog?: string | null },
+  userAgent: string | undefined,
+  wait: { waitS: number; onWait: 'cancel' | 'continue' },
+): Promise<{ open: boolean; row: sessions.SqlSessionRow }> {
+  const id = await openSqlSession(ctx, principal, ws, body, userAgent);
+  const settled = (v: { status: string }) => v.status !== 'opening' && v.status !== 'pending';
+  const view = wait.waitS > 0 ? await ctx.host.waitFor('sqlSession', id, settled, wait.waitS * 1000) : null;
+  const row = (await sessions.readSession(ctx.db, id))!;
+  if (view?.status === 'open' || row.status === 'open') return { open: true, row };
+  if (row.status === 'failed' || row.status === 'closed') throw unavailable(`the session could not be opened: ${row.error ?? row.status}`, 'unavailable');
+  if (wait.onWait === 'continue') return { open: false, row };
+  await ctx.host.send('sqlSession', id, { type: 'close' });
+  throw new AppError(503, 'compute_starting', `the session did not open within ${wait.waitS} s; try again`, undefined, { 'retry-after': '5' });
 }
 
 export interface StatementSubmission {
@@ -149,4 +175,25 @@ export async function submitSessionStatement(
 /** The owner's check every statement route makes before admission. */
 export function assertSessionOwner(principal: Principal, s: sessions.SqlSessionRow, what = 'runs statements in it'): void {
   if (s.user_id !== principal.user.id) throw forbidden(`only the session’s owner ${what}`);
+}
+
+/**
+ * Runs a statement in session `s` and waits up to `waitS` for it to finish: its row, whether it finished, and when it
+ * finished done with rows, their first page (`firstPageLimit` rows; 0: none). The first page is absent when the rows
+ * cannot be read now: the client reads them through /queries/{id}/rows.
+ */
+export async function runSessionStatement(
+  ctx: AppContext,
+  audit: (e: AuditEvent) => Promise<unknown>,
+  principal: Principal,
+  s: sessions.SqlSessionRow,
+  body: StatementSubmission & { waitS: number; firstPageLimit: number },
+) {
+  const statementId = await submitSessionStatement(ctx, audit, principal, s, body);
+  if (body.waitS > 0) await ctx.host.waitForTerminal('statement', statementId, body.waitS * 1000);
+  const row = await readQuery(ctx, statementId);
+  const finished = body.waitS > 0 && !['queued', 'running'].includes(row.status);
+  const firstPage =
+    finished && body.firstPageLimit > 0 && row.status === 'done' && row.result_path ? await readRowsPage(ctx, row, body.firstPageLimit, undefined).catch(() => undefined) : undefined;
+  return { row, finished, firstPage };
 }
