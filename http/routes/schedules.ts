@@ -11,7 +11,7 @@ import * as schedules from '../../domain/schedules.ts';
 import type { AppContext } from '../../usecases/context.ts';
 import type { Principal } from '../../domain/identity.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
-import { submitFire } from '../../usecases/scheduler.ts';
+import { runScheduleNow } from '../../usecases/scheduler.ts';
 
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const SavedParams = Schema.Struct({ workspace: Schema.String, saved_query_id: Schema.String });
@@ -191,9 +191,7 @@ export const scheduleRoutes = [
     params: ScheduleParams,
     responses: { 202: schedules.RunOutSchema, 404: null },
     handler: async ({ ctx, ws, params }) => {
-      const { fire, runId } = await ctx.db.tx((tx) => schedules.claimManualFire(tx, ws!.workspace.id, params.schedule_id));
-      if (fire) await submitFire(ctx, fire);
-      return { status: 202, body: await schedules.getRun(ctx.db, runId) };
+      return { status: 202, body: await runScheduleNow(ctx, ws!.workspace.id, params.schedule_id) };
     },
   }),
   route({
