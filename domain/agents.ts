@@ -308,6 +308,17 @@ export async function renewAgentCredential(q: Queryable, agentId: string, versio
   return row ? { agentId: row.id, sessionToken } : null;
 }
 
+/** Where an authenticated agent serves its results, and the version it runs, as its hello said. */
+export async function recordAgentHello(q: Queryable, agentId: string, resultUrl: string, version: string | null): Promise<void> {
+  await exec(q, sql`update agents set result_url = ${resultUrl}, version = ${version} where id = ${agentId}`);
+}
+
+/** Whether an agent of this name is connected and healthy (readiness with READY_AFTER_AGENT). */
+export async function isAgentHealthy(q: Queryable, name: string): Promise<boolean> {
+  const [a] = await rows(q, Schema.Struct({ n: Schema.Number }), sql`select count(*)::int as n from agents where name = ${name} and status = 'healthy'`);
+  return (a?.n ?? 0) > 0;
+}
+
 export async function agentBySessionToken(q: Queryable, token: string): Promise<AgentRow | undefined> {
   return (
     await rows(q, AgentRowSchema, sql`select ${AGENT_COLS} from agents a where a.session_token_hash = ${sha256(token)} and a.credential_revoked_at is null`)

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 import type { PolicyOptions } from '../domain/statementPolicy.ts';
 
-// The options the query route passes (http/querySubmission.ts), with the default statement limit.
+// The options the query route passes (usecases/querySubmission.ts), with the default statement limit.
 const QUERY: PolicyOptions = { mode: 'query', maxStatements: 100 };
 const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'duckdb-read-corpus.json'), 'utf8')) as { source: string; statements: string[] };
 

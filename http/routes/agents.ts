@@ -5,7 +5,7 @@ import { route } from '../route.ts';
 import { AppError, unprocessable } from '../../domain/errors.ts';
 import { computeSizes, currentIncarnation, elasticState, sizeNamed } from '../../domain/elastic.ts';
 import * as agents from '../../domain/agents.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { ActorError } from '../../actors/errors.ts';
 import type { Principal } from '../../domain/identity.ts';
 import { actorOf } from '../../domain/audit.ts';

@@ -13,7 +13,7 @@ import { fromCatalogService, warehouseName } from '../../domain/catalogs.ts';
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { CatalogServiceError } from '../../runtime/catalogClient.ts';
 import { viaCatalog } from '../catalogService.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../../domain/identity.ts';
 import type { Queryable } from '../../runtime/db.ts';

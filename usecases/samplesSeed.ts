@@ -7,6 +7,7 @@ import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
 import { checkStatementPolicy } from '../domain/statementPolicy.ts';
 import { DEFAULT_WORKSPACE, ensureDefaultWorkspace } from '../domain/bootstrap.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
+import { markSeedDone, markSeedFailed, seedAttempt, seedState, startSeedAttempt, type SeedState } from '../domain/seeds.ts';
 import { submitQuery } from './querySubmission.ts';
 import type { AppContext } from './context.ts';
 
@@ -26,21 +27,8 @@ FROM range(1000000) AS t(i)`;
 /** Seconds before attempt n+1 after n failures: 5, 10, 20, … capped at five minutes. */
 export const seedRetryDelayS = (attempts: number) => Math.min(300, 5 * 2 ** Math.max(0, attempts - 1));
 
-export interface SeedState {
-  status: 'absent' | 'running' | 'done' | 'failed';
-  error: string | null;
-  attempts: number;
-  retry_at: Date | null;
-}
-
 /** The samples seed as the database records it (every replica reads the same row). */
-export async function samplesSeedState(ctx: Pick<AppContext, 'db'>): Promise<SeedState> {
-  const [row] = await ctx.db.query<{ status: 'running' | 'done' | 'failed'; error: string | null; attempts: number; retry_at: Date | null }>(
-    `select status, error, attempts, retry_at from seeds where name = $1`,
-    [SAMPLES_SEED],
-  );
-  return row ?? { status: 'absent', error: null, attempts: 0, retry_at: null };
-}
+export const samplesSeedState = (ctx: Pick<AppContext, 'db'>): Promise<SeedState> => seedState(ctx.db, SAMPLES_SEED);
 
 export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}): LeaderLoop {
   let finished = false;
@@ -52,19 +40,16 @@ export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}
     logger: ctx.logger,
     run: async () => {
       if (finished) return;
-      const [seed] = await ctx.db.query<{ status: string; query_id: string | null; attempts: number; due: boolean }>(
-        `select status, query_id, attempts, coalesce(retry_at <= now(), true) as due from seeds where name = $1`,
-        [SAMPLES_SEED],
-      );
+      const seed = await seedAttempt(ctx.db, SAMPLES_SEED);
       if (seed?.status === 'done') {
         finished = true;
         return;
       }
       if (seed?.status === 'running' && seed.query_id) {
-        const [q] = await ctx.db.query<{ status: string; error: string | null }>(`select status, error from queries where id = $1`, [seed.query_id]);
+        const q = seed.query;
         if (q && (q.status === 'queued' || q.status === 'running')) return;
         if (q?.status === 'done') {
-          await ctx.db.query(`update seeds set status = 'done', error = null, updated_at = now() where name = $1`, [SAMPLES_SEED]);
+          await markSeedDone(ctx.db, SAMPLES_SEED);
           ctx.logger.info({ seed: SAMPLES_SEED, attempts: seed.attempts }, 'sample data seeded');
           finished = true;
           return;
@@ -72,10 +57,7 @@ export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}
         // Failed (or its query vanished): visible in the log and in readiness, and tried again after a backoff.
         const error = q?.error ?? 'the seed query was lost';
         const delay = seedRetryDelayS(seed.attempts);
-        await ctx.db.query(
-          `update seeds set status = 'failed', error = $2, retry_at = now() + make_interval(secs => $3), updated_at = now() where name = $1`,
-          [SAMPLES_SEED, error, delay],
-        );
+        await markSeedFailed(ctx.db, SAMPLES_SEED, error, delay);
         ctx.logger.warn({ seed: SAMPLES_SEED, attempts: seed.attempts, error, retryInS: delay }, 'sample data seed failed; it will be retried');
         return;
       }
@@ -103,11 +85,7 @@ export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}
         catalog: target.slug,
         origin: 'maintenance',
       });
-      await ctx.db.query(
-        `insert into seeds (name, status, query_id, attempts) values ($1, 'running', $2, 1)
-         on conflict (name) do update set status = 'running', query_id = $2, attempts = seeds.attempts + 1, retry_at = null, updated_at = now()`,
-        [SAMPLES_SEED, id],
-      );
+      await startSeedAttempt(ctx.db, SAMPLES_SEED, id);
       ctx.logger.info({ seed: SAMPLES_SEED, queryId: id }, 'seeding sample data');
     },
   });

@@ -10,7 +10,7 @@ import type { Logger } from '../runtime/logger.ts';
 import { ProvisionRefused, type ComputeProvider } from '../runtime/compute/provider.ts';
 import { mintAgentBootstrapToken, revokeIncarnationCredential } from '../domain/agents.ts';
 import * as elastic from '../domain/elastic.ts';
-import type { ActorHost, ActorKind, SpawnResult } from './host.ts';
+import type { ActorHost, ActorKind, SpawnResult } from './types.ts';
 import { ActorError } from './errors.ts';
 import type { AgentLink } from './agentLink.ts';
 import { sql } from '../runtime/sql.ts';

@@ -26,7 +26,7 @@ import {
   verifyPhase,
   type PhaseEnv,
 } from '../domain/migrationPhases.ts';
-import type { ActorHost, ActorKind } from './host.ts';
+import type { ActorHost, ActorKind } from './types.ts';
 import { sql } from '../runtime/sql.ts';
 
 export const MIGRATION_KIND = 'storageMigration';

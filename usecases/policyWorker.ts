@@ -1,4 +1,4 @@
-// A statement-policy worker thread: parses and judges off the api's event loop (see http/policyPool.ts).
+// A statement-policy worker thread: parses and judges off the api's event loop (see usecases/policyPool.ts).
 import { parentPort } from 'node:worker_threads';
 import { decidePolicy } from '../domain/statementPolicy.ts';
 import type { PolicyOptions } from '../domain/statementPolicy.ts';

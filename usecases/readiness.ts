@@ -3,6 +3,8 @@
 // READY_AFTER_AGENT (eider up names its bundled agent) to be healthy. Both are read from the database, so every
 // replica answers alike; once open, the gate stays open for this process (an agent that later disconnects does
 // not take the api out of a load balancer).
+import { AppError, unavailable } from '../domain/errors.ts';
+import { isAgentHealthy } from '../domain/agents.ts';
 import { samplesSeedState } from './samplesSeed.ts';
 import type { AppContext } from './context.ts';
 
@@ -13,8 +15,7 @@ export async function startupWaits(ctx: AppContext): Promise<string[]> {
   if (opened.has(ctx)) return [];
   const waits: string[] = [];
   if (ctx.config.READY_AFTER_AGENT) {
-    const [a] = await ctx.db.query<{ n: number }>(`select count(*)::int as n from agents where name = $1 and status = 'healthy'`, [ctx.config.READY_AFTER_AGENT]);
-    if (!a?.n) waits.push(`agent ${ctx.config.READY_AFTER_AGENT} to connect`);
+    if (!(await isAgentHealthy(ctx.db, ctx.config.READY_AFTER_AGENT))) waits.push(`agent ${ctx.config.READY_AFTER_AGENT} to connect`);
   }
   if (ctx.config.SEED_SAMPLES) {
     const seed = await samplesSeedState(ctx);
@@ -23,4 +24,16 @@ export async function startupWaits(ctx: AppContext): Promise<string[]> {
   }
   if (waits.length === 0) opened.add(ctx);
   return waits;
+}
+
+/** Readiness: not draining, the database answers within 2 s, and the startup gate is open; else 503 not_ready. */
+export async function assertReady(ctx: AppContext): Promise<void> {
+  if (ctx.draining.value) throw unavailable('shutting down', 'not_ready');
+  try {
+    await Promise.race([ctx.db.query('select 1'), new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 2000).unref())]);
+  } catch {
+    throw unavailable('database unreachable', 'not_ready');
+  }
+  const waits = await startupWaits(ctx);
+  if (waits.length) throw new AppError(503, 'not_ready', `starting: waiting for ${waits.join('; ')}`, { waiting_for: waits });
 }

@@ -5,8 +5,9 @@
 import { AppError, forbidden } from '../domain/errors.ts';
 import { findUser } from '../domain/identity.ts';
 import { resolveWorkspace } from '../domain/workspaces.ts';
-import { claimDueFires, failAbandonedFires, markFailed, markSubmitted, type Fire } from '../domain/schedules.ts';
+import { claimDueFires, claimManualFire, failAbandonedFires, getRun, markFailed, markSubmitted, type Fire } from '../domain/schedules.ts';
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
+import type { Queryable } from '../runtime/db.ts';
 import type { AppContext } from './context.ts';
 import { submitChecked } from './querySubmission.ts';
 
@@ -24,6 +25,18 @@ export async function submitFire(ctx: AppContext, fire: Fire): Promise<void> {
     if (!(e instanceof AppError)) ctx.logger.error({ scheduleId: fire.scheduleId, err: (e as Error).message }, 'scheduled run failed to submit');
     await markFailed(ctx.db, fire.runId, reason);
   }
+}
+
+/** Fires a schedule now, by hand: its run (skipped while its last run still runs), submitted as a tick would. */
+/** Fires a schedule now; `record` writes in the claim's transaction (the route's audit row). */
+export async function runScheduleNow(ctx: AppContext, workspaceId: string, scheduleId: string, record?: (tx: Queryable) => Promise<unknown>) {
+  const { fire, runId } = await ctx.db.tx(async (tx) => {
+    const claimed = await claimManualFire(tx, workspaceId, scheduleId);
+    await record?.(tx);
+    return claimed;
+  });
+  if (fire) await submitFire(ctx, fire);
+  return getRun(ctx.db, runId);
 }
 
 export function startScheduler(ctx: AppContext): LeaderLoop {
