@@ -586,6 +586,15 @@ export class IcebergBridge {
    * deletes of their data files; the changed rows still there and the rows added go into new data files.
    */
   async #afterRowDelta(state: TargetState): Promise<void> {
+    try {
+      await this.#writeRowDelta(state);
+    } finally {
+      // The per-row hashes are as many rows as the table: a SQL session's connection must not keep them.
+      await this.#o.connection.run(`DROP TABLE IF EXISTS __eider_rows_${state.tag}; DROP TABLE IF EXISTS __eider_changed_${state.tag}`);
+    }
+  }
+
+  async #writeRowDelta(state: TargetState): Promise<void> {
     const c = this.#o.connection;
     const handle = state.handle!;
     const path = this.#path(state.resolved);
