@@ -23,7 +23,7 @@ import { LinkedFiles, type DataFileCache } from './dataCache.ts';
 import { BridgeError, catalogError, unsupported } from './icebergErrors.ts';
 import { RESULT_COLUMNS, runProcedure } from './icebergMaintenance.ts';
 import { planScan, type PlannedFile } from './icebergScan.ts';
-import { liveRowsFilter, livePositionsSql, writePositionDeletes, type DeletedRow, type LocalDeletes } from './icebergDeletes.ts';
+import { liveRowsFilter, touchedRowsFilter, writePositionDeletes, type DeletedRow, type LocalDeletes } from './icebergDeletes.ts';
 import { rowLevelMode, type RowLevelMode } from '../iceberg/positionDeletes.ts';
 import { analyzeStatement, snapshotSuffix, splitStatements, type StatementInfo, type TableRef } from './icebergStatements.ts';
 import { TableStorage } from './icebergStorage.ts';
@@ -90,8 +90,10 @@ interface TargetState {
   kind: StatementInfo['kind'];
   resolved: Resolved;
   handle: TableHandle | null;
-  /** Files loaded into the DuckDB table, with their rowid ranges, local copies and delete files. */
-  ranges: Array<{ planned: PlannedFile; lo: number; hi: number; local: string; deletes: LocalDeletes | null }>;
+  /** Files loaded into the DuckDB table, with their rowid ranges; `positioned`: the rows' positions in the file are
+   *  in `__eider_pos_<tag>` (rows were left out: deleted ones, or ones the statement cannot touch), else row k of
+   *  the range is at position k. */
+  ranges: Array<{ planned: PlannedFile; lo: number; hi: number; positioned: boolean }>;
   /** UPDATE/DELETE/MERGE: how the change is written. */
   mode?: RowLevelMode;
   baseRows: number;
@@ -141,14 +143,14 @@ export function scanSql(schema: Schema, paths: readonly string[], evolved = true
   return readSql(schema, paths, evolved, '');
 }
 
-function readSql(schema: Schema, paths: readonly string[], evolved: boolean, where: string): string {
-  if (!evolved) {
-    return `SELECT ${schema.fields.map((f) => quoteIdent(f.name)).join(', ')} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])${where}`;
-  }
+/** `select` (default: the schema's columns) from the files, read by name or by field id, with `where` appended. */
+function readSql(schema: Schema, paths: readonly string[], evolved: boolean, where: string, select?: string): string {
+  const columns = select ?? schema.fields.map((f) => quoteIdent(f.name)).join(', ');
+  if (!evolved) return `SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])${where}`;
   const map = schema.fields
     .map((f) => `${f.id}: {name: ${quoteLiteral(f.name)}, type: ${quoteLiteral(icebergToDuckdb(f.type))}, default_value: NULL}`)
     .join(', ');
-  return `SELECT ${schema.fields.map((f) => quoteIdent(f.name)).join(', ')} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}], schema = MAP {${map}})${where}`;
+  return `SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}], schema = MAP {${map}})${where}`;
 }
 
 function columnDefs(schema: Schema): string {
@@ -421,20 +423,31 @@ export class IcebergBridge {
     // INSERT only appends: the table's rows are needed only when the statement also reads the table.
     if (info.kind === 'insert' && selfRead <= 1) return state;
     const prune = (info.kind === 'update' || info.kind === 'delete') && selfRead === 1;
-    const plan = await planScan(metadata, handle.storage, {
-      predicates: prune ? info.predicates : [],
-      qualifiers: [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])],
-    });
+    const qualifiers = [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])];
+    const plan = await planScan(metadata, handle.storage, { predicates: prune ? info.predicates : [], qualifiers });
     this.#count(plan);
     const { paths, deletes } = await this.#fetchWithDeletes(handle, plan.files);
+    // Merge-on-read leaves the rows a statement does not touch where they are, so an UPDATE or DELETE of the table
+    // alone loads only the rows its WHERE can match: 10 rows cost 10 rows, not the table (COW rewrites whole files).
+    const touched = state.mode === 'merge-on-read' && prune ? touchedRowsFilter(info.predicates, schema, qualifiers) : null;
+    if (state.mode === 'merge-on-read') await c.run(`CREATE TEMP TABLE __eider_pos_${state.tag} (rid BIGINT, pos BIGINT)`);
     let lo = 0;
     for (let i = 0; i < paths.length; i++) {
       // One INSERT per file: DuckDB numbers the rows of one append contiguously, so each file is a rowid range, and
-      // keeps the file's order (preserve_insertion_order, locked on): the k-th row of a range is the file's k-th
-      // live row, which merge-on-read turns back into its position.
-      const res = await c.run(`INSERT INTO ${path} ${scanSql(schema, [paths[i]], true, [deletes[i]])}`);
+      // keeps the file's order (preserve_insertion_order, locked on): the k-th row of a range is the k-th row the same
+      // filtered scan gives, whose position merge-on-read records.
+      const filters = [deletes[i] ? liveRowsFilter(schema, deletes[i]!) : null, touched].filter((f): f is string => f !== null);
+      const where = filters.length ? ` WHERE ${filters.join(' AND ')}` : '';
+      const res = await c.run(`INSERT INTO ${path} ${readSql(schema, [paths[i]], true, where)}`);
       const n = Number(res.rowsChanged);
-      state.ranges.push({ planned: plan.files[i], lo, hi: lo + n, local: paths[i], deletes: deletes[i] });
+      const positioned = state.mode === 'merge-on-read' && filters.length > 0;
+      if (positioned) {
+        const pos = await c.run(
+          `INSERT INTO __eider_pos_${state.tag} SELECT ${lo} + row_number() OVER (ORDER BY file_row_number) - 1, file_row_number FROM (${readSql(schema, [paths[i]], true, where, 'file_row_number')})`,
+        );
+        if (Number(pos.rowsChanged) !== n) throw new Error('internal: the positions of the loaded rows do not match them');
+      }
+      state.ranges.push({ planned: plan.files[i], lo, hi: lo + n, positioned });
       lo += n;
     }
     state.baseRows = lo;
@@ -590,7 +603,9 @@ export class IcebergBridge {
       await this.#writeRowDelta(state);
     } finally {
       // The per-row hashes are as many rows as the table: a SQL session's connection must not keep them.
-      await this.#o.connection.run(`DROP TABLE IF EXISTS __eider_rows_${state.tag}; DROP TABLE IF EXISTS __eider_changed_${state.tag}`);
+      await this.#o.connection.run(
+        `DROP TABLE IF EXISTS __eider_rows_${state.tag}; DROP TABLE IF EXISTS __eider_changed_${state.tag}; DROP TABLE IF EXISTS __eider_pos_${state.tag}`,
+      );
     }
   }
 
@@ -618,17 +633,19 @@ export class IcebergBridge {
       else byRange.set(r, [rid - state.ranges[r].lo]);
     }
     const deleted: DeletedRow[] = [];
+    const recorded = new Map<number, bigint>();
+    if (state.ranges.some((x) => x.positioned) && rids.length) {
+      const found = await c.runAndReadAll(`SELECT p.rid, p.pos FROM __eider_pos_${state.tag} AS p SEMI JOIN ${changed} AS x ON x.rid = p.rid`);
+      for (const row of found.getRows()) recorded.set(Number(row[0] as bigint), row[1] as bigint);
+    }
     for (const [i, ks] of byRange) {
       const range = state.ranges[i];
       const at = { path: range.planned.file.file_path, specId: range.planned.specId, partition: range.planned.file.partition };
-      if (!range.deletes) {
-        for (const k of ks) deleted.push({ ...at, pos: BigInt(k) });
-        continue;
+      for (const k of ks) {
+        const pos = range.positioned ? recorded.get(range.lo + k) : BigInt(k);
+        if (pos === undefined) throw new Error('internal: a changed row has no position in its data file');
+        deleted.push({ ...at, pos });
       }
-      const found = await c.runAndReadAll(livePositionsSql(range.local, range.deletes, ks));
-      const positions = found.getRows().map((row) => row[1] as bigint);
-      if (positions.length !== ks.length) throw new Error('internal: a changed row has no position in its data file');
-      for (const pos of positions) deleted.push({ ...at, pos });
     }
     const metadata = handle.loaded.metadata;
     const location = metadata.location.replace(/\/+$/, '');

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { positionDeleteDataFile, positionDeleteParquet } from '../iceberg/positionDeletes.ts';
 import type { Schema } from '../iceberg/metadata.ts';
+import { bindPredicates, type Predicate } from '../iceberg/predicates.ts';
 import type { AddedDeleteFile } from './icebergCommit.ts';
 import { unsupported } from './icebergErrors.ts';
 import type { TableStorage } from './icebergStorage.ts';
@@ -34,11 +35,23 @@ export function liveRowsFilter(schema: Schema, d: LocalDeletes): string {
 }
 
 /**
- * Positions of the rows of `local` that are live (not deleted), numbered in file order from 0: the k-th row loaded
- * from a file with deletes is at position `pos` where k matches. Only the numbers in `ks` are returned.
+ * A filter keeping only the rows a row-level statement can touch: the conjuncts of its WHERE that compare a column
+ * of the table with a number, string or boolean literal (`iceberg/predicates.ts` finds them), rendered as written
+ * with the column's current name. Each holds for every row the statement changes, so a table loaded with them holds
+ * every such row; a conjunct not rendered (dates and timestamps, whose literal types DuckDB binds in ways that are
+ * not worth copying) only lets more rows in. Null: no conjunct applies.
  */
-export function livePositionsSql(local: string, d: LocalDeletes, ks: readonly number[]): string {
-  return `SELECT k, pos FROM (SELECT file_row_number AS pos, row_number() OVER (ORDER BY file_row_number) - 1 AS k FROM read_parquet(${quoteLiteral(local)}) WHERE file_row_number NOT IN (${deletedPositionsSql(d)})) WHERE k IN (${ks.join(', ')})`;
+export function touchedRowsFilter(predicates: readonly Predicate[], schema: Schema, qualifiers: readonly string[]): string | null {
+  const parts: string[] = [];
+  for (const p of predicates) {
+    const [bound] = bindPredicates([p], schema, qualifiers);
+    if (!bound || !p.values.every((v) => v.kind === 'number' || v.kind === 'string' || v.kind === 'boolean')) continue;
+    if (p.values.some((v) => v.kind === 'number' && !/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v.text))) continue;
+    const values = p.values.map((v) => (v.kind === 'string' ? quoteLiteral(v.text) : v.kind === 'boolean' ? (v.text.toLowerCase() === 'true' ? 'TRUE' : 'FALSE') : v.text));
+    const col = `"${bound.field.name.replace(/"/g, '""')}"`;
+    parts.push(p.op === 'in' ? `${col} IN (${values.join(', ')})` : `${col} ${p.op} ${values[0]}`);
+  }
+  return parts.length ? parts.join(' AND ') : null;
 }
 
 export interface DeletedRow {

@@ -142,6 +142,21 @@ describe('merge-on-read row-level writes', () => {
     expect(atDelete.find((r) => r.id === 4)).toEqual({ id: 4, v: 1 });
   });
 
+  it('a WHERE only partly usable to narrow the load, none at all, and a script of two statements change exactly their rows', async () => {
+    await table('f');
+    // Loaded: partition 1's rows only (p = 1); the OR and the LIKE are DuckDB's to apply.
+    expect(await agent.exec(`UPDATE mor.f SET s = 'k' WHERE p = 1 AND (id = 101 OR id = 139) AND s LIKE 'r%'`)).toBe(2);
+    // No usable conjunct: the whole table is loaded.
+    expect(await agent.exec('DELETE FROM mor.f WHERE v >= 9.5 OR id = 0')).toBe(5);
+    // Two statements in one query: the second plans on the first's snapshot (its delete files included).
+    expect(await agent.exec(`DELETE FROM mor.f WHERE id = 1; UPDATE mor.f SET v = 100 WHERE id IN (2, 101)`)).toBe(3);
+    const rows = await bothReaders('f');
+    expect(rows).toHaveLength(74);
+    expect(ids(rows).filter((i) => [0, 1, 118, 119, 138, 139].includes(i as number))).toEqual([]);
+    expect(rows.filter((r) => r.s === 'k').map((r) => [r.id, r.v])).toEqual([[101, 100]]);
+    expect(rows.filter((r) => r.v === 100).map((r) => r.id)).toEqual([2, 101]);
+  });
+
   it('compaction rewrites the data files with deletes without the deleted rows and drops the delete files', async () => {
     await table('c');
     expect(await agent.exec('DELETE FROM mor.c WHERE id % 10 = 0')).toBe(8);
