@@ -264,6 +264,9 @@ export function rewriteMetadata(m: TableMetadata, map: (p: string) => string, lo
 export async function rewriteTable(c: CopyContext, t: TableFiles): Promise<string> {
   const target = tableTarget(c, t);
   const map = (p: string) => c.paths.map(p, target);
+  // A rewritten delete file's size changes with its paths' lengths: its manifest entry must say the new one (readers
+  // check a file's size against it).
+  const deleteSizes = new Map<string, bigint>();
   await inPool(
     [...t.files].filter(([, f]) => f.content === 1),
     c.concurrency,
@@ -277,6 +280,7 @@ export async function rewriteTable(c: CopyContext, t: TableFiles): Promise<strin
       }
       const out = await rewritePositionDeletes(bytes, map);
       await c.target.put(map(path), out);
+      deleteSizes.set(path, BigInt(out.byteLength));
       c.progress(f.size);
     },
     c.signal,
@@ -288,7 +292,12 @@ export async function rewriteTable(c: CopyContext, t: TableFiles): Promise<strin
     async (m) => {
       const out = rewriteAvroFile<ManifestEntry>(await c.source.get(m.manifest_path), (e) => ({
         ...e,
-        data_file: { ...e.data_file, file_path: map(e.data_file.file_path), ...deletePathBoundsMapped(e.data_file, map) },
+        data_file: {
+          ...e.data_file,
+          file_path: map(e.data_file.file_path),
+          file_size_in_bytes: deleteSizes.get(e.data_file.file_path) ?? e.data_file.file_size_in_bytes,
+          ...deletePathBoundsMapped(e.data_file, map),
+        },
       }));
       await c.target.put(map(m.manifest_path), out);
       lengths.set(m.manifest_path, BigInt(out.byteLength));
