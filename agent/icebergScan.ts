@@ -10,7 +10,7 @@ import { positionDeletesApply, type ScanEntry } from '../iceberg/positionDeletes
 import { bindPredicates, fileMayMatch, manifestMayMatch, type Predicate } from '../iceberg/predicates.ts';
 import type { TableStorage } from './icebergStorage.ts';
 
-export interface PlannedDelete {
+interface PlannedDelete {
   file: DataFile;
   /** The manifest (path) the delete file's live entry is in. */
   manifestPath: string;

@@ -10,7 +10,7 @@ import type { TableMetadata } from './metadata.ts';
 export const DELETE_FILE_PATH_ID = 2147483546;
 export const DELETE_POS_ID = 2147483545;
 
-export type RowLevelOperation = 'delete' | 'update' | 'merge';
+type RowLevelOperation = 'delete' | 'update' | 'merge';
 export type RowLevelMode = 'merge-on-read' | 'copy-on-write';
 
 /**
