@@ -429,7 +429,9 @@ export class IcebergBridge {
     const { paths, deletes } = await this.#fetchWithDeletes(handle, plan.files);
     // Merge-on-read leaves the rows a statement does not touch where they are, so an UPDATE or DELETE of the table
     // alone loads only the rows its WHERE can match: 10 rows cost 10 rows, not the table (COW rewrites whole files).
-    const touched = state.mode === 'merge-on-read' && prune ? touchedRowsFilter(info.predicates, schema, qualifiers) : null;
+    // (Not when a column is named file_row_number: it would hide the virtual column the positions are read from.)
+    const hidesPosition = schema.fields.some((f) => f.name.toLowerCase() === 'file_row_number');
+    const touched = state.mode === 'merge-on-read' && prune && !hidesPosition ? touchedRowsFilter(info.predicates, schema, qualifiers) : null;
     if (state.mode === 'merge-on-read') await c.run(`CREATE TEMP TABLE __eider_pos_${state.tag} (rid BIGINT, pos BIGINT)`);
     let lo = 0;
     for (let i = 0; i < paths.length; i++) {
