@@ -5,8 +5,11 @@
 //  - before each statement, every Iceberg table it reads becomes a view over `read_parquet` of locally cached data
 //    files (pruned, fetched over S3 in Node with the credentials vended for this query) with field-id column
 //    mapping; a table it writes becomes a real DuckDB table (empty for INSERT, loaded for UPDATE/DELETE/MERGE);
-//  - after the statement, what changed in DuckDB is turned into Iceberg: new data files and a snapshot
-//    (copy-on-write of only the files whose rows changed), a new schema, a created or dropped table or namespace.
+//  - after the statement, what changed in DuckDB is turned into Iceberg: new data files and a snapshot, a new
+//    schema, a created or dropped table or namespace. A row-level change (UPDATE, DELETE, MERGE) of a v2 table is
+//    merge-on-read by default: a position delete file for the rows deleted or updated and a data file for the
+//    updated and inserted ones; copy-on-write (the table property `write.<op>.mode`, or a v1 table) rewrites the
+//    files whose rows changed. Views and loaded tables apply the delete files of what they read.
 // Credentials and the catalog token live in this object only and die with the query.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
@@ -15,11 +18,13 @@ import { duckdbToIceberg, icebergToDuckdb } from '../iceberg/duckdbTypes.ts';
 import { currentSchema, defaultSpec, type NestedField, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
 import { defaultAttachment, type IcebergAttachment } from './icebergAttachments.ts';
 import { CatalogHttpError, IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
-import { commitCreate, commitSchema, commitSnapshot, type TableHandle } from './icebergCommit.ts';
+import { commitCreate, commitSchema, commitSnapshot, type AddedDeleteFile, type TableHandle } from './icebergCommit.ts';
 import { LinkedFiles, type DataFileCache } from './dataCache.ts';
 import { BridgeError, catalogError, unsupported } from './icebergErrors.ts';
 import { RESULT_COLUMNS, runProcedure } from './icebergMaintenance.ts';
 import { planScan, type PlannedFile } from './icebergScan.ts';
+import { liveRowsFilter, touchedRowsFilter, writePositionDeletes, type DeletedRow, type LocalDeletes } from './icebergDeletes.ts';
+import { rowLevelMode, type RowLevelMode } from '../iceberg/positionDeletes.ts';
 import { analyzeStatement, snapshotSuffix, splitStatements, type StatementInfo, type TableRef } from './icebergStatements.ts';
 import { TableStorage } from './icebergStorage.ts';
 import { quoteIdent, quoteLiteral, writeDataFiles } from './icebergWrite.ts';
@@ -85,8 +90,12 @@ interface TargetState {
   kind: StatementInfo['kind'];
   resolved: Resolved;
   handle: TableHandle | null;
-  /** Files loaded into the DuckDB table, with their rowid ranges. */
-  ranges: Array<{ planned: PlannedFile; lo: number; hi: number }>;
+  /** Files loaded into the DuckDB table, with their rowid ranges; `positioned`: the rows' positions in the file are
+   *  in `__eider_pos_<tag>` (rows were left out: deleted ones, or ones the statement cannot touch), else row k of
+   *  the range is at position k. */
+  ranges: Array<{ planned: PlannedFile; lo: number; hi: number; positioned: boolean }>;
+  /** UPDATE/DELETE/MERGE: how the change is written. */
+  mode?: RowLevelMode;
   baseRows: number;
   /** ALTER: the columns before the statement. */
   columnsBefore?: Array<{ name: string; type: string }>;
@@ -116,20 +125,32 @@ async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => P
 /**
  * `SELECT` over data files with field-id column mapping; an empty table is a typed empty relation. A table whose
  * schema never changed (`evolved` false) has every file written with the current names and types, so it is read
- * by name: field-id mapping costs DuckDB about a fifth more on a full scan.
+ * by name: field-id mapping costs DuckDB about a fifth more on a full scan. `deletes[i]` (when given and not null)
+ * are the position delete files of `paths[i]`: that file is read on its own without the rows they remove.
  */
-export function scanSql(schema: Schema, paths: readonly string[], evolved = true): string {
+export function scanSql(schema: Schema, paths: readonly string[], evolved = true, deletes?: ReadonlyArray<LocalDeletes | null>): string {
+  if (deletes?.some((d) => d !== null)) {
+    // The row position is a virtual column of read_parquet itself: the filter goes on each file's own scan.
+    const plain = paths.filter((_, i) => !deletes[i]);
+    const parts = paths.flatMap((p, i) => (deletes[i] ? [readSql(schema, [p], evolved, ` WHERE ${liveRowsFilter(schema, deletes[i]!)}`)] : []));
+    if (plain.length) parts.unshift(readSql(schema, plain, evolved, ''));
+    return parts.join(' UNION ALL ');
+  }
   if (paths.length === 0) {
     const cols = schema.fields.map((f) => `CAST(NULL AS ${icebergToDuckdb(f.type)}) AS ${quoteIdent(f.name)}`);
     return `SELECT ${cols.join(', ')} LIMIT 0`;
   }
-  if (!evolved) {
-    return `SELECT ${schema.fields.map((f) => quoteIdent(f.name)).join(', ')} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])`;
-  }
+  return readSql(schema, paths, evolved, '');
+}
+
+/** `select` (default: the schema's columns) from the files, read by name or by field id, with `where` appended. */
+function readSql(schema: Schema, paths: readonly string[], evolved: boolean, where: string, select?: string): string {
+  const columns = select ?? schema.fields.map((f) => quoteIdent(f.name)).join(', ');
+  if (!evolved) return `SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}])${where}`;
   const map = schema.fields
     .map((f) => `${f.id}: {name: ${quoteLiteral(f.name)}, type: ${quoteLiteral(icebergToDuckdb(f.type))}, default_value: NULL}`)
     .join(', ');
-  return `SELECT * FROM read_parquet([${paths.map(quoteLiteral).join(', ')}], schema = MAP {${map}})`;
+  return `SELECT ${columns} FROM read_parquet([${paths.map(quoteLiteral).join(', ')}], schema = MAP {${map}})${where}`;
 }
 
 function columnDefs(schema: Schema): string {
@@ -275,12 +296,20 @@ export class IcebergBridge {
     return { client: r.att.client, namespace: r.namespace, name, loaded, storage };
   }
 
-  async #fetch(handle: TableHandle, files: readonly PlannedFile[]): Promise<string[]> {
-    const paths = await pool(files, DOWNLOAD_CONCURRENCY, (f) =>
-      this.#o.cache.acquire(f.file.file_path, Number(f.file.file_size_in_bytes), (path) => handle.storage.download(f.file.file_path, path)),
+  /** The data files and the delete files that apply to them, cached and linked where DuckDB reads them. */
+  async #fetchWithDeletes(handle: TableHandle, files: readonly PlannedFile[]): Promise<{ paths: string[]; deletes: Array<LocalDeletes | null> }> {
+    const deleteFiles = [...new Map(files.flatMap((f) => f.deletes.map((d) => [d.file.file_path, d.file] as const))).values()];
+    const all = [...files.map((f) => f.file), ...deleteFiles];
+    const cached = await pool(all, DOWNLOAD_CONCURRENCY, (f) =>
+      this.#o.cache.acquire(f.file_path, Number(f.file_size_in_bytes), (path) => handle.storage.download(f.file_path, path)),
     );
-    this.#pinned.push(...paths);
-    return Promise.all(paths.map((path) => this.#links.link(path)));
+    this.#pinned.push(...cached);
+    const linked = await Promise.all(cached.map((path) => this.#links.link(path)));
+    const localDelete = new Map(deleteFiles.map((d, i) => [d.file_path, linked[files.length + i]]));
+    return {
+      paths: linked.slice(0, files.length),
+      deletes: files.map((f) => (f.deletes.length ? { path: f.file.file_path, files: f.deletes.map((d) => localDelete.get(d.file.file_path)!) } : null)),
+    };
   }
 
   /** Prepares statement `index`: views for the tables it reads, a DuckDB table for the one it writes. Idempotent. */
@@ -318,9 +347,9 @@ export class IcebergBridge {
         qualifiers: [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])],
       });
       this.#count(plan);
-      const paths = await this.#fetch(handle, plan.files);
+      const { paths, deletes } = await this.#fetchWithDeletes(handle, plan.files);
       if (!(this.#o.oneShot && index === 0)) await this.#clearObject(resolved);
-      await c.run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1)}`);
+      await c.run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1, deletes)}`);
     }
   }
 
@@ -362,6 +391,7 @@ export class IcebergBridge {
     const c = this.#o.connection;
     const handle = await this.#load(resolved);
     const state: TargetState = { kind: info.kind, resolved, handle, ranges: [], baseRows: 0, existed: handle !== null, tag: randomUUID().replace(/-/g, '') };
+    if (handle && (info.kind === 'update' || info.kind === 'delete' || info.kind === 'merge')) state.mode = rowLevelMode(handle.loaded.metadata, info.kind);
     this.#targets.set(index, state);
     if (resolved.att.namespaces.has(resolved.namespace.toLowerCase())) await this.#clearObject(resolved);
     if (info.kind === 'create_table') {
@@ -393,24 +423,45 @@ export class IcebergBridge {
     // INSERT only appends: the table's rows are needed only when the statement also reads the table.
     if (info.kind === 'insert' && selfRead <= 1) return state;
     const prune = (info.kind === 'update' || info.kind === 'delete') && selfRead === 1;
-    const plan = await planScan(metadata, handle.storage, {
-      predicates: prune ? info.predicates : [],
-      qualifiers: [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])],
-    });
+    const qualifiers = [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])];
+    const plan = await planScan(metadata, handle.storage, { predicates: prune ? info.predicates : [], qualifiers });
     this.#count(plan);
-    const paths = await this.#fetch(handle, plan.files);
+    const { paths, deletes } = await this.#fetchWithDeletes(handle, plan.files);
+    // Merge-on-read leaves the rows a statement does not touch where they are, so an UPDATE or DELETE of the table
+    // alone loads only the rows its WHERE can match: 10 rows cost 10 rows, not the table (COW rewrites whole files).
+    // (Not when a column is named file_row_number: it would hide the virtual column the positions are read from.)
+    const hidesPosition = schema.fields.some((f) => f.name.toLowerCase() === 'file_row_number');
+    const touched = state.mode === 'merge-on-read' && prune && !hidesPosition ? touchedRowsFilter(info.predicates, schema, qualifiers) : null;
+    if (state.mode === 'merge-on-read') await c.run(`CREATE TEMP TABLE __eider_pos_${state.tag} (rid BIGINT, pos BIGINT)`);
     let lo = 0;
     for (let i = 0; i < paths.length; i++) {
-      // One INSERT per file: DuckDB numbers the rows of one append contiguously, so each file is a rowid range.
-      const res = await c.run(`INSERT INTO ${path} ${scanSql(schema, [paths[i]])}`);
+      // One INSERT per file: DuckDB numbers the rows of one append contiguously, so each file is a rowid range, and
+      // keeps the file's order (preserve_insertion_order, locked on): the k-th row of a range is the k-th row the same
+      // filtered scan gives, whose position merge-on-read records.
+      const filters = [deletes[i] ? liveRowsFilter(schema, deletes[i]!) : null, touched].filter((f): f is string => f !== null);
+      const where = filters.length ? ` WHERE ${filters.join(' AND ')}` : '';
+      const res = await c.run(`INSERT INTO ${path} ${readSql(schema, [paths[i]], true, where)}`);
       const n = Number(res.rowsChanged);
-      state.ranges.push({ planned: plan.files[i], lo, hi: lo + n });
+      const positioned = state.mode === 'merge-on-read' && filters.length > 0;
+      if (positioned) {
+        const pos = await c.run(
+          `INSERT INTO __eider_pos_${state.tag} SELECT ${lo} + row_number() OVER (ORDER BY file_row_number) - 1, file_row_number FROM (${readSql(schema, [paths[i]], true, where, 'file_row_number')})`,
+        );
+        if (Number(pos.rowsChanged) !== n) throw new Error('internal: the positions of the loaded rows do not match them');
+      }
+      state.ranges.push({ planned: plan.files[i], lo, hi: lo + n, positioned });
       lo += n;
     }
     state.baseRows = lo;
     const check = await c.runAndReadAll(`SELECT count(*), coalesce(max(rowid), -1) FROM ${path}`);
     const [count, maxRowid] = check.getRows()[0] as [bigint, bigint];
     if (Number(count) !== lo || Number(maxRowid) !== lo - 1) throw new Error('internal: loaded rows are not numbered contiguously');
+    if (state.mode === 'merge-on-read') {
+      // A DELETE only removes rows (their rowids go missing); an UPDATE or MERGE may change a row in place, found by
+      // its hash.
+      if (info.kind !== 'delete') await c.run(`CREATE TEMP TABLE __eider_rows_${state.tag} AS SELECT rowid AS rid, hash(__eider_row) AS h FROM ${path} AS __eider_row`);
+      return state;
+    }
     if (state.ranges.length) {
       const values = state.ranges.map((r, i) => `(${i}, ${r.lo}, ${r.hi})`).join(', ');
       await c.run(`CREATE TEMP TABLE __eider_ranges_${state.tag} AS SELECT * FROM (VALUES ${values}) AS r(idx, lo, hi)`);
@@ -471,7 +522,10 @@ export class IcebergBridge {
       cache: this.#o.cache,
       pinned: this.#pinned,
       logger: this.#o.logger,
-      scan: async (h, files) => scanSql(currentSchema(h.loaded.metadata), await this.#fetch(h, files), h.loaded.metadata.schemas.length > 1),
+      scan: async (h, files) => {
+        const { paths, deletes } = await this.#fetchWithDeletes(h, files);
+        return { sql: scanSql(currentSchema(h.loaded.metadata), paths, h.loaded.metadata.schemas.length > 1, deletes), deletes };
+      },
       ...(this.#o.beforeCommit ? { beforeCommit: this.#o.beforeCommit } : {}),
     });
     const columns = RESULT_COLUMNS[call.procedure];
@@ -516,6 +570,7 @@ export class IcebergBridge {
   }
 
   async #afterDml(state: TargetState): Promise<void> {
+    if (state.mode === 'merge-on-read') return this.#afterRowDelta(state);
     const c = this.#o.connection;
     const handle = state.handle!;
     const path = this.#path(state.resolved);
@@ -541,13 +596,92 @@ export class IcebergBridge {
     await this.#commit(handle, written.files, removed);
   }
 
-  async #commit(handle: TableHandle, added: Parameters<typeof commitSnapshot>[1]['added'], removed: Map<string, string>, create = false): Promise<void> {
-    const result = await commitSnapshot(handle, { added, removed }, { ...(this.#o.beforeCommit ? { beforeCommit: this.#o.beforeCommit } : {}), ...(create ? { create } : {}) });
+  /**
+   * Merge-on-read: the loaded rows that are gone or changed (by rowid, each a file's k-th live row) become position
+   * deletes of their data files; the changed rows still there and the rows added go into new data files.
+   */
+  async #afterRowDelta(state: TargetState): Promise<void> {
+    try {
+      await this.#writeRowDelta(state);
+    } finally {
+      // The per-row hashes are as many rows as the table: a SQL session's connection must not keep them.
+      await this.#o.connection.run(
+        `DROP TABLE IF EXISTS __eider_rows_${state.tag}; DROP TABLE IF EXISTS __eider_changed_${state.tag}; DROP TABLE IF EXISTS __eider_pos_${state.tag}`,
+      );
+    }
+  }
+
+  async #writeRowDelta(state: TargetState): Promise<void> {
+    const c = this.#o.connection;
+    const handle = state.handle!;
+    const path = this.#path(state.resolved);
+    const changed = `__eider_changed_${state.tag}`;
+    const gone =
+      state.kind === 'delete'
+        ? `SELECT r.range AS rid FROM range(0, ${state.baseRows}) AS r ANTI JOIN (SELECT rowid AS rid FROM ${path}) AS a ON a.rid = r.range`
+        : `SELECT b.rid FROM __eider_rows_${state.tag} AS b LEFT JOIN (SELECT rowid AS rid, hash(__eider_row) AS h FROM ${path} AS __eider_row) AS a ON a.rid = b.rid WHERE a.rid IS NULL OR a.h <> b.h`;
+    await c.run(`CREATE TEMP TABLE ${changed} AS ${gone}`);
+    const rids = (await c.runAndReadAll(`SELECT rid FROM ${changed} ORDER BY rid`)).getRows().map((r) => Number(r[0] as bigint));
+    const added = await c.runAndReadAll(`SELECT count(*) FROM ${path} WHERE rowid >= ${state.baseRows}`);
+    const newRows = Number(added.getRows()[0][0]);
+    if (rids.length === 0 && newRows === 0) return;
+    // rowid → (range, k): ranges are in rowid order.
+    const byRange = new Map<number, number[]>();
+    let r = 0;
+    for (const rid of rids) {
+      while (state.ranges[r].hi <= rid) r++;
+      const ks = byRange.get(r);
+      if (ks) ks.push(rid - state.ranges[r].lo);
+      else byRange.set(r, [rid - state.ranges[r].lo]);
+    }
+    const deleted: DeletedRow[] = [];
+    const recorded = new Map<number, bigint>();
+    if (state.ranges.some((x) => x.positioned) && rids.length) {
+      const found = await c.runAndReadAll(`SELECT p.rid, p.pos FROM __eider_pos_${state.tag} AS p SEMI JOIN ${changed} AS x ON x.rid = p.rid`);
+      for (const row of found.getRows()) recorded.set(Number(row[0] as bigint), row[1] as bigint);
+    }
+    for (const [i, ks] of byRange) {
+      const range = state.ranges[i];
+      const at = { path: range.planned.file.file_path, specId: range.planned.specId, partition: range.planned.file.partition };
+      for (const k of ks) {
+        const pos = range.positioned ? recorded.get(range.lo + k) : BigInt(k);
+        if (pos === undefined) throw new Error('internal: a changed row has no position in its data file');
+        deleted.push({ ...at, pos });
+      }
+    }
+    const metadata = handle.loaded.metadata;
+    const location = metadata.location.replace(/\/+$/, '');
+    const source = `SELECT * FROM ${path} WHERE rowid >= ${state.baseRows} UNION ALL SELECT * FROM ${path} WHERE rowid IN (SELECT rid FROM ${changed})`;
+    const written = await writeDataFiles(c, source, { schema: currentSchema(metadata), spec: defaultSpec(metadata), location }, handle.storage, this.#o.workDir, this.#o.cache, this.#pinned);
+    const deletes = deleted.length ? await writePositionDeletes(handle.storage, location, deleted) : [];
+    await this.#commit(handle, written.files, new Map(), deletes, new Set(deleted.map((d) => d.path)));
+  }
+
+  async #commit(
+    handle: TableHandle,
+    added: Parameters<typeof commitSnapshot>[1]['added'],
+    removed: Map<string, string>,
+    addedDeletes: AddedDeleteFile[] = [],
+    referenced: ReadonlySet<string> = new Set(),
+    create = false,
+  ): Promise<void> {
+    const result = await commitSnapshot(
+      handle,
+      { added, removed, addedDeletes, referenced },
+      { ...(this.#o.beforeCommit ? { beforeCommit: this.#o.beforeCommit } : {}), ...(create ? { create } : {}) },
+    );
     this.stats.commits++;
     this.stats.commitAttempts += result.attempts;
     handle.loaded.metadata = result.metadata;
     this.#o.logger.info(
-      { table: `${handle.namespace}.${handle.name}`, snapshotId: String(result.snapshotId), attempts: result.attempts, addedFiles: added.length, removedFiles: removed.size },
+      {
+        table: `${handle.namespace}.${handle.name}`,
+        snapshotId: String(result.snapshotId),
+        attempts: result.attempts,
+        addedFiles: added.length,
+        removedFiles: removed.size,
+        addedDeleteFiles: addedDeletes.length,
+      },
       'iceberg commit',
     );
   }
@@ -594,7 +728,7 @@ export class IcebergBridge {
       this.#o.cache,
       this.#pinned,
     );
-    if (written.files.length) await this.#commit(handle, written.files, new Map(), staged);
+    if (written.files.length) await this.#commit(handle, written.files, new Map(), [], new Set(), staged);
     else if (staged) handle.loaded.metadata = await commitCreate(handle);
     return info.asSelect ? written.rows : null;
   }

@@ -1,9 +1,13 @@
-// Committing a new snapshot: a manifest for the added data files, rewritten manifests for the ones whose files were
-// replaced (copy-on-write: removed entries marked deleted, the others carried as existing), every other manifest
-// of the base carried over untouched, a manifest list, then the REST commit with requirements (table uuid, main's
-// snapshot id). A 409 means another writer committed first: the table is loaded again and the snapshot is rebuilt
-// on the new base, as long as every manifest holding a file this change removes is still there (else the change
-// conflicts and fails); a compaction (`relocate`) instead only needs every file it removes to be still live.
+// Committing a new snapshot: a manifest for the added data files, a delete manifest per partition spec for the
+// added position delete files (merge-on-read), rewritten manifests for the ones whose files were replaced
+// (copy-on-write, or a compaction dropping data and delete files: removed entries marked deleted, the others carried
+// as existing), every other manifest of the base carried over untouched, a manifest list, then the REST commit with
+// requirements (table uuid, main's snapshot id). A 409 means another writer committed first: the table is loaded
+// again and the snapshot is rebuilt on the new base, as long as every manifest holding a file this change removes is
+// still there (else the change conflicts and fails); a compaction (`relocate`) instead only needs every file it
+// removes to be still live. On the new base, the data files the change's delete files point at must still be live,
+// and no delete file committed meanwhile may touch a data file this change removes or deletes rows of (two
+// statements updating one row would both add it back).
 import { randomBytes } from 'node:crypto';
 import {
   encodeBound,
@@ -18,7 +22,8 @@ import {
   type ManifestFile,
 } from '../iceberg/avro.ts';
 import { toBigInt } from '../iceberg/json.ts';
-import { currentSchema, defaultSpec, type PartitionSpec, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
+import { currentSchema, defaultSpec, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
+import { deletePathBounds } from '../iceberg/positionDeletes.ts';
 import type { TableUpdate, TableRequirement } from '../iceberg/updates.ts';
 import { CatalogHttpError, type IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
 import { catalogError } from './icebergErrors.ts';
@@ -33,10 +38,20 @@ export interface TableHandle {
   storage: TableStorage;
 }
 
+export interface AddedDeleteFile {
+  file: DataFile;
+  /** The partition spec of the data files it deletes rows of (its partition is theirs). */
+  specId: number;
+}
+
 export interface SnapshotChange {
   added: DataFile[];
-  /** Removed data files: file path → path of the manifest its live entry is in. */
+  /** Removed data or delete files: file path → path of the manifest its live entry is in. */
   removed: Map<string, string>;
+  /** Position delete files (merge-on-read). */
+  addedDeletes?: AddedDeleteFile[];
+  /** The data files `addedDeletes` delete rows of: still live when the commit lands, or the change conflicts. */
+  referenced?: ReadonlySet<string>;
 }
 
 export interface CommitOptions {
@@ -118,6 +133,9 @@ function sum(values: Iterable<bigint>): bigint {
 
 interface RewrittenManifest {
   record: Omit<ManifestFile, 'sequence_number'>;
+  /** 0 data, 1 deletes: what the removed entries are (records of a delete file are deleted positions). */
+  content: number;
+  removedFiles: number;
   removedRecords: bigint;
   removedBytes: bigint;
 }
@@ -128,8 +146,10 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
   const maxAttempts = options.maxAttempts ?? 40;
   const location = handle.loaded.metadata.location.replace(/\/+$/, '');
   let added: ManifestFile | null = null;
+  let addedDeletes: ManifestFile[] | null = null;
   const rewritten = new Map<string, RewrittenManifest>();
   let metadata = handle.loaded.metadata;
+  const plannedOn = findSnapshot(metadata, mainSnapshotId(metadata));
   // The data files are uploaded; nothing references them until the commit lands.
   if (options.beforeCommit) await options.beforeCommit();
   for (let attempt = 1; ; attempt++) {
@@ -139,6 +159,7 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
     const baseManifests = await readManifestFiles(handle.storage, base);
     const basePaths = new Set(baseManifests.map((m) => m.manifest_path));
     if (options.relocate && attempt > 1) change = { ...change, removed: await relocateRemoved(handle, baseManifests, change.removed) };
+    if (attempt > 1) await checkConcurrentDeletes(handle, plannedOn, baseManifests, change);
     for (const manifestPath of new Set(change.removed.values())) {
       if (!basePaths.has(manifestPath)) {
         throw catalogError(`concurrent modification of ${handle.namespace}.${handle.name}: files this statement rewrites were changed by another commit; run it again`);
@@ -166,6 +187,34 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
         partitions: partitionSummaries(spec, schema, entries),
       };
     }
+    const deleteGroups = new Map<number, AddedDeleteFile[]>();
+    for (const d of change.addedDeletes ?? []) deleteGroups.set(d.specId, [...(deleteGroups.get(d.specId) ?? []), d]);
+    if (deleteGroups.size && addedDeletes === null) {
+      addedDeletes = [];
+      for (const [specId, files] of deleteGroups) {
+        const dSpec = metadata['partition-specs'].find((s) => s['spec-id'] === specId) ?? spec;
+        const entries: ManifestEntry[] = files.map((d) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: d.file }));
+        const bytes = writeManifest({ schema, spec: dSpec, content: 'deletes', entries });
+        const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-d${addedDeletes.length}.avro`;
+        await handle.storage.put(path, bytes);
+        addedDeletes.push({
+          manifest_path: path,
+          manifest_length: BigInt(bytes.byteLength),
+          partition_spec_id: dSpec['spec-id'],
+          content: 1,
+          sequence_number: 0n,
+          min_sequence_number: 0n,
+          added_snapshot_id: snapshotId,
+          added_files_count: entries.length,
+          existing_files_count: 0,
+          deleted_files_count: 0,
+          added_rows_count: sum(files.map((d) => d.file.record_count)),
+          existing_rows_count: 0n,
+          deleted_rows_count: 0n,
+          partitions: partitionSummaries(dSpec, schema, entries),
+        });
+      }
+    }
     for (const m of baseManifests) {
       if (rewritten.has(m.manifest_path)) continue;
       const removedHere = [...change.removed.entries()].filter(([, mp]) => mp === m.manifest_path).map(([fp]) => fp);
@@ -187,18 +236,20 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       }
       if (gone.size) throw catalogError(`concurrent modification of ${handle.namespace}.${handle.name}: a file this statement rewrites is no longer live`);
       const mSpec = metadata['partition-specs'].find((s) => s['spec-id'] === m.partition_spec_id) ?? spec;
-      const bytes = writeManifest({ schema, spec: mSpec, content: 'data', entries });
+      const bytes = writeManifest({ schema, spec: mSpec, content: m.content === 1 ? 'deletes' : 'data', entries });
       const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-m${rewritten.size + 1}.avro`;
       await handle.storage.put(path, bytes);
       const live = entries.filter((e) => e.status === 0);
       rewritten.set(m.manifest_path, {
         removedRecords,
         removedBytes,
+        removedFiles: entries.length - live.length,
+        content: m.content,
         record: {
           manifest_path: path,
           manifest_length: BigInt(bytes.byteLength),
           partition_spec_id: m.partition_spec_id,
-          content: 0,
+          content: m.content,
           min_sequence_number: live.reduce((a, e) => (e.sequence_number !== null && e.sequence_number < a ? e.sequence_number : a), m.min_sequence_number),
           added_snapshot_id: snapshotId,
           added_files_count: 0,
@@ -215,6 +266,7 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
     const sequenceNumber = toBigInt(metadata['last-sequence-number']) + 1n;
     const manifests: ManifestFile[] = [];
     if (added) manifests.push({ ...added, sequence_number: sequenceNumber, min_sequence_number: sequenceNumber });
+    for (const d of addedDeletes ?? []) manifests.push({ ...d, sequence_number: sequenceNumber, min_sequence_number: sequenceNumber });
     for (const m of baseManifests) {
       const r = rewritten.get(m.manifest_path);
       if (!r) manifests.push(m);
@@ -235,29 +287,47 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
     const addedRecords = sum(change.added.map((f) => f.record_count));
     // Only the manifests of this base: after a relocation, earlier attempts' rewrites may be of manifests now gone.
     const used = baseManifests.flatMap((m) => rewritten.get(m.manifest_path) ?? []);
-    const deletedRecords = sum(used.map((r) => r.removedRecords));
+    const usedData = used.filter((r) => r.content === 0);
+    const usedDeletes = used.filter((r) => r.content === 1);
+    const deletedRecords = sum(usedData.map((r) => r.removedRecords));
+    const removedDataFiles = usedData.reduce((a, r) => a + r.removedFiles, 0);
+    const removedDeleteFiles = usedDeletes.reduce((a, r) => a + r.removedFiles, 0);
+    const removedPositions = sum(usedDeletes.map((r) => r.removedRecords));
+    const newDeletes = change.addedDeletes ?? [];
+    const addedPositions = sum(newDeletes.map((d) => d.file.record_count));
     const prev = base?.summary ?? { operation: 'append' };
     const totalRecords = BigInt(prev['total-records'] ?? '0') + addedRecords - deletedRecords;
-    const totalFiles = BigInt(prev['total-data-files'] ?? '0') + BigInt(change.added.length) - BigInt(change.removed.size);
-    const addedBytes = sum(change.added.map((f) => f.file_size_in_bytes));
+    const totalFiles = BigInt(prev['total-data-files'] ?? '0') + BigInt(change.added.length) - BigInt(removedDataFiles);
+    const totalDeleteFiles = BigInt(prev['total-delete-files'] ?? '0') + BigInt(newDeletes.length) - BigInt(removedDeleteFiles);
+    const totalPositions = BigInt(prev['total-position-deletes'] ?? '0') + addedPositions - removedPositions;
+    const addedBytes = sum(change.added.map((f) => f.file_size_in_bytes)) + sum(newDeletes.map((d) => d.file.file_size_in_bytes));
     const removedBytes = sum(used.map((r) => r.removedBytes));
     // A base written before sizes were recorded has no total: keep it unknown rather than guess.
     const totalBytes = base && prev['total-files-size'] === undefined ? null : BigInt(prev['total-files-size'] ?? '0') + addedBytes - removedBytes;
-    const operation = options.operation ?? (change.removed.size === 0 ? 'append' : change.added.length === 0 ? 'delete' : 'overwrite');
+    // As Iceberg's RowDelta: only deletes is `delete`, deletes with new rows `overwrite`.
+    const operation =
+      options.operation ??
+      (change.removed.size === 0 && newDeletes.length === 0 ? 'append' : change.added.length === 0 ? 'delete' : 'overwrite');
     const summary: Record<string, string> = {
       operation,
       'added-data-files': String(change.added.length),
       'added-records': String(addedRecords),
-      'deleted-data-files': String(change.removed.size),
+      'deleted-data-files': String(removedDataFiles),
       'deleted-records': String(deletedRecords),
+      ...(newDeletes.length
+        ? { 'added-delete-files': String(newDeletes.length), 'added-position-delete-files': String(newDeletes.length), 'added-position-deletes': String(addedPositions) }
+        : {}),
+      ...(removedDeleteFiles
+        ? { 'removed-delete-files': String(removedDeleteFiles), 'removed-position-delete-files': String(removedDeleteFiles), 'removed-position-deletes': String(removedPositions) }
+        : {}),
       'total-records': String(totalRecords),
       'added-files-size': String(addedBytes),
       'removed-files-size': String(removedBytes),
       ...(totalBytes === null ? {} : { 'total-files-size': String(totalBytes) }),
       'total-data-files': String(totalFiles),
-      'total-delete-files': '0',
-      'total-position-deletes': '0',
-      'total-equality-deletes': '0',
+      'total-delete-files': String(totalDeleteFiles),
+      'total-position-deletes': String(totalPositions),
+      'total-equality-deletes': prev['total-equality-deletes'] ?? '0',
       'engine-name': 'eider-agent',
     };
     const requirements: TableRequirement[] = options.create
@@ -338,9 +408,6 @@ const createdMeanwhile = (handle: TableHandle) => catalogError(`table ${handle.n
  * Files are immutable and their paths unique, so a file still live is still the file that was read.
  */
 async function relocateRemoved(handle: TableHandle, manifests: readonly ManifestFile[], removed: ReadonlyMap<string, string>): Promise<Map<string, string>> {
-  if (manifests.some((m) => m.content !== 0)) {
-    throw catalogError(`concurrent modification of ${handle.namespace}.${handle.name}: another commit added delete files; nothing was committed, run it again`);
-  }
   const where = new Map<string, string>();
   for (const m of manifests) {
     for (const e of await liveEntries(handle.storage, m)) if (removed.has(e.data_file.file_path)) where.set(e.data_file.file_path, m.manifest_path);
@@ -352,6 +419,40 @@ async function relocateRemoved(handle: TableHandle, manifests: readonly Manifest
     );
   }
   return where;
+}
+
+/**
+ * On a newer base than the change was planned on: every data file the change's delete files point at is still
+ * live, and no delete file added since may delete rows of a data file the change removes or deletes rows of (its
+ * file_path bounds, when recorded, tell; without them it is taken to). Either would lose or duplicate rows.
+ */
+async function checkConcurrentDeletes(handle: TableHandle, plannedOn: Snapshot | undefined, manifests: readonly ManifestFile[], change: SnapshotChange): Promise<void> {
+  const name = `${handle.namespace}.${handle.name}`;
+  const touched = new Set([...change.removed.keys(), ...(change.referenced ?? [])]);
+  if (touched.size === 0) return;
+  if (change.referenced?.size) {
+    const live = new Set<string>();
+    for (const m of manifests) if (m.content === 0) for (const e of await liveEntries(handle.storage, m)) live.add(e.data_file.file_path);
+    const gone = [...change.referenced].filter((p) => !live.has(p));
+    if (gone.length) {
+      throw catalogError(`concurrent modification of ${name}: ${gone.length} data files this statement deletes rows of were rewritten by another commit; nothing was committed, run it again`);
+    }
+  }
+  const known = new Set<string>();
+  for (const m of await readManifestFiles(handle.storage, plannedOn)) {
+    if (m.content === 1) for (const e of await liveEntries(handle.storage, m)) known.add(e.data_file.file_path);
+  }
+  for (const m of manifests) {
+    if (m.content !== 1) continue;
+    for (const e of await liveEntries(handle.storage, m)) {
+      if (known.has(e.data_file.file_path) || change.removed.has(e.data_file.file_path)) continue;
+      const bounds = deletePathBounds(e.data_file);
+      const hits = [...touched].some((p) => !bounds || (p >= bounds.lower && (p <= bounds.upper || p.startsWith(bounds.upper))));
+      if (hits) {
+        throw catalogError(`concurrent modification of ${name}: another commit deleted rows of the files this statement changes; nothing was committed, run it again`);
+      }
+    }
+  }
 }
 
 /** Commits a schema change (add-schema + set-current-schema), retried on 409 by re-deriving it from the new base. */

@@ -17,6 +17,7 @@ import { catalogError } from './icebergErrors.ts';
 import { findSnapshot, liveEntries, mainSnapshotId, planScan, readImmutable, readManifestFiles, type PlannedFile } from './icebergScan.ts';
 import { ObjectNotFound, type TableStorage } from './icebergStorage.ts';
 import type { ProcedureCall, ProcedureName, ProcedureOptions } from './icebergStatements.ts';
+import { deletedPositionsSql, type LocalDeletes } from './icebergDeletes.ts';
 import { writeDataFiles } from './icebergWrite.ts';
 import type { Logger } from './logger.ts';
 
@@ -36,8 +37,11 @@ export interface MaintenanceContext {
   readonly cache: DataFileCache;
   /** Cache paths in use by this query (unpinned when it ends). */
   readonly pinned: string[];
-  /** Fetches data files into the cache and returns a SELECT over them with the table's current schema. */
-  scan(handle: TableHandle, files: readonly PlannedFile[]): Promise<string>;
+  /**
+   * Fetches data files and their delete files into the cache and returns a SELECT over the files' live rows with
+   * the table's current schema, and per file the local copies of its delete files (in `PlannedFile.deletes` order).
+   */
+  scan(handle: TableHandle, files: readonly PlannedFile[]): Promise<{ sql: string; deletes: ReadonlyArray<LocalDeletes | null> }>;
   readonly logger: Logger;
   /** Between uploading a compaction's files and committing it (tests interleave writers here). */
   readonly beforeCommit?: () => Promise<void>;
@@ -104,7 +108,10 @@ const pause = (attempt: number) => new Promise((r) => setTimeout(r, 5 + Math.ran
  * Rewrites the small data files (below 75% of the target) of each partition that has at least `min_input_files` of
  * them into files of about the target size, in one `replace` snapshot that removes exactly the files read. Files of
  * one partition (of one spec) are packed into bins of at most the target size; a bin of one file is left alone.
- * A conflict is retried on the new base as long as every file read is still live (concurrent appends stay).
+ * Position deletes are folded: every data file that delete files apply to is rewritten without the deleted rows
+ * (whatever its size, alone if need be), and each delete file whose data files are all rewritten (or gone) is
+ * removed in the same snapshot. A conflict is retried on the new base as long as every file read is still live
+ * (concurrent appends stay) and no delete file committed meanwhile touches them.
  */
 export async function rewriteDataFiles(handle: TableHandle, ctx: MaintenanceContext, options: ProcedureOptions): Promise<ProcedureRow> {
   const target = options.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
@@ -113,20 +120,20 @@ export async function rewriteDataFiles(handle: TableHandle, ctx: MaintenanceCont
   const metadata = handle.loaded.metadata;
   const snapshot = findSnapshot(metadata, mainSnapshotId(metadata));
   if (!snapshot) return row;
-  const plan = await planScan(metadata, handle.storage); // refuses tables with delete files
-  const specOf = new Map((await readManifestFiles(handle.storage, snapshot)).map((m) => [m.manifest_path, m.partition_spec_id]));
+  const plan = await planScan(metadata, handle.storage); // refuses tables with equality delete files
+  const hasDeletes = (f: PlannedFile) => f.deletes.length > 0;
   const groups = new Map<string, PlannedFile[]>();
   for (const f of plan.files) {
-    if (Number(f.file.file_size_in_bytes) >= target * SMALL_FILE_FRACTION) continue;
-    const key = `${specOf.get(f.manifestPath)}:${stringifyJson(f.file.partition)}`;
+    if (Number(f.file.file_size_in_bytes) >= target * SMALL_FILE_FRACTION && !hasDeletes(f)) continue;
+    const key = `${f.specId}:${stringifyJson(f.file.partition)}`;
     const group = groups.get(key);
     if (group) group.push(f);
     else groups.set(key, [f]);
   }
   const bins: PlannedFile[][] = [];
   for (const files of groups.values()) {
-    if (files.length < minInput) continue;
-    bins.push(...binPack(files, target).filter((b) => b.length > 1));
+    if (files.length < minInput && !files.some(hasDeletes)) continue;
+    bins.push(...binPack(files, target).filter((b) => b.length > 1 || b.some(hasDeletes)));
   }
   if (bins.length === 0) return row;
 
@@ -134,14 +141,27 @@ export async function rewriteDataFiles(handle: TableHandle, ctx: MaintenanceCont
   const target_ = { schema, spec: defaultSpec(metadata), location: metadata.location.replace(/\/+$/, '') };
   const added: DataFile[] = [];
   const removed = new Map<string, string>();
+  /** Delete files of the rewritten data files: path → its manifest and local copy. */
+  const folded = new Map<string, { manifestPath: string; local: string }>();
   let bytes = 0n;
+  let deletedRows = 0n;
   for (const bin of bins) {
-    const source = await ctx.scan(handle, bin);
+    const { sql: source, deletes } = await ctx.scan(handle, bin);
     const written = await writeDataFiles(ctx.connection, source, target_, handle.storage, ctx.workDir, ctx.cache, ctx.pinned);
-    const expected = sum(bin.map((f) => f.file.record_count));
+    // The rows expected: what the files record, less the distinct positions within them their deletes remove.
+    let expected = sum(bin.map((f) => f.file.record_count));
+    for (let i = 0; i < bin.length; i++) {
+      const d = deletes[i];
+      if (!d) continue;
+      const gone = await ctx.connection.runAndReadAll(`SELECT count(DISTINCT pos) FROM (${deletedPositionsSql(d)}) WHERE pos < ${bin[i].file.record_count}`);
+      const n = BigInt(gone.getRows()[0][0] as bigint);
+      expected -= n;
+      deletedRows += n;
+      bin[i].deletes.forEach((del, j) => folded.set(del.file.file_path, { manifestPath: del.manifestPath, local: d.files[j] }));
+    }
     const wrote = sum(written.files.map((f) => f.record_count));
     if (wrote !== expected || BigInt(written.rows) !== expected) {
-      throw new Error(`internal: compaction of ${tableName(handle)} read ${written.rows} rows from files recording ${expected}; nothing was committed`);
+      throw new Error(`internal: compaction of ${tableName(handle)} read ${written.rows} rows from files holding ${expected} live rows; nothing was committed`);
     }
     added.push(...written.files);
     for (const f of bin) {
@@ -149,10 +169,23 @@ export async function rewriteDataFiles(handle: TableHandle, ctx: MaintenanceCont
       bytes += f.file.file_size_in_bytes;
     }
   }
+  // A delete file goes when no data file it names is still live after this rewrite.
+  const liveAfter = new Set(plan.files.map((f) => f.file.file_path).filter((p) => !removed.has(p)));
+  let droppedDeletes = 0;
+  for (const [path, { manifestPath, local }] of folded) {
+    const named = await ctx.connection.runAndReadAll(`SELECT DISTINCT file_path FROM read_parquet('${local.replace(/'/g, "''")}')`);
+    if (named.getRows().some((row) => liveAfter.has(String(row[0])))) continue;
+    removed.set(path, manifestPath);
+    droppedDeletes++;
+  }
   const result = await commitSnapshot(handle, { added, removed }, { operation: 'replace', relocate: true, ...(ctx.beforeCommit ? { beforeCommit: ctx.beforeCommit } : {}) });
   handle.loaded.metadata = result.metadata;
-  ctx.logger.info({ table: tableName(handle), snapshotId: String(result.snapshotId), attempts: result.attempts, rewritten: removed.size, added: added.length }, 'iceberg compaction');
-  return { rewritten_data_files_count: removed.size, added_data_files_count: added.length, rewritten_bytes_count: Number(bytes) };
+  const rewrittenFiles = removed.size - droppedDeletes;
+  ctx.logger.info(
+    { table: tableName(handle), snapshotId: String(result.snapshotId), attempts: result.attempts, rewritten: rewrittenFiles, added: added.length, deleteFilesRemoved: droppedDeletes, deletedRows: String(deletedRows) },
+    'iceberg compaction',
+  );
+  return { rewritten_data_files_count: rewrittenFiles, added_data_files_count: added.length, rewritten_bytes_count: Number(bytes) };
 }
 
 /** First-fit decreasing: bins of at most `capacity` bytes (a file alone larger than that gets a bin of its own). */

@@ -1,17 +1,29 @@
 // Scan planning: snapshot → manifest list → manifests → live data files, pruned by the manifest list's partition
-// summaries, then by each file's partition values and column bounds (icebergPredicates.ts). Also what a write
-// needs to know about the files it read: which manifest held each of them.
+// summaries, then by each file's partition values and column bounds (icebergPredicates.ts), each with the position
+// delete files that apply to it (iceberg/positionDeletes.ts). Also what a write needs to know about the files it
+// read: which manifest held each of them.
 import { inheritFromManifest, readManifest, readManifestList, type DataFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
 import { toBigInt } from '../iceberg/json.ts';
 import { currentSchema, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
 import { catalogError, unsupported } from './icebergErrors.ts';
+import { positionDeletesApply, type ScanEntry } from '../iceberg/positionDeletes.ts';
 import { bindPredicates, fileMayMatch, manifestMayMatch, type Predicate } from '../iceberg/predicates.ts';
 import type { TableStorage } from './icebergStorage.ts';
+
+interface PlannedDelete {
+  file: DataFile;
+  /** The manifest (path) the delete file's live entry is in. */
+  manifestPath: string;
+}
 
 export interface PlannedFile {
   file: DataFile;
   /** The manifest (path) the file's live entry is in. */
   manifestPath: string;
+  /** The partition spec the file was written with. */
+  specId: number;
+  /** The position delete files that apply to this data file (empty: every row of it is live). */
+  deletes: PlannedDelete[];
 }
 
 export interface ScanPlan {
@@ -115,29 +127,41 @@ export async function planScan(metadata: TableMetadata, storage: TableStorage, o
   const specs = new Map<number, PartitionSpec>(metadata['partition-specs'].map((s) => [s['spec-id'], s]));
   const manifests = await readManifestFiles(storage, snapshot);
   const plan: ScanPlan = { snapshot, schema, files: [], manifestsRead: 0, manifestsSkipped: 0, filesSkipped: 0 };
+  // Delete manifests are read whole: the partition summaries of deletes do not say which rows of a kept data file
+  // they remove, and they are few and small (compaction folds them).
   const wanted = manifests.filter((m) => {
-    if (m.content !== 0) {
-      throw unsupported('this table has delete files (merge-on-read deletes), which this agent cannot apply yet');
-    }
+    if (m.content !== 0) return true;
     const keep = manifestMayMatch(bound, specs.get(m.partition_spec_id), m.partitions);
     if (!keep) plan.manifestsSkipped++;
     return keep;
   });
   const read = await Promise.all(wanted.map(async (m) => ({ m, entries: await liveEntries(storage, m) })));
+  const deletes: Array<ScanEntry & { manifestPath: string }> = [];
+  const data: Array<ScanEntry & { manifestPath: string }> = [];
   for (const { m, entries } of read) {
     plan.manifestsRead++;
     const spec = specs.get(m.partition_spec_id);
     for (const e of entries) {
-      if (e.data_file.content !== 0) throw unsupported('this table has delete files, which this agent cannot apply yet');
       if (String(e.data_file.file_format).toUpperCase() !== 'PARQUET') {
-        throw unsupported(`data file format ${e.data_file.file_format} is not supported (Parquet only)`);
+        throw unsupported(`${e.data_file.content === 0 ? 'data' : 'delete'} file format ${e.data_file.file_format} is not supported (Parquet only)`);
+      }
+      const entry = { file: e.data_file, sequenceNumber: e.sequence_number ?? 0n, specId: m.partition_spec_id, manifestPath: m.manifest_path };
+      if (e.data_file.content === 2) throw unsupported('this table has equality delete files, which this agent cannot apply yet (position deletes only)');
+      if (e.data_file.content === 1) {
+        deletes.push(entry);
+        continue;
       }
       if (!fileMayMatch(bound, spec, e.data_file)) {
         plan.filesSkipped++;
         continue;
       }
-      plan.files.push({ file: e.data_file, manifestPath: m.manifest_path });
+      data.push(entry);
     }
+  }
+  const unpartitioned = new Set(metadata['partition-specs'].filter((s) => s.fields.length === 0).map((s) => s['spec-id']));
+  for (const d of data) {
+    const applying = deletes.filter((del) => positionDeletesApply(d, del, unpartitioned)).map((del) => ({ file: del.file, manifestPath: del.manifestPath }));
+    plan.files.push({ file: d.file, manifestPath: d.manifestPath, specId: d.specId, deletes: applying });
   }
   return plan;
 }

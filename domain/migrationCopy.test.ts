@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
-import { PathMap, rewriteMetadata, rewritePositionDeletes } from './migrationCopy.ts';
+import { deletePathBoundsMapped, PathMap, rewriteMetadata, rewritePositionDeletes } from './migrationCopy.ts';
+import { positionDeleteDataFile } from '../iceberg/positionDeletes.ts';
 import { readAvroFile, readManifestList, rewriteAvroFile, writeManifestList, type ManifestFile } from '../iceberg/avro.ts';
 import type { TableMetadata } from '../iceberg/metadata.ts';
 
@@ -66,6 +67,19 @@ describe('moving a table to another root', () => {
       ['file_path', 2147483546, 'REQUIRED'],
       ['pos', 2147483545, 'REQUIRED'],
     ]);
+  });
+
+  it("maps a position delete file's file_path bounds with its rows (positions' bounds kept); a data file's are left alone", () => {
+    const t = 's3://lake2/far/cat/s/t';
+    const del = positionDeleteDataFile('s3://warehouse/cat/s/t/data/d.parquet', 10, {}, [
+      { path: 's3://warehouse/cat/s/t/data/a.parquet', pos: 1n },
+      { path: 's3://warehouse/cat/s/t/data/b.parquet', pos: 5n },
+    ]);
+    const out = deletePathBoundsMapped(del, (p) => map.map(p, t));
+    const text = (kv: { key: number; value: Uint8Array }) => [kv.key, kv.key === 2147483546 ? Buffer.from(kv.value).toString('utf8') : Buffer.from(kv.value).readBigInt64LE(0)];
+    expect(out.lower_bounds?.map(text)).toEqual([[2147483546, `${t}/data/a.parquet`], [2147483545, 1n]]);
+    expect(out.upper_bounds?.map(text)).toEqual([[2147483546, `${t}/data/b.parquet`], [2147483545, 5n]]);
+    expect(deletePathBoundsMapped({ ...del, content: 0 }, (p) => map.map(p, t))).toEqual({});
   });
 
   it('rewrites the metadata JSON: location, manifest lists, the log (only files kept), statistics and path properties', () => {

@@ -9,6 +9,7 @@ import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { readAvroFile, rewriteAvroFile, type DataFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
+import { DELETE_FILE_PATH_ID } from '../iceberg/positionDeletes.ts';
 import type { TableMetadata } from '../iceberg/metadata.ts';
 import { ObjectStoreError, type BlobStore } from '../iceberg/objectStorage.ts';
 
@@ -196,6 +197,25 @@ export async function copyTableData(c: CopyContext, t: TableFiles): Promise<{ co
   return counts;
 }
 
+/**
+ * A position delete file's `file_path` bounds name data files: mapped like its rows, or readers planning with them
+ * (ours does) would no longer apply it to the moved data files. A bound that does not map (a truncated prefix) is
+ * dropped, which only makes readers open the file.
+ */
+export function deletePathBoundsMapped(f: DataFile, map: (p: string) => string): Pick<DataFile, 'lower_bounds' | 'upper_bounds'> {
+  if ((f.content ?? 0) !== 1) return {};
+  const remap = (bounds: DataFile['lower_bounds']) =>
+    bounds?.flatMap((kv) => {
+      if (kv.key !== DELETE_FILE_PATH_ID) return [kv];
+      try {
+        return [{ key: kv.key, value: Buffer.from(map(Buffer.from(kv.value).toString('utf8')), 'utf8') }];
+      } catch {
+        return [];
+      }
+    }) ?? null;
+  return { lower_bounds: remap(f.lower_bounds), upper_bounds: remap(f.upper_bounds) };
+}
+
 /** Writes a position delete file again with its data-file paths mapped (file_path, pos; field ids kept). */
 export async function rewritePositionDeletes(bytes: Uint8Array, mapPath: (p: string) => string): Promise<Uint8Array> {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
@@ -244,6 +264,9 @@ export function rewriteMetadata(m: TableMetadata, map: (p: string) => string, lo
 export async function rewriteTable(c: CopyContext, t: TableFiles): Promise<string> {
   const target = tableTarget(c, t);
   const map = (p: string) => c.paths.map(p, target);
+  // A rewritten delete file's size changes with its paths' lengths: its manifest entry must say the new one (readers
+  // check a file's size against it).
+  const deleteSizes = new Map<string, bigint>();
   await inPool(
     [...t.files].filter(([, f]) => f.content === 1),
     c.concurrency,
@@ -257,6 +280,7 @@ export async function rewriteTable(c: CopyContext, t: TableFiles): Promise<strin
       }
       const out = await rewritePositionDeletes(bytes, map);
       await c.target.put(map(path), out);
+      deleteSizes.set(path, BigInt(out.byteLength));
       c.progress(f.size);
     },
     c.signal,
@@ -268,7 +292,12 @@ export async function rewriteTable(c: CopyContext, t: TableFiles): Promise<strin
     async (m) => {
       const out = rewriteAvroFile<ManifestEntry>(await c.source.get(m.manifest_path), (e) => ({
         ...e,
-        data_file: { ...e.data_file, file_path: map(e.data_file.file_path) },
+        data_file: {
+          ...e.data_file,
+          file_path: map(e.data_file.file_path),
+          file_size_in_bytes: deleteSizes.get(e.data_file.file_path) ?? e.data_file.file_size_in_bytes,
+          ...deletePathBoundsMapped(e.data_file, map),
+        },
       }));
       await c.target.put(map(m.manifest_path), out);
       lengths.set(m.manifest_path, BigInt(out.byteLength));
