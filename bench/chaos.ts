@@ -10,7 +10,7 @@
 // Run by hand: `node bench/chaos.ts [--minutes 3] [--interval 30] [--window 20] [--clients 32]` (as root: it runs
 // PostgreSQL as the `postgres` user). Ports 27010-27031.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { primaryWithStandby } from '../tests/support/pgStandby.ts';
@@ -25,6 +25,8 @@ const MINUTES = arg('minutes', 10);
 const INTERVAL_S = arg('interval', 30);
 const WINDOW_S = arg('window', 20);
 const CLIENTS = arg('clients', 32);
+// --kinds replica-kill9,pg-primary: only those kinds of kill (all by default).
+const KINDS_ARG = process.argv.includes('--kinds') ? process.argv[process.argv.indexOf('--kinds') + 1].split(',') : null;
 const TIMEOUT_S = 60;
 const RECOVERY_BOUND_S = 120;
 const SETTLE_MS = (TIMEOUT_S + 60) * 1000;
@@ -97,8 +99,10 @@ async function main() {
     detached: true,
   });
   let log = '';
-  up.stdout!.on('data', (d) => (log += d));
-  up.stderr!.on('data', (d) => (log += d));
+  // The stack's own log (warnings and errors) is kept for reading the causes of what the figures show.
+  const logFile = join(tmpdir(), `eider-chaos-${process.pid}.log`);
+  up.stdout!.on('data', (d) => ((log += d), appendFileSync(logFile, d)));
+  up.stderr!.on('data', (d) => ((log += d), appendFileSync(logFile, d)));
   // Whatever happens, the bench ends: setup, the run, settling and stopping are bounded as a whole.
   const hardStop = setTimeout(() => {
     console.error('chaos bench: overall deadline passed; stopping everything');
@@ -243,8 +247,8 @@ async function main() {
     const order: Kind[] = [];
     let primaryKilled = false;
     const nextKind = (): Kind => {
-      if (!order.length) order.push(...[...KINDS].filter((k) => k !== 'pg-primary' || !primaryKilled).sort(() => Math.random() - 0.5));
-      return order.shift()!;
+      if (!order.length) order.push(...[...KINDS].filter((k) => (!KINDS_ARG || KINDS_ARG.includes(k)) && (k !== 'pg-primary' || !primaryKilled)).sort(() => Math.random() - 0.5));
+      return order.shift() ?? 'replica-sigterm';
     };
     const end = now() + MINUTES * 60_000;
     const recoveries: Promise<void>[] = [];
@@ -301,7 +305,8 @@ async function main() {
     const netOutside = networkErrors.filter((at) => !inWindow(at));
     const byStatus = (xs: Tracked[]) => Object.entries(xs.reduce<Record<string, number>>((m, q) => ((m[q.status ?? 'unknown'] = (m[q.status ?? 'unknown'] ?? 0) + 1), m), {})).map(([k, v]) => `${k} ${v}`).join(', ');
 
-    console.log(`\nchaos: ${MINUTES} min, ${CLIENTS} clients, ${kills.length} kills every ${INTERVAL_S} s, window ${WINDOW_S} s`);
+    console.log(`\nthe stack's log: ${logFile}`);
+    console.log(`chaos: ${MINUTES} min, ${CLIENTS} clients, ${kills.length} kills every ${INTERVAL_S} s, window ${WINDOW_S} s`);
     console.log(`acknowledged queries: ${tracked.length} (${byStatus(tracked)})`);
     console.log(`acknowledged queries lost: ${lost}`);
     console.log(`queries not terminal within timeout + 60 s: ${late.length}${late.length ? ` (${late.map((q) => `${q.kind} ${q.status}`).join(', ')})` : ''}`);
