@@ -93,6 +93,14 @@ describe('elastic compute with the docker provider on a real engine', () => {
     socket = ensureDocker();
     expect(Number(process.versions.node.split('.')[0]), 'the image carries the Node running this test').toBeGreaterThanOrEqual(24);
     image = (await buildAgentImage({ socketPath: socket, repository: 'eider-agent-test', root: ROOT, nodeBinary: process.execPath })).image;
+    // Images of earlier trees (another checkout's files, older packages) do not pile up on the machine.
+    for (const old of docker('images', 'eider-agent-test', '--format', '{{.Repository}}:{{.Tag}}').split('\n')) if (old && old !== image) {
+      try {
+        docker('rmi', old);
+      } catch {
+        // still used by a container of another run: left for that run
+      }
+    }
     await removeAgentNetwork(socket, NETWORK);
     net = await ensureAgentNetwork({ socketPath: socket, name: NETWORK, allowPorts: [] });
     database = await freshDatabase();
