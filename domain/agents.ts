@@ -11,6 +11,9 @@ import { ELASTIC_OUT_COLUMN, ElasticOutSchema, toElasticOut } from './elastic.ts
 export const TIERS = ['use', 'operate', 'admin'] as const;
 export type AgentTier = (typeof TIERS)[number];
 export const Tier = Schema.Literals(TIERS);
+// An agent's status as the api answers it (apiStatus): its row also knows 'registered' (connected, capabilities not
+// yet reported), which the api shows as unavailable since no work is dispatched to it yet.
+export const AgentStatusSchema = Schema.Literals(['healthy', 'unavailable']);
 const tierRank = (t: AgentTier | null) => (t ? TIERS.indexOf(t) : -1);
 export const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
 
@@ -48,7 +51,7 @@ const IdRow = Schema.Struct({ id: Schema.String });
 export const AgentOutSchema = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  status: Schema.String,
+  status: AgentStatusSchema,
   version: Schema.NullOr(Schema.String),
   capabilities: Schema.Record(Schema.String, Schema.Unknown),
   access_tier: Schema.String,
@@ -64,7 +67,7 @@ export const AgentOutSchema = Schema.Struct({
 export type AgentOut = typeof AgentOutSchema.Type;
 
 /** API status vocabulary: an agent is healthy or unavailable (registered-but-silent counts as unavailable). */
-export const apiStatus = (s: string) => (s === 'healthy' ? 'healthy' : 'unavailable');
+export const apiStatus = (s: string): typeof AgentStatusSchema.Type => (s === 'healthy' ? 'healthy' : 'unavailable');
 
 export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
   id: a.id,
