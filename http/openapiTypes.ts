@@ -87,7 +87,7 @@ export function typesFromOpenApi(doc: { paths: Record<string, Record<string, any
     if (bodies.length) out.push(`export type ${name}Response = ${union(bodies.map((s) => typeOf(s)))};`);
     if (request) out.push(`export type ${name}Body = ${typeOf(request)};`);
   }
-  out.push('', ...operationsMap(ops));
+  out.push('', ...operationsMap(ops), '', ...queryLiterals(ops));
   return `${out.join('\n')}\n`;
 }
 
@@ -108,6 +108,36 @@ function paramsOf(op: any, where: 'path' | 'query'): string {
   const field = (p: any) => `${IDENT.test(p.name) ? p.name : JSON.stringify(p.name)}${p.required ? '' : '?'}`;
   const lines = params.map((p) => `      ${field(p)}: ${where === 'path' ? 'string' : queryTypeOf(p.schema)};`);
   return `{\n${lines.join('\n')}\n    }`;
+}
+
+/** The literal values a schema allows (an enum, a const, or an array or union of them), or null when it allows more. */
+function literalsOf(schema: JsonSchema | undefined): unknown[] | null {
+  if (!schema || typeof schema !== 'object') return null;
+  if ('const' in schema) return [schema.const];
+  if (Array.isArray(schema.enum)) return schema.enum;
+  if (schema.type === 'array') return literalsOf(schema.items);
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (!Array.isArray(alternatives)) return null;
+  const all = alternatives.map(literalsOf);
+  return all.every(Boolean) ? [...new Set(all.flat())] : null;
+}
+
+/**
+ * The values of each query parameter that accepts a fixed set, by operation, as a value: a screen's filter offers
+ * these, so its choices follow the server's (the types alone cannot give a list to render).
+ */
+function queryLiterals(ops: [string, any][]): string[] {
+  const out = ['/** The values each query parameter with a fixed set accepts, by operation (filters offer these). */', 'export const queryLiterals = {'];
+  for (const [where, op] of [...ops].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const params = ((op.parameters ?? []) as any[]).filter((p) => p.in === 'query').map((p) => [p.name, literalsOf(p.schema)] as const);
+    const fixed = params.filter(([, values]) => values && values.length > 1);
+    if (!fixed.length) continue;
+    out.push(`  ${JSON.stringify(where)}: {`);
+    for (const [name, values] of fixed) out.push(`    ${IDENT.test(name) ? name : JSON.stringify(name)}: [${values!.map((v) => JSON.stringify(v)).join(', ')}],`);
+    out.push('  },');
+  }
+  out.push('} as const;');
+  return out;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Principal } from '../../domain/identity.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
-const AccessMode = Schema.Literals(['open', 'restricted']);
+const AccessMode = agents.AccessModeSchema;
 const AgentMetricsSchema = Schema.Struct({
   agent_id: Schema.String,
   name: Schema.String,

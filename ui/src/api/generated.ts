@@ -252,8 +252,8 @@ export type CreateElasticAgentResponse = {
   status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -844,8 +844,8 @@ export type DisconnectAgentResponse = {
   status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -915,8 +915,8 @@ export type GetAgentResponse = {
   status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -1555,8 +1555,8 @@ export type ListAdminAgentsResponse = Array<{
   status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -1590,8 +1590,8 @@ export type ListAgentsResponse = Array<{
   status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -2296,8 +2296,8 @@ export type RestartAgentResponse = {
   status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -2434,8 +2434,8 @@ export type TerminateAgentResponse = {
   status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -4141,3 +4141,43 @@ export interface Operations {
     response: PutWorkspaceMemberResponse;
   };
 }
+
+/** The values each query parameter with a fixed set accepts, by operation (filters offer these). */
+export const queryLiterals = {
+  "DELETE /api/workspaces/{workspace}/semantic/imports": {
+    provider: ["native", "transform"],
+  },
+  "GET /api/admin/actors": {
+    live: ["true", "false"],
+  },
+  "GET /api/admin/audit": {
+    action: ["auth.login", "auth.logout", "token.create", "token.revoke", "user.role_change", "workspace.member_change", "grant.change", "agent.bootstrap", "agent.credential_revoke", "catalog.change", "backend.change", "policy.reject", "worksheet.share", "access.denied", "schedule.run", "semantic.import", "lineage.import"],
+    outcome: ["success", "failure"],
+  },
+  "GET /api/admin/machines/{kind}/diagram": {
+    format: ["svg", "mermaid"],
+  },
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/lineage": {
+    direction: ["upstream", "downstream", "both"],
+  },
+  "GET /api/workspaces/{workspace}/queries": {
+    sort: ["started_at", "duration"],
+    dir: ["asc", "desc"],
+    all_workspaces: ["true", "false"],
+  },
+  "GET /api/workspaces/{workspace}/semantic/models": {
+    status: ["draft", "published", "deprecated"],
+  },
+  "GET /api/workspaces/{workspace}/semantic/search": {
+    status: ["draft", "published", "deprecated"],
+  },
+  "GET /api/workspaces/{workspace}/worksheets": {
+    scope: ["mine", "shared"],
+  },
+  "POST /api/workspaces/{workspace}/semantic/compile": {
+    published_only: ["true", "false"],
+  },
+  "POST /api/workspaces/{workspace}/semantic/imports/{provider}": {
+    reconcile: ["provider_run", "none"],
+  },
+} as const;

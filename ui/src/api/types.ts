@@ -14,6 +14,7 @@ export type QueryOut = Api.GetQueryResponse;
 export type ColumnSchema = NonNullable<QueryOut['column_schema']>[number];
 /** the server declares rows opaque (see http/routes/queries.ts); each is an object keyed by column name */
 export type RowsPage = Omit<Api.GetQueryRowsResponse, 'rows'> & { rows: Array<Record<string, unknown>> };
+export const asRowsPage = (page: Api.GetQueryRowsResponse) => page as RowsPage;
 export type Agent = Api.ListAgentsResponse[number];
 /** an elastic agent's lifecycle: null on agents that were not provisioned by elastic compute */
 export type ElasticInfo = NonNullable<Agent['elastic']>;
@@ -31,6 +32,7 @@ export type MachineDefinition = Api.ListMachinesResponse[number];
 export type SqlSession = Api.GetSqlSessionResponse;
 export type Lineage = Api.GetTableLineageResponse;
 export type SavedQuery = Api.GetSavedQueryResponse;
+export type SavedQueryPage = Api.ListSavedQueriesResponse;
 /** a worksheet kept on the server: the caller's own (editable), or one another member shared with the workspace */
 export type WorksheetOut = Api.GetWorksheetResponse;
 export type WorksheetPage = Api.ListWorksheetsResponse;
@@ -48,18 +50,11 @@ export type MaintenancePolicyBody = Api.PutMaintenancePolicyBody;
 export type ScanReport = Api.ScanMaintenanceResponse;
 export type ApplyRecommendationBody = Api.ApplyMaintenanceRecommendationBody;
 
-export interface Page<T> {
-  items: T[];
-  cursor: string | null;
-  has_more: boolean;
-}
-
-export type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
-
 /** The profile as the server declares it; the operator tree is recursive, which the generated type leaves open. */
 type GeneratedOperator = NonNullable<Api.GetQueryProfileResponse['operators']>;
 export type ProfileOperator = Omit<GeneratedOperator, 'children'> & { children: ProfileOperator[] };
 export type QueryProfile = Omit<Api.GetQueryProfileResponse, 'operators'> & { operators: ProfileOperator | null };
+export const asProfile = (profile: Api.GetQueryProfileResponse) => profile as QueryProfile;
 
 /** an actor as the inspection endpoint answers it: the actor with a page of its transitions */
 export type ActorDetail = Api.GetActorResponse;
