@@ -1,6 +1,6 @@
 // The one way the app talks to the api: `call('METHOD /api/path/{param}', {path, query, body})`, typed by the
 // server's operation map (generated.ts), over same-origin fetch with the session cookie, JSON in and out, and every
-// failure turned into an ApiError carrying the envelope's code and message. tests/uiApiCalls.test.ts keeps every
+// failure turned into an ApiError carrying the envelope's code and message. onlyTypedCalls.test.ts keeps every
 // call of the app going through here.
 import type { Operations } from './generated.ts';
 

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { ApiError, call, enc } from '../api/client.ts';
 import { LineagePanel } from './LineagePanel.tsx';
 import { TableHealthPanel } from './TableHealthPanel.tsx';
-import type {  TableOut } from '../api/types.ts';
+import type { TableOut } from '../api/types.ts';
 import type { ListCatalogTableSnapshotsResponse } from '../api/generated.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
