@@ -104,6 +104,7 @@ export type Operation = keyof Operations;
 export type ResponseOf<K extends Operation> = Operations[K]['response'];
 export type BodyOf<K extends Operation> = Operations[K]['body'];
 export type QueryOf<K extends Operation> = Operations[K]['query'];
+export type PathOf<K extends Operation> = Operations[K]['path'];
 
 type Has<T> = [T] extends [never] ? false : true;
 /** Path parameters and a body are required where the operation has them; its query is always optional. */

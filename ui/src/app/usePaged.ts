@@ -1,13 +1,15 @@
 // A cursor-paged collection ({items, cursor, has_more}) read one page at a time with "Load more".
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { call, type Operation, type QueryOf, type ResponseOf } from '../api/client.ts';
+import { call, type Operation, type PathOf, type QueryOf, type ResponseOf } from '../api/client.ts';
 
 /** The operations that answer a page: GETs without path parameters whose answer is {items, cursor, has_more}. */
 type PagedOperation = {
   [K in Operation]: K extends `GET ${string}`
-    ? ResponseOf<K> extends { items: unknown[]; cursor: string | null; has_more: boolean }
-      ? QueryOf<K> extends { limit?: unknown; cursor?: unknown }
-        ? K
+    ? [PathOf<K>] extends [never]
+      ? ResponseOf<K> extends { items: unknown[]; cursor: string | null; has_more: boolean }
+        ? QueryOf<K> extends { limit?: unknown; cursor?: unknown }
+          ? K
+          : never
         : never
       : never
     : never;
@@ -32,7 +34,8 @@ export function usePaged<K extends PagedOperation>(op: K, limit = 100, query?: O
       setLoading(true);
       setError(null);
       try {
-        // Every paged GET answers {items, cursor, has_more} (PagedOperation); the call is typed by `op` alone.
+        // TypeScript cannot check a call whose operation is a type parameter: PagedOperation holds what it needs (no
+        // path parameters, a limit and a cursor, an answer of {items, cursor, has_more}), and `op` is one of them.
         const page = (await call<PagedOperation>(op, { query: { ...JSON.parse(filters), limit, cursor: after ?? undefined } } as never)) as {
           items: Array<ItemOf<K>>;
           cursor: string | null;
