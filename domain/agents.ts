@@ -11,6 +11,10 @@ import { ELASTIC_OUT_COLUMN, ElasticOutSchema, toElasticOut } from './elastic.ts
 export const TIERS = ['use', 'operate', 'admin'] as const;
 export type AgentTier = (typeof TIERS)[number];
 export const Tier = Schema.Literals(TIERS);
+// An agent's status as the api answers it (apiStatus): its row also knows 'registered' (connected, capabilities not
+// yet reported), which the api shows as unavailable since no work is dispatched to it yet.
+export const AgentStatusSchema = Schema.Literals(['healthy', 'unavailable']);
+export const AccessModeSchema = Schema.Literals(['open', 'restricted']);
 const tierRank = (t: AgentTier | null) => (t ? TIERS.indexOf(t) : -1);
 export const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
 
@@ -21,7 +25,7 @@ const AgentRowSchema = Schema.Struct({
   status: Schema.String,
   version: Schema.NullOr(Schema.String),
   capabilities: Schema.Record(Schema.String, Schema.Unknown),
-  access_mode: Schema.Literals(['open', 'restricted']),
+  access_mode: AccessModeSchema,
   owner_url: Schema.NullOr(Schema.String),
   owner_replica: Schema.NullOr(Schema.String),
   result_url: Schema.NullOr(Schema.String),
@@ -44,15 +48,15 @@ const GrantRow = Schema.Struct({
 });
 const IdRow = Schema.Struct({ id: Schema.String });
 
-/** An agent as the api answers it; its tier and access mode are published as plain strings. */
+/** An agent as the api answers it. */
 export const AgentOutSchema = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  status: Schema.String,
+  status: AgentStatusSchema,
   version: Schema.NullOr(Schema.String),
   capabilities: Schema.Record(Schema.String, Schema.Unknown),
-  access_tier: Schema.String,
-  access_mode: Schema.String,
+  access_tier: Tier,
+  access_mode: AccessModeSchema,
   owner_url: Schema.NullOr(Schema.String),
   /** the agentConnection actor of its latest socket (operators inspect it at /api/admin/actors/agentConnection/{id}) */
   connection_id: Schema.NullOr(Schema.String),
@@ -64,7 +68,7 @@ export const AgentOutSchema = Schema.Struct({
 export type AgentOut = typeof AgentOutSchema.Type;
 
 /** API status vocabulary: an agent is healthy or unavailable (registered-but-silent counts as unavailable). */
-export const apiStatus = (s: string) => (s === 'healthy' ? 'healthy' : 'unavailable');
+export const apiStatus = (s: string): typeof AgentStatusSchema.Type => (s === 'healthy' ? 'healthy' : 'unavailable');
 
 export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
   id: a.id,

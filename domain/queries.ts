@@ -8,6 +8,7 @@ import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { resolveWorkspace, roleIn, type WorkspaceRole } from './workspaces.ts';
 
 export const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
+export type QueryStatus = (typeof QUERY_STATUSES)[number];
 export const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
 /** Statement types that change a table. */
 export const STATEMENT_WRITES: readonly string[] = ['insert', 'update', 'delete', 'merge', 'create', 'alter', 'copy'];
@@ -20,7 +21,8 @@ export interface QueryRow {
   agent_id: string | null;
   user_id: string | null;
   sql: string;
-  status: string;
+  /** the table's check constraint (migrations/control/020_agents_queries.sql) holds it to these */
+  status: QueryStatus;
   statement_type: string | null;
   origin: string;
   session_id: string | null;
@@ -50,7 +52,7 @@ export const QueryOutSchema = Schema.Struct({
   user_id: Schema.NullOr(Schema.String),
   user_name: Schema.NullOr(Schema.String),
   sql: Schema.String,
-  status: Schema.String,
+  status: Schema.Literals(QUERY_STATUSES),
   statement_type: Schema.NullOr(Schema.String),
   origin: Schema.String,
   session_id: Schema.NullOr(Schema.String),

@@ -11,11 +11,11 @@ import type { Principal } from '../../domain/identity.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
-const AccessMode = Schema.Literals(['open', 'restricted']);
+const AccessMode = agents.AccessModeSchema;
 const AgentMetricsSchema = Schema.Struct({
   agent_id: Schema.String,
   name: Schema.String,
-  status: Schema.String,
+  status: agents.AgentStatusSchema,
   running_queries: Schema.Finite,
   queued_queries: Schema.Finite,
   /** from the agent's capabilities; null until it has reported them */
@@ -24,7 +24,7 @@ const AgentMetricsSchema = Schema.Struct({
 });
 const AgentMonitoringSchema = Schema.Struct({
   agent_id: Schema.String,
-  status: Schema.String,
+  status: agents.AgentStatusSchema,
   capabilities: Schema.Record(Schema.String, Schema.Unknown),
   /** whether this replica holds the agent's socket */
   connected_here: Schema.Boolean,

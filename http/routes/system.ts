@@ -22,8 +22,8 @@ export const systemRoutes = [
     summary: 'Liveness: the process answers',
     tags: ['system'],
     access: { kind: 'public' },
-    responses: { 200: Schema.Struct({ status: Schema.String }) },
-    handler: async () => ({ status: 200, body: { status: 'ok' } }),
+    responses: { 200: Schema.Struct({ status: Schema.Literal('ok') }) },
+    handler: async () => ({ status: 200, body: { status: 'ok' as const } }),
   }),
   route({
     method: 'GET',
