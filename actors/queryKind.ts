@@ -12,7 +12,7 @@ import type { ElasticCompute } from './elasticAgentKind.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES, finishedQuery, type FinishedQuery } from '../domain/queries.ts';
 import { markTableDropped } from '../domain/semantic/models.ts';
-import { attachedSlugs, dropTableLineage, recordExecutionLineage, recordRename, writtenTable, type LineageEnv } from '../domain/lineage.ts';
+import { attachedSlugs, dropTableLineage, recordExecutionLineage, recordRename, writtenTable, type LineageEnv } from '../domain/lineage/graph.ts';
 
 export interface QueryKindDeps {
   db: Db;

@@ -15,7 +15,7 @@ import type { Db, Queryable } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import type { BackendConfig } from '../domain/backendStorage.ts';
-import { appendLog, findMigration, rootsOverlap } from '../domain/storageMigrations.ts';
+import { appendLog, findMigration, rootsOverlap } from '../domain/storageMigrations/records.ts';
 import {
   cleanupTargetPhase,
   copyPhase,
@@ -25,7 +25,7 @@ import {
   rewritePhase,
   verifyPhase,
   type PhaseEnv,
-} from '../domain/migrationPhases.ts';
+} from '../domain/storageMigrations/phases.ts';
 import type { ActorHost, ActorKind } from './types.ts';
 import { sql } from '../runtime/sql.ts';
 

@@ -9,7 +9,7 @@ import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
-import { splitStatements } from './icebergStatements.ts';
+import { splitStatements } from './iceberg/statements.ts';
 import { normalizeProfile } from './profile.ts';
 import type { SandboxSlots, Slot } from './sandboxSlots.ts';
 import { leadingKeyword, quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkStatementPolicy } from '../domain/statementPolicy.ts';
-import type { PolicyOptions } from '../domain/statementPolicy.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
+import type { PolicyOptions } from '../domain/statementPolicy/policy.ts';
 
 // The options the query route passes (usecases/querySubmission.ts), with the default statement limit.
 const QUERY: PolicyOptions = { mode: 'query', maxStatements: 100 };

@@ -3,10 +3,10 @@
 // statement policy, script shape, parameters, the workspace role, compute (a query's agent tier and connection; a
 // session's statements run on its agent), the catalog it resolves in, scoped grants (I10), catalogs being migrated.
 import { AppError, forbidden, unprocessable } from '../domain/errors.ts';
-import { policyRejection, type PolicyResult } from '../domain/statementPolicy.ts';
+import { policyRejection, type PolicyResult } from '../domain/statementPolicy/policy.ts';
 import { listWorkspaceCatalogs, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
 import { checkScopedAccess, writeCatalogs } from '../domain/catalogGrants.ts';
-import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations.ts';
+import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations/records.ts';
 import { currentCatalog, type SqlSessionRow } from '../domain/sqlSessions.ts';
 import { actorOf, type AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';

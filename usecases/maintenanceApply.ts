@@ -4,7 +4,7 @@
 import { AppError, unprocessable } from '../domain/errors.ts';
 import type { Principal } from '../domain/identity.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
-import { assertCatalogsWritable } from '../domain/storageMigrations.ts';
+import { assertCatalogsWritable } from '../domain/storageMigrations/records.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
 import * as maintenance from '../domain/maintenance/store.ts';
 import { readQuery, submitQuery } from './querySubmission.ts';

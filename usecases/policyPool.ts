@@ -2,8 +2,8 @@
 // on the main thread and stalled every request and agent heartbeat), so it runs in worker threads with a time
 // budget: a worker that overruns is terminated and replaced, and the submission gets 422 instead of a stall.
 import { Worker } from 'node:worker_threads';
-import { finishPolicy, tooComplex } from '../domain/statementPolicy.ts';
-import type { PolicyOptions, PolicyResult, Unparsed } from '../domain/statementPolicy.ts';
+import { finishPolicy, tooComplex } from '../domain/statementPolicy/policy.ts';
+import type { PolicyOptions, PolicyResult, Unparsed } from '../domain/statementPolicy/policy.ts';
 
 const WORKER_URL = new URL('./policyWorker.ts', import.meta.url);
 const POOL_SIZE = 2;

@@ -6,7 +6,7 @@ import { computeWaitMs } from '../domain/elastic.ts';
 import * as queries from '../domain/queries.ts';
 import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
 import { scopeOf, writeCatalogs } from '../domain/catalogGrants.ts';
-import type { SchemaRef, TableRef } from '../domain/statementPolicy.ts';
+import type { SchemaRef, TableRef } from '../domain/statementPolicy/policy.ts';
 import type { AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';

@@ -4,7 +4,7 @@
 // once; a failure is logged, shown by readiness, and retried with backoff (CREATE OR REPLACE: a retry never keeps a
 // half-written table).
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
-import { checkStatementPolicy } from '../domain/statementPolicy.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
 import { DEFAULT_WORKSPACE, ensureDefaultWorkspace } from '../domain/bootstrap.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
 import { markSeedDone, markSeedFailed, seedAttempt, seedState, startSeedAttempt, type SeedState } from '../domain/seeds.ts';

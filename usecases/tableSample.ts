@@ -1,7 +1,7 @@
 // A table's sample rows: the first rows of a table, read by submitting a query like any other (statement policy,
 // agent tier, connection) with origin `sample`, hidden from the history, waited for briefly.
 import { AppError } from '../domain/errors.ts';
-import { checkStatementPolicy, policyRejection } from '../domain/statementPolicy.ts';
+import { checkStatementPolicy, policyRejection } from '../domain/statementPolicy/policy.ts';
 import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import { chooseCompute } from './compute.ts';

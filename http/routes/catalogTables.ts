@@ -7,7 +7,7 @@ import type { AppContext } from '../../usecases/context.ts';
 import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
 import { HealthOutSchema, tableHealth } from '../../domain/maintenance/store.ts';
 import * as catalogs from '../../domain/catalogs.ts';
-import { assertCatalogsWritable } from '../../domain/storageMigrations.ts';
+import { assertCatalogsWritable } from '../../domain/storageMigrations/records.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
 import * as sidecar from '../../domain/tableMetadata.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
@@ -16,7 +16,7 @@ import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { sampleTable } from '../../usecases/tableSample.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
-import { dropTableLineage } from '../../domain/lineage.ts';
+import { dropTableLineage } from '../../domain/lineage/graph.ts';
 
 /** Names the api creates: plain SQL identifiers, so they need no quoting anywhere they are typed. */
 export const NameSchema = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/));

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
-import { deletePathBoundsMapped, PathMap, rewriteMetadata, rewritePositionDeletes } from './migrationCopy.ts';
-import { positionDeleteDataFile } from '../iceberg/positionDeletes.ts';
-import { readAvroFile, readManifestList, rewriteAvroFile, writeManifestList, type ManifestFile } from '../iceberg/avro.ts';
-import type { TableMetadata } from '../iceberg/metadata.ts';
+import { deletePathBoundsMapped, PathMap, rewriteMetadata, rewritePositionDeletes } from './copy.ts';
+import { positionDeleteDataFile } from '../../iceberg/positionDeletes.ts';
+import { readAvroFile, readManifestList, rewriteAvroFile, writeManifestList, type ManifestFile } from '../../iceberg/avro.ts';
+import type { TableMetadata } from '../../iceberg/metadata.ts';
 
 const map = new PathMap('s3://warehouse/cat/', 's3://lake2/far/cat/');
 

@@ -4,22 +4,22 @@
 // commit with requirements (table uuid, main's snapshot); files are deleted only after the commit that stops
 // referencing them has landed, and only under the table's location, with the credentials vended for this query.
 import { randomBytes } from 'node:crypto';
-import { readManifest, writeManifest, writeManifestList, type DataFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
-import { stringifyJson, toBigInt, type Long } from '../iceberg/json.ts';
-import { currentSchema, defaultSpec, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
-import { objectPath, StorageUriError } from '../iceberg/storageUri.ts';
-import type { TableRequirement, TableUpdate } from '../iceberg/updates.ts';
+import { readManifest, writeManifest, writeManifestList, type DataFile, type ManifestEntry, type ManifestFile } from '../../iceberg/avro.ts';
+import { stringifyJson, toBigInt, type Long } from '../../iceberg/json.ts';
+import { currentSchema, defaultSpec, type Snapshot, type TableMetadata } from '../../iceberg/metadata.ts';
+import { objectPath, StorageUriError } from '../../iceberg/storageUri.ts';
+import type { TableRequirement, TableUpdate } from '../../iceberg/updates.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { DataFileCache } from './dataCache.ts';
-import { CatalogHttpError, type LoadedTable } from './icebergCatalog.ts';
-import { commitSnapshot, newSnapshotId, partitionSummaries, type TableHandle } from './icebergCommit.ts';
-import { catalogError } from './icebergErrors.ts';
-import { findSnapshot, liveEntries, mainSnapshotId, planScan, readImmutable, readManifestFiles, type PlannedFile } from './icebergScan.ts';
-import { ObjectNotFound, type TableStorage } from './icebergStorage.ts';
-import type { ProcedureCall, ProcedureName, ProcedureOptions } from './icebergStatements.ts';
-import { deletedPositionsSql, type LocalDeletes } from './icebergDeletes.ts';
-import { writeDataFiles } from './icebergWrite.ts';
-import type { Logger } from './logger.ts';
+import type { DataFileCache } from '../dataCache.ts';
+import { CatalogHttpError, type LoadedTable } from './catalog.ts';
+import { commitSnapshot, newSnapshotId, partitionSummaries, type TableHandle } from './commit.ts';
+import { catalogError } from './errors.ts';
+import { findSnapshot, liveEntries, mainSnapshotId, planScan, readImmutable, readManifestFiles, type PlannedFile } from './scan.ts';
+import { ObjectNotFound, type TableStorage } from './storage.ts';
+import type { ProcedureCall, ProcedureName, ProcedureOptions } from './statements.ts';
+import { deletedPositionsSql, type LocalDeletes } from './deletes.ts';
+import { writeDataFiles } from './write.ts';
+import type { Logger } from '../logger.ts';
 
 const MIB = 2 ** 20;
 const DAY_MS = 86_400_000;

@@ -1,12 +1,12 @@
 // A client of the Iceberg REST catalog service for one attached catalog: config (prefix), namespaces, load with
 // vended credentials, create, commit, drop and rename. JSON goes through iceberg/json.ts so 64-bit snapshot ids
 // survive. The bearer token is only ever put in the Authorization header.
-import { parseJson, stringifyJson } from '../iceberg/json.ts';
-import { processSpan, SpanKind, traceHeaders } from '../telemetry/tracing.ts';
-import type { TableMetadata, StructType, UnboundPartitionSpec } from '../iceberg/metadata.ts';
-import type { TableRequirement, TableUpdate } from '../iceberg/updates.ts';
-import type { IcebergAttachment } from './icebergAttachments.ts';
-import { BridgeError, catalogError } from './icebergErrors.ts';
+import { parseJson, stringifyJson } from '../../iceberg/json.ts';
+import { processSpan, SpanKind, traceHeaders } from '../../telemetry/tracing.ts';
+import type { TableMetadata, StructType, UnboundPartitionSpec } from '../../iceberg/metadata.ts';
+import type { TableRequirement, TableUpdate } from '../../iceberg/updates.ts';
+import type { IcebergAttachment } from './attachments.ts';
+import { BridgeError, catalogError } from './errors.ts';
 
 export interface LoadedTable {
   metadataLocation: string;

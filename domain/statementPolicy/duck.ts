@@ -4,8 +4,8 @@
 // misreads, the engine's parse decides instead (I1 allows the api the engine for parsing). Fails closed: a
 // table reference of a kind not listed, a function on the deny-list, a table function off the allow-list, a table
 // name that is a path or a denied view rejects. Pure: the tree comes from the caller.
-import type { TableRef } from './statementPolicyAst.ts';
-import { isAllowedTableFunction, isDeniedFunction, isDeniedTableName, isPathLike } from './statementPolicyRules.ts';
+import type { TableRef } from './ast.ts';
+import { isAllowedTableFunction, isDeniedFunction, isDeniedTableName, isPathLike } from './rules.ts';
 
 export type DuckReadVerdict = { ok: true; tables: TableRef[] } | { ok: false; reason: string };
 

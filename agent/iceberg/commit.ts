@@ -20,15 +20,15 @@ import {
   type FieldSummary,
   type ManifestEntry,
   type ManifestFile,
-} from '../iceberg/avro.ts';
-import { toBigInt } from '../iceberg/json.ts';
-import { currentSchema, defaultSpec, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
-import { deletePathBounds } from '../iceberg/positionDeletes.ts';
-import type { TableUpdate, TableRequirement } from '../iceberg/updates.ts';
-import { CatalogHttpError, type IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
-import { catalogError } from './icebergErrors.ts';
-import { findSnapshot, liveEntries, mainSnapshotId, readImmutable, readManifestFiles } from './icebergScan.ts';
-import type { TableStorage } from './icebergStorage.ts';
+} from '../../iceberg/avro.ts';
+import { toBigInt } from '../../iceberg/json.ts';
+import { currentSchema, defaultSpec, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../../iceberg/metadata.ts';
+import { deletePathBounds } from '../../iceberg/positionDeletes.ts';
+import type { TableUpdate, TableRequirement } from '../../iceberg/updates.ts';
+import { CatalogHttpError, type IcebergCatalogClient, type LoadedTable } from './catalog.ts';
+import { catalogError } from './errors.ts';
+import { findSnapshot, liveEntries, mainSnapshotId, readImmutable, readManifestFiles } from './scan.ts';
+import type { TableStorage } from './storage.ts';
 
 export interface TableHandle {
   client: IcebergCatalogClient;

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { analyzeStatement, parsePartitionClause, parseProcedureCall, parseTimestampMs, snapshotSuffix, splitStatements, stripPartitionedBy } from './icebergStatements.ts';
+import { analyzeStatement, parsePartitionClause, parseProcedureCall, parseTimestampMs, snapshotSuffix, splitStatements, stripPartitionedBy } from './statements.ts';
 
 describe('statement recognition for the Iceberg bridge', () => {
   it('splits scripts on semicolons outside strings, identifiers and comments', () => {

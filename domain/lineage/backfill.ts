@@ -9,12 +9,12 @@
 // catalog loads both) are recorded: a table dropped since took its edges along and must not get them back.
 import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
-import type { Db, Queryable } from '../runtime/db.ts';
-import { exec, rows, sql } from '../runtime/sql.ts';
-import type { CatalogClient, LoadedTable } from '../runtime/catalogClient.ts';
-import { conflict } from './errors.ts';
-import { attachedSlugs, deriveExecutionLineage, EXECUTION, type DerivedEdge, type FinishedRun, type LineageEnv } from './lineage.ts';
-import { BigCount } from './rowSchemas.ts';
+import type { Db, Queryable } from '../../runtime/db.ts';
+import { exec, rows, sql } from '../../runtime/sql.ts';
+import type { CatalogClient, LoadedTable } from '../../runtime/catalogClient.ts';
+import { conflict } from '../errors.ts';
+import { attachedSlugs, deriveExecutionLineage, EXECUTION, type DerivedEdge, type FinishedRun, type LineageEnv } from './graph.ts';
+import { BigCount } from '../rowSchemas.ts';
 
 /** A runner that has not beaten for this long has stopped: another request may resume its job. */
 export const STALL_AFTER_MS = 60_000;

@@ -1,17 +1,17 @@
 // Catalog storage migrations as the api shows them (docs/api-decisions.md "Storage backends and migrations"), the rules for
 // starting one, the log, and the read-only rule: while a migration of a catalog is active, writes to it answer
 // 409 catalog_read_only before anything is dispatched. The work itself is the migration runner's
-// (actors/storageMigrationKind.ts, over domain/migrationCopy.ts); the lifecycle is machines/storageMigration.ts.
+// (actors/storageMigrationKind.ts, over domain/storageMigrations/copy.ts); the lifecycle is machines/storageMigration.ts.
 import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
-import type { Queryable } from '../runtime/db.ts';
-import type { Config } from '../runtime/config.ts';
-import { isUniqueViolation } from '../runtime/db.ts';
-import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
-import { isUuid, type Principal } from './identity.ts';
-import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog, refuseOverlappingRoot } from './catalogs.ts';
-import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
-import { sql, type SqlFragment } from '../runtime/sql.ts';
+import type { Queryable } from '../../runtime/db.ts';
+import type { Config } from '../../runtime/config.ts';
+import { isUniqueViolation } from '../../runtime/db.ts';
+import { AppError, conflict, forbidden, notFound, unprocessable } from '../errors.ts';
+import { isUuid, type Principal } from '../identity.ts';
+import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog, refuseOverlappingRoot } from '../catalogs.ts';
+import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
+import { sql, type SqlFragment } from '../../runtime/sql.ts';
 
 export const MIGRATION_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 export const MIGRATION_PHASES = ['pending', 'copying', 'verifying', 'cutover', 'completed', 'failed', 'cancelled'] as const;

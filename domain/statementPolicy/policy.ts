@@ -2,15 +2,15 @@
 // which tables it references (for scoped grants, I10). Pure and deterministic; the parser is polyglot's
 // WebAssembly port of sqlglot with its DuckDB dialect (see docs/statement-policy.md for the choice).
 import { Dialect, init, parse, tokenize } from '@polyglot-sql/sdk';
-import { analyzeStatement, dedupeTables } from './statementPolicyAst.ts';
-import type { SchemaRef, TableRef } from './statementPolicyAst.ts';
-import { isDeniedFunction, isStagingPath, isStagingReader, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './statementPolicyRules.ts';
-import { hasNul, normalizeLineEnds, strayCharacter } from './statementPolicyText.ts';
-import { AppError } from './errors.ts';
-import { duckdbReadTree, duckdbSyntaxError } from '../runtime/sqlSyntax.ts';
-import { judgeDuckRead } from './statementPolicyDuck.ts';
+import { analyzeStatement, dedupeTables } from './ast.ts';
+import type { SchemaRef, TableRef } from './ast.ts';
+import { isDeniedFunction, isStagingPath, isStagingReader, SESSION_COPY_OPTIONS, SESSION_SETTINGS } from './rules.ts';
+import { hasNul, normalizeLineEnds, strayCharacter } from './text.ts';
+import { AppError } from '../errors.ts';
+import { duckdbReadTree, duckdbSyntaxError } from '../../runtime/sqlSyntax.ts';
+import { judgeDuckRead } from './duck.ts';
 
-export type { SchemaRef, TableRef } from './statementPolicyAst.ts';
+export type { SchemaRef, TableRef } from './ast.ts';
 
 export type StatementType =
   | 'select'
@@ -123,7 +123,7 @@ export async function finishPolicy(sql: string, r: Unparsed): Promise<PolicyResu
 // it). The other statements carry their verdict.
 export type DuckPart = { statements: PolicyStatement[] } | { text: string; type: 'select' | 'describe' };
 
-// Each pending read judged on DuckDB's parse tree with the same rules (statementPolicyDuck.ts), then the verdicts
+// Each pending read judged on DuckDB's parse tree with the same rules (domain/statementPolicy/duck.ts), then the verdicts
 // combined as `decide` combines them. null when DuckDB does not read one as exactly one SELECT, or the walk refuses
 // it: the polyglot rejection then stands.
 async function duckReads(parts: DuckPart[]): Promise<PolicyResult | null> {

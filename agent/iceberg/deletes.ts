@@ -2,12 +2,12 @@
 // the position delete files of a row-level statement. DuckDB gives each row's position in its file as the
 // `file_row_number` virtual column of read_parquet, so a delete is an anti-join on it.
 import { randomUUID } from 'node:crypto';
-import { positionDeleteDataFile, positionDeleteParquet } from '../iceberg/positionDeletes.ts';
-import type { Schema } from '../iceberg/metadata.ts';
-import { bindPredicates, type Predicate } from '../iceberg/predicates.ts';
-import type { AddedDeleteFile } from './icebergCommit.ts';
-import { unsupported } from './icebergErrors.ts';
-import type { TableStorage } from './icebergStorage.ts';
+import { positionDeleteDataFile, positionDeleteParquet } from '../../iceberg/positionDeletes.ts';
+import type { Schema } from '../../iceberg/metadata.ts';
+import { bindPredicates, type Predicate } from '../../iceberg/predicates.ts';
+import type { AddedDeleteFile } from './commit.ts';
+import { unsupported } from './errors.ts';
+import type { TableStorage } from './storage.ts';
 
 const quoteLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 

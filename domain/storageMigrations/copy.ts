@@ -7,11 +7,11 @@
 import { createHash } from 'node:crypto';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
-import { readAvroFile, rewriteAvroFile, type DataFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
-import { parseJson, stringifyJson } from '../iceberg/json.ts';
-import { DELETE_FILE_PATH_ID } from '../iceberg/positionDeletes.ts';
-import type { TableMetadata } from '../iceberg/metadata.ts';
-import { ObjectStoreError, type BlobStore } from '../iceberg/objectStorage.ts';
+import { readAvroFile, rewriteAvroFile, type DataFile, type ManifestEntry, type ManifestFile } from '../../iceberg/avro.ts';
+import { parseJson, stringifyJson } from '../../iceberg/json.ts';
+import { DELETE_FILE_PATH_ID } from '../../iceberg/positionDeletes.ts';
+import type { TableMetadata } from '../../iceberg/metadata.ts';
+import { ObjectStoreError, type BlobStore } from '../../iceberg/objectStorage.ts';
 
 /** Runs `fn` over `items` with at most `n` at once; the first failure stops taking new items and is thrown. */
 export async function inPool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>, signal?: AbortSignal): Promise<void> {

@@ -3,13 +3,13 @@
 // rewrite (every path in metadata, manifest lists, manifests and position deletes), verify, cutover (the catalog
 // service moves every table and the warehouse in one transaction, then the catalog row is rebound), purge (the old
 // root, after the retention), and the cleanup of a target copy when a migration is cancelled or fails.
-import type { Db } from '../runtime/db.ts';
-import type { CatalogClient } from '../runtime/catalogClient.ts';
-import type { BlobStore } from '../iceberg/objectStorage.ts';
-import { backendConnection, blobStoreFor, type BackendConfig } from './backendStorage.ts';
-import { findBackend, findCatalog, warehouseInputFor, warehouseName, type BackendRow } from './catalogs.ts';
-import { appendLog, schemaName, type MigrationRow } from './storageMigrations.ts';
-import { copyTableData, inPool, PathMap, rewriteTable, tableFiles, VerificationError, verifyTable, type CopyContext, type TableFiles } from './migrationCopy.ts';
+import type { Db } from '../../runtime/db.ts';
+import type { CatalogClient } from '../../runtime/catalogClient.ts';
+import type { BlobStore } from '../../iceberg/objectStorage.ts';
+import { backendConnection, blobStoreFor, type BackendConfig } from '../backendStorage.ts';
+import { findBackend, findCatalog, warehouseInputFor, warehouseName, type BackendRow } from '../catalogs.ts';
+import { appendLog, schemaName, type MigrationRow } from './records.ts';
+import { copyTableData, inPool, PathMap, rewriteTable, tableFiles, VerificationError, verifyTable, type CopyContext, type TableFiles } from './copy.ts';
 
 /** A failure not worth another attempt: the same input would fail the same way. */
 export class PermanentMigrationError extends Error {

@@ -4,14 +4,14 @@
 // import theirs. Edges carry per-provider provenance; an edge is stale when every producer's claim is older than
 // LINEAGE_STALE_AFTER_DAYS (marked, never removed).
 import { Schema } from 'effect';
-import type { Db, Queryable } from '../runtime/db.ts';
-import { exec, rows, sql } from '../runtime/sql.ts';
-import type { CatalogClient } from '../runtime/catalogClient.ts';
-import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts';
-import { AppError, unprocessable } from './errors.ts';
-import { BigCount } from './rowSchemas.ts';
-import { warehouseName } from './catalogs.ts';
-import { deriveColumnLineage, loadParser, parseRename, type ColumnLineage } from './lineageColumns.ts';
+import type { Db, Queryable } from '../../runtime/db.ts';
+import { exec, rows, sql } from '../../runtime/sql.ts';
+import type { CatalogClient } from '../../runtime/catalogClient.ts';
+import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
+import { AppError, unprocessable } from '../errors.ts';
+import { BigCount } from '../rowSchemas.ts';
+import { warehouseName } from '../catalogs.ts';
+import { deriveColumnLineage, loadParser, parseRename, type ColumnLineage } from './columns.ts';
 
 export const EXECUTION = 'execution';
 export const MAX_NODES = 500;

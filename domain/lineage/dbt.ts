@@ -6,9 +6,9 @@
 // skipped with the reason, as is a dependency the manifest does not declare. With `{manifest, catalog}` (catalog.json
 // from `dbt docs generate`) each model's compiled SQL is walked for column lineage against the relations' columns
 // in catalog.json, exactly as execution lineage walks a CTAS.
-import { badArtifact } from './semantic/importSet.ts';
-import type { ImportEdge, ImportEnd } from './lineage.ts';
-import { deriveColumnLineage, type TableRef } from './lineageColumns.ts';
+import { badArtifact } from '../semantic/importSet.ts';
+import type { ImportEdge, ImportEnd } from './graph.ts';
+import { deriveColumnLineage, type TableRef } from './columns.ts';
 
 export const ARTIFACT_PROVIDERS = ['transform'] as const;
 export type ArtifactProvider = (typeof ARTIFACT_PROVIDERS)[number];

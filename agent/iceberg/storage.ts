@@ -3,14 +3,14 @@
 // azure extension), it reads local cache files only. The store is the one the vended configuration opens
 // (iceberg/vendedStorage.ts): S3 with vended keys, or an azure account with a vended SAS. Credential failures become
 // catalog_error with a message naming the credential problem.
-import { processSpan, SpanKind } from '../telemetry/tracing.ts';
+import { processSpan, SpanKind } from '../../telemetry/tracing.ts';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import { ObjectStoreError, type BlobStore } from '../iceberg/objectStorage.ts';
-import { blobStoreForVended } from '../iceberg/vendedStorage.ts';
-import { objectPath, StorageUriError } from '../iceberg/storageUri.ts';
-import { BridgeError, catalogError } from './icebergErrors.ts';
+import { ObjectStoreError, type BlobStore } from '../../iceberg/objectStorage.ts';
+import { blobStoreForVended } from '../../iceberg/vendedStorage.ts';
+import { objectPath, StorageUriError } from '../../iceberg/storageUri.ts';
+import { BridgeError, catalogError } from './errors.ts';
 
 /** An object the metadata names is not in storage (maintenance tolerates this for files already deleted). */
 export class ObjectNotFound extends BridgeError {

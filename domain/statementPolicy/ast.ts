@@ -9,7 +9,7 @@ import {
   isPathLike,
   isStagingReader,
   RESERVED_KEYWORDS,
-} from './statementPolicyRules.ts';
+} from './rules.ts';
 
 export interface TableRef {
   catalog: string | null;

@@ -2,7 +2,7 @@
 // validated with effect Schema on the agent. The token is a short-lived bearer for the catalog service: it is held
 // in memory for the query only, never logged and never written.
 import { Result, Schema } from 'effect';
-import { catalogError } from './icebergErrors.ts';
+import { catalogError } from './errors.ts';
 
 const NonEmpty = Schema.String.check(Schema.isNonEmpty());
 

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { binPack, snapshotsToExpire } from './icebergMaintenance.ts';
-import type { Snapshot, TableMetadata } from '../iceberg/metadata.ts';
+import { binPack, snapshotsToExpire } from './maintenance.ts';
+import type { Snapshot, TableMetadata } from '../../iceberg/metadata.ts';
 
 const snap = (id: number, parent: number | null, ts: number): Snapshot => ({
   'snapshot-id': id,

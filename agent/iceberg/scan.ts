@@ -2,13 +2,13 @@
 // summaries, then by each file's partition values and column bounds (icebergPredicates.ts), each with the position
 // delete files that apply to it (iceberg/positionDeletes.ts). Also what a write needs to know about the files it
 // read: which manifest held each of them.
-import { inheritFromManifest, readManifest, readManifestList, type DataFile, type ManifestEntry, type ManifestFile } from '../iceberg/avro.ts';
-import { toBigInt } from '../iceberg/json.ts';
-import { currentSchema, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../iceberg/metadata.ts';
-import { catalogError, unsupported } from './icebergErrors.ts';
-import { positionDeletesApply, type ScanEntry } from '../iceberg/positionDeletes.ts';
-import { bindPredicates, fileMayMatch, manifestMayMatch, type Predicate } from '../iceberg/predicates.ts';
-import type { TableStorage } from './icebergStorage.ts';
+import { inheritFromManifest, readManifest, readManifestList, type DataFile, type ManifestEntry, type ManifestFile } from '../../iceberg/avro.ts';
+import { toBigInt } from '../../iceberg/json.ts';
+import { currentSchema, type PartitionSpec, type Schema, type Snapshot, type TableMetadata } from '../../iceberg/metadata.ts';
+import { catalogError, unsupported } from './errors.ts';
+import { positionDeletesApply, type ScanEntry } from '../../iceberg/positionDeletes.ts';
+import { bindPredicates, fileMayMatch, manifestMayMatch, type Predicate } from '../../iceberg/predicates.ts';
+import type { TableStorage } from './storage.ts';
 
 interface PlannedDelete {
   file: DataFile;

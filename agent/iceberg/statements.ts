@@ -7,8 +7,8 @@
 // parses but refuses for its own tables, so the bridge strips it before DuckDB sees the statement.
 import { parse } from '@polyglot-sql/sdk';
 import { randomUUID } from 'node:crypto';
-import { extractPredicates, type Predicate } from '../iceberg/predicates.ts';
-import { unsupported } from './icebergErrors.ts';
+import { extractPredicates, type Predicate } from '../../iceberg/predicates.ts';
+import { unsupported } from './errors.ts';
 
 export interface TableRef {
   catalog: string | null;

@@ -1,8 +1,8 @@
 // The SQL forms of partition transforms agree with iceberg/transforms.ts (the spec's definitions) on real DuckDB.
 import { describe, it, expect, afterAll } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { applyTransform, parseTransform } from '../iceberg/transforms.ts';
-import { transformSql } from './icebergWrite.ts';
+import { applyTransform, parseTransform } from '../../iceberg/transforms.ts';
+import { transformSql } from './write.ts';
 
 const instance = await DuckDBInstance.create(':memory:');
 const connection = await instance.connect();

@@ -14,21 +14,21 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { duckdbToIceberg, icebergToDuckdb } from '../iceberg/duckdbTypes.ts';
-import { currentSchema, defaultSpec, type NestedField, type Schema, type TableMetadata } from '../iceberg/metadata.ts';
-import { defaultAttachment, type IcebergAttachment } from './icebergAttachments.ts';
-import { CatalogHttpError, IcebergCatalogClient, type LoadedTable } from './icebergCatalog.ts';
-import { commitCreate, commitSchema, commitSnapshot, type AddedDeleteFile, type TableHandle } from './icebergCommit.ts';
-import { LinkedFiles, type DataFileCache } from './dataCache.ts';
-import { BridgeError, catalogError, unsupported } from './icebergErrors.ts';
-import { RESULT_COLUMNS, runProcedure } from './icebergMaintenance.ts';
-import { planScan, type PlannedFile } from './icebergScan.ts';
-import { liveRowsFilter, touchedRowsFilter, writePositionDeletes, type DeletedRow, type LocalDeletes } from './icebergDeletes.ts';
-import { rowLevelMode, type RowLevelMode } from '../iceberg/positionDeletes.ts';
-import { analyzeStatement, snapshotSuffix, splitStatements, type StatementInfo, type TableRef } from './icebergStatements.ts';
-import { TableStorage } from './icebergStorage.ts';
-import { quoteIdent, quoteLiteral, writeDataFiles } from './icebergWrite.ts';
-import type { Logger } from './logger.ts';
+import { duckdbToIceberg, icebergToDuckdb } from '../../iceberg/duckdbTypes.ts';
+import { currentSchema, defaultSpec, type NestedField, type Schema, type TableMetadata } from '../../iceberg/metadata.ts';
+import { defaultAttachment, type IcebergAttachment } from './attachments.ts';
+import { CatalogHttpError, IcebergCatalogClient, type LoadedTable } from './catalog.ts';
+import { commitCreate, commitSchema, commitSnapshot, type AddedDeleteFile, type TableHandle } from './commit.ts';
+import { LinkedFiles, type DataFileCache } from '../dataCache.ts';
+import { BridgeError, catalogError, unsupported } from './errors.ts';
+import { RESULT_COLUMNS, runProcedure } from './maintenance.ts';
+import { planScan, type PlannedFile } from './scan.ts';
+import { liveRowsFilter, touchedRowsFilter, writePositionDeletes, type DeletedRow, type LocalDeletes } from './deletes.ts';
+import { rowLevelMode, type RowLevelMode } from '../../iceberg/positionDeletes.ts';
+import { analyzeStatement, snapshotSuffix, splitStatements, type StatementInfo, type TableRef } from './statements.ts';
+import { TableStorage } from './storage.ts';
+import { quoteIdent, quoteLiteral, writeDataFiles } from './write.ts';
+import type { Logger } from '../logger.ts';
 
 export interface BridgeOptions {
   readonly attachments: readonly IcebergAttachment[];
