@@ -400,10 +400,13 @@ export class QueryEngine {
   }
 
   async #execute(sql: string, hooks: StatementHooks | undefined, resultId: string, params?: readonly (string | null)[]): Promise<ExecutionResult> {
-    // A single statement without the bridge (most queries) is prepared at once: DuckDB's statement extraction parses
-    // the text a second time and cost a trivial query about 5% of the agent's CPU. Anything else (several statements,
-    // a statement DuckDB expands into several, an error) takes the path below, which reports it as it always has.
-    const direct = hooks ? null : await this.#connection.prepare(sql).catch(() => null);
+    // A single statement (most queries) is prepared at once: DuckDB's statement extraction parses the text a second
+    // time and cost a trivial query about 5% of the agent's CPU. The bridge's tables are prepared before (binding
+    // reads them). Anything else (several statements, one DuckDB expands into several, an error) is extracted
+    // below, which reports it as it always has.
+    const single = !hooks || hooks.statementCount === 1;
+    const hooked = hooks && single ? await this.#beforeStatement(hooks, params) : undefined;
+    const direct = single ? await this.#connection.prepare(sql).catch(() => null) : null;
     const extracted: Statements = direct ? { count: 1, prepare: () => Promise.resolve(direct) } : await this.#connection.extractStatements(sql);
     if (extracted.count === 0) throw new Error('the query contains no statement');
     const sizes = await this.#statementSizes(sql, extracted.count, hooks);
@@ -415,10 +418,8 @@ export class QueryEngine {
       this.#readOnly = false;
       return this.#executeScript(extracted, sizes, hooks);
     }
-    await hooks?.before(0);
     this.#checkStopped();
-    const own = (await hooks?.run?.(0)) ?? null;
-    if (own && params) throw new Error('Binder Error: parameters are not supported in statements that write Iceberg tables; send the values in the SQL');
+    const own = hooked !== undefined ? hooked : hooks ? await this.#beforeStatement(hooks, params) : null;
     this.#checkStopped();
     // What DuckDB runs around the statement itself (a PIVOT's CREATE TYPE of its values ahead of it, in a
     // transaction for all but a read), after the bridge's views.
@@ -482,6 +483,15 @@ export class QueryEngine {
     const profile = await this.#profile(rowCount);
     renameSync(partial, join(this.#options.resultsDir, fileName));
     return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: own?.wrote ?? false, profile };
+  }
+
+  /** The hooks' work ahead of a single statement: its tables, and a maintenance procedure's own run. */
+  async #beforeStatement(hooks: StatementHooks, params: readonly (string | null)[] | undefined) {
+    await hooks.before(0);
+    this.#checkStopped();
+    const own = (await hooks.run?.(0)) ?? null;
+    if (own && params) throw new Error('Binder Error: parameters are not supported in statements that write Iceberg tables; send the values in the SQL');
+    return own;
   }
 
   /**
