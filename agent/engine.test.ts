@@ -117,11 +117,8 @@ describe('QueryEngine (real DuckDB)', () => {
           await engine.close();
         }
       };
-      const first = await runIn('SELECT 42');
+      await runIn('SELECT 42');
       expect(slots.idleCount).toBe(1);
-      // Profiled like a query on its own instance: the slot's profiling settings are its connection's.
-      expect(first.profile?.summary.rows).toBe(1);
-      expect((await runIn('SELECT 43 UNION ALL SELECT 44')).profile?.summary.rows).toBe(2);
       await runIn(`CREATE MACRO lower(x) AS 'shadowed'`);
       expect(slots.idleCount).toBe(0);
       const after = await runIn(`SELECT lower('ABC') AS v`);

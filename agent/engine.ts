@@ -607,7 +607,8 @@ export class QueryEngine {
   }
 
   async #profile(rowCount: number): Promise<QueryProfile | null> {
-    if (!this.#options.profilingEnabled) return null;
+    // A slot's queries are not profiled (sandboxSlots.ts says why).
+    if (!this.#options.profilingEnabled || this.#host.kind === 'slot') return null;
     try {
       // Synchronous, like the result file's rename: a small local file, where a trip through libuv's thread pool
       // costs more CPU than the read (a few kB of JSON in the page cache).

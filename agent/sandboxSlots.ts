@@ -186,13 +186,15 @@ export class SandboxSlots {
       const c = connection;
       {
         // The same sandbox as a per-query instance (engine.ts), fixed for the slot's life; the lock comes last.
+        // No profiling: DuckDB's JSON profile is per connection, was never on for a slot's queries (they ran on
+        // other connections than the one it was set on), and on the kept connection it would cost a trivial query
+        // about 5 ms of CPU, more than twice the rest of its agent time (bench/agentCpu.ts, measured both ways).
         const dirs = [dir, ...this.#o.extraReadableDirs].map((d) => quoteLiteral(d.endsWith('/') ? d : `${d}/`));
         const settings = [
           `SET temp_directory=${quoteLiteral(dir)}`,
           `SET allowed_directories=[${dirs.join(', ')}]`,
           ...(this.#o.disabledFilesystems.length > 0 ? [`SET disabled_filesystems=${quoteLiteral(this.#o.disabledFilesystems.join(','))}`] : []),
           'SET enable_external_access=false',
-          ...(this.#o.profilingEnabled ? [`SET enable_profiling='json'`, `SET profiling_coverage='ALL'`, `SET profiling_output=${quoteLiteral(profilePath)}`] : []),
           ...(this.#o.lockConfiguration ? ['SET lock_configuration=true'] : []),
         ];
         await c.run(settings.join(';\n'));
