@@ -127,8 +127,9 @@ describe('sandbox slots', () => {
     expect(again.connection).toBe(slot.connection);
     expect((await again.connection.runAndReadAll(`SELECT current_database(), (SELECT count(*) FROM duckdb_databases() WHERE database_name = 'cat1')`)).getRows()).toEqual([['memory', 0n]]);
     await slots.give(again);
-    // What would outlive the query on the kept connection: the slot is closed, and the next query gets a new one.
-    for (const leave of [`CREATE TEMP TABLE t AS SELECT 1 AS one`, `CREATE TEMP VIEW v AS SELECT 1 AS one`, `SET VARIABLE secret = 'a'`, `PREPARE p AS SELECT 'a'`]) {
+    // A temporary object would outlive the query on the kept connection: the slot is closed, the next query gets a
+    // new one. (Variables and prepared statements need a SET or a PREPARE, after which the engine closes the slot.)
+    for (const leave of [`CREATE TEMP TABLE t AS SELECT 1 AS one`, `CREATE TEMP VIEW v AS SELECT 1 AS one`]) {
       const used = await slots.take(64 * 2 ** 20);
       await used.connection.run(leave);
       await slots.give(used);
@@ -136,7 +137,7 @@ describe('sandbox slots', () => {
       expect(existsSync(used.dir), leave).toBe(false);
       const fresh = await slots.take(64 * 2 ** 20);
       expect(fresh.dir).not.toBe(used.dir);
-      expect((await fresh.connection.runAndReadAll(`SELECT (SELECT count(*) FROM duckdb_tables() WHERE database_name = 'temp') + (SELECT count(*) FROM duckdb_views() WHERE database_name = 'temp' AND NOT internal) + (SELECT count(*) FROM duckdb_variables()) + (SELECT count(*) FROM duckdb_prepared_statements())`)).getRows()[0][0]).toBe(0n);
+      expect((await fresh.connection.runAndReadAll(`SELECT (SELECT count(*) FROM duckdb_tables() WHERE database_name = 'temp') + (SELECT count(*) FROM duckdb_views() WHERE database_name = 'temp' AND NOT internal)`)).getRows()[0][0]).toBe(0n);
       await slots.give(fresh);
     }
   });

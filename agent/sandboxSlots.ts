@@ -4,9 +4,9 @@
 // sandbox (external access off, its own scratch directory, the readable directories), the memory limit and the
 // configuration lock are set once at creation and never change. A query runs on the slot's own connection, kept
 // for the slot's life: opening and closing one per query (and another to empty the slot) cost the agent about 10%
-// of a trivial query's CPU. What a connection could carry from one query to the next (temporary tables and views,
-// variables, prepared statements, the current database a catalog's USE chose) is reset or checked when it is
-// emptied, and only reads run there (their statements cannot SET, PREPARE or create).
+// of a trivial query's CPU. What a read could leave on the connection for the next query (a temporary table or
+// view, the current database a catalog's USE chose) is checked or reset when the slot is emptied; anything else
+// (variables, prepared statements, settings) needs a statement after which the slot is closed.
 //
 // Only a query that ran reads on its connection hands its slot back (engine.ts); after a write, DDL, a script or a
 // maintenance procedure the slot is closed, whatever it may hold. A read's slot is emptied: the databases it
@@ -61,20 +61,17 @@ export function slotSize(limitBytes: number): number {
 }
 
 // What a read leaves in the instance: the databases the bridge attached (detached next: their views go with them),
-// and nothing else unless the bridge left a table, a view or a schema in the instance's own database, or the kept
-// connection holds a temporary table or view, a variable or a prepared statement (the slot is closed then). The
-// current database goes back to the instance's own first (a catalog's USE made it current; it could not be
-// detached while current). Macros, types,
-// sequences and indexes only come from statements that make the engine close the slot (and duckdb_functions()
-// alone would cost 30 ms, more than the instance it saves). One UNION ALL that streams rows: it costs 0.5 ms of CPU
-// where two queries with count(*) subqueries cost 1.4 ms (measured here), half an agent's CPU for a trivial query.
-const LEFT_BEHIND = `USE memory;
-  select 'attached' as what, database_name as name from duckdb_databases() where not internal and database_name <> 'memory'
+// and nothing else unless the bridge left a table, a view or a schema in the instance's own database, or a temporary
+// table or view on the kept connection (EXPLAIN's, if its DROP failed). Macros, types, sequences, indexes, variables
+// and prepared statements only come from statements that make the engine close the slot (a read can neither SET nor
+// PREPARE; and duckdb_functions() alone would cost 30 ms, more than the instance it saves). One UNION ALL that
+// streams rows: it costs 0.5 ms of CPU where two queries with count(*) subqueries cost 1.4 ms (measured here), half
+// an agent's CPU for a trivial query; asking for variables and prepared statements too, and a USE ahead of it,
+// cost SELECT 42 another 0.3 ms (bench/agentCpu.ts, run side by side).
+const LEFT_BEHIND = `select 'attached' as what, database_name as name from duckdb_databases() where not internal and database_name <> 'memory'
   union all select 'table', table_name from duckdb_tables() where not internal and database_name in ('memory', 'temp')
   union all select 'view', view_name from duckdb_views() where not internal and database_name in ('memory', 'temp')
-  union all select 'schema', schema_name from duckdb_schemas() where not internal and database_name = 'memory'
-  union all select 'variable', name from duckdb_variables()
-  union all select 'prepared', name from duckdb_prepared_statements()`;
+  union all select 'schema', schema_name from duckdb_schemas() where not internal and database_name = 'memory'`;
 
 /** The slots of an agent whose per-query engine takes `engine`: the same sandbox, scratch under its data dir. */
 export function slotsForEngine(
@@ -211,7 +208,10 @@ export class SandboxSlots {
     const c = s.connection;
     const found = (await c.runAndReadAll(LEFT_BEHIND)).getRows();
     if (found.some(([what]) => what !== 'attached')) return false;
-    for (const [what, name] of found) if (what === 'attached') await c.run(`DETACH ${quoteIdentifier(String(name))}`);
+    // The instance's own database first: a catalog's USE made an attached one current, and it cannot be detached
+    // while it is. One round trip for all of it.
+    const attached = found.map(([, name]) => `DETACH ${quoteIdentifier(String(name))}`);
+    if (attached.length > 0) await c.run(['USE memory', ...attached].join(';\n'));
     // Synchronous: the directory is usually empty (or holds the profile), and each asynchronous call is a trip
     // through libuv's thread pool that costs more CPU than the call itself.
     for (const entry of readdirSync(s.dir)) rmSync(join(s.dir, entry), { recursive: true, force: true });
