@@ -110,6 +110,7 @@ async function setTable(env: PhaseEnv, t: MigrationTableRow, patch: { state?: st
 class ByteCounter {
   private readonly counts = new Map<string, number>();
   private dirty = false;
+  private writing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private readonly env: PhaseEnv;
   constructor(env: PhaseEnv) {
@@ -126,7 +127,16 @@ class ByteCounter {
     this.counts.set(k, (this.counts.get(k) ?? 0) + n);
     this.dirty = true;
   }
-  async flush() {
+  /**
+   * Flushes run one after another: a timer's flush still writing older counts must not land after the final one
+   * (two at once on two connections did, and a completed migration showed fewer bytes copied than its total).
+   */
+  flush(): Promise<void> {
+    const next = this.writing.then(() => this.write());
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+  private async write() {
     if (!this.dirty) return;
     this.dirty = false;
     const entries = [...this.counts];
@@ -247,7 +257,9 @@ export async function rewritePhase(env: PhaseEnv): Promise<void> {
           bytes.set(t, dataBytes);
           const location = await rewriteTable(copyContext(env, source, target, t, bytes), files);
           bytes.set(t, files.bytes);
-          await setTable(env, t, { state: 'rewritten', target: location });
+          // The count goes with the checkpoint: a crash before the counter's next flush would leave a rewritten table
+          // short of its bytes for good (a resumed rewrite skips it).
+          await setTable(env, t, { state: 'rewritten', target: location, bytesCopied: files.bytes });
           await log(env, 'info', `metadata rewritten: ${files.manifests.size} manifest(s), ${files.manifestLists.length} manifest list(s), ${1 + files.previousMetadata.length} metadata file(s)`, tableLabel(t));
         },
         env.signal,
