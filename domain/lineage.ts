@@ -521,7 +521,7 @@ type EdgeRow = typeof EdgeRowSchema.Type;
  * Ends in catalogs no longer attached are dropped (`hidden`); ends the caller may not see (`canSee` false, scoped
  * grants) become redacted nodes without names. At most MAX_NODES nodes (`truncated`). Column detail is given only
  * for edges touching a node of `columnsFor` (none when not given), at most `maxColumns` entries
- * (`columns_truncated`). A table node's column_count is the table's column count (`columnCount`; 0 when it cannot
+ * (`columns_truncated`). A table node's column_count is the table's column count (`columnCounts`; 0 when it cannot
  * be read), a redacted or external node's 0. Edges are the catalog's: the same for every workspace attaching it.
  */
 export async function readGraph(
@@ -536,7 +536,8 @@ export async function readGraph(
     staleAfterDays: number;
     attached: ReadonlySet<string>;
     canSee: (e: TableEnd) => boolean;
-    columnCount?: (e: TableEnd) => Promise<number | null>;
+    /** Column counts of many tables at once (a key per end, `tableKey`); an end left out counts 0. */
+    columnCounts?: (ends: readonly TableEnd[]) => Promise<ReadonlyMap<string, number>>;
   },
 ): Promise<LineageGraph> {
   const startKey = tableKey(start);
@@ -650,11 +651,11 @@ export async function readGraph(
     }
     budget -= e.columns.length;
   }
-  const columnCount = opts.columnCount;
-  if (columnCount) {
-    await inBatches([...nodes.values()].filter((n) => n.kind === 'table'), 8, async (n) => {
-      n.column_count = (await columnCount({ catalog: n.catalog!, schema: n.schema!, table: n.table! })) ?? 0;
-    });
+  if (opts.columnCounts) {
+    // One request for the graph's tables, not one each: a graph at its 500-node cap asked the catalog 500 times.
+    const tables = [...nodes.values()].filter((n) => n.kind === 'table');
+    const counts = await opts.columnCounts(tables.map((n) => ({ catalog: n.catalog!, schema: n.schema!, table: n.table! })));
+    for (const n of tables) n.column_count = counts.get(tableKey({ catalog: n.catalog!, schema: n.schema!, table: n.table! })) ?? 0;
   }
   return { nodes: [...nodes.values()].sort((a, b) => a.key.localeCompare(b.key)), edges: outEdges, truncated, hidden, columns_truncated: columnsTruncated };
 }
