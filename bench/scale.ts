@@ -23,7 +23,8 @@ async function main() {
   const spec = AXES[name];
   if (!spec) throw new Error(`unknown axis ${name}: one of ${Object.keys(AXES).join(', ')}`);
   const sizes: [number, number] = [Number(small ?? spec.sizes[0]), Number(large ?? spec.sizes[1])];
-  const api = await startApiProcess();
+  // e.g. API_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof/api' to profile the api while it answers
+  const api = await startApiProcess(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {});
   const db = await connectDb({ url: api.databaseUrl, poolSize: 4 });
   try {
     const token = await adminToken(api);

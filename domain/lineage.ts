@@ -584,7 +584,14 @@ export async function readGraph(
   const isStale = (d: Date) => cutoff !== null && d.getTime() < cutoff;
   // Redaction: ends the caller may not see are numbered, never named.
   const redacted = new Map<string, string>();
+  // Each end is looked at once (an end is on many edges: at the node cap about 3,000 lookups for 500 nodes).
+  const seenNodes = new Map<string, LineageNode>();
   const nodeOf = (k: string): LineageNode => {
+    let n = seenNodes.get(k);
+    if (!n) seenNodes.set(k, (n = nodeOfKey(k)));
+    return { ...n };
+  };
+  const nodeOfKey = (k: string): LineageNode => {
     if (k.startsWith('external:')) return { key: k, kind: 'external', catalog: null, schema: null, table: null, column_count: 0 };
     const [catalog, schema, ...rest] = k.split('.');
     const end = { catalog, schema, table: rest.join('.') };
@@ -640,7 +647,10 @@ export async function readGraph(
       columns: [...columns.values()],
     });
   }
-  outEdges.sort((a, b) => (a.source + a.target).localeCompare(b.source + b.target));
+  // The same order as localeCompare, with one collator for the whole sort (localeCompare sets one up per call).
+  const collate = new Intl.Collator().compare;
+  const sortKey = new Map(outEdges.map((e) => [e, e.source + e.target]));
+  outEdges.sort((a, b) => collate(sortKey.get(a)!, sortKey.get(b)!));
   // The cap is spent in the answer's edge order, so a repeated read withholds the same entries.
   let budget = opts.maxColumns ?? MAX_COLUMNS;
   let columnsTruncated = false;
@@ -657,5 +667,5 @@ export async function readGraph(
     const counts = await opts.columnCounts(tables.map((n) => ({ catalog: n.catalog!, schema: n.schema!, table: n.table! })));
     for (const n of tables) n.column_count = counts.get(tableKey({ catalog: n.catalog!, schema: n.schema!, table: n.table! })) ?? 0;
   }
-  return { nodes: [...nodes.values()].sort((a, b) => a.key.localeCompare(b.key)), edges: outEdges, truncated, hidden, columns_truncated: columnsTruncated };
+  return { nodes: [...nodes.values()].sort((a, b) => collate(a.key, b.key)), edges: outEdges, truncated, hidden, columns_truncated: columnsTruncated };
 }
