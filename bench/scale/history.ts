@@ -90,11 +90,11 @@ export const historyAxis: Axis = async function* (ctx, [small, large]) {
     figures.push(await serverSide(ctx, 'counts: busy agent monitoring', (db) => agentMonitoring(db, busy, false)));
     await explain(
       ctx,
-      `monitoring at ${size}`,
+      `an agent's monitoring counts (domain/agents.ts agentMonitoring) at ${size}`,
       `select count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued,
               count(*) filter (where status = 'done' and finished_at > now() - interval '1 hour')::int as done_last_hour,
               percentile_cont(0.5) within group (order by duration_ms) filter (where finished_at > now() - interval '1 hour') as p50
-         from queries where agent_id = $1`,
+         from queries where agent_id = $1 and (status in ('queued', 'running') or finished_at > now() - interval '1 hour')`,
       [k.busy],
     );
     yield { size, figures };
