@@ -99,7 +99,7 @@ async function build(ctx: AxisContext, k: { ws: string; user: string; agent: str
     );
     await ctx.db.query(
       `insert into schedule_runs (schedule_id, workspace_id, status, scheduled_for, started_at)
-       select $1, $2, 'submitted', now() - make_interval(mins => i), now() - make_interval(mins => i)
+       select $1, $2, 'submitted', now() - make_interval(mins => i::int), now() - make_interval(mins => i::int)
          from generate_series($3::bigint, $4::bigint) i`,
       [k.schedule, k.ws, d0 * 1440 + 1, d1 * 1440],
     );
