@@ -6,6 +6,7 @@
 //   npx node bench/scale.ts lineage [small=1000] [large=1000000]
 //   npx node bench/scale.ts housekeeping [smallDays=1] [largeDays=365]
 // BENCH_EXPLAIN=1 prints EXPLAIN (ANALYZE, BUFFERS) of the statements behind each figure at both sizes.
+import { rmSync } from 'node:fs';
 import { connectDb } from '../runtime/db.ts';
 import { adminToken, startApiProcess } from './support.ts';
 import type { Axis, AxisContext, Figure } from './scale/measure.ts';
@@ -59,6 +60,8 @@ async function main() {
   } finally {
     await db.close();
     await api.stop();
+    // the state built is gigabytes at the large sizes
+    rmSync(api.dataDir, { recursive: true, force: true });
   }
 }
 
