@@ -370,7 +370,8 @@ const MonitoringStats = Schema.Struct({
   p50_duration_ms_last_hour: Schema.NullOr(Schema.Number),
 });
 
-/** Recent work of one agent: its status, live queries and the last hour's outcomes. */
+/** Recent work of one agent: its status, live queries and the last hour's outcomes. Only rows that can count are
+ *  read (live ones, and those finished in the hour: two indexes), not the agent's every query ever. */
 export async function agentMonitoring(q: Queryable, agent: AgentRow, connectedHere: boolean) {
   const [stats] = await rows(
     q,
@@ -379,7 +380,7 @@ export async function agentMonitoring(q: Queryable, agent: AgentRow, connectedHe
                count(*) filter (where status = 'done' and finished_at > now() - interval '1 hour')::int as done_last_hour,
                count(*) filter (where status = 'failed' and finished_at > now() - interval '1 hour')::int as failed_last_hour,
                percentile_cont(0.5) within group (order by duration_ms) filter (where finished_at > now() - interval '1 hour') as p50_duration_ms_last_hour
-          from queries where agent_id = ${agent.id}`,
+          from queries where agent_id = ${agent.id} and (status in ('queued', 'running') or finished_at > now() - interval '1 hour')`,
   );
   return {
     agent_id: agent.id,

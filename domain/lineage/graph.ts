@@ -526,7 +526,7 @@ type EdgeRow = typeof EdgeRowSchema.Type;
  * Ends in catalogs no longer attached are dropped (`hidden`); ends the caller may not see (`canSee` false, scoped
  * grants) become redacted nodes without names. At most MAX_NODES nodes (`truncated`). Column detail is given only
  * for edges touching a node of `columnsFor` (none when not given), at most `maxColumns` entries
- * (`columns_truncated`). A table node's column_count is the table's column count (`columnCount`; 0 when it cannot
+ * (`columns_truncated`). A table node's column_count is the table's column count (`columnCounts`; 0 when it cannot
  * be read), a redacted or external node's 0. Edges are the catalog's: the same for every workspace attaching it.
  */
 export async function readGraph(
@@ -541,7 +541,8 @@ export async function readGraph(
     staleAfterDays: number;
     attached: ReadonlySet<string>;
     canSee: (e: TableEnd) => boolean;
-    columnCount?: (e: TableEnd) => Promise<number | null>;
+    /** Column counts of many tables at once (a key per end, `tableKey`); an end left out counts 0. */
+    columnCounts?: (ends: readonly TableEnd[]) => Promise<ReadonlyMap<string, number>>;
   },
 ): Promise<LineageGraph> {
   const startKey = tableKey(start);
@@ -588,7 +589,14 @@ export async function readGraph(
   const isStale = (d: Date) => cutoff !== null && d.getTime() < cutoff;
   // Redaction: ends the caller may not see are numbered, never named.
   const redacted = new Map<string, string>();
+  // Each end is looked at once (an end is on many edges: at the node cap about 3,000 lookups for 500 nodes).
+  const seenNodes = new Map<string, LineageNode>();
   const nodeOf = (k: string): LineageNode => {
+    let n = seenNodes.get(k);
+    if (!n) seenNodes.set(k, (n = nodeOfKey(k)));
+    return { ...n };
+  };
+  const nodeOfKey = (k: string): LineageNode => {
     if (k.startsWith('external:')) return { key: k, kind: 'external', catalog: null, schema: null, table: null, column_count: 0 };
     const [catalog, schema, ...rest] = k.split('.');
     const end = { catalog, schema, table: rest.join('.') };
@@ -644,7 +652,10 @@ export async function readGraph(
       columns: [...columns.values()],
     });
   }
-  outEdges.sort((a, b) => (a.source + a.target).localeCompare(b.source + b.target));
+  // The same order as localeCompare, with one collator for the whole sort (localeCompare sets one up per call).
+  const collate = new Intl.Collator().compare;
+  const sortKey = new Map(outEdges.map((e) => [e, e.source + e.target]));
+  outEdges.sort((a, b) => collate(sortKey.get(a)!, sortKey.get(b)!));
   // The cap is spent in the answer's edge order, so a repeated read withholds the same entries.
   let budget = opts.maxColumns ?? MAX_COLUMNS;
   let columnsTruncated = false;
@@ -655,11 +666,11 @@ export async function readGraph(
     }
     budget -= e.columns.length;
   }
-  const columnCount = opts.columnCount;
-  if (columnCount) {
-    await inBatches([...nodes.values()].filter((n) => n.kind === 'table'), 8, async (n) => {
-      n.column_count = (await columnCount({ catalog: n.catalog!, schema: n.schema!, table: n.table! })) ?? 0;
-    });
+  if (opts.columnCounts) {
+    // One request for the graph's tables, not one each: a graph at its 500-node cap asked the catalog 500 times.
+    const tables = [...nodes.values()].filter((n) => n.kind === 'table');
+    const counts = await opts.columnCounts(tables.map((n) => ({ catalog: n.catalog!, schema: n.schema!, table: n.table! })));
+    for (const n of tables) n.column_count = counts.get(tableKey({ catalog: n.catalog!, schema: n.schema!, table: n.table! })) ?? 0;
   }
-  return { nodes: [...nodes.values()].sort((a, b) => a.key.localeCompare(b.key)), edges: outEdges, truncated, hidden, columns_truncated: columnsTruncated };
+  return { nodes: [...nodes.values()].sort((a, b) => collate(a.key, b.key)), edges: outEdges, truncated, hidden, columns_truncated: columnsTruncated };
 }
