@@ -4,7 +4,7 @@
 // host is an iptables chain of ours on the bridge's input.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { request } from 'node:http';
+import { dockerCall } from './dockerProvider.ts';
 
 export interface AgentNetworkOptions {
   socketPath: string;
@@ -22,31 +22,8 @@ export interface AgentNetwork {
   subnet: string;
 }
 
-function engine(socketPath: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { socketPath, method, path: `/v1.41${path}`, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch {
-            // not JSON: keep the text
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+/** A call of the Engine API on the daemon's socket (the provider's own client). */
+const engine = (socketPath: string, method: string, path: string, body?: unknown) => dockerCall({ socketPath }, method, path, body);
 
 /** The bridge interface and chain names for a network name (an interface name has at most 15 characters). */
 export function agentNetworkNames(name: string): { bridge: string; chain: string } {

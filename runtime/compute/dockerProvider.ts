@@ -28,7 +28,7 @@ const LABEL = {
 } as const;
 const MANAGED_FILTER = encodeURIComponent(JSON.stringify({ label: [`${LABEL.managed}=true`] }));
 
-interface Target {
+export interface Target {
   socketPath?: string;
   hostname?: string;
   port?: number;
@@ -48,13 +48,13 @@ function parseHost(host: string): Target {
   return { hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : 2375 };
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   body: any;
 }
 
 /** The daemon's answers are JSON or empty (204, 304); anything else is kept as text for the error message. */
-function dockerCall(target: Target, method: string, path: string, body?: unknown): Promise<Answer> {
+export function dockerCall(target: Target, method: string, path: string, body?: unknown): Promise<Answer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
