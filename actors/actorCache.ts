@@ -5,7 +5,7 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import type { Db } from '../runtime/db.ts';
 import { ActorError } from './errors.ts';
-import type { ActorKind, ActorView, Projection } from './host.ts';
+import type { ActorKind, ActorView, Projection } from './types.ts';
 import { decodeSnapshot, encodeSnapshot, stateName } from './snapshotCodec.ts';
 import { loadActor, type ActorRow, type ExternalContexts } from './store.ts';
 

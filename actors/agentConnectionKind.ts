@@ -4,7 +4,7 @@ import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import { CLOSE_CODES, type ServiceFrame } from '../protocol/index.ts';
-import type { ActorKind } from './host.ts';
+import type { ActorKind } from './types.ts';
 import type { AgentLink } from './agentLink.ts';
 import { sql } from '../runtime/sql.ts';
 

@@ -8,7 +8,7 @@ import type { Queryable } from '../runtime/db.ts';
 import { actorKey, viewOf, type ActorCache, type CacheEntry } from './actorCache.ts';
 import type { Action, EffectRunner } from './effectRunner.ts';
 import { ActorError } from './errors.ts';
-import type { ActorEvent, ActorKind, EntityWrite, Projection, SendResult, SpawnResult, TransitionNotice } from './host.ts';
+import type { ActorEvent, ActorKind, EntityWrite, Projection, SendResult, SpawnResult, TransitionNotice } from './types.ts';
 import { machineStep } from './machineStep.ts';
 import { loadTransition } from './store.ts';
 import type { HostResources } from './systems.ts';

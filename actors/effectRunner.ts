@@ -4,7 +4,7 @@
 // dead process (this replica before a restart, or another one gone) committed and never finished.
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { ActorEvent, ActorHost, ActorKind, EffectContext, SendResult } from './host.ts';
+import type { ActorEvent, ActorHost, ActorKind, EffectContext, SendResult } from './types.ts';
 import { Mailboxes } from './mailbox.ts';
 import { claimEffects, deleteEffects } from './store.ts';
 

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '../runtime/logger.ts';
 import { freshDatabase, type TestDatabase } from '../tests/support/database.ts';
-import { createActorHost, type ActorKind, type EffectImpl } from './host.ts';
+import { createActorHost } from './host.ts';
+import type { ActorKind, EffectImpl } from './types.ts';
 import { pruneActorHistory, sweepGoneReplicas } from './housekeeping.ts';
 import { ledgerMachine, projectLedger } from './testing/ledgerMachine.ts';
 

@@ -6,7 +6,8 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { presenceBeatMs, removeGoneReplicas } from '../runtime/replicas.ts';
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
-import type { ActorHost } from './host.ts';
+import type { ActorHost } from './types.ts';
+import { pruneInlineResults } from '../domain/queries.ts';
 
 export interface HousekeepingOptions {
   db: Db;
@@ -48,17 +49,6 @@ export async function sweepGoneReplicas(db: Db, replicaId: string, presenceTtlS:
   if (gone.length === 0) return { gone, adoptedActors: 0 };
   const adopted = await db.query(`update actors set owner_replica = $1 where owner_replica = any($2::text[]) and not terminal returning 1`, [replicaId, gone]);
   return { gone, adoptedActors: adopted.length };
-}
-
-/** Drops the small results kept inline in queries rows once they are older than the results' retention, as the
- *  agents delete their files. */
-export async function pruneInlineResults(db: Db, retentionHours: number): Promise<number> {
-  const rows = await db.query(
-    `update queries set result_inline = null
-      where result_inline is not null and finished_at < now() - make_interval(secs => $1 * 3600) returning 1`,
-    [retentionHours],
-  );
-  return rows.length;
 }
 
 export function startActorHousekeeping(opts: HousekeepingOptions): { stop(): Promise<void> } {

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '../runtime/logger.ts';
 import { freshDatabase, type TestDatabase } from '../tests/support/database.ts';
 import { machineKindNames } from '../machines/index.ts';
-import { createActorHost, type ActorHost } from './host.ts';
+import { createActorHost } from './host.ts';
+import type { ActorHost } from './types.ts';
 import { getActor, listMachineDefinitions, listTransitions } from './inspection.ts';
 import { ledgerMachine, projectLedger } from './testing/ledgerMachine.ts';
 

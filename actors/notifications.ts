@@ -7,7 +7,7 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { actorKey, type ActorCache } from './actorCache.ts';
 import { ActorError } from './errors.ts';
-import type { ActorStatus, TransitionNotice } from './host.ts';
+import type { ActorStatus, ActorWatch, TransitionNotice } from './types.ts';
 import { TRANSITIONS_CHANNEL, loadStatus } from './store.ts';
 
 /** Emitted on `notices` after LISTEN was re-subscribed: waiters re-read what they wait for (a NOTIFY may be lost). */
@@ -21,14 +21,6 @@ export interface NotificationsDeps {
   replicaId: string;
   logger: Logger;
   cache: ActorCache;
-}
-
-/** See `Notifications.watch`. */
-export interface ActorWatch {
-  /** Resolves as `waitFor` does, counting what was heard since the watch began; `readFirst` reads the actor's
-   *  status at once (a caller that did not read its entity row after the watch began). */
-  wait(kind: string, timeoutMs: number, opts?: { readFirst?: boolean }): Promise<ActorStatus>;
-  cancel(): void;
 }
 
 export class Notifications {

@@ -6,13 +6,13 @@ import type { Db } from '../runtime/db.ts';
 import { sql } from '../runtime/sql.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
-import type { ActorKind } from './host.ts';
+import type { ActorKind } from './types.ts';
 import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
-import type { ElasticCompute } from './elasticCompute.ts';
+import type { ElasticCompute } from './elasticAgentKind.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
-import { STATEMENT_WRITES } from '../domain/queries.ts';
+import { STATEMENT_WRITES, finishedQuery, type FinishedQuery } from '../domain/queries.ts';
 import { markTableDropped } from '../domain/semantic/models.ts';
-import { attachedSlugs, dropTableLineage, recordExecutionLineage, recordRename, writtenTable, type LineageEnv } from '../domain/lineage.ts';
+import { attachedSlugs, dropTableLineage, recordExecutionLineage, recordRename, writtenTable, type LineageEnv } from '../domain/lineage/graph.ts';
 
 export interface QueryKindDeps {
   db: Db;
@@ -173,12 +173,8 @@ export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Recor
  * provenance, and for a DROP TABLE the semantic models it breaks (as a drop through the catalog API does).
  */
 export async function recordRunOutcome(db: Db, queryId: string, profile: unknown, lineage: LineageEnv = {}) {
-  const cols = 'statement_type, tables, catalog, user_id, workspace_id, sql, finished_at';
   // Without a profile to store (it normally comes with the done transition), only a read.
-  const [q] =
-    profile === null || profile === undefined
-      ? await db.query<FinishedQuery>(`select ${cols} from queries where id = $1`, [queryId])
-      : await db.query<FinishedQuery>(`update queries set profile = coalesce($2::jsonb, profile) where id = $1 returning ${cols}`, [queryId, JSON.stringify(profile)]);
+  const q = await finishedQuery(db, queryId, profile);
   if (q?.statement_type && STATEMENT_WRITES.includes(q.statement_type)) {
     await recordWrites(db, queryId, q);
     // Lineage is best effort: a statement whose target cannot be read records none; the query stands either way.
@@ -187,16 +183,6 @@ export async function recordRunOutcome(db: Db, queryId: string, profile: unknown
   if (q?.statement_type === 'drop') await recordDrops(db, q);
   // A renamed table's lineage follows it (by its uuid); the query stands either way.
   if (q?.statement_type === 'alter') await recordRename(db, q, lineage).catch(() => false);
-}
-
-interface FinishedQuery {
-  sql: string;
-  finished_at: Date | null;
-  statement_type: string | null;
-  tables: Array<{ catalog: string | null; schema: string | null; name: string }>;
-  catalog: string | null;
-  user_id: string | null;
-  workspace_id: string;
 }
 
 async function recordDrops(db: Db, q: FinishedQuery) {

@@ -4,7 +4,8 @@ import { assign, setup } from 'xstate';
 import { connectDb } from '../runtime/db.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { freshDatabase, type TestDatabase } from '../tests/support/database.ts';
-import { createActorHost, type ActorKind } from './host.ts';
+import { createActorHost } from './host.ts';
+import type { ActorKind } from './types.ts';
 import { reapDue, startActorReaper } from './reaper.ts';
 import { ledgerMachine, projectLedger } from './testing/ledgerMachine.ts';
 

@@ -4,7 +4,7 @@
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
-import type { ActorHost } from './host.ts';
+import type { ActorHost } from './types.ts';
 import { listDue } from './store.ts';
 
 export interface ReaperOptions {

@@ -3,12 +3,11 @@
 import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { ActorKind } from './host.ts';
+import type { ActorHost, ActorKind } from './types.ts';
 import type { AgentLink } from './agentLink.ts';
-import type { ElasticCompute } from './elasticCompute.ts';
+import type { ElasticCompute } from './elasticAgentKind.ts';
 import { sql } from '../runtime/sql.ts';
 import { liveSessionsOfInactiveUsers } from '../domain/sqlSessions.ts';
-import type { ActorHost } from './host.ts';
 
 const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 

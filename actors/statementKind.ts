@@ -4,11 +4,11 @@
 import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
-import type { ActorKind } from './host.ts';
+import type { ActorKind } from './types.ts';
 import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
 import { dispatchCatalogs, dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
-import type { ElasticCompute } from './elasticCompute.ts';
-import type { LineageEnv } from '../domain/lineage.ts';
+import type { ElasticCompute } from './elasticAgentKind.ts';
+import type { LineageEnv } from '../domain/lineage/graph.ts';
 
 export interface StatementKindDeps {
   db: Db;

@@ -4,19 +4,10 @@
 import type { Queryable } from '../runtime/db.ts';
 import { exec, sql, type SqlFragment } from '../runtime/sql.ts';
 import { decodeJson } from './snapshotCodec.ts';
+import type { ActorStatus, EntityWrite } from './types.ts';
 
 /** The NOTIFY channel every replica listens on to wake its waiters for transitions made elsewhere. */
 export const TRANSITIONS_CHANNEL = 'eider_actor_transitions';
-
-/** Where an actor stands, as a waiter learns it: from the transition's notice, or one narrow read. */
-export interface ActorStatus {
-  kind: string;
-  id: string;
-  version: number;
-  state: string;
-  status: string;
-  terminal: boolean;
-}
 
 export interface ActorRow extends ActorStatus {
   deadlineAt: Date | null;
@@ -89,9 +80,6 @@ const externalColumn = (externals: ExternalContexts) => {
   const cases = Object.entries(externals).map(([kind, expr]) => `when '${kind.replace(/'/g, "''")}' then (${expr})`);
   return cases.length ? `case a.kind ${cases.join(' ')} end as external` : 'null::jsonb as external';
 };
-
-/** An entity row's write (`INSERT …` at spawn, `UPDATE … WHERE …` after), written by the transition's own statement. */
-export type EntityWrite = SqlFragment;
 
 /** The outbox rows of a transition (a CTE, with its leading comma), inserted by its own statement once `from` (the
  *  actor write) produced a row. One effect, the usual case, is one row from scalar parameters: unpacking a JSON

@@ -5,7 +5,7 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { ActorCache } from './actorCache.ts';
 import { Backoff } from './backoff.ts';
-import type { ActorHostOptions, ActorKind } from './host.ts';
+import type { ActorHostOptions, ActorKind } from './types.ts';
 import { Mailboxes } from './mailbox.ts';
 import { Notifications } from './notifications.ts';
 import type { ExternalContexts } from './store.ts';

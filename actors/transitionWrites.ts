@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../runtime/db.ts';
 import type { CacheEntry } from './actorCache.ts';
 import type { Action } from './effectRunner.ts';
 import { ActorError } from './errors.ts';
-import type { ActorEvent, ActorKind, EntityWrite, Projection, TransitionNotice } from './host.ts';
+import type { ActorEvent, ActorKind, EntityWrite, Projection, TransitionNotice } from './types.ts';
 import { redactSecrets } from './redact.ts';
 import { encodeJson, withoutKeys } from './snapshotCodec.ts';
 import { insertActor, writeTransition, type TransitionWrite } from './store.ts';

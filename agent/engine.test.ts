@@ -126,6 +126,13 @@ describe('QueryEngine (real DuckDB)', () => {
       expect(slots.idleCount).toBe(1);
       await runIn(`SELECT 1; SELECT 2`).catch(() => undefined);
       expect(slots.idleCount).toBe(0);
+      // What a kept connection would carry to the next query: a variable, a prepared statement (the slot is closed).
+      for (const carried of [`SET VARIABLE secret = 'a'`, `PREPARE p AS SELECT 'a'`]) {
+        await runIn('SELECT 42');
+        expect(slots.idleCount).toBe(1);
+        await runIn(carried).catch(() => undefined);
+        expect(slots.idleCount, carried).toBe(0);
+      }
     } finally {
       await slots.close();
     }

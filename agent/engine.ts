@@ -5,11 +5,12 @@
 // EXPLAIN for the estimate, then the memory limit and profiling, then the configuration lock, then the statement.
 import { DuckDBInstance, StatementType as DuckStatementType, VARCHAR, version as duckdbVersion } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { readFileSync, renameSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
-import { splitStatements } from './icebergStatements.ts';
+import { splitStatements } from './iceberg/statements.ts';
 import { normalizeProfile } from './profile.ts';
 import type { SandboxSlots, Slot } from './sandboxSlots.ts';
 import { leadingKeyword, quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';
@@ -101,6 +102,8 @@ export function engineVersion(): string {
 
 type Extracted = Awaited<ReturnType<DuckDBConnection['extractStatements']>>;
 type Prepared = Awaited<ReturnType<Extracted['prepare']>>;
+/** DuckDB's statements of a text, each prepared on demand (extracted, or the one statement prepared directly). */
+type Statements = { readonly count: number; prepare(index: number): Promise<Prepared> };
 
 // DuckDB's Parquet writer stores HUGEINT and UHUGEINT (also nested) as DOUBLE, losing digits past 2^53, and
 // refuses negative INTERVALs (positive ones lose their microseconds). Those columns are written as text instead;
@@ -258,14 +261,7 @@ export class QueryEngine {
   static async openInSlot(queryId: string, options: EngineOptions, slots: SandboxSlots, limitBytes: number): Promise<QueryEngine> {
     await ensureResultsDir(options.resultsDir);
     const slot = await slots.take(limitBytes);
-    let connection: DuckDBConnection;
-    try {
-      connection = await slot.connect();
-    } catch (error) {
-      await slots.discard(slot);
-      throw error;
-    }
-    return new QueryEngine(queryId, options, { kind: 'slot', slot, slots }, connection, slot.dir);
+    return new QueryEngine(queryId, options, { kind: 'slot', slot, slots }, slot.connection, slot.dir);
   }
 
   /** A fresh sandboxed instance for one query (configuration not yet locked). */
@@ -404,7 +400,14 @@ export class QueryEngine {
   }
 
   async #execute(sql: string, hooks: StatementHooks | undefined, resultId: string, params?: readonly (string | null)[]): Promise<ExecutionResult> {
-    const extracted = await this.#connection.extractStatements(sql);
+    // A single statement (most queries) is prepared at once: DuckDB's statement extraction parses the text a second
+    // time and cost a trivial query about 5% of the agent's CPU. The bridge's tables are prepared before (binding
+    // reads them). Anything else (several statements, one DuckDB expands into several, an error) is extracted
+    // below, which reports it as it always has.
+    const single = !hooks || hooks.statementCount === 1;
+    const hooked = hooks && single ? await this.#beforeStatement(hooks, params) : undefined;
+    const direct = single ? await this.#connection.prepare(sql).catch(() => null) : null;
+    const extracted: Statements = direct ? { count: 1, prepare: () => Promise.resolve(direct) } : await this.#connection.extractStatements(sql);
     if (extracted.count === 0) throw new Error('the query contains no statement');
     const sizes = await this.#statementSizes(sql, extracted.count, hooks);
     if (params && sizes.length > 1) throw new Error('Binder Error: parameters bind to one statement; the script has several');
@@ -415,10 +418,8 @@ export class QueryEngine {
       this.#readOnly = false;
       return this.#executeScript(extracted, sizes, hooks);
     }
-    await hooks?.before(0);
     this.#checkStopped();
-    const own = (await hooks?.run?.(0)) ?? null;
-    if (own && params) throw new Error('Binder Error: parameters are not supported in statements that write Iceberg tables; send the values in the SQL');
+    const own = hooked !== undefined ? hooked : hooks ? await this.#beforeStatement(hooks, params) : null;
     this.#checkStopped();
     // What DuckDB runs around the statement itself (a PIVOT's CREATE TYPE of its values ahead of it, in a
     // transaction for all but a read), after the bridge's views.
@@ -480,8 +481,17 @@ export class QueryEngine {
     // A prepared COPY answers its count as its one row, not as rows changed.
     const rowCount = expanded ? Number((await this.#expandedRows(copy)).getRows()[0]?.[0] ?? 0) : Number((await this.#connection.run(copy, values, valueTypes)).rowsChanged);
     const profile = await this.#profile(rowCount);
-    await rename(partial, join(this.#options.resultsDir, fileName));
+    renameSync(partial, join(this.#options.resultsDir, fileName));
     return { rowCount, resultPath: `results/${fileName}`, columnSchema, columns, statementType, wrote: own?.wrote ?? false, profile };
+  }
+
+  /** The hooks' work ahead of a single statement: its tables, and a maintenance procedure's own run. */
+  async #beforeStatement(hooks: StatementHooks, params: readonly (string | null)[] | undefined) {
+    await hooks.before(0);
+    this.#checkStopped();
+    const own = (await hooks.run?.(0)) ?? null;
+    if (own && params) throw new Error('Binder Error: parameters are not supported in statements that write Iceberg tables; send the values in the SQL');
+    return own;
   }
 
   /**
@@ -505,7 +515,7 @@ export class QueryEngine {
     const partial = resultId === this.#queryId ? this.#partialPath : join(this.#tempDir, `${resultId}.parquet.partial`);
     await this.#connection.run(`COPY (SELECT * FROM temp.main.__eider_explain) TO ${quoteLiteral(partial)} (FORMAT parquet)`);
     await this.#connection.run('DROP TABLE temp.main.__eider_explain');
-    await rename(partial, join(this.#options.resultsDir, fileName));
+    renameSync(partial, join(this.#options.resultsDir, fileName));
     const columnSchema = columns.map((name) => ({ name, type: 'VARCHAR' }));
     return { rowCount: rows.length, resultPath: `results/${fileName}`, columnSchema, columns, statementType: 'describe', wrote: false, profile };
   }
@@ -537,7 +547,7 @@ export class QueryEngine {
    * statement, the one that can be prepared before any ran (a failed prepare spoils the extracted statements);
    * `prepare(j)` hands that one back prepared.
    */
-  async #group(extracted: Extracted, from: number, size: number) {
+  async #group(extracted: Statements, from: number, size: number) {
     let first: Prepared | null = await extracted.prepare(from);
     const wrapped = size >= 3 && STATEMENT_NAMES.get(first.statementType) === 'TRANSACTION';
     const prepare = async (j: number): Promise<Prepared> => {
@@ -564,7 +574,7 @@ export class QueryEngine {
     return rows!;
   }
 
-  async #executeScript(extracted: Extracted, sizes: readonly number[], hooks?: StatementHooks): Promise<ExecutionResult> {
+  async #executeScript(extracted: Statements, sizes: readonly number[], hooks?: StatementHooks): Promise<ExecutionResult> {
     let rowCount = 0;
     let at = 0;
     for (let i = 0; i < sizes.length; i++) {
@@ -597,9 +607,12 @@ export class QueryEngine {
   }
 
   async #profile(rowCount: number): Promise<QueryProfile | null> {
-    if (!this.#options.profilingEnabled) return null;
+    // A slot's queries are not profiled (sandboxSlots.ts says why).
+    if (!this.#options.profilingEnabled || this.#host.kind === 'slot') return null;
     try {
-      return normalizeProfile(await readFile(this.#profilePath(), 'utf8'), rowCount);
+      // Synchronous, like the result file's rename: a small local file, where a trip through libuv's thread pool
+      // costs more CPU than the read (a few kB of JSON in the page cache).
+      return normalizeProfile(readFileSync(this.#profilePath(), 'utf8'), rowCount);
     } catch {
       return null;
     }
@@ -612,12 +625,7 @@ export class QueryEngine {
     this.#stopRepeating();
     const host = this.#host;
     if (host.kind === 'slot') {
-      try {
-        this.#connection.closeSync();
-      } catch (error) {
-        await host.slots.discard(host.slot);
-        throw error;
-      }
+      // The connection is the slot's: emptied with it (give), or closed with it (discard).
       if (this.#readOnly) await host.slots.give(host.slot);
       else await host.slots.discard(host.slot);
       return;

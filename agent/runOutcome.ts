@@ -4,7 +4,7 @@ import { homedir, tmpdir } from 'node:os';
 import type { AgentFrame, QueryErrorCode } from '../protocol/index.ts';
 import { AdmissionError } from './admission.ts';
 import type { ExecutionResult } from './engine.ts';
-import { BridgeError } from './icebergErrors.ts';
+import { BridgeError } from './iceberg/errors.ts';
 
 /**
  * The first line of the error, bounded: DuckDB messages can carry whole plans. The engine's suggestions ("Candidate

@@ -117,6 +117,31 @@ describe('sandbox slots', () => {
     expect(String(bigger.rows[0][0])).toMatch(/^256\.0 MiB$/);
   });
 
+  it('keeps its own connection across queries: resets the current database, closes the slot over what it could carry', async () => {
+    const slot = await slots.take(64 * 2 ** 20);
+    // A catalog made current (the bridge's USE): reset and detached, the slot and its connection serve the next query.
+    await slot.connection.run(`ATTACH ':memory:' AS cat1; USE cat1`);
+    await slots.give(slot);
+    expect(slots.idleCount).toBe(1);
+    const again = await slots.take(64 * 2 ** 20);
+    expect(again.connection).toBe(slot.connection);
+    expect((await again.connection.runAndReadAll(`SELECT current_database(), (SELECT count(*) FROM duckdb_databases() WHERE database_name = 'cat1')`)).getRows()).toEqual([['memory', 0n]]);
+    await slots.give(again);
+    // A temporary object would outlive the query on the kept connection: the slot is closed, the next query gets a
+    // new one. (Variables and prepared statements need a SET or a PREPARE, after which the engine closes the slot.)
+    for (const leave of [`CREATE TEMP TABLE t AS SELECT 1 AS one`, `CREATE TEMP VIEW v AS SELECT 1 AS one`]) {
+      const used = await slots.take(64 * 2 ** 20);
+      await used.connection.run(leave);
+      await slots.give(used);
+      expect(slots.idleCount, leave).toBe(0);
+      expect(existsSync(used.dir), leave).toBe(false);
+      const fresh = await slots.take(64 * 2 ** 20);
+      expect(fresh.dir).not.toBe(used.dir);
+      expect((await fresh.connection.runAndReadAll(`SELECT (SELECT count(*) FROM duckdb_tables() WHERE database_name = 'temp') + (SELECT count(*) FROM duckdb_views() WHERE database_name = 'temp' AND NOT internal)`)).getRows()[0][0]).toBe(0n);
+      await slots.give(fresh);
+    }
+  });
+
   it('holds the sandbox and the lock for every query it serves', async () => {
     const outside = join(root, 'outside.csv');
     writeFileSync(outside, 'a\n1\n');

@@ -2,8 +2,11 @@
 // CPU (its thread pool, catalog, allocator), against under 1 ms for a query on a warm one: under concurrency that
 // decided how many trivial queries an agent ran per second. A slot keeps what the per-query instance had: the
 // sandbox (external access off, its own scratch directory, the readable directories), the memory limit and the
-// configuration lock are set once at creation and never change; each query gets a fresh connection (its temporary
-// objects and variables die with it).
+// configuration lock are set once at creation and never change. A query runs on the slot's own connection, kept
+// for the slot's life: opening and closing one per query (and another to empty the slot) cost the agent about 10%
+// of a trivial query's CPU. What a read could leave on the connection for the next query (a temporary table or
+// view, the current database a catalog's USE chose) is checked or reset when the slot is emptied; anything else
+// (variables, prepared statements, settings) needs a statement after which the slot is closed.
 //
 // Only a query that ran reads on its connection hands its slot back (engine.ts); after a write, DDL, a script or a
 // maintenance procedure the slot is closed, whatever it may hold. A read's slot is emptied: the databases it
@@ -12,7 +15,8 @@
 // (or one workspace) reaches the next. The memory limit is fixed, so a slot serves the queries whose
 // limit rounds down to its size (a ladder of √2 steps), and they get that much.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdirSync, rmSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { quoteIdentifier, quoteLiteral } from './statementText.ts';
@@ -34,7 +38,9 @@ export interface Slot {
   readonly dir: string;
   readonly profilePath: string;
   readonly partialPath: string;
-  /** A fresh connection for one query. */
+  /** The slot's connection, kept across its queries (closed with the slot). */
+  readonly connection: DuckDBConnection;
+  /** Another connection (its temporary objects die with it). */
   connect(): Promise<DuckDBConnection>;
 }
 
@@ -55,13 +61,16 @@ export function slotSize(limitBytes: number): number {
 }
 
 // What a read leaves in the instance: the databases the bridge attached (detached next: their views go with them),
-// and nothing else unless the bridge left a table, a view or a schema in the instance's own database. Macros, types,
-// sequences and indexes only come from statements that make the engine close the slot (and duckdb_functions()
-// alone would cost 30 ms, more than the instance it saves). One UNION ALL that streams rows: it costs 0.5 ms of CPU
-// where two queries with count(*) subqueries cost 1.4 ms (measured here), half an agent's CPU for a trivial query.
+// and nothing else unless the bridge left a table, a view or a schema in the instance's own database, or a temporary
+// table or view on the kept connection (EXPLAIN's, if its DROP failed). Macros, types, sequences, indexes, variables
+// and prepared statements only come from statements that make the engine close the slot (a read can neither SET nor
+// PREPARE; and duckdb_functions() alone would cost 30 ms, more than the instance it saves). One UNION ALL that
+// streams rows: it costs 0.5 ms of CPU where two queries with count(*) subqueries cost 1.4 ms (measured here), half
+// an agent's CPU for a trivial query; asking for variables and prepared statements too, and a USE ahead of it,
+// cost SELECT 42 another 0.3 ms (bench/agentCpu.ts, run side by side).
 const LEFT_BEHIND = `select 'attached' as what, database_name as name from duckdb_databases() where not internal and database_name <> 'memory'
-  union all select 'table', table_name from duckdb_tables() where not internal and database_name = 'memory'
-  union all select 'view', view_name from duckdb_views() where not internal and database_name = 'memory'
+  union all select 'table', table_name from duckdb_tables() where not internal and database_name in ('memory', 'temp')
+  union all select 'view', view_name from duckdb_views() where not internal and database_name in ('memory', 'temp')
   union all select 'schema', schema_name from duckdb_schemas() where not internal and database_name = 'memory'`;
 
 /** The slots of an agent whose per-query engine takes `engine`: the same sandbox, scratch under its data dir. */
@@ -161,23 +170,31 @@ export class SandboxSlots {
     });
     const profilePath = join(dir, 'profile.json');
     const partialPath = join(dir, 'result.parquet.partial');
-    const slot: SlotInstance = { instance, limitBytes: size, dir, profilePath, partialPath, connect: () => instance.connect() };
+    let connection: DuckDBConnection;
     try {
-      const c = await instance.connect();
-      try {
+      connection = await instance.connect();
+    } catch (error) {
+      instance.closeSync();
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+    const slot: SlotInstance = { instance, connection, limitBytes: size, dir, profilePath, partialPath, connect: () => instance.connect() };
+    try {
+      const c = connection;
+      {
         // The same sandbox as a per-query instance (engine.ts), fixed for the slot's life; the lock comes last.
+        // No profiling: DuckDB's JSON profile is per connection, was never on for a slot's queries (they ran on
+        // other connections than the one it was set on), and on the kept connection it would cost a trivial query
+        // about 5 ms of CPU, more than twice the rest of its agent time (bench/agentCpu.ts, measured both ways).
         const dirs = [dir, ...this.#o.extraReadableDirs].map((d) => quoteLiteral(d.endsWith('/') ? d : `${d}/`));
         const settings = [
           `SET temp_directory=${quoteLiteral(dir)}`,
           `SET allowed_directories=[${dirs.join(', ')}]`,
           ...(this.#o.disabledFilesystems.length > 0 ? [`SET disabled_filesystems=${quoteLiteral(this.#o.disabledFilesystems.join(','))}`] : []),
           'SET enable_external_access=false',
-          ...(this.#o.profilingEnabled ? [`SET enable_profiling='json'`, `SET profiling_coverage='ALL'`, `SET profiling_output=${quoteLiteral(profilePath)}`] : []),
           ...(this.#o.lockConfiguration ? ['SET lock_configuration=true'] : []),
         ];
         await c.run(settings.join(';\n'));
-      } finally {
-        c.closeSync();
       }
       return slot;
     } catch (error) {
@@ -188,20 +205,22 @@ export class SandboxSlots {
 
   /** Detach what the query attached, clear the scratch directory, and prove no user object is left. */
   async #empty(s: SlotInstance): Promise<boolean> {
-    const c = await s.instance.connect();
-    try {
-      const found = (await c.runAndReadAll(LEFT_BEHIND)).getRows();
-      if (found.some(([what]) => what !== 'attached')) return false;
-      for (const [what, name] of found) if (what === 'attached') await c.run(`DETACH ${quoteIdentifier(String(name))}`);
-    } finally {
-      c.closeSync();
-    }
-    for (const entry of await readdir(s.dir)) await rm(join(s.dir, entry), { recursive: true, force: true });
+    const c = s.connection;
+    const found = (await c.runAndReadAll(LEFT_BEHIND)).getRows();
+    if (found.some(([what]) => what !== 'attached')) return false;
+    // The instance's own database first: a catalog's USE made an attached one current, and it cannot be detached
+    // while it is. One round trip for all of it.
+    const attached = found.map(([, name]) => `DETACH ${quoteIdentifier(String(name))}`);
+    if (attached.length > 0) await c.run(['USE memory', ...attached].join(';\n'));
+    // Synchronous: the directory is usually empty (or holds the profile), and each asynchronous call is a trip
+    // through libuv's thread pool that costs more CPU than the call itself.
+    for (const entry of readdirSync(s.dir)) rmSync(join(s.dir, entry), { recursive: true, force: true });
     return true;
   }
 
   async #close(s: SlotInstance): Promise<void> {
     try {
+      s.connection.closeSync();
       s.instance.closeSync();
     } finally {
       await rm(s.dir, { recursive: true, force: true });

@@ -12,8 +12,8 @@ import { AdmissionError, type AdmissionController, type Grant } from './admissio
 import type { AgentConfig } from './config.ts';
 import { LinkedFiles, type DataFileCache } from './dataCache.ts';
 import { QueryEngine, type EngineOptions, type ExecutionResult } from './engine.ts';
-import { decodeAttachments } from './icebergAttachments.ts';
-import { IcebergBridge } from './icebergBridge.ts';
+import { decodeAttachments } from './iceberg/attachments.ts';
+import { IcebergBridge } from './iceberg/bridge.ts';
 import type { Logger } from './logger.ts';
 import { MemoryAsk } from './memoryAsk.ts';
 import { leadingKeyword, statementBody } from './statementText.ts';

@@ -13,7 +13,8 @@ import { connectDb, type Db } from '../runtime/db.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
-import { createActorHost, type ActorHost, type ActorKind } from '../actors/host.ts';
+import { createActorHost } from '../actors/host.ts';
+import type { ActorHost, ActorKind } from '../actors/types.ts';
 import { sql } from '../runtime/sql.ts';
 import { insertActor, writeTransition, type TransitionWrite } from '../actors/store.ts';
 

@@ -11,7 +11,7 @@ import { loadOrCreateSecret } from '../runtime/bootSecrets.ts';
 import { databaseUrlFor } from '../runtime/postgres.ts';
 import { buildServer } from '../http/server.ts';
 import { allRoutes } from '../http/routes/index.ts';
-import type { AppContext } from '../http/context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { ensureBundledCatalog } from '../domain/bootstrap.ts';
 import { seedBootstrapToken } from '../domain/agents.ts';
 import { AgentSockets } from '../runtime/agentSockets.ts';
@@ -26,16 +26,16 @@ import { agentConnectionKind } from '../actors/agentConnectionKind.ts';
 import { queryKind } from '../actors/queryKind.ts';
 import { closeSessionsOfInactiveUsers, sqlSessionKind } from '../actors/sqlSessionKind.ts';
 import { statementKind } from '../actors/statementKind.ts';
-import { statementCatalogs } from '../http/querySubmission.ts';
+import { statementCatalogs } from '../usecases/querySubmission.ts';
 import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts';
 import { registerInternalApi } from '../http/internal.ts';
 import { agentLink } from '../actors/agentLink.ts';
 import { startActorHousekeeping } from '../actors/housekeeping.ts';
-import { MigrationRunner } from '../actors/migrationRunner.ts';
+import { MigrationRunner } from '../actors/storageMigrationKind.ts';
 import { peerClient } from '../runtime/peerClient.ts';
 import { registerReplica, resolveInternalUrl, resolveReplicaId } from '../runtime/replicas.ts';
 import { registerUi } from '../http/ui.ts';
-import { startSamplesSeed } from '../http/samplesSeed.ts';
+import { startSamplesSeed } from '../usecases/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { ensureCatalogWarehouses, sealStoredBackendSecrets } from '../domain/catalogs.ts';
 import { pruneAudit } from '../domain/audit.ts';
@@ -45,7 +45,7 @@ import { oidcProviders } from '../runtime/config.ts';
 import { startLeaderLoop } from '../runtime/timers.ts';
 import { createTracing } from '../telemetry/tracing.ts';
 import { registerMcp } from '../http/mcp.ts';
-import { startScheduler } from '../http/scheduler.ts';
+import { startScheduler } from '../usecases/scheduler.ts';
 import { startPgWire } from '../pgwire/server.ts';
 import { indexDocs } from '../domain/docsIndex.ts';
 import { removeSessionStaging, sessionCounts, statementStaging, sweepEndedStaging } from '../domain/sqlSessions.ts';
@@ -127,7 +127,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const metrics = config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db), () => elasticCounts(db)) : undefined;
   // Execution lineage reads the source tables' schemas (column lineage) and counts what it could not read.
   const lineage = { catalog, failed: (stage: 'statement' | 'columns') => metrics?.lineageFailures.inc({ stage }) };
-  // Storage migrations: the runner does the phases the storageMigration actors ask for (actors/migrationRunner.ts).
+  // Storage migrations: the runner does the phases the storageMigration actors ask for (actors/storageMigrationKind.ts).
   const migrationRunner = new MigrationRunner({
     db,
     catalog,

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The `eider` command: `up` (the whole stack on one machine), `api`, `agent`, `catalog`, `migrate`, `openapi`.
+// The `eider` command: `up` (the whole stack on one machine), `api`, `agent`, `catalog`, `migrate`, `openapi`,
+// `agent-image` (the elastic agent's container image).
 // First of all: libuv's thread pool sized for an agent's DuckDB calls, before the imports below use it.
 import '../agent/threadPool.ts';
 import { resolve } from 'node:path';
@@ -349,6 +350,36 @@ async function cmdOpenApi() {
   process.stdout.write(process.argv.includes('--typescript') ? typesFromOpenApi(doc as any) : `${JSON.stringify(doc, null, 2)}\n`);
 }
 
+/** The Docker Engine's unix socket from ELASTIC_DOCKER_HOST (image builds and network rules need the local engine). */
+function localDockerSocket(host: string | undefined): string {
+  if (!host || !host.startsWith('unix://')) return '/var/run/docker.sock';
+  return host.slice('unix://'.length);
+}
+
+/**
+ * `eider agent-image`: builds the elastic agent's image from this checkout and the Node running it, imported into the
+ * local engine (no registry), tagged ELASTIC_AGENT_IMAGE's repository with its content digest and with
+ * ELASTIC_AGENT_IMAGE's own tag. `--network PORT,PORT…` also creates ELASTIC_DOCKER_NETWORK, on which agents reach
+ * only those host ports (the control plane's, the catalog service's, the object store's).
+ */
+async function cmdAgentImage() {
+  const { buildAgentImage } = await import('../runtime/compute/agentImage.ts');
+  const { ensureAgentNetwork } = await import('../runtime/compute/agentNetwork.ts');
+  const socketPath = localDockerSocket(process.env.ELASTIC_DOCKER_HOST);
+  const configured = process.env.ELASTIC_AGENT_IMAGE || 'eider-agent:latest';
+  const colon = configured.lastIndexOf(':');
+  const [repository, alias] = colon > configured.lastIndexOf('/') ? [configured.slice(0, colon), configured.slice(colon + 1)] : [configured, 'latest'];
+  const { image, built } = await buildAgentImage({ socketPath, repository, alias, root: resolve(import.meta.dirname, '..'), nodeBinary: process.execPath });
+  process.stdout.write(`${built ? 'built' : 'found'} ${image}, tagged ${repository}:${alias}\n`);
+  const i = process.argv.indexOf('--network');
+  if (i > 0) {
+    const ports = (process.argv[i + 1] ?? '').split(',').map(Number);
+    if (!ports.length || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) throw new ConfigError('--network', '--network takes the host ports agents may reach: PORT,PORT…');
+    const net = await ensureAgentNetwork({ socketPath, name: process.env.ELASTIC_DOCKER_NETWORK || 'eider_internal', allowPorts: ports });
+    process.stdout.write(`network ${net.name} (${net.subnet}): agents reach ${net.gateway} on ports ${ports.join(', ')} only\n`);
+  }
+}
+
 const commands: Record<string, () => Promise<void>> = {
   up: cmdUp,
   api: cmdApi,
@@ -358,6 +389,7 @@ const commands: Record<string, () => Promise<void>> = {
   migrate: cmdMigrate,
   openapi: cmdOpenApi,
   lb: cmdLb,
+  'agent-image': cmdAgentImage,
 };
 
 const name = process.argv[2] ?? 'up';

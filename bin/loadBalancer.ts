@@ -84,6 +84,9 @@ backend replicas
   balance roundrobin
   option httpchk GET /api/readyz
   http-check expect rstring "status\\":\\"ready|starting: waiting for"
+  # A draining replica answers 503 at once and leaves the rotation at its first check (fall 1); a replica merely
+  # slow to answer under load is waited for, not dropped (without this, a check over \`inter\`, 1 s, failed it).
+  timeout check 5s
   # A replica that refused the connection (gone): the request never reached it, so another one may take it. Nothing
   # that reached a replica is sent twice (a POST may have been acted on).
   retry-on conn-failure

@@ -74,13 +74,15 @@ const ROOT_KEY = { accessKey: 'eider-root', secretKey: 'eider-root-secret-for-te
 
 export const STACK_SECRET_KEY = 'catalog-stack-secret-key-for-tests';
 
-export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: number; tracing?: Tracing }): Promise<CatalogStack> {
+/** `host`: where both listen (loopback unless a test's containers must reach them on a bridge of its own). */
+export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: number; tracing?: Tracing; host?: string }): Promise<CatalogStack> {
   const dir = mkdtempSync(join(tmpdir(), 'eider-catalog-'));
   const bucket = 'warehouse';
-  const store = await startObjectStore({ dir, port: 0, bucket, ...ROOT_KEY, isRevoked: revocationCheck(opts.db) });
+  const store = await startObjectStore({ dir, port: 0, host: opts.host, bucket, ...ROOT_KEY, isRevoked: revocationCheck(opts.db) });
   const catalog = await startCatalogService({
     db: opts.db,
     port: 0,
+    host: opts.host,
     clientId: STACK_CLIENT.id,
     clientSecret: STACK_CLIENT.secret,
     credentialTtlSeconds: opts.credentialTtlSeconds,

@@ -338,6 +338,30 @@ export async function findTable(q: Queryable, warehouse: string, ns: readonly st
   )[0];
 }
 
+/**
+ * The column count of each named table's current schema, read from the stored metadata in one statement (PostgreSQL
+ * parses the JSON: no snapshot id goes through a JavaScript number). Tables that do not exist are left out.
+ */
+export async function columnCounts(
+  q: Queryable,
+  warehouse: string,
+  tables: ReadonlyArray<{ namespace: readonly string[]; name: string }>,
+): Promise<Array<{ namespace: string[]; name: string; column_count: number }>> {
+  if (tables.length === 0) return [];
+  const rows = await q.query<{ namespace: string; name: string; n: number | null }>(
+    `select t.namespace, t.name,
+            (select jsonb_array_length(coalesce(
+               (select s -> 'fields' from jsonb_array_elements(m -> 'schemas') s where s -> 'schema-id' = m -> 'current-schema-id' limit 1),
+               m -> 'schema' -> 'fields'))) as n
+       from catalog.tables t
+       join unnest($2::text[], $3::text[]) w(namespace, name) on w.namespace = t.namespace and w.name = t.name,
+            lateral (select t.metadata_json::jsonb as m) j
+      where t.warehouse = $1`,
+    [warehouse, tables.map((t) => nsKey(t.namespace)), tables.map((t) => t.name)],
+  );
+  return rows.map((r) => ({ namespace: r.namespace.split(NS_SEP), name: r.name, column_count: r.n ?? 0 }));
+}
+
 export async function findTableLocation(q: Queryable, warehouse: string, ns: readonly string[], name: string): Promise<string | undefined> {
   const [row] = await rows(
     q,

@@ -11,6 +11,10 @@ import { ELASTIC_OUT_COLUMN, ElasticOutSchema, toElasticOut } from './elastic.ts
 export const TIERS = ['use', 'operate', 'admin'] as const;
 export type AgentTier = (typeof TIERS)[number];
 export const Tier = Schema.Literals(TIERS);
+// An agent's status as the api answers it (apiStatus): its row also knows 'registered' (connected, capabilities not
+// yet reported), which the api shows as unavailable since no work is dispatched to it yet.
+export const AgentStatusSchema = Schema.Literals(['healthy', 'unavailable']);
+export const AccessModeSchema = Schema.Literals(['open', 'restricted']);
 const tierRank = (t: AgentTier | null) => (t ? TIERS.indexOf(t) : -1);
 export const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
 
@@ -21,7 +25,7 @@ const AgentRowSchema = Schema.Struct({
   status: Schema.String,
   version: Schema.NullOr(Schema.String),
   capabilities: Schema.Record(Schema.String, Schema.Unknown),
-  access_mode: Schema.Literals(['open', 'restricted']),
+  access_mode: AccessModeSchema,
   owner_url: Schema.NullOr(Schema.String),
   owner_replica: Schema.NullOr(Schema.String),
   result_url: Schema.NullOr(Schema.String),
@@ -44,15 +48,15 @@ const GrantRow = Schema.Struct({
 });
 const IdRow = Schema.Struct({ id: Schema.String });
 
-/** An agent as the api answers it; its tier and access mode are published as plain strings. */
+/** An agent as the api answers it. */
 export const AgentOutSchema = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  status: Schema.String,
+  status: AgentStatusSchema,
   version: Schema.NullOr(Schema.String),
   capabilities: Schema.Record(Schema.String, Schema.Unknown),
-  access_tier: Schema.String,
-  access_mode: Schema.String,
+  access_tier: Tier,
+  access_mode: AccessModeSchema,
   owner_url: Schema.NullOr(Schema.String),
   /** the agentConnection actor of its latest socket (operators inspect it at /api/admin/actors/agentConnection/{id}) */
   connection_id: Schema.NullOr(Schema.String),
@@ -64,7 +68,7 @@ export const AgentOutSchema = Schema.Struct({
 export type AgentOut = typeof AgentOutSchema.Type;
 
 /** API status vocabulary: an agent is healthy or unavailable (registered-but-silent counts as unavailable). */
-export const apiStatus = (s: string) => (s === 'healthy' ? 'healthy' : 'unavailable');
+export const apiStatus = (s: string): typeof AgentStatusSchema.Type => (s === 'healthy' ? 'healthy' : 'unavailable');
 
 export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
   id: a.id,
@@ -308,6 +312,17 @@ export async function renewAgentCredential(q: Queryable, agentId: string, versio
   return row ? { agentId: row.id, sessionToken } : null;
 }
 
+/** Where an authenticated agent serves its results, and the version it runs, as its hello said. */
+export async function recordAgentHello(q: Queryable, agentId: string, resultUrl: string, version: string | null): Promise<void> {
+  await exec(q, sql`update agents set result_url = ${resultUrl}, version = ${version} where id = ${agentId}`);
+}
+
+/** Whether an agent of this name is connected and healthy (readiness with READY_AFTER_AGENT). */
+export async function isAgentHealthy(q: Queryable, name: string): Promise<boolean> {
+  const [a] = await rows(q, Schema.Struct({ n: Schema.Number }), sql`select count(*)::int as n from agents where name = ${name} and status = 'healthy'`);
+  return (a?.n ?? 0) > 0;
+}
+
 export async function agentBySessionToken(q: Queryable, token: string): Promise<AgentRow | undefined> {
   return (
     await rows(q, AgentRowSchema, sql`select ${AGENT_COLS} from agents a where a.session_token_hash = ${sha256(token)} and a.credential_revoked_at is null`)
@@ -355,7 +370,8 @@ const MonitoringStats = Schema.Struct({
   p50_duration_ms_last_hour: Schema.NullOr(Schema.Number),
 });
 
-/** Recent work of one agent: its status, live queries and the last hour's outcomes. */
+/** Recent work of one agent: its status, live queries and the last hour's outcomes. Only rows that can count are
+ *  read (live ones, and those finished in the hour: two indexes), not the agent's every query ever. */
 export async function agentMonitoring(q: Queryable, agent: AgentRow, connectedHere: boolean) {
   const [stats] = await rows(
     q,
@@ -364,7 +380,7 @@ export async function agentMonitoring(q: Queryable, agent: AgentRow, connectedHe
                count(*) filter (where status = 'done' and finished_at > now() - interval '1 hour')::int as done_last_hour,
                count(*) filter (where status = 'failed' and finished_at > now() - interval '1 hour')::int as failed_last_hour,
                percentile_cont(0.5) within group (order by duration_ms) filter (where finished_at > now() - interval '1 hour') as p50_duration_ms_last_hour
-          from queries where agent_id = ${agent.id}`,
+          from queries where agent_id = ${agent.id} and (status in ('queued', 'running') or finished_at > now() - interval '1 hour')`,
   );
   return {
     agent_id: agent.id,

@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   'lineage.import',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export const AuditActionSchema = Schema.Literals(AUDIT_ACTIONS);
 
 const ActorKindSchema = Schema.Literals(['user', 'service_account', 'agent', 'anonymous']);
 export type ActorKind = typeof ActorKindSchema.Type;
@@ -100,7 +101,7 @@ const AuditRow = Schema.Struct({
   id: Schema.String,
   at: Schema.Date,
   ck: Schema.String,
-  action: Schema.String,
+  action: AuditActionSchema,
   outcome: OutcomeSchema,
   actor_kind: ActorKindSchema,
   actor_id: Schema.NullOr(Schema.String),
@@ -117,7 +118,7 @@ type AuditRow = typeof AuditRow.Type;
 export const AuditOutSchema = Schema.Struct({
   id: Schema.String,
   at: Schema.String,
-  action: Schema.String,
+  action: AuditActionSchema,
   outcome: OutcomeSchema,
   actor: AuditActorSchema,
   target: Schema.NullOr(Schema.Struct({ kind: Schema.String, id: Schema.NullOr(Schema.String) })),

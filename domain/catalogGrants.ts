@@ -8,7 +8,7 @@ import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { isUuid, type Principal } from './identity.ts';
 import { mayManageCatalog, type AccessMode, type AttachedCatalog } from './catalogs.ts';
-import type { SchemaRef, TableRef } from './statementPolicy.ts';
+import type { SchemaRef, TableRef } from './statementPolicy/policy.ts';
 
 const PrivilegeSchema = Schema.Literals(['read', 'write']);
 export type Privilege = typeof PrivilegeSchema.Type;

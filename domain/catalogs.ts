@@ -412,7 +412,7 @@ export async function planCredentialRotation(q: Queryable, config: BackendConfig
  * update that fails rolls everything back (the row keeps the old credentials, and the warehouses updated before it
  * get them back) and its error is the answer.
  *
- * Storage migrations (domain/migrationPhases.ts) read their backends' rows afresh in every phase, and the cutover
+ * Storage migrations (domain/storageMigrations/phases.ts) read their backends' rows afresh in every phase, and the cutover
  * builds the warehouse's new settings from the target's row. The active migrations from or to this backend are
  * locked here, so none enters its cutover while the rotation commits; one already in its cutover (the warehouse
  * may be on the target while the catalog row still names the source) answers 409 migration_cutover: retry once it

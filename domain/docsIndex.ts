@@ -71,3 +71,8 @@ export async function readDocPage(q: Queryable, path: string, offset: number, ma
   const end = offset + text.length;
   return { path: page.path, title: page.title, text, total_chars: page.body.length, next_offset: end < page.body.length ? end : null };
 }
+
+/** Whether any page is indexed (the documentation tools are offered only then). */
+export async function hasDocPages(q: Queryable): Promise<boolean> {
+  return (await exec(q, sql`select 1 from doc_pages limit 1`)).length > 0;
+}

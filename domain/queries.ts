@@ -1,12 +1,14 @@
 // Queries as the api shows them, and the history listing with every filter and sort of the spec.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
+import { sql, type SqlFragment } from '../runtime/sql.ts';
 import { forbidden, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, type Principal } from './identity.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { resolveWorkspace, roleIn, type WorkspaceRole } from './workspaces.ts';
 
 export const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
+export type QueryStatus = (typeof QUERY_STATUSES)[number];
 export const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
 /** Statement types that change a table. */
 export const STATEMENT_WRITES: readonly string[] = ['insert', 'update', 'delete', 'merge', 'create', 'alter', 'copy'];
@@ -19,7 +21,8 @@ export interface QueryRow {
   agent_id: string | null;
   user_id: string | null;
   sql: string;
-  status: string;
+  /** the table's check constraint (migrations/control/020_agents_queries.sql) holds it to these */
+  status: QueryStatus;
   statement_type: string | null;
   origin: string;
   session_id: string | null;
@@ -49,7 +52,7 @@ export const QueryOutSchema = Schema.Struct({
   user_id: Schema.NullOr(Schema.String),
   user_name: Schema.NullOr(Schema.String),
   sql: Schema.String,
-  status: Schema.String,
+  status: Schema.Literals(QUERY_STATUSES),
   statement_type: Schema.NullOr(Schema.String),
   origin: Schema.String,
   session_id: Schema.NullOr(Schema.String),
@@ -246,4 +249,99 @@ export async function listHistory(q: Queryable, p: Principal, f: HistoryFilters)
 export async function profileOf(db: Queryable, queryId: string): Promise<unknown> {
   const [p] = await db.query<{ profile: unknown }>(`select profile from queries where id = $1`, [queryId]);
   return p?.profile ?? null;
+}
+
+/** A query's row as stored, with no visibility check: for the code that just submitted it or acts for the system. */
+export async function readQuery(q: Queryable, id: string): Promise<QueryRow | undefined> {
+  const [row] = await q.query<QueryRow>(`select ${QUERY_COLS} from queries where id = $1`, [id]);
+  return row;
+}
+
+/** What a queued query's dispatch is built from (its catalogs and write scope are derived at send time). */
+export async function dispatchFactsOf(q: Queryable, id: string) {
+  const [row] = await q.query<{ workspace_id: string; catalog: string | null; tables: unknown[]; statement_type: string | null; write_catalogs: string[] | null }>(
+    `select workspace_id, catalog, tables, statement_type, write_catalogs from queries where id = $1`,
+    [id],
+  );
+  return row;
+}
+
+/** Queued and running queries per agent, for the agents given (an agent with none is absent). */
+export async function liveLoadOf(q: Queryable, agentIds: readonly string[]): Promise<Map<string, number>> {
+  const load = await q.query<{ agent_id: string; n: number }>(
+    `select agent_id, count(*)::int as n from queries where agent_id = any($1::uuid[]) and status in ('queued', 'running') group by agent_id`,
+    [agentIds],
+  );
+  return new Map(load.map((r) => [r.agent_id, r.n]));
+}
+
+/** The agent a query was sent to and its SQL session, if any (the agent's frames name only the query). */
+export async function placementOf(q: Queryable, id: string): Promise<{ agent_id: string | null; session_id: string | null } | undefined> {
+  const [row] = await q.query<{ agent_id: string | null; session_id: string | null }>(`select agent_id, session_id from queries where id = $1`, [id]);
+  return row;
+}
+
+/** Stores the execution profile the agent sent for a query. */
+export async function recordProfile(q: Queryable, id: string, profile: unknown): Promise<void> {
+  await q.query(`update queries set profile = $2::jsonb where id = $1`, [id, JSON.stringify(profile)]);
+}
+
+/** A new query's row: a REST or scheduled query, a SQL session's statement, or the system's own work. */
+export interface NewQuery {
+  id: string;
+  workspaceId: string;
+  agentId: string | null;
+  userId: string | null;
+  sql: string;
+  statementType: string | null;
+  origin: string;
+  catalog: string | null;
+  timeoutS: number | null;
+  tables: unknown[];
+  writeCatalogs: readonly string[];
+  startedAt: number;
+  sessionId?: string | null;
+  scheduleId?: string | null;
+  computePool?: string | null;
+  /** a session statement's bound `$n` values (text form), as JSON */
+  params?: string | null;
+}
+
+/** The INSERT of a new query's row, queued (its actor's initial projection): the actor host writes it in the spawn's statement. */
+export const newQueryRow = (r: NewQuery): SqlFragment =>
+  sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, write_catalogs, started_at, schedule_id, compute_pool, params)
+    values (${r.id}, ${r.workspaceId}, ${r.agentId}, ${r.userId}, ${r.sql}, 'queued', ${r.statementType}, ${r.origin}, ${r.sessionId ?? null}, ${r.catalog},
+      ${r.timeoutS}, ${JSON.stringify(r.tables)}::jsonb, ${r.writeCatalogs}::text[], ${new Date(r.startedAt).toISOString()}::timestamptz, ${r.scheduleId ?? null},
+      ${r.computePool ?? null}, ${r.params ?? null}::jsonb)`;
+
+/** Drops the small results kept inline in queries rows once they are older than the results' retention, as the
+ *  agents delete their files. */
+export async function pruneInlineResults(q: Queryable, retentionHours: number): Promise<number> {
+  const rows = await q.query(
+    `update queries set result_inline = null
+      where result_inline is not null and finished_at < now() - make_interval(secs => $1 * 3600) returning 1`,
+    [retentionHours],
+  );
+  return rows.length;
+}
+
+/** What a finished run's bookkeeping (table provenance, lineage, dropped tables) reads from its row. */
+export interface FinishedQuery {
+  sql: string;
+  finished_at: Date | null;
+  statement_type: string | null;
+  tables: Array<{ catalog: string | null; schema: string | null; name: string }>;
+  catalog: string | null;
+  user_id: string | null;
+  workspace_id: string;
+}
+
+/** A finished run's facts; `profile`, when given, is stored in the same statement (kept when null). */
+export async function finishedQuery(q: Queryable, id: string, profile?: unknown): Promise<FinishedQuery | undefined> {
+  const cols = 'statement_type, tables, catalog, user_id, workspace_id, sql, finished_at';
+  const [row] =
+    profile === null || profile === undefined
+      ? await q.query<FinishedQuery>(`select ${cols} from queries where id = $1`, [id])
+      : await q.query<FinishedQuery>(`update queries set profile = coalesce($2::jsonb, profile) where id = $1 returning ${cols}`, [id, JSON.stringify(profile)]);
+  return row;
 }

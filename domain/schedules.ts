@@ -10,6 +10,8 @@ import { cronOrUnprocessable, nextFire, parseCron } from './cron.ts';
 import { notFound } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 
+// A run's status; a schedule's last_status is its newest run's, with a submitted run read through its query.
+const RunStatus = Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped']);
 /** A schedule as the api answers it: cron times are always UTC. */
 export const ScheduleOutSchema = Schema.Struct({
   id: Schema.String,
@@ -22,11 +24,10 @@ export const ScheduleOutSchema = Schema.Struct({
   created_by: Schema.NullOr(Schema.String),
   next_run_at: Schema.NullOr(Schema.String),
   last_run_at: Schema.NullOr(Schema.String),
-  last_status: Schema.NullOr(Schema.String),
+  last_status: Schema.NullOr(RunStatus),
 });
 export type ScheduleOut = typeof ScheduleOutSchema.Type;
 
-const RunStatus = Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped']);
 /** One fire of a schedule as the api answers it. */
 export const RunOutSchema = Schema.Struct({
   id: Schema.String,
@@ -92,7 +93,7 @@ const ScheduleRow = Schema.Struct({
   created_by: Schema.NullOr(Schema.String),
   next_run_at: Schema.NullOr(Schema.Date),
   last_run_at: Schema.NullOr(Schema.Date),
-  last_status: Schema.NullOr(Schema.String),
+  last_status: Schema.NullOr(RunStatus),
 });
 type ScheduleRow = typeof ScheduleRow.Type;
 /** What a fire needs of its schedule. */

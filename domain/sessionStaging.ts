@@ -25,7 +25,7 @@ import { parseAzureUri } from '../iceberg/storageUri.ts';
 import { unprocessable } from './errors.ts';
 import { deriveVendedKey } from '../runtime/objectStore.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
-import { isStagingPath } from './statementPolicyRules.ts';
+import { isStagingPath } from './statementPolicy/rules.ts';
 
 export interface StagedFile {
   name: string;

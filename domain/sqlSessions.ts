@@ -244,3 +244,25 @@ export async function removeSessionStaging(q: Queryable, config: StagingConfig, 
   if (!row?.staging_uri || !row.active_catalog) return 0;
   return removeStagingArea(q, config, catalog, { ...row, staging_uri: row.staging_uri, active_catalog: row.active_catalog });
 }
+
+/** The agent a session was opened on (the agent's frames name only the session). */
+export async function agentOfSession(q: Queryable, id: string): Promise<{ agent_id: string | null } | undefined> {
+  const [row] = await rows(q, Schema.Struct({ agent_id: Schema.NullOr(Schema.String) }), sql`select agent_id from sql_sessions where id = ${id}`);
+  return row;
+}
+
+/** A new session's row (its actor's initial projection): the actor host writes it in the spawn's statement. */
+export const newSessionRow = (r: {
+  id: string;
+  workspaceId: string;
+  userId: string;
+  agentId: string | null;
+  computePool: string | null;
+  activeCatalog: string | null;
+  stagingUri: string | null;
+  client: { name: string | null; version: string | null };
+  at: number;
+}) =>
+  sql`insert into sql_sessions (id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, client_name, client_version, created_at, last_active_at, compute_pool)
+    values (${r.id}, ${r.workspaceId}, ${r.userId}, ${r.agentId}, ${r.agentId ? 'opening' : 'pending'}, ${r.activeCatalog}, ${r.stagingUri},
+      ${r.client.name}, ${r.client.version}, ${new Date(r.at).toISOString()}::timestamptz, ${new Date(r.at).toISOString()}::timestamptz, ${r.computePool})`;

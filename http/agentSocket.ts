@@ -8,9 +8,11 @@ import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, type AgentFrame, type ServiceFrame } from '../protocol/index.ts';
 import * as agents from '../domain/agents.ts';
-import type { ActorHost, EventFor } from '../actors/host.ts';
+import { placementOf, recordProfile } from '../domain/queries.ts';
+import { agentOfSession } from '../domain/sqlSessions.ts';
+import type { ActorHost, EventFor } from '../actors/types.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { ANONYMOUS } from '../domain/audit.ts';
 import { audit } from './audit.ts';
 import { clientAddress, parseTrustedProxies, type TrustedProxies } from '../runtime/trustedProxies.ts';
@@ -206,7 +208,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
             conn.issuedToken = reg.sessionToken;
           }
           conn.resultUrl = `http://${address}:${p.results_port}`;
-          await db.query(`update agents set result_url = $2, version = $3 where id = $1`, [agentId, conn.resultUrl, p.agent_version]);
+          await agents.recordAgentHello(db, agentId, conn.resultUrl, p.agent_version);
           log.info({ agentId, resumed }, 'agent authenticated');
           const r = await host.send('agentConnection', connectionId, {
             type: 'authenticated',
@@ -238,7 +240,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
         case 'session_closed': {
           if (!conn.agentId) return notAuthenticated(frame.type);
           const sessionId = frame.payload.session_id;
-          const [s] = await db.query<{ agent_id: string | null }>(`select agent_id from sql_sessions where id = $1`, [sessionId]);
+          const s = await agentOfSession(db, sessionId);
           if (!s || s.agent_id !== conn.agentId) {
             log.warn({ sessionId }, 'agent reported on a session it does not hold');
             send({ type: 'error', payload: { code: 'unknown_session', message: `no session ${sessionId} was opened on this agent` } });
@@ -310,9 +312,9 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       let owner = sockets.dispatchedTo(queryId);
       let sessionId: string | null = null;
       if (owner === undefined) {
-        const rows = await db.query<{ agent_id: string | null; session_id: string | null }>(`select agent_id, session_id from queries where id = $1`, [queryId]);
-        owner = rows[0]?.agent_id ?? undefined;
-        sessionId = rows[0]?.session_id ?? null;
+        const placed = await placementOf(db, queryId);
+        owner = placed?.agent_id ?? undefined;
+        sessionId = placed?.session_id ?? null;
       }
       if (owner !== conn.agentId) {
         log.warn({ queryId }, 'agent reported on a query it was not given');
@@ -327,7 +329,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       // A session statement: the agent's start is its acknowledgement; its profile is kept best-effort (the
       // statement machine records results, not profiles).
       if (event.type === 'done' && event.profile) {
-        await db.query(`update queries set profile = $2::jsonb where id = $1`, [queryId, JSON.stringify(event.profile)]);
+        await recordProfile(db, queryId, event.profile);
       }
       if (event.type === 'started') await host.send('statement', queryId, { type: 'ack' });
       else if (event.type === 'done') {

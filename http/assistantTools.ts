@@ -5,15 +5,16 @@
 import type { FastifyInstance } from 'fastify';
 import { Exit, Schema } from 'effect';
 import { principalFromToken } from '../domain/identity.ts';
+import { hasDocPages } from '../domain/docsIndex.ts';
 import type { ToolBridge, ToolOutcome } from '../domain/assistant/turn.ts';
 import type { ChatTool } from '../domain/assistant/model.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { jsonSchemaOf } from './route.ts';
 import { TOOLS, ToolError, injectedApi, type Tool } from './mcpTools.ts';
 
 /** The tools on offer now: the documentation tools only while ASSISTANT_DOCS_ENABLED and the docs are indexed. */
 async function offered(ctx: AppContext): Promise<Tool[]> {
-  const docs = ctx.config.ASSISTANT_DOCS_ENABLED && (await ctx.db.query(`select 1 from doc_pages limit 1`)).length > 0;
+  const docs = ctx.config.ASSISTANT_DOCS_ENABLED && (await hasDocPages(ctx.db));
   return TOOLS.filter((t) => !t.docs || docs);
 }
 

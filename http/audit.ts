@@ -6,7 +6,7 @@ import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import type { RouteDef } from './route.ts';
 import { joinTransaction, type Db, type Queryable } from '../runtime/db.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 
 export const auditOrigin = (ctx: AppContext, req: Pick<FastifyRequest, 'id'>): AuditOrigin => ({ replicaId: ctx.replica.id, requestId: req.id });
 

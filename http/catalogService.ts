@@ -3,7 +3,7 @@
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { AppError } from '../domain/errors.ts';
 import { fromCatalogService } from '../domain/catalogs.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 
 export function catalogClientOf(ctx: AppContext): CatalogClient {
   if (!ctx.catalog) throw new AppError(503, 'catalog_unavailable', 'this api process has no catalog service configured');

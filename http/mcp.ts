@@ -7,7 +7,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { authenticate } from './auth.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { jsonSchemaOf } from './route.ts';
 import { envelope } from './server.ts';
 import { TOOLS, ToolError, injectedApi, type Tool } from './mcpTools.ts';

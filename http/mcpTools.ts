@@ -4,9 +4,9 @@
 import { Schema } from 'effect';
 import type { Principal } from '../domain/identity.ts';
 import { readDocPage, searchDocs } from '../domain/docsIndex.ts';
-import { checkPolicyOffThread } from './policyPool.ts';
-import { encodeRowsCursor, readRowsCursor, type RowsCursor } from './rows.ts';
-import type { AppContext } from './context.ts';
+import { checkPolicyOffThread } from '../usecases/policyPool.ts';
+import { encodeRowsCursor, readRowsCursor, type RowsCursor } from '../usecases/resultPages.ts';
+import type { AppContext } from '../usecases/context.ts';
 
 export interface ApiAnswer {
   status: number;

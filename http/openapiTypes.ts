@@ -1,7 +1,9 @@
 // TypeScript types for the web app, written from the server's OpenAPI document: one `<Operation>Response` per
 // operation that answers JSON (the union of its 2xx bodies) and one `<Operation>Body` per JSON request body, named
-// from the operationId. The web app imports these instead of declaring the shapes again, so a server change that
-// breaks the app fails its typecheck (tests/openapiTypes.test.ts keeps the generated file current).
+// from the operationId, and one `Operations` map from 'METHOD /path/{param}' to the operation's path parameters,
+// query, body and response, which the app's typed client (ui/src/api/call.ts) reads, so a call's types come from
+// its path. A server change that breaks the app fails its typecheck (tests/openapiTypes.test.ts keeps the generated
+// file current).
 
 type JsonSchema = Record<string, any>;
 
@@ -85,5 +87,80 @@ export function typesFromOpenApi(doc: { paths: Record<string, Record<string, any
     if (bodies.length) out.push(`export type ${name}Response = ${union(bodies.map((s) => typeOf(s)))};`);
     if (request) out.push(`export type ${name}Body = ${typeOf(request)};`);
   }
+  out.push('', ...operationsMap(ops), '', ...queryLiterals(ops));
   return `${out.join('\n')}\n`;
+}
+
+/** A query string carries text: a parameter the server reads as a string also accepts a number, written in decimal. */
+function queryTypeOf(schema: JsonSchema | undefined): string {
+  const widen = (s: any): any => {
+    if (Array.isArray(s)) return s.map(widen);
+    if (!s || typeof s !== 'object') return s;
+    if (s.type === 'string' && !('const' in s) && !s.enum) return { anyOf: [{ type: 'string' }, { type: 'number' }] };
+    return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, widen(v)]));
+  };
+  return typeOf(widen(schema), '      ');
+}
+
+function paramsOf(op: any, where: 'path' | 'query'): string {
+  const params = ((op.parameters ?? []) as any[]).filter((p) => p.in === where);
+  if (!params.length) return 'never';
+  const field = (p: any) => `${IDENT.test(p.name) ? p.name : JSON.stringify(p.name)}${p.required ? '' : '?'}`;
+  const lines = params.map((p) => `      ${field(p)}: ${where === 'path' ? 'string' : queryTypeOf(p.schema)};`);
+  return `{\n${lines.join('\n')}\n    }`;
+}
+
+/** The literal values a schema allows (an enum, a const, or an array or union of them), or null when it allows more. */
+function literalsOf(schema: JsonSchema | undefined): unknown[] | null {
+  if (!schema || typeof schema !== 'object') return null;
+  if ('const' in schema) return [schema.const];
+  if (Array.isArray(schema.enum)) return schema.enum;
+  if (schema.type === 'array') return literalsOf(schema.items);
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (!Array.isArray(alternatives)) return null;
+  const all = alternatives.map(literalsOf);
+  return all.every(Boolean) ? [...new Set(all.flat())] : null;
+}
+
+/**
+ * The values of each query parameter that accepts a fixed set, by operation, as a value: a screen's filter offers
+ * these, so its choices follow the server's (the types alone cannot give a list to render).
+ */
+function queryLiterals(ops: [string, any][]): string[] {
+  const out = ['/** The values each query parameter with a fixed set accepts, by operation (filters offer these). */', 'export const queryLiterals = {'];
+  for (const [where, op] of [...ops].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const params = ((op.parameters ?? []) as any[]).filter((p) => p.in === 'query').map((p) => [p.name, literalsOf(p.schema)] as const);
+    const fixed = params.filter(([, values]) => values && values.length > 1);
+    if (!fixed.length) continue;
+    out.push(`  ${JSON.stringify(where)}: {`);
+    for (const [name, values] of fixed) out.push(`    ${IDENT.test(name) ? name : JSON.stringify(name)}: [${values!.map((v) => JSON.stringify(v)).join(', ')}],`);
+    out.push('  },');
+  }
+  out.push('} as const;');
+  return out;
+}
+
+/**
+ * 'METHOD /path/{param}' → what a call of that operation sends and gets: `never` where it sends no path parameters,
+ * query or body; `void` where it answers no JSON (204).
+ */
+function operationsMap(ops: [string, any][]): string[] {
+  const out = ['/** Every operation by its method and path template: what a call sends and what it answers. */', 'export interface Operations {'];
+  for (const [where, op] of [...ops].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const name = pascal(op.operationId);
+    const answers = Object.entries((op.responses ?? {}) as Record<string, any>).some(
+      ([status, r]) => /^2\d\d$/.test(status) && r?.content?.['application/json']?.schema && r.content['application/json'].schema.type !== 'null',
+    );
+    const sends = Boolean(op.requestBody?.content?.['application/json']?.schema);
+    out.push(
+      `  ${JSON.stringify(where)}: {`,
+      `    path: ${paramsOf(op, 'path')};`,
+      `    query: ${paramsOf(op, 'query')};`,
+      `    body: ${sends ? `${name}Body` : 'never'};`,
+      `    response: ${answers ? `${name}Response` : 'void'};`,
+      '  };',
+    );
+  }
+  out.push('}');
+  return out;
 }

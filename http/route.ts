@@ -7,7 +7,7 @@ import type { Permission, Principal } from '../domain/identity.ts';
 import type { AuditAction } from '../domain/audit.ts';
 import type { WorkspaceAccess, WorkspaceRole } from '../domain/workspaces.ts';
 import { AppError } from '../domain/errors.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

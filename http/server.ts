@@ -12,7 +12,7 @@ import { Cause, Exit, Schema } from 'effect';
 import { AppError, derivedCode } from '../domain/errors.ts';
 import { isDatabaseUnavailable } from '../runtime/db.ts';
 import { authenticate, authorize } from './auth.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { decodePart, useJsonBodyParser, type RouteDef } from './route.ts';
 import { auditRefusal, auditRouteSuccess } from './audit.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';

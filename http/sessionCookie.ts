@@ -4,7 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import { parseTrustedProxies, type TrustedProxies } from '../runtime/trustedProxies.ts';
 import { SESSION_COOKIE } from './auth.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { reachedOverHttps } from './crossSite.ts';
 
 let parsed: { from: string; trusted: TrustedProxies } | undefined;

@@ -5,7 +5,7 @@ import { actorOf } from '../domain/audit.ts';
 import { createSession, type UserRow } from '../domain/identity.ts';
 import { joinTransaction } from '../runtime/db.ts';
 import { audit } from './audit.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from '../usecases/context.ts';
 
 export interface SignedIn {
   user: UserRow;

@@ -6,7 +6,7 @@
 // lacks added as macros. It holds no table data and reaches nothing outside itself (external access off,
 // configuration locked); only reads run in it.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import type { AppContext } from '../http/context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import type { Principal } from '../domain/identity.ts';
 import { resolveAttachedCatalog, warehouseName } from '../domain/catalogs.ts';

@@ -10,10 +10,11 @@ import { visibleAgents } from '../domain/agents.ts';
 import { AppError } from '../domain/errors.ts';
 import * as sessions from '../domain/sqlSessions.ts';
 import type { QueryRow } from '../domain/queries.ts';
-import type { AppContext } from '../http/context.ts';
-import { openSqlSession, submitSessionStatement } from '../http/sqlSessionOps.ts';
-import { readQuery } from '../http/querySubmission.ts';
-import { readRowsPage } from '../http/rows.ts';
+import { appendAudit } from '../domain/audit.ts';
+import type { AppContext } from '../usecases/context.ts';
+import { openSqlSession, submitSessionStatement } from '../usecases/sqlSessions.ts';
+import { readQuery } from '../usecases/querySubmission.ts';
+import { readRowsPage } from '../usecases/resultPages.ts';
 import * as wire from './wire.ts';
 import { OID, binaryParam, binaryValue, fieldsOf, resultFormat, textValue } from './types.ts';
 import { StatementFailed, WireError, errorFieldsOf } from './errors.ts';
@@ -619,7 +620,7 @@ export class WireConnection {
     if (!s) throw new WireError('08003', 'the session is gone');
     let id: string;
     try {
-      id = await submitSessionStatement(ctx, this.#requestRef, this.#principal!, s, { sql, params, timeout_s: this.#timeoutS });
+      id = await submitSessionStatement(ctx, (e) => appendAudit(ctx.db, { replicaId: ctx.replica.id, requestId: this.#requestRef.id }, e), this.#principal!, s, { sql, params, timeout_s: this.#timeoutS });
     } catch (e) {
       if (e instanceof AppError && e.code === 'session_not_open') {
         // The session ended under the connection (idle, lifetime, admin close): so does the connection.

@@ -2,7 +2,7 @@
 // sessions. Started by the api process when PG_PORT is set; every replica may run one (the session actor, the
 // cancel keys and the SCRAM verifiers are in the database).
 import { createServer, type Server, type Socket } from 'node:net';
-import type { AppContext } from '../http/context.ts';
+import type { AppContext } from '../usecases/context.ts';
 import { WireConnection } from './connection.ts';
 import { loadTls } from './tls.ts';
 

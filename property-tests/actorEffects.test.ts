@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../runtime/db.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { freshDatabase, type TestDatabase } from '../tests/support/database.ts';
-import { createActorHost, type ActorEvent, type ActorKind } from '../actors/host.ts';
+import { createActorHost } from '../actors/host.ts';
+import type { ActorEvent, ActorKind } from '../actors/types.ts';
 import { faultyDb, type FaultPoint } from '../actors/testing/faultyDb.ts';
 import { ledgerMachine, projectLedger } from '../actors/testing/ledgerMachine.ts';
 

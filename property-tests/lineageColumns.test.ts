@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { deriveColumnLineage, loadParser, qualified, type ColumnEnv } from '../domain/lineageColumns.ts';
+import { deriveColumnLineage, loadParser, qualified, type ColumnEnv } from '../domain/lineage/columns.ts';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
 

@@ -283,6 +283,11 @@ export class CatalogClient {
     await this.request('DELETE', `/management/v1/warehouses/${seg(name)}`);
   }
 
+  /** The column count of each named table's current schema, one request for many (missing tables left out). */
+  async columnCounts(warehouse: string, tables: ReadonlyArray<{ namespace: readonly string[]; name: string }>): Promise<Array<{ namespace: string[]; name: string; column_count: number }>> {
+    return (await this.request('POST', `/management/v1/warehouses/${seg(warehouse)}/column-counts`, { tables })).body.tables;
+  }
+
   // ---- namespaces -------------------------------------------------------------------------------------------
 
   /** Every namespace under `parent` (top level by default), following page tokens. */

@@ -52,7 +52,11 @@ function toDbError(e: unknown): unknown {
   const reason = (e as any)?.reason;
   if (reason && typeof reason === 'object') {
     const cause = reason.cause ?? {};
-    return new DbError(String(cause.message ?? reason.message ?? 'database error'), cause.code, cause.constraint ?? reason.constraint);
+    const message = String(cause.message ?? reason.message ?? 'database error');
+    // The driver names a connection the server dropped (the server killed, a failover) by its message alone: it is
+    // SQLSTATE 08006 (connection_failure), a lost connection like any other.
+    const code = cause.code ?? (/^connection (closed|terminated)/i.test(message) ? '08006' : undefined);
+    return new DbError(message, code, cause.constraint ?? reason.constraint);
   }
   return e;
 }
@@ -153,12 +157,17 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
         finding = null;
       });
   };
-  const onFailure = async <T>(p: Promise<T>): Promise<T> => {
+  // A statement still running on a pool that a failover replaced fails when that pool is closed ("Connection closed",
+  // or its fiber interrupted): that is the database moving, to be retried like any lost connection (08006), not a
+  // fault of the request.
+  const onFailure = async <T>(used: Pool, p: () => Promise<T>): Promise<T> => {
     try {
-      return await p;
+      return await p();
     } catch (e) {
-      findWriter(e);
-      throw e;
+      const moved = used !== pool && !isDatabaseUnavailable(e);
+      const failure = moved ? Object.assign(new DbError('the connection was closed by a failover to another host; try again', '08006', undefined), { cause: e }) : e;
+      findWriter(failure);
+      throw failure;
     }
   };
   let active = 0;
@@ -172,20 +181,24 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
   };
 
   const query = <T,>(text: string, params: readonly unknown[] = []) =>
-    track(() => onFailure(run(pool.client.unsafe<T & object>(text, params as unknown[])))) as Promise<T[]>;
+    track(() => {
+      const used = pool;
+      return onFailure(used, () => run(used.client.unsafe<T & object>(text, params as unknown[])));
+    }) as Promise<T[]>;
 
   const onReserved = <T,>(fn: (conn: any) => Promise<T>): Promise<T> =>
-    track(() =>
-      onFailure(
+    track(() => {
+      const used = pool;
+      return onFailure(used, () =>
         run(
           Effect.scoped(
-            Effect.flatMap(pool.client.reserve, (conn) =>
+            Effect.flatMap(used.client.reserve, (conn) =>
               Effect.tryPromise({ try: () => fn(conn), catch: (e) => e }),
             ),
           ),
         ),
-      ),
-    );
+      );
+    });
 
   const connQuery = (conn: any): Queryable => ({
     query: <T,>(text: string, params: readonly unknown[] = []) =>
@@ -217,7 +230,8 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
       // cut), the pump fails and the channel is subscribed again on a new one, with backoff until it works.
       const subscribe = async (): Promise<void> => {
         const s = Effect.runSync(Scope.make());
-        const queue = await onFailure(run(pool.client.listen(channel).pipe(Scope.provide(s))));
+        const used = pool;
+        const queue = await onFailure(used, () => run(used.client.listen(channel).pipe(Scope.provide(s))));
         // Unsubscribed while this connection was being reserved: it must go back, or closing the pool waits on it.
         if (!open) {
           await Effect.runPromise(Scope.close(s, Exit.void));

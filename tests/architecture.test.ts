@@ -99,6 +99,92 @@ export function violations(rules: Rule[]): string[] {
   return out;
 }
 
+/** Every project file's imports of other project files, type-only ones included, by path from the root. */
+export function importGraph(): Map<string, string[]> {
+  const files = sourceFiles(ROOT).map((f) => relative(ROOT, f));
+  const known = new Set(files);
+  const graph = new Map<string, string[]>();
+  for (const rel of files) {
+    const targets = importsOf(join(ROOT, rel))
+      .filter((spec) => spec.startsWith('.'))
+      .map((spec) => relative(ROOT, resolve(dirname(join(ROOT, rel)), spec)))
+      .filter((t) => known.has(t));
+    graph.set(rel, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** The import circles of a graph: its strongly connected components of more than one file (Tarjan), each sorted. */
+export function circles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** What reads as control-plane SQL in code: a `sql` template, a `.query(…)` call, the SQL module, or a string
+ *  opening with a statement in the lower case the api's SQL is written in (upper case is DuckDB SQL shown to users,
+ *  as in route descriptions, which runs on agents only). */
+const SQL_IN_CODE = [
+  /\bsql`/,
+  /\.query\s*(<[^>]*>)?\s*\(/,
+  /runtime\/sql\.ts['"]/,
+  /['"`]\s*(select\s[^'"`]*\bfrom\s|insert\s+into\s|update\s+\w+\s+set\s|delete\s+from\s)/,
+];
+
+/** The lines of a folder's code (tests aside) that hold SQL, as `path:line`. */
+export function sqlLines(folder: string): string[] {
+  const out: string[] = [];
+  for (const file of sourceFiles(join(ROOT, folder))) {
+    if (/\.test\.tsx?$/.test(file)) continue;
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (!/^\s*(\/\/|\/?\*)/.test(line) && SQL_IN_CODE.some((re) => re.test(line))) out.push(`${relative(ROOT, file)}:${i + 1}`);
+      });
+  }
+  return out;
+}
+
+/** The files (code, not tests, benches or migrations) that write `table`: INSERT INTO, UPDATE or DELETE FROM it. */
+export function writersOf(table: string): string[] {
+  const writes = new RegExp(`\\b(insert\\s+into|update|delete\\s+from)\\s+(eider\\.)?${table}\\b`, 'i');
+  return sourceFiles(ROOT)
+    .map((f) => relative(ROOT, f))
+    .filter((rel) => !/\.test\.tsx?$/.test(rel) && !/^(tests|bench|property-tests|ui)\//.test(rel))
+    .filter((rel) => writes.test(readFileSync(join(ROOT, rel), 'utf8')))
+    .sort();
+}
+
+/** The one module that writes each table, and the actor projections that fold its columns into a transition. */
+const TABLE_WRITERS: Record<string, string[]> = {
+  queries: ['domain/queries.ts', 'actors/queryKind.ts'],
+};
+
 describe('import rules (docs/architecture.md)', () => {
   const rules = readRules(readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8'));
 
@@ -118,5 +204,34 @@ describe('import rules (docs/architecture.md)', () => {
     expect(violations(strict).some((v) => v.startsWith('agent/') && v.includes('imports protocol/'))).toBe(true);
     const pure = rules.map((r) => (r.folder === 'http' ? { ...r, thirdParty: ['effect'] } : r));
     expect(violations(pure).some((v) => v.startsWith('http/') && v.endsWith('imports fastify'))).toBe(true);
+  });
+});
+
+describe('shape of the house', () => {
+  it('has no import circle, type-only imports included', () => {
+    expect(circles(importGraph())).toEqual([]);
+  });
+
+  it('finds a circle (the walk is not blind)', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    expect(circles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    // and the real tree's graph holds type-only imports (actors/queryKind.ts imports the host's types so).
+    expect(importGraph().get('actors/queryKind.ts')).toContain('actors/types.ts');
+  });
+
+  it('keeps SQL out of http/ (routing, decoding and encoding only; SQL lives in domain/ and usecases/)', () => {
+    expect(sqlLines('http')).toEqual([]);
+    expect(sqlLines('domain').length).toBeGreaterThan(0);
+  });
+
+  it('has one writer per table (plus its actor projection)', () => {
+    for (const [table, allowed] of Object.entries(TABLE_WRITERS)) expect(writersOf(table), table).toEqual(allowed.toSorted());
+    // The search finds writers where there are some (the actors table's own module writes it).
+    expect(writersOf('actors')).toContain('actors/store.ts');
   });
 });

@@ -412,3 +412,34 @@ describe('tables', () => {
     expect(await (await stack.s3.send(new GetObjectCommand({ Bucket: stack.bucket, Key: key(victimData) }))).Body!.transformToString()).toBe('rows of victim');
   });
 });
+
+describe('column counts (management)', () => {
+  it('counts the current schema of many tables in one request, leaves out missing ones, refuses a bad body', async () => {
+    expect((await stack.request('POST', '/v1/wh/namespaces', { namespace: ['counted'] })).status).toBe(200);
+    await createTable('two', 'counted');
+    const evolved = await createTable('evolved', 'counted');
+    const wider = { ...SCHEMA, 'schema-id': 1, fields: [...SCHEMA.fields, { id: 3, name: 'at', required: false, type: 'timestamptz' }] };
+    const commit = await stack.request('POST', `/v1/wh/namespaces/counted/tables/evolved`, {
+      requirements: [{ type: 'assert-current-schema-id', 'current-schema-id': evolved.metadata['current-schema-id'] }],
+      updates: [
+        { action: 'add-schema', schema: wider, 'last-column-id': 3 },
+        { action: 'set-current-schema', 'schema-id': -1 },
+      ],
+    });
+    expect(commit.status).toBe(200);
+    const res = await stack.request('POST', '/management/v1/warehouses/wh/column-counts', {
+      tables: [
+        { namespace: ['counted'], name: 'two' },
+        { namespace: ['counted'], name: 'evolved' },
+        { namespace: ['counted'], name: 'absent' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect([...res.body.tables].sort((a: any, b: any) => a.name.localeCompare(b.name))).toEqual([
+      { namespace: ['counted'], name: 'evolved', column_count: 3 },
+      { namespace: ['counted'], name: 'two', column_count: 2 },
+    ]);
+    expectError(await stack.request('POST', '/management/v1/warehouses/wh/column-counts', { tables: [{ namespace: 'counted', name: 'two' }] }), 400, 'BadRequestException');
+    expect((await stack.request('POST', '/management/v1/warehouses/nope/column-counts', { tables: [] })).status).toBe(404);
+  });
+});

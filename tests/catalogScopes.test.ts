@@ -6,7 +6,7 @@ import { STACK_CLIENT } from '../catalog/harness.ts';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { dispatchScope } from '../actors/queryKind.ts';
 import { writeCatalogs } from '../domain/catalogGrants.ts';
-import { checkStatementPolicy } from '../domain/statementPolicy.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
 
 const { stack } = await catalogWithBridge({ warehouses: ['alpha', 'beta'] });
 

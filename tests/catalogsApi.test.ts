@@ -9,7 +9,7 @@ import { CatalogClient, CatalogServiceError, catalogClientFromConfig } from '../
 import { startCatalogService } from '../catalog/server.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
 import { checkScopedAccess } from '../domain/catalogGrants.ts';
-import { checkStatementPolicy } from '../domain/statementPolicy.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 
 let database: TestDatabase;

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { adminOn, apiReady, exited, pollUntil, processSite, startEider } from './support/processes.ts';
 import { primaryWithStandby } from './support/pgStandby.ts';
+import { connectDb, isDatabaseUnavailable } from '../runtime/db.ts';
 
 describe('database failover', () => {
   it('kill -9 of the primary, then promotion: 503 meanwhile, then served again with no acknowledged write lost', { timeout: 300_000 }, async () => {
@@ -39,6 +40,48 @@ describe('database failover', () => {
       await exited(api);
       pg.stop();
       site.remove();
+    }
+  });
+
+  it('statements waiting on the pool when the primary dies fail as unavailable (a 503), none as an unknown error', { timeout: 180_000 }, async () => {
+    // Found by bench/chaos.ts: statements still queued on the old pool when a failover closed it failed with "database
+    // operation interrupted" or "Connection closed", which the api answered 500.
+    const pg = await primaryWithStandby();
+    try {
+      const db = await connectDb({ url: pg.url, poolSize: 2, maxOverflow: 1 });
+      await db.query('create table writes (x int)');
+      const unknown: string[] = [];
+      let failures = 0;
+      let stop = false;
+      const worker = async () => {
+        while (!stop) {
+          try {
+            await db.tx(async (tx) => {
+              await tx.query('insert into writes values (1)');
+              await tx.query('select pg_sleep(0.01)');
+            });
+          } catch (e) {
+            failures++;
+            if (!isDatabaseUnavailable(e)) unknown.push(String((e as Error)?.message ?? e));
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+      };
+      // Many more callers than connections: most wait on the pool when the primary goes.
+      const workers = Array.from({ length: 40 }, worker);
+      await new Promise((r) => setTimeout(r, 1500));
+      process.kill(pg.primaryPid(), 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 300));
+      pg.promoteStandby();
+      await pollUntil(async () => db.query<{ n: number }>('select 1 as n').catch(() => null), (r) => r !== null, 60_000, 200);
+      await new Promise((r) => setTimeout(r, 1000));
+      stop = true;
+      await Promise.all(workers);
+      expect(failures).toBeGreaterThan(0);
+      expect(unknown).toEqual([]);
+      await db.close();
+    } finally {
+      pg.stop();
     }
   });
 });

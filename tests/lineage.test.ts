@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newUser, type Caller } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { executionEdges, readGraph, writeTargetOf, writtenTable } from '../domain/lineage.ts';
-import { claimBackfill, runBackfill } from '../domain/lineageBackfill.ts';
-import { deriveColumnLineage, loadParser, qualified, type ColumnEnv } from '../domain/lineageColumns.ts';
+import { executionEdges, readGraph, writeTargetOf, writtenTable } from '../domain/lineage/graph.ts';
+import { claimBackfill, runBackfill } from '../domain/lineage/backfill.ts';
+import { deriveColumnLineage, loadParser, qualified, type ColumnEnv } from '../domain/lineage/columns.ts';
 
 const T = '/api/workspaces/default/catalogs/warehouse/schemas';
 

@@ -38,4 +38,36 @@ describe('web app API types', () => {
     expect(typeOf({ type: 'object', additionalProperties: { type: 'boolean' } })).toBe('Record<string, boolean>');
     expect(typeOf({})).toBe('unknown');
   });
+
+  it('map each operation by method and path template to its path parameters, query, body and answer', () => {
+    const text = typesFromOpenApi({
+      paths: {
+        '/api/things/{thing_id}': {
+          get: {
+            operationId: 'get_thing',
+            parameters: [
+              { in: 'path', name: 'thing_id', required: true, schema: { type: 'string' } },
+              { in: 'query', name: 'limit', required: false, schema: { type: 'string' } },
+              { in: 'query', name: 'kind', required: false, schema: { anyOf: [{ enum: ['a', 'b'] }, { type: 'array', items: { enum: ['a', 'b'] } }] } },
+            ],
+            responses: { 200: { content: { 'application/json': { schema: { type: 'object', properties: { status: { enum: ['x', 'y'] } }, required: ['status'] } } } } },
+          },
+          delete: { operationId: 'delete_thing', parameters: [{ in: 'path', name: 'thing_id', required: true, schema: { type: 'string' } }], responses: { 204: {} } },
+        },
+      },
+    });
+    expect(text).toContain('export type GetThingResponse = {\n  status: "x" | "y";\n};');
+    expect(text).toContain(
+      [
+        '  "GET /api/things/{thing_id}": {',
+        '    path: {\n      thing_id: string;\n    };',
+        // a query string carries text: a number is accepted where the server reads a string
+        '    query: {\n      limit?: string | number;\n      kind?: ("a" | "b") | (Array<"a" | "b">);\n    };',
+        '    body: never;',
+        '    response: GetThingResponse;',
+      ].join('\n'),
+    );
+    expect(text).toContain('  "DELETE /api/things/{thing_id}": {\n    path: {\n      thing_id: string;\n    };\n    query: never;\n    body: never;\n    response: void;');
+    expect(text).toContain('export const queryLiterals = {\n  "GET /api/things/{thing_id}": {\n    kind: ["a", "b"],\n  },\n} as const;');
+  });
 });

@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pruneInlineResults } from '../actors/housekeeping.ts';
+import { pruneInlineResults } from '../domain/queries.ts';
 import { runDone } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
 

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { checkStatementPolicy } from '../domain/statementPolicy.ts';
-import type { PolicyOptions, PolicyResult, StatementType, TableRef } from '../domain/statementPolicy.ts';
-import { isAllowedTableFunction, isDeniedFunction, isPathLike, isStagingPath, isStagingReader } from '../domain/statementPolicyRules.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
+import type { PolicyOptions, PolicyResult, StatementType, TableRef } from '../domain/statementPolicy/policy.ts';
+import { isAllowedTableFunction, isDeniedFunction, isPathLike, isStagingPath, isStagingReader } from '../domain/statementPolicy/rules.ts';
 import { POLICY_CORPUS, SESSION_OPTIONS } from './fixtures/policy-corpus.ts';
 import type { CorpusEntry } from './fixtures/policy-corpus.ts';
 
@@ -351,7 +351,7 @@ describe('statement policy properties', () => {
 // Functions that bind, plan or run SQL given as a string, and readers of settings and the environment: the policy
 // never sees the SQL inside the string, so any such function is a way around it (json_serialize_plan with
 // optimize := true leaked another workspace's rows through EMPTY_RESULT). The deny list lives in
-// statementPolicyRules.ts; these tests find the candidates in DuckDB itself so a new DuckDB version cannot add one
+// domain/statementPolicy/rules.ts; these tests find the candidates in DuckDB itself so a new DuckDB version cannot add one
 // unnoticed.
 describe('statement policy: SQL strings that reach the binder', () => {
   // Reviewed by hand: their names match the pattern below but they take no SQL string and read no setting.
@@ -373,7 +373,7 @@ describe('statement policy: SQL strings that reach the binder', () => {
   it('denies every DuckDB function whose name says it handles SQL text, settings, variables or the environment', async () => {
     const suspects = (await functionNames("function_type <> 'pragma'")).filter((f) => SUSPECT.test(f.name));
     const undecided = [...new Set(suspects.map((f) => f.name))].filter((n) => !isDeniedFunction(n) && !REVIEWED_HARMLESS.has(n));
-    expect(undecided, 'classify these in statementPolicyRules.ts (deny) or here (reviewed harmless)').toEqual([]);
+    expect(undecided, 'classify these in domain/statementPolicy/rules.ts (deny) or here (reviewed harmless)').toEqual([]);
   });
 
   // Behavioural probe: call every function that takes one string, once with SQL naming a table that does not exist

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkStatementPolicy } from '../domain/statementPolicy.ts';
-import type { PolicyOptions } from '../domain/statementPolicy.ts';
+import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
+import type { PolicyOptions } from '../domain/statementPolicy/policy.ts';
 
-// The options the query route passes (http/querySubmission.ts), with the default statement limit.
+// The options the query route passes (usecases/querySubmission.ts), with the default statement limit.
 const QUERY: PolicyOptions = { mode: 'query', maxStatements: 100 };
 const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'duckdb-read-corpus.json'), 'utf8')) as { source: string; statements: string[] };
 

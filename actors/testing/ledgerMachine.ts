@@ -2,7 +2,7 @@
 // context, `deadline` and `supervisor.failed` events), used to test and benchmark the actor host on its own.
 // Every `add` changes the context (its `n` is appended), so each accepted event leaves exactly one transition.
 import { assign, setup } from 'xstate';
-import type { Projection } from '../host.ts';
+import type { Projection } from '../types.ts';
 
 export interface LedgerContext {
   owner: string;

@@ -103,6 +103,22 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
     return sendJson(reply, 200, warehouseOut(await store.getWarehouse(ctx.db, req.params.name)));
   });
 
+  // The column count of many tables in one request (the api's lineage graph names up to 500 tables): one statement
+  // instead of a loadTable each. Tables that do not exist are left out of the answer.
+  app.post<{ Params: { name: string }; Body: { tables?: unknown } }>('/management/v1/warehouses/:name/column-counts', async (req, reply) => {
+    const tables = req.body?.tables;
+    if (!Array.isArray(tables) || tables.length > 1000) throw badRequest('tables must be an array of at most 1000 {namespace, name}');
+    const wanted = tables.map((t: { namespace?: unknown; name?: unknown }) => {
+      const ns = t?.namespace;
+      if (!Array.isArray(ns) || ns.length === 0 || !ns.every((l) => typeof l === 'string') || typeof t.name !== 'string') {
+        throw badRequest('each table is {namespace: string[], name: string}');
+      }
+      return { namespace: ns as string[], name: t.name };
+    });
+    await store.getWarehouse(ctx.db, req.params.name);
+    return sendJson(reply, 200, { tables: await store.columnCounts(ctx.db, req.params.name, wanted) });
+  });
+
   // Connection changes (rotated keys, new endpoint) revoke every credential vended before.
   app.put<{ Params: { name: string } }>('/management/v1/warehouses/:name', async (req, reply) => {
     const p = parseBody(decodeBody(WarehouseRequest, req.body, 'warehouse'), true);

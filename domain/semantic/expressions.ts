@@ -4,7 +4,7 @@
 // `agg` is the only aggregation) and no function the statement policy denies. The columns it names are returned,
 // so validation can check them against the live table.
 import { Dialect, init, parse } from '@polyglot-sql/sdk';
-import { isDeniedFunction } from '../statementPolicyRules.ts';
+import { isDeniedFunction } from '../statementPolicy/rules.ts';
 import { unprocessable } from '../errors.ts';
 
 let ready: Promise<void> | null = null;

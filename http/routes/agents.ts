@@ -5,17 +5,17 @@ import { route } from '../route.ts';
 import { AppError, unprocessable } from '../../domain/errors.ts';
 import { computeSizes, currentIncarnation, elasticState, sizeNamed } from '../../domain/elastic.ts';
 import * as agents from '../../domain/agents.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { ActorError } from '../../actors/errors.ts';
 import type { Principal } from '../../domain/identity.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
 
-const AccessMode = Schema.Literals(['open', 'restricted']);
+const AccessMode = agents.AccessModeSchema;
 const AgentMetricsSchema = Schema.Struct({
   agent_id: Schema.String,
   name: Schema.String,
-  status: Schema.String,
+  status: agents.AgentStatusSchema,
   running_queries: Schema.Finite,
   queued_queries: Schema.Finite,
   /** from the agent's capabilities; null until it has reported them */
@@ -24,7 +24,7 @@ const AgentMetricsSchema = Schema.Struct({
 });
 const AgentMonitoringSchema = Schema.Struct({
   agent_id: Schema.String,
-  status: Schema.String,
+  status: agents.AgentStatusSchema,
   capabilities: Schema.Record(Schema.String, Schema.Unknown),
   /** whether this replica holds the agent's socket */
   connected_here: Schema.Boolean,

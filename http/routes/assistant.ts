@@ -9,7 +9,7 @@ import { AppError } from '../../domain/errors.ts';
 import * as conversations from '../../domain/assistant/conversations.ts';
 import { beginTurn, turnOut, TurnOutSchema, type Attributes, type TurnDeps, type TurnEvents, type TurnOut } from '../../domain/assistant/turn.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { envelope, toJson } from '../server.ts';
 import { assistantToolBridge } from '../assistantTools.ts';
 import { SpanKind } from '../../telemetry/tracing.ts';

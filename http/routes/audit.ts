@@ -1,7 +1,7 @@
 // The audit trail for admins: newest first, paged, filtered by action, outcome, actor and time.
 import { Schema } from 'effect';
 import { route, asArray, Cursor, Limit, pageOfSchema, repeatable, Uuid } from '../route.ts';
-import { AUDIT_ACTIONS, AuditOutSchema, listAudit, OutcomeSchema } from '../../domain/audit.ts';
+import { AuditActionSchema, AuditOutSchema, listAudit, OutcomeSchema } from '../../domain/audit.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
 import { unprocessable } from '../../domain/errors.ts';
 
@@ -21,7 +21,7 @@ export const auditRoutes = [
     query: Schema.Struct({
       limit: Limit,
       cursor: Cursor,
-      action: repeatable(Schema.Literals(AUDIT_ACTIONS)),
+      action: repeatable(AuditActionSchema),
       outcome: Schema.optionalKey(OutcomeSchema),
       actor_id: Schema.optionalKey(Uuid),
       since: Schema.optionalKey(IsoTime),

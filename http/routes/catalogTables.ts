@@ -3,23 +3,20 @@
 // the attachment's grants decide what is listed and reachable (I10), with the same 403 not_granted as queries.
 import { Schema } from 'effect';
 import { Limit, route } from '../route.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
 import { HealthOutSchema, tableHealth } from '../../domain/maintenance/store.ts';
 import * as catalogs from '../../domain/catalogs.ts';
-import { assertCatalogsWritable } from '../../domain/storageMigrations.ts';
+import { assertCatalogsWritable } from '../../domain/storageMigrations/records.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
 import * as sidecar from '../../domain/tableMetadata.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
-import type { Principal } from '../../domain/identity.ts';
-import { checkStatementPolicy, policyRejection } from '../../domain/statementPolicy.ts';
 import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceberg/duckdbTypes.ts';
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
-import { readRowsPage } from '../rows.ts';
-import { chooseCompute, readQuery, submitQuery } from '../querySubmission.ts';
+import { sampleTable } from '../../usecases/tableSample.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
-import { dropTableLineage } from '../../domain/lineage.ts';
+import { dropTableLineage } from '../../domain/lineage/graph.ts';
 
 /** Names the api creates: plain SQL identifiers, so they need no quoting anywhere they are typed. */
 export const NameSchema = Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/));
@@ -130,51 +127,6 @@ function requireSchema(scope: AttachmentScope, schema: string, need: 'read' | 'w
 }
 function requireTable(scope: AttachmentScope, schema: string, table: string, need: 'read' | 'write') {
   if (!scope.table(schema, table, need)) throw notGranted(`table ${schema}.${table}`, need);
-}
-
-const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
-
-/** The statement a sample runs: the first `limit` rows of the table, through the query path (origin `sample`). */
-export const sampleSql = (catalog: string, schema: string, table: string, limit: number) =>
-  `SELECT * FROM ${quoteIdent(catalog)}.${quoteIdent(schema)}.${quoteIdent(table)} LIMIT ${limit}`;
-
-/**
- * Runs a sample on an agent the caller may use and returns its rows: submitted like any query (statement policy,
- * agent tier, connection), hidden from history by its origin, waited for up to `waitS` seconds.
- */
-export async function sampleTable(
-  ctx: AppContext,
-  args: { principal: Principal; ws: WorkspaceAccess; catalog: string; schema: string; table: string; agentId: string | undefined; limit: number; waitS: number },
-) {
-  const sql = sampleSql(args.catalog, args.schema, args.table, args.limit);
-  const policy = await checkStatementPolicy(sql, { mode: 'query' });
-  if (!policy.ok) throw policyRejection(policy);
-  // A sample waits for elastic compute like any query (within its wait).
-  const compute = await chooseCompute(ctx, args.principal, args.ws, args.agentId ?? null);
-  const id = await submitQuery(ctx, {
-    workspaceId: args.ws.workspace.id,
-    workspaceSlug: args.ws.workspace.slug,
-    userId: args.principal.user.id,
-    sql,
-    agentId: compute.agentId,
-    computePool: compute.pool,
-    timeoutS: args.waitS,
-    statementType: policy.statementType,
-    tables: policy.tables,
-    catalog: args.catalog,
-    origin: 'sample',
-  });
-  await ctx.host.waitForTerminal('query', id, args.waitS * 1000);
-  const row = await readQuery(ctx, id);
-  if (row.status === 'queued' || row.status === 'running') {
-    await ctx.host.send('query', id, { type: 'cancel' });
-    throw new AppError(504, 'sample_timeout', `the sample did not finish within ${args.waitS}s`, { query_id: id });
-  }
-  if (row.status !== 'done') {
-    throw new AppError(502, 'sample_failed', `the sample query ${row.status}: ${row.error ?? 'no error reported'}`, { query_id: id });
-  }
-  const page = await readRowsPage(ctx, row, args.limit, undefined);
-  return { query_id: id, rows: page.rows, columns: page.columns, column_schema: page.column_schema };
 }
 
 export const catalogTableRoutes = [

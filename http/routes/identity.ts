@@ -1,7 +1,7 @@
 // Setup, sign-in, the current user, personal tokens, users and service accounts.
 import { Schema } from 'effect';
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { joinTransaction, type Queryable } from '../../runtime/db.ts';
 import { route, PageQuery, pageOfSchema } from '../route.ts';
 import { SESSION_COOKIE } from '../auth.ts';

@@ -5,31 +5,39 @@ import { asArray, repeatable, route } from '../route.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { checkScopedAccess, scopeOf } from '../../domain/catalogGrants.ts';
 import { AppError, notFound, unprocessable } from '../../domain/errors.ts';
-import * as lineage from '../../domain/lineage.ts';
-import { ARTIFACT_PROVIDERS, dbtLineage, parseDbtArtifact } from '../../domain/lineageDbt.ts';
-import { loadParser } from '../../domain/lineageColumns.ts';
-import * as backfill from '../../domain/lineageBackfill.ts';
+import * as lineage from '../../domain/lineage/graph.ts';
+import { ARTIFACT_PROVIDERS, dbtLineage, parseDbtArtifact } from '../../domain/lineage/dbt.ts';
+import { loadParser } from '../../domain/lineage/columns.ts';
+import * as backfill from '../../domain/lineage/backfill.ts';
 import { fromCatalogService, warehouseName } from '../../domain/catalogs.ts';
-import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { CatalogServiceError } from '../../runtime/catalogClient.ts';
 import { viaCatalog } from '../catalogService.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../../domain/identity.ts';
 import type { Queryable } from '../../runtime/db.ts';
 import { successRow } from '../audit.ts';
 
 /** A table's column count as the catalog has it now; null when it cannot be read. Without a catalog service, none. */
-function columnCounter(ctx: AppContext): ((e: lineage.TableEnd) => Promise<number | null>) | undefined {
+function columnCounter(ctx: AppContext): ((ends: readonly lineage.TableEnd[]) => Promise<ReadonlyMap<string, number>>) | undefined {
   const client = ctx.catalog;
   if (!client) return undefined;
-  return async (e) => {
-    try {
-      const { metadata } = await client.loadTable<TableMetadata>(warehouseName({ slug: e.catalog }), [e.schema], e.table);
-      return currentSchema(metadata).fields.length;
-    } catch {
-      return null;
-    }
+  return async (ends) => {
+    // One request per catalog for all its tables in the graph; a catalog that cannot answer leaves its tables at 0.
+    const byCatalog = new Map<string, lineage.TableEnd[]>();
+    for (const e of ends) byCatalog.set(e.catalog, [...(byCatalog.get(e.catalog) ?? []), e]);
+    const counts = new Map<string, number>();
+    await Promise.all(
+      [...byCatalog].map(async ([catalog, list]) => {
+        try {
+          const found = await client.columnCounts(warehouseName({ slug: catalog }), list.map((e) => ({ namespace: [e.schema], name: e.table })));
+          for (const t of found) counts.set(lineage.tableKey({ catalog, schema: t.namespace.join('.'), table: t.name }), t.column_count);
+        } catch {
+          // the graph is still answered, without these counts
+        }
+      }),
+    );
+    return counts;
   };
 }
 
@@ -155,7 +163,7 @@ export const lineageRoutes = [
         staleAfterDays: ctx.config.LINEAGE_STALE_AFTER_DAYS,
         attached: new Set(scopes.keys()),
         canSee: (e) => scopes.get(e.catalog)?.table(e.schema, e.table, 'read') ?? false,
-        ...(columns ? { columnCount: columns } : {}),
+        ...(columns ? { columnCounts: columns } : {}),
       });
       return { status: 200, body: graph };
     },

@@ -4,18 +4,18 @@
 // a query of origin `maintenance` (hidden from history lists).
 import { Schema } from 'effect';
 import { route, asArray, Limit, repeatable } from '../route.ts';
-import { AppError, unprocessable } from '../../domain/errors.ts';
+import { AppError } from '../../domain/errors.ts';
 import { hasPermission, type Principal } from '../../domain/identity.ts';
 import { findCatalog, listWorkspaceCatalogs } from '../../domain/catalogs.ts';
-import { assertCatalogsWritable } from '../../domain/storageMigrations.ts';
-import { listWorkspaces, resolveWorkspace, type WorkspaceAccess } from '../../domain/workspaces.ts';
+import { listWorkspaces, resolveWorkspace } from '../../domain/workspaces.ts';
 import * as maintenance from '../../domain/maintenance/store.ts';
 import { scanTables } from '../../domain/maintenance/scan.ts';
 import { CADENCES, PROFILES } from '../../domain/maintenance/thresholds.ts';
 import * as queries from '../../domain/queries.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { catalogClientOf } from '../catalogService.ts';
-import { chooseCompute, readQuery, submitQuery } from '../querySubmission.ts';
+import { readQuery } from '../../usecases/querySubmission.ts';
+import { applyRecommendation } from '../../usecases/maintenanceApply.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 
 const PolicyOut = Schema.Struct({
@@ -49,21 +49,6 @@ async function visibleCatalogIds(ctx: AppContext, principal: Principal, workspac
   const ids = new Set<string>();
   for (const w of await listWorkspaces(ctx.db, principal)) for (const c of await listWorkspaceCatalogs(ctx.db, w.id)) ids.add(c.id);
   return [...ids];
-}
-
-/** A workspace the catalog is attached to (the named one, else the first), to submit the maintenance query in. */
-async function workspaceFor(ctx: AppContext, principal: Principal, catalogId: string, named: string | undefined): Promise<WorkspaceAccess> {
-  if (named) {
-    const ws = await resolveWorkspace(ctx.db, principal, named, 'writer');
-    if (!(await listWorkspaceCatalogs(ctx.db, ws.workspace.id)).some((c) => c.id === catalogId)) {
-      throw unprocessable(`the catalog is not attached to workspace ${ws.workspace.slug}`, 'unprocessable_content', { fields: [{ field: 'workspace', in: 'body', message: 'catalog not attached' }] });
-    }
-    return ws;
-  }
-  const slug = await maintenance.firstAttachedWorkspaceSlug(ctx.db, catalogId);
-  if (!slug) throw unprocessable('the catalog is attached to no workspace: attach it to one to run maintenance on it', 'unprocessable_content');
-  // An administrator acts in any workspace (resolveWorkspace grants them owner access).
-  return resolveWorkspace(ctx.db, principal, slug, 'writer');
 }
 
 export const maintenanceRoutes = [
@@ -132,33 +117,7 @@ export const maintenanceRoutes = [
     body: Schema.Struct({ agent_id: Schema.optionalKey(Schema.NullOr(Schema.String)), workspace: Schema.optionalKey(Schema.String) }),
     responses: { 202: QueryOutSchema, 404: null, 409: null, 422: null, 503: null },
     handler: async ({ ctx, principal, params, body }) => {
-      const rec = await maintenance.findRecommendation(ctx.db, params.recommendation_id);
-      if (!rec.remediation_sql) throw unprocessable(`a ${rec.kind} recommendation has nothing to apply: investigate it`, 'unprocessable_content');
-      if (rec.status === 'resolved') throw new AppError(409, 'conflict', 'the recommendation is resolved: its condition has cleared');
-      if (rec.status === 'applied' && rec.applied_query_id) {
-        const running = await readQuery(ctx, rec.applied_query_id);
-        if (running && (running.status === 'queued' || running.status === 'running')) {
-          throw new AppError(409, 'conflict', `the recommendation is being applied by query ${rec.applied_query_id}`);
-        }
-      }
-      const ws = await workspaceFor(ctx, principal, rec.catalog_id, body?.workspace);
-      await assertCatalogsWritable(ctx.db, [rec.catalog_id]);
-      const compute = await chooseCompute(ctx, principal, ws, body?.agent_id ?? null);
-      const id = await submitQuery(ctx, {
-        workspaceId: ws.workspace.id,
-        workspaceSlug: ws.workspace.slug,
-        userId: principal.user.id,
-        sql: rec.remediation_sql,
-        agentId: compute.agentId,
-        computePool: compute.pool,
-        timeoutS: ctx.config.QUERY_DEFAULT_TIMEOUT_S,
-        // A procedure rewrites the table's files and snapshots, not its rows: of the spec's statement types, an alter.
-        statementType: 'alter',
-        tables: [{ catalog: rec.catalog, schema: rec.schema, name: rec.table }],
-        catalog: rec.catalog,
-        origin: 'maintenance',
-      });
-      await maintenance.setRecommendationStatus(ctx.db, rec.id, 'applied', id);
+      const id = await applyRecommendation(ctx, principal, params.recommendation_id, { agentId: body?.agent_id ?? null, workspace: body?.workspace });
       return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
     },
   }),

@@ -3,7 +3,7 @@
 // sequence, and cancel (only before the cutover). Who: catalog managers (the catalogs permission or the creator).
 import { Schema } from 'effect';
 import { route, Limit, Uuid } from '../route.ts';
-import * as migrations from '../../domain/storageMigrations.ts';
+import * as migrations from '../../domain/storageMigrations/records.ts';
 import { findCatalog } from '../../domain/catalogs.ts';
 import { conflict, notFound } from '../../domain/errors.ts';
 import { actorOf } from '../../domain/audit.ts';

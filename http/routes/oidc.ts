@@ -3,7 +3,7 @@
 import { Schema } from 'effect';
 import type { FastifyRequest } from 'fastify';
 import { route } from '../route.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { AppError, notFound } from '../../domain/errors.ts';
 import { HANDSHAKE_COOKIE, HANDSHAKE_MAX_AGE_S, openHandshake, roleFromClaimGroups, sealHandshake } from '../../domain/oidc.ts';
 import { signInFederated } from '../../domain/federatedUsers.ts';

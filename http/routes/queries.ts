@@ -5,9 +5,9 @@ import { notFound, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
 import { QueryProfile } from '../../protocol/index.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
-import { readRowsPage } from '../rows.ts';
+import { readRowsPage } from '../../usecases/resultPages.ts';
 import { audit } from '../audit.ts';
-import { readQuery, submitChecked } from '../querySubmission.ts';
+import { readQuery, submitChecked } from '../../usecases/querySubmission.ts';
 
 export const RowsPage = Schema.Struct({
   // Each row is an object keyed by column name. Declared opaque: encoding a 1,000-row page field by field costs

@@ -8,10 +8,10 @@ import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
 import { unprocessable } from '../../domain/errors.ts';
 import * as saved from '../../domain/savedQueries.ts';
 import * as schedules from '../../domain/schedules.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import type { Principal } from '../../domain/identity.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
-import { submitFire } from '../scheduler.ts';
+import { runScheduleNow } from '../../usecases/scheduler.ts';
 import { successRow } from '../audit.ts';
 
 const WsParams = Schema.Struct({ workspace: Schema.String });
@@ -193,14 +193,9 @@ export const scheduleRoutes = [
     params: ScheduleParams,
     responses: { 202: schedules.RunOutSchema, 404: null },
     handler: async ({ ctx, ws, principal, params, req }) => {
+      // The success row is written in the run's own transaction: a crash cannot leave the run without it.
       const record = successRow(ctx, req, principal, { action: 'schedule.run', target: { kind: 'schedule', id: params.schedule_id }, details: { operation: 'run_schedule' } });
-      const { fire, runId } = await ctx.db.tx(async (tx) => {
-        const claimed = await schedules.claimManualFire(tx, ws!.workspace.id, params.schedule_id);
-        await record(tx);
-        return claimed;
-      });
-      if (fire) await submitFire(ctx, fire);
-      return { status: 202, body: await schedules.getRun(ctx.db, runId) };
+      return { status: 202, body: await runScheduleNow(ctx, ws!.workspace.id, params.schedule_id, record) };
     },
   }),
   route({

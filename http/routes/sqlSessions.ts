@@ -4,17 +4,16 @@
 // read as "switched off".
 import { Schema } from 'effect';
 import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
-import { AppError, conflict, forbidden, unavailable, unprocessable } from '../../domain/errors.ts';
+import { AppError, conflict, forbidden, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
 import * as sessions from '../../domain/sqlSessions.ts';
-import { readRowsPage } from '../rows.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 import { RowsPage } from './queries.ts';
-import { readQuery } from '../querySubmission.ts';
 import { checkStagingName } from '../../domain/sessionStaging.ts';
-import { assertSessionOwner, openSqlSession, submitSessionStatement } from '../sqlSessionOps.ts';
+import { assertSessionOwner, openSessionWaiting, runSessionStatement } from '../../usecases/sqlSessions.ts';
 import { catalogClientOf } from '../catalogService.ts';
+import { audit } from '../audit.ts';
 
 // Worded for clients that read a 404 containing "not enabled" as "SQL sessions are switched off".
 const gate = (ctx: AppContext) => {
@@ -77,19 +76,11 @@ export const sqlSessionRoutes = [
           fields: [{ field: 'wait_timeout_s', in: 'body', message: 'above 0, or on_wait_timeout=continue' }],
         });
       }
-      const id = await openSqlSession(ctx, principal, ws!, { agent_id: body?.agent_id ?? null, catalog: body?.catalog ?? null }, req.headers['user-agent']);
-      const settled = (v: { status: string }) => v.status !== 'opening' && v.status !== 'pending';
-      const view = waitS > 0 ? await ctx.host.waitFor('sqlSession', id, settled, waitS * 1000) : null;
-      const row = (await sessions.readSession(ctx.db, id))!;
-      if (view?.status === 'open' || row.status === 'open') {
-        return { status: 201, body: sessions.toSessionOut(row), headers: { location: `/api/sql/sessions/${id}` } };
-      }
-      if (row.status === 'failed' || row.status === 'closed') {
-        throw unavailable(`the session could not be opened: ${row.error ?? row.status}`, 'unavailable');
-      }
-      if (onWait === 'continue') return { status: 202, body: sessions.toSessionOut(row), headers: { location: `/api/sql/sessions/${id}` } };
-      await ctx.host.send('sqlSession', id, { type: 'close' });
-      throw new AppError(503, 'compute_starting', `the session did not open within ${waitS} s; try again`, undefined, { 'retry-after': '5' });
+      const { open, row } = await openSessionWaiting(ctx, principal, ws!, { agent_id: body?.agent_id ?? null, catalog: body?.catalog ?? null }, req.headers['user-agent'], {
+        waitS,
+        onWait,
+      });
+      return { status: open ? 201 : 202, body: sessions.toSessionOut(row), headers: { location: `/api/sql/sessions/${row.id}` } };
     },
   }),
   route({
@@ -169,19 +160,15 @@ export const sqlSessionRoutes = [
         throw waitTooLong('wait_timeout_s', c.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S, 'SQL_STATEMENT_MAX_WAIT_TIMEOUT_S');
       }
       if (body.first_page_limit != null && body.first_page_limit > 200) throw waitTooLong('first_page_limit', 200, 'the first page holds at most 200 rows');
-      const statementId = await submitSessionStatement(ctx, req, principal, s, { sql: body.sql, timeout_s: body.timeout_s ?? null });
-      const waitS = body.wait_timeout_s ?? 0;
-      if (waitS > 0) await ctx.host.waitForTerminal('statement', statementId, waitS * 1000);
-      const row = await readQuery(ctx, statementId);
-      const out = queries.toQueryOut(row);
-      if (waitS === 0 || ['queued', 'running'].includes(row.status)) return { status: 202, body: out };
-      const pageLimit = body.first_page_limit ?? c.SQL_STATEMENT_FIRST_PAGE_LIMIT;
-      if (pageLimit > 0 && row.status === 'done' && row.result_path) {
-        // Absent when the rows cannot be read now: the client reads them through /queries/{id}/rows.
-        const first = await readRowsPage(ctx, row, pageLimit, undefined).catch(() => undefined);
-        if (first) return { status: 200, body: { ...out, first_page: first } };
-      }
-      return { status: 200, body: out };
+      const ran = await runSessionStatement(ctx, (e) => audit(ctx, req, e), principal, s, {
+        sql: body.sql,
+        timeout_s: body.timeout_s ?? null,
+        waitS: body.wait_timeout_s ?? 0,
+        firstPageLimit: body.first_page_limit ?? c.SQL_STATEMENT_FIRST_PAGE_LIMIT,
+      });
+      const out = queries.toQueryOut(ran.row);
+      if (!ran.finished) return { status: 202, body: out };
+      return { status: 200, body: ran.firstPage ? { ...out, first_page: ran.firstPage } : out };
     },
   }),
   route({

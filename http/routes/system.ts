@@ -1,8 +1,8 @@
 // Version, liveness, readiness and metrics.
 import { Schema } from 'effect';
 import { route } from '../route.ts';
-import { AppError, unavailable, notFound } from '../../domain/errors.ts';
-import { startupWaits } from '../readiness.ts';
+import { notFound } from '../../domain/errors.ts';
+import { assertReady } from '../../usecases/readiness.ts';
 
 export const systemRoutes = [
   route({
@@ -22,8 +22,8 @@ export const systemRoutes = [
     summary: 'Liveness: the process answers',
     tags: ['system'],
     access: { kind: 'public' },
-    responses: { 200: Schema.Struct({ status: Schema.String }) },
-    handler: async () => ({ status: 200, body: { status: 'ok' } }),
+    responses: { 200: Schema.Struct({ status: Schema.Literal('ok') }) },
+    handler: async () => ({ status: 200, body: { status: 'ok' as const } }),
   }),
   route({
     method: 'GET',
@@ -36,17 +36,7 @@ export const systemRoutes = [
     access: { kind: 'public' },
     responses: { 200: Schema.Struct({ status: Schema.Literal('ready'), replica_id: Schema.String }), 503: null },
     handler: async ({ ctx }) => {
-      if (ctx.draining.value) throw unavailable('shutting down', 'not_ready');
-      try {
-        await Promise.race([
-          ctx.db.query('select 1'),
-          new Promise((_, rej) => setTimeout(() => rej(new Error('timeout')), 2000).unref()),
-        ]);
-      } catch {
-        throw unavailable('database unreachable', 'not_ready');
-      }
-      const waits = await startupWaits(ctx);
-      if (waits.length) throw new AppError(503, 'not_ready', `starting: waiting for ${waits.join('; ')}`, { waiting_for: waits });
+      await assertReady(ctx);
       return { status: 200, body: { status: 'ready', replica_id: ctx.config.REPLICA_ID } };
     },
   }),

@@ -13,7 +13,7 @@ import type { Principal } from '../../domain/identity.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';
 import * as worksheets from '../../domain/worksheets.ts';
 import type { Queryable } from '../../runtime/db.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../usecases/context.ts';
 
 const WsParams = Schema.Struct({ workspace: Schema.String });
 const SheetParams = Schema.Struct({ workspace: Schema.String, worksheet_id: Schema.String });

@@ -1,7 +1,8 @@
-// Elastic agents as Docker containers, through the Engine API (v1.43) of one daemon reached over TCP or a unix
-// socket. The container name carries the elastic id, so a repeated provision finds the container it created; labels
+// Elastic agents as Docker containers, through the Engine API (v1.41: Docker 20.10, Debian's docker.io, and every
+// later engine) of one daemon reached over TCP or a unix socket. The container name carries the elastic id, so a repeated provision finds the container it created; labels
 // carry the size, so the capacity check needs no state of its own.
 import { request } from 'node:http';
+import { AGENT_IMAGE_USER } from './agentImage.ts';
 import { ProvisionRefused, type ComputeProvider, type ManagedInstance, type ProvisionRequest } from './provider.ts';
 
 export interface DockerProviderOptions {
@@ -15,7 +16,7 @@ export interface DockerProviderOptions {
   pidsLimit?: number;
 }
 
-const API = '/v1.43';
+const API = '/v1.41';
 const GIB = 2 ** 30;
 const TIMEOUT_MS = 30_000;
 const LABEL = {
@@ -27,7 +28,7 @@ const LABEL = {
 } as const;
 const MANAGED_FILTER = encodeURIComponent(JSON.stringify({ label: [`${LABEL.managed}=true`] }));
 
-interface Target {
+export interface Target {
   socketPath?: string;
   hostname?: string;
   port?: number;
@@ -47,13 +48,13 @@ function parseHost(host: string): Target {
   return { hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : 2375 };
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   body: any;
 }
 
 /** The daemon's answers are JSON or empty (204, 304); anything else is kept as text for the error message. */
-function dockerCall(target: Target, method: string, path: string, body?: unknown): Promise<Answer> {
+export function dockerCall(target: Target, method: string, path: string, body?: unknown): Promise<Answer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -161,6 +162,8 @@ export function dockerProvider(opts: DockerProviderOptions): ComputeProvider {
           [LABEL.cpu]: String(req.cpu),
           [LABEL.memoryGb]: String(req.memoryGb),
         },
+        // Not root: nobody, whatever the image says (the data tmpfs below is that user's).
+        User: AGENT_IMAGE_USER,
         HostConfig: {
           ReadonlyRootfs: true,
           CapDrop: ['ALL'],
@@ -170,9 +173,9 @@ export function dockerProvider(opts: DockerProviderOptions): ComputeProvider {
           Memory: memoryBytes,
           NetworkMode: opts.network,
           Tmpfs: {
-            '/tmp': 'rw,noexec,nosuid,size=1g',
+            '/tmp': 'rw,noexec,nosuid,nodev,size=1g,mode=1777',
             // tmpfs pages count against the container's memory limit, so a larger size could never be filled
-            '/data': `rw,nosuid,size=${Math.max(1, Math.floor(memoryBytes / 2 ** 20))}m`,
+            '/data': `rw,nosuid,nodev,size=${Math.max(1, Math.floor(memoryBytes / 2 ** 20))}m,mode=0700,uid=65534,gid=65534`,
           },
           RestartPolicy: { Name: 'no' },
         },

@@ -1,5 +1,5 @@
 // The docker and Azure Container Instances providers against stand-in servers that implement only the endpoints the
-// providers use, answer the way the published APIs do (Docker Engine API v1.43, ARM ContainerInstance 2023-05-01,
+// providers use, answer the way the published APIs do (Docker Engine API v1.41, ARM ContainerInstance 2023-05-01,
 // Entra ID client credentials, IMDS) and refuse, with a 400, any request whose shape those APIs would refuse.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -105,8 +105,8 @@ function fakeDocker() {
   const find = (ref: string) => byName.get(ref) ?? [...byName.values()].find((c) => c.Id === ref || c.Id.startsWith(ref));
 
   const handler: Handler = (r, res) => {
-    if (!r.path.startsWith('/v1.43/')) return send(res, 400, { message: `client version missing from ${r.path}` });
-    const path = r.path.slice('/v1.43'.length);
+    if (!r.path.startsWith('/v1.41/')) return send(res, 400, { message: `client version missing from ${r.path}` });
+    const path = r.path.slice('/v1.41'.length);
     let m: RegExpMatchArray | null;
     if (r.method === 'GET' && path === '/info') return send(res, 200, { ...info, ServerVersion: '24.0.7' });
     if (r.method === 'GET' && path === '/containers/json') {
@@ -216,10 +216,10 @@ describe('dockerProvider', () => {
     const n = srv.requests.length;
     const { providerRef } = await p.provision(req);
     expect(since(n)).toEqual([
-      'GET /v1.43/info',
-      'GET /v1.43/containers/json',
-      'POST /v1.43/containers/create',
-      `POST /v1.43/containers/${providerRef}/start`,
+      'GET /v1.41/info',
+      'GET /v1.41/containers/json',
+      'POST /v1.41/containers/create',
+      `POST /v1.41/containers/${providerRef}/start`,
     ]);
     const listing = srv.requests[n + 1];
     expect(JSON.parse(listing.query.get('filters')!)).toMatchObject({ label: ['io.eider.managed=true'] });
@@ -245,8 +245,9 @@ describe('dockerProvider', () => {
       NetworkMode: 'eider-net',
       RestartPolicy: { Name: 'no' },
     });
-    expect(b.HostConfig.Tmpfs['/tmp']).toBe('rw,noexec,nosuid,size=1g');
-    expect(b.HostConfig.Tmpfs['/data']).toMatch(/^rw,nosuid,size=\d+[kmg]$/);
+    expect(b.HostConfig.Tmpfs['/tmp']).toBe('rw,noexec,nosuid,nodev,size=1g,mode=1777');
+    expect(b.HostConfig.Tmpfs['/data']).toMatch(/^rw,nosuid,nodev,size=\d+[kmg],mode=0700,uid=65534,gid=65534$/);
+    expect(b.User).toBe('65534:65534');
     expect(b.Env).toEqual(
       expect.arrayContaining([
         'CONTROL_PLANE_URL=http://cp:8080',
@@ -280,11 +281,11 @@ describe('dockerProvider', () => {
     const again = await p.provision(req);
     expect(again.providerRef).toBe(first.providerRef);
     expect(since(n)).toEqual([
-      'GET /v1.43/info',
-      'GET /v1.43/containers/json',
-      'POST /v1.43/containers/create',
-      `GET /v1.43/containers/eider-agent-${req.elasticId}/json`,
-      `POST /v1.43/containers/${first.providerRef}/start`,
+      'GET /v1.41/info',
+      'GET /v1.41/containers/json',
+      'POST /v1.41/containers/create',
+      `GET /v1.41/containers/eider-agent-${req.elasticId}/json`,
+      `POST /v1.41/containers/${first.providerRef}/start`,
     ]);
     expect(docker.byName.size).toBe(1);
   });
@@ -319,7 +320,7 @@ describe('dockerProvider', () => {
     await p.terminate(providerRef);
     await p.terminate(providerRef);
     const deletes = srv.requests.slice(n);
-    expect(deletes.map((r) => `${r.method} ${r.path}`)).toEqual([`DELETE /v1.43/containers/${providerRef}`, `DELETE /v1.43/containers/${providerRef}`]);
+    expect(deletes.map((r) => `${r.method} ${r.path}`)).toEqual([`DELETE /v1.41/containers/${providerRef}`, `DELETE /v1.41/containers/${providerRef}`]);
     for (const d of deletes) expect(Object.fromEntries(d.query)).toEqual({ force: 'true', v: 'true' });
     expect(docker.byName.size).toBe(0);
   });
@@ -336,7 +337,7 @@ describe('dockerProvider', () => {
     const n = srv.requests.length;
     const listed = await p.list();
     const q = srv.requests[n].query;
-    expect(srv.requests[n].path).toBe('/v1.43/containers/json');
+    expect(srv.requests[n].path).toBe('/v1.41/containers/json');
     expect(q.get('all')).toBe('true');
     expect(JSON.parse(q.get('filters')!)).toEqual({ label: ['io.eider.managed=true'] });
     expect(listed.sort((x, y) => x.elasticId.localeCompare(y.elasticId))).toEqual(
@@ -382,8 +383,8 @@ describe('dockerProvider', () => {
       expect(await p.list()).toEqual([{ providerRef, elasticId: req.elasticId, running: true }]);
       await p.terminate(providerRef);
       expect(await p.list()).toEqual([]);
-      expect(s.requests.every((r) => r.path.startsWith('/v1.43/'))).toBe(true);
-      expect(s.requests.map((r) => r.method + ' ' + r.path)).toContain(`DELETE /v1.43/containers/${providerRef}`);
+      expect(s.requests.every((r) => r.path.startsWith('/v1.41/'))).toBe(true);
+      expect(s.requests.map((r) => r.method + ' ' + r.path)).toContain(`DELETE /v1.41/containers/${providerRef}`);
     } finally {
       await s.close();
       rmSync(dir, { recursive: true, force: true });

@@ -5,8 +5,8 @@ import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ContainerClient } from '@azure/storage-blob';
 import { icebergRead } from 'icebird';
 import type { CatalogStack } from '../../catalog/harness.ts';
-import { planScan } from '../../agent/icebergScan.ts';
-import { TableStorage } from '../../agent/icebergStorage.ts';
+import { planScan } from '../../agent/iceberg/scan.ts';
+import { TableStorage } from '../../agent/iceberg/storage.ts';
 import type { TableMetadata } from '../../iceberg/metadata.ts';
 
 export async function loadMetadata(stack: CatalogStack, warehouse: string, ns: string, table: string): Promise<{ metadata: TableMetadata; config: Record<string, string> }> {

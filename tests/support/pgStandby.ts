@@ -20,7 +20,8 @@ export interface PrimaryAndStandby {
   stop(): void;
 }
 
-export async function primaryWithStandby(): Promise<PrimaryAndStandby> {
+/** `ports`: the primary's and the standby's (free ones when not given). */
+export async function primaryWithStandby(opts: { ports?: [number, number] } = {}): Promise<PrimaryAndStandby> {
   const bin = execFileSync('sh', [join(ROOT, 'scripts/ensure-postgresql-server.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
   const asRoot = process.getuid?.() === 0;
   const pwd = (() => {
@@ -37,7 +38,7 @@ export async function primaryWithStandby(): Promise<PrimaryAndStandby> {
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}${r.stdout}`);
     return r.stdout;
   };
-  const [primaryPort, standbyPort] = [await freePort(), await freePort()];
+  const [primaryPort, standbyPort] = opts.ports ?? [await freePort(), await freePort()];
   const primary = join(dir, 'primary');
   const standby = join(dir, 'standby');
   sh('initdb', '-D', primary, '-U', 'eider', '--auth=trust', '-E', 'UTF8', '--no-sync');

@@ -1,5 +1,8 @@
-// The one way the app talks to the api: same-origin fetch with the session cookie, JSON in and out, and every
-// failure turned into an ApiError carrying the envelope's code and message.
+// The one way the app talks to the api: `call('METHOD /api/path/{param}', {path, query, body})`, typed by the
+// server's operation map (generated.ts), over same-origin fetch with the session cookie, JSON in and out, and every
+// failure turned into an ApiError carrying the envelope's code and message. onlyTypedCalls.test.ts keeps every
+// call of the app going through here.
+import type { Operations } from './generated.ts';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -52,8 +55,16 @@ export interface RequestOptions {
   contentType?: string;
 }
 
-export async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: opts.text ? '*/*' : 'application/json', ...(opts.headers ?? {}) };
+async function request(method: string, path: string, opts: RequestOptions = {}): Promise<unknown> {
+  const res = await send(method, path, opts, opts.text ? '*/*' : 'application/json');
+  const text = await res.text();
+  if (opts.text) return text;
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Sends the request and answers the response when it succeeded; a failure becomes its ApiError. */
+async function send(method: string, path: string, opts: RequestOptions, accept: string): Promise<Response> {
+  const headers: Record<string, string> = { accept, ...(opts.headers ?? {}) };
   let body: string | undefined;
   if (opts.body !== undefined && opts.contentType && typeof opts.body === 'string') {
     headers['content-type'] = opts.contentType;
@@ -69,33 +80,63 @@ export async function request<T = any>(method: string, path: string, opts: Reque
     if ((e as Error)?.name === 'AbortError') throw e;
     throw new ApiError(0, 'network_error', 'the server could not be reached');
   }
+  if (res.ok) return res;
   const text = await res.text();
-  if (!res.ok) {
-    let parsed: any = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-    const err = new ApiError(
-      res.status,
-      String(parsed?.error ?? `http_${res.status}`),
-      String(parsed?.message ?? (text.slice(0, 200) || res.statusText)),
-      parsed?.details,
-    );
-    if (res.status === 401 && onUnauthorized && !path.startsWith('/api/auth/')) onUnauthorized();
-    throw err;
+  let parsed: any = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
   }
-  if (opts.text) return text as T;
-  return (text ? JSON.parse(text) : undefined) as T;
+  const err = new ApiError(
+    res.status,
+    String(parsed?.error ?? `http_${res.status}`),
+    String(parsed?.message ?? (text.slice(0, 200) || res.statusText)),
+    parsed?.details,
+  );
+  if (res.status === 401 && onUnauthorized && !path.startsWith('/api/auth/')) onUnauthorized();
+  throw err;
 }
 
-export const api = {
-  get: <T = any>(path: string, opts?: RequestOptions) => request<T>('GET', path, opts),
-  post: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => request<T>('POST', path, { ...opts, body }),
-  put: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => request<T>('PUT', path, { ...opts, body }),
-  patch: <T = any>(path: string, body?: unknown, opts?: RequestOptions) => request<T>('PATCH', path, { ...opts, body }),
-  del: <T = any>(path: string, opts?: RequestOptions) => request<T>('DELETE', path, opts),
-};
+/** An operation of the api by its method and path template, as the server's OpenAPI document names it. */
+export type Operation = keyof Operations;
+/** What the operation answers: its JSON body, or void when it answers 204. */
+export type ResponseOf<K extends Operation> = Operations[K]['response'];
+export type BodyOf<K extends Operation> = Operations[K]['body'];
+export type QueryOf<K extends Operation> = Operations[K]['query'];
+export type PathOf<K extends Operation> = Operations[K]['path'];
+
+type Has<T> = [T] extends [never] ? false : true;
+/** Path parameters and a body are required where the operation has them; its query is always optional. */
+type Sends<K extends Operation> = (Has<Operations[K]['path']> extends true ? { path: Operations[K]['path'] } : { path?: never }) &
+  (Has<Operations[K]['query']> extends true ? { query?: Operations[K]['query'] } : { query?: never }) &
+  (Has<Operations[K]['body']> extends true ? { body: Operations[K]['body'] } : { body?: never });
+export type CallOptions<K extends Operation> = Sends<K> & Omit<RequestOptions, 'query' | 'body'>;
+// The options may be left out when nothing in them is required (no path parameters, no body).
+type CallArgs<K extends Operation> = Partial<Sends<K>> extends Sends<K> ? [opts?: CallOptions<K>] : [opts: CallOptions<K>];
+
+/** The operation's URL path: the template with each `{param}` filled in, encoded. */
+export function pathOf<K extends Operation>(op: K, params?: Operations[K]['path']): string {
+  const template = op.slice(op.indexOf(' ') + 1);
+  const values = (params ?? {}) as Record<string, string>;
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (values[name] === undefined) throw new Error(`${op}: no value for {${name}}`);
+    return encodeURIComponent(values[name]);
+  });
+}
+
+/** Calls one operation; its path parameters, query, body and answer are typed by the operation. */
+export function call<K extends Operation>(op: K, ...[opts]: CallArgs<K>): Promise<ResponseOf<K>> {
+  const o = (opts ?? {}) as CallOptions<K> & { path?: Operations[K]['path']; query?: Query; body?: unknown };
+  const { path, ...rest } = o;
+  return request(op.slice(0, op.indexOf(' ')), pathOf(op, path), rest) as Promise<ResponseOf<K>>;
+}
+
+/** Calls an operation that streams (server-sent events): the successful response, to be read as it arrives. */
+export function callStream<K extends Operation>(op: K, ...[opts]: CallArgs<K>): Promise<Response> {
+  const o = (opts ?? {}) as CallOptions<K> & { path?: Operations[K]['path']; query?: Query; body?: unknown };
+  const { path, ...rest } = o;
+  return send(op.slice(0, op.indexOf(' ')), pathOf(op, path), rest, 'text/event-stream');
+}
 
 export const enc = encodeURIComponent;

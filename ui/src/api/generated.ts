@@ -9,7 +9,7 @@ export type ApplyMaintenanceRecommendationResponse = {
   user_id: string | null;
   user_name: string | null;
   sql: string;
-  status: string;
+  status: "queued" | "running" | "done" | "failed" | "cancelled";
   statement_type: string | null;
   origin: string;
   session_id: string | null;
@@ -85,7 +85,7 @@ export type CancelQueryResponse = {
   user_id: string | null;
   user_name: string | null;
   sql: string;
-  status: string;
+  status: "queued" | "running" | "done" | "failed" | "cancelled";
   statement_type: string | null;
   origin: string;
   session_id: string | null;
@@ -249,11 +249,11 @@ export type CreateCatalogTableBody = {
 export type CreateElasticAgentResponse = {
   id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -311,7 +311,7 @@ export type CreateQueryResponse = {
   user_id: string | null;
   user_name: string | null;
   sql: string;
-  status: string;
+  status: "queued" | "running" | "done" | "failed" | "cancelled";
   statement_type: string | null;
   origin: string;
   session_id: string | null;
@@ -370,7 +370,7 @@ export type CreateScheduleResponse = {
   created_by: string | null;
   next_run_at: string | null;
   last_run_at: string | null;
-  last_status: string | null;
+  last_status: ("queued" | "running" | "done" | "failed" | "skipped") | null;
 };
 export type CreateScheduleBody = {
   saved_query_id: string;
@@ -641,7 +641,7 @@ export type CreateSqlStatementResponse = {
   user_id: string | null;
   user_name: string | null;
   sql: string;
-  status: string;
+  status: "queued" | "running" | "done" | "failed" | "cancelled";
   statement_type: string | null;
   origin: string;
   session_id: string | null;
@@ -841,11 +841,11 @@ export type DeprecateSemanticModelResponse = {
 export type DisconnectAgentResponse = {
   id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -912,11 +912,11 @@ export type GetActorResponse = {
 export type GetAgentResponse = {
   id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -971,7 +971,7 @@ export type GetAgentComputeOptionsResponse = Array<{
 /** GET /api/admin/agents/{agent_id}/monitoring: Recent work of an agent: status, live queries, recent outcomes (use tier) */
 export type GetAgentMonitoringResponse = {
   agent_id: string;
-  status: string;
+  status: "healthy" | "unavailable";
   capabilities: Record<string, unknown>;
   connected_here: boolean;
   last_heartbeat_at: string | null;
@@ -1144,7 +1144,7 @@ export type GetClusterResponse = {
 
 /** GET /api/healthz: Liveness: the process answers */
 export type GetHealthResponse = {
-  status: string;
+  status: "ok";
 };
 
 /** GET /api/workspaces/{workspace}/lineage/backfill: The workspace’s latest lineage backfill: status, checkpoint and report */
@@ -1211,7 +1211,7 @@ export type GetQueryResponse = {
   user_id: string | null;
   user_name: string | null;
   sql: string;
-  status: string;
+  status: "queued" | "running" | "done" | "failed" | "cancelled";
   statement_type: string | null;
   origin: string;
   session_id: string | null;
@@ -1292,7 +1292,7 @@ export type GetScheduleResponse = {
   created_by: string | null;
   next_run_at: string | null;
   last_run_at: string | null;
-  last_status: string | null;
+  last_status: ("queued" | "running" | "done" | "failed" | "skipped") | null;
 };
 
 /** GET /api/workspaces/{workspace}/semantic/models/{model}: A model with its datasets, relationships, dimensions and metrics */
@@ -1552,11 +1552,11 @@ export type ListActorsResponse = {
 export type ListAdminAgentsResponse = Array<{
   id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -1576,7 +1576,7 @@ export type ListAdminAgentsResponse = Array<{
 export type ListAgentMetricsResponse = Array<{
   agent_id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   running_queries: number;
   queued_queries: number;
   memory_limit_bytes: number | null;
@@ -1587,11 +1587,11 @@ export type ListAgentMetricsResponse = Array<{
 export type ListAgentsResponse = Array<{
   id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -1625,7 +1625,7 @@ export type ListAuditEventsResponse = {
   items: Array<{
     id: string;
     at: string;
-    action: string;
+    action: "auth.login" | "auth.logout" | "token.create" | "token.revoke" | "user.role_change" | "workspace.member_change" | "grant.change" | "agent.bootstrap" | "agent.credential_revoke" | "catalog.change" | "backend.change" | "policy.reject" | "worksheet.share" | "access.denied" | "schedule.run" | "semantic.import" | "lineage.import";
     outcome: "success" | "failure";
     actor: {
       kind: "user" | "service_account" | "agent" | "anonymous";
@@ -1781,7 +1781,7 @@ export type ListQueriesResponse = {
     user_id: string | null;
     user_name: string | null;
     sql: string;
-    status: string;
+    status: "queued" | "running" | "done" | "failed" | "cancelled";
     statement_type: string | null;
     origin: string;
     session_id: string | null;
@@ -1850,7 +1850,7 @@ export type ListSchedulesResponse = Array<{
   created_by: string | null;
   next_run_at: string | null;
   last_run_at: string | null;
-  last_status: string | null;
+  last_status: ("queued" | "running" | "done" | "failed" | "skipped") | null;
 }>;
 
 /** GET /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}/dimensions: The dimensions a metric may be grouped and filtered by, with the join path to each */
@@ -1993,7 +1993,7 @@ export type ListSqlStatementsResponse = {
     user_id: string | null;
     user_name: string | null;
     sql: string;
-    status: string;
+    status: "queued" | "running" | "done" | "failed" | "cancelled";
     statement_type: string | null;
     origin: string;
     session_id: string | null;
@@ -2293,11 +2293,11 @@ export type RefreshCatalogStatsResponse = {
 export type RestartAgentResponse = {
   id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -2431,11 +2431,11 @@ export type StartLineageBackfillResponse = {
 export type TerminateAgentResponse = {
   id: string;
   name: string;
-  status: string;
+  status: "healthy" | "unavailable";
   version: string | null;
   capabilities: Record<string, unknown>;
-  access_tier: string;
-  access_mode: string;
+  access_tier: "use" | "operate" | "admin";
+  access_mode: "open" | "restricted";
   owner_url: string | null;
   connection_id: string | null;
   connected_at: string | null;
@@ -2514,7 +2514,7 @@ export type UpdateScheduleResponse = {
   created_by: string | null;
   next_run_at: string | null;
   last_run_at: string | null;
-  last_status: string | null;
+  last_status: ("queued" | "running" | "done" | "failed" | "skipped") | null;
 };
 export type UpdateScheduleBody = {
   cron?: string;
@@ -2762,3 +2762,1422 @@ export type ValidateSemanticModelResponse = {
   created_at: string;
   updated_at: string;
 };
+
+/** Every operation by its method and path template: what a call sends and what it answers. */
+export interface Operations {
+  "DELETE /api/admin/agents/{agent_id}": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/admin/agents/{agent_id}/credential": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/admin/agents/{agent_id}/grants/{grant_id}": {
+    path: {
+      agent_id: string;
+      grant_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/admin/service-accounts/{service_account_id}/pats/{pat_id}": {
+    path: {
+      service_account_id: string;
+      pat_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/admin/storage-backends/{storage_backend_id}": {
+    path: {
+      storage_backend_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/catalogs/{catalog_id}": {
+    path: {
+      catalog_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/me/pats/{pat_id}": {
+    path: {
+      pat_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/queries/{query_id}": {
+    path: {
+      query_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/sql/sessions/{session_id}": {
+    path: {
+      session_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/catalogs/{catalog}": {
+    path: {
+      workspace: string;
+      catalog: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/catalogs/{catalog}/grants/{grant_id}": {
+    path: {
+      workspace: string;
+      catalog: string;
+      grant_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/lineage/imports": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      provider: string | number;
+    };
+    body: never;
+    response: DeleteLineageImportsResponse;
+  };
+  "DELETE /api/workspaces/{workspace}/members/{user_id}": {
+    path: {
+      workspace: string;
+      user_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/saved-queries/{saved_query_id}": {
+    path: {
+      workspace: string;
+      saved_query_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/schedules/{schedule_id}": {
+    path: {
+      workspace: string;
+      schedule_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/semantic/imports": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      provider: "native" | "transform";
+    };
+    body: never;
+    response: DeleteSemanticImportsResponse;
+  };
+  "DELETE /api/workspaces/{workspace}/semantic/models/{model}": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/semantic/models/{model}/datasets/{dataset}": {
+    path: {
+      workspace: string;
+      model: string;
+      dataset: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/semantic/models/{model}/dimensions/{dimension}": {
+    path: {
+      workspace: string;
+      model: string;
+      dimension: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}": {
+    path: {
+      workspace: string;
+      model: string;
+      metric: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/semantic/models/{model}/relationships/{relationship}": {
+    path: {
+      workspace: string;
+      model: string;
+      relationship: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "DELETE /api/workspaces/{workspace}/worksheets/{worksheet_id}": {
+    path: {
+      workspace: string;
+      worksheet_id: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "GET /api/admin/actors": {
+    path: never;
+    query: {
+      kind?: string | number;
+      state?: string | number;
+      owner?: string | number;
+      live?: "true" | "false";
+      cursor?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: ListActorsResponse;
+  };
+  "GET /api/admin/actors/{kind}/{actor_id}": {
+    path: {
+      kind: string;
+      actor_id: string;
+    };
+    query: {
+      cursor?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: GetActorResponse;
+  };
+  "GET /api/admin/agents": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListAdminAgentsResponse;
+  };
+  "GET /api/admin/agents/{agent_id}": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetAgentResponse;
+  };
+  "GET /api/admin/agents/{agent_id}/access": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetAgentAccessResponse;
+  };
+  "GET /api/admin/agents/{agent_id}/monitoring": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetAgentMonitoringResponse;
+  };
+  "GET /api/admin/agents/compute-options": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetAgentComputeOptionsResponse;
+  };
+  "GET /api/admin/agents/metrics": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListAgentMetricsResponse;
+  };
+  "GET /api/admin/audit": {
+    path: never;
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+      action?: ("auth.login" | "auth.logout" | "token.create" | "token.revoke" | "user.role_change" | "workspace.member_change" | "grant.change" | "agent.bootstrap" | "agent.credential_revoke" | "catalog.change" | "backend.change" | "policy.reject" | "worksheet.share" | "access.denied" | "schedule.run" | "semantic.import" | "lineage.import") | (Array<"auth.login" | "auth.logout" | "token.create" | "token.revoke" | "user.role_change" | "workspace.member_change" | "grant.change" | "agent.bootstrap" | "agent.credential_revoke" | "catalog.change" | "backend.change" | "policy.reject" | "worksheet.share" | "access.denied" | "schedule.run" | "semantic.import" | "lineage.import">);
+      outcome?: "success" | "failure";
+      actor_id?: string | number;
+      since?: string | number;
+      until?: string | number;
+    };
+    body: never;
+    response: ListAuditEventsResponse;
+  };
+  "GET /api/admin/cluster": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetClusterResponse;
+  };
+  "GET /api/admin/machines": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListMachinesResponse;
+  };
+  "GET /api/admin/machines/{kind}/diagram": {
+    path: {
+      kind: string;
+    };
+    query: {
+      format?: "svg" | "mermaid";
+      actor?: string | number;
+    };
+    body: never;
+    response: GetMachineDiagramResponse;
+  };
+  "GET /api/admin/maintenance/policy": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetMaintenancePolicyResponse;
+  };
+  "GET /api/admin/service-accounts": {
+    path: never;
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: never;
+    response: ListServiceAccountsResponse;
+  };
+  "GET /api/admin/service-accounts/{service_account_id}/pats": {
+    path: {
+      service_account_id: string;
+    };
+    query: never;
+    body: never;
+    response: ListServiceAccountPatsResponse;
+  };
+  "GET /api/admin/storage-backends": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListStorageBackendsResponse;
+  };
+  "GET /api/admin/storage-backends/{storage_backend_id}": {
+    path: {
+      storage_backend_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetStorageBackendResponse;
+  };
+  "GET /api/admin/users": {
+    path: never;
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: never;
+    response: ListUsersResponse;
+  };
+  "GET /api/admin/users/{user_id}/workspaces": {
+    path: {
+      user_id: string;
+    };
+    query: never;
+    body: never;
+    response: ListUserWorkspacesResponse;
+  };
+  "GET /api/agents": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListAgentsResponse;
+  };
+  "GET /api/auth/methods": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetAuthMethodsResponse;
+  };
+  "GET /api/auth/oidc/{provider}/callback": {
+    path: {
+      provider: string;
+    };
+    query: never;
+    body: never;
+    response: GetOidcCallbackResponse;
+  };
+  "GET /api/auth/oidc/{provider}/login": {
+    path: {
+      provider: string;
+    };
+    query: never;
+    body: never;
+    response: void;
+  };
+  "GET /api/catalogs": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListCatalogsResponse;
+  };
+  "GET /api/catalogs/{catalog_id}": {
+    path: {
+      catalog_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetCatalogResponse;
+  };
+  "GET /api/catalogs/{catalog_id}/migrations": {
+    path: {
+      catalog_id: string;
+    };
+    query: {
+      cursor?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: ListCatalogMigrationsResponse;
+  };
+  "GET /api/catalogs/{catalog_id}/migrations/{migration_id}": {
+    path: {
+      catalog_id: string;
+      migration_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetCatalogMigrationResponse;
+  };
+  "GET /api/catalogs/{catalog_id}/migrations/{migration_id}/logs": {
+    path: {
+      catalog_id: string;
+      migration_id: string;
+    };
+    query: {
+      after?: string | number;
+    };
+    body: never;
+    response: GetCatalogMigrationLogsResponse;
+  };
+  "GET /api/healthz": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetHealthResponse;
+  };
+  "GET /api/maintenance/recommendations": {
+    path: never;
+    query: {
+      status?: (string | number) | (Array<string | number>);
+      workspace?: string | number;
+      catalog?: string | number;
+      schema?: string | number;
+      table?: string | number;
+      cursor?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: ListMaintenanceRecommendationsResponse;
+  };
+  "GET /api/me": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetMeResponse;
+  };
+  "GET /api/me/pats": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListMyPatsResponse;
+  };
+  "GET /api/metrics": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetMetricsResponse;
+  };
+  "GET /api/queries/{query_id}": {
+    path: {
+      query_id: string;
+    };
+    query: {
+      wait_timeout_s?: string | number;
+    };
+    body: never;
+    response: GetQueryResponse;
+  };
+  "GET /api/queries/{query_id}/profile": {
+    path: {
+      query_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetQueryProfileResponse;
+  };
+  "GET /api/queries/{query_id}/rows": {
+    path: {
+      query_id: string;
+    };
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+      offset?: string | number;
+    };
+    body: never;
+    response: GetQueryRowsResponse;
+  };
+  "GET /api/readyz": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetReadinessResponse;
+  };
+  "GET /api/setup/status": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetSetupStatusResponse;
+  };
+  "GET /api/sql/sessions/{session_id}": {
+    path: {
+      session_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetSqlSessionResponse;
+  };
+  "GET /api/sql/sessions/{session_id}/statements": {
+    path: {
+      session_id: string;
+    };
+    query: {
+      cursor?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: ListSqlStatementsResponse;
+  };
+  "GET /api/version": {
+    path: never;
+    query: never;
+    body: never;
+    response: GetVersionResponse;
+  };
+  "GET /api/workspaces": {
+    path: never;
+    query: never;
+    body: never;
+    response: ListWorkspacesResponse;
+  };
+  "GET /api/workspaces/{workspace}": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: never;
+    response: GetWorkspaceResponse;
+  };
+  "GET /api/workspaces/{workspace}/assistant/conversations": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: never;
+    response: ListAssistantConversationsResponse;
+  };
+  "GET /api/workspaces/{workspace}/assistant/conversations/{conversation_id}": {
+    path: {
+      workspace: string;
+      conversation_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetAssistantConversationResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: never;
+    response: ListWorkspaceCatalogsResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/grants": {
+    path: {
+      workspace: string;
+      catalog: string;
+    };
+    query: never;
+    body: never;
+    response: ListWorkspaceCatalogGrantsResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas": {
+    path: {
+      workspace: string;
+      catalog: string;
+    };
+    query: never;
+    body: never;
+    response: ListCatalogSchemasResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+    };
+    query: never;
+    body: never;
+    response: ListCatalogTablesResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: never;
+    body: never;
+    response: GetCatalogTableResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/health": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: never;
+    body: never;
+    response: GetCatalogTableHealthResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/lineage": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: {
+      direction?: "upstream" | "downstream" | "both";
+      depth?: string | number;
+      provider?: (string | number) | (Array<string | number>);
+      columns_for?: (string | number) | (Array<string | number>);
+    };
+    body: never;
+    response: GetTableLineageResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/sample": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: {
+      agent_id?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: GetCatalogTableSampleResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/semantic": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: {
+      column?: string | number;
+    };
+    body: never;
+    response: GetCatalogTableSemanticResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/snapshots": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: never;
+    body: never;
+    response: ListCatalogTableSnapshotsResponse;
+  };
+  "GET /api/workspaces/{workspace}/lineage/backfill": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: never;
+    response: GetLineageBackfillResponse;
+  };
+  "GET /api/workspaces/{workspace}/maintenance/health": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: never;
+    response: ListWorkspaceTableHealthResponse;
+  };
+  "GET /api/workspaces/{workspace}/members": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: never;
+    response: ListWorkspaceMembersResponse;
+  };
+  "GET /api/workspaces/{workspace}/queries": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      q?: string | number;
+      query_id?: string | number;
+      since?: string | number;
+      until?: string | number;
+      status?: (string | number) | (Array<string | number>);
+      statement_type?: (string | number) | (Array<string | number>);
+      slower_than_ms?: string | number;
+      sort?: "started_at" | "duration";
+      dir?: "asc" | "desc";
+      cursor?: string | number;
+      limit?: string | number;
+      origin?: (string | number) | (Array<string | number>);
+      session_id?: string | number;
+      agent_id?: string | number;
+      user_id?: string | number;
+      all_workspaces?: "true" | "false";
+    };
+    body: never;
+    response: ListQueriesResponse;
+  };
+  "GET /api/workspaces/{workspace}/saved-queries": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: never;
+    response: ListSavedQueriesResponse;
+  };
+  "GET /api/workspaces/{workspace}/saved-queries/{saved_query_id}": {
+    path: {
+      workspace: string;
+      saved_query_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetSavedQueryResponse;
+  };
+  "GET /api/workspaces/{workspace}/schedule-runs": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: never;
+    response: ListWorkspaceScheduleRunsResponse;
+  };
+  "GET /api/workspaces/{workspace}/schedules": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: never;
+    response: ListSchedulesResponse;
+  };
+  "GET /api/workspaces/{workspace}/schedules/{schedule_id}": {
+    path: {
+      workspace: string;
+      schedule_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetScheduleResponse;
+  };
+  "GET /api/workspaces/{workspace}/schedules/{schedule_id}/runs": {
+    path: {
+      workspace: string;
+      schedule_id: string;
+    };
+    query: {
+      limit?: string | number;
+      cursor?: string | number;
+    };
+    body: never;
+    response: ListScheduleRunsResponse;
+  };
+  "GET /api/workspaces/{workspace}/semantic/models": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      status?: ("draft" | "published" | "deprecated") | (Array<"draft" | "published" | "deprecated">);
+    };
+    body: never;
+    response: ListSemanticModelsResponse;
+  };
+  "GET /api/workspaces/{workspace}/semantic/models/{model}": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: never;
+    response: GetSemanticModelResponse;
+  };
+  "GET /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}/dimensions": {
+    path: {
+      workspace: string;
+      model: string;
+      metric: string;
+    };
+    query: never;
+    body: never;
+    response: ListSemanticMetricDimensionsResponse;
+  };
+  "GET /api/workspaces/{workspace}/semantic/search": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      q: string | number;
+      limit?: string | number;
+      status?: ("draft" | "published" | "deprecated") | (Array<"draft" | "published" | "deprecated">);
+    };
+    body: never;
+    response: SearchSemanticResponse;
+  };
+  "GET /api/workspaces/{workspace}/sql/sessions": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      status?: (string | number) | (Array<string | number>);
+      cursor?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: ListSqlSessionsResponse;
+  };
+  "GET /api/workspaces/{workspace}/worksheets": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      scope?: "mine" | "shared";
+      cursor?: string | number;
+      limit?: string | number;
+    };
+    body: never;
+    response: ListWorksheetsResponse;
+  };
+  "GET /api/workspaces/{workspace}/worksheets/{worksheet_id}": {
+    path: {
+      workspace: string;
+      worksheet_id: string;
+    };
+    query: never;
+    body: never;
+    response: GetWorksheetResponse;
+  };
+  "PATCH /api/admin/agents/{agent_id}/access-mode": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: UpdateAgentAccessModeBody;
+    response: UpdateAgentAccessModeResponse;
+  };
+  "PATCH /api/admin/service-accounts/{service_account_id}": {
+    path: {
+      service_account_id: string;
+    };
+    query: never;
+    body: UpdateServiceAccountBody;
+    response: UpdateServiceAccountResponse;
+  };
+  "PATCH /api/admin/storage-backends/{storage_backend_id}": {
+    path: {
+      storage_backend_id: string;
+    };
+    query: never;
+    body: UpdateStorageBackendCredentialsBody;
+    response: UpdateStorageBackendCredentialsResponse;
+  };
+  "PATCH /api/admin/users/{user_id}": {
+    path: {
+      user_id: string;
+    };
+    query: never;
+    body: UpdateUserBody;
+    response: UpdateUserResponse;
+  };
+  "PATCH /api/workspaces/{workspace}/saved-queries/{saved_query_id}": {
+    path: {
+      workspace: string;
+      saved_query_id: string;
+    };
+    query: never;
+    body: UpdateSavedQueryBody;
+    response: UpdateSavedQueryResponse;
+  };
+  "PATCH /api/workspaces/{workspace}/schedules/{schedule_id}": {
+    path: {
+      workspace: string;
+      schedule_id: string;
+    };
+    query: never;
+    body: UpdateScheduleBody;
+    response: UpdateScheduleResponse;
+  };
+  "PATCH /api/workspaces/{workspace}/semantic/models/{model}": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: UpdateSemanticModelBody;
+    response: UpdateSemanticModelResponse;
+  };
+  "PATCH /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}": {
+    path: {
+      workspace: string;
+      model: string;
+      metric: string;
+    };
+    query: never;
+    body: UpdateSemanticMetricBody;
+    response: UpdateSemanticMetricResponse;
+  };
+  "PATCH /api/workspaces/{workspace}/worksheets/{worksheet_id}": {
+    path: {
+      workspace: string;
+      worksheet_id: string;
+    };
+    query: never;
+    body: UpdateWorksheetBody;
+    response: UpdateWorksheetResponse;
+  };
+  "POST /api/admin/agents/{agent_id}/disconnect": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: DisconnectAgentResponse;
+  };
+  "POST /api/admin/agents/{agent_id}/restart": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: RestartAgentResponse;
+  };
+  "POST /api/admin/agents/{agent_id}/terminate": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: never;
+    response: TerminateAgentResponse;
+  };
+  "POST /api/admin/agents/bootstrap": {
+    path: never;
+    query: never;
+    body: CreateAgentBootstrapTokenBody;
+    response: CreateAgentBootstrapTokenResponse;
+  };
+  "POST /api/admin/agents/elastic": {
+    path: never;
+    query: never;
+    body: CreateElasticAgentBody;
+    response: CreateElasticAgentResponse;
+  };
+  "POST /api/admin/maintenance/scan": {
+    path: never;
+    query: never;
+    body: ScanMaintenanceBody;
+    response: ScanMaintenanceResponse;
+  };
+  "POST /api/admin/service-accounts": {
+    path: never;
+    query: never;
+    body: CreateServiceAccountBody;
+    response: CreateServiceAccountResponse;
+  };
+  "POST /api/admin/service-accounts/{service_account_id}/pats": {
+    path: {
+      service_account_id: string;
+    };
+    query: never;
+    body: CreateServiceAccountPatBody;
+    response: CreateServiceAccountPatResponse;
+  };
+  "POST /api/admin/storage-backends": {
+    path: never;
+    query: never;
+    body: CreateStorageBackendBody;
+    response: CreateStorageBackendResponse;
+  };
+  "POST /api/admin/users": {
+    path: never;
+    query: never;
+    body: CreateUserBody;
+    response: CreateUserResponse;
+  };
+  "POST /api/auth/login": {
+    path: never;
+    query: never;
+    body: CreateLoginBody;
+    response: CreateLoginResponse;
+  };
+  "POST /api/auth/logout": {
+    path: never;
+    query: never;
+    body: never;
+    response: void;
+  };
+  "POST /api/catalogs": {
+    path: never;
+    query: never;
+    body: CreateCatalogBody;
+    response: CreateCatalogResponse;
+  };
+  "POST /api/catalogs/{catalog_id}/migrations": {
+    path: {
+      catalog_id: string;
+    };
+    query: never;
+    body: StartCatalogMigrationBody;
+    response: StartCatalogMigrationResponse;
+  };
+  "POST /api/catalogs/{catalog_id}/migrations/{migration_id}/cancel": {
+    path: {
+      catalog_id: string;
+      migration_id: string;
+    };
+    query: never;
+    body: never;
+    response: CancelCatalogMigrationResponse;
+  };
+  "POST /api/maintenance/recommendations/{recommendation_id}/apply": {
+    path: {
+      recommendation_id: string;
+    };
+    query: never;
+    body: ApplyMaintenanceRecommendationBody;
+    response: ApplyMaintenanceRecommendationResponse;
+  };
+  "POST /api/maintenance/recommendations/{recommendation_id}/dismiss": {
+    path: {
+      recommendation_id: string;
+    };
+    query: never;
+    body: never;
+    response: DismissMaintenanceRecommendationResponse;
+  };
+  "POST /api/me/pats": {
+    path: never;
+    query: never;
+    body: CreateMyPatBody;
+    response: CreateMyPatResponse;
+  };
+  "POST /api/queries/{query_id}/cancel": {
+    path: {
+      query_id: string;
+    };
+    query: never;
+    body: never;
+    response: CancelQueryResponse;
+  };
+  "POST /api/setup/admin": {
+    path: never;
+    query: never;
+    body: CreateSetupAdminBody;
+    response: CreateSetupAdminResponse;
+  };
+  "POST /api/sql/sessions/{session_id}/staging-files": {
+    path: {
+      session_id: string;
+    };
+    query: never;
+    body: CreateSqlStagingFilesBody;
+    response: CreateSqlStagingFilesResponse;
+  };
+  "POST /api/sql/sessions/{session_id}/statements": {
+    path: {
+      session_id: string;
+    };
+    query: never;
+    body: CreateSqlStatementBody;
+    response: CreateSqlStatementResponse;
+  };
+  "POST /api/workspaces": {
+    path: never;
+    query: never;
+    body: CreateWorkspaceBody;
+    response: CreateWorkspaceResponse;
+  };
+  "POST /api/workspaces/{workspace}/assistant/conversations": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: CreateAssistantConversationBody;
+    response: CreateAssistantConversationResponse;
+  };
+  "POST /api/workspaces/{workspace}/assistant/conversations/{conversation_id}/messages": {
+    path: {
+      workspace: string;
+      conversation_id: string;
+    };
+    query: never;
+    body: CreateAssistantMessageBody;
+    response: CreateAssistantMessageResponse;
+  };
+  "POST /api/workspaces/{workspace}/catalogs/{catalog}/refresh-stats": {
+    path: {
+      workspace: string;
+      catalog: string;
+    };
+    query: never;
+    body: never;
+    response: RefreshCatalogStatsResponse;
+  };
+  "POST /api/workspaces/{workspace}/catalogs/{catalog}/schemas": {
+    path: {
+      workspace: string;
+      catalog: string;
+    };
+    query: never;
+    body: CreateCatalogSchemaBody;
+    response: CreateCatalogSchemaResponse;
+  };
+  "POST /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+    };
+    query: never;
+    body: CreateCatalogTableBody;
+    response: CreateCatalogTableResponse;
+  };
+  "POST /api/workspaces/{workspace}/lineage/backfill": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: never;
+    response: StartLineageBackfillResponse;
+  };
+  "POST /api/workspaces/{workspace}/lineage/imports": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: ImportLineageBody;
+    response: ImportLineageResponse;
+  };
+  "POST /api/workspaces/{workspace}/lineage/imports/{provider}": {
+    path: {
+      workspace: string;
+      provider: string;
+    };
+    query: never;
+    body: ImportLineageArtifactBody;
+    response: ImportLineageArtifactResponse;
+  };
+  "POST /api/workspaces/{workspace}/queries": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: CreateQueryBody;
+    response: CreateQueryResponse;
+  };
+  "POST /api/workspaces/{workspace}/saved-queries": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: CreateSavedQueryBody;
+    response: CreateSavedQueryResponse;
+  };
+  "POST /api/workspaces/{workspace}/schedules": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: CreateScheduleBody;
+    response: CreateScheduleResponse;
+  };
+  "POST /api/workspaces/{workspace}/schedules/{schedule_id}/run": {
+    path: {
+      workspace: string;
+      schedule_id: string;
+    };
+    query: never;
+    body: never;
+    response: RunScheduleResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/compile": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      published_only?: "true" | "false";
+    };
+    body: CompileSemanticQueryBody;
+    response: CompileSemanticQueryResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/imports/{provider}": {
+    path: {
+      workspace: string;
+      provider: string;
+    };
+    query: {
+      reconcile?: "provider_run" | "none";
+    };
+    body: ImportSemanticModelsBody;
+    response: ImportSemanticModelsResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: CreateSemanticModelBody;
+    response: CreateSemanticModelResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models/{model}/datasets": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: CreateSemanticDatasetBody;
+    response: CreateSemanticDatasetResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models/{model}/deprecate": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: never;
+    response: DeprecateSemanticModelResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models/{model}/dimensions": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: CreateSemanticDimensionBody;
+    response: CreateSemanticDimensionResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models/{model}/metrics": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: CreateSemanticMetricBody;
+    response: CreateSemanticMetricResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models/{model}/publish": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: never;
+    response: PublishSemanticModelResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models/{model}/relationships": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: CreateSemanticRelationshipBody;
+    response: CreateSemanticRelationshipResponse;
+  };
+  "POST /api/workspaces/{workspace}/semantic/models/{model}/validate": {
+    path: {
+      workspace: string;
+      model: string;
+    };
+    query: never;
+    body: never;
+    response: ValidateSemanticModelResponse;
+  };
+  "POST /api/workspaces/{workspace}/sql/sessions": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: CreateSqlSessionBody;
+    response: CreateSqlSessionResponse;
+  };
+  "POST /api/workspaces/{workspace}/worksheets": {
+    path: {
+      workspace: string;
+    };
+    query: never;
+    body: CreateWorksheetBody;
+    response: CreateWorksheetResponse;
+  };
+  "PUT /api/admin/agents/{agent_id}/grants": {
+    path: {
+      agent_id: string;
+    };
+    query: never;
+    body: PutAgentGrantBody;
+    response: PutAgentGrantResponse;
+  };
+  "PUT /api/admin/maintenance/policy": {
+    path: never;
+    query: never;
+    body: PutMaintenancePolicyBody;
+    response: PutMaintenancePolicyResponse;
+  };
+  "PUT /api/workspaces/{workspace}/catalogs/{catalog}": {
+    path: {
+      workspace: string;
+      catalog: string;
+    };
+    query: never;
+    body: AttachWorkspaceCatalogBody;
+    response: AttachWorkspaceCatalogResponse;
+  };
+  "PUT /api/workspaces/{workspace}/catalogs/{catalog}/grants": {
+    path: {
+      workspace: string;
+      catalog: string;
+    };
+    query: never;
+    body: PutWorkspaceCatalogGrantBody;
+    response: PutWorkspaceCatalogGrantResponse;
+  };
+  "PUT /api/workspaces/{workspace}/members/{user_id}": {
+    path: {
+      workspace: string;
+      user_id: string;
+    };
+    query: never;
+    body: PutWorkspaceMemberBody;
+    response: PutWorkspaceMemberResponse;
+  };
+}
+
+/** The values each query parameter with a fixed set accepts, by operation (filters offer these). */
+export const queryLiterals = {
+  "DELETE /api/workspaces/{workspace}/semantic/imports": {
+    provider: ["native", "transform"],
+  },
+  "GET /api/admin/actors": {
+    live: ["true", "false"],
+  },
+  "GET /api/admin/audit": {
+    action: ["auth.login", "auth.logout", "token.create", "token.revoke", "user.role_change", "workspace.member_change", "grant.change", "agent.bootstrap", "agent.credential_revoke", "catalog.change", "backend.change", "policy.reject", "worksheet.share", "access.denied", "schedule.run", "semantic.import", "lineage.import"],
+    outcome: ["success", "failure"],
+  },
+  "GET /api/admin/machines/{kind}/diagram": {
+    format: ["svg", "mermaid"],
+  },
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/lineage": {
+    direction: ["upstream", "downstream", "both"],
+  },
+  "GET /api/workspaces/{workspace}/queries": {
+    sort: ["started_at", "duration"],
+    dir: ["asc", "desc"],
+    all_workspaces: ["true", "false"],
+  },
+  "GET /api/workspaces/{workspace}/semantic/models": {
+    status: ["draft", "published", "deprecated"],
+  },
+  "GET /api/workspaces/{workspace}/semantic/search": {
+    status: ["draft", "published", "deprecated"],
+  },
+  "GET /api/workspaces/{workspace}/worksheets": {
+    scope: ["mine", "shared"],
+  },
+  "POST /api/workspaces/{workspace}/semantic/compile": {
+    published_only: ["true", "false"],
+  },
+  "POST /api/workspaces/{workspace}/semantic/imports/{provider}": {
+    reconcile: ["provider_run", "none"],
+  },
+} as const;

@@ -1,25 +1,21 @@
-// Response shapes the app reads. Those the server declares come from its OpenAPI document (generated.ts, written by
-// `node bin/eider.ts openapi --typescript`), so a server change that breaks the app fails the app's typecheck; the
-// profile's recursive operator tree is closed here over the generated type.
+// Names for the generated shapes (generated.ts, written from the server's OpenAPI document by `node bin/eider.ts
+// openapi --typescript`) that screens pass between components; a call's own types come from its operation (call in
+// client.ts). The profile's recursive operator tree and the rows of a page are closed here over the generated types.
 import type * as Api from './generated.ts';
 
 export type User = Api.GetMeResponse;
-export type AuthMethods = Api.GetAuthMethodsResponse;
 export type Workspace = Api.ListWorkspacesResponse[number];
-export type Member = Api.ListWorkspaceMembersResponse[number];
 export type Token = Api.ListMyPatsResponse[number];
 export type IssuedToken = Api.CreateMyPatResponse;
-export type ServiceAccount = Api.ListServiceAccountsResponse['items'][number];
 export type QueryOut = Api.GetQueryResponse;
 export type ColumnSchema = NonNullable<QueryOut['column_schema']>[number];
 /** the server declares rows opaque (see http/routes/queries.ts); each is an object keyed by column name */
 export type RowsPage = Omit<Api.GetQueryRowsResponse, 'rows'> & { rows: Array<Record<string, unknown>> };
+export const asRowsPage = (page: Api.GetQueryRowsResponse) => page as RowsPage;
 export type Agent = Api.ListAgentsResponse[number];
 /** an elastic agent's lifecycle: null on agents that were not provisioned by elastic compute */
 export type ElasticInfo = NonNullable<Agent['elastic']>;
 export type ComputeOption = Api.GetAgentComputeOptionsResponse[number];
-/** an agent's access mode, grants and the principals that could be granted a tier (admin tier) */
-export type AgentAccess = Api.GetAgentAccessResponse;
 export type CatalogOut = Api.ListCatalogsResponse[number];
 /** a catalog as a workspace's listing shows it: with is_default and the attachment's access_mode */
 export type WorkspaceCatalog = Api.ListWorkspaceCatalogsResponse[number];
@@ -27,15 +23,13 @@ export type TableOut = Api.GetCatalogTableResponse;
 export type StorageBackend = Api.ListStorageBackendsResponse[number];
 export type UpdateStorageBackendCredentialsBody = Api.UpdateStorageBackendCredentialsBody;
 export type Cluster = Api.GetClusterResponse;
-export type MachineDefinition = Api.ListMachinesResponse[number];
-export type SqlSession = Api.GetSqlSessionResponse;
 export type Lineage = Api.GetTableLineageResponse;
 export type SavedQuery = Api.GetSavedQueryResponse;
+export type SavedQueryPage = Api.ListSavedQueriesResponse;
 /** a worksheet kept on the server: the caller's own (editable), or one another member shared with the workspace */
 export type WorksheetOut = Api.GetWorksheetResponse;
 export type WorksheetPage = Api.ListWorksheetsResponse;
 export type Schedule = Api.GetScheduleResponse;
-export type ScheduleRun = Api.ListScheduleRunsResponse['items'][number];
 export type ActorSummary = Api.ListActorsResponse['items'][number];
 /** a workspace table's health as the Lakehouse health page lists it (worst first) */
 export type TableHealthRow = Api.ListWorkspaceTableHealthResponse[number];
@@ -46,27 +40,16 @@ export type RecommendationStatus = Recommendation['status'];
 export type MaintenancePolicy = Api.GetMaintenancePolicyResponse;
 export type MaintenancePolicyBody = Api.PutMaintenancePolicyBody;
 export type ScanReport = Api.ScanMaintenanceResponse;
-export type ApplyRecommendationBody = Api.ApplyMaintenanceRecommendationBody;
-
-export interface Page<T> {
-  items: T[];
-  cursor: string | null;
-  has_more: boolean;
-}
-
-export type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
 /** The profile as the server declares it; the operator tree is recursive, which the generated type leaves open. */
 type GeneratedOperator = NonNullable<Api.GetQueryProfileResponse['operators']>;
 export type ProfileOperator = Omit<GeneratedOperator, 'children'> & { children: ProfileOperator[] };
 export type QueryProfile = Omit<Api.GetQueryProfileResponse, 'operators'> & { operators: ProfileOperator | null };
+export const asProfile = (profile: Api.GetQueryProfileResponse) => profile as QueryProfile;
 
 /** an actor as the inspection endpoint answers it: the actor with a page of its transitions */
 export type ActorDetail = Api.GetActorResponse;
 export type ActorOut = Omit<ActorDetail, 'transitions'>;
 export type TransitionOut = ActorDetail['transitions']['items'][number];
 export type SemanticModel = Api.GetSemanticModelResponse;
-export type SemanticModelSummary = Api.ListSemanticModelsResponse[number];
-export type MetricDimension = Api.ListSemanticMetricDimensionsResponse[number];
 export type CompiledQuery = Api.CompileSemanticQueryResponse;
-export type CompileRequest = Api.CompileSemanticQueryBody;

@@ -1,6 +1,6 @@
 // Boot sequence: first-run setup when no admin exists, sign-in when there is no session, else the signed-in app.
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiError, setUnauthorizedHandler } from '../api/client.ts';
+import { ApiError, call, setUnauthorizedHandler } from '../api/client.ts';
 import type { User, Workspace } from '../api/types.ts';
 import { SessionContext, type Session } from './session.tsx';
 import { SetupScreen } from '../screens/SetupScreen.tsx';
@@ -21,10 +21,10 @@ export function App() {
 
   const load = useCallback(async () => {
     try {
-      const status = await api.get<{ needs_admin: boolean }>('/api/setup/status');
+      const status = await call('GET /api/setup/status');
       if (status.needs_admin) return setBoot({ kind: 'setup' });
-      const user = await api.get<User>('/api/me');
-      const workspaces = await api.get<Workspace[]>('/api/workspaces');
+      const user = await call('GET /api/me');
+      const workspaces = await call('GET /api/workspaces');
       setBoot({ kind: 'ready', user, workspaces });
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) setBoot({ kind: 'signin' });
@@ -58,7 +58,7 @@ export function App() {
     refresh: load,
     signOut: async () => {
       try {
-        await api.post('/api/auth/logout');
+        await call('POST /api/auth/logout');
       } finally {
         forgetAllRefused();
         setBoot({ kind: 'signin', notice: 'Signed out.' });

@@ -1,11 +1,24 @@
 // A cursor-paged collection ({items, cursor, has_more}) read one page at a time with "Load more".
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, type Query } from '../api/client.ts';
-import type { Page } from '../api/types.ts';
+import { call, type Operation, type PathOf, type QueryOf, type ResponseOf } from '../api/client.ts';
+
+/** The operations that answer a page: GETs without path parameters whose answer is {items, cursor, has_more}. */
+type PagedOperation = {
+  [K in Operation]: K extends `GET ${string}`
+    ? [PathOf<K>] extends [never]
+      ? ResponseOf<K> extends { items: unknown[]; cursor: string | null; has_more: boolean }
+        ? QueryOf<K> extends { limit?: unknown; cursor?: unknown }
+          ? K
+          : never
+        : never
+      : never
+    : never;
+}[Operation];
+type ItemOf<K extends PagedOperation> = ResponseOf<K> extends { items: Array<infer T> } ? T : never;
 
 /** `query` adds filters to every page's request; a change of them reads the first page again. */
-export function usePaged<T>(path: string, limit = 100, query?: Query) {
-  const [items, setItems] = useState<T[]>([]);
+export function usePaged<K extends PagedOperation>(op: K, limit = 100, query?: Omit<QueryOf<K>, 'limit' | 'cursor'>) {
+  const [items, setItems] = useState<Array<ItemOf<K>>>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [hasMore, setHasMore] = useState(false);
   const [loading, setLoading] = useState(true);
@@ -21,7 +34,13 @@ export function usePaged<T>(path: string, limit = 100, query?: Query) {
       setLoading(true);
       setError(null);
       try {
-        const page = await api.get<Page<T>>(path, { query: { ...(JSON.parse(filters) as Query), limit, cursor: after } });
+        // TypeScript cannot check a call whose operation is a type parameter: PagedOperation holds what it needs (no
+        // path parameters, a limit and a cursor, an answer of {items, cursor, has_more}), and `op` is one of them.
+        const page = (await call<PagedOperation>(op, { query: { ...JSON.parse(filters), limit, cursor: after ?? undefined } } as never)) as {
+          items: Array<ItemOf<K>>;
+          cursor: string | null;
+          has_more: boolean;
+        };
         if (mine !== seq.current) return;
         setItems((prev) => (after ? [...prev, ...page.items] : page.items));
         setCursor(page.cursor);
@@ -32,7 +51,7 @@ export function usePaged<T>(path: string, limit = 100, query?: Query) {
         if (mine === seq.current) setLoading(false);
       }
     },
-    [path, limit, filters],
+    [op, limit, filters],
   );
   useEffect(() => {
     void load(null);

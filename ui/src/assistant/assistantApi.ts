@@ -1,6 +1,6 @@
 // The assistant's API as the panel uses it. Shapes come from the server's OpenAPI document (generated.ts). A turn is
 // posted with `Accept: text/event-stream` and read as it streams (docs/assistant.md lists the events).
-import { api, ApiError, enc } from '../api/client.ts';
+import { ApiError, call, callStream } from '../api/client.ts';
 import type * as Api from '../api/generated.ts';
 
 export type Conversation = Api.CreateAssistantConversationResponse;
@@ -20,11 +20,11 @@ export type TurnEvent =
   | { event: 'done'; data: TurnOut }
   | { event: 'error'; data: { error: string; message: string; details?: unknown } };
 
-const base = (ws: string) => `/api/workspaces/${enc(ws)}/assistant/conversations`;
-
-export const listConversations = (ws: string, signal?: AbortSignal) => api.get<ConversationPage>(base(ws), { query: { limit: 50 }, signal });
-export const createConversation = (ws: string) => api.post<Conversation>(base(ws), {});
-export const getConversation = (ws: string, id: string, signal?: AbortSignal) => api.get<ConversationDetail>(`${base(ws)}/${enc(id)}`, { signal });
+export const listConversations = (ws: string, signal?: AbortSignal) =>
+  call('GET /api/workspaces/{workspace}/assistant/conversations', { path: { workspace: ws }, query: { limit: 50 }, signal });
+export const createConversation = (ws: string) => call('POST /api/workspaces/{workspace}/assistant/conversations', { path: { workspace: ws }, body: {} });
+export const getConversation = (ws: string, id: string, signal?: AbortSignal) =>
+  call('GET /api/workspaces/{workspace}/assistant/conversations/{conversation_id}', { path: { workspace: ws, conversation_id: id }, signal });
 
 /** True for the answer of an assistant that is switched off (or not configured) on this server. */
 export const isOff = (e: unknown) => e instanceof ApiError && e.status === 503;
@@ -34,27 +34,10 @@ export const isOff = (e: unknown) => e instanceof ApiError && e.status === 503;
  * turn's final answer. A refusal before the stream starts (409, 429, 503…) rejects with its ApiError.
  */
 export async function runTurn(ws: string, conversationId: string, body: MessageBody, onEvent: (e: TurnEvent) => void): Promise<TurnOut> {
-  let res: Response;
-  try {
-    res = await fetch(`${base(ws)}/${enc(conversationId)}/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify(body),
-      credentials: 'same-origin',
-    });
-  } catch {
-    throw new ApiError(0, 'network_error', 'the server could not be reached');
-  }
-  if (!res.ok) {
-    const text = await res.text();
-    let parsed: any = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = null;
-    }
-    throw new ApiError(res.status, String(parsed?.error ?? `http_${res.status}`), String(parsed?.message ?? res.statusText), parsed?.details);
-  }
+  const res = await callStream('POST /api/workspaces/{workspace}/assistant/conversations/{conversation_id}/messages', {
+    path: { workspace: ws, conversation_id: conversationId },
+    body,
+  });
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return (await res.json()) as TurnOut;
   let done: TurnOut | null = null;
   let failed: ApiError | null = null;

@@ -2,7 +2,7 @@
 // state highlighted (the server draws it; in dark mode restyled to a dark panel), and the actor's transitions,
 // newest first, with times. Refreshes while the actor is not in a final state.
 import { useEffect, useRef, useState } from 'react';
-import { api, ApiError, enc } from '../api/client.ts';
+import { ApiError, call } from '../api/client.ts';
 import type { ActorDetail, ActorOut, TransitionOut } from '../api/types.ts';
 import { useDark } from '../app/theme.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -54,8 +54,7 @@ export function StateDiagram(props: { kind: string; actorId?: string; version?: 
   const dark = useDark();
   useEffect(() => {
     let live = true;
-    api
-      .get<string>(`/api/admin/machines/${enc(props.kind)}/diagram`, { query: { actor: props.actorId }, text: true })
+    call('GET /api/admin/machines/{kind}/diagram', { path: { kind: props.kind }, query: { actor: props.actorId }, text: true })
       .then((text) => {
         if (!live) return;
         setSvg(text);
@@ -98,7 +97,7 @@ function useActor(kind: string, id: string) {
         let page: ActorPage;
         const seen = new Map<number, TransitionOut>();
         for (;;) {
-          page = readActor(await api.get<ActorDetail>(`/api/admin/actors/${enc(kind)}/${enc(id)}`, { signal: ctl.signal, query: { limit: PAGE, cursor } }));
+          page = readActor(await call('GET /api/admin/actors/{kind}/{actor_id}', { path: { kind, actor_id: id }, signal: ctl.signal, query: { limit: PAGE, cursor: cursor ?? undefined } }));
           for (const t of page.transitions) seen.set(t.seq, t);
           if (!page.cursor) break;
           cursor = page.cursor;

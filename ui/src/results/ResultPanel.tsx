@@ -4,8 +4,8 @@
 // A DDL or DML statement has no grid, just its outcome. An EXPLAIN's result (DuckDB's plan as text) opens on its
 // Plan view, the text monospaced. A result the agent no longer keeps (retention) says so.
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { api, ApiError, enc } from '../api/client.ts';
-import type { ColumnSchema, QueryOut, QueryProfile, RowsPage } from '../api/types.ts';
+import { ApiError, call } from '../api/client.ts';
+import { asProfile, asRowsPage, type ColumnSchema, type QueryOut } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { formatCount, formatDuration } from '../components/format.ts';
@@ -20,11 +20,11 @@ import { Icon } from '../components/Icon.tsx';
 
 /** Pages one after another by cursor (CSV export reads the whole result this way). */
 export const fetchRows = (queryId: string) => (cursor: string | null, limit: number) =>
-  api.get<RowsPage>(`/api/queries/${enc(queryId)}/rows`, { query: { limit, cursor } });
+  call('GET /api/queries/{query_id}/rows', { path: { query_id: queryId }, query: { limit, cursor: cursor ?? undefined } }).then(asRowsPage);
 
 /** The page that starts at a row (the grid jumps anywhere in a result this way). */
 export const fetchRowsAt = (queryId: string) => (offset: number, limit: number) =>
-  api.get<RowsPage>(`/api/queries/${enc(queryId)}/rows`, { query: { limit, offset } });
+  call('GET /api/queries/{query_id}/rows', { path: { query_id: queryId }, query: { limit, offset } }).then(asRowsPage);
 
 function download(chunks: string[], name: string) {
   const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv;charset=utf-8' }));
@@ -278,7 +278,7 @@ export function ResultPanel(props: { query: QueryOut }) {
 }
 
 function ProfilePane(props: { queryId: string }) {
-  const profile = useAsync((signal) => api.get<QueryProfile>(`/api/queries/${enc(props.queryId)}/profile`, { signal }), [props.queryId]);
+  const profile = useAsync((signal) => call('GET /api/queries/{query_id}/profile', { path: { query_id: props.queryId }, signal }).then(asProfile), [props.queryId]);
   if (profile.error) return <ErrorNotice error={profile.error} what="Profile" />;
   if (!profile.data) return <Loading label="Loading profile…" />;
   return <ProfileTree profile={profile.data} />;

@@ -1,8 +1,7 @@
 // One agent: its details and live connection state chart; for its admins, disconnect, credential revocation,
 // access mode and grants.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../api/client.ts';
-import type { Agent, AgentAccess } from '../api/types.ts';
+import { type BodyOf, call } from '../api/client.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { currencyOf, useComputeOptions } from '../app/useComputeOptions.ts';
 import { StateChart, StateDiagram } from '../charts/StateChart.tsx';
@@ -17,7 +16,7 @@ import { TableHead } from '../components/TableHead.tsx';
 const tierRank: Record<string, number> = { use: 1, operate: 2, admin: 3 };
 
 export function AgentDetailScreen(props: { id: string }) {
-  const agent = useAsync((signal) => api.get<Agent>(`/api/admin/agents/${enc(props.id)}`, { signal }), [props.id]);
+  const agent = useAsync((signal) => call('GET /api/admin/agents/{agent_id}', { path: { agent_id: props.id }, signal }), [props.id]);
   // for the currency of an elastic agent's price (readable by agent managers only)
   const options = useComputeOptions();
   const [error, setError] = useState<unknown>(null);
@@ -81,10 +80,10 @@ export function AgentDetailScreen(props: { id: string }) {
       </dl>
       {tier >= 2 ? (
         <div className="row">
-          <button type="button" className="secondary" onClick={() => void act('Disconnect this agent', () => api.post(`/api/admin/agents/${enc(a.id)}/disconnect`))}>
+          <button type="button" className="secondary" onClick={() => void act('Disconnect this agent', () => call('POST /api/admin/agents/{agent_id}/disconnect', { path: { agent_id: a.id } }))}>
             Disconnect
           </button>
-          <button type="button" className="danger" onClick={() => void act('Revoke this agent’s credentials', () => api.del(`/api/admin/agents/${enc(a.id)}/credential`))}>
+          <button type="button" className="danger" onClick={() => void act('Revoke this agent’s credentials', () => call('DELETE /api/admin/agents/{agent_id}/credential', { path: { agent_id: a.id } }))}>
             Revoke credentials
           </button>
           {a.elastic ? (
@@ -93,7 +92,7 @@ export function AgentDetailScreen(props: { id: string }) {
                 type="button"
                 className="danger"
                 disabled={!elasticStoppable(a.elastic)}
-                onClick={() => void act('Stop this elastic agent (its running work fails)', () => api.post(`/api/admin/agents/${enc(a.id)}/terminate`))}
+                onClick={() => void act('Stop this elastic agent (its running work fails)', () => call('POST /api/admin/agents/{agent_id}/terminate', { path: { agent_id: a.id } }))}
               >
                 Stop
               </button>
@@ -101,7 +100,7 @@ export function AgentDetailScreen(props: { id: string }) {
                 type="button"
                 className="secondary"
                 disabled={!elasticStopped(a.elastic)}
-                onClick={() => void act('Start this elastic agent again', () => api.post(`/api/admin/agents/${enc(a.id)}/restart`))}
+                onClick={() => void act('Start this elastic agent again', () => call('POST /api/admin/agents/{agent_id}/restart', { path: { agent_id: a.id } }))}
               >
                 Start again
               </button>
@@ -126,11 +125,11 @@ export function AgentDetailScreen(props: { id: string }) {
 }
 
 function AccessPanel(props: { agentId: string }) {
-  const base = `/api/admin/agents/${enc(props.agentId)}`;
-  const access = useAsync((signal) => api.get<AgentAccess>(`${base}/access`, { signal }), [base]);
+  const path = { agent_id: props.agentId };
+  const access = useAsync((signal) => call('GET /api/admin/agents/{agent_id}/access', { path, signal }), [props.agentId]);
   const [principal, setPrincipal] = useState<'user_id' | 'workspace_id'>('user_id');
   const [target, setTarget] = useState('');
-  const [tier, setTier] = useState('use');
+  const [tier, setTier] = useState<BodyOf<'PUT /api/admin/agents/{agent_id}/grants'>['tier']>('use');
   const [error, setError] = useState<unknown>(null);
 
   const run = async (fn: () => Promise<unknown>) => {
@@ -144,7 +143,7 @@ function AccessPanel(props: { agentId: string }) {
   };
   const grant = (e: FormEvent) => {
     e.preventDefault();
-    void run(() => api.put(`${base}/grants`, { [principal]: target.trim(), tier }));
+    void run(() => call('PUT /api/admin/agents/{agent_id}/grants', { path, body: { [principal]: target.trim(), tier } }));
   };
 
   return (
@@ -157,7 +156,7 @@ function AccessPanel(props: { agentId: string }) {
             Access mode
             <select
               value={access.data.access_mode}
-              onChange={(e) => void run(() => api.patch(`${base}/access-mode`, { access_mode: e.target.value }))}
+              onChange={(e) => void run(() => call('PATCH /api/admin/agents/{agent_id}/access-mode', { path, body: { access_mode: e.target.value as BodyOf<'PATCH /api/admin/agents/{agent_id}/access-mode'>['access_mode'] } }))}
             >
               <option value="open">open (every member may use it)</option>
               <option value="restricted">restricted (grants only)</option>
@@ -176,7 +175,7 @@ function AccessPanel(props: { agentId: string }) {
                   <td>{g.user_id ? `user ${g.principal_name}` : `workspace ${g.principal_name}`}</td>
                   <td>{g.tier}</td>
                   <td>
-                    <button type="button" className="danger" onClick={() => void run(() => api.del(`${base}/grants/${enc(g.id)}`))}>
+                    <button type="button" className="danger" onClick={() => void run(() => call('DELETE /api/admin/agents/{agent_id}/grants/{grant_id}', { path: { ...path, grant_id: g.id } }))}>
                       Remove
                     </button>
                   </td>
@@ -220,7 +219,7 @@ function AccessPanel(props: { agentId: string }) {
             ) : (
               <input aria-label="Principal id" required value={target} onChange={(e) => setTarget(e.target.value)} />
             )}
-            <select aria-label="Tier" value={tier} onChange={(e) => setTier(e.target.value)}>
+            <select aria-label="Tier" value={tier} onChange={(e) => setTier(e.target.value as typeof tier)}>
               <option value="use">use</option>
               <option value="operate">operate</option>
               {principal === 'user_id' ? <option value="admin">admin</option> : null}

@@ -1,7 +1,7 @@
 // Agents the caller can see: status, capabilities and the caller's tier; managers create single-use bootstrap
 // tokens for new agents here (the token is shown once).
 import { useState, type FormEvent } from 'react';
-import { api } from '../api/client.ts';
+import { call, type ResponseOf } from '../api/client.ts';
 import type { Agent } from '../api/types.ts';
 import { hasPermission, useSession } from '../app/session.tsx';
 import { useAsync } from '../app/useAsync.ts';
@@ -24,7 +24,7 @@ export function capabilitySummary(c: Agent['capabilities']): string {
 
 export function AgentsScreen() {
   const { user } = useSession();
-  const agents = useAsync((signal) => api.get<Agent[]>('/api/agents', { signal }), []);
+  const agents = useAsync((signal) => call('GET /api/agents', { signal }), []);
   const manager = hasPermission(user, 'agents:manage');
   return (
     <section>
@@ -79,13 +79,13 @@ export function AgentsScreen() {
 function BootstrapToken() {
   const [name, setName] = useState('');
   const [hours, setHours] = useState(24);
-  const [issued, setIssued] = useState<{ token: string; expires_at: string } | null>(null);
+  const [issued, setIssued] = useState<ResponseOf<'POST /api/admin/agents/bootstrap'> | null>(null);
   const [error, setError] = useState<unknown>(null);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
     try {
-      setIssued(await api.post('/api/admin/agents/bootstrap', { ...(name ? { name } : {}), expires_in_hours: hours }));
+      setIssued(await call('POST /api/admin/agents/bootstrap', { body: { ...(name ? { name } : {}), expires_in_hours: hours } }));
     } catch (err) {
       setError(err);
     }

@@ -2,10 +2,10 @@
 // snapshots (their summaries as columns), size and row statistics and sample rows, with "Query this table" opening a
 // worksheet. A search box finds catalogs, schemas and tables by name.
 import { useState } from 'react';
-import { api, ApiError, enc } from '../api/client.ts';
+import { ApiError, call, enc } from '../api/client.ts';
 import { LineagePanel } from './LineagePanel.tsx';
 import { TableHealthPanel } from './TableHealthPanel.tsx';
-import type { WorkspaceCatalog, TableOut } from '../api/types.ts';
+import type { TableOut } from '../api/types.ts';
 import type { ListCatalogTableSnapshotsResponse } from '../api/generated.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
@@ -51,7 +51,7 @@ export function CatalogScreen(props: { ws: string; trail: string[] }) {
 }
 
 function CatalogList(props: { ws: string; base: string }) {
-  const list = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
+  const list = useAsync((signal) => call('GET /api/workspaces/{workspace}/catalogs', { path: { workspace: props.ws }, signal }), [props.ws]);
   if (list.error) return <ErrorNotice error={list.error} what="Catalogs" />;
   if (!list.data) return <Loading />;
   if (!list.data.length) return <EmptyState>No catalog is attached to this workspace.</EmptyState>;
@@ -71,7 +71,7 @@ function CatalogList(props: { ws: string; base: string }) {
 
 function SchemaList(props: { ws: string; catalog: string; base: string }) {
   const list = useAsync(
-    (signal) => api.get<Array<{ name: string }>>(`/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas`, { signal }),
+    (signal) => call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas', { path: { workspace: props.ws, catalog: props.catalog }, signal }),
     [props.ws, props.catalog],
   );
   if (list.error) return <ErrorNotice error={list.error} what="Schemas" />;
@@ -91,10 +91,10 @@ function SchemaList(props: { ws: string; catalog: string; base: string }) {
 function TableList(props: { ws: string; catalog: string; schema: string; base: string }) {
   const list = useAsync(
     (signal) =>
-      api.get<Array<{ name: string; table_type?: string }>>(
-        `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables`,
-        { signal },
-      ),
+      call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables', {
+        path: { workspace: props.ws, catalog: props.catalog, schema: props.schema },
+        signal,
+      }),
     [props.ws, props.catalog, props.schema],
   );
   if (list.error) return <ErrorNotice error={list.error} what="Tables" />;
@@ -113,8 +113,11 @@ function TableList(props: { ws: string; catalog: string; schema: string; base: s
 }
 
 function TableDetail(props: { ws: string; catalog: string; schema: string; table: string }) {
-  const path = `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables/${enc(props.table)}`;
-  const detail = useAsync((signal) => api.get<TableOut>(path, { signal }), [path]);
+  const path = { workspace: props.ws, catalog: props.catalog, schema: props.schema, table: props.table };
+  const detail = useAsync(
+    (signal) => call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}', { path, signal }),
+    [props.ws, props.catalog, props.schema, props.table],
+  );
   // Everything else about the table (snapshots, sample rows read by an agent, health, lineage) is asked for only
   // once the table is known to exist: a missing table is one "not found", not a notice per panel and a failed query.
   if (detail.error) {
@@ -129,16 +132,19 @@ function TableDetail(props: { ws: string; catalog: string; schema: string; table
   return <TableFound {...props} path={path} detail={detail.data} />;
 }
 
-function TableFound(props: { ws: string; catalog: string; schema: string; table: string; path: string; detail: TableOut }) {
+type TablePath = { workspace: string; catalog: string; schema: string; table: string };
+
+function TableFound(props: { ws: string; catalog: string; schema: string; table: string; path: TablePath; detail: TableOut }) {
   const { path, detail } = props;
-  const snapshots = useAsync((signal) => api.get<Snapshot[]>(`${path}/snapshots`, { signal }), [path]);
+  const deps = [props.ws, props.catalog, props.schema, props.table];
+  const snapshots = useAsync((signal) => call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/snapshots', { path, signal }), deps);
   // Sample rows are read by an agent like any query: the first healthy agent the caller may use.
   const sample = useAsync(async (signal) => {
-    const agents = await api.get<Array<{ id: string; status: string }>>('/api/agents', { signal });
+    const agents = await call('GET /api/agents', { signal });
     const agent = agents.find((a) => a.status === 'healthy');
     if (!agent) throw new Error('no healthy agent is available to read sample rows');
-    return api.get<any>(`${path}/sample?agent_id=${enc(agent.id)}&limit=20`, { signal });
-  }, [path]);
+    return call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/sample', { path, query: { agent_id: agent.id, limit: 20 }, signal });
+  }, deps);
 
   const queryThis = () => {
     const name = [props.catalog, props.schema, props.table].map(quoteIdent).join('.');
@@ -298,17 +304,19 @@ function CatalogSearch(props: { ws: string; base: string }) {
   const index = useAsync(
     async (signal): Promise<Found[] | null> => {
       if (!wanted) return null;
-      const root = `/api/workspaces/${enc(props.ws)}/catalogs`;
-      const catalogs = await api.get<WorkspaceCatalog[]>(root, { signal });
+      const workspace = props.ws;
+      const catalogs = await call('GET /api/workspaces/{workspace}/catalogs', { path: { workspace }, signal });
       const found: Found[] = [];
       await Promise.all(
         catalogs.map(async (c) => {
           found.push({ kind: 'catalog', name: c.slug, href: `${props.base}/${enc(c.slug)}` });
-          const schemas = await api.get<Array<{ name: string }>>(`${root}/${enc(c.slug)}/schemas`, { signal }).catch(() => []);
+          const schemas = await call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas', { path: { workspace, catalog: c.slug }, signal }).catch(() => []);
           await Promise.all(
             schemas.map(async (s) => {
               found.push({ kind: 'schema', name: `${c.slug}.${s.name}`, href: `${props.base}/${enc(c.slug)}/${enc(s.name)}` });
-              const tables = await api.get<Array<{ name: string }>>(`${root}/${enc(c.slug)}/schemas/${enc(s.name)}/tables`, { signal }).catch(() => []);
+              const tables = await call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables', { path: { workspace, catalog: c.slug, schema: s.name }, signal }).catch(
+                () => [],
+              );
               for (const t of tables)
                 found.push({ kind: 'table', name: `${c.slug}.${s.name}.${t.name}`, href: `${props.base}/${enc(c.slug)}/${enc(s.name)}/${enc(t.name)}` });
             }),

@@ -23,7 +23,7 @@ const sizes: ComputeOption[] = [
   { size: 'medium', cpu: 1, memory_gb: 2, hourly_cost: null, currency: 'USD' },
 ];
 
-function agent(id: string, status: string, elastic: Partial<ElasticInfo> | null, tier = 'admin'): Agent {
+function agent(id: string, status: Agent['status'], elastic: Partial<ElasticInfo> | null, tier: Agent['access_tier'] = 'admin'): Agent {
   return {
     id,
     name: `agent-${id}`,

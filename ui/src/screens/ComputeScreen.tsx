@@ -1,7 +1,7 @@
 // Elastic compute: the agents provisioned on demand, with their state, size, hourly cost and why they ended.
 // Agent managers start new ones here; whoever operates an agent stops it or starts it again.
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, enc } from '../api/client.ts';
+import { call, enc } from '../api/client.ts';
 import type { Agent, ComputeOption, ElasticInfo } from '../api/types.ts';
 import { hasPermission, useSession } from '../app/session.tsx';
 import { useAsync } from '../app/useAsync.ts';
@@ -23,7 +23,7 @@ const operates = (a: Agent) => a.access_tier === 'operate' || a.access_tier === 
 export function ComputeScreen() {
   const { user } = useSession();
   const manager = hasPermission(user, 'agents:manage');
-  const agents = useAsync((signal) => api.get<Agent[]>('/api/agents', { signal }), []);
+  const agents = useAsync((signal) => call('GET /api/agents', { signal }), []);
   const options = useComputeOptions();
   const [error, setError] = useState<unknown>(null);
   // What the last action did: its agent's state is read from the list as it reloads, so "provisioning" becomes
@@ -55,9 +55,9 @@ export function ComputeScreen() {
   };
   const stop = (a: Agent) => {
     if (!confirm(`Stop ${a.name}? Its running work fails and its instance is removed.`)) return;
-    void act('Stop', () => api.post<Agent>(`/api/admin/agents/${enc(a.id)}/terminate`));
+    void act('Stop', () => call('POST /api/admin/agents/{agent_id}/terminate', { path: { agent_id: a.id } }));
   };
-  const restart = (a: Agent) => void act('Start again', () => api.post<Agent>(`/api/admin/agents/${enc(a.id)}/restart`));
+  const restart = (a: Agent) => void act('Start again', () => call('POST /api/admin/agents/{agent_id}/restart', { path: { agent_id: a.id } }));
 
   const off = options.data !== undefined && options.data !== null && options.data.length === 0;
   return (
@@ -155,7 +155,7 @@ function StartForm(props: { options: ComputeOption[]; onStarted: (a: Agent) => v
     setError(null);
     setBusy(true);
     try {
-      const a = await api.post<Agent>('/api/admin/agents/elastic', { size: size || fallback, ...(name.trim() ? { name: name.trim() } : {}), access_mode: accessMode });
+      const a = await call('POST /api/admin/agents/elastic', { body: { size: size || fallback, ...(name.trim() ? { name: name.trim() } : {}), access_mode: accessMode } });
       setName('');
       props.onStarted(a);
     } catch (err) {

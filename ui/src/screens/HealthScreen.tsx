@@ -1,8 +1,8 @@
 // Lakehouse health of a workspace: its tables by the maintenance scanner's score (worst first), the recommendations
 // for them by status, and, for administrators (the `catalogs` permission), the scanner's policy and a scan on demand.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../api/client.ts';
-import type { MaintenancePolicy, MaintenancePolicyBody, Recommendation, RecommendationStatus, ScanReport, TableHealthRow } from '../api/types.ts';
+import { call } from '../api/client.ts';
+import type { MaintenancePolicy, MaintenancePolicyBody, RecommendationStatus, ScanReport } from '../api/types.ts';
 import { hasPermission, useSession } from '../app/session.tsx';
 import { useAsync } from '../app/useAsync.ts';
 import { usePaged } from '../app/usePaged.ts';
@@ -20,9 +20,9 @@ const PROFILES: Array<MaintenancePolicy['profile']> = ['conservative', 'balanced
 export function HealthScreen(props: { ws: string }) {
   const { user } = useSession();
   const admin = hasPermission(user, 'catalogs');
-  const health = useAsync((signal) => api.get<TableHealthRow[]>(`/api/workspaces/${enc(props.ws)}/maintenance/health`, { signal }), [props.ws]);
+  const health = useAsync((signal) => call('GET /api/workspaces/{workspace}/maintenance/health', { path: { workspace: props.ws }, signal }), [props.ws]);
   const [statuses, setStatuses] = useState<RecommendationStatus[]>(['open']);
-  const recs = usePaged<Recommendation>('/api/maintenance/recommendations', 50, { workspace: props.ws, status: statuses });
+  const recs = usePaged('GET /api/maintenance/recommendations', 50, { workspace: props.ws, status: statuses });
   const reload = () => {
     health.reload();
     recs.reload();
@@ -109,7 +109,7 @@ export function HealthScreen(props: { ws: string }) {
 
 /** The scanner's runtime policy (cadence and profile, see docs/maintenance.md) and a scan on demand with its report. */
 function Scanner(props: { onScanned: () => void }) {
-  const policy = useAsync((signal) => api.get<MaintenancePolicy>('/api/admin/maintenance/policy', { signal }), []);
+  const policy = useAsync((signal) => call('GET /api/admin/maintenance/policy', { signal }), []);
   // Edits to the policy before Save; null follows the server's.
   const [draft, setDraft] = useState<Required<MaintenancePolicyBody> | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -125,7 +125,7 @@ function Scanner(props: { onScanned: () => void }) {
     setSaving(true);
     setError(null);
     try {
-      await api.put<MaintenancePolicy>('/api/admin/maintenance/policy', draft);
+      await call('PUT /api/admin/maintenance/policy', { body: draft });
       setDraft(null);
       policy.reload();
     } catch (err) {
@@ -138,7 +138,7 @@ function Scanner(props: { onScanned: () => void }) {
     setScanning(deep ? 'deep' : 'scan');
     setError(null);
     try {
-      setReport(await api.post<ScanReport>('/api/admin/maintenance/scan', { deep }));
+      setReport(await call('POST /api/admin/maintenance/scan', { body: { deep } }));
       policy.reload();
       props.onScanned();
     } catch (err) {

@@ -4,8 +4,8 @@
 // with "Results": the tab's last run is that query, its rows read again by id). A query still queued or running shows its
 // time so far, ticking, and can be cancelled from here.
 import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent } from 'react';
-import { api, ApiError, enc, type Query } from '../api/client.ts';
-import type { Page, QueryOut } from '../api/types.ts';
+import { ApiError, call, enc, type QueryOf } from '../api/client.ts';
+import type { QueryOut } from '../api/types.ts';
 import { navigate, useLocation } from '../app/router.ts';
 import { ErrorNotice, Loading, Notice } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
@@ -71,7 +71,7 @@ export function filtersFromSearch(sp: URLSearchParams): Filters {
   };
 }
 
-function toQuery(f: Filters): Query {
+function toQuery(f: Filters): QueryOf<'GET /api/workspaces/{workspace}/queries'> {
   return {
     q: f.q || undefined,
     status: f.status,
@@ -109,7 +109,7 @@ export function HistoryScreen(props: { ws: string }) {
     setLoading(true);
     setError(null);
     try {
-      const page = await api.get<Page<QueryOut>>(`/api/workspaces/${enc(props.ws)}/queries`, { query: { ...toQuery(f), cursor: after } });
+      const page = await call('GET /api/workspaces/{workspace}/queries', { path: { workspace: props.ws }, query: { ...toQuery(f), cursor: after ?? undefined } });
       setItems((prev) => (after ? [...prev, ...page.items] : page.items));
       setCursor(page.cursor);
       setHasMore(page.has_more);
@@ -133,7 +133,7 @@ export function HistoryScreen(props: { ws: string }) {
     if (!liveKey) return;
     const t = setInterval(() => {
       for (const id of liveKey.split(','))
-        api.get<QueryOut>(`/api/queries/${enc(id)}`).then(
+        call('GET /api/queries/{query_id}', { path: { query_id: id } }).then(
           (q) => setItems((list) => list.map((x) => (x.id === q.id ? q : x))),
           () => {},
         );
@@ -335,7 +335,7 @@ function HistoryRow(props: { ws: string; q: QueryOut; open: boolean; onToggle: (
   const cancel = async () => {
     setCancelError(null);
     try {
-      props.onChange(await api.post<QueryOut>(`/api/queries/${enc(q.id)}/cancel`));
+      props.onChange(await call('POST /api/queries/{query_id}/cancel', { path: { query_id: q.id } }));
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 409)) setCancelError(e);
     }

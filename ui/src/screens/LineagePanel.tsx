@@ -3,7 +3,7 @@
 // that table's column detail (the api gives column pairs only around the nodes asked about); a click on an edge
 // shows its producers and columns. The edges are also listed as a table for keyboards and screen readers.
 import { useMemo, useState, type KeyboardEvent, type MouseEvent, type ReactNode } from 'react';
-import { api, enc } from '../api/client.ts';
+import { call, enc } from '../api/client.ts';
 import type { Lineage } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -42,12 +42,16 @@ export function LineagePanel(props: { ws: string; catalog: string; schema: strin
   const [direction, setDirection] = useState<'upstream' | 'downstream' | 'both'>('both');
   const [depth, setDepth] = useState(2);
   const [selected, setSelected] = useState<Selection>(null);
-  const path = `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables/${enc(props.table)}/lineage`;
   // Column detail comes for edges touching the nodes asked about: the clicked box, or the clicked edge's source.
   const columnsFor = selected?.kind === 'node' ? selected.key : selected?.kind === 'edge' ? selected.source : null;
   const graph = useAsync(
-    (signal) => api.get<Lineage>(path, { signal, query: { direction, depth, columns_for: columnsFor ? [columnsFor] : undefined } }),
-    [path, direction, depth, columnsFor],
+    (signal) =>
+      call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/lineage', {
+        path: { workspace: props.ws, catalog: props.catalog, schema: props.schema, table: props.table },
+        signal,
+        query: { direction, depth, columns_for: columnsFor ? [columnsFor] : undefined },
+      }),
+    [props.ws, props.catalog, props.schema, props.table, direction, depth, columnsFor],
   );
   const self = `${props.catalog}.${props.schema}.${props.table}`.toLowerCase();
   const data = graph.data;

@@ -2,8 +2,7 @@
 // act as owners) add a user, change a role and remove a member. The api names members by user id: an administrator
 // picks the user by name or email from the users list; others, who may not list users, paste the user's id.
 import { useMemo, useState, type FormEvent } from 'react';
-import { api, enc } from '../api/client.ts';
-import type { Member, User } from '../api/types.ts';
+import { call } from '../api/client.ts';
 import { isAdmin, useSession } from '../app/session.tsx';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -17,11 +16,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function MembersScreen(props: { ws: string }) {
   const session = useSession();
   const admin = isAdmin(session.user);
-  const base = `/api/workspaces/${enc(props.ws)}/members`;
-  const members = useAsync((signal) => api.get<Member[]>(base, { signal }), [base]);
+  const members = useAsync((signal) => call('GET /api/workspaces/{workspace}/members', { path: { workspace: props.ws }, signal }), [props.ws]);
+  const putMember = (user_id: string, role: Role) => call('PUT /api/workspaces/{workspace}/members/{user_id}', { path: { workspace: props.ws, user_id }, body: { role } });
   // Only administrators may list users (GET /api/admin/users); the first 1,000 are enough to pick from.
   const users = useAsync(
-    (signal) => (admin ? api.get<{ items: User[] }>('/api/admin/users', { signal, query: { limit: 1000 } }).then((p) => p.items) : Promise.resolve([])),
+    (signal) => (admin ? call('GET /api/admin/users', { signal, query: { limit: 1000 } }).then((p) => p.items) : Promise.resolve([])),
     [admin],
   );
   const mine = members.data?.find((m) => m.user_id === session.user.id)?.role;
@@ -62,7 +61,7 @@ export function MembersScreen(props: { ws: string }) {
       return;
     }
     void act(async () => {
-      await api.put(`${base}/${enc(id)}`, { role });
+      await putMember(id, role);
       setWho('');
     }, `Added ${user?.name ?? id} as ${role}.`);
   };
@@ -129,7 +128,7 @@ export function MembersScreen(props: { ws: string }) {
                     <select
                       aria-label={`Role of ${m.name}`}
                       value={m.role}
-                      onChange={(e) => void act(() => api.put(`${base}/${enc(m.user_id)}`, { role: e.target.value }), `${m.name} is now ${e.target.value}.`)}
+                      onChange={(e) => void act(() => putMember(m.user_id, e.target.value as Role), `${m.name} is now ${e.target.value}.`)}
                     >
                       {ROLES.map((r) => (
                         <option key={r} value={r}>
@@ -148,7 +147,7 @@ export function MembersScreen(props: { ws: string }) {
                       className="danger"
                       aria-label={`Remove ${m.name}`}
                       onClick={() => {
-                        if (confirm(`Remove ${m.name} from ${props.ws}?`)) void act(() => api.del(`${base}/${enc(m.user_id)}`), `Removed ${m.name}.`);
+                        if (confirm(`Remove ${m.name} from ${props.ws}?`)) void act(() => call('DELETE /api/workspaces/{workspace}/members/{user_id}', { path: { workspace: props.ws, user_id: m.user_id } }), `Removed ${m.name}.`);
                       }}
                     >
                       Remove

@@ -2,9 +2,9 @@
 // what its last validation found), validate and publish it, and see the SQL a metric compiles to for chosen
 // dimensions, with "Open in worksheet" to run it. A native YAML model is imported here (pasted or from a file).
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../api/client.ts';
+import { call, enc } from '../api/client.ts';
 import type { ImportSemanticModelsResponse } from '../api/generated.ts';
-import type { CompiledQuery, MetricDimension, SemanticModel, SemanticModelSummary } from '../api/types.ts';
+import type { CompiledQuery, SemanticModel } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -34,7 +34,7 @@ function StateBadge(props: { state: string }) {
 }
 
 function ModelList(props: { ws: string; base: string }) {
-  const list = useAsync((signal) => api.get<SemanticModelSummary[]>(`/api/workspaces/${enc(props.ws)}/semantic/models`, { signal }), [props.ws]);
+  const list = useAsync((signal) => call('GET /api/workspaces/{workspace}/semantic/models', { path: { workspace: props.ws }, signal }), [props.ws]);
   if (list.error) return <ErrorNotice error={list.error} what="Models" />;
   if (!list.data) return <Loading />;
   const empty = !list.data.length;
@@ -99,7 +99,9 @@ function ImportModel(props: { ws: string; open?: boolean; onImported: () => void
     setError(null);
     setDone(null);
     try {
-      const report = await api.post<ImportSemanticModelsResponse>(`/api/workspaces/${enc(props.ws)}/semantic/imports/native`, text, {
+      const report = await call('POST /api/workspaces/{workspace}/semantic/imports/{provider}', {
+        path: { workspace: props.ws, provider: 'native' },
+        body: text,
         contentType: 'application/yaml',
         query: { reconcile: 'none' },
       });
@@ -143,15 +145,15 @@ function ImportModel(props: { ws: string; open?: boolean; onImported: () => void
 }
 
 function ModelDetail(props: { ws: string; slug: string }) {
-  const path = `/api/workspaces/${enc(props.ws)}/semantic/models/${enc(props.slug)}`;
-  const model = useAsync((signal) => api.get<SemanticModel>(path, { signal }), [path]);
+  const path = { workspace: props.ws, model: props.slug };
+  const model = useAsync((signal) => call('GET /api/workspaces/{workspace}/semantic/models/{model}', { path, signal }), [props.ws, props.slug]);
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<unknown>(undefined);
   const act = async (verb: 'validate' | 'publish') => {
     setBusy(true);
     setActionError(undefined);
     try {
-      await api.post(`${path}/${verb}`);
+      await call(`POST /api/workspaces/{workspace}/semantic/models/{model}/${verb}`, { path });
     } catch (e) {
       setActionError(e);
     } finally {
@@ -249,19 +251,22 @@ function DefinitionTable(props: { label: string; head: string[]; rows: string[][
 function CompilePanel(props: { ws: string; model: SemanticModel }) {
   const [metric, setMetric] = useState(props.model.metrics[0].name);
   const [chosen, setChosen] = useState<string[]>([]);
-  const [grain, setGrain] = useState('');
+  const [grain, setGrain] = useState<'' | (typeof GRAINS)[number]>('');
   const [compiled, setCompiled] = useState<CompiledQuery | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
-  const semantic = `/api/workspaces/${enc(props.ws)}/semantic`;
   const legal = useAsync(
-    (signal) => api.get<MetricDimension[]>(`${semantic}/models/${enc(props.model.slug)}/metrics/${enc(metric)}/dimensions`, { signal }),
-    [semantic, props.model.slug, metric],
+    (signal) =>
+      call('GET /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}/dimensions', {
+        path: { workspace: props.ws, model: props.model.slug, metric },
+        signal,
+      }),
+    [props.ws, props.model.slug, metric],
   );
   const compile = async () => {
     setError(undefined);
     try {
       const body = { model: props.model.slug, metrics: [metric], dimensions: chosen, ...(grain ? { grain } : {}) };
-      setCompiled(await api.post<CompiledQuery>(`${semantic}/compile`, body));
+      setCompiled(await call('POST /api/workspaces/{workspace}/semantic/compile', { path: { workspace: props.ws }, body }));
     } catch (e) {
       setCompiled(undefined);
       setError(e);
@@ -290,7 +295,7 @@ function CompilePanel(props: { ws: string; model: SemanticModel }) {
       </label>{' '}
       <label className="inline">
         Grain{' '}
-        <select value={grain} onChange={(e) => setGrain(e.target.value)}>
+        <select value={grain} onChange={(e) => setGrain(e.target.value as typeof grain)}>
           <option value="">none</option>
           {GRAINS.map((g) => (
             <option key={g} value={g}>

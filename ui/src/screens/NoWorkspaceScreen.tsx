@@ -1,6 +1,6 @@
 // Creating a workspace (also where a user without any workspace lands).
 import { useState, type FormEvent } from 'react';
-import { api } from '../api/client.ts';
+import { call } from '../api/client.ts';
 import { navigate } from '../app/router.ts';
 import { useSession } from '../app/session.tsx';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
@@ -14,7 +14,7 @@ export function NoWorkspaceScreen() {
     e.preventDefault();
     setError(null);
     try {
-      await api.post('/api/workspaces', { slug, name: name || slug });
+      await call('POST /api/workspaces', { body: { slug, name: name || slug } });
       await session.refresh();
       navigate(`/w/${encodeURIComponent(slug)}/worksheets`);
     } catch (err) {

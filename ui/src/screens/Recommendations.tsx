@@ -2,7 +2,7 @@
 // impact and the statement that carries it out; administrators (the `catalogs` permission) apply one on an agent and
 // follow that query to its end, or dismiss it.
 import { Fragment, useEffect, useRef, useState } from 'react';
-import { api, enc } from '../api/client.ts';
+import { call, enc } from '../api/client.ts';
 import type { QueryOut, Recommendation, RecommendationKind } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { hasPermission, useSession } from '../app/session.tsx';
@@ -82,12 +82,15 @@ export function RecommendationList(props: {
     act(rec, async () => {
       const agent = agentIdOf(agentId);
       // Run in this workspace (the catalog is attached to it), so the query is this workspace's.
-      const query = await api.post<QueryOut>(`/api/maintenance/recommendations/${enc(rec.id)}/apply`, { workspace: props.ws, ...(agent ? { agent_id: agent } : {}) });
+      const query = await call('POST /api/maintenance/recommendations/{recommendation_id}/apply', {
+        path: { recommendation_id: rec.id },
+        body: { workspace: props.ws, ...(agent ? { agent_id: agent } : {}) },
+      });
       setRuns((r) => [{ rec, query }, ...r]);
     });
   const dismiss = (rec: Recommendation) =>
     act(rec, async () => {
-      await api.post(`/api/maintenance/recommendations/${enc(rec.id)}/dismiss`);
+      await call('POST /api/maintenance/recommendations/{recommendation_id}/dismiss', { path: { recommendation_id: rec.id } });
     });
 
   return (
@@ -210,7 +213,7 @@ function ApplyProgress(props: { run: ApplyRun; onSettled: () => void }) {
       try {
         while (!isTerminal(q.status)) {
           const asked = Date.now();
-          q = await api.get<QueryOut>(`/api/queries/${enc(q.id)}`, { query: { wait_timeout_s: 10 }, signal: ctl.signal });
+          q = await call('GET /api/queries/{query_id}', { path: { query_id: q.id }, query: { wait_timeout_s: 10 }, signal: ctl.signal });
           if (ctl.signal.aborted) return;
           setQuery(q);
           if (!isTerminal(q.status) && Date.now() - asked < APPLY_POLL_MS / 2) await new Promise((r) => setTimeout(r, APPLY_POLL_MS));

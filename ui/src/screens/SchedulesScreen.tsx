@@ -1,8 +1,8 @@
 // Saved queries and schedules of a workspace: open a saved query in a worksheet, schedule it on a cron (UTC) through
 // an agent, switch schedules on and off, fire one now, and follow the runs.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../api/client.ts';
-import type { Page, SavedQuery, Schedule, ScheduleRun } from '../api/types.ts';
+import { call, enc } from '../api/client.ts';
+import type { SavedQuery, SavedQueryPage, Schedule } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -17,9 +17,9 @@ type Tab = 'saved' | 'schedules' | 'runs';
 
 export function SchedulesScreen(props: { ws: string }) {
   const [tab, setTab] = useState<Tab>('saved');
-  const base = `/api/workspaces/${enc(props.ws)}`;
-  const savedList = useAsync((signal) => api.get<Page<SavedQuery>>(`${base}/saved-queries`, { signal, query: { limit: 500 } }), [base]);
-  const schedules = useAsync((signal) => api.get<Schedule[]>(`${base}/schedules`, { signal }), [base]);
+  const path = { workspace: props.ws };
+  const savedList = useAsync((signal) => call('GET /api/workspaces/{workspace}/saved-queries', { path, signal, query: { limit: 500 } }), [props.ws]);
+  const schedules = useAsync((signal) => call('GET /api/workspaces/{workspace}/schedules', { path, signal }), [props.ws]);
   const names = new Map((savedList.data?.items ?? []).map((q) => [q.id, q.name]));
   return (
     <section className="schedules">
@@ -37,14 +37,14 @@ export function SchedulesScreen(props: { ws: string }) {
           </button>
         ))}
       </div>
-      {tab === 'saved' ? <SavedQueries ws={props.ws} base={base} list={savedList} onScheduled={schedules.reload} /> : null}
-      {tab === 'schedules' ? <Schedules base={base} list={schedules} names={names} /> : null}
-      {tab === 'runs' ? <Runs base={base} names={names} schedules={schedules.data ?? []} /> : null}
+      {tab === 'saved' ? <SavedQueries ws={props.ws} list={savedList} onScheduled={schedules.reload} /> : null}
+      {tab === 'schedules' ? <Schedules ws={props.ws} list={schedules} names={names} /> : null}
+      {tab === 'runs' ? <Runs ws={props.ws} names={names} schedules={schedules.data ?? []} /> : null}
     </section>
   );
 }
 
-function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof useAsync<Page<SavedQuery>>>; onScheduled: () => void }) {
+function SavedQueries(props: { ws: string; list: ReturnType<typeof useAsync<SavedQueryPage>>; onScheduled: () => void }) {
   const [scheduling, setScheduling] = useState<SavedQuery | null>(null);
   /** what the last schedule made here was, said until the next one is started */
   const [created, setCreated] = useState<Schedule | null>(null);
@@ -98,7 +98,7 @@ function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof
                   className="secondary"
                   onClick={async () => {
                     if (!confirm(`Delete the saved query ${q.name} and its schedules?`)) return;
-                    await api.del(`${props.base}/saved-queries/${enc(q.id)}`);
+                    await call('DELETE /api/workspaces/{workspace}/saved-queries/{saved_query_id}', { path: { workspace: props.ws, saved_query_id: q.id } });
                     list.reload();
                     props.onScheduled();
                   }}
@@ -112,7 +112,7 @@ function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof
       </table>
       {scheduling ? (
         <NewSchedule
-          base={props.base}
+          ws={props.ws}
           query={scheduling}
           onDone={(made) => {
             setScheduling(null);
@@ -131,7 +131,7 @@ function SavedQueries(props: { ws: string; base: string; list: ReturnType<typeof
   );
 }
 
-function NewSchedule(props: { base: string; query: SavedQuery; onDone: (made: Schedule) => void }) {
+function NewSchedule(props: { ws: string; query: SavedQuery; onDone: (made: Schedule) => void }) {
   const [cron, setCron] = useState('0 6 * * *');
   const [agentId, setAgentId] = useState<string | null>(props.query.default_agent_id);
   const [error, setError] = useState<unknown>(undefined);
@@ -139,7 +139,8 @@ function NewSchedule(props: { base: string; query: SavedQuery; onDone: (made: Sc
     e.preventDefault();
     setError(undefined);
     try {
-      props.onDone(await api.post<Schedule>(`${props.base}/schedules`, { saved_query_id: props.query.id, cron, agent_id: agentId }));
+      if (!agentId) return; // the button waits for an agent
+      props.onDone(await call('POST /api/workspaces/{workspace}/schedules', { path: { workspace: props.ws }, body: { saved_query_id: props.query.id, cron, agent_id: agentId } }));
     } catch (err) {
       setError(err);
     }
@@ -159,7 +160,7 @@ function NewSchedule(props: { base: string; query: SavedQuery; onDone: (made: Sc
   );
 }
 
-function Schedules(props: { base: string; list: ReturnType<typeof useAsync<Schedule[]>>; names: Map<string, string> }) {
+function Schedules(props: { ws: string; list: ReturnType<typeof useAsync<Schedule[]>>; names: Map<string, string> }) {
   const { list } = props;
   const [error, setError] = useState<unknown>(undefined);
   const act = async (fn: () => Promise<unknown>) => {
@@ -200,14 +201,14 @@ function Schedules(props: { base: string; list: ReturnType<typeof useAsync<Sched
                   type="checkbox"
                   aria-label={`Enabled: ${props.names.get(s.saved_query_id) ?? s.id}`}
                   checked={s.enabled}
-                  onChange={() => void act(() => api.patch(`${props.base}/schedules/${enc(s.id)}`, { enabled: !s.enabled }))}
+                  onChange={() => void act(() => call('PATCH /api/workspaces/{workspace}/schedules/{schedule_id}', { path: { workspace: props.ws, schedule_id: s.id }, body: { enabled: !s.enabled } }))}
                 />
               </td>
               <td className="actions">
-                <button type="button" onClick={() => void act(() => api.post(`${props.base}/schedules/${enc(s.id)}/run`))}>
+                <button type="button" onClick={() => void act(() => call('POST /api/workspaces/{workspace}/schedules/{schedule_id}/run', { path: { workspace: props.ws, schedule_id: s.id } }))}>
                   Run now
                 </button>
-                <button type="button" className="secondary" onClick={() => void act(() => api.del(`${props.base}/schedules/${enc(s.id)}`))}>
+                <button type="button" className="secondary" onClick={() => void act(() => call('DELETE /api/workspaces/{workspace}/schedules/{schedule_id}', { path: { workspace: props.ws, schedule_id: s.id } }))}>
                   Delete
                 </button>
               </td>
@@ -219,8 +220,8 @@ function Schedules(props: { base: string; list: ReturnType<typeof useAsync<Sched
   );
 }
 
-function Runs(props: { base: string; names: Map<string, string>; schedules: Schedule[] }) {
-  const runs = useAsync((signal) => api.get<Page<ScheduleRun>>(`${props.base}/schedule-runs`, { signal, query: { limit: 200 } }), [props.base]);
+function Runs(props: { ws: string; names: Map<string, string>; schedules: Schedule[] }) {
+  const runs = useAsync((signal) => call('GET /api/workspaces/{workspace}/schedule-runs', { path: { workspace: props.ws }, signal, query: { limit: 200 } }), [props.ws]);
   const queryOf = new Map(props.schedules.map((s) => [s.id, props.names.get(s.saved_query_id) ?? s.saved_query_id]));
   if (runs.error) return <ErrorNotice error={runs.error} what="Runs" />;
   if (!runs.data) return <Loading />;

@@ -1,8 +1,7 @@
 // SQL sessions of a workspace (external clients: connectors, dbt, BI tools): live and ended sessions, one session's
 // statements, and closing a session (its owner, or a query-admin forcing it).
 import { useState } from 'react';
-import { api, enc } from '../api/client.ts';
-import type { Page, QueryOut, SqlSession } from '../api/types.ts';
+import { call, enc } from '../api/client.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
@@ -30,7 +29,8 @@ function SessionList(props: { ws: string; base: string }) {
   const [which, setWhich] = useState<'live' | 'ended' | 'all'>('live');
   const status = which === 'live' ? LIVE : which === 'ended' ? ['closed', 'failed'] : [];
   const list = useAsync(
-    (signal) => api.get<Page<SqlSession>>(`/api/workspaces/${enc(props.ws)}/sql/sessions`, { signal, query: { limit: 200, ...(status.length ? { status } : {}) } }),
+    (signal) =>
+      call('GET /api/workspaces/{workspace}/sql/sessions', { path: { workspace: props.ws }, signal, query: { limit: 200, ...(status.length ? { status } : {}) } }),
     [props.ws, which],
   );
   return (
@@ -85,16 +85,16 @@ function SessionList(props: { ws: string; base: string }) {
 }
 
 function SessionDetail(props: { id: string }) {
-  const session = useAsync((signal) => api.get<SqlSession>(`/api/sql/sessions/${enc(props.id)}`, { signal }), [props.id]);
-  const statements = useAsync((signal) => api.get<Page<QueryOut>>(`/api/sql/sessions/${enc(props.id)}/statements`, { signal, query: { limit: 200 } }), [props.id]);
+  const session = useAsync((signal) => call('GET /api/sql/sessions/{session_id}', { path: { session_id: props.id }, signal }), [props.id]);
+  const statements = useAsync((signal) => call('GET /api/sql/sessions/{session_id}/statements', { path: { session_id: props.id }, signal, query: { limit: 200 } }), [props.id]);
   const [closing, setClosing] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
   const close = async () => {
     setClosing({ busy: true });
     try {
-      await api.del(`/api/sql/sessions/${enc(props.id)}`);
+      await call('DELETE /api/sql/sessions/{session_id}', { path: { session_id: props.id } });
       // The agent acknowledges the close shortly after: show the session once it has ended.
       for (let i = 0; i < 20; i++) {
-        const now = await api.get<SqlSession>(`/api/sql/sessions/${enc(props.id)}`);
+        const now = await call('GET /api/sql/sessions/{session_id}', { path: { session_id: props.id } });
         if (!LIVE.includes(now.status)) break;
         await new Promise((r) => setTimeout(r, 250));
       }

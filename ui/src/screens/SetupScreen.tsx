@@ -1,7 +1,7 @@
 // First run: no admin exists yet. The setup token (printed by `eider up`, also in DATA_DIR/setup-token) proves the
 // person at the browser runs this server; it creates the first admin and then signs in.
 import { useState, type FormEvent } from 'react';
-import { api } from '../api/client.ts';
+import { call } from '../api/client.ts';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
 
 export function SetupScreen(props: { onDone: () => void }) {
@@ -15,12 +15,11 @@ export function SetupScreen(props: { onDone: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await api.post(
-        '/api/setup/admin',
-        { email: form.email, password: form.password, name: form.name },
-        { headers: { 'x-setup-token': form.token.trim() } },
-      );
-      await api.post('/api/auth/login', { email: form.email, password: form.password });
+      await call('POST /api/setup/admin', {
+        body: { email: form.email, password: form.password, name: form.name },
+        headers: { 'x-setup-token': form.token.trim() },
+      });
+      await call('POST /api/auth/login', { body: { email: form.email, password: form.password } });
       props.onDone();
     } catch (err) {
       setError(err);

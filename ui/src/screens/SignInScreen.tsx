@@ -1,12 +1,11 @@
 // Sign-in: local email and password, plus one button per single sign-on provider the server lists.
 import { useState, type FormEvent } from 'react';
-import type { AuthMethods } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Notice } from '../components/ErrorNotice.tsx';
-import { api, ApiError } from '../api/client.ts';
+import { ApiError, call } from '../api/client.ts';
 
 export function SignInScreen(props: { notice?: string; onSignedIn: () => void }) {
-  const methods = useAsync((signal) => api.get<AuthMethods>('/api/auth/methods', { signal }), []);
+  const methods = useAsync((signal) => call('GET /api/auth/methods', { signal }), []);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -17,7 +16,7 @@ export function SignInScreen(props: { notice?: string; onSignedIn: () => void })
     setBusy(true);
     setError(null);
     try {
-      await api.post('/api/auth/login', { email, password });
+      await call('POST /api/auth/login', { body: { email, password } });
       props.onSignedIn();
     } catch (err) {
       setError(err);

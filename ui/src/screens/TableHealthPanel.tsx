@@ -1,8 +1,7 @@
 // A table's health on its catalog page: the last scan's grade and score, each dimension's score as a bar, the
 // figures behind them, and the table's open recommendations. Before the first scan the api answers 404: "not
 // scanned yet", not an error.
-import { api, ApiError, enc } from '../api/client.ts';
-import type { Recommendation, TableHealth } from '../api/types.ts';
+import { ApiError, call } from '../api/client.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { usePaged } from '../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -34,8 +33,14 @@ const METRICS: Array<[string, string, (n: number) => string]> = [
 const level = (score: number) => (score >= 75 ? 'ok' : score >= 40 ? 'warn' : 'bad');
 
 export function TableHealthPanel(props: { ws: string; catalog: string; schema: string; table: string }) {
-  const path = `/api/workspaces/${enc(props.ws)}/catalogs/${enc(props.catalog)}/schemas/${enc(props.schema)}/tables/${enc(props.table)}/health`;
-  const health = useAsync((signal) => api.get<TableHealth>(path, { signal }), [path]);
+  const health = useAsync(
+    (signal) =>
+      call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/health', {
+        path: { workspace: props.ws, catalog: props.catalog, schema: props.schema, table: props.table },
+        signal,
+      }),
+    [props.ws, props.catalog, props.schema, props.table],
+  );
   const notScanned = health.error instanceof ApiError && health.error.status === 404 && !health.error.notBuilt;
   const h = health.data;
   const known = new Set(DIMENSIONS.map(([k]) => k));
@@ -89,7 +94,7 @@ export function TableHealthPanel(props: { ws: string; catalog: string; schema: s
 
 /** Mounted once the table has a health: there is nothing to recommend before a scan. */
 function TableRecommendations(props: { ws: string; catalog: string; schema: string; table: string; onChanged: () => void }) {
-  const recs = usePaged<Recommendation>('/api/maintenance/recommendations', 50, {
+  const recs = usePaged('GET /api/maintenance/recommendations', 50, {
     workspace: props.ws,
     catalog: props.catalog,
     schema: props.schema,

@@ -1,7 +1,7 @@
 // Personal access tokens for every user: create one, optionally named for what it is for (its secret is shown once),
 // list with names and last use, revoke.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../api/client.ts';
+import { call } from '../api/client.ts';
 import type { IssuedToken, Token } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { useSession } from '../app/session.tsx';
@@ -15,7 +15,7 @@ import { EmptyState } from '../components/EmptyState.tsx';
 
 export function TokensScreen() {
   const { user } = useSession();
-  const list = useAsync((signal) => api.get<Token[]>('/api/me/pats', { signal }), []);
+  const list = useAsync((signal) => call('GET /api/me/pats', { signal }), []);
   const [days, setDays] = useState(30);
   const [name, setName] = useState('');
   const [issued, setIssued] = useState<IssuedToken | null>(null);
@@ -25,7 +25,7 @@ export function TokensScreen() {
     e.preventDefault();
     setError(null);
     try {
-      setIssued(await api.post<IssuedToken>('/api/me/pats', { expires_in_days: days, ...(name.trim() ? { name: name.trim() } : {}) }));
+      setIssued(await call('POST /api/me/pats', { body: { expires_in_days: days, ...(name.trim() ? { name: name.trim() } : {}) } }));
       setName('');
       list.reload();
     } catch (err) {
@@ -36,7 +36,7 @@ export function TokensScreen() {
     if (!confirm(`Revoke the token ${t.name ? `“${t.name}”` : `created ${formatTime(t.created_at)}`}? Programs using it stop working.`)) return;
     setError(null);
     try {
-      await api.del(`/api/me/pats/${enc(t.id)}`);
+      await call('DELETE /api/me/pats/{pat_id}', { path: { pat_id: t.id } });
       // the one-time secret of a token that no longer works is not left on screen
       setIssued((shown) => (shown?.id === t.id ? null : shown));
       list.reload();

@@ -1,7 +1,7 @@
 // Chooses the agent that runs the worksheet's queries, showing each agent's health; with elastic compute on, also
 // "the pool": the query names no agent and the server runs it on (or starts) the workspace's pool compute.
 import { useEffect } from 'react';
-import { api } from '../api/client.ts';
+import { call } from '../api/client.ts';
 import type { Agent } from '../api/types.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { useComputeOptions } from '../app/useComputeOptions.ts';
@@ -28,7 +28,7 @@ function optionLabel(a: Agent): string {
 }
 
 export function AgentPicker(props: { value: string | null; onChange: (id: string | null) => void; allowPool?: boolean }) {
-  const agents = useAsync((signal) => api.get<Agent[]>('/api/agents', { signal }), []);
+  const agents = useAsync((signal) => call('GET /api/agents', { signal }), []);
   const options = useComputeOptions(Boolean(props.allowPool));
   const list = agents.data ?? [];
   // Elastic compute is on when it offers sizes; those who may not read the sizes (403) learn it from an elastic agent

@@ -2,7 +2,7 @@
 // agent, and which statement of a "run all". Not a live region: it changes ten times a second (the pill announces
 // the status changes).
 import type { Agent } from '../api/types.ts';
-import { api } from '../api/client.ts';
+import { call } from '../api/client.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { formatDuration } from '../components/format.ts';
 import type { RunState } from './useQueryRun.ts';
@@ -14,7 +14,7 @@ export function RunProgressLine(props: { run: RunState }) {
   const now = run.startedAtMs ? run.startedAtMs + run.elapsedMs : Date.now();
   const p = runProgress(run, now);
   const agentId = p?.agentId ?? null;
-  const agents = useAsync((signal) => (agentId ? api.get<Agent[]>('/api/agents', { signal }) : Promise.resolve([] as Agent[])), [agentId]);
+  const agents = useAsync((signal) => (agentId ? call('GET /api/agents', { signal }) : Promise.resolve([] as Agent[])), [agentId]);
   if (!p) return null;
   const agentName = agents.data?.find((a) => a.id === p.agentId)?.name ?? null;
   const parts: string[] = [];

@@ -3,7 +3,7 @@
 // is one of the user's worksheets on the server (saved as it is written, shared with the workspace or not), or a
 // worksheet another member shared, read-only here; the Worksheets list opens any of them (useWorksheetSync.ts).
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import { api, ApiError, enc } from '../api/client.ts';
+import { ApiError, call, enc } from '../api/client.ts';
 import type { WorksheetOut, WorkspaceCatalog } from '../api/types.ts';
 import { navigate, useLocation } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
@@ -40,7 +40,7 @@ export function WorksheetsScreen(props: { ws: string }) {
     names.invalidate();
     setSchemaVersion((v) => v + 1);
   };
-  const catalogs = useAsync((signal) => api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(props.ws)}/catalogs`, { signal }), [props.ws]);
+  const catalogs = useAsync((signal) => call('GET /api/workspaces/{workspace}/catalogs', { path: { workspace: props.ws }, signal }), [props.ws]);
 
   const active = state.tabs.find((t) => t.id === state.active) ?? state.tabs[0];
   // `?agent=<name or id>` in the address picks the active worksheet's agent (the picker turns a name into its id);
@@ -249,7 +249,10 @@ function WorksheetPane(props: {
   const save = async () => {
     const name = sheet.savedName ?? sheet.title;
     try {
-      await api.post(`/api/workspaces/${enc(props.ws)}/saved-queries`, { name, sql: sheet.sql, default_agent_id: agentIdOf(sheet.agentId), catalog: sheet.catalog });
+      await call('POST /api/workspaces/{workspace}/saved-queries', {
+        path: { workspace: props.ws },
+        body: { name, sql: sheet.sql, default_agent_id: agentIdOf(sheet.agentId), catalog: sheet.catalog },
+      });
       props.onChange({ savedName: name });
       setSaved({ at: new Date().toLocaleTimeString() });
     } catch (error) {

@@ -4,8 +4,7 @@
 // signatures, loaded on first use) and keywords. `SELECT fa… FROM samples.trips` offers `fare` before FALSE.
 import type { Completion, CompletionContext, CompletionResult } from '@codemirror/autocomplete';
 import { syntaxTree } from '@codemirror/language';
-import { api, ApiError, enc } from '../api/client.ts';
-import type { TableOut, WorkspaceCatalog } from '../api/types.ts';
+import { ApiError, call } from '../api/client.ts';
 import { FUNCTION_KINDS, KEYWORD_LIST, TYPE_LIST } from './duckdbDialect.ts';
 import { statementAt } from './statementAt.ts';
 
@@ -44,7 +43,7 @@ export class CatalogNames {
 
   catalogs(): Promise<string[]> {
     return this.cached('', async () => {
-      const list = await api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(this.ws)}/catalogs`);
+      const list = await call('GET /api/workspaces/{workspace}/catalogs', { path: { workspace: this.ws } });
       this.defaultCatalog = list.find((c) => c.is_default)?.slug ?? this.defaultCatalog;
       return list.map((c) => c.slug);
     });
@@ -52,25 +51,21 @@ export class CatalogNames {
 
   schemas(catalog: string): Promise<string[]> {
     return this.cached(`${catalog}`, async () => {
-      const list = await api.get<Array<{ name: string }>>(`/api/workspaces/${enc(this.ws)}/catalogs/${enc(catalog)}/schemas`);
+      const list = await call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas', { path: { workspace: this.ws, catalog } });
       return list.map((s) => s.name);
     });
   }
 
   tables(catalog: string, schema: string): Promise<string[]> {
     return this.cached(`${catalog}.${schema}`, async () => {
-      const list = await api.get<Array<{ name: string }>>(
-        `/api/workspaces/${enc(this.ws)}/catalogs/${enc(catalog)}/schemas/${enc(schema)}/tables`,
-      );
+      const list = await call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables', { path: { workspace: this.ws, catalog, schema } });
       return list.map((t) => t.name);
     });
   }
 
   columns(catalog: string, schema: string, table: string): Promise<ColumnName[]> {
     return this.cached(`${catalog}.${schema}.${table}`, async () => {
-      const t = await api.get<TableOut>(
-        `/api/workspaces/${enc(this.ws)}/catalogs/${enc(catalog)}/schemas/${enc(schema)}/tables/${enc(table)}`,
-      );
+      const t = await call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}', { path: { workspace: this.ws, catalog, schema, table } });
       return t.columns.map((c) => ({ name: c.name, type: c.type }));
     });
   }

@@ -5,7 +5,7 @@
 // queries: polls one still running, so Cancel works, and shows their results when done. Leaving the screen stops
 // the polling, never the query. The elapsed clock ticks while a query is queued or running.
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, ApiError, enc } from '../api/client.ts';
+import { ApiError, call } from '../api/client.ts';
 import type { QueryOut } from '../api/types.ts';
 import type { LastRun, StepRef } from './worksheetStore.ts';
 import type { Connection } from './worksheetSession.ts';
@@ -78,7 +78,10 @@ const startedAt = (q: QueryOut) => {
 };
 
 const plainQuery = (ws: string): Submit => async (sql, agentId, catalog) => ({
-  query: await api.post<QueryOut>(`/api/workspaces/${enc(ws)}/queries`, { sql, ...(agentId ? { agent_id: agentId } : {}), ...(catalog ? { catalog } : {}) }),
+  query: await call('POST /api/workspaces/{workspace}/queries', {
+    path: { workspace: ws },
+    body: { sql, ...(agentId ? { agent_id: agentId } : {}), ...(catalog ? { catalog } : {}) },
+  }),
   connection: null,
 });
 
@@ -104,7 +107,7 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
   /** Follows query `q` (step `i`) until it ends (long polls of up to 10 s), unless a newer run or leaving stops it. */
   const follow = useCallback(async (mine: number, i: number, q: QueryOut, signal: AbortSignal): Promise<QueryOut | null> => {
     while (!isTerminal(q.status)) {
-      q = await api.get<QueryOut>(`/api/queries/${enc(q.id)}`, { query: { wait_timeout_s: 10 }, signal });
+      q = await call('GET /api/queries/{query_id}', { path: { query_id: q.id }, query: { wait_timeout_s: 10 }, signal });
       if (mine !== runSeq.current) return null;
       const next = q;
       setState(withStep(i, { query: next }));
@@ -127,7 +130,7 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
       const signal = fresh();
       void (async () => {
         try {
-          const queries = await Promise.all(refs.map((r) => (r.queryId ? api.get<QueryOut>(`/api/queries/${enc(r.queryId)}`, { signal }) : Promise.resolve(null))));
+          const queries = await Promise.all(refs.map((r) => (r.queryId ? call('GET /api/queries/{query_id}', { path: { query_id: r.queryId }, signal }) : Promise.resolve(null))));
           if (mine !== runSeq.current) return;
           const first = queries.find((q) => q) ?? null;
           setState((s) => {
@@ -204,7 +207,7 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
     const q = currentQuery;
     if (!q || isTerminal(q.status)) return;
     try {
-      const out = await api.post<QueryOut>(`/api/queries/${enc(q.id)}/cancel`);
+      const out = await call('POST /api/queries/{query_id}/cancel', { path: { query_id: q.id } });
       const i = current;
       if (out?.id === q.id) setState((s) => (s.steps[i]?.query?.id === out.id ? withStep(i, { query: out })(s) : s));
     } catch (e) {

@@ -4,7 +4,7 @@
 // kept across leaving the screen and a reload (its id in sessionStorage), opened again when the agent or catalog
 // changes or the server ended it (idle, lifetime), and closed with the worksheet's tab. Where sessions are off, each
 // statement is a query of its own and the worksheet says what does not carry over.
-import { api, ApiError, enc } from '../api/client.ts';
+import { ApiError, call } from '../api/client.ts';
 import type { QueryOut } from '../api/types.ts';
 
 /** How a statement ran: in the worksheet's session, or alone (and why). */
@@ -44,22 +44,16 @@ function keep(ws: string, sheetId: string, h: Held | null) {
 const sessionsOff = (e: unknown) => e instanceof ApiError && e.status === 404 && /not enabled/i.test(e.message);
 const sessionGone = (e: unknown) => e instanceof ApiError && (e.code === 'session_not_open' || e.status === 404);
 
-interface SessionOut {
-  id: string;
-  status: string;
-  error: string | null;
-}
-
 async function open(ws: string, agentId: string | null, catalog: string | null, signal?: AbortSignal): Promise<string> {
-  let s = await api.post<SessionOut>(
-    `/api/workspaces/${enc(ws)}/sql/sessions`,
-    { ...(agentId ? { agent_id: agentId } : {}), ...(catalog ? { catalog } : {}), wait_timeout_s: OPEN_WAIT_S, on_wait_timeout: 'continue' },
-  );
+  let s = await call('POST /api/workspaces/{workspace}/sql/sessions', {
+    path: { workspace: ws },
+    body: { ...(agentId ? { agent_id: agentId } : {}), ...(catalog ? { catalog } : {}), wait_timeout_s: OPEN_WAIT_S, on_wait_timeout: 'continue' },
+  });
   // Still opening (an elastic agent starting): wait for it, as the run's own wait would.
   while (s.status === 'pending' || s.status === 'opening') {
     await new Promise((r) => setTimeout(r, 1000));
     if (signal?.aborted) throw new DOMException('aborted', 'AbortError');
-    s = await api.get<SessionOut>(`/api/sql/sessions/${enc(s.id)}`, { signal });
+    s = await call('GET /api/sql/sessions/{session_id}', { path: { session_id: s.id }, signal });
   }
   if (s.status !== 'open') throw new ApiError(503, 'session_failed', `the worksheet's session could not be opened: ${s.error ?? s.status}`);
   return s.id;
@@ -78,7 +72,10 @@ export async function submitStatement(
   signal?: AbortSignal,
 ): Promise<{ query: QueryOut; connection: Connection }> {
   const alone = async (reason: 'off' | 'no-agent') => ({
-    query: await api.post<QueryOut>(`/api/workspaces/${enc(ws)}/queries`, { sql, ...(agentId ? { agent_id: agentId } : {}), ...(catalog ? { catalog } : {}) }),
+    query: await call('POST /api/workspaces/{workspace}/queries', {
+    path: { workspace: ws },
+    body: { sql, ...(agentId ? { agent_id: agentId } : {}), ...(catalog ? { catalog } : {}) },
+  }),
     connection: { kind: 'alone', reason } as const,
   });
   if (off.has(ws)) return alone('off');
@@ -107,7 +104,7 @@ export async function submitStatement(
       reopened = hadOne || attempt > 0;
     }
     try {
-      const query = await api.post<QueryOut>(`/api/sql/sessions/${enc(h.id)}/statements`, { sql });
+      const query = await call('POST /api/sql/sessions/{session_id}/statements', { path: { session_id: h.id }, body: { sql } });
       return { query, connection: { kind: 'session', sessionId: h.id, reopened } };
     } catch (e) {
       if (sessionsOff(e)) {
@@ -130,7 +127,7 @@ export async function closeSession(ws: string, sheetId: string): Promise<void> {
   if (!h) return;
   keep(ws, sheetId, null);
   try {
-    await api.del(`/api/sql/sessions/${enc(h.id)}`);
+    await call('DELETE /api/sql/sessions/{session_id}', { path: { session_id: h.id } });
   } catch {
     // already gone: the server's idle timeout closes what this could not
   }

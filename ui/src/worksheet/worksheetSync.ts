@@ -2,7 +2,7 @@
 // them: a tab shows one server worksheet (serverId); changes made here are sent (POST the first time, PATCH after);
 // a newer version on the server replaces a tab that holds no unsaved change. Pure functions and the api calls; the
 // screen's timing (debounce, retries) is useWorksheetSync.ts.
-import { api, enc } from '../api/client.ts';
+import { call } from '../api/client.ts';
 import type { WorksheetOut, WorksheetPage } from '../api/types.ts';
 import { POOL } from './AgentPicker.tsx';
 import type { Worksheet, WorksheetState } from './worksheetStore.ts';
@@ -103,17 +103,17 @@ export function afterSave(t: Worksheet, sent: Payload, w: WorksheetOut): Workshe
   };
 }
 
-const base = (ws: string) => `/api/workspaces/${enc(ws)}/worksheets`;
-
 /** Sends a tab: creates its worksheet the first time, changes it after. */
 export function saveTab(ws: string, t: Worksheet, body: Payload): Promise<WorksheetOut> {
-  return t.serverId ? api.patch<WorksheetOut>(`${base(ws)}/${enc(t.serverId)}`, body) : api.post<WorksheetOut>(base(ws), body);
+  return t.serverId
+    ? call('PATCH /api/workspaces/{workspace}/worksheets/{worksheet_id}', { path: { workspace: ws, worksheet_id: t.serverId }, body })
+    : call('POST /api/workspaces/{workspace}/worksheets', { path: { workspace: ws }, body });
 }
 
 export function listWorksheets(ws: string, scope: 'mine' | 'shared', signal?: AbortSignal): Promise<WorksheetPage> {
-  return api.get<WorksheetPage>(base(ws), { query: { scope, limit: 200 }, signal });
+  return call('GET /api/workspaces/{workspace}/worksheets', { path: { workspace: ws }, query: { scope, limit: 200 }, signal });
 }
 
 export function deleteWorksheet(ws: string, id: string): Promise<void> {
-  return api.del(`${base(ws)}/${enc(id)}`);
+  return call('DELETE /api/workspaces/{workspace}/worksheets/{worksheet_id}', { path: { workspace: ws, worksheet_id: id } });
 }

@@ -1,7 +1,7 @@
 // The audit trail (admins): newest first, a page of 50 at a time, filtered by action and outcome on the server (so
 // "failure" pages through every refusal, not the failures among the rows read so far).
 import { useState } from 'react';
-import type { ListAuditEventsResponse } from '../../api/generated.ts';
+import { queryLiterals, type ListAuditEventsResponse } from '../../api/generated.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { TableHead } from '../../components/TableHead.tsx';
@@ -12,34 +12,17 @@ import { Icon } from '../../components/Icon.tsx';
 type AuditEvent = ListAuditEventsResponse['items'][number];
 type Outcome = AuditEvent['outcome'];
 
-// The actions of domain/audit.ts (AUDIT_ACTIONS); the api refuses any other.
-const ACTIONS = [
-  'auth.login',
-  'auth.logout',
-  'token.create',
-  'token.revoke',
-  'user.role_change',
-  'workspace.member_change',
-  'grant.change',
-  'agent.bootstrap',
-  'agent.credential_revoke',
-  'catalog.change',
-  'backend.change',
-  'policy.reject',
-  'worksheet.share',
-  'access.denied',
-  'schedule.run',
-  'semantic.import',
-  'lineage.import',
-];
+// The actions the api's filter accepts (domain/audit.ts AUDIT_ACTIONS, through the generated types).
+const ACTIONS = queryLiterals['GET /api/admin/audit'].action;
+type Action = (typeof ACTIONS)[number];
 
 const actorText = (a: AuditEvent['actor']) =>
   a.kind === 'user' ? (a.email ?? a.id ?? 'a user') : a.kind === 'anonymous' ? `anonymous${a.email ? ` (${a.email})` : ''}` : `${a.kind.replace('_', ' ')} ${a.email ?? a.id ?? ''}`.trim();
 
 export function AuditScreen() {
-  const [action, setAction] = useState('');
+  const [action, setAction] = useState<'' | Action>('');
   const [outcome, setOutcome] = useState<'' | Outcome>('');
-  const events = usePaged<AuditEvent>('/api/admin/audit', 50, { ...(action ? { action } : {}), ...(outcome ? { outcome } : {}) });
+  const events = usePaged('GET /api/admin/audit', 50, { ...(action ? { action } : {}), ...(outcome ? { outcome } : {}) });
   const shown = events.items;
   return (
     <section>
@@ -47,7 +30,7 @@ export function AuditScreen() {
       <form className="filters" aria-label="Audit filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Action{' '}
-          <select value={action} onChange={(e) => setAction(e.target.value)}>
+          <select value={action} onChange={(e) => setAction(e.target.value as '' | Action)}>
             <option value="">any action</option>
             {ACTIONS.map((a) => (
               <option key={a} value={a}>

@@ -1,8 +1,8 @@
 // Catalogs and their attachments: create a catalog on a storage backend, drop one, attach a catalog to a workspace
 // (optionally as its default) or detach it.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../../api/client.ts';
-import type { CatalogOut, StorageBackend, WorkspaceCatalog } from '../../api/types.ts';
+import { call } from '../../api/client.ts';
+import type { CatalogOut } from '../../api/types.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { useSession } from '../../app/session.tsx';
 import { preferredWorkspace } from '../../app/WorkspaceSwitcher.tsx';
@@ -12,15 +12,15 @@ import { TableHead } from '../../components/TableHead.tsx';
 
 export function CatalogsAdminScreen() {
   const { workspaces } = useSession();
-  const catalogs = useAsync((signal) => api.get<CatalogOut[]>('/api/catalogs', { signal }), []);
-  const backends = useAsync((signal) => api.get<StorageBackend[]>('/api/admin/storage-backends', { signal }), []);
+  const catalogs = useAsync((signal) => call('GET /api/catalogs', { signal }), []);
+  const backends = useAsync((signal) => call('GET /api/admin/storage-backends', { signal }), []);
   const [slug, setSlug] = useState('');
   const [backend, setBackend] = useState('');
   const [error, setError] = useState<unknown>(null);
   // The workspace the top bar shows (the one last worked in), not merely the first of the list.
   const [attachWs, setAttachWs] = useState(preferredWorkspace(workspaces) ?? '');
   const attached = useAsync(
-    (signal) => (attachWs ? api.get<WorkspaceCatalog[]>(`/api/workspaces/${enc(attachWs)}/catalogs`, { signal }) : Promise.resolve([])),
+    (signal) => (attachWs ? call('GET /api/workspaces/{workspace}/catalogs', { path: { workspace: attachWs }, signal }) : Promise.resolve([])),
     [attachWs],
   );
 
@@ -37,7 +37,7 @@ export function CatalogsAdminScreen() {
   const create = (e: FormEvent) => {
     e.preventDefault();
     void run(async () => {
-      await api.post('/api/catalogs', { slug, storage_backend_id: backend });
+      await call('POST /api/catalogs', { body: { slug, storage_backend_id: backend } });
       setSlug('');
     });
   };
@@ -65,7 +65,7 @@ export function CatalogsAdminScreen() {
           <tbody>
             {catalogs.data.map((c) => {
               const a = isAttached(c);
-              const path = `/api/workspaces/${enc(attachWs)}/catalogs/${enc(c.slug)}`;
+              const path = { workspace: attachWs, catalog: c.slug };
               return (
                 <tr key={c.id}>
                   <td>{c.slug}</td>
@@ -77,19 +77,19 @@ export function CatalogsAdminScreen() {
                   <td>{a ? (a.is_default ? 'attached (default)' : 'attached') : 'no'}</td>
                   <td className="row">
                     {!a || !a.is_default ? (
-                      <button type="button" className="secondary" onClick={() => void run(() => api.put(path, { make_default: Boolean(a) }))}>
+                      <button type="button" className="secondary" onClick={() => void run(() => call('PUT /api/workspaces/{workspace}/catalogs/{catalog}', { path, body: { make_default: Boolean(a) } }))}>
                         {a ? 'Make default' : 'Attach'}
                       </button>
                     ) : null}
                     {a ? (
-                      <button type="button" className="secondary" onClick={() => void run(() => api.del(path))}>
+                      <button type="button" className="secondary" onClick={() => void run(() => call('DELETE /api/workspaces/{workspace}/catalogs/{catalog}', { path }))}>
                         Detach
                       </button>
                     ) : null}
                     <button
                       type="button"
                       className="danger"
-                      onClick={() => confirm(`Drop catalog ${c.slug}?`) && void run(() => api.del(`/api/catalogs/${enc(c.id)}`))}
+                      onClick={() => confirm(`Drop catalog ${c.slug}?`) && void run(() => call('DELETE /api/catalogs/{catalog_id}', { path: { catalog_id: c.id } }))}
                     >
                       Drop
                     </button>

@@ -1,8 +1,8 @@
 // The cluster as operators see it: the api replicas (live, draining, what each owns), overdue deadlines and pending
 // effects, and the actors filtered by kind, state, owner and liveness, each opening its live chart.
 import { useState } from 'react';
-import { api, enc } from '../../api/client.ts';
-import type { ActorSummary, Cluster } from '../../api/types.ts';
+import { call, enc } from '../../api/client.ts';
+import type { ActorSummary } from '../../api/types.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { Link } from '../../components/Link.tsx';
@@ -11,7 +11,7 @@ import { Time } from '../../components/Time.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
 
 export function ClusterPanel(props: { kinds: string[] }) {
-  const cluster = useAsync((signal) => api.get<Cluster>('/api/admin/cluster', { signal }), []);
+  const cluster = useAsync((signal) => call('GET /api/admin/cluster', { signal }), []);
   return (
     <section aria-label="Cluster">
       <h2>
@@ -88,7 +88,7 @@ function ActorList(props: { kinds: string[]; replicas: string[] }) {
   });
   const first = useAsync(
     async (signal) => {
-      const page = await api.get<{ items: ActorSummary[]; cursor: string | null; has_more: boolean }>('/api/admin/actors', { signal, query: query(null) });
+      const page = await call('GET /api/admin/actors', { signal, query: query(null) });
       setPages([page.items]);
       setCursor(page.cursor);
       return page;
@@ -99,7 +99,7 @@ function ActorList(props: { kinds: string[]; replicas: string[] }) {
   const loadMore = async () => {
     setMore({ busy: true });
     try {
-      const page = await api.get<{ items: ActorSummary[]; cursor: string | null }>('/api/admin/actors', { query: query(cursor) });
+      const page = await call('GET /api/admin/actors', { query: query(cursor) });
       setPages((p) => [...p, page.items]);
       setCursor(page.cursor);
       setMore({ busy: false });

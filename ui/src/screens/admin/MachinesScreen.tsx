@@ -1,8 +1,7 @@
 // The lifecycle machines the server hosts, each with its diagram; the cluster (replicas, backlog, actors); and a way
 // to open one actor's live chart.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../../api/client.ts';
-import type { MachineDefinition } from '../../api/types.ts';
+import { call, enc } from '../../api/client.ts';
 import { navigate } from '../../app/router.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
@@ -10,7 +9,7 @@ import { StateDiagram } from '../../charts/StateChart.tsx';
 import { ClusterPanel } from './ClusterPanel.tsx';
 
 export function MachinesScreen() {
-  const machines = useAsync((signal) => api.get<MachineDefinition[]>('/api/admin/machines', { signal }), []);
+  const machines = useAsync((signal) => call('GET /api/admin/machines', { signal }), []);
   const [kind, setKind] = useState('query');
   const [id, setId] = useState('');
   const open = (e: FormEvent) => {

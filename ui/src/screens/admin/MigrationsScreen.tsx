@@ -2,8 +2,8 @@
 // per table), its log as it streams in, and cancel one before its cutover. While a migration is active its catalog
 // is read-only (writes answer catalog_read_only); reads go on.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, enc } from '../../api/client.ts';
-import type { GetCatalogMigrationLogsResponse, GetCatalogMigrationResponse, ListCatalogMigrationsResponse, ListCatalogsResponse, ListStorageBackendsResponse } from '../../api/generated.ts';
+import { call } from '../../api/client.ts';
+import type { GetCatalogMigrationLogsResponse, GetCatalogMigrationResponse, ListCatalogsResponse, ListStorageBackendsResponse } from '../../api/generated.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { formatBytes, formatTime } from '../../components/format.ts';
@@ -19,12 +19,12 @@ const pillOf = (status: string) => (status === 'completed' ? 'done' : status ===
 
 async function loadAll(signal: AbortSignal): Promise<{ migrations: Migration[]; catalogs: ListCatalogsResponse; backends: ListStorageBackendsResponse }> {
   const [catalogs, backends] = await Promise.all([
-    api.get<ListCatalogsResponse>('/api/catalogs', { signal }),
-    api.get<ListStorageBackendsResponse>('/api/admin/storage-backends', { signal }),
+    call('GET /api/catalogs', { signal }),
+    call('GET /api/admin/storage-backends', { signal }),
   ]);
   const pages = await Promise.all(
     catalogs.map((c) =>
-      api.get<ListCatalogMigrationsResponse>(`/api/catalogs/${enc(c.id)}/migrations`, { signal, query: { limit: 20 } }).then(
+      call('GET /api/catalogs/{catalog_id}/migrations', { path: { catalog_id: c.id }, signal, query: { limit: 20 } }).then(
         (p) => p.items.map((m) => ({ ...m, catalog_slug: c.slug })),
         () => [] as Migration[],
       ),
@@ -116,7 +116,7 @@ function StartForm(props: { catalogs: ListCatalogsResponse; backends: ListStorag
     setError(null);
     setBusy(true);
     try {
-      const m = await api.post<GetCatalogMigrationResponse>(`/api/catalogs/${enc(catalogId)}/migrations`, { target_storage_backend_id: target });
+      const m = await call('POST /api/catalogs/{catalog_id}/migrations', { path: { catalog_id: catalogId }, body: { target_storage_backend_id: target } });
       setTarget('');
       props.onStarted(m.id);
     } catch (err) {
@@ -176,7 +176,8 @@ function MigrationDetail(props: { m: Migration; onChanged: () => void }) {
     const ctl = new AbortController();
     const pull = async () => {
       try {
-        const more = await api.get<GetCatalogMigrationLogsResponse>(`/api/catalogs/${enc(m.catalog_id)}/migrations/${enc(m.id)}/logs`, {
+        const more = await call('GET /api/catalogs/{catalog_id}/migrations/{migration_id}/logs', {
+          path: { catalog_id: m.catalog_id, migration_id: m.id },
           signal: ctl.signal,
           query: { after: last.current },
         });
@@ -204,7 +205,7 @@ function MigrationDetail(props: { m: Migration; onChanged: () => void }) {
   const cancel = async () => {
     setError(null);
     try {
-      await api.post(`/api/catalogs/${enc(m.catalog_id)}/migrations/${enc(m.id)}/cancel`);
+      await call('POST /api/catalogs/{catalog_id}/migrations/{migration_id}/cancel', { path: { catalog_id: m.catalog_id, migration_id: m.id } });
       props.onChanged();
     } catch (e) {
       setError(e);

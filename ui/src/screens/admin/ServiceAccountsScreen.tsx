@@ -1,8 +1,8 @@
 // Service accounts and their tokens: create an account, issue a token (secret shown once; may never expire),
 // list and revoke tokens, deactivate an account.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../../api/client.ts';
-import type { IssuedToken, ServiceAccount, Token } from '../../api/types.ts';
+import { type BodyOf, call } from '../../api/client.ts';
+import type { IssuedToken } from '../../api/types.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
@@ -12,16 +12,16 @@ import { TokenLastUsed, TokenName } from '../../components/TokenUse.tsx';
 import { EmptyState } from '../../components/EmptyState.tsx';
 
 export function ServiceAccountsScreen() {
-  const accounts = usePaged<ServiceAccount>('/api/admin/service-accounts');
+  const accounts = usePaged('GET /api/admin/service-accounts');
   const [name, setName] = useState('');
-  const [role, setRole] = useState('member');
+  const [role, setRole] = useState<BodyOf<'POST /api/admin/service-accounts'>['role']>('member');
   const [error, setError] = useState<unknown>(null);
   const [open, setOpen] = useState<string | null>(null);
   const create = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
     try {
-      await api.post('/api/admin/service-accounts', { name, role });
+      await call('POST /api/admin/service-accounts', { body: { name, role } });
       setName('');
       accounts.reload();
     } catch (err) {
@@ -33,7 +33,7 @@ export function ServiceAccountsScreen() {
       <h1>Service accounts</h1>
       <form className="row" onSubmit={create} aria-label="Create a service account">
         <input aria-label="Service account name" placeholder="name" required value={name} onChange={(e) => setName(e.target.value)} />
-        <select aria-label="Role" value={role} onChange={(e) => setRole(e.target.value)}>
+        <select aria-label="Role" value={role} onChange={(e) => setRole(e.target.value as typeof role)}>
           <option value="member">member</option>
           <option value="admin">admin</option>
         </select>
@@ -58,7 +58,7 @@ export function ServiceAccountsScreen() {
                 className={sa.is_active ? 'danger' : 'secondary'}
                 onClick={async () => {
                   try {
-                    await api.patch(`/api/admin/service-accounts/${enc(sa.id)}`, { is_active: !sa.is_active });
+                    await call('PATCH /api/admin/service-accounts/{service_account_id}', { path: { service_account_id: sa.id }, body: { is_active: !sa.is_active } });
                     accounts.reload();
                   } catch (err) {
                     setError(err);
@@ -83,8 +83,7 @@ export function ServiceAccountsScreen() {
 }
 
 function AccountTokens(props: { id: string }) {
-  const base = `/api/admin/service-accounts/${enc(props.id)}/pats`;
-  const tokens = useAsync((signal) => api.get<Token[]>(base, { signal }), [base]);
+  const tokens = useAsync((signal) => call('GET /api/admin/service-accounts/{service_account_id}/pats', { path: { service_account_id: props.id }, signal }), [props.id]);
   const [days, setDays] = useState('90');
   const [name, setName] = useState('');
   const [issued, setIssued] = useState<IssuedToken | null>(null);
@@ -93,7 +92,12 @@ function AccountTokens(props: { id: string }) {
     e.preventDefault();
     setError(null);
     try {
-      setIssued(await api.post<IssuedToken>(base, { expires_in_days: days === 'never' ? null : Number(days), ...(name.trim() ? { name: name.trim() } : {}) }));
+      setIssued(
+        await call('POST /api/admin/service-accounts/{service_account_id}/pats', {
+          path: { service_account_id: props.id },
+          body: { expires_in_days: days === 'never' ? null : Number(days), ...(name.trim() ? { name: name.trim() } : {}) },
+        }),
+      );
       setName('');
       tokens.reload();
     } catch (err) {
@@ -137,7 +141,7 @@ function AccountTokens(props: { id: string }) {
                   aria-label={`Revoke token ${t.id.slice(0, 8)}`}
                   onClick={async () => {
                     try {
-                      await api.del(`${base}/${enc(t.id)}`);
+                      await call('DELETE /api/admin/service-accounts/{service_account_id}/pats/{pat_id}', { path: { service_account_id: props.id, pat_id: t.id } });
                       setIssued((shown) => (shown?.id === t.id ? null : shown));
                       tokens.reload();
                     } catch (err) {

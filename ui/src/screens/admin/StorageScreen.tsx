@@ -1,15 +1,16 @@
 // Storage backends: list, create and rotate credentials (secrets go in, never come back out).
 import { Fragment, useState, type FormEvent } from 'react';
-import { api, enc } from '../../api/client.ts';
+import { type BodyOf, call } from '../../api/client.ts';
 import type { UpdateStorageBackendCredentialsBody, StorageBackend } from '../../api/types.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { formatTime } from '../../components/format.ts';
 
-const blank = { name: '', kind: 'object_store', root_uri: '', endpoint: '', region: '', access_key_id: '', secret_access_key: '' };
+type NewBackend = BodyOf<'POST /api/admin/storage-backends'>;
+const blank = { name: '', kind: 'object_store' as NewBackend['kind'], root_uri: '', endpoint: '', region: '', access_key_id: '', secret_access_key: '' };
 
 export function StorageScreen() {
-  const list = useAsync((signal) => api.get<StorageBackend[]>('/api/admin/storage-backends', { signal }), []);
+  const list = useAsync((signal) => call('GET /api/admin/storage-backends', { signal }), []);
   const [form, setForm] = useState(blank);
   const [error, setError] = useState<unknown>(null);
   const [rotating, setRotating] = useState<string | null>(null);
@@ -17,10 +18,11 @@ export function StorageScreen() {
   const create = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
-    const body: Record<string, string> = {};
-    for (const [k, v] of Object.entries(form)) if (v) body[k] = v;
+    const { name, kind, root_uri, ...optional } = form;
+    const body: NewBackend = { name, kind, root_uri };
+    for (const [k, v] of Object.entries(optional)) if (v) body[k as keyof typeof optional] = v;
     try {
-      await api.post('/api/admin/storage-backends', body);
+      await call('POST /api/admin/storage-backends', { body });
       setForm(blank);
       list.reload();
     } catch (err) {
@@ -147,7 +149,7 @@ function RotateCredentials(props: { backend: StorageBackend; onDone: () => void 
       if (role !== (b.role_arn ?? '')) body.role_arn = role || null;
     }
     try {
-      await api.patch(`/api/admin/storage-backends/${enc(b.id)}`, body);
+      await call('PATCH /api/admin/storage-backends/{storage_backend_id}', { path: { storage_backend_id: b.id }, body });
       props.onDone();
     } catch (err) {
       setError(err);

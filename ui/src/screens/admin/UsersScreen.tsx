@@ -1,15 +1,14 @@
 // Users: list (paged), create, change role, deactivate (which revokes their sessions and tokens) or reactivate.
 import { useState, type FormEvent } from 'react';
-import { api, enc } from '../../api/client.ts';
-import type { User } from '../../api/types.ts';
+import { type BodyOf, call } from '../../api/client.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { Time } from '../../components/Time.tsx';
 import { TableHead } from '../../components/TableHead.tsx';
 
 export function UsersScreen() {
-  const users = usePaged<User>('/api/admin/users');
-  const [form, setForm] = useState({ email: '', name: '', password: '', role: 'member' });
+  const users = usePaged('GET /api/admin/users');
+  const [form, setForm] = useState<BodyOf<'POST /api/admin/users'>>({ email: '', name: '', password: '', role: 'member' });
   const [error, setError] = useState<unknown>(null);
   const run = async (fn: () => Promise<unknown>) => {
     setError(null);
@@ -23,7 +22,7 @@ export function UsersScreen() {
   const create = (e: FormEvent) => {
     e.preventDefault();
     void run(async () => {
-      await api.post('/api/admin/users', form);
+      await call('POST /api/admin/users', { body: form });
       setForm({ email: '', name: '', password: '', role: 'member' });
     });
   };
@@ -55,7 +54,7 @@ export function UsersScreen() {
                 <select
                   aria-label={`Role of ${u.name}`}
                   value={u.role}
-                  onChange={(e) => void run(() => api.patch(`/api/admin/users/${enc(u.id)}`, { role: e.target.value }))}
+                  onChange={(e) => void run(() => call('PATCH /api/admin/users/{user_id}', { path: { user_id: u.id }, body: { role: e.target.value as BodyOf<'PATCH /api/admin/users/{user_id}'>['role'] } }))}
                 >
                   <option value="member">member</option>
                   <option value="admin">admin</option>
@@ -70,7 +69,7 @@ export function UsersScreen() {
                 <button
                   type="button"
                   className={u.is_active ? 'danger' : 'secondary'}
-                  onClick={() => void run(() => api.patch(`/api/admin/users/${enc(u.id)}`, { is_active: !u.is_active }))}
+                  onClick={() => void run(() => call('PATCH /api/admin/users/{user_id}', { path: { user_id: u.id }, body: { is_active: !u.is_active } }))}
                 >
                   {u.is_active ? 'Deactivate' : 'Reactivate'}
                 </button>

@@ -1,0 +1,100 @@
+import { describe, it, expect } from 'vitest';
+import { analyzeStatement, parsePartitionClause, parseProcedureCall, parseTimestampMs, snapshotSuffix, splitStatements, stripPartitionedBy } from './statements.ts';
+
+describe('statement recognition for the Iceberg bridge', () => {
+  it('splits scripts on semicolons outside strings, identifiers and comments', () => {
+    expect(splitStatements(`SELECT ';' AS "a;b"; -- c;\nINSERT INTO t VALUES (1) /* ; */;  ;`)).toEqual([
+      `SELECT ';' AS "a;b"`,
+      ` -- c;\nINSERT INTO t VALUES (1) /* ; */`,
+    ]);
+  });
+
+  it('strips and parses PARTITIONED BY', () => {
+    const s = stripPartitionedBy(`CREATE TABLE t (id INT, ts TIMESTAMP, s VARCHAR) PARTITIONED BY (day(ts), bucket(16, id), truncate(s, 4), "s")`);
+    expect(s.sql).toBe('CREATE TABLE t (id INT, ts TIMESTAMP, s VARCHAR) ');
+    expect(parsePartitionClause(s.clause!)).toEqual([
+      { transform: 'day', column: 'ts' },
+      { transform: 'bucket[16]', column: 'id' },
+      { transform: 'truncate[4]', column: 's' },
+      { transform: 'identity', column: 's' },
+    ]);
+    expect(stripPartitionedBy(`SELECT 'PARTITIONED BY (x)'`).clause).toBeNull();
+    expect(() => parsePartitionClause('sqrt(x)')).toThrow(/unsupported partition item/);
+  });
+
+  it('finds kinds, targets, references and predicates', () => {
+    const u = analyzeStatement(`UPDATE wh.s.t AS x SET v = 1 WHERE x.id = 3 AND day >= DATE '2024-01-01' AND r IN ('a', 'b')`);
+    expect(u).toMatchObject({ kind: 'update', target: { catalog: 'wh', schema: 's', name: 't' }, targetAlias: 'x' });
+    expect(u.predicates.map((p) => [p.qualifier, p.column, p.op, p.values.map((v) => v.text)])).toEqual([
+      ['x', 'id', '=', ['3']],
+      [null, 'day', '>=', ['2024-01-01']],
+      [null, 'r', 'in', ['a', 'b']],
+    ]);
+    const sel = analyzeStatement(`WITH c AS (SELECT 1) SELECT * FROM c JOIN s.t__snapshot_42 ON true WHERE 5 < id`);
+    expect(sel.refs).toEqual([{ catalog: null, schema: 's', name: 't__snapshot_42' }]);
+    expect(analyzeStatement(`CREATE TABLE s.t AS SELECT 1`)).toMatchObject({ kind: 'create_table', asSelect: true });
+    expect(analyzeStatement(`DROP SCHEMA wh.s CASCADE`)).toMatchObject({ kind: 'drop_schema', target: { catalog: 'wh', name: 's' }, cascade: true });
+    // WAREHOUSE is a keyword to polyglot: the schema statement is recognized without it
+    expect(analyzeStatement(`CREATE SCHEMA warehouse.x`)).toMatchObject({ kind: 'create_schema', target: { catalog: 'warehouse', name: 'x' }, ifNotExists: false, parseError: null });
+    expect(analyzeStatement(`create schema if not exists "Warehouse"."My S"`)).toMatchObject({ kind: 'create_schema', target: { catalog: 'Warehouse', name: 'My S' }, ifNotExists: true });
+    expect(analyzeStatement(`DROP SCHEMA IF EXISTS warehouse.x`)).toMatchObject({ kind: 'drop_schema', target: { catalog: 'warehouse', name: 'x' }, ifExists: true, cascade: false });
+    expect(analyzeStatement(`ALTER TABLE s.t RENAME TO u`)).toMatchObject({ kind: 'alter_table', renameTo: { name: 'u' } });
+    expect(analyzeStatement(`MERGE INTO s.t USING s.u ON t.id = u.id WHEN MATCHED THEN DELETE`)).toMatchObject({ kind: 'merge', target: { schema: 's', name: 't' } });
+    expect(snapshotSuffix('orders__snapshot_8744736658442914487')).toEqual({ base: 'orders', snapshotId: 8744736658442914487n });
+  });
+
+  it('recognizes the maintenance procedures in Spark syntax, named or positional', () => {
+    const c = analyzeStatement(`/* nightly */ call System.Rewrite_Data_Files(table => 'wh.app.events', target_file_size_bytes => 1048576, MIN_INPUT_FILES => 5);`);
+    expect(c.kind).toBe('maintenance');
+    expect(c.call).toMatchObject({
+      procedure: 'rewrite_data_files',
+      table: { catalog: 'wh', schema: 'app', name: 'events' },
+      options: { targetFileSizeBytes: 1048576, minInputFiles: 5 },
+    });
+    expect(c.sql).toBe(`SELECT * FROM temp.main.${c.call!.resultTable}`);
+    expect(parseProcedureCall(`CALL wh.system.rewrite_data_files(table => 'app.e', strategy => 'binpack', options => map('target-file-size-bytes', '1024', 'min-input-files', '3'))`)).toMatchObject({
+      table: { catalog: 'wh', schema: 'app', name: 'e' },
+      options: { targetFileSizeBytes: 1024, minInputFiles: 3 },
+    });
+    expect(parseProcedureCall(`CALL system.expire_snapshots('app.e', TIMESTAMP '2026-01-01 00:00:00', 3)`)).toMatchObject({
+      procedure: 'expire_snapshots',
+      table: { catalog: null, schema: 'app', name: 'e' },
+      options: { olderThanMs: Date.UTC(2026, 0, 1), retainLast: 3 },
+    });
+    expect(parseProcedureCall(`CALL system.remove_orphan_files(table => '"odd.name"', older_than => '2026-01-02T03:04:05+02:00')`)).toMatchObject({
+      table: { catalog: null, schema: null, name: 'odd.name' },
+      options: { olderThanMs: Date.UTC(2026, 0, 2, 1, 4, 5) },
+    });
+    expect(parseProcedureCall(`CALL system.rewrite_manifests(table => 'wh.app.e')`)?.procedure).toBe('rewrite_manifests');
+    // DuckDB's own CALL, and other statements, are left to DuckDB.
+    expect(parseProcedureCall(`CALL pragma_version()`)).toBeNull();
+    expect(parseProcedureCall(`CALL system.unknown_thing(table => 'x')`)).toBeNull();
+    expect(parseProcedureCall(`SELECT 'CALL system.rewrite_manifests(1)'`)).toBeNull();
+    expect(analyzeStatement(`CALL pragma_version()`).kind).toBe('other');
+  });
+
+  it('refuses malformed procedure calls with sql_error', () => {
+    const err = (sql: string) => {
+      try {
+        parseProcedureCall(sql);
+      } catch (e) {
+        return { code: (e as { code?: string }).code, message: (e as Error).message };
+      }
+      return null;
+    };
+    expect(err(`CALL system.rewrite_manifests()`)).toEqual({ code: 'sql_error', message: expect.stringContaining('table argument is required') });
+    expect(err(`CALL system.rewrite_manifests(table => 'a.b.c', bogus => 1)`)?.message).toContain('unknown argument bogus');
+    expect(err(`CALL system.expire_snapshots(table => 'a', retain_last => 0)`)?.message).toContain('retain_last must be an integer of at least 1');
+    expect(err(`CALL system.expire_snapshots(table => 'a', older_than => TIMESTAMP 'yesterday')`)?.message).toContain('is not a timestamp');
+    expect(err(`CALL system.rewrite_data_files(table => 'a', strategy => 'sort')`)?.message).toContain('binpack');
+    expect(err(`CALL system.rewrite_data_files(table => 'a', options => map('delete-file-threshold', '1'))`)?.message).toContain('not supported');
+    expect(err(`CALL system.rewrite_manifests(table => 'a.b.c.d')`)?.message).toContain('is not a table name');
+    expect(err(`CALL system.rewrite_manifests(table => 'a') extra`)?.message).toContain('after the argument list');
+    expect(parseTimestampMs('2026-02-30 00:00:00')).toBeNull();
+    expect(parseTimestampMs('2026-01-01')).toBe(Date.UTC(2026, 0, 1));
+    // A maintenance recommendation's cutoff carries its milliseconds (domain/maintenance/assess.ts).
+    expect(parseProcedureCall(`CALL system.expire_snapshots(table => 'a.b.c', older_than => TIMESTAMP '2026-11-26 12:00:00.250', retain_last => 1)`)?.options.olderThanMs).toBe(
+      Date.UTC(2026, 10, 26, 12, 0, 0, 250),
+    );
+  });
+});

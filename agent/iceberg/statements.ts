@@ -1,0 +1,637 @@
+// Statement recognition for the Iceberg bridge. The bridge runs the user's statement unchanged in DuckDB (against
+// tables and views it prepares under the attached catalog names) and only needs to know, per statement: its kind,
+// its write target, every table it references (to prepare), and the simple predicates of its WHERE (for pruning).
+// That comes from @polyglot-sql/sdk's DuckDB dialect (a sqlglot port: the statement kind is the first key of each
+// AST node, tables are `{table: {catalog, schema, name}}` nodes). Two things it does not parse are done by hand:
+// splitting a script into statement texts, and the `PARTITIONED BY (...)` clause of CREATE TABLE, which DuckDB
+// parses but refuses for its own tables, so the bridge strips it before DuckDB sees the statement.
+import { parse } from '@polyglot-sql/sdk';
+import { randomUUID } from 'node:crypto';
+import { extractPredicates, type Predicate } from '../../iceberg/predicates.ts';
+import { unsupported } from './errors.ts';
+
+export interface TableRef {
+  catalog: string | null;
+  schema: string | null;
+  name: string;
+}
+
+export type StatementKind =
+  | 'select'
+  | 'insert'
+  | 'update'
+  | 'delete'
+  | 'merge'
+  | 'create_table'
+  | 'create_schema'
+  | 'drop_table'
+  | 'drop_schema'
+  | 'alter_table'
+  | 'maintenance'
+  | 'other';
+
+export interface PartitionItem {
+  /** Iceberg transform text: identity, year, month, day, hour, bucket[N], truncate[W]. */
+  transform: string;
+  column: string;
+}
+
+export interface StatementInfo {
+  /** The statement as DuckDB will run it (PARTITIONED BY removed). */
+  sql: string;
+  kind: StatementKind;
+  /** Write target (INSERT/UPDATE/DELETE/MERGE/CREATE/ALTER/DROP TABLE), or the schema of CREATE/DROP SCHEMA. */
+  target: TableRef | null;
+  /** Every table reference except CTE names, the target included. */
+  refs: TableRef[];
+  /** Conjuncts of the statement's top WHERE, usable for pruning, with the qualifier each column was written with. */
+  predicates: Predicate[];
+  /** Alias the target or single FROM table was given (qualifier accepted in predicates). */
+  targetAlias: string | null;
+  ifExists: boolean;
+  ifNotExists: boolean;
+  orReplace: boolean;
+  temporary: boolean;
+  cascade: boolean;
+  asSelect: boolean;
+  partitionBy: PartitionItem[] | null;
+  /** ALTER TABLE … RENAME TO: the new name. */
+  renameTo: TableRef | null;
+  /** Why polyglot could not parse it (the statement then runs without Iceberg preparation). */
+  parseError: string | null;
+  /** A maintenance procedure (`CALL system.…`): the bridge carries it out; `sql` then reads its result row. */
+  call: ProcedureCall | null;
+}
+
+export type ProcedureName = 'rewrite_data_files' | 'expire_snapshots' | 'rewrite_manifests' | 'remove_orphan_files';
+
+export interface ProcedureOptions {
+  targetFileSizeBytes?: number;
+  minInputFiles?: number;
+  /** epoch milliseconds */
+  olderThanMs?: number;
+  retainLast?: number;
+}
+
+export interface ProcedureCall {
+  procedure: ProcedureName;
+  /** The table argument as a reference (a `CALL cat.system.…` catalog applies to a name without one). */
+  table: TableRef;
+  /** The table argument as written. */
+  tableText: string;
+  options: ProcedureOptions;
+  /** The temporary DuckDB table the result row is left in (the statement DuckDB runs selects from it). */
+  resultTable: string;
+}
+
+type Obj = Record<string, any>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lexing: splitting scripts and finding PARTITIONED BY outside strings and comments
+
+/** Start/end offsets of code outside string literals, quoted identifiers and comments, for each character. */
+function scan(sql: string, onCode: (i: number) => boolean | void): void {
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i];
+    const next = sql[i + 1];
+    if (c === "'" || c === '"') {
+      i++;
+      while (i < sql.length) {
+        if (sql[i] === c) {
+          if (sql[i + 1] === c) i += 2;
+          else break;
+        } else i++;
+      }
+      i++;
+    } else if (c === '-' && next === '-') {
+      while (i < sql.length && sql[i] !== '\n') i++;
+    } else if (c === '/' && next === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      i = end < 0 ? sql.length : end + 2;
+    } else if (c === '$') {
+      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i));
+      if (tag) {
+        const end = sql.indexOf(tag[0], i + tag[0].length);
+        i = end < 0 ? sql.length : end + tag[0].length;
+      } else {
+        if (onCode(i) === true) return;
+        i++;
+      }
+    } else {
+      if (onCode(i) === true) return;
+      i++;
+    }
+  }
+}
+
+/** Splits a script into statement texts on semicolons outside strings and comments; empty statements dropped. */
+export function splitStatements(sql: string): string[] {
+  const out: string[] = [];
+  let start = 0;
+  scan(sql, (i) => {
+    if (sql[i] === ';') {
+      out.push(sql.slice(start, i));
+      start = i + 1;
+    }
+  });
+  out.push(sql.slice(start));
+  return out.filter((s) => s.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, '').trim() !== '');
+}
+
+/** Removes a `PARTITIONED BY (...)` clause (outside strings), returning the statement and the clause's inner text. */
+export function stripPartitionedBy(sql: string): { sql: string; clause: string | null } {
+  let found = -1;
+  scan(sql, (i) => {
+    if (/^PARTITIONED\s+BY\s*\(/i.test(sql.slice(i, i + 40)) && (i === 0 || !/[A-Za-z0-9_]/.test(sql[i - 1]))) {
+      found = i;
+      return true;
+    }
+  });
+  if (found < 0) return { sql, clause: null };
+  const open = sql.indexOf('(', found);
+  let depth = 0;
+  let close = -1;
+  for (let i = open; i < sql.length; i++) {
+    if (sql[i] === '(') depth++;
+    else if (sql[i] === ')' && --depth === 0) {
+      close = i;
+      break;
+    }
+  }
+  if (close < 0) throw new Error('Parser Error: unterminated PARTITIONED BY clause');
+  return { sql: sql.slice(0, found) + sql.slice(close + 1), clause: sql.slice(open + 1, close) };
+}
+
+const unquote = (s: string) => (s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1).replace(/""/g, '"') : s);
+
+/**
+ * Partition items: `col`, `identity(col)`, `year|years(col)`, `month|months(col)`, `day|days(col)`,
+ * `hour|hours(col)`, `bucket(N, col)` or `bucket(col, N)`, `truncate(W, col)` or `truncate(col, W)`.
+ */
+export function parsePartitionClause(clause: string): PartitionItem[] {
+  const items: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < clause.length; i++) {
+    if (clause[i] === '(') depth++;
+    else if (clause[i] === ')') depth--;
+    else if (clause[i] === ',' && depth === 0) {
+      items.push(clause.slice(start, i));
+      start = i + 1;
+    }
+  }
+  items.push(clause.slice(start));
+  const ident = String.raw`("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)`;
+  return items.map((raw) => {
+    const item = raw.trim();
+    let m = new RegExp(`^${ident}$`).exec(item);
+    if (m) return { transform: 'identity', column: unquote(m[1]) };
+    m = new RegExp(String.raw`^(identity|years?|months?|days?|hours?)\s*\(\s*${ident}\s*\)$`, 'i').exec(item);
+    if (m) {
+      const t = m[1].toLowerCase().replace(/s$/, '');
+      return { transform: t, column: unquote(m[2]) };
+    }
+    m = new RegExp(String.raw`^(bucket|truncate)\s*\(\s*(?:(\d+)\s*,\s*${ident}|${ident}\s*,\s*(\d+))\s*\)$`, 'i').exec(item);
+    if (m) {
+      const n = Number(m[2] ?? m[5]);
+      const column = unquote(m[3] ?? m[4]);
+      return { transform: `${m[1].toLowerCase()}[${n}]`, column };
+    }
+    throw new Error(`Parser Error: unsupported partition item "${item}" (use col, year(col), month(col), day(col), hour(col), bucket(N, col) or truncate(W, col))`);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// AST
+
+function tableRef(node: Obj | null | undefined): TableRef | null {
+  if (!node || typeof node !== 'object' || !node.name) return null;
+  const part = (x: Obj | null) => (x && typeof x.name === 'string' ? x.name : null);
+  const name = part(node.name);
+  if (name === null) return null;
+  return { catalog: part(node.catalog), schema: part(node.schema), name };
+}
+
+/** Every `{table: …}` node below `node`, and CTE names defined anywhere below it. */
+function collectTables(node: unknown, tables: TableRef[], ctes: Set<string>, depth = 0): void {
+  if (depth > 400 || node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const x of node) collectTables(x, tables, ctes, depth + 1);
+    return;
+  }
+  const o = node as Obj;
+  if (o.table && typeof o.table === 'object' && o.table.name && typeof o.table.name === 'object' && 'name' in o.table.name) {
+    const ref = tableRef(o.table);
+    if (ref) tables.push(ref);
+  }
+  if (Array.isArray(o.ctes)) {
+    for (const c of o.ctes) if (c?.alias?.name) ctes.add(String(c.alias.name).toLowerCase());
+  }
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'span') continue;
+    collectTables(v, tables, ctes, depth + 1);
+  }
+}
+
+/** The table inside a (possibly aliased) node: `{table}` or `{alias: {this: {table}, alias}}`. */
+function aliased(node: Obj | null | undefined): { ref: TableRef | null; alias: string | null } {
+  if (!node) return { ref: null, alias: null };
+  if (node.table) return { ref: tableRef(node.table), alias: node.table.alias?.name ?? null };
+  if (node.alias?.this?.table) return { ref: tableRef(node.alias.this.table), alias: node.alias.alias?.name ?? null };
+  if (node.name && node.name.name !== undefined) return { ref: tableRef(node), alias: node.alias?.name ?? null };
+  return { ref: null, alias: null };
+}
+
+function emptyInfo(sql: string): StatementInfo {
+  return {
+    sql,
+    kind: 'other',
+    target: null,
+    refs: [],
+    predicates: [],
+    targetAlias: null,
+    ifExists: false,
+    ifNotExists: false,
+    orReplace: false,
+    temporary: false,
+    cascade: false,
+    asSelect: false,
+    partitionBy: null,
+    renameTo: null,
+    parseError: null,
+    call: null,
+  };
+}
+
+// polyglot does not parse `DROP SCHEMA a.b`, nor `CREATE SCHEMA warehouse.x` (WAREHOUSE is a keyword of its own);
+// both statements are simple enough to recognize directly.
+const SCHEMA_NAME = String.raw`((?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*)(?:\s*\.\s*(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_]*))?)`;
+const DROP_SCHEMA = new RegExp(String.raw`^\s*DROP\s+SCHEMA\s+(IF\s+EXISTS\s+)?${SCHEMA_NAME}\s*(CASCADE|RESTRICT)?\s*$`, 'i');
+const CREATE_SCHEMA = new RegExp(String.raw`^\s*CREATE\s+SCHEMA\s+(IF\s+NOT\s+EXISTS\s+)?${SCHEMA_NAME}\s*$`, 'i');
+
+const schemaTarget = (name: string): TableRef => {
+  const parts = splitName(name);
+  return parts.length === 2 ? { catalog: parts[0], schema: null, name: parts[1] } : { catalog: null, schema: null, name: parts[0] };
+};
+
+function splitName(text: string): string[] {
+  return text.split(/\s*\.\s*(?=(?:[^"]*"[^"]*")*[^"]*$)/).map((p) => unquote(p.trim()));
+}
+
+export function analyzeStatement(text: string): StatementInfo {
+  const call = parseProcedureCall(text);
+  if (call) {
+    const info = emptyInfo(`SELECT * FROM temp.main.${call.resultTable}`);
+    info.kind = 'maintenance';
+    info.call = call;
+    info.target = call.table;
+    return info;
+  }
+  const stripped = stripPartitionedBy(text);
+  const info = emptyInfo(stripped.sql);
+  if (stripped.clause !== null) info.partitionBy = parsePartitionClause(stripped.clause);
+  const code = stripped.sql.replace(/--[^\n]*/g, '');
+  const dropSchema = DROP_SCHEMA.exec(code);
+  if (dropSchema) {
+    info.kind = 'drop_schema';
+    info.target = schemaTarget(dropSchema[2]);
+    info.ifExists = Boolean(dropSchema[1]);
+    info.cascade = (dropSchema[3] ?? '').toUpperCase() === 'CASCADE';
+    return info;
+  }
+  const createSchema = CREATE_SCHEMA.exec(code);
+  if (createSchema) {
+    info.kind = 'create_schema';
+    info.target = schemaTarget(createSchema[2]);
+    info.ifNotExists = Boolean(createSchema[1]);
+    return info;
+  }
+  let result: Obj;
+  try {
+    result = parse(stripped.sql, 'duckdb' as never) as unknown as Obj;
+  } catch (error) {
+    info.parseError = (error as Error).message;
+    return info;
+  }
+  if (!result.success || !Array.isArray(result.ast) || result.ast.length !== 1) {
+    info.parseError = String(result.error ?? 'not a single statement');
+    return info;
+  }
+  const root = result.ast[0] as Obj;
+  const kind = Object.keys(root)[0];
+  const node = root[kind] as Obj;
+  const tables: TableRef[] = [];
+  const ctes = new Set<string>();
+  collectTables(node, tables, ctes);
+  info.refs = tables.filter((t) => !(t.catalog === null && t.schema === null && ctes.has(t.name.toLowerCase())));
+  switch (kind) {
+    case 'select':
+    case 'describe': {
+      info.kind = 'select';
+      const from = node.from?.expressions;
+      if (Array.isArray(from) && from.length === 1 && !(node.joins?.length)) {
+        const a = aliased(from[0]);
+        info.targetAlias = a.alias;
+      }
+      info.predicates = extractPredicates(node.where_clause?.this);
+      break;
+    }
+    case 'insert':
+      info.kind = 'insert';
+      info.target = tableRef(node.table) ?? aliased(node.this).ref;
+      break;
+    case 'update':
+    case 'delete': {
+      info.kind = kind;
+      const a = aliased(node.table ? { table: node.table } : node.this);
+      info.target = a.ref;
+      info.targetAlias = a.alias;
+      info.predicates = extractPredicates(node.where_clause?.this);
+      break;
+    }
+    case 'merge': {
+      info.kind = 'merge';
+      const a = aliased(node.this);
+      info.target = a.ref;
+      info.targetAlias = a.alias;
+      break;
+    }
+    case 'create_table':
+      info.kind = 'create_table';
+      info.target = tableRef(node.name);
+      info.ifNotExists = Boolean(node.if_not_exists);
+      info.orReplace = Boolean(node.or_replace);
+      info.temporary = Boolean(node.temporary);
+      info.asSelect = Boolean(node.as_select);
+      break;
+    case 'create_schema': {
+      info.kind = 'create_schema';
+      const parts = (Array.isArray(node.name) ? node.name : [node.name]).map((p: Obj) => String(p.name));
+      info.target = parts.length === 2 ? { catalog: parts[0], schema: null, name: parts[1] } : { catalog: null, schema: null, name: parts[0] };
+      info.ifNotExists = Boolean(node.if_not_exists);
+      break;
+    }
+    case 'drop_schema': {
+      info.kind = 'drop_schema';
+      const n = node.name as Obj;
+      info.target = { catalog: null, schema: null, name: String(n.name) };
+      info.ifExists = Boolean(node.if_exists);
+      info.cascade = Boolean(node.cascade);
+      break;
+    }
+    case 'drop_table':
+      info.kind = 'drop_table';
+      if (Array.isArray(node.names) && node.names.length > 1) info.parseError = 'DROP TABLE of several tables: drop them one at a time';
+      info.target = tableRef(node.names?.[0]);
+      info.ifExists = Boolean(node.if_exists);
+      info.cascade = Boolean(node.cascade);
+      break;
+    case 'alter_table': {
+      info.kind = 'alter_table';
+      info.target = tableRef(node.name);
+      const rename = (node.actions ?? []).find((a: Obj) => a.RenameTable)?.RenameTable;
+      if (rename) info.renameTo = tableRef(rename);
+      break;
+    }
+    default:
+      info.kind = 'other';
+  }
+  return info;
+}
+
+/** Table names ending `__snapshot_<id>` read that snapshot of the table (time travel). */
+/**
+ * Time travel by name: `t__snapshot_<snapshot id>` reads that snapshot; `t__at_<epoch milliseconds>` reads the
+ * snapshot that was current at that instant (the last one of the snapshot log at or before it).
+ */
+export function snapshotSuffix(name: string): { base: string; snapshotId: bigint } | { base: string; asOfMs: number } | null {
+  const id = /^(.+)__snapshot_(\d+)$/.exec(name);
+  if (id) return { base: id[1], snapshotId: BigInt(id[2]) };
+  const at = /^(.+)__at_(\d{1,16})$/.exec(name);
+  return at ? { base: at[1], asOfMs: Number(at[2]) } : null;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Maintenance procedures, in Spark's Iceberg procedure syntax:
+//   CALL [catalog.]system.<procedure>(table => 'cat.sch.tbl', name => value, …)   or positional arguments
+// Values: 'string', integer, TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff][±hh:mm|Z]' (no offset: UTC), true/false and
+// map('key', 'value', …). DuckDB has its own CALL (table functions): only these four names under `system` are taken.
+
+type Token = { type: 'word' | 'quoted' | 'string' | 'number' | 'punct'; text: string };
+
+function tokenize(sql: string): Token[] | null {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < sql.length) {
+    const c = sql[i];
+    if (/\s/.test(c)) i++;
+    else if (sql.startsWith('--', i)) {
+      while (i < sql.length && sql[i] !== '\n') i++;
+    } else if (sql.startsWith('/*', i)) {
+      const end = sql.indexOf('*/', i + 2);
+      if (end < 0) return null;
+      i = end + 2;
+    } else if (c === "'" || c === '"') {
+      let j = i + 1;
+      let text = '';
+      for (;;) {
+        if (j >= sql.length) return null;
+        if (sql[j] === c) {
+          if (sql[j + 1] === c) {
+            text += c;
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        text += sql[j++];
+      }
+      out.push({ type: c === "'" ? 'string' : 'quoted', text });
+      i = j + 1;
+    } else if (sql.startsWith('=>', i)) {
+      out.push({ type: 'punct', text: '=>' });
+      i += 2;
+    } else if ('().,;'.includes(c)) {
+      out.push({ type: 'punct', text: c });
+      i++;
+    } else {
+      const m = /^(?:[A-Za-z_][A-Za-z0-9_$]*|\d+)/.exec(sql.slice(i, i + 256));
+      if (!m) out.push({ type: 'punct', text: c });
+      else out.push({ type: /^\d/.test(m[0]) ? 'number' : 'word', text: m[0] });
+      i += m ? m[0].length : 1;
+    }
+  }
+  return out;
+}
+
+type ArgValue =
+  | { kind: 'string'; text: string }
+  | { kind: 'number'; text: string }
+  | { kind: 'timestamp'; text: string }
+  | { kind: 'boolean'; value: boolean }
+  | { kind: 'map'; entries: Array<[string, string]> };
+
+const PROCEDURES: Record<ProcedureName, readonly string[]> = {
+  // Positional order as Spark's; sort_order and where are recognized to be refused by name.
+  rewrite_data_files: ['table', 'strategy', 'sort_order', 'options', 'where', 'target_file_size_bytes', 'min_input_files'],
+  expire_snapshots: ['table', 'older_than', 'retain_last'],
+  rewrite_manifests: ['table'],
+  remove_orphan_files: ['table', 'older_than'],
+};
+
+const isName = (t: Token | undefined) => t !== undefined && (t.type === 'word' || t.type === 'quoted');
+
+/** A CALL of one of the maintenance procedures, or null when `sql` is something else (DuckDB's own CALL too). */
+export function parseProcedureCall(sql: string): ProcedureCall | null {
+  if (!/^\s*(?:(?:--[^\n]*\n|\/\*[\s\S]*?\*\/)\s*)*CALL\b/i.test(sql)) return null;
+  const t = tokenize(sql);
+  if (!t || t[0]?.type !== 'word' || t[0].text.toUpperCase() !== 'CALL') return null;
+  // CALL [catalog .] system . name (
+  const names: string[] = [];
+  let i = 1;
+  while (isName(t[i])) {
+    names.push(t[i].text);
+    i++;
+    if (t[i]?.text !== '.') break;
+    i++;
+  }
+  if (t[i]?.text !== '(' || names.length < 2 || names.length > 3) return null;
+  const procedure = names[names.length - 1].toLowerCase();
+  if (names[names.length - 2].toLowerCase() !== 'system' || !(procedure in PROCEDURES)) return null;
+  const proc = procedure as ProcedureName;
+  const catalog = names.length === 3 ? names[0] : null;
+  i++;
+  const args = new Map<string, ArgValue>();
+  let positional = 0;
+  const fail = (message: string): never => {
+    throw unsupported(`CALL system.${proc}: ${message}`);
+  };
+  const value = (): ArgValue => {
+    const v = t[i];
+    if (!v) fail('the argument list is not closed');
+    if (v.type === 'string') {
+      i++;
+      return { kind: 'string', text: v.text };
+    }
+    if (v.type === 'number') {
+      i++;
+      return { kind: 'number', text: v.text };
+    }
+    if (v.type === 'word' && /^(TIMESTAMP|TIMESTAMPTZ)$/i.test(v.text) && t[i + 1]?.type === 'string') {
+      i += 2;
+      return { kind: 'timestamp', text: t[i - 1].text };
+    }
+    if (v.type === 'word' && /^(TRUE|FALSE)$/i.test(v.text)) {
+      i++;
+      return { kind: 'boolean', value: v.text.toUpperCase() === 'TRUE' };
+    }
+    if (v.type === 'word' && v.text.toLowerCase() === 'map' && t[i + 1]?.text === '(') {
+      i += 2;
+      const items: string[] = [];
+      while (t[i]?.text !== ')') {
+        const item = t[i];
+        if (!item || (item.type !== 'string' && item.type !== 'number')) fail("map(…) takes literal keys and values: map('key', 'value', …)");
+        items.push(item.text);
+        i++;
+        if (t[i]?.text === ',') i++;
+        else if (t[i]?.text !== ')') fail("map(…) takes literal keys and values: map('key', 'value', …)");
+      }
+      i++;
+      if (items.length % 2) fail('map(…) needs a value for every key');
+      const entries: Array<[string, string]> = [];
+      for (let k = 0; k < items.length; k += 2) entries.push([items[k], items[k + 1]]);
+      return { kind: 'map', entries };
+    }
+    return fail(`unsupported argument value ${v.text} (use a string, an integer, TIMESTAMP '…', true/false or map('key', 'value', …))`);
+  };
+  while (t[i]?.text !== ')') {
+    if (!t[i]) fail('the argument list is not closed');
+    let name: string;
+    if (isName(t[i]) && t[i + 1]?.text === '=>') {
+      name = t[i].text.toLowerCase();
+      i += 2;
+      if (!PROCEDURES[proc].includes(name)) fail(`unknown argument ${name} (arguments: ${PROCEDURES[proc].filter((a) => !['sort_order', 'where'].includes(a)).join(', ')})`);
+    } else {
+      if (args.size > positional) fail('positional arguments cannot follow named ones');
+      name = PROCEDURES[proc][positional++] ?? fail('too many arguments');
+    }
+    if (args.has(name)) fail(`argument ${name} is given twice`);
+    args.set(name, value());
+    if (t[i]?.text === ',') i++;
+    else if (t[i]?.text !== ')') fail(`unexpected ${t[i]?.text ?? 'end of statement'} in the argument list`);
+  }
+  i++;
+  while (t[i]?.text === ';') i++;
+  if (i < t.length) fail(`unexpected ${t[i].text} after the argument list`);
+
+  const tableArg = args.get('table');
+  if (!tableArg) fail("the table argument is required: table => 'catalog.schema.table'");
+  if (tableArg!.kind !== 'string') fail("table must be a string literal: table => 'catalog.schema.table'");
+  const tableText = (tableArg as { text: string }).text;
+  const parts = splitName(tableText.trim());
+  if (parts.some((p) => p === '') || parts.length < 1 || parts.length > (catalog ? 2 : 3)) fail(`table ${tableText} is not a table name (catalog.schema.table)`);
+  const table: TableRef =
+    parts.length === 3
+      ? { catalog: parts[0], schema: parts[1], name: parts[2] }
+      : parts.length === 2
+        ? { catalog, schema: parts[0], name: parts[1] }
+        : { catalog, schema: catalog ? 'main' : null, name: parts[0] };
+
+  const options: ProcedureOptions = {};
+  const positiveInt = (name: string, v: ArgValue | string, min: number): number => {
+    const text = typeof v === 'string' ? v : v.kind === 'number' || v.kind === 'string' ? v.text : '';
+    const n = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+    if (!Number.isSafeInteger(n) || n < min) fail(`${name} must be an integer of at least ${min}`);
+    return n;
+  };
+  for (const [name, v] of args) {
+    switch (name) {
+      case 'table':
+        break;
+      case 'target_file_size_bytes':
+        options.targetFileSizeBytes = positiveInt(name, v, 1);
+        break;
+      case 'min_input_files':
+        options.minInputFiles = positiveInt(name, v, 1);
+        break;
+      case 'retain_last':
+        options.retainLast = positiveInt(name, v, 1);
+        break;
+      case 'older_than':
+        if (v.kind !== 'timestamp' && v.kind !== 'string') fail("older_than must be a timestamp: older_than => TIMESTAMP '2026-01-01 00:00:00'");
+        options.olderThanMs = parseTimestampMs((v as { text: string }).text) ?? fail(`older_than ${(v as { text: string }).text} is not a timestamp (yyyy-mm-dd hh:mm:ss, UTC unless an offset is given)`);
+        break;
+      case 'strategy':
+        if (v.kind !== 'string' || v.text.toLowerCase() !== 'binpack') fail("only strategy => 'binpack' is supported (sort and z-order are not)");
+        break;
+      case 'options':
+        if (v.kind !== 'map') fail("options must be map('key', 'value', …)");
+        for (const [key, val] of (v as { entries: Array<[string, string]> }).entries) {
+          if (key === 'target-file-size-bytes') options.targetFileSizeBytes = positiveInt(key, val, 1);
+          else if (key === 'min-input-files') options.minInputFiles = positiveInt(key, val, 1);
+          else fail(`option ${key} is not supported (target-file-size-bytes, min-input-files)`);
+        }
+        break;
+      default:
+        fail(`argument ${name} is not supported`);
+    }
+  }
+  return { procedure: proc, table, tableText, options, resultTable: `__eider_call_${randomUUID().replace(/-/g, '')}` };
+}
+
+/** `yyyy-mm-dd[ T]hh:mm[:ss[.fff…]][Z|±hh[:mm]]` or `yyyy-mm-dd` → epoch ms; no offset is UTC. */
+export function parseTimestampMs(text: string): number | null {
+  const m = /^\s*(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
+  let ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
+  const check = new Date(ms);
+  if (check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const z = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
+    const offset = (Number(z[2]) * 60 + Number(z[3] ?? 0)) * 60_000;
+    ms -= z[1] === '+' ? offset : -offset;
+  }
+  return ms;
+}
