@@ -106,7 +106,9 @@ async function main() {
         const q = (await sub.json()) as any;
         if (sub.status !== 202) return { ok: false, code: `${sub.status} ${q.error ?? ''}` };
         let final = q;
-        for (let n = 0; final.status !== 'done' && final.status !== 'failed' && final.status !== 'cancelled' && n < 3; n++) {
+        // A draining replica answers a long-poll at once with where the query stands: poll again until the end.
+        for (let first = true; final.status !== 'done' && final.status !== 'failed' && final.status !== 'cancelled'; first = false) {
+          if (!first) await sleep(100);
           const r = await fetch(`${base(i)}/api/queries/${q.id}?wait_timeout_s=10`, { headers, signal });
           if (r.status !== 200) return { ok: false, code: `poll ${r.status} ${((await r.json()) as any).error ?? ''}` };
           final = await r.json();
