@@ -8,7 +8,7 @@ import { migrate } from '../runtime/migrate.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
 import { createMetrics } from '../runtime/metrics.ts';
 import { loadOrCreateSecret } from '../runtime/bootSecrets.ts';
-import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
+import { databaseUrlFor } from '../runtime/postgres.ts';
 import { buildServer } from '../http/server.ts';
 import { allRoutes } from '../http/routes/index.ts';
 import type { AppContext } from '../usecases/context.ts';
@@ -62,27 +62,6 @@ export interface RunningApi {
   db: Db;
   /** graceful: not-ready first, then in-flight requests finish, then the pool closes */
   close(): Promise<void>;
-}
-
-export async function databaseUrlFor(config: Config, logger: Logger): Promise<{ url: string; embedded?: EmbeddedPg }> {
-  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
-  if (config.POSTGRES_HOST) {
-    const u = new URL('postgres://localhost');
-    u.hostname = config.POSTGRES_HOST;
-    u.port = String(config.POSTGRES_PORT);
-    u.username = config.POSTGRES_USER;
-    u.password = config.POSTGRES_PASSWORD;
-    u.pathname = `/${config.POSTGRES_DB}`;
-    return { url: u.toString() };
-  }
-  const dir = resolve(config.DATA_DIR, 'pg');
-  logger.info({ dir }, 'starting embedded PostgreSQL');
-  const embedded = await startEmbeddedPostgres(dir, {
-    onLog: (l) => logger.debug({ pg: l }, 'postgres'),
-    onNotice: (l) => logger.warn(l),
-    ownProcessGroup: true,
-  });
-  return { url: embedded.url, embedded };
 }
 
 export async function startApi(opts: { config?: Config; env?: Record<string, string | undefined>; logger?: Logger } = {}): Promise<RunningApi> {

@@ -10,12 +10,9 @@ import { createLogger } from '../runtime/logger.ts';
 import { connectDb } from '../runtime/db.ts';
 import { migrate } from '../runtime/migrate.ts';
 import { needsAdmin } from '../domain/identity.ts';
-import { DataDirInUseError, startEmbeddedPostgres } from '../runtime/postgres.ts';
+import { databaseUrlFor, DataDirInUseError, startEmbeddedPostgres } from '../runtime/postgres.ts';
 import { loadOrCreateSecret, writeSecretFile } from '../runtime/bootSecrets.ts';
-import { databaseUrlFor, startApi, VERSION } from './api.ts';
-import { createTracing } from '../telemetry/tracing.ts';
 import { agentEnvironment, bundledResultsPort, catalogEnvironment, objectStoreEnvironment } from './agentEnv.ts';
-import { stopLocalElasticAgents } from './elastic.ts';
 import { CONFIGURATION_EXIT, Supervisor, SUPERVISED_ENV } from './supervisor.ts';
 import { PostgresKeeper } from './postgresKeeper.ts';
 import { checkConfig, findHaproxy, formatBackends, haproxyConfig, parseBackends, runHaproxy } from './loadBalancer.ts';
@@ -63,7 +60,9 @@ function onSignals(stop: () => Promise<void>) {
   process.on('SIGHUP', handler);
 }
 
+// Each part loads its own modules only (the api's are the most): a part restarted by `eider up` serves again sooner.
 async function cmdApi() {
+  const { startApi } = await import('./api.ts');
   const api = await startApi();
   onSignals(() => api.close());
 }
@@ -76,6 +75,7 @@ async function cmdAgent() {
 async function cmdCatalog() {
   const { catalogConfigFromEnv } = await import('../catalog/config.ts');
   const { startCatalogService } = await import('../catalog/server.ts');
+  const { createTracing } = await import('../telemetry/tracing.ts');
   const config = loadConfig();
   // Both loaders throw the shared ConfigError, which fail() prints as one line.
   const cc = catalogConfigFromEnv({ ...process.env, CATALOG_PORT: process.env.CATALOG_PORT ?? String(config.CATALOG_PORT), CATALOG_CLIENT_SECRET: config.CATALOG_CLIENT_SECRET });
@@ -241,7 +241,7 @@ async function cmdUp() {
   let stopped: Promise<void> | null = null;
   // The elastic `process` agents the api started are in process groups of their own (they outlive an api that
   // crashes): once the api replicas are down, the stack stops them too.
-  const shutdown = () => (stopped ??= supervisor.stopAll().then(() => stopLocalElasticAgents(dataDir, logger)).then(() => stopPg?.()));
+  const shutdown = () => (stopped ??= supervisor.stopAll().then(async () => (await import('./elastic.ts')).stopLocalElasticAgents(dataDir, logger)).then(() => stopPg?.()));
   onSignals(shutdown);
 
   // Several replicas get one address in front of them when HAProxy is there; without it, each replica's own.
@@ -345,6 +345,7 @@ async function cmdOpenApi() {
   const { openApiDocument } = await import('../http/openapi.ts');
   const { typesFromOpenApi } = await import('../http/openapiTypes.ts');
   const { allRoutes } = await import('../http/routes/index.ts');
+  const { VERSION } = await import('./api.ts');
   const doc = await openApiDocument(allRoutes, VERSION);
   process.stdout.write(process.argv.includes('--typescript') ? typesFromOpenApi(doc as any) : `${JSON.stringify(doc, null, 2)}\n`);
 }

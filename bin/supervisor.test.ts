@@ -49,6 +49,19 @@ describe('eider up supervision', () => {
     expect(starts(file)).toBe(2);
   });
 
+  it('starts a part that ran stably again at once, without the backoff', async () => {
+    const file = join(dir, 'stable');
+    writeFileSync(file, '');
+    // A minute's backoff: only a restart that skips it comes within the wait below.
+    supervisor = new Supervisor({ self: script, logger, initialBackoffMs: 60_000, stableAfterMs: 200, onGiveUp: () => undefined });
+    supervisor.start({ name: 'catalog', command: 'catalog', env: { STARTS: file, PATH: process.env.PATH ?? '' } });
+    await until(() => starts(file) === 1 && supervisor!.pid('catalog') !== undefined);
+    const first = supervisor.pid('catalog')!;
+    await new Promise((r) => setTimeout(r, 300));
+    process.kill(first, 'SIGKILL');
+    await until(() => starts(file) === 2 && supervisor!.pid('catalog') !== undefined && supervisor!.pid('catalog') !== first);
+  });
+
   it('gives up on a part that keeps failing', async () => {
     const file = join(dir, 'crashing');
     writeFileSync(file, '');

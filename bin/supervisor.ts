@@ -1,8 +1,8 @@
 // `eider up`'s supervision of its parts: a part that dies (a DuckDB crash or an out-of-memory kill of the agent, a
-// crashed api replica) is started again with backoff and logged; the stack stops only when asked (SIGINT/SIGTERM),
-// when a part refuses its configuration (exit code 2), or when one part keeps failing: maxFailures exits within
-// windowMs, each after running less than stableAfterMs (a part that ran for a while and then died is restarted
-// however often that happens; a crash loop is not).
+// crashed api replica) is started again and logged: at once when it had run for stableAfterMs, with backoff when it
+// failed sooner. The stack stops only when asked (SIGINT/SIGTERM), when a part refuses its configuration (exit code
+// 2), or when one part keeps failing: maxFailures exits within windowMs, each after running less than stableAfterMs
+// (a part that ran for a while and then died is restarted however often that happens; a crash loop is not).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from '../runtime/logger.ts';
 import { Backoff } from '../actors/backoff.ts';
@@ -86,14 +86,17 @@ export class Supervisor {
       }
       const now = Date.now();
       const recent = part.exits.filter((t) => now - t < this.#o.windowMs);
-      part.exits = now - part.startedAt < this.#o.stableAfterMs ? [...recent, now] : recent;
+      const stable = now - part.startedAt >= this.#o.stableAfterMs;
+      part.exits = stable ? recent : [...recent, now];
       if (part.exits.length >= this.#o.maxFailures) {
         const reason = `${part.spec.name} stopped ${part.exits.length} times within ${Math.round(this.#o.windowMs / 1000)} s`;
         this.#o.logger.error({ part: part.spec.name, code, signal }, `${reason}; shutting down`);
         this.#o.onGiveUp(part.spec.name, reason);
         return;
       }
-      const delay = this.#backoff.delayMs(Math.max(1, part.exits.length));
+      // A part that ran stably and then died (killed, out of memory) is started again at once: the backoff is for
+      // a part failing soon after its start, which would fail again at once.
+      const delay = stable ? 0 : this.#backoff.delayMs(Math.max(1, part.exits.length));
       this.#o.logger.error({ part: part.spec.name, code, signal, restartInMs: delay }, 'a part of the stack stopped; restarting it');
       part.restartTimer = setTimeout(() => {
         part.restartTimer = null;

@@ -5,6 +5,8 @@ import { dirname, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { connectDb, DbError } from './db.ts';
 import { liveProcess } from './procfs.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
 
 export interface EmbeddedPg {
   readonly url: string;
@@ -193,4 +195,26 @@ async function runServer(
         clearTimeout(slow);
       })()),
   };
+}
+
+/** The database a part uses: DATABASE_URL, the POSTGRES_* variables, or an embedded server under DATA_DIR/pg. */
+export async function databaseUrlFor(config: Config, logger: Logger): Promise<{ url: string; embedded?: EmbeddedPg }> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
+  if (config.POSTGRES_HOST) {
+    const u = new URL('postgres://localhost');
+    u.hostname = config.POSTGRES_HOST;
+    u.port = String(config.POSTGRES_PORT);
+    u.username = config.POSTGRES_USER;
+    u.password = config.POSTGRES_PASSWORD;
+    u.pathname = `/${config.POSTGRES_DB}`;
+    return { url: u.toString() };
+  }
+  const dir = resolve(config.DATA_DIR, 'pg');
+  logger.info({ dir }, 'starting embedded PostgreSQL');
+  const embedded = await startEmbeddedPostgres(dir, {
+    onLog: (l) => logger.debug({ pg: l }, 'postgres'),
+    onNotice: (l) => logger.warn(l),
+    ownProcessGroup: true,
+  });
+  return { url: embedded.url, embedded };
 }

@@ -2,7 +2,9 @@
 // the new metadata) without losing or duplicating rows; a write aborted between uploading its data files and
 // committing leaves the table unchanged and readable, and a CTAS failed there leaves no table; refused credentials
 // and tokens fail with catalog_error.
+import { createServer, connect, type Socket } from 'node:net';
 import { describe, it, expect, beforeAll } from 'vitest';
+import { freePort } from '../runtime/postgres.ts';
 import type { BridgeAgent } from './support/bridgeAgent.ts';
 import { catalogWithBridge, startCatalogWithBridge } from './support/catalogWithBridge.ts';
 import { liveFiles, loadMetadata } from './support/icebergInspect.ts';
@@ -116,6 +118,33 @@ describe('bridge writes', () => {
       expect(err).toMatchObject({ code: 'catalog_error', message: expect.stringMatching(/credential.*(ExpiredToken|expired)/i) });
     } finally {
       await short.close();
+    }
+  });
+
+  it('a catalog service that refuses connections while it restarts is waited for, not a failed query', async () => {
+    await agent.exec('CREATE TABLE app.restarting AS SELECT 7 AS x');
+    // The catalog's address refuses connections for a second (the service is restarting), then forwards to it.
+    const port = await freePort();
+    const target = new URL(stack.catalog.url);
+    const sockets = new Set<Socket>();
+    const proxy = createServer((c) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      for (const s of [c, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+      }
+      c.pipe(upstream).pipe(c);
+    });
+    const listening = setTimeout(() => proxy.listen(port, '127.0.0.1'), 1_000);
+    try {
+      const catalogs = [{ name: 'wh', default: true, catalog_url: `http://127.0.0.1:${port}`, warehouse: 'wh', token: stack.token, access_mode: 'full' }];
+      const o = await agent.run('SELECT x FROM app.restarting', { catalogs });
+      expect(failure(o)).toBeNull();
+      expect(o.type === 'query_done' && o.payload.row_count).toBe(1);
+    } finally {
+      clearTimeout(listening);
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => proxy.close(r));
     }
   });
 

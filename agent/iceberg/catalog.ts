@@ -30,6 +30,14 @@ export class CatalogHttpError extends BridgeError {
 }
 
 const DELEGATION = { 'x-iceberg-access-delegation': 'vended-credentials' };
+
+/**
+ * How long a request waits for a catalog service that refuses connections: it is restarting (`eider up` starts a
+ * killed one again at once, and it serves about a second later), so the query waits rather than fails. A refused
+ * connection never reached the service, so sending again cannot apply a commit twice.
+ */
+export const CATALOG_RESTART_WAIT_MS = 5_000;
+const refused = (e: unknown) => ((e as { cause?: { code?: string } })?.cause?.code ?? (e as { code?: string })?.code) === 'ECONNREFUSED';
 const ns = (namespace: string) => encodeURIComponent(namespace);
 
 export class IcebergCatalogClient {
@@ -45,22 +53,30 @@ export class IcebergCatalogClient {
   async #request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
     const url = `${this.#attachment.catalog_url.replace(/\/+$/, '')}${path}`;
     let res: Response;
-    try {
-      // A client span whose context the catalog service continues; the path names the table, the token stays out.
-      res = await processSpan(`catalog ${method}`, { kind: SpanKind.CLIENT, attributes: { 'url.path': path } }, () =>
-        fetch(url, {
-          method,
-          headers: traceHeaders({
-            authorization: `Bearer ${this.#attachment.token}`,
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-            ...headers,
+    const waitUntil = Date.now() + CATALOG_RESTART_WAIT_MS;
+    for (;;) {
+      try {
+        // A client span whose context the catalog service continues; the path names the table, the token stays out.
+        res = await processSpan(`catalog ${method}`, { kind: SpanKind.CLIENT, attributes: { 'url.path': path } }, () =>
+          fetch(url, {
+            method,
+            headers: traceHeaders({
+              authorization: `Bearer ${this.#attachment.token}`,
+              ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+              ...headers,
+            }),
+            body: body === undefined ? undefined : stringifyJson(body),
+            signal: AbortSignal.timeout(30_000),
           }),
-          body: body === undefined ? undefined : stringifyJson(body),
-          signal: AbortSignal.timeout(30_000),
-        }),
-      );
-    } catch (error) {
-      throw catalogError(`catalog ${this.name} is unreachable: ${(error as Error).message}`);
+        );
+        break;
+      } catch (error) {
+        if (refused(error) && Date.now() < waitUntil) {
+          await new Promise((r) => setTimeout(r, 200));
+          continue;
+        }
+        throw catalogError(`catalog ${this.name} is unreachable: ${(error as Error).message}`);
+      }
     }
     const text = await res.text();
     if (res.ok) return text ? parseJson(text) : undefined;
