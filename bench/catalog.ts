@@ -1,14 +1,8 @@
 // Catalog throughput, run by hand: `node bench/catalog.ts` (uses DATABASE_URL, else an embedded PostgreSQL).
 // Prints loadTable per second, and commits per second on one table (writers contending, retrying on 409) and
 // spread over 20 tables (one writer each).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connectDb } from '../runtime/db.ts';
-import { migrate } from '../runtime/migrate.ts';
-import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
 import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
-import { load, fmt, percentiles } from './support.ts';
+import { benchDatabase, load, fmt, percentiles } from './support.ts';
 
 const SCHEMA = { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] };
 
@@ -48,16 +42,7 @@ async function appendWithRetry(stack: CatalogStack, path: string, conflicts: { n
 }
 
 async function main() {
-  let pg: EmbeddedPg | undefined;
-  let pgDir: string | undefined;
-  let url = process.env.DATABASE_URL;
-  if (!url) {
-    pgDir = mkdtempSync(join(tmpdir(), 'eider-bench-pg-'));
-    pg = await startEmbeddedPostgres(pgDir);
-    url = pg.url;
-  }
-  const db = await connectDb({ url, poolSize: 10, maxOverflow: 10 });
-  await migrate(db, 'catalog');
+  const { db, close: closeDb } = await benchDatabase(10);
   const suffix = Date.now().toString(36);
   const stack = await startCatalogStack({ db });
   try {
@@ -90,9 +75,7 @@ async function main() {
     console.log('(each commit = load + commit: the figures count landed commits, latency includes retries)');
   } finally {
     await stack.close();
-    await db.close();
-    await pg?.stop();
-    if (pgDir) rmSync(pgDir, { recursive: true, force: true });
+    await closeDb();
   }
 }
 

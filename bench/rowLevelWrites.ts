@@ -5,16 +5,11 @@
 // files of N/10 rows (ten INSERTs); the 10 rows of each statement are one per file, so copy-on-write rewrites the
 // whole table. Then a full aggregate over the table (the read cost of the deletes) and the compaction that folds them.
 //   node bench/rowLevelWrites.ts [rows ...]        (default 1000000; embedded PostgreSQL unless DATABASE_URL is set)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { connectDb } from '../runtime/db.ts';
-import { migrate } from '../runtime/migrate.ts';
-import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
 import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 import { startBridgeAgent, type BridgeAgent } from '../tests/support/bridgeAgent.ts';
+import { benchDatabase } from './support.ts';
 
 const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
 if (SIZES.length === 0) SIZES.push(1_000_000);
@@ -120,16 +115,7 @@ async function benchSize(stack: CatalogStack, wh: string, agent: BridgeAgent, ro
 }
 
 async function main() {
-  let pg: EmbeddedPg | undefined;
-  let pgDir: string | undefined;
-  let url = process.env.DATABASE_URL;
-  if (!url) {
-    pgDir = mkdtempSync(join(tmpdir(), 'eider-bench-pg-'));
-    pg = await startEmbeddedPostgres(pgDir);
-    url = pg.url;
-  }
-  const db = await connectDb({ url, poolSize: 4, maxOverflow: 4 });
-  await migrate(db, 'catalog');
+  const { db, close: closeDb } = await benchDatabase(4);
   const stack = await startCatalogStack({ db });
   const wh = `rowlevel_${Date.now().toString(36)}`;
   await stack.createWarehouse(wh);
@@ -141,9 +127,7 @@ async function main() {
   } finally {
     await agent.close();
     await stack.close();
-    await db.close();
-    await pg?.stop();
-    if (pgDir) rmSync(pgDir, { recursive: true, force: true });
+    await closeDb();
   }
 }
 

@@ -2,16 +2,12 @@
 // files, DuckDB view with field-id mapping, result file) against DuckDB reading the same Parquet files from local
 // disk in-process; warm cache, then cold (a fresh agent with an empty cache).
 //   node bench/scan.ts [rows]        (default 10000000; embedded PostgreSQL unless DATABASE_URL is set)
-import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { connectDb } from '../runtime/db.ts';
-import { migrate } from '../runtime/migrate.ts';
-import { startEmbeddedPostgres, type EmbeddedPg } from '../runtime/postgres.ts';
 import { startCatalogStack } from '../catalog/harness.ts';
 import { startBridgeAgent } from '../tests/support/bridgeAgent.ts';
+import { benchDatabase } from './support.ts';
 
 const ROWS = Number(process.argv[2] ?? 10_000_000);
 const QUERY = 'SELECT k, count(*) AS n, sum(v) AS s, avg(id) AS a FROM bench.t GROUP BY k ORDER BY k';
@@ -26,16 +22,7 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
 }
 
 async function main() {
-  let pg: EmbeddedPg | undefined;
-  let pgDir: string | undefined;
-  let url = process.env.DATABASE_URL;
-  if (!url) {
-    pgDir = mkdtempSync(join(tmpdir(), 'eider-bench-pg-'));
-    pg = await startEmbeddedPostgres(pgDir);
-    url = pg.url;
-  }
-  const db = await connectDb({ url, poolSize: 4, maxOverflow: 4 });
-  await migrate(db, 'catalog');
+  const { db, close: closeDb } = await benchDatabase(4);
   const stack = await startCatalogStack({ db });
   const wh = `scan_${Date.now().toString(36)}`;
   await stack.createWarehouse(wh);
@@ -76,9 +63,7 @@ async function main() {
     await agent.close();
     await cold.close();
     await stack.close();
-    await db.close();
-    await pg?.stop();
-    if (pgDir) rmSync(pgDir, { recursive: true, force: true });
+    await closeDb();
   }
 }
 

@@ -1,9 +1,11 @@
 // Shared by the benches: start a real api process, and drive HTTP load with latency percentiles.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startEmbeddedPostgres } from '../runtime/postgres.ts';
+import { connectDb, type Db } from '../runtime/db.ts';
+import { migrate } from '../runtime/migrate.ts';
 
 export interface BenchApi {
   url: string;
@@ -180,4 +182,25 @@ export function percentiles(lat: number[]) {
   const s = [...lat].sort((a, b) => a - b);
   const pct = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
   return { p50: pct(50), p99: pct(99), n: s.length };
+}
+
+/**
+ * The database of an in-process bench (the catalog service beside it): DATABASE_URL when set, else an embedded
+ * PostgreSQL in a temporary folder; the catalog's schema migrated. `close` stops and removes what it started.
+ */
+export async function benchDatabase(poolSize: number): Promise<{ db: Db; close(): Promise<void> }> {
+  let url = process.env.DATABASE_URL;
+  const dir = url ? undefined : mkdtempSync(join(tmpdir(), 'eider-bench-pg-'));
+  const pg = dir ? await startEmbeddedPostgres(dir) : undefined;
+  url ??= pg!.url;
+  const db = await connectDb({ url, poolSize, maxOverflow: poolSize });
+  await migrate(db, 'catalog');
+  return {
+    db,
+    async close() {
+      await db.close();
+      await pg?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
