@@ -9,7 +9,7 @@
 //  - FIFO: only the head is admitted, so small queries cannot starve a large one.
 //  - beyond MAX_QUEUE_DEPTH waiters a query fails "queue full"; a waiter older than QUEUED_TIMEOUT_S fails
 //    "queued timeout"; a cancelled waiter fails "cancelled".
-import type { ConcurrencyProfile } from './config.ts';
+import type { AgentConfig, ConcurrencyProfile } from './config.ts';
 
 export const LADDERS: Readonly<Record<Exclude<ConcurrencyProfile, 'auto'>, readonly number[]>> = {
   single: [1],
@@ -44,6 +44,21 @@ export interface AdmissionOptions {
   readonly elasticCeilingFraction: number;
   /** Grants held at once at most (threadPool.ts: each running statement holds one of libuv's threads); default none. */
   readonly maxRunning?: number;
+}
+
+/** The options an agent's configuration gives for a memory budget of `budgetBytes` (no lane cap unless `maxRunning`). */
+export function admissionOptions(config: AgentConfig, budgetBytes: number, maxRunning?: number): AdmissionOptions {
+  return {
+    budgetBytes,
+    profile: config.maxConcurrencyProfile,
+    maxQueueDepth: config.maxQueueDepth,
+    queuedTimeoutMs: config.queuedTimeoutS * 1000,
+    admissionWaitMs: config.statementAdmissionWaitS * 1000,
+    admissionFloorFraction: config.statementAdmissionFloorFraction,
+    floorBytes: config.estimateFloorBytes,
+    elasticCeilingFraction: config.elasticCeilingFraction,
+    ...(maxRunning === undefined ? {} : { maxRunning }),
+  };
 }
 
 export interface Grant {

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createTracing } from '../telemetry/tracing.ts';
 import { SessionHost } from './sessionHost.ts';
 import { join } from 'node:path';
-import { AdmissionController } from './admission.ts';
+import { AdmissionController, admissionOptions } from './admission.ts';
 import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config.ts';
 import { ControlChannel } from './controlChannel.ts';
 import { DataFileCache } from './dataCache.ts';
@@ -54,18 +54,10 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   const tracing = createTracing({ serviceName: config.otelServiceName, endpoint: config.otelExporterOtlpEndpoint, processWide: true });
   const budget = memoryBudget(config.memoryHeadroomFraction);
   logger.info({ budgetBytes: budget.budgetBytes, source: budget.source, profile: config.maxConcurrencyProfile }, 'memory budget');
-  const admission = new AdmissionController({
-    budgetBytes: budget.budgetBytes,
-    profile: config.maxConcurrencyProfile,
-    maxQueueDepth: config.maxQueueDepth,
-    queuedTimeoutMs: config.queuedTimeoutS * 1000,
-    admissionWaitMs: config.statementAdmissionWaitS * 1000,
-    admissionFloorFraction: config.statementAdmissionFloorFraction,
-    floorBytes: config.estimateFloorBytes,
-    elasticCeilingFraction: config.elasticCeilingFraction,
+  const admission = new AdmissionController(
     // libuv's pool as this process has it (threadPool.ts sizes it on import).
-    maxRunning: statementLanes(THREAD_POOL_SIZE),
-  });
+    admissionOptions(config, budget.budgetBytes, statementLanes(THREAD_POOL_SIZE)),
+  );
   const memoryAsk = new MemoryAsk(config, budget.budgetBytes);
 
   let sessionToken: string | null = null;

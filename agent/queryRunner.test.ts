@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { encodeAgentFrame, type AgentFrame } from '../protocol/index.ts';
-import { AdmissionController } from './admission.ts';
+import { AdmissionController, admissionOptions } from './admission.ts';
 import { agentConfigFromEnv, type AgentConfig } from './config.ts';
 import { MemoryAsk } from './memoryAsk.ts';
 import { QueryRunner } from './queryRunner.ts';
@@ -30,16 +30,7 @@ function setup(env: Record<string, string> = {}) {
     ...env,
   });
   const budgetBytes = 1024 * MiB;
-  const admission = new AdmissionController({
-    budgetBytes,
-    profile: config.maxConcurrencyProfile,
-    maxQueueDepth: config.maxQueueDepth,
-    queuedTimeoutMs: config.queuedTimeoutS * 1000,
-    admissionWaitMs: config.statementAdmissionWaitS * 1000,
-    admissionFloorFraction: config.statementAdmissionFloorFraction,
-    floorBytes: config.estimateFloorBytes,
-    elasticCeilingFraction: config.elasticCeilingFraction,
-  });
+  const admission = new AdmissionController(admissionOptions(config, budgetBytes));
   const memoryAsk = new MemoryAsk(config, budgetBytes);
   const frames: AgentFrame[] = [];
   const waiters: Array<() => void> = [];

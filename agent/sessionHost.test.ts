@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { encodeAgentFrame, type AgentFrame } from '../protocol/index.ts';
-import { AdmissionController } from './admission.ts';
+import { AdmissionController, admissionOptions } from './admission.ts';
 import { agentConfigFromEnv } from './config.ts';
 import { DataFileCache } from './dataCache.ts';
 import { SessionHost } from './sessionHost.ts';
@@ -48,16 +48,7 @@ async function setup(env: Record<string, string> = {}) {
     GRANT_FEEDBACK_ENABLED: 'false',
     ...env,
   });
-  const admission = new AdmissionController({
-    budgetBytes: BUDGET,
-    profile: config.maxConcurrencyProfile,
-    maxQueueDepth: config.maxQueueDepth,
-    queuedTimeoutMs: config.queuedTimeoutS * 1000,
-    admissionWaitMs: config.statementAdmissionWaitS * 1000,
-    admissionFloorFraction: config.statementAdmissionFloorFraction,
-    floorBytes: config.estimateFloorBytes,
-    elasticCeilingFraction: config.elasticCeilingFraction,
-  });
+  const admission = new AdmissionController(admissionOptions(config, BUDGET));
   const frames: AgentFrame[] = [];
   const waiters: Array<() => void> = [];
   const host = new SessionHost({

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import type { AgentFrame } from '../protocol/index.ts';
-import { AdmissionController } from '../agent/admission.ts';
+import { AdmissionController, admissionOptions } from '../agent/admission.ts';
 import { agentConfigFromEnv } from '../agent/config.ts';
 import { MemoryAsk } from '../agent/memoryAsk.ts';
 import { QueryRunner } from '../agent/queryRunner.ts';
@@ -32,16 +32,7 @@ const engine = {
 const waiting = new Map<string, (frame: AgentFrame) => void>();
 const runner = new QueryRunner({
   config,
-  admission: new AdmissionController({
-    budgetBytes,
-    profile: config.maxConcurrencyProfile,
-    maxQueueDepth: config.maxQueueDepth,
-    queuedTimeoutMs: config.queuedTimeoutS * 1000,
-    admissionWaitMs: config.statementAdmissionWaitS * 1000,
-    admissionFloorFraction: config.statementAdmissionFloorFraction,
-    floorBytes: config.estimateFloorBytes,
-    elasticCeilingFraction: config.elasticCeilingFraction,
-  }),
+  admission: new AdmissionController(admissionOptions(config, budgetBytes)),
   memoryAsk: new MemoryAsk(config, budgetBytes),
   slots: slotsForEngine(engine),
   logger: pino({ level: 'silent' }),
