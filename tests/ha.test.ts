@@ -296,6 +296,11 @@ describe('HA replicas', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
+    // The agent is held still while the replica drains, so the hand-over (and with it the drain) waits for it: the
+    // window in which the draining replica still answers, refusing, stays open however loaded the machine is (on a
+    // busy CI machine the whole drain once passed between two of the chatter's requests).
+    agent.child.kill('SIGSTOP');
+    const resume = setTimeout(() => agent.child.kill('SIGCONT'), 5_000);
     const termAt = Date.now();
     owner.proc.child.kill('SIGTERM');
     const answered = await longPoll;
@@ -303,6 +308,10 @@ describe('HA replicas', () => {
     expect(answered.status).toBe(200);
     expect(answered.body.id).toBe(id);
     expect(answeredMs).toBeLessThan(10_000);
+    // Draining by now (the long-poll was answered by it): readiness says so.
+    expect(await get('/api/readyz')).toBe(503);
+    clearTimeout(resume);
+    agent.child.kill('SIGCONT');
     expect(await owner.proc.exited).toBe(0);
     const exitMs = Date.now() - termAt;
     polling = false;
