@@ -114,9 +114,9 @@ export function Shell() {
       {/* The rail: a narrow column of icons with their names, so the screen's own content has the width. */}
       <header className="rail">
         <span className="brand">
-          <svg className="brand-mark" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
-            <path d="M4 15c3 0 4-7 9-7 3 0 5 2 7 2-1 3-4 4-6 4l-2 5H5z" />
-          </svg>
+          <span className="brand-mark" aria-hidden="true">
+            E
+          </span>
           Eider
         </span>
         <WorkspaceSwitcher current={wsSlug} />
