@@ -36,6 +36,8 @@ describe('web app: elastic compute', () => {
     // The screen polls while it provisions: it shows running once the process dialled home.
     await expect.poll(() => row.getAttribute('data-state'), { timeout: 60_000 }).toBe('running');
     expect(await row.textContent()).toContain('small');
+    // The confirmation follows the agent: it said provisioning when started, and says running now.
+    await expect.poll(() => page.getByRole('status').filter({ hasText: /^Started from-the-browser/ }).textContent()).toBe('Started from-the-browser: running.');
     await b.shot('01-running');
 
     await page.goto(ui.url + '/w/default/worksheets');

@@ -30,14 +30,14 @@ const shot = async (name: string) => {
 };
 
 /**
- * Every visible control of the page (buttons but links, tabs and the tab strip's own; text inputs; selects), with
+ * Every visible control of the page (buttons but links, tabs, the rail's items and the tab strip's own; text inputs; selects), with
  * its height, radius and font size, as `what: height/radius/size` strings. `.small` buttons are their own size.
  */
 function controls(page: Page): Promise<string[]> {
   return page.evaluate(() =>
     [...document.querySelectorAll<HTMLElement>('button, select, input')]
       .filter((e) => e.offsetParent !== null && !e.closest('.sr-only, .skip-link'))
-      .filter((e) => !(e.matches('button.link, button.small, [role=tab], .tab-add, .tab-close, input[type=checkbox], input[type=radio], input[type=file]')))
+      .filter((e) => !(e.matches('button.link, button.small, [role=tab], .rail-item, .tab-add, .tab-close, input[type=checkbox], input[type=radio], input[type=file]')))
       .map((e) => {
         const cs = getComputedStyle(e);
         const what = `${e.tagName.toLowerCase()} ${(e.getAttribute('aria-label') ?? e.textContent ?? '').trim().slice(0, 30)}`;

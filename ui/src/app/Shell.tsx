@@ -1,9 +1,11 @@
-// The signed-in frame: navigation, workspace switcher, theme and sign-out, and the screen for the current path.
+// The signed-in frame: the navigation rail (workspace switcher, screens, theme, account and sign-out) and the screen
+// for the current path.
 import { lazy, Suspense, useEffect, useState } from 'react';
 import { match, navigate, useLocation } from './router.ts';
 import { isAdmin, useSession } from './session.tsx';
 import { applyTheme, currentTheme, type Theme } from './theme.ts';
 import { Link } from '../components/Link.tsx';
+import { Icon, type IconName } from '../components/Icon.tsx';
 import { Loading } from '../components/ErrorNotice.tsx';
 import { WorkspaceSwitcher, rememberWorkspace, preferredWorkspace } from './WorkspaceSwitcher.tsx';
 import { CatalogScreen } from '../screens/CatalogScreen.tsx';
@@ -71,11 +73,23 @@ export function Shell() {
 
   const admin = isAdmin(session.user);
   const wsBase = wsSlug ? `/w/${encodeURIComponent(wsSlug)}` : null;
-  const navItem = (href: string, label: string) => (
-    <Link href={href} aria-current={path === href || path.startsWith(href + '/') ? 'page' : undefined}>
-      {label}
-    </Link>
-  );
+  const items: Array<[string, string, IconName]> = [
+    ...(wsBase
+      ? ([
+          [`${wsBase}/worksheets`, 'Worksheets', 'code'],
+          [`${wsBase}/catalog`, 'Catalog', 'database'],
+          [`${wsBase}/health`, 'Health', 'pulse'],
+          [`${wsBase}/models`, 'Models', 'layers'],
+          [`${wsBase}/history`, 'History', 'clock'],
+          [`${wsBase}/schedules`, 'Schedules', 'calendar'],
+          [`${wsBase}/sessions`, 'Sessions', 'terminal'],
+          [`${wsBase}/members`, 'Members', 'users'],
+        ] as Array<[string, string, IconName]>)
+      : []),
+    ['/agents', 'Agents', 'server'],
+    ['/compute', 'Compute', 'bolt'],
+    ...(admin ? ([['/admin', 'Admin', 'shield']] as Array<[string, string, IconName]>) : []),
+  ];
 
   return (
     <div className="shell">
@@ -97,42 +111,47 @@ export function Shell() {
       <a className="skip-link" href="#main">
         Skip to content
       </a>
-      <header className="topbar">
-        <span className="brand">Eider</span>
+      {/* The rail: a narrow column of icons with their names, so the screen's own content has the width. */}
+      <header className="rail">
+        <span className="brand">
+          <span className="brand-mark" aria-hidden="true">
+            E
+          </span>
+          Eider
+        </span>
         <WorkspaceSwitcher current={wsSlug} />
-        <nav aria-label="Main" className="mainnav">
-          {wsBase ? navItem(`${wsBase}/worksheets`, 'Worksheets') : null}
-          {wsBase ? navItem(`${wsBase}/catalog`, 'Catalog') : null}
-          {wsBase ? navItem(`${wsBase}/health`, 'Health') : null}
-          {wsBase ? navItem(`${wsBase}/models`, 'Models') : null}
-          {wsBase ? navItem(`${wsBase}/history`, 'History') : null}
-          {wsBase ? navItem(`${wsBase}/schedules`, 'Schedules') : null}
-          {wsBase ? navItem(`${wsBase}/sessions`, 'Sessions') : null}
-          {wsBase ? navItem(`${wsBase}/members`, 'Members') : null}
-          {navItem('/agents', 'Agents')}
-          {navItem('/compute', 'Compute')}
-          {admin ? navItem('/admin', 'Admin') : null}
+        <nav aria-label="Main" className="rail-nav">
+          {items.map(([href, label, icon]) => (
+            <Link key={href} href={href} className="rail-item" title={label} aria-current={path === href || path.startsWith(href + '/') ? 'page' : undefined}>
+              <Icon name={icon} />
+              <span className="rail-label">{label}</span>
+            </Link>
+          ))}
         </nav>
-        <span className="grow" />
-        {assistantOn ? (
-          <button type="button" className="secondary" aria-pressed={assistantOpen} title="Assistant (Ctrl+I)" onClick={() => setAssistantOpen((open) => !open)}>
-            Assistant
-          </button>
-        ) : null}
-        <label className="inline">
-          <span className="sr-only">Theme</span>
-          <select aria-label="Theme" value={theme} onChange={(e) => changeTheme(e.target.value as Theme)}>
-            <option value="system">System theme</option>
-            <option value="light">Light</option>
-            <option value="dark">Dark</option>
-          </select>
-        </label>
-        <Link href="/me/tokens" className="user" aria-label={`Account and tokens for ${session.user.name}`}>
-          {session.user.name}
-        </Link>
-        <button type="button" className="secondary" onClick={() => void session.signOut()}>
-          Sign out
-        </button>
+        <div className="rail-foot">
+          {assistantOn ? (
+            <button type="button" className="rail-item" aria-pressed={assistantOpen} title="Assistant (Ctrl+I)" onClick={() => setAssistantOpen((open) => !open)}>
+              <Icon name="sparkle" />
+              <span className="rail-label">Assistant</span>
+            </button>
+          ) : null}
+          <label className="rail-field">
+            <span className="rail-caption">Theme</span>
+            <select aria-label="Theme" value={theme} onChange={(e) => changeTheme(e.target.value as Theme)}>
+              <option value="system">System</option>
+              <option value="light">Light</option>
+              <option value="dark">Dark</option>
+            </select>
+          </label>
+          <div className="rail-account">
+            <Link href="/me/tokens" className="avatar" aria-current={path === '/me/tokens' ? 'page' : undefined} aria-label={`Account and tokens for ${session.user.name}`} title={`${session.user.name}: account and tokens`}>
+              {initials(session.user.name)}
+            </Link>
+            <button type="button" className="icon-button" aria-label="Sign out" title="Sign out" onClick={() => void session.signOut()}>
+              <Icon name="logout" />
+            </button>
+          </div>
+        </div>
       </header>
       <main id="main" className="content">
         <Suspense fallback={<Loading />}>
@@ -216,4 +235,11 @@ function Redirect({ to }: { to: string }) {
     navigate(to, { replace: true });
   }, [to]);
   return null;
+}
+
+/** A name's initials for the account button: "Ada Lovelace" → "AL", "admin@example.com" → "A". */
+function initials(name: string): string {
+  const words = name.split(/[\s@._-]+/).filter(Boolean);
+  if (name.includes('@')) return (words[0]?.[0] ?? '?').toUpperCase();
+  return words.slice(0, 2).map((w) => w[0]!.toUpperCase()).join('') || '?';
 }

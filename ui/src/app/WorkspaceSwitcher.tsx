@@ -25,14 +25,17 @@ export function WorkspaceSwitcher(props: { current: string | null }) {
     const screen = m ? m[1] : 'worksheets';
     navigate(`/w/${encodeURIComponent(slug)}/${screen}`);
   };
+  const here = workspaces.find((w) => w.slug === props.current);
+  const currentName = here ? `${here.name} (${here.slug})` : props.current;
   return (
-    <label className="inline">
-      <span className="sr-only">Workspace</span>
-      <select aria-label="Workspace" value={props.current ?? ''} onChange={(e) => change(e.target.value)}>
+    <label className="rail-field">
+      <span className="rail-caption">Workspace</span>
+      <select aria-label="Workspace" title={currentName ? `Workspace: ${currentName}` : 'Workspace'} value={props.current ?? ''} onChange={(e) => change(e.target.value)}>
         {props.current && !workspaces.some((w) => w.slug === props.current) ? <option value={props.current}>{props.current}</option> : null}
         {workspaces.map((w) => (
           <option key={w.id} value={w.slug}>
-            {w.name} ({w.slug})
+            {/* the name alone fits the rail; the slug tells two same-named workspaces apart */}
+            {workspaces.some((o) => o !== w && o.name === w.name) ? `${w.name} (${w.slug})` : w.name}
           </option>
         ))}
         <option value="__new">New workspace…</option>

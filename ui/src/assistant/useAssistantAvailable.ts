@@ -1,4 +1,4 @@
-// Whether this workspace's assistant answers: the topbar shows its button only then (Ctrl+I opens the panel anyway,
+// Whether this workspace's assistant answers: the rail shows its button only then (Ctrl+I opens the panel anyway,
 // and the panel says why it is unavailable, e.g. switched off on the server).
 import { useAsync } from '../app/useAsync.ts';
 import { listConversations } from './assistantApi.ts';

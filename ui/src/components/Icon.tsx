@@ -15,6 +15,19 @@ const PATHS = {
   download: 'M12 4v11M7 10l5 5 5-5M5 20h14',
   database: 'M4 6c0-1.7 3.6-3 8-3s8 1.3 8 3-3.6 3-8 3-8-1.3-8-3zM4 6v12c0 1.7 3.6 3 8 3s8-1.3 8-3V6M4 12c0 1.7 3.6 3 8 3s8-1.3 8-3',
   table: 'M3 5h18v14H3zM3 10h18M3 15h18M9 5v14',
+  // the navigation rail's
+  code: 'M5 3h10l4 4v14H5zM14 3v5h5M10 12l-2 2.5 2 2.5M14 12l2 2.5-2 2.5',
+  pulse: 'M3 12h4l2-6 4 12 2-6h6',
+  layers: 'M12 3 3 8l9 5 9-5zM3 13l9 5 9-5',
+  clock: 'M12 21a9 9 0 1 0 0-18 9 9 0 0 0 0 18zM12 7v5l3 2',
+  calendar: 'M4 6h16v14H4zM4 10h16M8 3v5M16 3v5',
+  terminal: 'M4 5h16v14H4zM8 10l2.5 2L8 14M12.5 15H16',
+  users: 'M9 11a3.5 3.5 0 1 0 0-7 3.5 3.5 0 0 0 0 7zM3 20c0-3.3 2.7-6 6-6s6 2.7 6 6M16 4.5a3.5 3.5 0 0 1 0 6.5M18 14.5c1.8.9 3 2.9 3 5.5',
+  server: 'M4 4h16v7H4zM4 13h16v7H4zM8 7.5h.01M8 16.5h.01',
+  bolt: 'M13 2 4 14h7l-1 8 9-12h-7z',
+  shield: 'M12 3 4 6v6c0 4.5 3.4 8 8 9 4.6-1 8-4.5 8-9V6zM9 12l2 2 4-4',
+  sparkle: 'M12 3l2 5.5L19.5 10.5 14 12.5 12 18l-2-5.5-5.5-2L10 8.5zM19 17v4M17 19h4',
+  logout: 'M9 4H5v16h4M16 8l4 4-4 4M20 12H10',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -30,6 +30,9 @@ export function SetupScreen(props: { onDone: () => void }) {
 
   return (
     <main className="centered auth-card">
+      <span className="brand-mark auth-mark" aria-hidden="true">
+        E
+      </span>
       <h1>Welcome to Eider</h1>
       <p>Create the first administrator. The setup token was printed when the server started and is in its data directory as <code>setup-token</code>.</p>
       <form onSubmit={submit} className="stack">

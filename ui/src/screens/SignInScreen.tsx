@@ -28,6 +28,9 @@ export function SignInScreen(props: { notice?: string; onSignedIn: () => void })
   const providers = methods.data?.oidc_providers ?? [];
   return (
     <main className="centered auth-card">
+      <span className="brand-mark auth-mark" aria-hidden="true">
+        E
+      </span>
       <h1>Sign in to Eider</h1>
       {props.notice ? <p role="status">{props.notice}</p> : null}
       <form onSubmit={submit} className="stack" aria-label="Sign in">

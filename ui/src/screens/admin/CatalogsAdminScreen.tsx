@@ -17,7 +17,7 @@ export function CatalogsAdminScreen() {
   const [slug, setSlug] = useState('');
   const [backend, setBackend] = useState('');
   const [error, setError] = useState<unknown>(null);
-  // The workspace the top bar shows (the one last worked in), not merely the first of the list.
+  // The workspace the rail shows (the one last worked in), not merely the first of the list.
   const [attachWs, setAttachWs] = useState(preferredWorkspace(workspaces) ?? '');
   const attached = useAsync(
     (signal) => (attachWs ? call('GET /api/workspaces/{workspace}/catalogs', { path: { workspace: attachWs }, signal }) : Promise.resolve([])),

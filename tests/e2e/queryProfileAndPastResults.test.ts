@@ -1,6 +1,6 @@
-// The web app's fourth round (issue 21, build items 8 and 4) in a real browser against the real stack: the query
-// profile as an operator graph (top-down boxes with time, share, rows; the heaviest marked), and a past query's
-// result reopened from History in a worksheet tab of its own (its rows read again by id while the agent keeps them;
+// The query profile, plans and past results (issue 21, build items 8 and 4) in a real browser against the real
+// stack: the query profile as an operator graph (top-down boxes with time, share, rows; the heaviest marked), and a
+// past query's result reopened from History in a worksheet tab of its own (its rows read again by id while the agent keeps them;
 // an expired result says so); and EXPLAIN of a read shown on its Plan view (the agent answers it with the plan's rows).
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { activePane, chooseAgent, typeAndRun, waitForStatus } from './support/wo
 const AGENT = 'e2e-agent-four';
 
 const { ui, b, agent, sql } = await stackWithBrowser({
-  suite: 'worksheet4',
+  suite: 'queryProfileAndPastResults',
   agent: AGENT,
   prepare: async ({ sql }) => {
     await sql('CREATE SCHEMA IF NOT EXISTS shop');
@@ -22,7 +22,7 @@ const { ui, b, agent, sql } = await stackWithBrowser({
 
 const JOIN_AGG = 'SELECT z.zone, count(*) AS trips, sum(t.fare) AS fares FROM shop.trips t JOIN shop.zones z ON t.zone_id = z.zone_id GROUP BY z.zone ORDER BY z.zone';
 
-describe('web app, fourth round', () => {
+describe('query profile graph, plans and past results', () => {
   it('operator graph: an aggregate over a join draws its operators as boxes with time, share and rows, the heaviest marked', async () => {
     const { page } = b;
     await page.goto(ui.url + '/w/default/worksheets');

@@ -1,4 +1,4 @@
-// The web app's administration round (issue 21, build items 9 and 10) in a real browser against the real stack: a
+// Workspace members and tokens (issue 21, build items 9 and 10) in a real browser against the real stack: a
 // workspace's members (listed with roles; owners add a user by email, change a role, remove one; a reader only
 // reads), tokens' names and last use as far as the api records them, the one-time secret gone once its token is
 // revoked, the user who ran each query in History, and the worksheet's agent chosen by name in the address.
@@ -9,11 +9,11 @@ import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane } from './support/worksheetPage.ts';
 
 const AGENT = 'e2e-agent-admin-two';
-const { t, admin, ui, b, agentId } = await stackWithBrowser({ suite: 'admin2', agent: AGENT });
+const { t, admin, ui, b, agentId } = await stackWithBrowser({ suite: 'workspaceMembersAndTokens', agent: AGENT });
 
 const members = async () => (await t.req('GET', '/api/workspaces/default/members', { as: admin })).body as Array<{ user_id: string; role: string }>;
 
-describe('web app, administration round', () => {
+describe('workspace members, tokens, who ran a query, an agent by name', () => {
   it('members: an owner adds a user by email, changes the role, removes them; a reader sees the list only', async () => {
     const { page } = b;
     const alice = await newUser(t, admin);
@@ -56,7 +56,7 @@ describe('web app, administration round', () => {
     await page.getByRole('alert').filter({ hasText: 'No active user has the email or id' }).waitFor();
 
     // a reader sees who is in the workspace, with no controls to change it
-    const rb = await launchSignedIn('admin2-reader', ui.url, { email: reader.email, password: 'user-password-1' });
+    const rb = await launchSignedIn('workspaceMembersAndTokens-reader', ui.url, { email: reader.email, password: 'user-password-1' });
     try {
       await rb.page.goto(ui.url + '/w/default/members');
       const rt = rb.page.getByRole('table', { name: 'Members' });

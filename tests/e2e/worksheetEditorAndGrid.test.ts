@@ -1,5 +1,5 @@
-// The web app's second round (issue 21) in a real browser against the real stack: what a data engineer hits on day
-// one. A run belongs to its worksheet (it survives leaving the screen and a reload), the grid jumps to any part of
+// The worksheet's editor and result grid (issue 21, second round) in a real browser against the real stack: what
+// a data engineer hits on day one. A run belongs to its worksheet (it survives leaving the screen and a reload), the grid jumps to any part of
 // a large result, dark mode is readable, completion knows the tables in scope and DuckDB's own words, errors are
 // marked and worded, and the small things (newest transitions, the admin page's workspace, a phone's width,
 // numbers and timestamps) are right. Every case here failed before its fix.
@@ -12,7 +12,7 @@ const rowsRequests: string[] = [];
 const serverErrors: string[] = [];
 
 const { t, admin, ui, b, agentId, sql } = await stackWithBrowser({
-  suite: 'worksheet2',
+  suite: 'worksheetEditorAndGrid',
   agent: AGENT,
   env: { SQL_SESSIONS_ENABLED: 'true', SQL_SESSION_REAPER_TICK_S: '0.2' },
   prepare: async ({ sql }) => {
@@ -30,7 +30,7 @@ b.page.on('response', (r) => r.status() >= 500 && serverErrors.push(`${r.status(
 const nav = () => b.page.getByRole('navigation', { name: 'Main' });
 const firstRowCells = () => activePane(b.page).locator('.grid-row:not(.loading)').first().locator('[role=gridcell]').allTextContents();
 
-describe('web app, second round: defects', () => {
+describe('worksheet editor and grid: defects', () => {
   it('a running query survives leaving the worksheet and a reload: its status, Cancel and its result come back', async () => {
     const { page } = b;
     await page.goto(ui.url + '/w/default/worksheets');
@@ -282,7 +282,7 @@ describe('web app, second round: defects', () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
   }, 120_000);
 
-  it('the catalogs admin page starts on the workspace the top bar shows', async () => {
+  it('the catalogs admin page starts on the workspace the rail shows', async () => {
     const created = await t.req('POST', '/api/workspaces', { body: { slug: 'zz-second', name: 'Second' }, as: admin });
     expect(created.status, created.text).toBe(201);
     const { page } = b;
@@ -297,7 +297,7 @@ describe('web app, second round: defects', () => {
   });
 });
 
-describe('web app, second round: features', () => {
+describe('worksheet editor and grid: features', () => {
   it('grid: sorts by a column, resizes one, selects and copies a range, and opens a nested value whole', async () => {
     const { page } = b;
     await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.url });

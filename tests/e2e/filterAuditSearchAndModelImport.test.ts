@@ -1,5 +1,5 @@
-// The web app's sixth round (issue 35, what the fifth left) in a real browser against the real stack: a filter on
-// the result grid, the Admin → Audit screen, the catalog's search and table page, and importing a YAML model.
+// Four screens' features (issue 35) in a real browser against the real stack: a filter on the result grid, the
+// Admin → Audit screen, the catalog's search and table page, and importing a YAML model.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -12,7 +12,7 @@ const AGENT = 'e2e-agent-six';
 const pageErrors: string[] = [];
 
 const w = await stackWithBrowser({
-  suite: 'worksheet6',
+  suite: 'filterAuditSearchAndModelImport',
   agent: AGENT,
   prepare: async ({ sql }) => {
     await sql('CREATE SCHEMA IF NOT EXISTS samples');
@@ -33,7 +33,7 @@ async function axe(page: Page): Promise<string[]> {
   });
 }
 
-describe('web app, sixth round', () => {
+describe('result filter, audit screen, catalog search and model import', () => {
   it('results: a filter shows the rows holding its text in any column; a result too big to hold says to use WHERE', async () => {
     const { page } = b;
     await page.goto(ui.url + '/w/default/worksheets');
@@ -109,7 +109,7 @@ describe('web app, sixth round', () => {
 
     // A member sees neither the screen nor its link.
     const member = await newUser(w.t, w.admin);
-    const mb = await w.open('worksheet6-member', { email: member.email, password: 'user-password-1' });
+    const mb = await w.open('filterAuditSearchAndModelImport-member', { email: member.email, password: 'user-password-1' });
     await mb.page.goto(ui.url + '/admin/audit');
     await mb.page.getByText('Administration needs the admin role.').waitFor();
     expect(await mb.page.getByRole('table', { name: 'Audit events' }).count()).toBe(0);

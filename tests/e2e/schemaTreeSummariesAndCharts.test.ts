@@ -1,5 +1,5 @@
-// The web app's third round (issue 21, build items 2, 6 and 7) in a real browser against the real stack: the schema
-// tree beside the editor (lazy levels, insert on click or drag, names quoted when they must be), column summaries in
+// The schema tree, column summaries and quick charts (issue 21, build items 2, 6 and 7) in a real browser against
+// the real stack: the schema tree beside the editor (lazy levels, insert on click or drag, names quoted when they must be), column summaries in
 // the result header (type, nulls, distinct, min/max, a histogram; honest about how many rows they cover), and quick
 // charts (bar, line, scatter) of a result's columns.
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ const AGENT = 'e2e-agent-three';
 const apiCalls: string[] = [];
 
 const { ui, b } = await stackWithBrowser({
-  suite: 'worksheet3',
+  suite: 'schemaTreeSummariesAndCharts',
   agent: AGENT,
   prepare: async ({ sql }) => {
     await sql('CREATE SCHEMA IF NOT EXISTS samples');
@@ -24,7 +24,7 @@ b.page.on('request', (r) => r.url().includes('/api/') && apiCalls.push(r.url()))
 
 const editorText = () => activePane(b.page).locator('.cm-content').evaluate((el) => [...el.querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n'));
 
-describe('web app, third round', () => {
+describe('schema tree, column summaries and quick charts', () => {
   it('schema tree: catalogs, schemas, tables and columns load level by level; Enter, a double-click or a drag inserts the quoted name', async () => {
     const { page } = b;
     await page.goto(ui.url + '/w/default/worksheets');

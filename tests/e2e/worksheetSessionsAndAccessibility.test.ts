@@ -1,4 +1,6 @@
-// The web app's fifth round (issue 35) in a real browser against the real stack, with SQL sessions on.
+// The worksheet with SQL sessions on (issue 35) in a real browser against the real stack: several statements and one
+// connection, the schema tree and completion by keyboard, axe-core and the skip link, worksheet names, the polish
+// items (agent picker width, a schedule's confirmation, a refused sign-in), error positions, copy and charts.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +13,7 @@ const AGENT = 'e2e-agent-five';
 const pageErrors: string[] = [];
 
 const { ui, b } = await stackWithBrowser({
-  suite: 'worksheet5',
+  suite: 'worksheetSessionsAndAccessibility',
   agent: AGENT,
   env: { SQL_SESSIONS_ENABLED: 'true', SQL_SESSION_REAPER_TICK_S: '0.2' },
   prepare: async ({ sql }) => {
@@ -22,7 +24,7 @@ const { ui, b } = await stackWithBrowser({
 const editorText = () => activePane(b.page).locator('.cm-content').evaluate((el) => [...el.querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n'));
 b.page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
 
-describe('web app, fifth round', () => {
+describe('worksheet with SQL sessions: statements, keyboard, accessibility and polish', () => {
   it('the main screens, for their screenshots', async () => {
     const { page } = b;
     await page.setViewportSize({ width: 1440, height: 900 });
@@ -235,14 +237,18 @@ describe('web app, fifth round', () => {
     expect((await titles()).length).toBe(count);
   });
 
-  it('polish: one top bar row at 1440 px, a capped agent picker, a schedule that says it was made, a refused sign-in that says so', async () => {
+  it('polish: the rail holds the brand and Sign out at 1440 px, a capped agent picker, a schedule that says it was made, a refused sign-in that says so', async () => {
     const { page } = b;
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(ui.url + '/w/default/worksheets');
     await chooseAgent(page, AGENT);
-    const signOut = (await page.getByRole('button', { name: 'Sign out' }).boundingBox())!;
-    const brand = (await page.locator('.brand').boundingBox())!;
-    expect(Math.abs(signOut.y + signOut.height / 2 - (brand.y + brand.height / 2))).toBeLessThan(8);
+    // (the top bar this checked for one row is now the navigation rail: both in it, in the window)
+    const rail = (await page.locator('header.rail').boundingBox())!;
+    for (const part of [page.getByRole('button', { name: 'Sign out' }), page.locator('.brand')]) {
+      const box = (await part.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(rail.x + rail.width);
+      expect(box.y + box.height).toBeLessThanOrEqual(900);
+    }
 
     // However long an agent's label, the picker keeps its width.
     const picker = activePane(page).getByLabel('Agent');
