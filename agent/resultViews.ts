@@ -51,6 +51,11 @@ export function viewSelect(columns: readonly ColumnType[], view: ResultView): { 
     const type = typeOf.get(f.column) ?? '';
     return SCALAR_TYPE.test(type) ? `${col} ${f.op} CAST(${p} AS ${type})` : `CAST(${col} AS VARCHAR) ${f.op} ${p}`;
   });
+  if (view.search) {
+    params.push(view.search);
+    const p = `$${params.length + 1}`;
+    where.push(`(${columns.map((c) => `contains(lower(CAST(${quoteIdentifier(c.name)} AS VARCHAR)), lower(${p}))`).join(' OR ')})`);
+  }
   const tieBreak = !columns.some((c) => c.name === ROW_NUMBER) && view.order_by.length > 0;
   const order = view.order_by.map((k) => `${quoteIdentifier(k.column)} ${k.dir === 'desc' ? 'DESC' : 'ASC'} NULLS LAST`);
   if (tieBreak) order.push(ROW_NUMBER);

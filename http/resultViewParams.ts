@@ -16,6 +16,7 @@ export const ViewQuery = {
         'op `contains` (case-insensitive, on the value’s text), `=`, `!=`, `<`, `<=`, `>`, `>=` (the value cast to the column’s type), `is_null`, `is_not_null` (no value)',
     }),
   ),
+  search: Schema.optionalKey(Schema.String.annotate({ description: 'rows holding this text (case-insensitive) in the text of any of their columns' })),
 };
 
 const decodeKeys = Schema.decodeUnknownExit(Schema.Array(SortKey));
@@ -36,10 +37,11 @@ function parse<T>(name: 'order_by' | 'filter', text: string | undefined, decode:
 }
 
 /** The view the parameters ask for (empty when neither is given). */
-export function viewFromQuery(query: { order_by?: string; filter?: string }): View {
+export function viewFromQuery(query: { order_by?: string; filter?: string; search?: string }): View {
   const view: typeof ResultView.Type = {
     order_by: parse('order_by', query.order_by, decodeKeys, 'an array of {column, dir?: "asc" | "desc"}'),
     filter: parse('filter', query.filter, decodeFilters, 'an array of {column, op, value?}'),
+    ...(query.search ? { search: query.search } : {}),
   };
   return view;
 }

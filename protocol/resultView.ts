@@ -31,6 +31,8 @@ export type RowFilter = typeof RowFilter.Type;
 export const ResultView = Schema.Struct({
   order_by: Schema.Array(SortKey),
   filter: Schema.Array(RowFilter),
+  /** Rows holding this text (case-insensitive) in the text of any column; besides the filters. */
+  search: Schema.optionalKey(Schema.String),
 });
 export type ResultView = typeof ResultView.Type;
 
@@ -39,6 +41,7 @@ export function viewProblem(view: ResultView, columns: readonly string[]): { cod
   const known = new Set(columns);
   if (view.order_by.length > MAX_VIEW_TERMS) return { code: 'invalid_order_by', message: `at most ${MAX_VIEW_TERMS} sort keys` };
   if (view.filter.length > MAX_VIEW_TERMS) return { code: 'invalid_filter', message: `at most ${MAX_VIEW_TERMS} filters` };
+  if ((view.search ?? '').length > MAX_FILTER_VALUE_CHARS) return { code: 'invalid_filter', message: `search is at most ${MAX_FILTER_VALUE_CHARS} characters` };
   for (const k of view.order_by) {
     if (!known.has(k.column)) return { code: 'unknown_column', message: `order_by names a column the result does not have: ${k.column}`, column: k.column };
   }
@@ -53,13 +56,14 @@ export function viewProblem(view: ResultView, columns: readonly string[]): { cod
   return null;
 }
 
-export const isEmptyView = (view: ResultView) => view.order_by.length === 0 && view.filter.length === 0;
+export const isEmptyView = (view: ResultView) => view.order_by.length === 0 && view.filter.length === 0 && !view.search;
 
 /** The view as it travels to the agent (a query parameter): base64url of its JSON, in a canonical key order. */
 export function encodeView(view: ResultView): string {
   const canonical = {
     order_by: view.order_by.map((k) => ({ column: k.column, dir: k.dir ?? 'asc' })),
     filter: view.filter.map((f) => ({ column: f.column, op: f.op, ...(f.value === undefined || f.value === null ? {} : { value: String(f.value) }) })),
+    ...(view.search ? { search: view.search } : {}),
   };
   return Buffer.from(JSON.stringify(canonical), 'utf8').toString('base64url');
 }

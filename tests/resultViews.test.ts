@@ -66,6 +66,9 @@ describe('result views (sort and filter on the agent)', () => {
     expect(await count([{ column: 'i', op: '<=', value: '9' }, { column: 's', op: 'is_null' }])).toBe(1);
     // a value is data: quotes and SQL in it match nothing and break nothing
     expect(await count([{ column: 's', op: 'contains', value: "x') OR 1=1 --" }])).toBe(0);
+    // search: the text in any column (s holds "name 29999" and "name 299991".."name 299999"; 299990 is NULL)
+    const found = await page(q.id, { search: 'AME 29999', limit: 1 });
+    expect(found.body.total).toBe(10);
     const sorted = await page(q.id, { filter: [{ column: 'k', op: '=', value: '7' }], order_by: [{ column: 'i', dir: 'desc' }], limit: 2 });
     expect(sorted.body.rows.every((r: any) => r.k === 7)).toBe(true);
     expect(sorted.body.rows[0].i).toBeGreaterThan(sorted.body.rows[1].i);

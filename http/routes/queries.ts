@@ -143,7 +143,7 @@ export const queryRoutes = [
       'Pages follow each other by `cursor` (the previous page’s, opaque), or start at a row: `offset` (0-based) reads ' +
       'the page that begins there in one request, whatever came before; the page’s own `cursor` continues from it. ' +
       'Give one of the two, not both (400 `invalid_cursor`). An offset at or past `total` is an empty last page. ' +
-      '`order_by` and `filter` page a view of the result instead: sorted and filtered by the agent holding it, over ' +
+      '`order_by`, `filter` and `search` page a view of the result instead: sorted and filtered by the agent holding it, over ' +
       'the whole result; `total` is then the rows that pass the filter, and a cursor continues only the same view. ' +
       'A column the result does not have is 400 `unknown_column`; a malformed parameter, an unknown operator or a ' +
       'value not of the column’s type 400 `invalid_filter` (or `invalid_order_by`).',
@@ -170,7 +170,7 @@ export const queryRoutes = [
     summary: 'The whole result as a CSV, Parquet or JSON file (a download), in the order and filter asked',
     description:
       'Written by the agent holding the result (DuckDB’s COPY: CSV with a header row, Parquet, or JSON as one array ' +
-      'of objects) and streamed through as it is read. `order_by` and `filter` as for the rows. ' +
+      'of objects) and streamed through as it is read. `order_by`, `filter` and `search` as for the rows. ' +
       '`Content-Disposition: attachment` names the file `query-{first 8 of the id}.{format}`.',
     tags: ['queries'],
     access: { kind: 'resource', note: 'member of the query’s workspace' },

@@ -335,9 +335,9 @@ describe('web app, second round: features', () => {
     await cell(3, 3).click({ modifiers: ['Shift'] });
     expect(await pane.locator('[role=gridcell][aria-selected=true]').count()).toBe(9);
     await page.keyboard.press('ControlOrMeta+c');
-    await pane.getByText('Copied 3 × 3 cells').waitFor();
+    await pane.getByText('Copied 3 × 3 cells with a header row').waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText());
-    const expected: string[] = [];
+    const expected: string[] = ['trip_id\tfare\tzone'];
     for (const r of [1, 2, 3]) expected.push([await cell(r, 1).textContent(), await cell(r, 2).textContent(), await cell(r, 3).textContent()].join('\t'));
     expect(copied).toBe(expected.join('\n'));
     await page.keyboard.press('Shift+ArrowDown');

@@ -303,7 +303,7 @@ describe('web app, fifth round', () => {
     expect(await editorText()).toBe('-- fares\nselect fare from samples.trips');
   });
 
-  it('results: Ctrl/Cmd+Shift+C copies the selection with a header row', async () => {
+  it('results: Ctrl/Cmd+C copies the selection with a header row, Ctrl/Cmd+Shift+C without, a single cell alone', async () => {
     const { page } = b;
     await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.url });
     await page.goto(ui.url + '/w/default/worksheets');
@@ -312,10 +312,13 @@ describe('web app, fifth round', () => {
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
     await pane.getByRole('gridcell', { name: 'x', exact: true }).click();
     await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.press('ControlOrMeta+Shift+c');
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('a\tb\n1\tx\n2\ty');
     await page.keyboard.press('ControlOrMeta+c');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('a\tb\n1\tx\n2\ty');
+    await page.keyboard.press('ControlOrMeta+Shift+c');
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('1\tx\n2\ty');
+    await pane.getByRole('gridcell', { name: 'x', exact: true }).click();
+    await page.keyboard.press('ControlOrMeta+c');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('x');
   });
 
   it('charts: a daily series defaults to a line over time of a measure, with round ticks, inside its box', async () => {
