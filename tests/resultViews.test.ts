@@ -89,6 +89,12 @@ describe('result views (sort and filter on the agent)', () => {
     expect((await bad({ filter: [{ column: 'i', op: '<', value: 'abc' }] })).error).toBe('invalid_filter'); // not a number: the agent says so
     expect((await bad({ filter: '{not json' })).error).toBe('invalid_filter');
     expect((await bad({ order_by: [{ column: 'i', dir: 'sideways' }] })).error).toBe('invalid_order_by');
+    // The agent keeps 8 views of a result: the first of nine, deleted meanwhile, is made again under its reader.
+    const first = await page(q.id, { filter: [{ column: 'i', op: '>', value: '0' }], limit: 2 });
+    expect(first.body.rows).toEqual([{ i: 1 }, { i: 2 }]);
+    for (let n = 1; n <= 8; n++) expect((await page(q.id, { filter: [{ column: 'i', op: '>', value: String(n) }], limit: 1 })).status).toBe(200);
+    const again = await page(q.id, { filter: [{ column: 'i', op: '>', value: '0' }], cursor: first.body.cursor, limit: 2 });
+    expect({ status: again.status, rows: again.body.rows, total: again.body.total }).toEqual({ status: 200, rows: [{ i: 3 }, { i: 4 }], total: 9 });
     const plain = await t.req('GET', `/api/queries/${q.id}/rows?limit=3`, { as: admin });
     expect(plain.body).toEqual({ rows: [{ i: 0 }, { i: 1 }, { i: 2 }], columns: ['i'], column_schema: [{ name: 'i', type: 'BIGINT' }], cursor: plain.body.cursor, total: 10 });
   }, 60_000);

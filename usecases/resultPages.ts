@@ -91,10 +91,18 @@ export async function readRowsPage(ctx: AppContext, row: QueryRow & { held?: Hel
   const offset = start.cursor ? decodeRowsCursor(start.cursor, row.id, viewKey) : (start.offset ?? 0);
   try {
     // A view's total is its own row count, known once the agent has made it; the result's is the persisted one.
-    const file = viewKey ? await openResult(await agentSource(ctx, row, `${row.id}/view.parquet?view=${viewKey}`)) : null;
-    const total = file ? file.numRows : Number(row.row_count ?? 0);
-    if (offset >= total) return { rows: [], columns: row.columns ?? [], column_schema: row.column_schema, cursor: null, total };
-    const page = await (file ?? (await openResultFile(ctx, row))).readPage(offset, limit, row.column_schema);
+    const read = async () => {
+      const file = viewKey ? await openResult(await agentSource(ctx, row, `${row.id}/view.parquet?view=${viewKey}`)) : null;
+      const total = file ? file.numRows : Number(row.row_count ?? 0);
+      if (offset >= total) return { total, page: null };
+      return { total, page: await (file ?? (await openResultFile(ctx, row))).readPage(offset, limit, row.column_schema) };
+    };
+    // The agent keeps a few views per result and deletes the oldest: one gone under a reader is made again, once.
+    const { total, page } = await read().catch((e: unknown) => {
+      if (viewKey && e instanceof ResultUnavailableError && e.reason === 'not_found') return read();
+      throw e;
+    });
+    if (!page) return { rows: [], columns: row.columns ?? [], column_schema: row.column_schema, cursor: null, total };
     const next = offset + page.rows.length;
     return {
       rows: page.rows,

@@ -218,6 +218,19 @@ export function ResultPanel(props: { query: QueryOut }) {
 /** The export menu: each format a plain link to the api, which streams the file the agent makes (in the view shown). */
 function ExportMenu(props: { queryId: string; params: ViewParams }) {
   const menu = useRef<HTMLDetailsElement>(null);
+  // Closes on a click elsewhere or Escape, as a menu does.
+  useEffect(() => {
+    const close = (e: Event) => {
+      const el = menu.current;
+      if (el?.open && (e instanceof KeyboardEvent ? e.key === 'Escape' : !el.contains(e.target as Node))) el.removeAttribute('open');
+    };
+    document.addEventListener('pointerdown', close);
+    document.addEventListener('keydown', close);
+    return () => {
+      document.removeEventListener('pointerdown', close);
+      document.removeEventListener('keydown', close);
+    };
+  }, []);
   const formats = [
     ['csv', 'CSV'],
     ['parquet', 'Parquet'],
