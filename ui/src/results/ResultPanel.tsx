@@ -58,14 +58,40 @@ export function ResultPanel(props: { query: QueryOut }) {
 
   // eslint-disable-next-line react-hooks/exhaustive-deps -- the pager follows the query and the view's parameters
   const pager = useMemo(() => new RowPager(fetchRowsAt(q.id, params), { pageSize: 500 }), [q.id, paramsKey]);
-  useEffect(() => () => pager.dispose(), [pager]);
+  // The grid keeps showing the last view until the next one's first rows are in (or it failed): no empty grid
+  // between, and the header's sort mark always describes the rows under it.
+  const [shown, setShown] = useState(() => ({ pager, queryId: q.id, sort: asked.sort, viewed, source: pagerSource(pager, fetchRowsAt(q.id, params)) }));
+  const shownRef = useRef(shown);
+  shownRef.current = shown;
+  useEffect(() => {
+    if (shownRef.current.pager === pager) return;
+    const next = { pager, queryId: q.id, sort: asked.sort, viewed, source: pagerSource(pager, fetchRowsAt(q.id, params)) };
+    pager.ensure(0, 100);
+    const swap = () => {
+      // Another query's rows are never kept on screen.
+      if (pager.total === null && !pager.error && shownRef.current.queryId === q.id) return;
+      const before = shownRef.current.pager;
+      if (before === pager) return;
+      setShown(next);
+      before.dispose();
+    };
+    swap();
+    const stop = pager.subscribe(swap);
+    return () => {
+      stop();
+      if (shownRef.current.pager !== pager) pager.dispose();
+    };
+    // the pager carries the view it was made for
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [pager]);
+  useEffect(() => () => shownRef.current.pager.dispose(), []);
   const [, force] = useState(0);
-  useEffect(() => pager.subscribe(() => force((n) => n + 1)), [pager]);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
-  const source = useMemo(() => pagerSource(pager, fetchRowsAt(q.id, params)), [pager]);
+  useEffect(() => shown.pager.subscribe(() => force((n) => n + 1)), [shown.pager]);
+  const source = shown.source;
+  const pending = shown.pager !== pager;
 
-  const hasGrid = schema.length > 0 || pager.columns.length > 0;
-  const gridColumns: ColumnSchema[] = schema.length ? schema : pager.columns.map((name) => ({ name, type: '' }));
+  const hasGrid = schema.length > 0 || shown.pager.columns.length > 0;
+  const gridColumns: ColumnSchema[] = schema.length ? schema : shown.pager.columns.map((name) => ({ name, type: '' }));
   const total = q.row_count ?? 0;
 
   // The rows held in the browser for summaries and charts: the whole result up to HELD_LIMIT rows, else its first
@@ -106,16 +132,16 @@ export function ResultPanel(props: { query: QueryOut }) {
   };
 
   // A view the agent refused (a value not of its column's type): said above the grid, which keeps its filters.
-  const viewError = viewed && pager.error instanceof ApiError && pager.error.status === 400 ? pager.error : null;
-  const filtered = viewed && (asked.search.trim() !== '' || Object.values(asked.filters).some((t) => t.trim() !== ''));
-  const shown = pager.total ?? (viewed ? null : q.row_count);
+  const viewError = shown.viewed && shown.pager.error instanceof ApiError && shown.pager.error.status === 400 ? shown.pager.error : null;
+  const filtered = shown.viewed && shown.pager.total !== null && shown.pager.total !== total;
+  const count = shown.pager.total ?? (shown.viewed ? null : q.row_count);
   const facts = !hasGrid
     ? `${q.statement_type ?? 'statement'} completed`
-    : shown === null
-      ? `${filtered ? 'Filtering' : 'Sorting'} ${formatCount(total)} rows…`
+    : count === null
+      ? `${formatCount(total)} rows`
       : filtered
-        ? `${formatCount(shown)} of ${formatCount(total)} rows`
-        : `${formatCount(shown)} ${shown === 1 ? 'row' : 'rows'}`;
+        ? `${formatCount(count)} of ${formatCount(total)} rows`
+        : `${formatCount(count)} ${count === 1 ? 'row' : 'rows'}`;
 
   return (
     <div className="result-panel">
@@ -142,7 +168,8 @@ export function ResultPanel(props: { query: QueryOut }) {
           {facts}
           {' · '}
           {formatDuration(q.duration_ms)}
-          {asked.sort ? ` · sorted by ${asked.sort.column} ${asked.sort.dir === 'asc' ? 'ascending' : 'descending'}` : ''}
+          {shown.sort ? ` · sorted by ${shown.sort.column} ${shown.sort.dir === 'asc' ? 'ascending' : 'descending'}` : ''}
+          {pending ? ' · reading…' : ''}
         </span>
         {notice ? (
           <span className="hint result-notice" role="status" title={notice}>
@@ -187,13 +214,13 @@ export function ResultPanel(props: { query: QueryOut }) {
       {viewError ? <ErrorNotice error={viewError} what="Sort and filter" /> : null}
       {tab === 'rows' ? (
         hasGrid ? (
-          pager.error && !viewError ? (
-            <RowsError error={pager.error} />
+          shown.pager.error && !viewError ? (
+            <RowsError error={shown.pager.error} />
           ) : (
             <ResultGrid
               source={source}
               columns={gridColumns}
-              sort={view.sort}
+              sort={shown.sort}
               onSort={onSort}
               filters={view.filters}
               onFilter={onFilter}
