@@ -17,6 +17,7 @@ import { MemoryAsk } from './memoryAsk.ts';
 import { OutcomeLedger } from './outcomeLedger.ts';
 import { QueryRunner } from './queryRunner.ts';
 import { startResultServer } from './resultServer.ts';
+import { ResultViews } from './resultViews.ts';
 import { startRetentionSweep } from './retention.ts';
 import { SessionTokenStore } from './sessionTokenStore.ts';
 import { AGENT_VERSION } from './version.ts';
@@ -61,7 +62,17 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   const memoryAsk = new MemoryAsk(config, budget.budgetBytes);
 
   let sessionToken: string | null = null;
+  // Views and exports of results run beside the queries, outside their admission: a quarter of the budget at most
+  // (DuckDB spills a larger sort to disk), on two threads.
+  const resultViews = new ResultViews({
+    resultsDir: config.resultsDir,
+    tempDir: join(config.dataDir, 'result-views-tmp'),
+    memoryLimitBytes: Math.min(2 ** 30, budget.budgetBytes / 4),
+    threads: 2,
+    logger: logger.child({ component: 'result-views' }),
+  });
   const resultServer = await startResultServer({
+    views: resultViews,
     resultsDir: config.resultsDir,
     host: config.resultsHttpHost,
     port: config.resultsHttpPort,
@@ -182,6 +193,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
         await channel.stop();
         stopSweep();
         await resultServer.close();
+        await resultViews.close();
         await tracing.shutdown();
         logger.info('agent stopped');
       })();

@@ -1,5 +1,5 @@
-// Deletes result files older than RESULT_RETENTION_HOURS (a stale query is re-run from its saved SQL), and partial
-// files a crash left behind.
+// Deletes result files older than RESULT_RETENTION_HOURS (a stale query is re-run from its saved SQL), with their
+// views, and partial files and exports a crash left behind.
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from './logger.ts';
@@ -13,7 +13,7 @@ export async function sweepResults(resultsDir: string, maxAgeMs: number, now = D
   }
   let removed = 0;
   for (const name of names) {
-    if (!name.endsWith('.parquet') && !name.endsWith('.parquet.partial')) continue;
+    if (!name.endsWith('.parquet') && !name.endsWith('.parquet.partial') && !name.includes('.export-')) continue;
     const path = join(resultsDir, name);
     try {
       const info = await stat(path);

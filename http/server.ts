@@ -243,7 +243,8 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
       if (out.headers) for (const [k, v] of Object.entries(out.headers)) reply.header(k, v);
       reply.status(out.status);
       if (out.status === 204 || out.body === undefined) return reply.send();
-      if (def.produces) return reply.type(def.produces).send(out.body);
+      // A raw route's handler may name its own media type (an export's format) in its headers.
+      if (def.produces) return (out.headers?.['content-type'] ? reply : reply.type(def.produces)).send(out.body);
       return reply.type('application/json').send(encodeResponse(def, out.status, out.body));
     },
   });

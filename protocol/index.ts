@@ -2,3 +2,4 @@
 export * from './version.ts';
 export * from './frames.ts';
 export * from './codec.ts';
+export * from "./resultView.ts";

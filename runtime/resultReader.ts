@@ -61,6 +61,20 @@ export class ResultUnavailableError extends Error {
   }
 }
 
+/** Where the agent's result server puts a refusal's code and (URI-encoded) message. */
+export const ERROR_CODE_HEADER = 'x-eider-error';
+export const ERROR_MESSAGE_HEADER = 'x-eider-message';
+
+/** The agent refused a view or export of a result as asked (an unknown column, a value not of its type): 400. */
+export class ResultRequestError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'ResultRequestError';
+    this.code = code;
+  }
+}
+
 // 64 KiB holds a typical footer in one read (1M rows x 10 columns in 16k-row groups: ~55 KiB); a larger footer
 // costs one more range request.
 const FOOTER_FETCH_BYTES = 64 * 1024;
@@ -122,9 +136,18 @@ function forgetUrl(url: string): void {
   for (const key of [...decodedGroups.keys()]) if (key.startsWith(prefix)) dropGroup(key);
 }
 
-async function request(src: ResultSource, init: RequestInit, what: string): Promise<Response> {
+/**
+ * One request to the agent's result server (or the replica relaying it); a refusal becomes its error. `headersOnly`:
+ * the timeout covers the answer's headers, not its body (an export streams for as long as it takes).
+ */
+export async function request(src: ResultSource, init: RequestInit, what: string, headersOnly = false): Promise<Response> {
   const doFetch = src.fetchImpl ?? fetch;
   let response: Response;
+  // A page's reads time out as a whole; an export only until its headers come.
+  const ctl = new AbortController();
+  const timeoutMs = src.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timer = headersOnly ? setTimeout(() => ctl.abort(new Error('timed out')), timeoutMs) : undefined;
+  const signal = headersOnly ? ctl.signal : AbortSignal.timeout(timeoutMs);
   try {
     response = await doFetch(src.url, {
       ...init,
@@ -133,10 +156,19 @@ async function request(src: ResultSource, init: RequestInit, what: string): Prom
         ...src.headers,
         ...(src.bearerToken ? { authorization: `Bearer ${src.bearerToken}` } : {}),
       },
-      signal: AbortSignal.timeout(src.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      signal: init.signal ? AbortSignal.any([signal, init.signal]) : signal,
     });
   } catch (error) {
     throw new ResultUnavailableError('unreachable', `agent result server unreachable (${what})`, undefined, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (response.status === 400) {
+    // In headers too: the answer to a HEAD (the first read of a view) has no body.
+    await response.body?.cancel();
+    const code = response.headers.get(ERROR_CODE_HEADER);
+    const message = response.headers.get(ERROR_MESSAGE_HEADER);
+    throw new ResultRequestError(code && /^[a-z_]{1,64}$/.test(code) ? code : 'bad_request', message ? decodeURIComponent(message) : 'the agent refused the request');
   }
   if (response.status === 401 || response.status === 403) {
     await response.body?.cancel();
@@ -337,4 +369,28 @@ class PagedResult implements ResultFile {
     while (decodedBytes > GROUP_CACHE_BYTES && decodedGroups.size > 1) dropGroup(decodedGroups.keys().next().value as string);
     return entry.rows;
   }
+}
+
+export interface ResultDownload {
+  body: ReadableStream<Uint8Array>;
+  contentType: string;
+  contentLength: number | null;
+}
+
+/**
+ * A whole file from the agent's result server (an export), as a stream: the api passes it on as it arrives and never
+ * holds it. `signal` aborts it (the client went away).
+ */
+export async function downloadResult(src: ResultSource, signal?: AbortSignal): Promise<ResultDownload> {
+  const response = await request(src, { method: 'GET', ...(signal ? { signal } : {}) }, 'export', true);
+  if (response.status !== 200 || !response.body) {
+    await response.body?.cancel();
+    throw new ResultUnavailableError('bad_response', `unexpected answer to an export (${response.status})`, response.status);
+  }
+  const length = Number(response.headers.get('content-length'));
+  return {
+    body: response.body,
+    contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+    contentLength: response.headers.has('content-length') && Number.isSafeInteger(length) ? length : null,
+  };
 }

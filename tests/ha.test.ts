@@ -154,6 +154,24 @@ describe('HA replicas', () => {
     }
   }, 180_000);
 
+  it('a sorted and filtered view and an export of a result work through every replica, streamed from the holder', async () => {
+    const owner = await holder();
+    const id = await submit(replicas[0], 'SELECT range AS i, range % 3 AS m FROM range(100000)');
+    expect((await waitDone(replicas[0], id)).status).toBe('done');
+    const view = `order_by=${encodeURIComponent('[{"column":"i","dir":"desc"}]')}&filter=${encodeURIComponent('[{"column":"m","op":"=","value":"1"}]')}`;
+    for (const reader of replicas) {
+      const rows = await req(reader, 'GET', `/api/queries/${id}/rows?limit=2&${view}`);
+      expect(rows.status, `${reader.id} reading a view of a result of an agent held by ${owner?.id}`).toBe(200);
+      expect({ total: rows.body.total, rows: rows.body.rows }).toEqual({ total: 33_333, rows: [{ i: 99_997, m: 1 }, { i: 99_994, m: 1 }] });
+      const bad = await req(reader, 'GET', `/api/queries/${id}/rows?filter=${encodeURIComponent('[{"column":"i","op":">","value":"x"}]')}`);
+      expect({ status: bad.status, error: bad.body.error }).toEqual({ status: 400, error: 'invalid_filter' });
+      const csv = await fetch(`${reader.url}/api/queries/${id}/export?format=csv&${view}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(csv.status).toBe(200);
+      const lines = (await csv.text()).trim().split('\n');
+      expect([lines.length, lines[0], lines[1]]).toEqual([33_334, 'i,m', '99997,1']);
+    }
+  }, 120_000);
+
   it('/internal answers only a peer that presents the secret; everyone else gets the unknown-path 404', async () => {
     const r = replicas[0];
     for (const headers of [{}, { 'x-internal-secret': 'wrong' }] as Record<string, string>[]) {

@@ -5,7 +5,10 @@ import { notFound, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
 import { QueryProfile } from '../../protocol/index.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
-import { readRowsPage } from '../../usecases/resultPages.ts';
+import { exportResult, readRowsPage } from '../../usecases/resultPages.ts';
+import { EXPORT_FORMATS } from '../../protocol/index.ts';
+import { Readable } from 'node:stream';
+import { ViewQuery, viewFromQuery } from '../resultViewParams.ts';
 import { audit } from '../audit.ts';
 import { readQuery, submitChecked } from '../../usecases/querySubmission.ts';
 
@@ -139,7 +142,11 @@ export const queryRoutes = [
     description:
       'Pages follow each other by `cursor` (the previous page’s, opaque), or start at a row: `offset` (0-based) reads ' +
       'the page that begins there in one request, whatever came before; the page’s own `cursor` continues from it. ' +
-      'Give one of the two, not both (400 `invalid_cursor`). An offset at or past `total` is an empty last page.',
+      'Give one of the two, not both (400 `invalid_cursor`). An offset at or past `total` is an empty last page. ' +
+      '`order_by`, `filter` and `search` page a view of the result instead: sorted and filtered by the agent holding it, over ' +
+      'the whole result; `total` is then the rows that pass the filter, and a cursor continues only the same view. ' +
+      'A column the result does not have is 400 `unknown_column`; a malformed parameter, an unknown operator or a ' +
+      'value not of the column’s type 400 `invalid_filter` (or `invalid_order_by`).',
     tags: ['queries'],
     access: { kind: 'resource', note: 'member of the query’s workspace' },
     params: QueryIdParams,
@@ -147,11 +154,46 @@ export const queryRoutes = [
       limit: Limit,
       cursor: Schema.optionalKey(Schema.String),
       offset: Schema.optionalKey(IntFromString),
+      ...ViewQuery,
     }),
     responses: { 200: RowsPage, 400: null, 404: null, 409: null },
     handler: async ({ ctx, principal, params, query }) => {
+      const view = viewFromQuery(query);
       const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id, { heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } });
-      return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, { cursor: query.cursor, offset: query.offset }) };
+      return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, { cursor: query.cursor, offset: query.offset }, view) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/queries/:query_id/export',
+    operationId: 'export_query_result',
+    summary: 'The whole result as a CSV, Parquet or JSON file (a download), in the order and filter asked',
+    description:
+      'Written by the agent holding the result (DuckDB’s COPY: CSV with a header row, Parquet, or JSON as one array ' +
+      'of objects) and streamed through as it is read. `order_by`, `filter` and `search` as for the rows. ' +
+      '`Content-Disposition: attachment` names the file `query-{first 8 of the id}.{format}`.',
+    tags: ['queries'],
+    access: { kind: 'resource', note: 'member of the query’s workspace' },
+    params: QueryIdParams,
+    query: Schema.Struct({ format: Schema.Literals(EXPORT_FORMATS), ...ViewQuery }),
+    produces: 'application/octet-stream',
+    responses: { 200: Schema.String.annotate({ description: 'the file (text/csv, application/vnd.apache.parquet or application/json)' }), 400: null, 404: null, 409: null, 410: null, 503: null },
+    handler: async ({ ctx, principal, params, query, reply }) => {
+      const view = viewFromQuery(query);
+      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      // The response closing (sent, or the client gone) ends the read from the agent.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const file = await exportResult(ctx, row, query.format, view, gone.signal);
+      const headers: Record<string, string> = {
+        'content-type': file.contentType,
+        'content-disposition': `attachment; filename="query-${row.id.slice(0, 8)}.${query.format}"`,
+        'cache-control': 'no-store',
+      };
+      if (file.contentLength !== null) headers['content-length'] = String(file.contentLength);
+      // A stream, not the string the schema documents: the server sends a raw route's body as it is.
+      const body = Readable.fromWeb(file.body as import('node:stream/web').ReadableStream<Uint8Array>) as unknown as string;
+      return { status: 200, body, headers };
     },
   }),
   route({

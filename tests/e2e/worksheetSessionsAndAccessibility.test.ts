@@ -309,7 +309,7 @@ describe('worksheet with SQL sessions: statements, keyboard, accessibility and p
     expect(await editorText()).toBe('-- fares\nselect fare from samples.trips');
   });
 
-  it('results: Ctrl/Cmd+Shift+C copies the selection with a header row', async () => {
+  it('results: Ctrl/Cmd+C copies the selection with a header row, Ctrl/Cmd+Shift+C without, a single cell alone', async () => {
     const { page } = b;
     await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.url });
     await page.goto(ui.url + '/w/default/worksheets');
@@ -318,10 +318,13 @@ describe('worksheet with SQL sessions: statements, keyboard, accessibility and p
     expect(await waitForStatus(pane, ['done', 'failed'])).toBe('done');
     await pane.getByRole('gridcell', { name: 'x', exact: true }).click();
     await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.press('ControlOrMeta+Shift+c');
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('a\tb\n1\tx\n2\ty');
     await page.keyboard.press('ControlOrMeta+c');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('a\tb\n1\tx\n2\ty');
+    await page.keyboard.press('ControlOrMeta+Shift+c');
     await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('1\tx\n2\ty');
+    await pane.getByRole('gridcell', { name: 'x', exact: true }).click();
+    await page.keyboard.press('ControlOrMeta+c');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('x');
   });
 
   it('charts: a daily series defaults to a line over time of a measure, with round ticks, inside its box', async () => {

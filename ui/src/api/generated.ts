@@ -879,6 +879,9 @@ export type DismissMaintenanceRecommendationResponse = {
   updated_at: string;
 };
 
+/** GET /api/queries/{query_id}/export: The whole result as a CSV, Parquet or JSON file (a download), in the order and filter asked */
+export type ExportQueryResultResponse = string;
+
 /** GET /api/admin/actors/{kind}/{actor_id}: A live actor: state, version, context summary (no secrets) and its transition history, paged */
 export type GetActorResponse = {
   kind: string;
@@ -3263,6 +3266,19 @@ export interface Operations {
     body: never;
     response: GetQueryResponse;
   };
+  "GET /api/queries/{query_id}/export": {
+    path: {
+      query_id: string;
+    };
+    query: {
+      format: "csv" | "parquet" | "json";
+      order_by?: string | number;
+      filter?: string | number;
+      search?: string | number;
+    };
+    body: never;
+    response: ExportQueryResultResponse;
+  };
   "GET /api/queries/{query_id}/profile": {
     path: {
       query_id: string;
@@ -3279,6 +3295,9 @@ export interface Operations {
       limit?: string | number;
       cursor?: string | number;
       offset?: string | number;
+      order_by?: string | number;
+      filter?: string | number;
+      search?: string | number;
     };
     body: never;
     response: GetQueryRowsResponse;
@@ -4156,6 +4175,9 @@ export const queryLiterals = {
   },
   "GET /api/admin/machines/{kind}/diagram": {
     format: ["svg", "mermaid"],
+  },
+  "GET /api/queries/{query_id}/export": {
+    format: ["csv", "parquet", "json"],
   },
   "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/lineage": {
     direction: ["upstream", "downstream", "both"],

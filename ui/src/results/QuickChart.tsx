@@ -1,6 +1,6 @@
 // Quick charts of a result: bar (a value per category: the sum of a numeric column, or the count of rows), line and
 // scatter (a numeric column against a numeric or time column), drawn as SVG from the rows held in the browser (the
-// whole result up to SORT_LIMIT rows, else its first SORT_LIMIT, which the chart says).
+// whole result up to HELD_LIMIT rows, else its first HELD_LIMIT, which the chart says).
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { ColumnSchema } from '../api/types.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';

@@ -1,15 +1,18 @@
 // The result grid: a virtualized table over a row source. Only the rows on screen (plus a margin) exist in the DOM,
 // and only their pages are fetched. Rows have one fixed height, so rows arriving never move anything on screen.
 // Numbers are right-aligned with digit grouping; a value wider than its cell carries the whole of it as a tooltip.
-// Columns sort (header click), resize (drag the header's edge, or its arrow keys; double-click fits the values on
-// screen); cells and ranges are selected with the mouse (click, shift+click, drag) or the keyboard (arrows,
-// shift+arrows, Ctrl+A) and copied as tab-separated text (Ctrl/Cmd+C); Enter or a double-click opens a value whole.
+// Columns sort (header click), filter (the box under each header), resize (drag the header's edge, or its arrow
+// keys; double-click fits the values on screen); cells and ranges are selected with the mouse (click, shift+click,
+// drag) or the keyboard (arrows, shift+arrows, Ctrl+A) and copied as tab-separated text with a header row of the
+// column names (Ctrl/Cmd+C; a single cell is its value alone; Ctrl/Cmd+Shift+C leaves the header out); Enter or a
+// double-click opens a value whole.
 import { useEffect, useMemo, useReducer, useRef, useState, type KeyboardEvent, type PointerEvent as ReactPointerEvent } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { ColumnSchema } from '../api/types.ts';
 import { formatCount } from '../components/format.ts';
 import { columnKind, formatCell, initialWidth, rawText, type ColumnKind } from './cells.ts';
-import type { Row, RowSource, SortBy } from './rowSource.ts';
+import type { Row, RowSource } from './rowSource.ts';
+import type { SortBy } from './resultView.ts';
 import { SummaryView } from './SummaryView.tsx';
 import type { ColumnSummary } from './summary.ts';
 import { ValueViewer } from './ValueViewer.tsx';
@@ -50,6 +53,9 @@ export function ResultGrid(props: {
   height?: number;
   sort?: SortBy | null;
   onSort?: (column: string) => void;
+  /** a column filter's text by column name, and where a change goes (no filter row without it) */
+  filters?: Record<string, string>;
+  onFilter?: (column: string, text: string) => void;
   /** says what happened (copied, …) in the result's status line */
   onNotice?: (text: string) => void;
   /** column summaries shown under each header (in the order of `columns`) */
@@ -117,9 +123,10 @@ export function ResultGrid(props: {
     else if (right > el.scrollLeft + el.clientWidth) el.scrollLeft = right - el.clientWidth;
   };
 
-  /** Copies the selection as tab-separated text; `header` puts the column names first (Ctrl/Cmd+Shift+C). */
-  const copy = async (header = false) => {
+  /** Copies the selection as tab-separated text; `header` puts the column names first (not for a single cell). */
+  const copy = async (wantHeader = true) => {
     if (!range) return;
+    const header = wantHeader && (range.r1 !== range.r2 || range.c1 !== range.c2);
     const r2 = Math.min(range.r2, range.r1 + COPY_LIMIT - 1);
     const rows: Row[] = await source.rows(range.r1, r2);
     const names = columns.slice(range.c1, range.c2 + 1).map((c) => c.name);
@@ -145,11 +152,11 @@ export function ResultGrid(props: {
   };
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
-    if ((e.target as HTMLElement).closest('.col-resize, dialog')) return;
+    if ((e.target as HTMLElement).closest('.col-resize, .col-filter, dialog')) return;
     const mod = e.ctrlKey || e.metaKey;
     if (mod && e.key.toLowerCase() === 'c') {
       e.preventDefault();
-      void copy(e.shiftKey);
+      void copy(!e.shiftKey);
       return;
     }
     if (mod && e.key.toLowerCase() === 'a') {
@@ -256,6 +263,22 @@ export function ResultGrid(props: {
                   {sorted ? <span className="sort-mark">{sorted === 'asc' ? ' ▲' : ' ▼'}</span> : null}
                 </span>
                 <span className="col-type">{c.type}</span>
+                {props.onFilter ? (
+                  <input
+                    className="col-filter"
+                    type="text"
+                    aria-label={`Filter ${c.name}`}
+                    placeholder={kinds[i] === 'text' || kinds[i] === 'nested' ? 'contains…' : '= > < null…'}
+                    title="Contains (text) or equals (numbers, times); or > 5, <= 2024-01-01, != x, null, !null"
+                    value={props.filters?.[c.name] ?? ''}
+                    onClick={(e) => e.stopPropagation()}
+                    onPointerDown={(e) => e.stopPropagation()}
+                    onChange={(e) => props.onFilter!(c.name, e.target.value)}
+                    onKeyDown={(e) => {
+                      if (e.key === 'Escape') props.onFilter!(c.name, '');
+                    }}
+                  />
+                ) : null}
                 {props.summaries?.[i] ? <SummaryView summary={props.summaries[i]} /> : null}
                 <div
                   className="col-resize"

@@ -1,6 +1,7 @@
 // What a finished query shows: row count and duration, the result grid (pages fetched by row offset as they come
-// into view; sorted and filtered in the browser when the whole result fits), CSV export of the whole result, and
-// the profile.
+// into view), sorted by a header click and filtered per column or by text in any column, all of it done by the agent
+// holding the result over the whole of it (resultView.ts), the export menu (CSV, Parquet, JSON, made by the agent in
+// the order and filter shown), and the profile.
 // A DDL or DML statement has no grid, just its outcome. An EXPLAIN's result (DuckDB's plan as text) opens on its
 // Plan view, the text monospaced. A result the agent no longer keeps (retention) says so.
 import { useEffect, useMemo, useRef, useState } from 'react';
@@ -9,52 +10,93 @@ import { asProfile, asRowsPage, type ColumnSchema, type QueryOut } from '../api/
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { formatCount, formatDuration } from '../components/format.ts';
-import { exportCsv } from './csv.ts';
 import { ProfileTree } from './ProfileTree.tsx';
 import { ResultGrid } from './ResultGrid.tsx';
 import { RowPager } from './rowPager.ts';
 import { QuickChart } from './QuickChart.tsx';
-import { ArraySource, filterRows, loadAll, pagerSource, sortRows, SORT_LIMIT, type Row, type RowSource, type SortBy } from './rowSource.ts';
+import { HELD_LIMIT, loadAll, pagerSource, type Row } from './rowSource.ts';
+import { emptyView, exportUrl, viewParams, type GridView } from './resultView.ts';
+import { columnKind } from './cells.ts';
 import { summarize, type ColumnSummary } from './summary.ts';
 import { Icon } from '../components/Icon.tsx';
 
-/** Pages one after another by cursor (CSV export reads the whole result this way). */
-export const fetchRows = (queryId: string) => (cursor: string | null, limit: number) =>
-  call('GET /api/queries/{query_id}/rows', { path: { query_id: queryId }, query: { limit, cursor: cursor ?? undefined } }).then(asRowsPage);
+type ViewParams = ReturnType<typeof viewParams>;
 
-/** The page that starts at a row (the grid jumps anywhere in a result this way). */
-export const fetchRowsAt = (queryId: string) => (offset: number, limit: number) =>
-  call('GET /api/queries/{query_id}/rows', { path: { query_id: queryId }, query: { limit, offset } }).then(asRowsPage);
+/** The page that starts at a row, of the result or of a view of it (the grid jumps anywhere in a result this way). */
+export const fetchRowsAt =
+  (queryId: string, view: ViewParams = {}) =>
+  (offset: number, limit: number) =>
+    call('GET /api/queries/{query_id}/rows', { path: { query_id: queryId }, query: { limit, offset, ...view } }).then(asRowsPage);
 
-function download(chunks: string[], name: string) {
-  const url = URL.createObjectURL(new Blob(chunks, { type: 'text/csv;charset=utf-8' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
+/** How long typing in a filter waits before the agent is asked (each view is a re-read of the result). */
+const FILTER_DEBOUNCE_MS = 300;
 
 export function ResultPanel(props: { query: QueryOut }) {
   const q = props.query;
   const isExplain = (q.column_schema ?? []).some((c) => c.name === 'explain_value') || (q.columns ?? []).includes('explain_value');
   const [tab, setTab] = useState<'rows' | 'chart' | 'profile' | 'plan'>(isExplain ? 'plan' : 'rows');
-  const pager = useMemo(() => new RowPager(fetchRowsAt(q.id), { pageSize: 500 }), [q.id]);
-  useEffect(() => () => pager.dispose(), [pager]);
+  const schema: ColumnSchema[] = useMemo(
+    () => q.column_schema ?? (q.columns ?? []).map((name) => ({ name, type: '' })),
+    [q.column_schema, q.columns],
+  );
+  const kinds = useMemo(() => Object.fromEntries(schema.map((c) => [c.name, columnKind(c.type)])), [schema]);
+
+  // The view shown: what was typed, and what the agent is asked for (the filters after a pause in typing).
+  const [view, setView] = useState<GridView>(emptyView);
+  const [asked, setAsked] = useState<GridView>(emptyView);
+  useEffect(() => {
+    const typing = view.filters !== asked.filters || view.search !== asked.search;
+    if (!typing) return setAsked(view);
+    const timer = setTimeout(() => setAsked(view), FILTER_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+    // asked follows view
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [view]);
+  const params = useMemo(() => viewParams(asked, kinds), [asked, kinds]);
+  const paramsKey = JSON.stringify(params);
+  const viewed = paramsKey !== '{}';
+
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the pager follows the query and the view's parameters
+  const pager = useMemo(() => new RowPager(fetchRowsAt(q.id, params), { pageSize: 500 }), [q.id, paramsKey]);
+  // The grid keeps showing the last view until the next one's first rows are in (or it failed): no empty grid
+  // between, and the header's sort mark always describes the rows under it.
+  const [shown, setShown] = useState(() => ({ pager, queryId: q.id, sort: asked.sort, viewed, source: pagerSource(pager, fetchRowsAt(q.id, params)) }));
+  const shownRef = useRef(shown);
+  shownRef.current = shown;
+  useEffect(() => {
+    if (shownRef.current.pager === pager) return;
+    const next = { pager, queryId: q.id, sort: asked.sort, viewed, source: pagerSource(pager, fetchRowsAt(q.id, params)) };
+    pager.ensure(0, 100);
+    const swap = () => {
+      // Another query's rows are never kept on screen.
+      if (pager.total === null && !pager.error && shownRef.current.queryId === q.id) return;
+      const before = shownRef.current.pager;
+      if (before === pager) return;
+      setShown(next);
+      before.dispose();
+    };
+    swap();
+    const stop = pager.subscribe(swap);
+    return () => {
+      stop();
+      if (shownRef.current.pager !== pager) pager.dispose();
+    };
+    // the pager carries the view it was made for
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [pager]);
+  useEffect(() => () => shownRef.current.pager.dispose(), []);
   const [, force] = useState(0);
-  useEffect(() => pager.subscribe(() => force((n) => n + 1)), [pager]);
-  const paged = useMemo(() => pagerSource(pager, fetchRowsAt(q.id)), [pager, q.id]);
+  useEffect(() => shown.pager.subscribe(() => force((n) => n + 1)), [shown.pager]);
+  const source = shown.source;
+  const pending = shown.pager !== pager;
 
-  const schema: ColumnSchema[] =
-    q.column_schema ?? (q.columns ?? pager.columns).map((name) => ({ name, type: '' }));
-  const hasGrid = schema.length > 0;
-  const total = pager.total ?? q.row_count ?? 0;
+  const hasGrid = schema.length > 0 || shown.pager.columns.length > 0;
+  const gridColumns: ColumnSchema[] = schema.length ? schema : shown.pager.columns.map((name) => ({ name, type: '' }));
+  const total = q.row_count ?? 0;
 
-  // The rows held in the browser for sorting, summaries and charts: the whole result up to SORT_LIMIT rows, else
-  // its first SORT_LIMIT rows (summaries and charts say so; sorting is not offered). Read once, 1,000 at a time.
-  const held = Math.min(total, SORT_LIMIT);
+  // The rows held in the browser for summaries and charts: the whole result up to HELD_LIMIT rows, else its first
+  // HELD_LIMIT rows (summaries and charts say so), in the query's order. Read once, 1,000 at a time.
+  const held = Math.min(total, HELD_LIMIT);
   const heldRows = useRef<Promise<Row[]> | null>(null);
   const readHeld = () =>
     (heldRows.current ??= loadAll(fetchRowsAt(q.id), held).catch((e: unknown) => {
@@ -63,33 +105,15 @@ export function ResultPanel(props: { query: QueryOut }) {
     }));
   const heldWords = total > held ? `the first ${formatCount(held)} of ${formatCount(total)} rows` : `all ${formatCount(total)} ${total === 1 ? 'row' : 'rows'}`;
 
-  // Sorting: the whole result is read once (up to SORT_LIMIT rows) and sorted here; a header click cycles
-  // ascending, descending, the query's own order.
-  const [sort, setSort] = useState<SortBy | null>(null);
-  const [sorted, setSorted] = useState<{ by: SortBy; rows: Row[] } | null>(null);
+  // A header click cycles ascending, descending, the query's own order.
   const [notice, setNotice] = useState<string | null>(null);
-  const [sortError, setSortError] = useState<unknown>(null);
   const onSort = (column: string) => {
-    setSortError(null);
-    if (total > SORT_LIMIT) {
-      setNotice(`Sorting here needs the whole result, up to ${formatCount(SORT_LIMIT)} rows: sort this one with ORDER BY ${column} in the query.`);
-      return;
-    }
-    const next: SortBy | null = sort?.column !== column ? { column, dir: 'asc' } : sort.dir === 'asc' ? { column, dir: 'desc' } : null;
-    setSort(next);
-    if (!next) return setSorted(null);
-    setNotice(total > 5000 ? `Reading ${formatCount(total)} rows to sort them…` : null);
-    readHeld().then(
-      (data) => {
-        setSorted({ by: next, rows: sortRows(data, next, schema) });
-        setNotice(null);
-      },
-      (e) => {
-        setSort(null);
-        setSortError(e);
-      },
-    );
+    setView((v) => ({
+      ...v,
+      sort: v.sort?.column !== column ? { column, dir: 'asc' } : v.sort.dir === 'asc' ? { column, dir: 'desc' } : null,
+    }));
   };
+  const onFilter = (column: string, text: string) => setView((v) => ({ ...v, filters: { ...v.filters, [column]: text } }));
 
   // Column summaries under the headers, computed here from the rows held.
   const [summaries, setSummaries] = useState<ColumnSummary[] | 'reading' | null>(null);
@@ -107,66 +131,17 @@ export function ResultPanel(props: { query: QueryOut }) {
     );
   };
 
-  // Filtering: like sorting, on the rows held (the whole result up to SORT_LIMIT rows), over the text each cell
-  // shows; a larger result says to filter with WHERE, since a filter of its first rows would read as the whole.
-  const [filter, setFilter] = useState('');
-  const needle = filter.trim().toLowerCase();
-  const canFilter = total <= SORT_LIMIT;
-  const [heldData, setHeldData] = useState<Row[] | null>(null);
-  const [filterError, setFilterError] = useState<unknown>(null);
-  useEffect(() => {
-    if (!needle || !canFilter || heldData) return;
-    let live = true;
-    setFilterError(null);
-    readHeld().then(
-      (data) => live && setHeldData(data),
-      (e: unknown) => live && setFilterError(e),
-    );
-    return () => {
-      live = false;
-    };
-    // readHeld reads once per result; the effect needs only whether a filter is wanted.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [needle !== '', canFilter, heldData]);
-  const sortedRows = sort && sorted && sorted.by === sort ? sorted.rows : null;
-  const filtering = needle !== '' && canFilter;
-  const filtered = useMemo(
-    () => (filtering && (sortedRows ?? heldData) ? filterRows(sortedRows ?? heldData ?? [], needle, schema) : null),
-    // schema follows the query
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [filtering, needle, sortedRows, heldData],
-  );
-  const source: RowSource = useMemo(
-    () => (filtered ? new ArraySource(filtered) : sortedRows ? new ArraySource(sortedRows) : filtering ? new ArraySource([]) : paged),
-    [filtered, sortedRows, filtering, paged],
-  );
-  const filterWords = !needle
-    ? null
-    : !canFilter
-      ? `Filtering here needs the whole result, up to ${formatCount(SORT_LIMIT)} rows: filter this one with WHERE in the query.`
+  // A view the agent refused (a value not of its column's type): said above the grid, which keeps its filters.
+  const viewError = shown.viewed && shown.pager.error instanceof ApiError && shown.pager.error.status === 400 ? shown.pager.error : null;
+  const filtered = shown.viewed && shown.pager.total !== null && shown.pager.total !== total;
+  const count = shown.pager.total ?? (shown.viewed ? null : q.row_count);
+  const facts = !hasGrid
+    ? `${q.statement_type ?? 'statement'} completed`
+    : count === null
+      ? `${formatCount(total)} rows`
       : filtered
-        ? `${formatCount(filtered.length)} of ${formatCount(total)} rows match “${filter.trim()}”`
-        : `Reading ${formatCount(total)} rows to filter them…`;
-
-  const [exporting, setExporting] = useState<{ rows: number; total: number; ctl: AbortController } | null>(null);
-  const [exportError, setExportError] = useState<unknown>(null);
-  const startExport = async () => {
-    const ctl = new AbortController();
-    setExportError(null);
-    setExporting({ rows: 0, total: q.row_count ?? 0, ctl });
-    try {
-      const chunks = await exportCsv(fetchRows(q.id), {
-        pageSize: 1000,
-        signal: ctl.signal,
-        onProgress: (p) => setExporting((e) => (e ? { ...e, rows: p.rows, total: p.total } : e)),
-      });
-      download(chunks, `query-${q.id.slice(0, 8)}.csv`);
-    } catch (e) {
-      if ((e as Error)?.name !== 'AbortError') setExportError(e);
-    } finally {
-      setExporting(null);
-    }
-  };
+        ? `${formatCount(count)} of ${formatCount(total)} rows`
+        : `${formatCount(count)} ${count === 1 ? 'row' : 'rows'}`;
 
   return (
     <div className="result-panel">
@@ -190,13 +165,14 @@ export function ResultPanel(props: { query: QueryOut }) {
           </button>
         </div>
         <span className="result-facts" aria-live="polite">
-          {hasGrid ? `${formatCount(pager.total ?? q.row_count)} ${(pager.total ?? q.row_count) === 1 ? 'row' : 'rows'}` : `${q.statement_type ?? 'statement'} completed`}
+          {facts}
           {' · '}
           {formatDuration(q.duration_ms)}
-          {sort ? ` · sorted by ${sort.column} ${sort.dir === 'asc' ? 'ascending' : 'descending'}` : ''}
+          {shown.sort ? ` · sorted by ${shown.sort.column} ${shown.sort.dir === 'asc' ? 'ascending' : 'descending'}` : ''}
+          {pending ? ' · reading…' : ''}
         </span>
         {notice ? (
-          <span className="hint" role="status">
+          <span className="hint result-notice" role="status" title={notice}>
             {notice}
           </span>
         ) : null}
@@ -206,18 +182,16 @@ export function ResultPanel(props: { query: QueryOut }) {
             className="result-filter"
             aria-label="Filter rows"
             placeholder="Filter rows"
-            title="Shows the rows with this text in any column (in the browser, for results up to 50,000 rows)"
-            value={filter}
-            onChange={(e) => setFilter(e.target.value)}
+            title="Shows the rows with this text in any column, over the whole result"
+            value={view.search}
+            onChange={(e) => {
+              const search = e.target.value;
+              setView((v) => ({ ...v, search }));
+            }}
             onKeyDown={(e) => {
-              if (e.key === 'Escape') setFilter('');
+              if (e.key === 'Escape') setView((v) => ({ ...v, search: '' }));
             }}
           />
-        ) : null}
-        {tab === 'rows' && filterWords ? (
-          <span className="hint" role="status">
-            {filterWords}
-          </span>
         ) : null}
         {tab === 'rows' && summaries === 'reading' ? (
           <span className="hint" role="status">
@@ -234,34 +208,25 @@ export function ResultPanel(props: { query: QueryOut }) {
             Summaries
           </button>
         ) : null}
-        {hasGrid ? (
-          exporting ? (
-            <span className="row">
-              <span role="status">
-                Exporting {formatCount(exporting.rows)} / {formatCount(exporting.total)}
-              </span>
-              <button type="button" className="secondary" onClick={() => exporting.ctl.abort()}>
-                Stop export
-              </button>
-            </span>
-          ) : (
-            <button type="button" className="secondary" onClick={() => void startExport()}>
-              <Icon name="download" />
-              Export CSV
-            </button>
-          )
-        ) : null}
+        {hasGrid ? <ExportMenu queryId={q.id} params={params} /> : null}
       </div>
-      {exportError ? <ErrorNotice error={exportError} what="CSV export" /> : null}
-      {sortError ? <ErrorNotice error={sortError} what="Sort" /> : null}
       {summaryError ? <ErrorNotice error={summaryError} what="Column summaries" /> : null}
-      {filterError ? <ErrorNotice error={filterError} what="Filter" /> : null}
+      {viewError ? <ErrorNotice error={viewError} what="Sort and filter" /> : null}
       {tab === 'rows' ? (
         hasGrid ? (
-          pager.error ? (
-            <RowsError error={pager.error} />
+          shown.pager.error && !viewError ? (
+            <RowsError error={shown.pager.error} />
           ) : (
-            <ResultGrid source={source} columns={schema} sort={sort} onSort={onSort} onNotice={setNotice} summaries={Array.isArray(summaries) ? summaries : null} />
+            <ResultGrid
+              source={source}
+              columns={gridColumns}
+              sort={shown.sort}
+              onSort={onSort}
+              filters={view.filters}
+              onFilter={onFilter}
+              onNotice={setNotice}
+              summaries={Array.isArray(summaries) ? summaries : null}
+            />
           )
         ) : (
           <p className="hint">This statement returns no rows.</p>
@@ -274,6 +239,46 @@ export function ResultPanel(props: { query: QueryOut }) {
         <ProfilePane queryId={q.id} />
       )}
     </div>
+  );
+}
+
+/** The export menu: each format a plain link to the api, which streams the file the agent makes (in the view shown). */
+function ExportMenu(props: { queryId: string; params: ViewParams }) {
+  const menu = useRef<HTMLDetailsElement>(null);
+  // Closes on a click elsewhere or Escape, as a menu does.
+  useEffect(() => {
+    const close = (e: Event) => {
+      const el = menu.current;
+      if (el?.open && (e instanceof KeyboardEvent ? e.key === 'Escape' : !el.contains(e.target as Node))) el.removeAttribute('open');
+    };
+    document.addEventListener('pointerdown', close);
+    document.addEventListener('keydown', close);
+    return () => {
+      document.removeEventListener('pointerdown', close);
+      document.removeEventListener('keydown', close);
+    };
+  }, []);
+  const formats = [
+    ['csv', 'CSV'],
+    ['parquet', 'Parquet'],
+    ['json', 'JSON'],
+  ] as const;
+  return (
+    <details className="export-menu" ref={menu}>
+      <summary className="button secondary" title="Download the whole result, in the order and filter shown">
+        <Icon name="download" />
+        Export
+      </summary>
+      <ul role="list" aria-label="Export formats">
+        {formats.map(([format, label]) => (
+          <li key={format}>
+            <a href={exportUrl(props.queryId, format, props.params)} download onClick={() => menu.current?.removeAttribute('open')}>
+              {label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
 

@@ -1,9 +1,7 @@
-// What the result grid reads rows from: the pager over the api (a page at a time, only what is on screen), or a
-// whole result held in the browser and sorted there. Sorting a result needs all of it, so it is offered up to
-// SORT_LIMIT rows; a larger one is sorted by the query (ORDER BY) instead.
+// What the result grid reads rows from: the pager over the api (a page at a time, only what is on screen), of the
+// result or of a view of it (sorted and filtered by the agent: resultView.ts). Summaries and charts read the rows
+// they need whole, up to HELD_LIMIT.
 import type { RowPager } from './rowPager.ts';
-import { columnKind, formatCell, type ColumnKind } from './cells.ts';
-import type { ColumnSchema } from '../api/types.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -18,34 +16,8 @@ export interface RowSource {
   subscribe(fn: () => void): () => void;
 }
 
-/** Results up to this many rows can be sorted in the browser (about 5 MB of rows for a few columns). */
-export const SORT_LIMIT = 50_000;
-
-export interface SortBy {
-  column: string;
-  dir: 'asc' | 'desc';
-}
-
-/** A whole result held in memory, in the order of a sort. */
-export class ArraySource implements RowSource {
-  private readonly data: Row[];
-  constructor(data: Row[]) {
-    this.data = data;
-  }
-  get total() {
-    return this.data.length;
-  }
-  row(index: number) {
-    return this.data[index];
-  }
-  ensure() {}
-  async rows(first: number, last: number) {
-    return this.data.slice(first, last + 1);
-  }
-  subscribe() {
-    return () => {};
-  }
-}
+/** Summaries and charts read up to this many rows into the browser (about 5 MB of rows for a few columns). */
+export const HELD_LIMIT = 50_000;
 
 /** Every row of the result behind `pager`, fetched 1,000 at a time, a few requests at once. */
 export async function loadAll(fetchAt: (offset: number, limit: number) => Promise<{ rows: Row[] }>, total: number, signal?: AbortSignal): Promise<Row[]> {
@@ -55,46 +27,12 @@ export async function loadAll(fetchAt: (offset: number, limit: number) => Promis
   const worker = async () => {
     while (next * PAGE < total) {
       const p = next++;
-      if (signal?.aborted) throw new DOMException('sort cancelled', 'AbortError');
+      if (signal?.aborted) throw new DOMException('reading cancelled', 'AbortError');
       pages[p] = (await fetchAt(p * PAGE, PAGE)).rows;
     }
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
   return pages.flat();
-}
-
-const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
-
-function compareBy(kind: ColumnKind): (a: unknown, b: unknown) => number {
-  if (kind === 'number')
-    return (a, b) => {
-      const x = typeof a === 'number' ? a : Number(a);
-      const y = typeof b === 'number' ? b : Number(b);
-      if (x !== y) return x < y ? -1 : 1;
-      // beyond a double's precision (HUGEINT as text): compare the digits
-      if (typeof a === 'string' && typeof b === 'string' && /^-?\d+$/.test(a) && /^-?\d+$/.test(b)) {
-        const [p, q] = [BigInt(a), BigInt(b)];
-        return p === q ? 0 : p < q ? -1 : 1;
-      }
-      return 0;
-    };
-  if (kind === 'time') return (a, b) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
-  if (kind === 'nested') return (a, b) => collator.compare(JSON.stringify(a), JSON.stringify(b));
-  return (a, b) => (typeof a === 'boolean' || typeof b === 'boolean' ? Number(a) - Number(b) : collator.compare(String(a), String(b)));
-}
-
-/** `rows` sorted by one column, NULLs last either way; a stable sort, so equal values keep the query's order. */
-export function sortRows(rows: Row[], by: SortBy, columns: ColumnSchema[]): Row[] {
-  const type = columns.find((c) => c.name === by.column)?.type ?? '';
-  const cmp = compareBy(columnKind(type));
-  const sign = by.dir === 'asc' ? 1 : -1;
-  return [...rows].sort((r, s) => {
-    const a = r[by.column];
-    const b = s[by.column];
-    if (a === null || a === undefined) return b === null || b === undefined ? 0 : 1;
-    if (b === null || b === undefined) return -1;
-    return sign * cmp(a, b);
-  });
 }
 
 /** The pager as a row source (it holds the pages on screen; a copied range is fetched apart). */
@@ -122,14 +60,4 @@ export function pagerSource(pager: RowPager, fetchAt: (offset: number, limit: nu
       return out;
     },
   };
-}
-
-/** The rows with `needle` (lower case) in the text any of their cells shows, in their order. */
-export function filterRows(rows: Row[], needle: string, columns: ColumnSchema[]): Row[] {
-  const cols = columns.map((c) => [c.name, columnKind(c.type)] as const);
-  return rows.filter((r) => cols.some(([name, kind]) => {
-    const v = r[name];
-    // the raw value too, so digits match whether or not the grid groups them
-    return formatCell(v, kind).toLowerCase().includes(needle) || (v !== null && typeof v !== 'object' && String(v).toLowerCase().includes(needle));
-  }));
 }

@@ -1,6 +1,6 @@
 // Column summaries of a result, computed in the browser from rows already read: per column its nulls, distinct
 // values, least and greatest value, and for numeric columns a histogram of equal-width bins. The caller says how many
-// of the result's rows these are (the whole result up to SORT_LIMIT rows, else its first SORT_LIMIT).
+// of the result's rows these are (the whole result up to HELD_LIMIT rows, else its first HELD_LIMIT).
 import type { ColumnSchema } from '../api/types.ts';
 import { columnKind, formatCell, type ColumnKind } from './cells.ts';
 import type { Row } from './rowSource.ts';
