@@ -52,9 +52,11 @@ export const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Sch
  * in all (null when the engine does not know). docs/api-decisions.md "Queries".
  */
 export const QueryProgressSchema = Schema.Struct({
-  percent: Schema.Finite,
-  rows_processed: Schema.Finite,
-  rows_total: Schema.NullOr(Schema.Finite),
+  percent: Schema.Finite.annotate({ description: 'how far the engine is, 0 to 100 (one decimal)' }),
+  rows_processed: Schema.Finite.annotate({ description: 'rows its sources have read so far' }),
+  rows_total: Schema.NullOr(Schema.Finite).annotate({ description: 'rows its sources will read in all; null when the engine does not know' }),
+}).annotate({
+  description: 'present only while the query runs and its engine reports how far it is (about once a second, for a query past its first second)',
 });
 export type QueryProgress = typeof QueryProgressSchema.Type;
 
