@@ -6,15 +6,17 @@ const QID = '3f2b8c1e-4a5d-4e6f-8a9b-0c1d2e3f4a5b';
 const reading = (percentage: number, rows: number, total: number): EngineProgress => ({ percentage, rows_processed: BigInt(rows), total_rows_to_process: BigInt(total) });
 
 describe('progressPayload', () => {
-  it('is null while DuckDB reports no progress for the plan (-1)', () => {
+  it('is null while DuckDB reports no progress for the plan (-1), or none made yet (0% of nothing read)', () => {
     expect(progressPayload(QID, reading(-1, 0, 0))).toBeNull();
     expect(progressPayload(QID, reading(Number.NaN, 0, 0))).toBeNull();
+    // What a range() source reports until it ends.
+    expect(progressPayload(QID, reading(0, 0, 100_000_000_002))).toBeNull();
   });
 
   it('keeps one decimal of the percentage, at most 100, and an unknown total as null', () => {
     expect(progressPayload(QID, reading(12.3456, 250_000, 2_000_002))).toEqual({ query_id: QID, percent: 12.3, rows_processed: 250_000, rows_total: 2_000_002 });
     expect(progressPayload(QID, reading(100.04, 10, 10))?.percent).toBe(100);
-    expect(progressPayload(QID, reading(0, 0, 0))).toEqual({ query_id: QID, percent: 0, rows_processed: 0, rows_total: null });
+    expect(progressPayload(QID, reading(0.01, 3, 0))).toEqual({ query_id: QID, percent: 0, rows_processed: 3, rows_total: null });
   });
 });
 

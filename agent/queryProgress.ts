@@ -1,6 +1,7 @@
 // A running statement's progress, read from its DuckDB connection once a second and sent as query_progress frames:
 // nothing before it has run a second (a short query sends none), nothing while the engine reports no progress for
-// its plan (DuckDB says -1: a source that cannot tell, such as range()), and nothing that repeats the last frame.
+// its plan (DuckDB says -1) or none made yet (0% of nothing read: a range() or generate_series() source is reported
+// so until it ends, which would show a stuck 0%), and nothing that repeats the last frame.
 import type { AgentFrame, QueryProgressFrame } from '../protocol/index.ts';
 
 /** DuckDB's query progress (duckdb_query_progress) as @duckdb/node-api's `connection.progress` returns it. */
@@ -19,9 +20,10 @@ export const PROGRESS_INTERVAL_MS = 1_000;
  */
 export const PROGRESS_SETTINGS = ['SET enable_progress_bar=true', 'SET enable_progress_bar_print=false'];
 
-/** The frame's payload for one reading, or null when the engine reports no progress. */
+/** The frame's payload for one reading, or null when the engine reports no progress, or none made yet. */
 export function progressPayload(queryId: string, p: EngineProgress): QueryProgressFrame['payload'] | null {
   if (!Number.isFinite(p.percentage) || p.percentage < 0) return null;
+  if (p.percentage === 0 && p.rows_processed === 0n) return null;
   const total = Number(p.total_rows_to_process);
   return {
     query_id: queryId,
