@@ -15,8 +15,8 @@ export const PROGRESS_INTERVAL_MS = 1_000;
 
 /**
  * DuckDB tracks a statement's progress only with its progress bar on, a per-connection setting (the instance's
- * configuration refuses it), set before the configuration lock; never printed. Paired runs of a 20M-row aggregate
- * showed no cost from it.
+ * configuration refuses it), set before the configuration lock; never printed. Its cost was lost in the noise of a
+ * loaded machine (bench/progressTracking.ts, docs/performance.md "Query progress").
  */
 export const PROGRESS_SETTINGS = ['SET enable_progress_bar=true', 'SET enable_progress_bar_print=false'];
 
