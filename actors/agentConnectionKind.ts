@@ -3,7 +3,7 @@
 import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
-import { CLOSE_CODES, type ServiceFrame } from '../protocol/index.ts';
+import { CLOSE_CODES, QUERY_PROGRESS_FEATURE, type ServiceFrame } from '../protocol/index.ts';
 import type { ActorKind } from './types.ts';
 import type { AgentLink } from './agentLink.ts';
 import { sql } from '../runtime/sql.ts';
@@ -29,6 +29,7 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link:
             ...(issued ? { session_token: issued } : {}),
             heartbeat_interval_s: p.heartbeatIntervalMs / 1000,
             heartbeat_ttl_s: p.heartbeatTtlMs / 1000,
+            features: [QUERY_PROGRESS_FEATURE],
           },
         });
       },

@@ -164,7 +164,8 @@ export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Recor
       error = ${pr.error}, error_code = ${pr.errorCode}, columns = ${pr.columns ? JSON.stringify(pr.columns) : null}::jsonb,
       column_schema = ${pr.columnSchema ? JSON.stringify(pr.columnSchema) : null}::jsonb, result_path = ${pr.resultPath},
       running_at = ${toTs(pr.runningAt)}::timestamptz, finished_at = ${toTs(pr.finishedAt)}::timestamptz,
-      result_inline = coalesce(decode(${inline}::text, 'base64'), result_inline), profile = coalesce(${profile}::jsonb, profile)
+      result_inline = coalesce(decode(${inline}::text, 'base64'), result_inline), profile = coalesce(${profile}::jsonb, profile),
+      progress = case when ${pr.status}::text = 'running' then progress end
     where id = ${id}`;
 };
 

@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import {
   CLOSE_CODES,
   PROTOCOL_VERSION,
+  QUERY_PROGRESS_FEATURE,
   decodeServiceFrame,
   encodeAgentFrame,
   type AgentFrame,
@@ -59,6 +60,8 @@ export class ControlChannel {
   #usedSessionToken = false;
   // When the control plane last sent anything; every frame counts as life for the heartbeat TTL.
   #lastSeen = 0;
+  /** The optional frames the connected control plane accepts (its auth_ok `features`). */
+  #serviceFeatures: ReadonlySet<string> = new Set();
 
   constructor(options: ControlChannelOptions) {
     this.#o = options;
@@ -80,6 +83,8 @@ export class ControlChannel {
 
   /** Send a frame if authenticated; frames produced while disconnected are dropped (logged). */
   send(frame: AgentFrame): boolean {
+    // Progress is best effort: left out, unlogged, while disconnected and for a control plane that did not ask for it.
+    if (frame.type === 'query_progress' && !(this.#authenticated && this.#serviceFeatures.has(QUERY_PROGRESS_FEATURE))) return false;
     const socket = this.#socket;
     if (!socket || socket.readyState !== WebSocket.OPEN || (!this.#authenticated && frame.type !== 'auth')) {
       this.#o.logger.warn({ frameType: frame.type }, 'control channel down: frame dropped');
@@ -225,6 +230,7 @@ export class ControlChannel {
     } else {
       this.#o.onSessionToken(this.#sessionToken);
     }
+    this.#serviceFeatures = new Set(payload.features ?? []);
     this.#authenticated = true;
     this.#agentId = payload.agent_id;
     this.#attempt = 0;

@@ -12,6 +12,7 @@ import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
 import { splitStatements } from './iceberg/statements.ts';
 import { normalizeProfile } from './profile.ts';
+import { PROGRESS_SETTINGS, type EngineProgress } from './queryProgress.ts';
 import type { SandboxSlots, Slot } from './sandboxSlots.ts';
 import { leadingKeyword, quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';
 
@@ -282,6 +283,7 @@ export class QueryEngine {
         `SET allowed_directories=[${dirs.join(', ')}]`,
         `SET allowed_paths=[${quoteLiteral(partialResultPath(options.resultsDir, queryId))}]`,
         ...(options.disabledFilesystems.length > 0 ? [`SET disabled_filesystems=${quoteLiteral(options.disabledFilesystems.join(','))}`] : []),
+        ...PROGRESS_SETTINGS,
         'SET enable_external_access=false',
       ];
       await connection.run(settings.join(';\n'));
@@ -339,6 +341,16 @@ export class QueryEngine {
   /** The query's connection, for the Iceberg bridge's own statements (views, staging tables, COPY of data files). */
   get connection(): DuckDBConnection {
     return this.#connection;
+  }
+
+  /** What DuckDB reports of the statement running on the connection now (queryProgress.ts), null once closed. */
+  get progress(): EngineProgress | null {
+    if (this.#closed) return null;
+    try {
+      return this.#connection.progress;
+    } catch {
+      return null;
+    }
   }
 
   /** The query's scratch directory (inside the sandbox's allowed directories). */

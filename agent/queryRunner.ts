@@ -13,6 +13,7 @@ import { BridgeError } from './iceberg/errors.ts';
 import type { Logger } from './logger.ts';
 import type { MemoryAsk } from './memoryAsk.ts';
 import type { SandboxSlots } from './sandboxSlots.ts';
+import { reportProgress } from './queryProgress.ts';
 import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 
@@ -172,7 +173,8 @@ export class QueryRunner {
         stopped();
       }
       const engine = entry.engine;
-      const result = await processSpan('execution', {}, () => engine.execute(sql, bridge ?? undefined));
+      const stopProgress = reportProgress({ queryId, read: () => engine.progress, send });
+      const result = await processSpan('execution', {}, () => engine.execute(sql, bridge ?? undefined)).finally(stopProgress);
       if (bridge) log.info({ ...bridge.stats }, 'iceberg bridge');
       const durationMs = performance.now() - startedAt;
       memoryAsk.learn(payload.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });

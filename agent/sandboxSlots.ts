@@ -19,6 +19,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { PROGRESS_SETTINGS } from './queryProgress.ts';
 import { quoteIdentifier, quoteLiteral } from './statementText.ts';
 
 export interface SlotOptions {
@@ -191,6 +192,7 @@ export class SandboxSlots {
           `SET temp_directory=${quoteLiteral(dir)}`,
           `SET allowed_directories=[${dirs.join(', ')}]`,
           ...(this.#o.disabledFilesystems.length > 0 ? [`SET disabled_filesystems=${quoteLiteral(this.#o.disabledFilesystems.join(','))}`] : []),
+          ...PROGRESS_SETTINGS,
           'SET enable_external_access=false',
           ...(this.#o.lockConfiguration ? ['SET lock_configuration=true'] : []),
         ];

@@ -16,6 +16,7 @@ import { decodeAttachments } from './iceberg/attachments.ts';
 import { IcebergBridge } from './iceberg/bridge.ts';
 import type { Logger } from './logger.ts';
 import { MemoryAsk } from './memoryAsk.ts';
+import { reportProgress } from './queryProgress.ts';
 import { leadingKeyword, statementBody } from './statementText.ts';
 import { doneFrame, failedFrame, failureMessage, userFacingMessage } from './runOutcome.ts';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -245,7 +246,10 @@ export class SessionHost {
       const result =
         keyword === 'ATTACH'
           ? attachedByBridge(bridge, p.sql)
-          : await this.#executeFollowingTransaction(s, p.sql, () => s.engine.execute(sql, bridge ?? undefined, p.statement_id, p.params));
+          : await this.#executeFollowingTransaction(s, p.sql, () => {
+              const stopProgress = reportProgress({ queryId: p.statement_id, read: () => s.engine.progress, send });
+              return s.engine.execute(sql, bridge ?? undefined, p.statement_id, p.params).finally(stopProgress);
+            });
       this.#memoryAsk.learn(p.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;

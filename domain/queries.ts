@@ -40,10 +40,26 @@ export interface QueryRow {
   user_name: string | null;
   /** The result file is kept in the row (a small result the agent sent inline), not on the agent. */
   result_held: boolean;
+  /** What the engine last reported of a running query (recordProgress), null when nothing was. */
+  progress: QueryProgress | null;
 }
 
 /** A result's columns with their engine type spelling (`DECIMAL(10,2)`), null before a result exists. */
 export const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, type: Schema.String })));
+/**
+ * A running query's progress as its engine last reported it (about once a second, for queries running past a
+ * second whose plan the engine can measure): percent done, rows its sources read so far, and the rows they will read
+ * in all (null when the engine does not know). docs/api-decisions.md "Queries".
+ */
+export const QueryProgressSchema = Schema.Struct({
+  percent: Schema.Finite.annotate({ description: 'how far the engine is, 0 to 100 (one decimal)' }),
+  rows_processed: Schema.Finite.annotate({ description: 'rows its sources have read so far' }),
+  rows_total: Schema.NullOr(Schema.Finite).annotate({ description: 'rows its sources will read in all; null when the engine does not know' }),
+}).annotate({
+  description: 'present only while the query runs and its engine reports how far it is (about once a second, for a query past its first second)',
+});
+export type QueryProgress = typeof QueryProgressSchema.Type;
+
 /** A query as every route answers it (REST and the web app's generated types). */
 export const QueryOutSchema = Schema.Struct({
   id: Schema.String,
@@ -66,12 +82,14 @@ export const QueryOutSchema = Schema.Struct({
   started_at: Schema.String,
   running_at: Schema.NullOr(Schema.String),
   finished_at: Schema.NullOr(Schema.String),
+  /** Present only while the query runs and its engine reports progress. */
+  progress: Schema.optionalKey(QueryProgressSchema),
 });
 export type QueryOut = typeof QueryOutSchema.Type;
 
 export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, schedule_id, row_count, duration_ms,
   error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at,
-  (select u.name from users u where u.id = queries.user_id) as user_name, result_inline is not null as result_held`;
+  (select u.name from users u where u.id = queries.user_id) as user_name, result_inline is not null as result_held, progress`;
 
 /** Duration: the agent-reported execution time when present, else finished_at minus started_at; whole ms. */
 /** The actor kind running a queries row: a SQL session's statement, or a query. */
@@ -104,6 +122,7 @@ export const toQueryOut = (r: QueryRow): QueryOut => ({
   started_at: r.started_at.toISOString(),
   running_at: r.running_at?.toISOString() ?? null,
   finished_at: r.finished_at?.toISOString() ?? null,
+  ...(r.status === 'running' && r.progress ? { progress: r.progress } : {}),
 });
 
 /** A result file kept in the queries row, read with the row (see findVisibleQuery's `heldResult`). */
@@ -284,6 +303,20 @@ export async function placementOf(q: Queryable, id: string): Promise<{ agent_id:
 /** Stores the execution profile the agent sent for a query. */
 export async function recordProfile(q: Queryable, id: string, profile: unknown): Promise<void> {
   await q.query(`update queries set profile = $2::jsonb where id = $1`, [id, JSON.stringify(profile)]);
+}
+
+/**
+ * Keeps a running query's latest progress, reported by `agentId`: only while it runs on that agent (a report from
+ * another agent, or one that arrives after the outcome, changes nothing) and only when it differs from the kept one.
+ * The caller holds it to one write a second per query. True when the row changed.
+ */
+export async function recordProgress(q: Queryable, id: string, agentId: string, progress: QueryProgress): Promise<boolean> {
+  const rows = await q.query(
+    `update queries set progress = $3::jsonb
+      where id = $1 and agent_id = $2 and status = 'running' and progress is distinct from $3::jsonb returning 1`,
+    [id, agentId, JSON.stringify({ percent: progress.percent, rows_processed: progress.rows_processed, rows_total: progress.rows_total })],
+  );
+  return rows.length > 0;
 }
 
 /** A new query's row: a REST or scheduled query, a SQL session's statement, or the system's own work. */

@@ -8,7 +8,7 @@ import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, type AgentFrame, type ServiceFrame } from '../protocol/index.ts';
 import * as agents from '../domain/agents.ts';
-import { placementOf, recordProfile } from '../domain/queries.ts';
+import { placementOf, recordProfile, recordProgress } from '../domain/queries.ts';
 import { agentOfSession } from '../domain/sqlSessions.ts';
 import type { ActorHost, EventFor } from '../actors/types.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
@@ -42,6 +42,8 @@ export interface AgentChannel {
 
 /** Agent frames a newer one of the same type supersedes. */
 const SUPERSEDED = new Set(['heartbeat', 'agent_status']);
+/** The least time between two progress writes of one query, whatever its agent sends (it sends one a second). */
+const PROGRESS_MIN_INTERVAL_MS = 900;
 
 export async function registerAgentChannel(app: FastifyInstance, deps: AgentChannelDeps): Promise<AgentChannel> {
   const { ctx, host, sockets } = deps;
@@ -105,12 +107,17 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
     // one does not, and is skipped. While the database is unreachable each delivery is retried for about 2 s, and
     // the heartbeats piling up in front of a query's outcome held it back for tens of seconds.
     const latest = new Map<string, number>();
+    // Likewise a query's progress: a newer report of the same query supersedes one still queued.
+    const latestProgress = new Map<string, number>();
+    /** When each query's progress was last written (a throttle, not state: any replica reads the row). */
+    const progressWrittenAt = new Map<string, number>();
     let received = 0;
     socket.on('message', (data, isBinary) => {
       const text = isBinary ? null : data.toString();
       const decoded = decodeAgentFrame(text);
       const n = ++received;
       if (decoded.ok && SUPERSEDED.has(decoded.frame.type)) latest.set(decoded.frame.type, n);
+      if (decoded.ok && decoded.frame.type === 'query_progress') latestProgress.set(decoded.frame.payload.query_id, n);
       inOrder(async () => {
         if (!decoded.ok) {
           log.warn({ code: decoded.error.code, reason: decoded.error.message }, 'bad frame from agent');
@@ -118,6 +125,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
           return;
         }
         if (SUPERSEDED.has(decoded.frame.type) && latest.get(decoded.frame.type) !== n) return;
+        if (decoded.frame.type === 'query_progress' && latestProgress.get(decoded.frame.payload.query_id) !== n) return;
         await onFrame(decoded.frame);
       });
     });
@@ -257,6 +265,20 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
           );
           return;
         }
+        case 'query_progress': {
+          if (!conn.agentId) return notAuthenticated(frame.type);
+          const p = frame.payload;
+          latestProgress.delete(p.query_id);
+          const now = Date.now();
+          if (now - (progressWrittenAt.get(p.query_id) ?? -Infinity) < PROGRESS_MIN_INTERVAL_MS) return;
+          progressWrittenAt.set(p.query_id, now);
+          // Best effort: a report that cannot be written is dropped (the next one comes a second later); the update
+          // itself ignores a query not running on this agent.
+          await recordProgress(db, p.query_id, conn.agentId, { percent: p.percent, rows_processed: p.rows_processed, rows_total: p.rows_total }).catch((err: unknown) =>
+            log.debug({ err, queryId: p.query_id }, 'query progress not recorded'),
+          );
+          return;
+        }
         case 'query_done': {
           if (!conn.agentId) return notAuthenticated(frame.type);
           const p = frame.payload;
@@ -321,7 +343,10 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
         send({ type: 'error', payload: { code: 'unknown_query', message: `no query ${queryId} was dispatched to this agent` } });
         return;
       }
-      if (event.type === 'done' || event.type === 'failed') sockets.forgetDispatch(queryId);
+      if (event.type === 'done' || event.type === 'failed') {
+        sockets.forgetDispatch(queryId);
+        progressWrittenAt.delete(queryId);
+      }
       if (sessionId === null) {
         await host.send('query', queryId, event);
         return;

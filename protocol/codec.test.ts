@@ -37,12 +37,15 @@ const agentFrames: AgentFrame[] = [
   },
   { type: 'query_done', payload: { query_id: qid, row_count: 0, duration_ms: 1, result_path: null, column_schema: null, columns: [] } },
   { type: 'query_failed', payload: { query_id: qid, error: { code: 'queue_full', message: 'queue full' } } },
+  { type: 'query_progress', payload: { query_id: qid, percent: 42.5, rows_processed: 1_000_000, rows_total: 2_353_000 } },
+  { type: 'query_progress', payload: { query_id: qid, percent: 0, rows_processed: 0, rows_total: null } },
   { type: 'cancel_ack', payload: { query_id: qid, found: true } },
   { type: 'error', payload: { code: 'bad_frame', message: 'x', frame_type: 'dispatch_query' } },
 ];
 
 const serviceFrames: ServiceFrame[] = [
   { type: 'auth_ok', payload: { agent_id: aid, session_token: 'tok', heartbeat_interval_s: 10, heartbeat_ttl_s: 30 } },
+  { type: 'auth_ok', payload: { agent_id: aid, heartbeat_interval_s: 10, heartbeat_ttl_s: 30, features: ['query_progress'] } },
   { type: 'auth_error', payload: { code: 'protocol_version_mismatch', message: 'agent speaks 2, service 1' } },
   { type: 'heartbeat', payload: { sent_at: '2026-01-01T00:00:00Z' } },
   {
@@ -72,8 +75,13 @@ describe('frame codec', () => {
     }
   });
 
+  it('auth_ok names the optional frames the control plane accepts, any number of them', () => {
+    const dec = decodeServiceFrame(JSON.stringify({ type: 'auth_ok', payload: { agent_id: aid, heartbeat_interval_s: 1, heartbeat_ttl_s: 3, features: ['query_progress', 'later'] } }));
+    expect(dec.ok && dec.frame.type === 'auth_ok' && dec.frame.payload.features).toEqual(['query_progress', 'later']);
+  });
+
   it('keeps the open catalog attachment fields', () => {
-    const dec = decodeServiceFrame(JSON.stringify(serviceFrames[3]));
+    const dec = decodeServiceFrame(JSON.stringify(serviceFrames[4]));
     expect(dec.ok && dec.frame.type === 'dispatch_query' && dec.frame.payload.catalogs?.[0]).toEqual({ name: 'warehouse', uri: 'http://x' });
   });
 
@@ -90,6 +98,8 @@ describe('frame codec', () => {
       ['{"type":"query_done","payload":{"query_id":"not-a-uuid","row_count":1,"duration_ms":1,"result_path":null,"column_schema":null,"columns":[]}}', 'bad_frame'],
       ['{"type":"query_done","payload":{"query_id":"' + qid + '","row_count":-1,"duration_ms":1,"result_path":null,"column_schema":null,"columns":[]}}', 'bad_frame'],
       ['{"type":"query_failed","payload":{"query_id":"' + qid + '","error":{"code":"made_up","message":"x"}}}', 'bad_frame'],
+      ['{"type":"query_progress","payload":{"query_id":"' + qid + '","percent":101,"rows_processed":1,"rows_total":null}}', 'bad_frame'],
+      ['{"type":"query_progress","payload":{"query_id":"' + qid + '","percent":-1,"rows_processed":0,"rows_total":0}}', 'bad_frame'],
       [42, 'bad_frame'],
     ];
     for (const [input, code] of cases) {

@@ -129,6 +129,9 @@ export const AuthOkFrame = frame(
     session_token: Schema.optional(NonEmpty),
     heartbeat_interval_s: PositiveSeconds,
     heartbeat_ttl_s: PositiveSeconds,
+    // Optional frames the control plane accepts (e.g. "query_progress"): an agent sends one only when named here, so
+    // an older control plane, which names none, is never sent a frame type it would refuse.
+    features: Schema.optional(Schema.Array(Schema.String)),
   }),
 );
 export const AuthErrorFrame = frame('auth_error', ErrorBody);
@@ -157,6 +160,20 @@ export const CancelQueryFrame = frame('cancel_query', Schema.Struct({ query_id: 
 export const QueryStartedFrame = frame(
   'query_started',
   Schema.Struct({ query_id: Uuid, queued_ms: Schema.optional(Millis), reserved_bytes: Schema.optional(Count) }),
+);
+/** The feature name (auth_ok `features`) under which the control plane accepts query_progress frames. */
+export const QUERY_PROGRESS_FEATURE = 'query_progress';
+// A running query's progress as the engine reports it (DuckDB's query progress), sent about once a second while a
+// query runs past a second and only when it changed; the engine reports none for some plans (then nothing is sent).
+export const QueryProgressFrame = frame(
+  'query_progress',
+  Schema.Struct({
+    query_id: Uuid,
+    percent: Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 100 })),
+    rows_processed: Count,
+    // Null when the engine does not know the total yet.
+    rows_total: Schema.NullOr(Count),
+  }),
 );
 export const QueryDoneFrame = frame(
   'query_done',
@@ -229,8 +246,8 @@ export const ErrorFrame = frame(
 );
 
 export const AgentFrame = Schema.Union([
-  AuthFrame, AgentStatusFrame, HeartbeatFrame, QueryStartedFrame, QueryDoneFrame, QueryFailedFrame, CancelAckFrame,
-  SessionOpenedFrame, SessionOpenFailedFrame, SessionClosedFrame, ErrorFrame,
+  AuthFrame, AgentStatusFrame, HeartbeatFrame, QueryStartedFrame, QueryProgressFrame, QueryDoneFrame, QueryFailedFrame,
+  CancelAckFrame, SessionOpenedFrame, SessionOpenFailedFrame, SessionClosedFrame, ErrorFrame,
 ]);
 export const ServiceFrame = Schema.Union([
   AuthOkFrame, AuthErrorFrame, HeartbeatFrame, DispatchQueryFrame, CancelQueryFrame, OpenSessionFrame, CloseSessionFrame,
@@ -244,6 +261,7 @@ export type FrameOf<F extends Frame, T extends F['type']> = Extract<F, { type: T
 export type AuthFrame = typeof AuthFrame.Type;
 export type AuthOkFrame = typeof AuthOkFrame.Type;
 export type DispatchQueryFrame = typeof DispatchQueryFrame.Type;
+export type QueryProgressFrame = typeof QueryProgressFrame.Type;
 export type QueryDoneFrame = typeof QueryDoneFrame.Type;
 export type QueryFailedFrame = typeof QueryFailedFrame.Type;
 export type OpenSessionFrame = typeof OpenSessionFrame.Type;
@@ -255,6 +273,7 @@ export const AGENT_FRAME_SCHEMAS = {
   agent_status: AgentStatusFrame,
   heartbeat: HeartbeatFrame,
   query_started: QueryStartedFrame,
+  query_progress: QueryProgressFrame,
   query_done: QueryDoneFrame,
   query_failed: QueryFailedFrame,
   cancel_ack: CancelAckFrame,

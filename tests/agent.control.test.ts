@@ -95,10 +95,10 @@ async function stopAgent(child: ChildProcess): Promise<number | null> {
   return exited;
 }
 
-function authOk(c: Connection, sessionToken?: string, ttl = 30): void {
+function authOk(c: Connection, sessionToken?: string, ttl = 30, features?: string[]): void {
   c.send({
     type: 'auth_ok',
-    payload: { agent_id: AGENT_ID, ...(sessionToken ? { session_token: sessionToken } : {}), heartbeat_interval_s: 0.2, heartbeat_ttl_s: ttl },
+    payload: { agent_id: AGENT_ID, ...(sessionToken ? { session_token: sessionToken } : {}), heartbeat_interval_s: 0.2, heartbeat_ttl_s: ttl, ...(features ? { features } : {}) },
   });
 }
 
@@ -246,6 +246,55 @@ describe('agent control channel (child process, real WebSocket)', () => {
       await stopAgent(agent);
     }
   }, 90_000);
+
+  it('sends query_progress only to a control plane that names it, from the first second on, and none after the outcome', async () => {
+    // DuckDB measures a table scan's progress (not range()'s): a script makes the table, then hashes every row.
+    const slow = `CREATE TABLE big AS SELECT range AS x FROM range(3000000); SELECT count(DISTINCT md5(x::varchar || 'salt')) FROM big`;
+    const agent = startAgent();
+    let c = await plane.nextConnection();
+    await c.next('auth');
+    authOk(c, SESSION, 30, ['query_progress']);
+    await c.next('agent_status');
+    let heartbeats = setInterval(() => c.send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString() } }), 200);
+    try {
+      const q1 = randomUUID();
+      c.send({ type: 'dispatch_query', payload: { query_id: q1, sql: slow, workspace: 'default', backend: 'object_store', timeout_s: 600 } });
+      await c.next('query_started', (f) => f.payload.query_id === q1);
+      const started = Date.now();
+      const progress = await c.next('query_progress', (f) => f.payload.query_id === q1, 30_000);
+      const firstAfterMs = Date.now() - started;
+      expect(firstAfterMs).toBeGreaterThanOrEqual(800);
+      expect(progress.payload.percent).toBeGreaterThanOrEqual(0);
+      expect(progress.payload.percent).toBeLessThanOrEqual(100);
+      expect(progress.payload.rows_total).toBeGreaterThanOrEqual(3_000_000);
+      c.send({ type: 'cancel_query', payload: { query_id: q1 } });
+      expect((await c.next('query_failed', (f) => f.payload.query_id === q1, 10_000)).payload.error.code).toBe('cancelled');
+      while (await c.next('query_progress', (f) => f.payload.query_id === q1, 100).catch(() => null)); // any sent before the cancel
+      await new Promise((r) => setTimeout(r, 2_000));
+      await expect(c.next('query_progress', undefined, 100)).rejects.toThrow();
+
+      // The same agent on an older control plane (its auth_ok names no features): none, for twice as long as the
+      // first one took to come and at least 3 s.
+      clearInterval(heartbeats);
+      c.socket.close();
+      c = await plane.nextConnection();
+      await c.next('auth');
+      authOk(c, SESSION);
+      await c.next('agent_status');
+      heartbeats = setInterval(() => c.send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString() } }), 200);
+      const q2 = randomUUID();
+      c.send({ type: 'dispatch_query', payload: { query_id: q2, sql: slow, workspace: 'default', backend: 'object_store', timeout_s: 600 } });
+      await c.next('query_started', (f) => f.payload.query_id === q2);
+      await new Promise((r) => setTimeout(r, Math.max(3_000, 2 * firstAfterMs)));
+      c.send({ type: 'cancel_query', payload: { query_id: q2 } });
+      await c.next('query_failed', (f) => f.payload.query_id === q2, 10_000);
+      await expect(c.next('query_progress', undefined, 100)).rejects.toThrow();
+      expect(c.invalid).toEqual([]);
+    } finally {
+      clearInterval(heartbeats);
+      await stopAgent(agent);
+    }
+  }, 120_000);
 
   it('logs a protocol version mismatch and falls back to the bootstrap token when the session token is refused', async () => {
     const agent = startAgent(); // the session token file from the previous test is still there

@@ -26,6 +26,11 @@ export type ApplyMaintenanceRecommendationResponse = {
   started_at: string;
   running_at: string | null;
   finished_at: string | null;
+  progress?: {
+    percent: number;
+    rows_processed: number;
+    rows_total: number | null;
+  };
 };
 export type ApplyMaintenanceRecommendationBody = {
   agent_id?: string | null;
@@ -102,6 +107,11 @@ export type CancelQueryResponse = {
   started_at: string;
   running_at: string | null;
   finished_at: string | null;
+  progress?: {
+    percent: number;
+    rows_processed: number;
+    rows_total: number | null;
+  };
 };
 
 /** POST /api/workspaces/{workspace}/semantic/compile: Compile a structured request into one DuckDB statement (not executed; submit it as a query) */
@@ -328,6 +338,11 @@ export type CreateQueryResponse = {
   started_at: string;
   running_at: string | null;
   finished_at: string | null;
+  progress?: {
+    percent: number;
+    rows_processed: number;
+    rows_total: number | null;
+  };
 };
 export type CreateQueryBody = {
   sql: string;
@@ -658,6 +673,11 @@ export type CreateSqlStatementResponse = {
   started_at: string;
   running_at: string | null;
   finished_at: string | null;
+  progress?: {
+    percent: number;
+    rows_processed: number;
+    rows_total: number | null;
+  };
   first_page?: {
     rows: unknown[];
     columns: string[];
@@ -1231,6 +1251,11 @@ export type GetQueryResponse = {
   started_at: string;
   running_at: string | null;
   finished_at: string | null;
+  progress?: {
+    percent: number;
+    rows_processed: number;
+    rows_total: number | null;
+  };
 };
 
 /** GET /api/queries/{query_id}/profile: The normalized execution profile (summary plus operator tree) */
@@ -1801,6 +1826,11 @@ export type ListQueriesResponse = {
     started_at: string;
     running_at: string | null;
     finished_at: string | null;
+    progress?: {
+      percent: number;
+      rows_processed: number;
+      rows_total: number | null;
+    };
   }>;
   cursor: string | null;
   has_more: boolean;
@@ -2013,6 +2043,11 @@ export type ListSqlStatementsResponse = {
     started_at: string;
     running_at: string | null;
     finished_at: string | null;
+    progress?: {
+      percent: number;
+      rows_processed: number;
+      rows_total: number | null;
+    };
   }>;
   cursor: string | null;
   has_more: boolean;

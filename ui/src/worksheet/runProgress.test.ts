@@ -29,6 +29,14 @@ describe('runProgress', () => {
     expect(runProgress({ ...base, query: q({ status: 'running', running_at: '2026-11-29T10:00:01.000Z' }) }, t0)).toMatchObject({ runningMs: 0, queuedMs: 1000 });
   });
 
+  it('running: how far the engine says it is, when it says; nothing of it once done', () => {
+    const progress = { percent: 42.5, rows_processed: 850_000, rows_total: 2_000_002 };
+    const running = q({ status: 'running', running_at: '2026-11-29T10:00:00.000Z', progress });
+    expect(runProgress({ ...base, query: running }, t0 + 3000)?.engine).toEqual({ percent: 42.5, rowsProcessed: 850_000, rowsTotal: 2_000_002 });
+    expect(runProgress({ ...base, query: q({ status: 'running', running_at: '2026-11-29T10:00:00.000Z' }) }, t0 + 3000)?.engine).toBeNull();
+    expect(runProgress({ ...base, query: q({ status: 'done', running_at: '2026-11-29T10:00:00.000Z', progress }) }, t0 + 3000)).toBeNull();
+  });
+
   it('run all: which statement of how many', () => {
     const steps = [{ from: 0, query: q({ status: 'done' }), error: null }, { from: 10, query: q({ status: 'running', running_at: '2026-11-29T10:00:00.000Z' }), error: null }];
     expect(runProgress({ ...base, query: steps[1].query, steps, current: 1, pending: 2 }, t0)?.statement).toEqual({ n: 2, of: 4 });

@@ -9,6 +9,7 @@ import { ApiError, call } from '../api/client.ts';
 import type { QueryOut } from '../api/types.ts';
 import type { LastRun, StepRef } from './worksheetStore.ts';
 import type { Connection } from './worksheetSession.ts';
+import { pollWaitS } from './pollWait.ts';
 import { recordRefused } from './refusedLog.ts';
 
 /** Sends one statement: a plain query by default; the worksheet sends it to its session (worksheetSession.ts). */
@@ -104,10 +105,10 @@ export function useQueryRun(ws: string, last?: LastRun | null, onRun?: (run: Las
     return () => clearInterval(t);
   }, [ticking]);
 
-  /** Follows query `q` (step `i`) until it ends (long polls of up to 10 s), unless a newer run or leaving stops it. */
+  /** Follows query `q` (step `i`) until it ends (long polls of 1 to 10 s, pollWaitS), unless a newer run or leaving stops it. */
   const follow = useCallback(async (mine: number, i: number, q: QueryOut, signal: AbortSignal): Promise<QueryOut | null> => {
     while (!isTerminal(q.status)) {
-      q = await call('GET /api/queries/{query_id}', { path: { query_id: q.id }, query: { wait_timeout_s: 10 }, signal });
+      q = await call('GET /api/queries/{query_id}', { path: { query_id: q.id }, query: { wait_timeout_s: pollWaitS(q, Date.now()) }, signal });
       if (mine !== runSeq.current) return null;
       const next = q;
       setState(withStep(i, { query: next }));
