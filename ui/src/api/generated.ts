@@ -2346,6 +2346,17 @@ export type ScanMaintenanceBody = {
   deep?: boolean;
 };
 
+/** GET /api/workspaces/{workspace}/catalog-search: Catalogs, schemas and tables whose name has a word starting with q (best first) */
+export type SearchCatalogsResponse = {
+  items: Array<{
+    kind: "catalog" | "schema" | "table";
+    catalog: string;
+    schema: string | null;
+    table: string | null;
+  }>;
+  has_more: boolean;
+};
+
 /** GET /api/workspaces/{workspace}/semantic/search: Search models, datasets, dimensions and metrics by name, display name, synonym and description */
 export type SearchSemanticResponse = {
   items: Array<{
@@ -3353,6 +3364,18 @@ export interface Operations {
     query: never;
     body: never;
     response: GetAssistantConversationResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalog-search": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      q: string | number;
+      limit?: string | number;
+      catalog?: string | number;
+    };
+    body: never;
+    response: SearchCatalogsResponse;
   };
   "GET /api/workspaces/{workspace}/catalogs": {
     path: {
