@@ -235,6 +235,19 @@ export type CreateCatalogTableResponse = {
     operation: string | null;
   } | null;
   owner_id: string | null;
+  format_version: number;
+  partition_spec: Array<{
+    name: string;
+    source_column: string | null;
+    transform: string;
+  }>;
+  sort_order: Array<{
+    source_column: string | null;
+    transform: string;
+    direction: string;
+    null_order: string;
+  }>;
+  properties: Record<string, string>;
 };
 export type CreateCatalogTableBody = {
   name: string;
@@ -1087,6 +1100,38 @@ export type GetCatalogTableResponse = {
     operation: string | null;
   } | null;
   owner_id: string | null;
+  format_version: number;
+  partition_spec: Array<{
+    name: string;
+    source_column: string | null;
+    transform: string;
+  }>;
+  sort_order: Array<{
+    source_column: string | null;
+    transform: string;
+    direction: string;
+    null_order: string;
+  }>;
+  properties: Record<string, string>;
+};
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/column-stats: Per-column value, null and NaN counts, sizes and lower/upper bounds of the current snapshot, from its manifests */
+export type GetCatalogTableColumnStatsResponse = {
+  snapshot_id: string | null;
+  data_files: number;
+  files_read: number;
+  delete_files: number;
+  columns: Array<{
+    field_id: number;
+    name: string;
+    type: string;
+    value_count: number | null;
+    null_count: number | null;
+    nan_count: number | null;
+    size_bytes: number | null;
+    lower_bound: string | null;
+    upper_bound: string | null;
+  }>;
 };
 
 /** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/health: A table’s health from the last maintenance scan: score, grade, per-dimension scores (404 before a scan) */
@@ -3423,6 +3468,17 @@ export interface Operations {
     query: never;
     body: never;
     response: GetCatalogTableResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/column-stats": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: never;
+    body: never;
+    response: GetCatalogTableColumnStatsResponse;
   };
   "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/health": {
     path: {
