@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newUser, setupAdmin, startTestStack, type Caller, type Res, type TestStack } from './support/api.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
+import { nameTerms } from '../domain/catalogSearch.ts';
 
 let t: TestStack;
 let admin: Caller;
@@ -112,6 +113,34 @@ describe('catalog search', () => {
     // and the browse route agrees about what the workspace can reach
     const listed = await t.req('GET', '/api/workspaces/other/catalogs/warehouse/schemas/sales/tables', { as: outsider });
     expect(listed.body.map((x: { name: string }) => x.name)).toEqual(['customer_orders']);
+  });
+
+  it('splits catalog slugs into words as the metastore splits schema and table names', async () => {
+    const samples = ['sales_Orders2024 x.y-zA', '_tmp__A1', 'warehouse', 'ÉtéCafé_2', 'a..b', 'x9y', 'ABCdef'];
+    for (const name of samples) {
+      const fromSql = await t.database.db.query<{ term: string; whole: boolean }>('select term, whole from catalog.name_search_terms($1)', [name]);
+      expect(nameTerms(name), name).toEqual(fromSql.map((r) => ({ term: r.term, whole: r.whole })));
+    }
+  });
+
+  it('a table page’s layout, and column statistics of a table never written', async () => {
+    const table = await t.req('GET', `${BASE}/schemas/sales/tables/customer_orders`, { as: admin });
+    expect(table.body).toMatchObject({ partition_spec: [], sort_order: [], format_version: expect.any(Number), properties: expect.any(Object) });
+    const stats = await t.req('GET', `${BASE}/schemas/sales/tables/customer_orders/column-stats`, { as: admin });
+    expect(stats.status, stats.text).toBe(200);
+    expect(stats.body).toEqual({
+      snapshot_id: null,
+      data_files: 0,
+      files_read: 0,
+      delete_files: 0,
+      columns: [{ field_id: 1, name: 'id', type: 'BIGINT', value_count: null, null_count: null, nan_count: null, size_bytes: null, lower_bound: null, upper_bound: null }],
+    });
+    const missing = await t.req('GET', `${BASE}/schemas/sales/tables/nosuch/column-stats`, { as: admin });
+    expect({ status: missing.status, error: missing.body.error }).toEqual({ status: 404, error: 'not_found' });
+    // the outsider's scoped attachment grants customer_orders, not orderItems
+    expect((await t.req('GET', '/api/workspaces/other/catalogs/warehouse/schemas/sales/tables/customer_orders/column-stats', { as: outsider })).status).toBe(200);
+    const refused = await t.req('GET', '/api/workspaces/other/catalogs/warehouse/schemas/sales/tables/orderItems/column-stats', { as: outsider });
+    expect({ status: refused.status, error: refused.body.error }).toEqual({ status: 403, error: 'not_granted' });
   });
 
   it('answers bad input with the error envelope, never a 5xx', async () => {

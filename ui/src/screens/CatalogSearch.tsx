@@ -99,7 +99,7 @@ export function CatalogSearch(props: { ws: string; base: string }) {
             {found.data.has_more ? <li className="hint">More match: type more of the name to narrow them.</li> : null}
           </ul>
         ) : (
-          <EmptyState>Nothing has a name with a word starting “{q}”.</EmptyState>
+          <EmptyState>Nothing named like “{q}”.</EmptyState>
         )
       ) : null}
     </div>

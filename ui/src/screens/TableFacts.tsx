@@ -22,6 +22,8 @@ export function ColumnsWithStats(props: { path: TablePath; detail: TableOut }) {
   );
   const byName = new Map((stats.data?.columns ?? []).map((c) => [c.name, c]));
   const withStats = stats.data !== undefined && stats.data.files_read > 0;
+  // Column sizes are optional in a manifest (Eider's own writes leave them out): a column of dashes says nothing.
+  const withSizes = withStats && (stats.data?.columns ?? []).some((c) => c.size_bytes !== null);
   return (
     <section className="stack" aria-labelledby="table-columns">
       <h3 id="table-columns">Columns</h3>
@@ -40,7 +42,7 @@ export function ColumnsWithStats(props: { path: TablePath; detail: TableOut }) {
                   <th className="num">Nulls</th>
                   <th>Lower bound</th>
                   <th>Upper bound</th>
-                  <th className="num">Size</th>
+                  {withSizes ? <th className="num">Size</th> : null}
                 </>
               ) : null}
             </tr>
@@ -59,7 +61,7 @@ export function ColumnsWithStats(props: { path: TablePath; detail: TableOut }) {
                       <td className="num">{formatCount(s?.null_count)}</td>
                       <td className="mono">{dash(s?.lower_bound)}</td>
                       <td className="mono">{dash(s?.upper_bound)}</td>
-                      <td className="num">{formatBytes(s?.size_bytes)}</td>
+                      {withSizes ? <td className="num">{formatBytes(s?.size_bytes)}</td> : null}
                     </>
                   ) : null}
                 </tr>
@@ -76,7 +78,8 @@ function statsNote(s: Stats | undefined, loading: boolean): string {
   if (!s) return loading ? 'Reading column statistics from the table’s manifests…' : '';
   if (s.snapshot_id === null) return 'No statistics: the table has never been written.';
   if (s.files_read === 0) return 'No statistics: the current snapshot has no data files.';
-  const coverage = s.files_read < s.data_files ? `${formatCount(s.files_read)} of ${formatCount(s.data_files)} data files (the first manifests only)` : `all ${formatCount(s.data_files)} data files`;
+  const files = (n: number) => `${formatCount(n)} data ${n === 1 ? 'file' : 'files'}`;
+  const coverage = s.files_read < s.data_files ? `${formatCount(s.files_read)} of its ${files(s.data_files)} (the first manifests only)` : s.data_files === 1 ? 'its one data file' : `all its ${files(s.data_files)}`;
   const deletes = s.delete_files ? `; counts are before ${formatCount(s.delete_files)} delete files apply` : '';
   return `Statistics from the Iceberg manifests of the current snapshot, over ${coverage}${deletes}. Bounds may be truncated by the writer.`;
 }
