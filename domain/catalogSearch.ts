@@ -8,7 +8,7 @@ import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { fromCatalogService, listWorkspaceCatalogs, resolveAttachedCatalog, warehouseName, type AccessMode } from './catalogs.ts';
 import { scopeOf } from './catalogGrants.ts';
 
-export const CatalogSearchItemSchema = Schema.Struct({
+const CatalogSearchItemSchema = Schema.Struct({
   kind: Schema.Literals(['catalog', 'schema', 'table']),
   catalog: Schema.String,
   /** null for a catalog */
@@ -16,11 +16,11 @@ export const CatalogSearchItemSchema = Schema.Struct({
   /** null for a catalog or a schema */
   table: Schema.NullOr(Schema.String),
 });
-export type CatalogSearchItem = typeof CatalogSearchItemSchema.Type;
+type CatalogSearchItem = typeof CatalogSearchItemSchema.Type;
 
 /** Search results as the spec has them: `{items, has_more}`, no cursor (a narrower text is the next page). */
 export const CatalogSearchOutSchema = Schema.Struct({ items: Schema.Array(CatalogSearchItemSchema), has_more: Schema.Boolean });
-export type CatalogSearchOut = typeof CatalogSearchOutSchema.Type;
+type CatalogSearchOut = typeof CatalogSearchOutSchema.Type;
 
 // The word starts of migrations/catalog/005_name_search.sql, for the catalogs' slugs (matched here: they are the
 // api's, and a workspace attaches a handful).

@@ -36,7 +36,7 @@ export const ColumnStatsOutSchema = Schema.Struct({
     }),
   ),
 });
-export type ColumnStatsOut = typeof ColumnStatsOutSchema.Type;
+type ColumnStatsOut = typeof ColumnStatsOutSchema.Type;
 
 /** Primitive columns by field id, nested struct fields named by their path (`address.city`). */
 function leafColumns(fields: readonly NestedField[], prefix = ''): Array<{ id: number; name: string; type: IcebergType }> {
@@ -58,7 +58,7 @@ function comparable(type: string, bytes: Uint8Array): Bound {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A bound as people read it: dates and times in ISO 8601, decimals with their scale. */
-export function boundText(type: string, v: Bound): string {
+function boundText(type: string, v: Bound): string {
   if (type === 'date') return iso(Number(v) * 86_400_000).slice(0, 10);
   if (type === 'timestamp' || type === 'timestamptz' || type === 'timestamp_ns' || type === 'timestamptz_ns') {
     const perMs = type.endsWith('_ns') ? 1_000_000n : 1000n;

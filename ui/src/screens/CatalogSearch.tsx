@@ -13,7 +13,7 @@ import { Link } from '../components/Link.tsx';
 type Item = SearchCatalogsResponse['items'][number];
 
 /** How long typing must pause before the search is sent. */
-export const SEARCH_DEBOUNCE_MS = 250;
+const SEARCH_DEBOUNCE_MS = 250;
 const LIMIT = 20;
 
 function useDebounced(value: string, ms: number): string {
@@ -25,8 +25,8 @@ function useDebounced(value: string, ms: number): string {
   return settled;
 }
 
-export const searchItemHref = (base: string, i: Item) => [base, i.catalog, i.schema, i.table].filter((x): x is string => x !== null).map((x, n) => (n ? enc(x) : x)).join('/');
-export const searchItemName = (i: Item) => [i.catalog, i.schema, i.table].filter((x) => x !== null).join('.');
+const searchItemHref = (base: string, i: Item) => [base, i.catalog, i.schema, i.table].filter((x): x is string => x !== null).map((x, n) => (n ? enc(x) : x)).join('/');
+const searchItemName = (i: Item) => [i.catalog, i.schema, i.table].filter((x) => x !== null).join('.');
 
 export function CatalogSearch(props: { ws: string; base: string }) {
   const [text, setText] = useState('');
