@@ -50,8 +50,13 @@ function leafColumns(fields: readonly NestedField[], prefix = ''): Array<{ id: n
 type Bound = number | bigint | string | boolean;
 
 /** A decoded bound as something that orders as Iceberg orders the type (binary as hex, which orders as its bytes). */
-function comparable(type: string, bytes: Uint8Array): Bound {
-  const v = decodeBound(type, bytes);
+function comparable(type: string, bytes: Uint8Array): Bound | null {
+  let v: unknown;
+  try {
+    v = decodeBound(type, bytes);
+  } catch {
+    return null; // a type with no single-value serialization we read (variant, geometry…): its bound is unknown
+  }
   return v instanceof Uint8Array ? Buffer.from(v).toString('hex') : (v as Bound);
 }
 
@@ -172,5 +177,6 @@ export async function tableColumnStats(client: CatalogClient, warehouse: string,
   };
 }
 
-const least = (a: Bound | undefined, b: Bound): Bound => (a === undefined || b < a ? b : a);
-const greatest = (a: Bound | undefined, b: Bound): Bound => (a === undefined || b > a ? b : a);
+// An unreadable bound (null) makes the table's unknown; undefined is "none seen yet".
+const least = (a: Bound | undefined, b: Bound | null): Bound | null => (b === null ? null : a === undefined || b < a ? b : a);
+const greatest = (a: Bound | undefined, b: Bound | null): Bound | null => (b === null ? null : a === undefined || b > a ? b : a);

@@ -72,7 +72,7 @@ export function CatalogSearch(props: { ws: string; base: string }) {
         ref={input}
         type="search"
         aria-label="Search catalogs, schemas and tables"
-        aria-controls={resultsId}
+        aria-controls={items.length ? resultsId : undefined}
         aria-describedby={`${resultsId}-status`}
         placeholder="Search catalogs, schemas and tables"
         value={text}
