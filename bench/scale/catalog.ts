@@ -69,12 +69,6 @@ export const catalogAxis: Axis = async function* (ctx, [small, large]) {
     const schemas = Math.ceil(size / 100);
     const some = (i: number) => (i * 7919) % schemas;
     const figures: Figure[] = [];
-    figures.push(await timed('api: list schemas', N, () => ctx.get(`${BASE}/schemas`)));
-    figures.push(await timed('api: list a schema’s 100 tables', N, (i) => ctx.get(`${BASE}/schemas/s${some(i)}/tables`)));
-    figures.push(await timed('api: a table’s detail', N, (i) => ctx.get(`${BASE}/schemas/s${some(i)}/tables/t${some(i) * 100 + 1}`)));
-    figures.push(await timed('catalog: loadTable', N, (i) => restGet(`/v1/warehouse/namespaces/s${some(i)}/tables/t${some(i) * 100 + 2}`)));
-    figures.push(await timed('catalog: listTables, a page of 100', N, (i) => restGet(`/v1/warehouse/namespaces/s${some(i)}/tables?pageSize=100`)));
-    figures.push(await timed('catalog: listNamespaces, a page of 100', N, () => restGet(`/v1/warehouse/namespaces?pageSize=100`)));
     // The search route: a table's exact name (t{n}: itself and up to 10 longer t{n}…), a short text every table name
     // starts with (t: the first 100 of `size`), a schema's name (s{n}), a text nothing matches.
     const SEARCH = '/api/workspaces/default/catalog-search';
@@ -86,6 +80,12 @@ export const catalogAxis: Axis = async function* (ctx, [small, large]) {
     // The statements behind it, on the server's side (what does not move with the machine's load): both scans.
     figures.push(await serverSide(ctx, 'name search, a table’s name (limit 20)', (q) => searchNames(q, 'warehouse', `t${some(5) * 100 + 7}`, 20)));
     figures.push(await serverSide(ctx, 'name search, “t” (limit 100)', (q) => searchNames(q, 'warehouse', 't', 100)));
+    figures.push(await timed('api: list schemas', N, () => ctx.get(`${BASE}/schemas`)));
+    figures.push(await timed('api: list a schema’s 100 tables', N, (i) => ctx.get(`${BASE}/schemas/s${some(i)}/tables`)));
+    figures.push(await timed('api: a table’s detail', N, (i) => ctx.get(`${BASE}/schemas/s${some(i)}/tables/t${some(i) * 100 + 1}`)));
+    figures.push(await timed('catalog: loadTable', N, (i) => restGet(`/v1/warehouse/namespaces/s${some(i)}/tables/t${some(i) * 100 + 2}`)));
+    figures.push(await timed('catalog: listTables, a page of 100', N, (i) => restGet(`/v1/warehouse/namespaces/s${some(i)}/tables?pageSize=100`)));
+    figures.push(await timed('catalog: listNamespaces, a page of 100', N, () => restGet(`/v1/warehouse/namespaces?pageSize=100`)));
     // The web app's search before the route (CatalogScreen's CatalogSearch until issue 35): the catalogs, every schema, every schema's tables.
     figures.push(
       await timed(
