@@ -475,3 +475,62 @@ export async function renameTable(
     throw e;
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Name search (migrations/catalog/005_name_search.sql: every name indexed at each word start, kept by triggers)
+
+/** One match: a namespace (`name` null) or a table, with the term it matched by. */
+export interface NameMatch {
+  namespace: string[];
+  name: string | null;
+  /** the text matched from the name's start (ranked first), else from a later word start */
+  whole: boolean;
+  term: string;
+}
+
+/**
+ * What a scoped attachment lets a search return, folded to lower case as the api folds grant names (schemas as their
+ * levels joined by '.'): namespaces listed in `visibleSchemas`, tables in `schemas` or named in `tables`. Absent:
+ * everything. A narrowing only: the api checks each match against the grants again.
+ */
+export interface NameSearchScope {
+  schemas: string[];
+  visibleSchemas: string[];
+  tables: Array<{ schema: string; table: string }>;
+}
+
+const NameMatchRow = Schema.Struct({ whole: Schema.Boolean, term: Schema.String, namespace: Schema.String, name: Schema.String });
+
+function scopeClause(scope: NameSearchScope | undefined) {
+  if (!scope) return sql``;
+  const ns = sql`lower(replace(namespace, chr(31), '.'))`;
+  return sql`and case when name = '' then ${ns} = any(${scope.visibleSchemas}::text[])
+                 else ${ns} = any(${scope.schemas}::text[])
+                   or (${ns}, lower(name)) in (select * from unnest(${scope.tables.map((t) => t.schema)}::text[], ${scope.tables.map((t) => t.table)}::text[])) end`;
+}
+
+/**
+ * Namespaces and tables of a warehouse with a word of their name starting with `text` (case-insensitive), whole-name
+ * matches first, then by the matched term: two range scans of the index's key in its own order, each stopping at
+ * `limit` rows, so the cost follows `limit`, not the warehouse's size or how many names match.
+ */
+export async function searchNames(q: Queryable, warehouse: string, text: string, limit: number, scope?: NameSearchScope): Promise<{ matches: NameMatch[]; hasMore: boolean }> {
+  const part = (whole: boolean, n: number) => sql`(select whole, term, namespace, name from catalog.name_search
+      where warehouse = ${warehouse} and whole = ${whole} and term >= lower(${text}::text) and term < lower(${text}::text) || chr(1114111) ${scopeClause(scope)}
+      order by term, namespace, name limit ${n})`;
+  // A table with two words that both match comes back twice from the second scan: ask again for more until
+  // limit + 1 distinct names are in hand or the scan ran out, so has_more is exact.
+  for (let fetch = limit + 1; ; fetch *= 2) {
+    const found = await rows(q, NameMatchRow, sql`${part(true, fetch)} union all ${part(false, fetch)}`);
+    const seen = new Set<string>();
+    const matches: NameMatch[] = [];
+    for (const r of found) {
+      const key = `${r.namespace}${NS_SEP}${NS_SEP}${r.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      matches.push({ namespace: nsLevels(r.namespace), name: r.name === '' ? null : r.name, whole: r.whole, term: r.term });
+    }
+    const words = found.filter((r) => !r.whole).length;
+    if (matches.length > limit || words < fetch) return { matches: matches.slice(0, limit), hasMore: matches.length > limit };
+  }
+}

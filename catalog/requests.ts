@@ -81,3 +81,18 @@ export const RelocateRequest = Schema.Struct({
 export const ReadOnlyRequest = Schema.Struct({ read_only: Schema.Boolean });
 
 export const RevokeCredentialRequest = Schema.Struct({ access_key_id: NonEmpty });
+
+const Folded = Schema.String.check(Schema.isMaxLength(1024));
+
+/** POST /management/v1/warehouses/{name}/search: names with a word starting with `q`, narrowed by a scoped attachment's grants. */
+export const NameSearchRequest = Schema.Struct({
+  q: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+  limit: Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 })),
+  scope: Schema.optionalKey(
+    Schema.Struct({
+      schemas: Schema.Array(Folded),
+      visible_schemas: Schema.Array(Folded),
+      tables: Schema.Array(Schema.Struct({ schema: Folded, table: Folded })),
+    }),
+  ),
+});

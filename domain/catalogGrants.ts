@@ -171,6 +171,20 @@ export class AttachmentScope {
     return this.schema(schema, 'read') || this.schemasWithTables.has(fold(schema));
   }
 
+  /**
+   * What a name search may return, folded, for the catalog service to narrow its scan by (null: everything): the
+   * schemas granted whole, the schemas that show in listings, the tables granted one by one.
+   */
+  searchNarrowing(): { schemas: string[]; visible_schemas: string[]; tables: Array<{ schema: string; table: string }> } | null {
+    const visible = this.visibleSchemas();
+    if (visible === null) return null;
+    const tables = [...this.tables.keys()].map((k) => {
+      const [schema, table] = k.split('\u0000');
+      return { schema, table };
+    });
+    return { schemas: [...this.schemas.keys()].sort(), visible_schemas: visible, tables };
+  }
+
   table(schema: string, table: string, need: Privilege): boolean {
     if (this.schema(schema, need)) return true;
     const g = this.tables.get(`${fold(schema)}\u0000${fold(table)}`);

@@ -288,6 +288,19 @@ export class CatalogClient {
     return (await this.request('POST', `/management/v1/warehouses/${seg(warehouse)}/column-counts`, { tables })).body.tables;
   }
 
+  /**
+   * Namespaces (`name` null) and tables of a warehouse with a word of their name starting with `q`, whole-name matches
+   * first, then by the matched term; `scope` narrows to what a scoped attachment grants (names folded to lower case).
+   */
+  async searchNames(
+    warehouse: string,
+    q: string,
+    limit: number,
+    scope?: { schemas: string[]; visible_schemas: string[]; tables: Array<{ schema: string; table: string }> },
+  ): Promise<{ matches: Array<{ namespace: string[]; name: string | null; whole: boolean; term: string }>; has_more: boolean }> {
+    return (await this.request('POST', `/management/v1/warehouses/${seg(warehouse)}/search`, { q, limit, ...(scope ? { scope } : {}) })).body;
+  }
+
   // ---- namespaces -------------------------------------------------------------------------------------------
 
   /** Every namespace under `parent` (top level by default), following page tokens. */

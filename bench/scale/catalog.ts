@@ -1,9 +1,11 @@
 // Catalog size: `size` tables in the default catalog, 100 to a schema (one real table made through the api, then
 // its metastore row copied with generate_series), then the api's schema and table lists, a table's detail, the
-// catalog service's own loadTable and a page of listTables, and the web app's search as it runs today (every
-// schema's table list, then a match in the browser).
+// catalog service's own loadTable and a page of listTables, the search route (issue 35: the api's catalog-search and
+// the catalog service's name search behind it), and the web app's search as it ran before that route (every schema's
+// table list, then a match in the browser).
 import type { Axis, AxisContext, Figure } from './measure.ts';
-import { explain, seconds, timed } from './measure.ts';
+import { explain, seconds, serverSide, timed } from './measure.ts';
+import { searchNames } from '../../catalog/metastore.ts';
 
 const N = 100;
 const BASE = '/api/workspaces/default/catalogs/warehouse';
@@ -48,6 +50,11 @@ export async function firstTable(ctx: AxisContext) {
 export const catalogAxis: Axis = async function* (ctx, [small, large]) {
   await firstTable(ctx);
   const rest = await catalogToken(ctx);
+  const restPost = async (path: string, body: unknown) => {
+    const res = await fetch(`${ctx.api.catalogUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${rest}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
   const restGet = async (path: string) => {
     const res = await fetch(`${ctx.api.catalogUrl}${path}`, { headers: { authorization: `Bearer ${rest}` } });
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
@@ -62,13 +69,24 @@ export const catalogAxis: Axis = async function* (ctx, [small, large]) {
     const schemas = Math.ceil(size / 100);
     const some = (i: number) => (i * 7919) % schemas;
     const figures: Figure[] = [];
+    // The search route: a table's exact name (t{n}: itself and up to 10 longer t{n}…), a short text every table name
+    // starts with (t: the first 100 of `size`), a schema's name (s{n}), a text nothing matches.
+    const SEARCH = '/api/workspaces/default/catalog-search';
+    figures.push(await timed('api: search, a table’s name (limit 20)', N, (i) => ctx.get(`${SEARCH}?q=t${some(i) * 100 + 7}&limit=20`)));
+    figures.push(await timed('api: search, “t”: every table matches (limit 100)', N, () => ctx.get(`${SEARCH}?q=t`)));
+    figures.push(await timed('api: search, a schema’s name (limit 20)', N, (i) => ctx.get(`${SEARCH}?q=s${some(i)}&limit=20`)));
+    figures.push(await timed('api: search, no match', N, (i) => ctx.get(`${SEARCH}?q=zz${i}`)));
+    figures.push(await timed('catalog: name search, a table’s name (limit 20)', N, (i) => restPost('/management/v1/warehouses/warehouse/search', { q: `t${some(i) * 100 + 7}`, limit: 20 })));
+    // The statements behind it, on the server's side (what does not move with the machine's load): both scans.
+    figures.push(await serverSide(ctx, 'name search, a table’s name (limit 20)', (q) => searchNames(q, 'warehouse', `t${some(5) * 100 + 7}`, 20)));
+    figures.push(await serverSide(ctx, 'name search, “t” (limit 100)', (q) => searchNames(q, 'warehouse', 't', 100)));
     figures.push(await timed('api: list schemas', N, () => ctx.get(`${BASE}/schemas`)));
     figures.push(await timed('api: list a schema’s 100 tables', N, (i) => ctx.get(`${BASE}/schemas/s${some(i)}/tables`)));
     figures.push(await timed('api: a table’s detail', N, (i) => ctx.get(`${BASE}/schemas/s${some(i)}/tables/t${some(i) * 100 + 1}`)));
     figures.push(await timed('catalog: loadTable', N, (i) => restGet(`/v1/warehouse/namespaces/s${some(i)}/tables/t${some(i) * 100 + 2}`)));
     figures.push(await timed('catalog: listTables, a page of 100', N, (i) => restGet(`/v1/warehouse/namespaces/s${some(i)}/tables?pageSize=100`)));
     figures.push(await timed('catalog: listNamespaces, a page of 100', N, () => restGet(`/v1/warehouse/namespaces?pageSize=100`)));
-    // The web app's search (CatalogScreen's CatalogSearch): the catalogs, every schema, every schema's tables.
+    // The web app's search before the route (CatalogScreen's CatalogSearch until issue 35): the catalogs, every schema, every schema's tables.
     figures.push(
       await timed(
         'web app search (every schema listed)',
@@ -79,6 +97,11 @@ export const catalogAxis: Axis = async function* (ctx, [small, large]) {
         },
         1,
       ),
+    );
+    await explain(
+      ctx,
+      `name search at ${size}`,
+      `select whole, term, namespace, name from catalog.name_search where warehouse = 'warehouse' and whole = false and term >= 't' and term < 't' || chr(1114111) order by term, namespace, name limit 101`,
     );
     await explain(ctx, `loadTable at ${size}`, `select * from catalog.tables where warehouse = 'warehouse' and namespace = $1 and name = $2`, [`s${some(3)}`, `t${some(3) * 100 + 2}`]);
     yield { size, figures };

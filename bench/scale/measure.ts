@@ -61,7 +61,7 @@ export async function serverSide(ctx: AxisContext, name: string, fn: (q: Queryab
     let worst = { ms: 0, buffers: -1 };
     const q: Queryable = {
       async query<T>(text: string, params?: readonly unknown[]) {
-        if (/^\s*(select|with)\b/i.test(text)) {
+        if (/^[\s(]*(select|with)\b/i.test(text)) {
           const [row] = await ctx.db.query<{ 'QUERY PLAN': PlanJson[] }>(`explain (analyze, buffers, format json) ${text}`, params);
           const p = row['QUERY PLAN'][0];
           const b = p.Plan['Shared Hit Blocks'] + p.Plan['Shared Read Blocks'];

@@ -7,7 +7,7 @@ import type { VendingMode } from '../../iceberg/vendedStorage.ts';
 import type { CatalogContext } from '../context.ts';
 import { sendJson } from '../http.ts';
 import { badRequest, CatalogError } from '../errors.ts';
-import { decodeBody, ReadOnlyRequest, RelocateRequest, RevokeCredentialRequest, WarehouseRequest } from '../requests.ts';
+import { decodeBody, NameSearchRequest, ReadOnlyRequest, RelocateRequest, RevokeCredentialRequest, WarehouseRequest } from '../requests.ts';
 import { isAzureUri, isUnderRoot } from '../../iceberg/storageUri.ts';
 import { normalizeRootUri } from '../storage.ts';
 import { parseVendedKeyId } from '../../runtime/objectStore.ts';
@@ -117,6 +117,16 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
     });
     await store.getWarehouse(ctx.db, req.params.name);
     return sendJson(reply, 200, { tables: await store.columnCounts(ctx.db, req.params.name, wanted) });
+  });
+
+  // Name search for the api's catalog search (docs/catalog.md "Name search"): namespaces and tables with a word
+  // of their name starting with q, best first, at most limit of them and whether there are more.
+  app.post<{ Params: { name: string } }>('/management/v1/warehouses/:name/search', async (req, reply) => {
+    const body = decodeBody(NameSearchRequest, req.body, 'name search');
+    await store.getWarehouse(ctx.db, req.params.name);
+    const scope = body.scope ? { schemas: [...body.scope.schemas], visibleSchemas: [...body.scope.visible_schemas], tables: [...body.scope.tables] } : undefined;
+    const found = await store.searchNames(ctx.db, req.params.name, body.q, body.limit, scope);
+    return sendJson(reply, 200, { matches: found.matches, has_more: found.hasMore });
   });
 
   // Connection changes (rotated keys, new endpoint) revoke every credential vended before.

@@ -15,6 +15,7 @@ import { schemaFromColumns, icebergToDuckdb, TypeMappingError } from '../../iceb
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { sampleTable } from '../../usecases/tableSample.ts';
+import { COLUMN_STATS_MAX_MANIFESTS, ColumnStatsOutSchema, tableColumnStats } from '../../domain/tableColumnStats.ts';
 import { markTableDropped } from '../../domain/semantic/models.ts';
 import { dropTableLineage } from '../../domain/lineage/graph.ts';
 
@@ -41,6 +42,14 @@ export const TableOut = Schema.Struct({
   size_bytes: Schema.NullOr(Schema.Finite),
   last_write: Schema.NullOr(LastWrite),
   owner_id: Schema.NullOr(Schema.String),
+  format_version: Schema.Finite,
+  /** the default partition spec: each field's source column (its name), transform and partition field name */
+  partition_spec: Schema.Array(Schema.Struct({ name: Schema.String, source_column: Schema.NullOr(Schema.String), transform: Schema.String })),
+  /** the default sort order; empty when the table is unsorted */
+  sort_order: Schema.Array(
+    Schema.Struct({ source_column: Schema.NullOr(Schema.String), transform: Schema.String, direction: Schema.String, null_order: Schema.String }),
+  ),
+  properties: Schema.Record(Schema.String, Schema.String),
 });
 const SnapshotOut = Schema.Struct({
   snapshot_id: Schema.String,
@@ -94,6 +103,33 @@ function columnsOf(m: TableMetadata) {
   return currentSchema(m).fields.map((f) => ({ name: f.name, type: icebergToDuckdb(f.type), nullable: !f.required }));
 }
 
+/** A field id of the current schema as its column's name (dotted inside structs); null for a dropped column. */
+function columnNames(m: TableMetadata): (id: number) => string | null {
+  const names = new Map<number, string>();
+  const walk = (fields: readonly { id: number; name: string; type: unknown }[], prefix: string) => {
+    for (const f of fields) {
+      names.set(f.id, prefix + f.name);
+      const t = f.type as { type?: string; fields?: { id: number; name: string; type: unknown }[] };
+      if (typeof t === 'object' && t.type === 'struct' && t.fields) walk(t.fields, `${prefix}${f.name}.`);
+    }
+  };
+  walk(currentSchema(m).fields, '');
+  return (id) => names.get(id) ?? null;
+}
+
+/** How the table is laid out: its default partition spec and sort order, and its properties. */
+function layoutOf(m: TableMetadata) {
+  const name = columnNames(m);
+  const spec = m['partition-specs']?.find((s) => s['spec-id'] === m['default-spec-id']);
+  const order = m['sort-orders']?.find((o) => o['order-id'] === m['default-sort-order-id']);
+  return {
+    format_version: m['format-version'],
+    partition_spec: (spec?.fields ?? []).map((f) => ({ name: f.name, source_column: name(f['source-id']), transform: f.transform })),
+    sort_order: (order?.fields ?? []).map((f) => ({ source_column: name(f['source-id']), transform: f.transform, direction: f.direction, null_order: f['null-order'] })),
+    properties: { ...(m.properties ?? {}) },
+  };
+}
+
 function toTableOut(c: catalogs.AttachedCatalog, schema: string, name: string, m: TableMetadata, row: sidecar.SidecarRow | undefined) {
   const live = sidecar.statsOf(m);
   const current = m['current-snapshot-id'] === null ? undefined : m.snapshots.find((s) => BigInt(s['snapshot-id']) === BigInt(m['current-snapshot-id']!));
@@ -119,6 +155,7 @@ function toTableOut(c: catalogs.AttachedCatalog, schema: string, name: string, m
     size_bytes: live ? live.sizeBytes : stored(row?.size_bytes),
     last_write: lastWrite,
     owner_id: row?.owner_id ?? null,
+    ...layoutOf(m),
   };
 }
 
@@ -289,6 +326,23 @@ export const catalogTableRoutes = [
       const health = await tableHealth(ctx.db, { catalogId: c.id, schema: params.schema, table: params.table });
       if (!health) throw notFound('table health (the table has not been scanned yet)');
       return { status: 200, body: health };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${BASE}/schemas/:schema/tables/:table/column-stats`,
+    operationId: 'get_catalog_table_column_stats',
+    summary: 'Per-column value, null and NaN counts, sizes and lower/upper bounds of the current snapshot, from its manifests',
+    description: `Summed over the live data files of the current snapshot as their manifests record them (no data file is read); at most ${COLUMN_STATS_MAX_MANIFESTS} manifests are read, and \`files_read\` < \`data_files\` says the figures are partial. Counts are before row-level deletes (\`delete_files\`).`,
+    tags: ['catalogs'],
+    access: { kind: 'workspace', role: 'reader' },
+    params: TableParams,
+    responses: { 200: ColumnStatsOutSchema, 403: null, 404: null, 502: null, 503: null },
+    handler: async ({ ctx, ws, params }) => {
+      const { c, scope } = await attached(ctx, ws, params.catalog);
+      requireTable(scope, params.schema, params.table, 'read');
+      const client = catalogClientOf(ctx);
+      return { status: 200, body: await viaCatalog('table', () => tableColumnStats(client, catalogs.warehouseName(c), params.schema, params.table)) };
     },
   }),
   route({

@@ -11,6 +11,7 @@ import { audited } from '../audit.ts';
 import { catalogClientOf, viaCatalog } from '../catalogService.ts';
 import { storageRoutes } from './storage.ts';
 import { catalogTableRoutes, NameSchema } from './catalogTables.ts';
+import { catalogSearchRoutes } from './catalogSearch.ts';
 
 const CatalogIdParams = Schema.Struct({ catalog_id: Schema.String });
 const WsParams = Schema.Struct({ workspace: Schema.String });
@@ -214,4 +215,4 @@ const catalogOwnRoutes = [
   }),
 ];
 
-export const catalogRoutes: RouteDef[] = [...storageRoutes, ...catalogOwnRoutes, ...catalogTableRoutes];
+export const catalogRoutes: RouteDef[] = [...storageRoutes, ...catalogOwnRoutes, ...catalogTableRoutes, ...catalogSearchRoutes];

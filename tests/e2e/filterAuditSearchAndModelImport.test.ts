@@ -114,7 +114,7 @@ describe('result filter, audit screen, catalog search and model import', () => {
     expect(await mb.page.getByRole('table', { name: 'Audit events' }).count()).toBe(0);
   });
 
-  it('catalog: a search finds schemas and tables; the table page shows snapshots as a table and lineage under the columns', async () => {
+  it('catalog: a search finds schemas and tables; the table page shows snapshots as a table and lineage above the columns', async () => {
     const { page } = b;
     await page.goto(ui.url + '/w/default/catalog');
     const search = page.getByRole('searchbox', { name: 'Search catalogs, schemas and tables' });
@@ -137,12 +137,12 @@ describe('result filter, audit screen, catalog search and model import', () => {
     await snapshots.getByRole('cell', { name: '1,000', exact: true }).first().waitFor();
     // No raw JSON: no cell starts with a brace.
     expect((await snapshots.getByRole('cell').allTextContents()).filter((t) => t.trim().startsWith('{'))).toEqual([]);
-    // Lineage right under the columns, before health, snapshots and sample rows.
+    // Lineage near the top (issue 36): under the table's facts, above the columns, health, snapshots and sample rows.
     const y = async (l: ReturnType<Page['getByRole']>) => (await l.boundingBox())!.y;
     const lineage = page.getByRole('region', { name: 'Lineage' });
     await lineage.waitFor();
     const columnsTable = page.getByRole('table', { name: 'Columns' });
-    expect(await y(lineage)).toBeGreaterThan(await y(columnsTable));
+    expect(await y(lineage)).toBeLessThan(await y(columnsTable));
     expect(await y(lineage)).toBeLessThan(await y(page.getByRole('heading', { name: 'Snapshots' })));
     await page.getByRole('table', { name: 'Sample rows' }).waitFor({ timeout: 30_000 });
     await page.waitForLoadState('networkidle');

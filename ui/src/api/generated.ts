@@ -245,6 +245,19 @@ export type CreateCatalogTableResponse = {
     operation: string | null;
   } | null;
   owner_id: string | null;
+  format_version: number;
+  partition_spec: Array<{
+    name: string;
+    source_column: string | null;
+    transform: string;
+  }>;
+  sort_order: Array<{
+    source_column: string | null;
+    transform: string;
+    direction: string;
+    null_order: string;
+  }>;
+  properties: Record<string, string>;
 };
 export type CreateCatalogTableBody = {
   name: string;
@@ -1110,6 +1123,38 @@ export type GetCatalogTableResponse = {
     operation: string | null;
   } | null;
   owner_id: string | null;
+  format_version: number;
+  partition_spec: Array<{
+    name: string;
+    source_column: string | null;
+    transform: string;
+  }>;
+  sort_order: Array<{
+    source_column: string | null;
+    transform: string;
+    direction: string;
+    null_order: string;
+  }>;
+  properties: Record<string, string>;
+};
+
+/** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/column-stats: Per-column value, null and NaN counts, sizes and lower/upper bounds of the current snapshot, from its manifests */
+export type GetCatalogTableColumnStatsResponse = {
+  snapshot_id: string | null;
+  data_files: number;
+  files_read: number;
+  delete_files: number;
+  columns: Array<{
+    field_id: number;
+    name: string;
+    type: string;
+    value_count: number | null;
+    null_count: number | null;
+    nan_count: number | null;
+    size_bytes: number | null;
+    lower_bound: string | null;
+    upper_bound: string | null;
+  }>;
 };
 
 /** GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/health: A table’s health from the last maintenance scan: score, grade, per-dimension scores (404 before a scan) */
@@ -2384,6 +2429,17 @@ export type ScanMaintenanceBody = {
   deep?: boolean;
 };
 
+/** GET /api/workspaces/{workspace}/catalog-search: Catalogs, schemas and tables whose name has a word starting with q (best first) */
+export type SearchCatalogsResponse = {
+  items: Array<{
+    kind: "catalog" | "schema" | "table";
+    catalog: string;
+    schema: string | null;
+    table: string | null;
+  }>;
+  has_more: boolean;
+};
+
 /** GET /api/workspaces/{workspace}/semantic/search: Search models, datasets, dimensions and metrics by name, display name, synonym and description */
 export type SearchSemanticResponse = {
   items: Array<{
@@ -3408,6 +3464,18 @@ export interface Operations {
     body: never;
     response: GetAssistantConversationResponse;
   };
+  "GET /api/workspaces/{workspace}/catalog-search": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      q: string | number;
+      limit?: string | number;
+      catalog?: string | number;
+    };
+    body: never;
+    response: SearchCatalogsResponse;
+  };
   "GET /api/workspaces/{workspace}/catalogs": {
     path: {
       workspace: string;
@@ -3454,6 +3522,17 @@ export interface Operations {
     query: never;
     body: never;
     response: GetCatalogTableResponse;
+  };
+  "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/column-stats": {
+    path: {
+      workspace: string;
+      catalog: string;
+      schema: string;
+      table: string;
+    };
+    query: never;
+    body: never;
+    response: GetCatalogTableColumnStatsResponse;
   };
   "GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/health": {
     path: {

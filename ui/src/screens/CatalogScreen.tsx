@@ -1,8 +1,11 @@
-// Catalog browser: catalogs (default marked) → schemas → tables → a table's columns, lineage, maintenance health,
-// snapshots (their summaries as columns), size and row statistics and sample rows, with "Query this table" opening a
-// worksheet. A search box finds catalogs, schemas and tables by name.
-import { useState } from 'react';
+// Catalog browser: catalogs (default marked) → schemas → tables → a table's facts and lineage first, then its
+// columns with their statistics, layout (partitioning, sort order, properties), maintenance health, the current
+// snapshot's summary, every snapshot and sample rows, with "Query this table" opening a worksheet. A search box
+// (CatalogSearch.tsx) finds catalogs, schemas and tables by name.
 import { ApiError, call, enc } from '../api/client.ts';
+import { CatalogSearch } from './CatalogSearch.tsx';
+import { ColumnsWithStats, SnapshotSummary, TableLayout, summaryEntries } from './TableFacts.tsx';
+import './catalog.css';
 import { LineagePanel } from './LineagePanel.tsx';
 import { TableHealthPanel } from './TableHealthPanel.tsx';
 import type { TableOut } from '../api/types.ts';
@@ -146,6 +149,8 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
     return call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables/{table}/sample', { path, query: { agent_id: agent.id, limit: 20 }, signal });
   }, deps);
 
+  const current = snapshots.data?.find((s) => s.is_current);
+
   const queryThis = () => {
     const name = [props.catalog, props.schema, props.table].map(quoteIdent).join('.');
     openInWorksheet(props.ws, `SELECT *\nFROM ${name}\nLIMIT 100;`, props.table, props.catalog);
@@ -177,12 +182,14 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
           </>
         ) : null}
       </dl>
-      <h3>Columns</h3>
-      <DataTable label="Columns" columns={['name', 'type', 'nullable']} rows={detail.columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable ?? '' }))} />
-      {/* Where the table comes from and what reads it, next to its columns (column lineage names them). */}
+      {/* Where the table comes from and what reads it: near the top, before the long lists of columns and snapshots. */}
       <LineagePanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
+      <ColumnsWithStats path={path} detail={detail} />
+      <TableLayout detail={detail} />
       {/* A summary of the snapshots and files below: ahead of their long lists. */}
       <TableHealthPanel ws={props.ws} catalog={props.catalog} schema={props.schema} table={props.table} />
+      <h3>Current snapshot</h3>
+      {current ? <SnapshotSummary snapshot={current} label="Current snapshot summary" /> : snapshots.data ? <p className="hint">None: the table has never been written.</p> : null}
       <h3>Snapshots</h3>
       {snapshots.error ? <ErrorNotice error={snapshots.error} what="Snapshots" /> : null}
       {snapshots.data ? (
@@ -271,10 +278,10 @@ function SnapshotTable(props: { snapshots: Snapshot[] }) {
                     <details>
                       <summary>{rest.length} more</summary>
                       <dl className="facts">
-                        {rest.map(([k, v]) => (
-                          <div key={k} className="contents">
-                            <dt>{k}</dt>
-                            <dd>{v}</dd>
+                        {summaryEntries(Object.fromEntries(rest)).map((e) => (
+                          <div key={e.key} className="contents">
+                            <dt title={e.key}>{e.label}</dt>
+                            <dd>{e.value}</dd>
                           </div>
                         ))}
                       </dl>
@@ -288,75 +295,6 @@ function SnapshotTable(props: { snapshots: Snapshot[] }) {
           })}
         </tbody>
       </table>
-    </div>
-  );
-}
-
-type Found = { kind: 'catalog' | 'schema' | 'table'; name: string; href: string };
-
-/**
- * Finds catalogs, schemas and tables whose name holds the text typed. There is no search route: the first search
- * lists the workspace's catalogs, their schemas and their tables once (as the schema tree does) and matches here.
- */
-function CatalogSearch(props: { ws: string; base: string }) {
-  const [text, setText] = useState('');
-  const wanted = text.trim() !== '';
-  const index = useAsync(
-    async (signal): Promise<Found[] | null> => {
-      if (!wanted) return null;
-      const workspace = props.ws;
-      const catalogs = await call('GET /api/workspaces/{workspace}/catalogs', { path: { workspace }, signal });
-      const found: Found[] = [];
-      await Promise.all(
-        catalogs.map(async (c) => {
-          found.push({ kind: 'catalog', name: c.slug, href: `${props.base}/${enc(c.slug)}` });
-          const schemas = await call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas', { path: { workspace, catalog: c.slug }, signal }).catch(() => []);
-          await Promise.all(
-            schemas.map(async (s) => {
-              found.push({ kind: 'schema', name: `${c.slug}.${s.name}`, href: `${props.base}/${enc(c.slug)}/${enc(s.name)}` });
-              const tables = await call('GET /api/workspaces/{workspace}/catalogs/{catalog}/schemas/{schema}/tables', { path: { workspace, catalog: c.slug, schema: s.name }, signal }).catch(
-                () => [],
-              );
-              for (const t of tables)
-                found.push({ kind: 'table', name: `${c.slug}.${s.name}.${t.name}`, href: `${props.base}/${enc(c.slug)}/${enc(s.name)}/${enc(t.name)}` });
-            }),
-          );
-        }),
-      );
-      return found.sort((a, b) => a.name.localeCompare(b.name));
-    },
-    [props.ws, wanted],
-  );
-  const needle = text.trim().toLowerCase();
-  // a name matches on its own last part, so "samples" finds the schema, not every table in it
-  const matches = (index.data ?? []).filter((f) => (f.name.split('.').at(-1) ?? '').toLowerCase().includes(needle)).slice(0, 100);
-  return (
-    <div className="stack catalog-search" role="search" aria-label="Catalog">
-      <input
-        type="search"
-        aria-label="Search catalogs, schemas and tables"
-        placeholder="Search catalogs, schemas and tables"
-        value={text}
-        onChange={(e) => setText(e.target.value)}
-      />
-      {wanted ? (
-        index.error ? (
-          <ErrorNotice error={index.error} what="Search" />
-        ) : !index.data ? (
-          <Loading label="Searching…" />
-        ) : matches.length ? (
-          <ul className="item-list" aria-label="Search results">
-            {matches.map((f) => (
-              <li key={f.kind + f.name}>
-                <Link href={f.href}>{f.name}</Link>
-                <span className="hint"> {f.kind}</span>
-              </li>
-            ))}
-          </ul>
-        ) : (
-          <EmptyState>Nothing named like “{text.trim()}”.</EmptyState>
-        )
-      ) : null}
     </div>
   );
 }
