@@ -1,5 +1,5 @@
 // The agent-connection actor's effects and entity projection: auth replies, the live socket registry, the agents
-// row, and failing an agent's in-flight work when its socket is gone.
+// row, failing an agent's in-flight work when its socket is gone, and its SQL sessions when it connects anew.
 import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
@@ -75,6 +75,16 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link:
           ...live.map((q) => ctx.host.send(q.session_id ? 'statement' : 'query', q.id, { type: 'agentLost' })),
           ...sessions.map((x) => ctx.host.send('sqlSession', x.id, { type: 'agentLost' })),
         ]);
+      },
+      // A new connection authenticated: the agent holds no SQL session of an earlier connection (it drops them with
+      // it, and a restarted agent has none), however late that connection's end is noticed (a killed replica's,
+      // only past the presence TTL). The sessions decide: an open one fails, an opening one is asked again here.
+      // The socket's frames wait for this, so no session is yet open on this connection.
+      reconnectSessions: async (ctx, p: { agentId: string }) => {
+        const [agent] = await db.query<{ connection_id: string | null }>(`select connection_id::text from agents where id = $1`, [p.agentId]);
+        if (agent?.connection_id !== ctx.id) return; // superseded already: the newer connection does this
+        const sessions = await db.query<{ id: string }>(`select id from sql_sessions where agent_id = $1 and status in ('opening', 'open', 'closing')`, [p.agentId]);
+        await Promise.all(sessions.map((x) => ctx.host.send('sqlSession', x.id, { type: 'agentReconnected' })));
       },
     },
     // The newest connection owns the agent row; an older one may only write while it still is the owner.

@@ -4,7 +4,7 @@ import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ActorHost, ActorKind } from './types.ts';
-import type { AgentLink } from './agentLink.ts';
+import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
 import type { ElasticCompute } from './elasticAgentKind.ts';
 import { sql } from '../runtime/sql.ts';
 import { liveSessionsOfInactiveUsers } from '../domain/sqlSessions.ts';
@@ -45,8 +45,12 @@ export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; 
         if (agentId) await ctx.send({ type: 'computeReady', agentId });
       },
       sendOpenSession: async (ctx, p: { sessionId: string; agentId: string; workspace: string }) => {
-        // The agent ignores a repeated open of a session it holds (this effect runs at least once).
-        const sent = await link.send(p.agentId, { type: 'open_session', payload: { session_id: p.sessionId, workspace: p.workspace } });
+        // The agent answers a repeated open of a session it holds again (this effect runs at least once). An agent
+        // between two connections (its replica died, or it reconnected a moment ago and no replica lists it
+        // healthy yet) is waited for while the session still opens (AGENT_RECONNECT_WAIT_MS).
+        const stillOpening = async () => (await ctx.host.get('sqlSession', p.sessionId))?.state === 'opening';
+        const frame = { type: 'open_session' as const, payload: { session_id: p.sessionId, workspace: p.workspace } };
+        const sent = await link.sendWaiting(p.agentId, frame, AGENT_RECONNECT_WAIT_MS, stillOpening);
         if (!sent) await ctx.send({ type: 'openFailed', code: 'agent_unavailable', message: 'the agent is not connected' });
       },
       sendCloseSession: async (ctx, p: { sessionId: string; agentId: string; reason: string }) => {

@@ -199,3 +199,30 @@ describe('SessionHost: statement memory top-ups (real admission control, real Du
     await t.close();
   });
 });
+
+describe('SessionHost: an open waiting for memory when its channel drops or it is closed', () => {
+  it('is dropped when it completes after the channel dropped, opened when the new channel asks again, and leaves the queue when closed', async () => {
+    const t = await setup();
+    await t.close();
+    const blocker = await t.admission.acquire('blocker', BUDGET);
+    const [lost, asked, closed] = [randomUUID(), randomUUID(), randomUUID()];
+    const opens = [lost, asked, closed].map((id) => t.host.open({ session_id: id, workspace: 'default' }));
+    await until(() => t.admission.stats.queued === 3);
+    await t.host.dropAll('control channel lost');
+    // The new channel asks for one of them again (the control plane's agentReconnected); one is closed.
+    await t.host.open({ session_id: asked, workspace: 'default' });
+    await t.host.close(closed, 'client');
+    expect(t.admission.stats.queued).toBe(2);
+    blocker.release();
+    await Promise.all(opens);
+    const about = (id: string) => t.frames.filter((f) => 'session_id' in f.payload && f.payload.session_id === id).map((f) => f.type);
+    expect(about(asked)).toEqual(['session_opened']);
+    expect(about(lost)).toEqual([]);
+    expect(about(closed)).toEqual(['session_closed']);
+    // Only the one asked again holds memory.
+    expect(t.host.count).toBe(1);
+    expect(t.admission.stats).toMatchObject({ reservedBytes: BASELINE, queued: 0 });
+    await t.host.close(asked, 'client');
+    expect(t.admission.stats.reservedBytes).toBe(0);
+  });
+});

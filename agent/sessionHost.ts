@@ -91,8 +91,11 @@ export interface SessionHostOptions {
 export class SessionHost {
   readonly #o: SessionHostOptions;
   readonly #sessions = new Map<string, Session>();
-  /** opens in progress, so a repeated open frame (effects run at least once) opens nothing twice */
-  readonly #opening = new Set<string>();
+  /**
+   * Opens in progress, so a repeated open frame (effects run at least once) opens nothing twice. `abandoned`: closed,
+   * or its control channel dropped, meanwhile: a session kept then would hold its memory for no one.
+   */
+  readonly #opening = new Map<string, { abandoned: boolean }>();
   readonly #memoryAsk: MemoryAsk;
 
   constructor(options: SessionHostOptions) {
@@ -111,8 +114,14 @@ export class SessionHost {
       send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: this.#sessions.get(p.session_id)!.grant.grantedBytes } });
       return;
     }
-    if (this.#opening.has(p.session_id)) return;
-    this.#opening.add(p.session_id);
+    const inProgress = this.#opening.get(p.session_id);
+    if (inProgress) {
+      // Asked again (on the new channel, after the old one dropped it): wanted after all.
+      inProgress.abandoned = false;
+      return;
+    }
+    const opening = { abandoned: false };
+    this.#opening.set(p.session_id, opening);
     let grant: Grant | null = null;
     let engine: QueryEngine | null = null;
     try {
@@ -121,12 +130,23 @@ export class SessionHost {
       engine = await QueryEngine.open(p.session_id, this.#o.engine);
       // Unlocked: the session's own SETs (the api's safe list) must work; file access stays sandboxed.
       await engine.configure(grant.limitBytes, { lock: false });
+      if (opening.abandoned) {
+        // The control plane counts it closed or lost, or asks again on the new channel (a new open).
+        await engine.close().catch(() => undefined);
+        grant.release();
+        log.info('session open abandoned: closed, or the control channel lost, meanwhile');
+        return;
+      }
       this.#sessions.set(p.session_id, { id: p.session_id, engine, grant, links: new LinkedFiles(join(engine.tempDir, 'files')), tail: Promise.resolve(), running: null, queued: new Set(), inTransaction: false, closed: false });
       log.info({ reservedBytes: grant.grantedBytes, limitBytes: grant.limitBytes }, 'session opened');
       send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: grant.grantedBytes } });
     } catch (error) {
       await engine?.close().catch(() => undefined);
       grant?.release();
+      if (opening.abandoned) {
+        log.info('session open abandoned while it waited for memory');
+        return;
+      }
       const code = error instanceof AdmissionError ? error.code : 'internal_error';
       log.warn({ code, err: failureMessage(error) }, 'session open failed');
       send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: userFacingMessage(failureMessage(error), { dataDir: this.#o.config.dataDir }) } } });
@@ -170,6 +190,11 @@ export class SessionHost {
 
   /** Closes the connection and frees its memory; answers session_closed (also for a session it does not hold). */
   async close(sessionId: string, reason: string): Promise<void> {
+    // Closed while it opens: it leaves the admission queue now (the control plane never asks for it again).
+    if (this.#opening.has(sessionId)) {
+      this.#opening.get(sessionId)!.abandoned = true;
+      this.#o.admission.cancel(`session:${sessionId}`);
+    }
     const s = this.#sessions.get(sessionId);
     if (s) await this.#drop(s, reason);
     this.#o.send({ type: 'session_closed', payload: { session_id: sessionId } });
@@ -177,6 +202,8 @@ export class SessionHost {
 
   /** The control channel is gone: every session goes with it (the control plane fails them on its side). */
   async dropAll(reason: string): Promise<void> {
+    // Opens in progress complete and are dropped then, unless the new channel asks for them again meanwhile.
+    for (const opening of this.#opening.values()) opening.abandoned = true;
     await Promise.all([...this.#sessions.values()].map((s) => this.#drop(s, reason)));
   }
 

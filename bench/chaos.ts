@@ -14,6 +14,7 @@ import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { primaryWithStandby } from '../tests/support/pgStandby.ts';
+import { connectDb } from '../runtime/db.ts';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -319,6 +320,7 @@ async function main() {
       const kinds = outside.reduce<Record<string, number>>((m, a) => ((m[`${a.status} ${a.what}`] = (m[`${a.status} ${a.what}`] ?? 0) + 1), m), {});
       for (const [k, v] of Object.entries(kinds).sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`    ${v} × ${k}`);
     }
+    await sessionsNotOpened(pg.url, kills, logFile);
     const errors = fivexx.filter((a) => a.status !== 503);
     for (const a of errors.slice(0, 5)) console.log(`  ${a.status} at ${new Date(a.at).toISOString().slice(11, 19)}: ${a.what}`);
     console.log(`connection errors through the balancer: ${networkErrors.length}, outside the window: ${netOutside.length}`);
@@ -344,6 +346,46 @@ async function main() {
     }
     pg.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The sessions the clients gave up on (closed by the client before they opened: a 503 compute_starting) and those
+ * that failed, each placed after the kill before it, with the session's transitions and the agent's connections'
+ * around it written to the log: where the wait went.
+ */
+async function sessionsNotOpened(url: string, done: typeof kills, logFile: string) {
+  const db = await connectDb({ url, poolSize: 1 });
+  try {
+    const rows = await db.query<{ id: string; status: string; error_code: string | null; created_at: Date; closed_at: Date | null }>(
+      `select id, status, error_code, created_at, closed_at from eider.sql_sessions where opened_at is null and status in ('closed', 'failed') order by created_at`,
+    );
+    if (!rows.length) return;
+    const after = (at: number) => {
+      const k = [...done].reverse().find((x) => x.at <= at);
+      return k ? `${((at - k.at) / 1000).toFixed(1)} s after the ${k.kind} kill` : 'before the first kill';
+    };
+    const byCause = rows.reduce<Record<string, number>>((m, r) => {
+      const key = `${r.status} ${r.error_code ?? '(client gave up)'}, ${after(r.created_at.getTime()).replace(/^[\d.]+ s /, '')}`;
+      return ((m[key] = (m[key] ?? 0) + 1), m);
+    }, {});
+    console.log(`sessions that never opened: ${rows.length}`);
+    for (const [k, v] of Object.entries(byCause)) console.log(`  ${v} × ${k}`);
+    for (const r of rows.filter((x) => x.status === 'closed')) {
+      const t0 = r.created_at.getTime();
+      const lines = [`session ${r.id} created ${new Date(t0).toISOString()} (${after(t0)}), closed ${r.closed_at?.toISOString()}`];
+      const ts = await db.query<{ kind: string; id: string; event: string; from_state: string | null; to_state: string; at: Date; replica: string }>(
+        `select kind, id::text, event, from_state, to_state, at, replica from eider.actor_transitions
+          where (kind = 'sqlSession' and id = $1) or (kind = 'agentConnection' and at between $2::timestamptz - interval '20 seconds' and $3::timestamptz)
+            and event not in ('heartbeat', 'status')
+          order by at`,
+        [r.id, r.created_at.toISOString(), (r.closed_at ?? r.created_at).toISOString()],
+      );
+      for (const t of ts) lines.push(`  ${((t.at.getTime() - t0) / 1000).toFixed(2).padStart(7)} s ${t.kind} ${t.id.slice(0, 8)} ${t.event}: ${t.from_state} → ${t.to_state} (${t.replica})`);
+      appendFileSync(logFile, `${lines.join('\n')}\n`);
+    }
+  } finally {
+    await db.close();
   }
 }
 

@@ -4,18 +4,25 @@
 // new under the table location: data, delete, manifest, manifest-list and metadata files). The table is ten data
 // files of N/10 rows (ten INSERTs); the 10 rows of each statement are one per file, so copy-on-write rewrites the
 // whole table. Then a full aggregate over the table (the read cost of the deletes) and the compaction that folds them.
-//   node bench/rowLevelWrites.ts [rows ...]        (default 1000000; embedded PostgreSQL unless DATABASE_URL is set)
+//   node bench/rowLevelWrites.ts [rows ...] [--mode merge-on-read] [--statement MERGE]
+//   (default 1000000 rows, both modes, all three statements; embedded PostgreSQL unless DATABASE_URL is set)
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 import { startBridgeAgent, type BridgeAgent } from '../tests/support/bridgeAgent.ts';
 import { benchDatabase } from './support.ts';
 
-const SIZES = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const option = (name: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const SIZES = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--')).map(Number).filter((n) => n > 0);
 if (SIZES.length === 0) SIZES.push(1_000_000);
 const FILES = 10;
 const RUNS = 3;
-const MODES = ['copy-on-write', 'merge-on-read'] as const;
+const MODES = (['copy-on-write', 'merge-on-read'] as const).filter((m) => !option('mode') || option('mode') === m);
+const STATEMENTS = ['DELETE', 'UPDATE', 'MERGE'].filter((st) => !option('statement') || option('statement')!.toUpperCase() === st);
+if (!MODES.length || !STATEMENTS.length) throw new Error('--mode copy-on-write|merge-on-read, --statement DELETE|UPDATE|MERGE');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -78,6 +85,7 @@ async function benchSize(stack: CatalogStack, wh: string, agent: BridgeAgent, ro
     };
     results[mode] = {};
     for (const [op, [name, sql]] of Object.entries(statements).entries()) {
+      if (!STATEMENTS.includes(name)) continue;
       const ms: number[] = [];
       const bytes: number[] = [];
       for (let run = 0; run < RUNS; run++) {
@@ -95,23 +103,27 @@ async function benchSize(stack: CatalogStack, wh: string, agent: BridgeAgent, ro
     for (let i = 0; i < RUNS; i++) rs.push(await time(() => agent.query(aggregate)));
     reads[mode] = median(rs);
     const [check] = await agent.query(`SELECT count(*)::BIGINT AS n FROM bench.${table}`);
-    if (Number(check.n) !== rows - FILES * RUNS) throw new Error(`${table} holds ${check.n} rows, expected ${rows - FILES * RUNS}`);
+    const deleted = STATEMENTS.includes('DELETE') ? FILES * RUNS : 0;
+    if (Number(check.n) !== rows - deleted) throw new Error(`${table} holds ${check.n} rows, expected ${rows - deleted}`);
     if (mode === 'merge-on-read') {
       const before = await storedBytes(stack, location);
       const t = await time(() => agent.query(`CALL system.rewrite_data_files(table => 'bench.${table}')`));
       const after = await storedBytes(stack, location);
       const tRead = await time(() => agent.query(aggregate));
-      console.log(`compaction folding the ${2 * FILES * RUNS + FILES * RUNS} position deletes: ${t.toFixed(0)} ms, ${mib(after - before)} written; aggregate after it ${tRead.toFixed(0)} ms (first run, files fetched)`);
+      console.log(`compaction folding the ${STATEMENTS.length * FILES * RUNS} position deletes: ${t.toFixed(0)} ms, ${mib(after - before)} written; aggregate after it ${tRead.toFixed(0)} ms (first run, files fetched)`);
     }
   }
+  const cell = (mode: string, name: string, what: 'ms' | 'bytes') => {
+    const r = results[mode]?.[name];
+    return r === undefined ? '-' : what === 'ms' ? `${r.ms.toFixed(0)} ms` : kib(r.bytes);
+  };
   console.log('\n| statement | copy-on-write | merge-on-read | bytes written, copy-on-write | bytes written, merge-on-read |');
   console.log('|---|---|---|---|---|');
-  for (const name of ['DELETE', 'UPDATE', 'MERGE']) {
-    const c = results['copy-on-write'][name];
-    const m = results['merge-on-read'][name];
-    console.log(`| ${name} 10 rows | ${c.ms.toFixed(0)} ms | ${m.ms.toFixed(0)} ms | ${kib(c.bytes)} | ${kib(m.bytes)} |`);
+  for (const name of STATEMENTS) {
+    console.log(`| ${name} 10 rows | ${cell('copy-on-write', name, 'ms')} | ${cell('merge-on-read', name, 'ms')} | ${cell('copy-on-write', name, 'bytes')} | ${cell('merge-on-read', name, 'bytes')} |`);
   }
-  console.log(`| full aggregate after the ${3 * RUNS} statements | ${reads['copy-on-write'].toFixed(0)} ms | ${reads['merge-on-read'].toFixed(0)} ms | | |`);
+  const read = (mode: string) => (reads[mode] === undefined ? '-' : `${reads[mode].toFixed(0)} ms`);
+  console.log(`| full aggregate after the ${STATEMENTS.length * RUNS} statements | ${read('copy-on-write')} | ${read('merge-on-read')} | | |`);
 }
 
 async function main() {

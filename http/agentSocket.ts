@@ -248,22 +248,15 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
         case 'session_closed': {
           if (!conn.agentId) return notAuthenticated(frame.type);
           const sessionId = frame.payload.session_id;
-          const s = await agentOfSession(db, sessionId);
-          if (!s || s.agent_id !== conn.agentId) {
-            log.warn({ sessionId }, 'agent reported on a session it does not hold');
-            send({ type: 'error', payload: { code: 'unknown_session', message: `no session ${sessionId} was opened on this agent` } });
-            return;
-          }
-          await host.send(
-            'sqlSession',
-            sessionId,
+          const event: EventFor<'sqlSession'> =
             frame.type === 'session_opened'
               ? { type: 'opened' }
               : frame.type === 'session_closed'
                 ? { type: 'closed' }
-                : { type: 'openFailed', code: frame.payload.error.code, message: frame.payload.error.message },
-          );
-          return;
+                : { type: 'openFailed', code: frame.payload.error.code, message: frame.payload.error.message };
+          // Kept through a database outage as an outcome is: the agent does not say it again, and a lost
+          // acknowledgement left the session opening (its client waiting) until the opening deadline.
+          return keptThroughOutage(() => reportOnSession(sessionId, event), { sessionId, event: event.type });
         }
         case 'query_progress': {
           if (!conn.agentId) return notAuthenticated(frame.type);
@@ -319,12 +312,27 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
      *  the socket closed, the agent sends it again to the replica it reconnects to. */
     async function ownQuery(queryId: string, event: EventFor<'query'>) {
       if (event.type !== 'done' && event.type !== 'failed') return reportOnQuery(queryId, event);
+      return keptThroughOutage(() => reportOnQuery(queryId, event), { queryId, event: event.type });
+    }
+
+    async function reportOnSession(sessionId: string, event: EventFor<'sqlSession'>) {
+      const s = await agentOfSession(db, sessionId);
+      if (!s || s.agent_id !== conn.agentId) {
+        log.warn({ sessionId }, 'agent reported on a session it does not hold');
+        send({ type: 'error', payload: { code: 'unknown_session', message: `no session ${sessionId} was opened on this agent` } });
+        return;
+      }
+      await host.send('sqlSession', sessionId, event);
+    }
+
+    /** Delivers what the agent reported, tried again with backoff while the database is unreachable. */
+    async function keptThroughOutage<T>(deliver: () => Promise<T>, about: Record<string, string>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await reportOnQuery(queryId, event);
+          return await deliver();
         } catch (e) {
           if (!isDatabaseUnavailable(e) || socketClosed || ctx.draining.value) throw e;
-          if (attempt === 1) log.warn({ queryId, event: event.type }, 'database unreachable; keeping the outcome until it is back');
+          if (attempt === 1) log.warn(about, 'database unreachable; keeping what the agent reported until it is back');
           await new Promise((r) => setTimeout(r, Math.min(1_000, 100 * 2 ** Math.min(attempt, 4))));
         }
       }

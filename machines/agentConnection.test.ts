@@ -25,6 +25,8 @@ describe('agentConnection machine', () => {
     expect(steps[1].actions).toEqual([
       { type: 'sendAuthOk', params: { connectionId: 'c-1', agentId: 'agent-1', heartbeatIntervalMs: 15_000, heartbeatTtlMs: 45_000 } },
       { type: 'registerAgent', params: { agentId: 'agent-1', connectionId: 'c-1' } },
+      // The agent holds no SQL session of an earlier connection.
+      { type: 'reconnectSessions', params: { agentId: 'agent-1' } },
     ]);
     expect(projectAgentConnection(steps[1].snapshot).status).toBe('unavailable');
     expect(projectAgentConnection(steps[2].snapshot)).toMatchObject({ status: 'healthy', ownerUrl: 'http://replica-1:8000', capabilities: status.capabilities });

@@ -16,6 +16,9 @@
 //   closeSocket       {connectionId, code, reason}     close the WebSocket (a no-op when it is already closed)
 //   failAgentWork     {agentId, reason}                send `agentLost` to the agent's in-flight queries,
 //                     statements and sessions, and to its elastic actor
+//   reconnectSessions {agentId}                        send `agentReconnected` to the agent's live SQL sessions:
+//                     the agent dropped those of its earlier connection (open ones fail), and an open sent on that
+//                     one is asked again on this one (the socket's later frames wait for this)
 //
 // Deadlines (context.deadlineAt):
 //   authenticating  entry + authTimeoutMs       the auth frame must come (and validate) in time
@@ -171,6 +174,7 @@ export const agentConnectionMachine = setup({
     unregisterAgent: (_, _params: { agentId: string; connectionId: string }) => {},
     closeSocket: (_, _params: { connectionId: string; code: number; reason: string }) => {},
     failAgentWork: (_, _params: { agentId: string; reason: string }) => {},
+    reconnectSessions: (_, _params: { agentId: string }) => {},
   },
   guards: {
     deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
@@ -223,6 +227,7 @@ export const agentConnectionMachine = setup({
               type: 'registerAgent',
               params: ({ context }) => ({ agentId: context.agentId!, connectionId: context.connectionId }),
             },
+            { type: 'reconnectSessions', params: ({ context }) => ({ agentId: context.agentId! }) },
           ],
         },
         authFailed: {

@@ -84,4 +84,19 @@ describe('sqlSession machine', () => {
     const last = replay(sqlSessionMachine, input, [{ type: 'opened', at: T + 1 }, { type: 'agentLost', at: T + 2 }]).at(-1)!;
     expect(projectSqlSession(last.snapshot)).toMatchObject({ status: 'failed', errorCode: 'agent_disconnected' });
   });
+
+  test('the agent connecting anew: an opening session asks again within its deadline, an open one fails, a closing one is closed', () => {
+    const opening = replay(sqlSessionMachine, input, [{ type: 'agentReconnected', at: T + 5_000 }]).at(-1)!;
+    expect(opening.snapshot.value).toBe('opening');
+    expect(opening.actions).toEqual([{ type: 'sendOpenSession', params: { sessionId: 's-1', agentId: 'agent-1', workspace: 'default' } }]);
+    expect(opening.snapshot.context.deadlineAt).toBe(T + 120_000);
+    const open = replay(sqlSessionMachine, input, [{ type: 'opened', at: T + 1 }, { type: 'agentReconnected', at: T + 2 }]).at(-1)!;
+    expect(projectSqlSession(open.snapshot)).toMatchObject({ status: 'failed', errorCode: 'agent_disconnected', closeReason: null });
+    expect(open.actions).toContainEqual({ type: 'cancelSessionStatements', params: { sessionId: 's-1' } });
+    const closing = replay(sqlSessionMachine, input, [{ type: 'opened', at: T + 1 }, { type: 'close', at: T + 2 }, { type: 'agentReconnected', at: T + 3 }]).at(-1)!;
+    expect(projectSqlSession(closing.snapshot)).toMatchObject({ status: 'closed', closeReason: 'client' });
+    const pending = replay(sqlSessionMachine, { ...input, agentId: null }, [{ type: 'agentReconnected', at: T + 3 }]).at(-1)!;
+    expect(pending.snapshot.value).toBe('pending');
+    expect(pending.actions).toEqual([]);
+  });
 });

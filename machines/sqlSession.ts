@@ -5,7 +5,8 @@
 // Actions the host executes after persisting (type → params):
 //   requestCompute          {sessionId, workspace}               ask the elastic pool for an agent; answer `computeReady`
 //   sendOpenSession         {sessionId, agentId, workspace}      ask the agent to open the session connection; it
-//                           answers with an acknowledgement → `opened` (or a failure → `openFailed`)
+//                           answers with an acknowledgement → `opened` (or a failure → `openFailed`); asked
+//                           again on `agentReconnected` while opening
 //   sendDropSession         {sessionId, agentId, reason}         tell the agent to drop the session's connection and
 //                           memory reservation (opening deadline passed, or the session failed)
 //   sendCloseSession        {sessionId, agentId, reason}         close the session on the agent; it answers → `closed`
@@ -58,6 +59,9 @@ export type SqlSessionEvent =
   | { type: 'close'; at: number; byAdmin?: boolean }
   | { type: 'closed'; at: number }
   | { type: 'agentLost'; at: number }
+  /** A new connection of the session's agent authenticated: the agent holds no session of an earlier one (it drops
+   *  them with their connection), and an open sent on one may be lost with it. */
+  | { type: 'agentReconnected'; at: number }
   | DeadlineEvent
   | SupervisorFailedEvent;
 
@@ -109,6 +113,7 @@ function failureOf(event: SqlSessionEvent, c: SqlSessionContext): { code: string
     case 'openFailed':
       return { code: event.code, message: event.message };
     case 'agentLost':
+    case 'agentReconnected':
       return { code: 'agent_disconnected', message: 'the agent holding the session disconnected' };
     case 'computeFailed':
       return { code: 'compute_unavailable', message: event.message };
@@ -129,6 +134,10 @@ const dropOnAgent = {
     agentId: context.agentId!,
     reason: context.errorCode ?? 'failed',
   }),
+};
+const sendOpen = {
+  type: 'sendOpenSession' as const,
+  params: ({ context }: { context: SqlSessionContext }) => ({ sessionId: context.sessionId, agentId: context.agentId!, workspace: context.workspace }),
 };
 const cancelStatements = {
   type: 'cancelSessionStatements' as const,
@@ -293,10 +302,7 @@ export const sqlSessionMachine = setup({
       description: 'The agent is asked to open the session connection; waiting for its acknowledgement.',
       entry: [
         'enterOpening',
-        {
-          type: 'sendOpenSession',
-          params: ({ context }) => ({ sessionId: context.sessionId, agentId: context.agentId!, workspace: context.workspace }),
-        },
+        sendOpen,
         workChanged,
       ],
       on: {
@@ -306,6 +312,9 @@ export const sqlSessionMachine = setup({
         ],
         openFailed: { target: 'failed', actions: ['assignFailure', workChanged] },
         agentLost: { target: 'failed', actions: ['assignFailure', workChanged] },
+        // The open may have gone on the connection that ended (or its acknowledgement was lost with it): asked
+        // again on the new one, within the same opening deadline. The agent answers a repeat of one it holds.
+        agentReconnected: { actions: sendOpen },
         statementSubmitted: { actions: rejectStatement },
         close: { target: 'closing', actions: 'assignCloseByClient' },
         deadline: { guard: 'deadlinePassed', target: 'failed', actions: ['assignFailure', dropOnAgent, workChanged] },
@@ -337,6 +346,8 @@ export const sqlSessionMachine = setup({
         close: { target: 'closing', actions: 'assignCloseByClient' },
         deadline: { guard: 'deadlinePassed', target: 'closing', actions: 'assignCloseByLimit' },
         agentLost: { target: 'failed', actions: ['assignFailure', cancelStatements, workChanged] },
+        // Opened on an earlier connection, which the agent dropped it with.
+        agentReconnected: { target: 'failed', actions: ['assignFailure', cancelStatements, workChanged] },
         'supervisor.failed': { target: 'failed', actions: ['assignFailure', cancelStatements, dropOnAgent, workChanged] },
       },
     },
@@ -354,6 +365,7 @@ export const sqlSessionMachine = setup({
         statementSubmitted: { actions: rejectStatement },
         closed: { target: 'closed', actions: workChanged },
         agentLost: { target: 'closed', actions: workChanged },
+        agentReconnected: { target: 'closed', actions: workChanged },
         deadline: { guard: 'deadlinePassed', target: 'closed', actions: workChanged },
         'supervisor.failed': { target: 'closed', actions: workChanged },
       },

@@ -284,7 +284,7 @@ const realModels: Record<MachineKindName, { input: unknown; alphabet: { type: st
     },
     alphabet: [
       { type: 'opened' }, { type: 'statementSubmitted', statementId: 'st-1' }, { type: 'statementFinished', statementId: 'st-1' },
-      { type: 'close' }, { type: 'closed' }, { type: 'agentLost' }, { type: 'openFailed', code: 'queue_full', message: 'queue full' },
+      { type: 'close' }, { type: 'closed' }, { type: 'agentLost' }, { type: 'agentReconnected' }, { type: 'openFailed', code: 'queue_full', message: 'queue full' },
     ],
   },
   statement: {

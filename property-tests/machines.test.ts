@@ -117,8 +117,12 @@ const models: Model[] = [
       { type: 'close' },
       { type: 'closed' },
       { type: 'agentLost' },
+      { type: 'agentReconnected' },
     ],
     check: ({ prev, event, next, actions }) => {
+      // The agent connecting anew never leaves a session open (the agent dropped it); an opening one asks again.
+      if (event.type === 'agentReconnected' && prev.value === 'open') expect(next.value).toBe('failed');
+      if (event.type === 'agentReconnected' && prev.value === 'opening') expect(actions.map((a) => a.type)).toEqual(['sendOpenSession']);
       // A statement is accepted only by an open session; every other live state answers session_not_open.
       const accepted = actions.filter((a) => a.type === 'acceptStatement');
       const rejected = actions.filter((a) => a.type === 'rejectStatement');

@@ -135,4 +135,50 @@ describe('the database going away under a running api', () => {
     // The agent process ran throughout (it was never restarted).
     expect(agent.child.exitCode).toBeNull();
   });
+
+  it('keeps a SQL session’s answer that arrives while the database is gone: the session ends as the agent said once it is back', { timeout: 180_000 }, async () => {
+    // A primary's failover under load (bench/chaos.ts): a session's answer to its open that came while no database
+    // answered was dropped, and the session stayed opening, its client waiting, until the opening deadline.
+    await agent?.kill();
+    if (agent) cleanupAgentDir(agent);
+    agent = undefined;
+    await t?.close();
+    t = undefined;
+    await pg?.stop();
+    const port = await freePort();
+    pg = await startEmbeddedPostgres(join(dir, 'pg4'), { port });
+    const db = await connectDb({ url: pg.url, poolSize: 2 });
+    t = await startTestApi(
+      { AGENT_BOOTSTRAP_TOKEN: 'outage-bootstrap-token-4', AGENT_HEARTBEAT_TTL_S: '300', SQL_SESSIONS_ENABLED: 'true' },
+      { database: { url: pg.url, name: 'eider', db, drop: () => db.close() } },
+    );
+    const admin = await setupAdmin(t);
+    // One lane: while the query below runs, a session's open waits on the agent, and gives up after 8 s (while the
+    // database is gone): the agent answers session_open_failed, with no query outcome ahead of it.
+    agent = await startAgent(t, { bootstrapToken: 'outage-bootstrap-token-4', name: 'outage-agent-4', env: { MAX_CONCURRENCY_PROFILE: 'single', SESSION_QUEUED_TIMEOUT_S: '8' } });
+    const agentId = await waitForHealthyAgent(t, admin, 'outage-agent-4', 60_000);
+    const said = (id: string, what: string) => agent!.logs().split('\n').some((l) => l.includes(id) && l.includes(what));
+    const submitted = await t.req('POST', '/api/workspaces/default/queries', {
+      as: admin,
+      body: { sql: 'SELECT count(*) AS n FROM range(100000000000) t(i) WHERE (i * 7) % 13 = 3', agent_id: agentId, timeout_s: 300 },
+    });
+    expect(submitted.status, submitted.text).toBe(202);
+    const id = submitted.body.id as string;
+    // Admitted on the agent (it sizes a query before it asks for a lane, so `running` alone may come first).
+    expect(await pollUntil(async () => said(id, 'query admitted'), (x) => x, 60_000, 100)).toBe(true);
+    const opened = await t.req('POST', '/api/workspaces/default/sql/sessions', { as: admin, body: { agent_id: agentId, wait_timeout_s: 1, on_wait_timeout: 'continue' } });
+    expect(opened.status, opened.text).toBe(202);
+    const sessionId = opened.body.id as string;
+    await pg.stop();
+    expect(said(sessionId, 'session open failed'), 'the agent answered before the database was gone').toBe(false);
+    expect(await pollUntil(async () => said(sessionId, 'session open failed'), (d) => d, 60_000, 100)).toBe(true);
+    await new Promise((r) => setTimeout(r, 5_000));
+    pg = await startEmbeddedPostgres(join(dir, 'pg4'), { port });
+    const session = await pollUntil(async () => (await t!.req('GET', `/api/sql/sessions/${sessionId}`, { as: admin })).body, (x) => x?.status !== undefined && x.status !== 'opening', 30_000, 200);
+    expect(session, JSON.stringify(session)).toMatchObject({ status: 'failed', error: 'queued timeout' });
+    // The query still runs; cancelled, its lane takes a session at once.
+    expect((await t.req('POST', `/api/queries/${id}/cancel`, { as: admin })).status).toBe(202);
+    const next = await t.req('POST', '/api/workspaces/default/sql/sessions', { as: admin, body: { agent_id: agentId, wait_timeout_s: 30 } });
+    expect(next.status, next.text).toBe(201);
+  });
 });

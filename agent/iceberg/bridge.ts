@@ -4,7 +4,8 @@
 //    namespace; the default catalog is made current, so `schema.table` and `catalog.schema.table` both resolve;
 //  - before each statement, every Iceberg table it reads becomes a view over `read_parquet` of locally cached data
 //    files (pruned, fetched over S3 in Node with the credentials vended for this query) with field-id column
-//    mapping; a table it writes becomes a real DuckDB table (empty for INSERT, loaded for UPDATE/DELETE/MERGE);
+//    mapping; a table it writes becomes a real DuckDB table (empty for INSERT, loaded for UPDATE/DELETE/MERGE: with
+//    merge-on-read only the rows the statement can touch, when its WHERE or its MERGE keys tell which);
 //  - after the statement, what changed in DuckDB is turned into Iceberg: new data files and a snapshot, a new
 //    schema, a created or dropped table or namespace. A row-level change (UPDATE, DELETE, MERGE) of a v2 table is
 //    merge-on-read by default: a position delete file for the rows deleted or updated and a data file for the
@@ -24,6 +25,7 @@ import { BridgeError, catalogError, unsupported } from './errors.ts';
 import { RESULT_COLUMNS, runProcedure } from './maintenance.ts';
 import { planScan, type PlannedFile } from './scan.ts';
 import { liveRowsFilter, touchedRowsFilter, writePositionDeletes, type DeletedRow, type LocalDeletes } from './deletes.ts';
+import { mergeRows } from './mergeRows.ts';
 import { rowLevelMode, type RowLevelMode } from '../../iceberg/positionDeletes.ts';
 import { analyzeStatement, snapshotSuffix, splitStatements, type StatementInfo, type TableRef } from './statements.ts';
 import { TableStorage } from './storage.ts';
@@ -101,6 +103,8 @@ interface TargetState {
   columnsBefore?: Array<{ name: string; type: string }>;
   existed: boolean;
   tag: string;
+  /** Temporary tables of the statement's own to drop once it is done (a MERGE's source read once). */
+  temporary: string[];
 }
 
 // DuckDB's own catalogs cannot be shadowed by an attachment.
@@ -327,8 +331,21 @@ export class IcebergBridge {
       return;
     }
     if (this.#o.inTransaction && (info.call || this.#changesSchema(info) || (await this.#writesTable(info)))) throw inTransaction();
+    const keyOf = (r: Resolved) => `${r.att.attachment.name}.${r.namespace}.${r.sqlName}`.toLowerCase();
+    // A MERGE's source is read before its target is loaded: the source's keys tell which target rows to load.
+    if (info.kind === 'merge') {
+      const written = info.target && !info.temporary ? this.#resolve(info.target) : null;
+      await this.#prepareReads(index, info, written ? keyOf(written) : null);
+      await this.#prepareTarget(index, info);
+      return;
+    }
     const target = await this.#prepareTarget(index, info);
-    const targetKey = target ? `${target.resolved.att.attachment.name}.${target.resolved.namespace}.${target.resolved.sqlName}`.toLowerCase() : null;
+    await this.#prepareReads(index, info, target ? keyOf(target.resolved) : null);
+  }
+
+  /** Views for the Iceberg tables statement `index` reads, but the one it writes (`targetKey`). */
+  async #prepareReads(index: number, info: StatementInfo, targetKey: string | null): Promise<void> {
+    const c = this.#o.connection;
     const seen = new Set<string>();
     const icebergRefs = info.refs.map((ref) => ({ ref, resolved: this.#resolve(ref) })).filter((x) => x.resolved !== null) as Array<{ ref: TableRef; resolved: Resolved }>;
     for (const { resolved } of icebergRefs) {
@@ -390,7 +407,7 @@ export class IcebergBridge {
     }
     const c = this.#o.connection;
     const handle = await this.#load(resolved);
-    const state: TargetState = { kind: info.kind, resolved, handle, ranges: [], baseRows: 0, existed: handle !== null, tag: randomUUID().replace(/-/g, '') };
+    const state: TargetState = { kind: info.kind, resolved, handle, ranges: [], baseRows: 0, existed: handle !== null, tag: randomUUID().replace(/-/g, ''), temporary: [] };
     if (handle && (info.kind === 'update' || info.kind === 'delete' || info.kind === 'merge')) state.mode = rowLevelMode(handle.loaded.metadata, info.kind);
     this.#targets.set(index, state);
     if (resolved.att.namespaces.has(resolved.namespace.toLowerCase())) await this.#clearObject(resolved);
@@ -424,14 +441,26 @@ export class IcebergBridge {
     if (info.kind === 'insert' && selfRead <= 1) return state;
     const prune = (info.kind === 'update' || info.kind === 'delete') && selfRead === 1;
     const qualifiers = [resolved.sqlName.toLowerCase(), ...(info.targetAlias ? [info.targetAlias.toLowerCase()] : [])];
-    const plan = await planScan(metadata, handle.storage, { predicates: prune ? info.predicates : [], qualifiers });
+    // Merge-on-read leaves the rows a statement does not touch where they are, so an UPDATE or DELETE of the table
+    // alone loads only the rows its WHERE can match, and a MERGE only the rows whose keys a source row has (its
+    // source read first: mergeRows.ts): 10 rows cost 10 rows, not the table (COW rewrites whole files). (Not when a
+    // column is named file_row_number: it would hide the virtual column the positions are read from.)
+    const hidesPosition = schema.fields.some((f) => f.name.toLowerCase() === 'file_row_number');
+    let predicates = prune ? info.predicates : [];
+    let touched = state.mode === 'merge-on-read' && prune && !hidesPosition ? touchedRowsFilter(info.predicates, schema, qualifiers) : null;
+    if (info.kind === 'merge' && state.mode === 'merge-on-read' && selfRead === 1 && info.merge && !hidesPosition) {
+      // Only the first statement's text may change: DuckDB takes the script's text once it is prepared.
+      const bound = await mergeRows(c, info.sql, info.merge, schema, state.tag, index === 0);
+      if (bound) {
+        predicates = bound.predicates;
+        touched = bound.filter;
+        if (bound.sql !== null) info.sql = bound.sql;
+        state.temporary.push(...bound.temporary);
+      }
+    }
+    const plan = await planScan(metadata, handle.storage, { predicates, qualifiers });
     this.#count(plan);
     const { paths, deletes } = await this.#fetchWithDeletes(handle, plan.files);
-    // Merge-on-read leaves the rows a statement does not touch where they are, so an UPDATE or DELETE of the table
-    // alone loads only the rows its WHERE can match: 10 rows cost 10 rows, not the table (COW rewrites whole files).
-    // (Not when a column is named file_row_number: it would hide the virtual column the positions are read from.)
-    const hidesPosition = schema.fields.some((f) => f.name.toLowerCase() === 'file_row_number');
-    const touched = state.mode === 'merge-on-read' && prune && !hidesPosition ? touchedRowsFilter(info.predicates, schema, qualifiers) : null;
     if (state.mode === 'merge-on-read') await c.run(`CREATE TEMP TABLE __eider_pos_${state.tag} (rid BIGINT, pos BIGINT)`);
     let lo = 0;
     for (let i = 0; i < paths.length; i++) {
@@ -606,7 +635,7 @@ export class IcebergBridge {
     } finally {
       // The per-row hashes are as many rows as the table: a SQL session's connection must not keep them.
       await this.#o.connection.run(
-        `DROP TABLE IF EXISTS __eider_rows_${state.tag}; DROP TABLE IF EXISTS __eider_changed_${state.tag}; DROP TABLE IF EXISTS __eider_pos_${state.tag}`,
+        [`__eider_rows_${state.tag}`, `__eider_changed_${state.tag}`, `__eider_pos_${state.tag}`, ...state.temporary].map((t) => `DROP TABLE IF EXISTS ${t}`).join('; '),
       );
     }
   }

@@ -43,6 +43,32 @@ describe('statement recognition for the Iceberg bridge', () => {
     expect(snapshotSuffix('orders__snapshot_8744736658442914487')).toEqual({ base: 'orders', snapshotId: 8744736658442914487n });
   });
 
+  it('finds what bounds the target rows a MERGE can touch: its key equalities, target conditions and source', () => {
+    const sql = `MERGE INTO bench.t AS x USING (SELECT unnest([1, 2]) AS id, 'a' AS s) AS src ON x.id = src.id AND src.s = x.s AND x.k = 5 WHEN MATCHED AND src.id > 1 THEN UPDATE SET v = 0 WHEN NOT MATCHED THEN INSERT VALUES (src.id, 0, 0, 'new')`;
+    const m = analyzeStatement(sql).merge!;
+    expect(m).toMatchObject({ keys: [{ column: 'id', sourceColumn: 'id' }, { column: 's', sourceColumn: 's' }], sourceQualifier: 'src', targetQualifiers: ['x'], sourceIsTable: false });
+    expect(m.targetPredicates.map((p) => [p.column, p.op, p.values.map((v) => v.text)])).toEqual([['k', '=', ['5']]]);
+    expect(sql.slice(m.source.start, m.source.end).trim()).toBe(`(SELECT unnest([1, 2]) AS id, 'a' AS s) AS src`);
+    // A table source, aliased or not, with comments and an ON inside a string; WHEN NOT MATCHED BY TARGET inserts.
+    const t = analyzeStatement(`MERGE INTO s.t USING /* ON */ s.u ON t.id = u.id AND u.note = 'ON' WHEN MATCHED THEN DELETE WHEN NOT MATCHED BY TARGET THEN INSERT (id) VALUES (u.id)`).merge!;
+    expect(t).toMatchObject({ keys: [{ column: 'id', sourceColumn: 'id' }], sourceQualifier: 'u', targetQualifiers: ['t'], sourceIsTable: true });
+    expect(analyzeStatement(`MERGE INTO s.t USING s.u AS v ON v.id = t.id WHEN MATCHED THEN DELETE`).merge).toMatchObject({ keys: [{ column: 'id', sourceColumn: 'id' }], sourceQualifier: 'v' });
+    // Not bounded: a clause touching target rows without a match, a WITH, USING (columns), an ON naming no equal
+    // columns of both, unqualified columns, a source joined without parentheses.
+    for (const unbounded of [
+      `MERGE INTO s.t USING s.u ON t.id = u.id WHEN NOT MATCHED BY SOURCE THEN DELETE`,
+      `MERGE INTO s.t USING s.u ON t.id = u.id WHEN MATCHED THEN DELETE WHEN NOT MATCHED BY SOURCE AND t.k > 1 THEN UPDATE SET k = 0`,
+      `WITH c AS (SELECT 1 AS id) MERGE INTO s.t USING c ON t.id = c.id WHEN MATCHED THEN DELETE`,
+      `MERGE INTO s.t USING s.u USING (id) WHEN MATCHED THEN DELETE`,
+      `MERGE INTO s.t USING s.u ON t.id < u.id WHEN MATCHED THEN DELETE`,
+      `MERGE INTO s.t USING s.u ON id = u.id WHEN MATCHED THEN DELETE`,
+      `MERGE INTO s.t USING s.u ON t.id = u.id OR t.k = u.k WHEN MATCHED THEN DELETE`,
+      `MERGE INTO s.t USING s.u JOIN s.w ON u.id = w.id ON t.id = u.id WHEN MATCHED THEN DELETE`,
+    ]) {
+      expect(analyzeStatement(unbounded).merge, unbounded).toBeNull();
+    }
+  });
+
   it('recognizes the maintenance procedures in Spark syntax, named or positional', () => {
     const c = analyzeStatement(`/* nightly */ call System.Rewrite_Data_Files(table => 'wh.app.events', target_file_size_bytes => 1048576, MIN_INPUT_FILES => 5);`);
     expect(c.kind).toBe('maintenance');

@@ -61,6 +61,28 @@ export interface StatementInfo {
   parseError: string | null;
   /** A maintenance procedure (`CALL system.…`): the bridge carries it out; `sql` then reads its result row. */
   call: ProcedureCall | null;
+  /** MERGE: what tells which target rows it can touch (null: not known, every row can). */
+  merge: MergeShape | null;
+}
+
+/**
+ * The parts of a MERGE that bound the target rows it can touch. Every WHEN clause acts on target rows that match a
+ * source row, or inserts source rows that match none (no WHEN NOT MATCHED BY SOURCE): a target row that matches no
+ * source row is never touched, and whether a source row matches is decided by the target rows that can match it.
+ */
+export interface MergeShape {
+  /** ON conjuncts `target.column = source.sourceColumn` (either order). */
+  keys: Array<{ column: string; sourceColumn: string }>;
+  /** ON conjuncts comparing a column of the target (qualified) with a literal. */
+  targetPredicates: Predicate[];
+  /** The name the source is referred to by: its alias, or its table's name. */
+  sourceQualifier: string;
+  /** The names the target is referred to by, lower case. */
+  targetQualifiers: string[];
+  /** Offsets of the source as written in `sql` (between USING and ON, its alias included). */
+  source: { start: number; end: number };
+  /** The source is a table (read as it is), not a subquery (which may not give the same rows twice). */
+  sourceIsTable: boolean;
 }
 
 export type ProcedureName = 'rewrite_data_files' | 'expire_snapshots' | 'rewrite_manifests' | 'remove_orphan_files';
@@ -261,6 +283,7 @@ function emptyInfo(sql: string): StatementInfo {
     renameTo: null,
     parseError: null,
     call: null,
+    merge: null,
   };
 }
 
@@ -355,6 +378,7 @@ export function analyzeStatement(text: string): StatementInfo {
       const a = aliased(node.this);
       info.target = a.ref;
       info.targetAlias = a.alias;
+      if (a.ref) info.merge = mergeShape(node, stripped.sql, a.ref, a.alias);
       break;
     }
     case 'create_table':
@@ -398,6 +422,100 @@ export function analyzeStatement(text: string): StatementInfo {
       info.kind = 'other';
   }
   return info;
+}
+
+/** The start of `word` (a keyword) outside strings, comments and parentheses, at or after `from`; -1 if none. */
+function topLevelKeyword(sql: string, word: string, from: number): number {
+  let depth = 0;
+  let found = -1;
+  const re = new RegExp(`^${word}(?![A-Za-z0-9_$])`, 'i');
+  scan(sql, (i) => {
+    const c = sql[i];
+    if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (i >= from && depth === 0 && (i === 0 || !/[A-Za-z0-9_$."]/.test(sql[i - 1])) && re.test(sql.slice(i, i + word.length + 1))) {
+      found = i;
+      return true;
+    }
+  });
+  return found;
+}
+
+const IDENT = String.raw`(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)`;
+const TABLE_SOURCE = new RegExp(String.raw`^${IDENT}(?:\s*\.\s*${IDENT}){0,2}(?:\s+(?:AS\s+)?${IDENT})?$`, 'i');
+const SUBQUERY_ALIAS = new RegExp(String.raw`^(?:AS\s+)?${IDENT}(?:\s*\([^()]*\))?$`, 'i');
+
+/**
+ * A MERGE's shape (MergeShape), or null when it is not one the target rows can be bounded by: a WHEN NOT MATCHED BY
+ * SOURCE (or a clause not recognized), a WITH, `USING (columns)`, a source that is neither a table nor a
+ * parenthesized subquery, an ON that names no target and source columns as equal.
+ */
+function mergeShape(node: Obj, sql: string, target: TableRef, targetAlias: string | null): MergeShape | null {
+  const whens = node.whens?.whens?.expressions;
+  if (!Array.isArray(whens) || whens.length === 0) return null;
+  // `matched` and `source` are `{boolean: {value}}` (value left out when false); `source` is absent unless written.
+  const flag = (x: Obj | null | undefined, absent: boolean | null) => (x === null || x === undefined ? absent : x.boolean ? x.boolean.value === true : null);
+  for (const w of whens) {
+    const matched = flag(w?.when?.matched, null);
+    const bySource = flag(w?.when?.source, false);
+    if (matched === null || bySource === null || (matched === false && bySource === true)) return null;
+  }
+  if (node.with_ || node.using_cond || !node.on) return null;
+  const u = node.using as Obj | null;
+  let sourceQualifier: string | null = null;
+  let sourceIsTable = false;
+  if (u?.table?.name?.name) {
+    sourceIsTable = true;
+    sourceQualifier = u.table.alias?.name ?? u.table.name.name;
+  } else if (u?.alias?.this?.table?.name?.name) {
+    sourceIsTable = true;
+    sourceQualifier = u.alias.alias?.name ?? null;
+  } else if (u?.subquery) {
+    sourceQualifier = u.subquery.alias?.name ?? null;
+  }
+  if (!sourceQualifier) return null;
+  const targetQualifiers = [(targetAlias ?? target.name).toLowerCase()];
+  if (targetQualifiers.includes(sourceQualifier.toLowerCase())) return null;
+  // Where the source is written: between the MERGE's USING and its ON, both outside parentheses.
+  const using = topLevelKeyword(sql, 'USING', 0);
+  const on = using < 0 ? -1 : topLevelKeyword(sql, 'ON', using + 5);
+  if (on < 0) return null;
+  const text = sql.slice(using + 5, on).replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, ' ').trim();
+  if (sourceIsTable ? !TABLE_SOURCE.test(text) : !(text.startsWith('(') && closingParen(text) > 0 && SUBQUERY_ALIAS.test(text.slice(closingParen(text) + 1).trim()))) return null;
+  const keys: MergeShape['keys'] = [];
+  const targetPredicates: Predicate[] = [];
+  const isTarget = (q: string | null) => q !== null && targetQualifiers.includes(q.toLowerCase());
+  const isSource = (q: string | null) => q !== null && q.toLowerCase() === sourceQualifier!.toLowerCase();
+  const col = (n: Obj | null | undefined) => (n?.column?.name ? { name: String(n.column.name.name), qualifier: (n.column.table?.name as string | undefined) ?? null } : null);
+  const visit = (n: Obj | null | undefined) => {
+    if (!n || typeof n !== 'object') return;
+    if (n.and) return void (visit(n.and.left), visit(n.and.right));
+    if (n.paren) return visit(n.paren.this);
+    if (n.eq) {
+      const l = col(n.eq.left);
+      const r = col(n.eq.right);
+      if (l && r && isTarget(l.qualifier) && isSource(r.qualifier)) keys.push({ column: l.name, sourceColumn: r.name });
+      else if (l && r && isSource(l.qualifier) && isTarget(r.qualifier)) keys.push({ column: r.name, sourceColumn: l.name });
+    }
+  };
+  visit(node.on);
+  for (const p of extractPredicates(node.on)) if (isTarget(p.qualifier)) targetPredicates.push(p);
+  if (keys.length === 0 && targetPredicates.length === 0) return null;
+  return { keys, targetPredicates, sourceQualifier, targetQualifiers, source: { start: using + 5, end: on }, sourceIsTable };
+}
+
+/** The offset of the parenthesis closing the one `text` starts with (outside strings and comments), or -1. */
+function closingParen(text: string): number {
+  let depth = 0;
+  let found = -1;
+  scan(text, (i) => {
+    if (text[i] === '(') depth++;
+    else if (text[i] === ')' && --depth === 0) {
+      found = i;
+      return true;
+    }
+  });
+  return found;
 }
 
 /** Table names ending `__snapshot_<id>` read that snapshot of the table (time travel). */

@@ -1,0 +1,162 @@
+// SQL sessions across the agent's move to another replica, as real processes: two api replicas on one PostgreSQL and
+// one agent that lists both. When the replica holding the agent dies, the agent drops its sessions with that
+// connection and dials the other replica, which registers it long before anyone notices the old connection's end
+// (a killed replica's connection ends only past its heartbeat TTL, and then fails nothing: it is no longer the
+// agent's newest). A session still opening whose acknowledgement died with the replica opens on the new connection;
+// a session that was open fails at once. bench/chaos.ts saw the first case as session opens answered 503
+// compute_starting after 30 s; the second left sessions open that the agent no longer held.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freshDatabase, type TestDatabase } from './support/database.ts';
+import { adminOn, eventually, exited, pollUntil } from './support/processes.ts';
+import { freePort } from '../runtime/postgres.ts';
+import { SETUP_TOKEN } from './support/api.ts';
+
+const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
+const SECRET = 'internal-secret-for-the-session-reconnect-test';
+const BOOT = 'bootstrap-token-for-the-session-reconnect-test';
+
+interface Proc {
+  child: ChildProcess;
+  logs(): string;
+}
+function run(args: string[], env: Record<string, string>): Proc {
+  const child = spawn(process.execPath, [EIDER, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let logs = '';
+  child.stdout!.on('data', (d) => (logs += d));
+  child.stderr!.on('data', (d) => (logs += d));
+  return { child, logs: () => logs };
+}
+
+let database: TestDatabase;
+let dir: string;
+const replicas: Array<{ id: string; url: string; proc: Proc }> = [];
+let agent: Proc;
+let token: string;
+let agentId: string;
+
+async function req(url: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(url + path, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${token}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+}
+
+const holder = async () => {
+  const [row] = await database.db.query<{ owner_replica: string | null; status: string }>(`select owner_replica, status from eider.agents where id = $1`, [agentId]);
+  return row?.status === 'healthy' ? replicas.find((r) => r.id === row.owner_replica) : undefined;
+};
+const agentSaid = (sessionId: string, what: string) => agent.logs().split('\n').some((l) => l.includes(sessionId) && l.includes(what));
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  dir = mkdtempSync(join(tmpdir(), 'eider-session-reconnect-'));
+  for (const id of ['r1', 'r2']) {
+    const port = await freePort();
+    const proc = run(['api'], {
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: join(dir, id),
+      REPLICA_ID: id,
+      SETUP_TOKEN,
+      AGENT_BOOTSTRAP_TOKEN: BOOT,
+      INTERNAL_API_SECRET: SECRET,
+      SQL_SESSIONS_ENABLED: 'true',
+      AGENT_PRESENCE_TTL_S: '4',
+      AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+      // Long: the agent's own watchdog (this TTL) must not end the stopped replica's connection; its kill does.
+      AGENT_HEARTBEAT_TTL_S: '30',
+      ACTOR_REAPER_TICK_S: '0.5',
+      CATALOG_URL: 'http://127.0.0.1:1',
+      LOG_LEVEL: 'info',
+    });
+    replicas.push({ id, url: `http://127.0.0.1:${port}`, proc });
+  }
+  for (const r of replicas) await eventually(`${r.id} ready`, async () => (await fetch(`${r.url}/api/readyz`)).ok, 60_000);
+  const { cookie } = await adminOn(replicas[0].url);
+  const pat = await fetch(`${replicas[0].url}/api/me/pats`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ expires_in_days: 1 }) });
+  token = ((await pat.json()) as { token: string }).token;
+  agent = run(['agent'], {
+    CONTROL_PLANE_URL: replicas.map((r) => r.url.replace(/^http/, 'ws') + '/agents/connect').join(','),
+    BOOTSTRAP_TOKEN: BOOT,
+    AGENT_DATA_DIR: join(dir, 'agent'),
+    AGENT_NAME: 'reconnect-agent',
+    RESULTS_HTTP_PORT: '0',
+    RESULTS_HTTP_HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    // Two lanes: with a session open and a query running, the next session's open waits on the agent.
+    MAX_CONCURRENCY_PROFILE: 'equal_2',
+    SESSION_QUEUED_TIMEOUT_S: '600',
+  });
+  agentId = await eventually('a healthy agent', async () => {
+    const a = await req(replicas[1].url, 'GET', '/api/agents');
+    return (a.body as { id: string; status: string }[]).find((x) => x.status === 'healthy')?.id;
+  }, 60_000);
+}, 120_000);
+
+afterAll(async () => {
+  for (const p of [agent, ...replicas.map((r) => r.proc)]) {
+    if (!p) continue;
+    p.child.kill('SIGCONT');
+    p.child.kill('SIGKILL');
+    await exited(p.child);
+  }
+  await database?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SQL sessions when the replica holding the agent dies', () => {
+  it('an open acknowledged to the dead replica opens on the new connection; an open session fails at once; new ones open', async () => {
+    const owner = (await holder())!;
+    expect(owner.id).toBe('r1');
+    const other = replicas[1];
+    const session = async (via: string) => {
+      const r = await req(via, 'POST', '/api/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 1, on_wait_timeout: 'continue' });
+      expect([201, 202], r.text).toContain(r.status);
+      return r.body.id as string;
+    };
+    const statusOf = async (id: string) => (await req(other.url, 'GET', `/api/sql/sessions/${id}`)).body;
+
+    // One session open on the agent (through r1): one lane.
+    const wasOpen = await session(owner.url);
+    expect((await pollUntil(() => statusOf(wasOpen), (s) => s.status === 'open', 30_000)).status).toBe('open');
+    // A query in the other lane until its timeout, and a session whose open waits on the agent for a lane.
+    const q = await req(owner.url, 'POST', '/api/workspaces/default/queries', { sql: 'SELECT count(*) AS n FROM range(100000000000) t(i) WHERE (i * 7) % 13 = 3', agent_id: agentId, timeout_s: 12 });
+    expect(q.status, q.text).toBe(202);
+    // Admitted on the agent (it sizes a query before it asks for a lane, so `running` alone may come first).
+    expect(await pollUntil(async () => agentSaid(q.body.id, 'query admitted'), (x) => x, 60_000)).toBe(true);
+    const opening = await session(owner.url);
+    expect((await statusOf(opening)).status).toBe('opening');
+    // r1 stops taking frames; the query's timeout frees the memory, and the agent opens the session and tells r1,
+    // which never reads it: r1 is killed.
+    await new Promise((r) => setTimeout(r, 1_000));
+    owner.proc.child.kill('SIGSTOP');
+    expect(await pollUntil(async () => agentSaid(opening, 'session opened'), (x) => x, 60_000)).toBe(true);
+    owner.proc.child.kill('SIGKILL');
+    await exited(owner.proc.child);
+    const movedAt = Date.now();
+    await eventually('the agent healthy on r2', async () => (await holder()) === other, 30_000);
+
+    // The agent dropped both with r1's connection. The opening one is asked again on the new connection and opens;
+    // the open one fails (agent_disconnect) instead of staying open on an agent that no longer holds it. Both well
+    // within the 30 s a client waits (and r1's connection is not even noticed dead yet: its TTL is 30 s).
+    const reopened = await pollUntil(() => statusOf(opening), (s) => s.status !== 'opening', 20_000);
+    expect(reopened, JSON.stringify(reopened)).toMatchObject({ status: 'open' });
+    const lost = await pollUntil(() => statusOf(wasOpen), (s) => s.status !== 'open', 20_000);
+    expect(lost, JSON.stringify(lost)).toMatchObject({ status: 'failed', close_reason: 'agent_disconnect' });
+    expect(Date.now() - movedAt).toBeLessThan(20_000);
+    // The agent holds the reopened session: it answers its close.
+    expect((await req(other.url, 'DELETE', `/api/sql/sessions/${opening}`)).status).toBe(204);
+    expect((await pollUntil(() => statusOf(opening), (s) => s.status === 'closed', 20_000)).status).toBe('closed');
+    // And a new session opens on it at once.
+    const fresh = await req(other.url, 'POST', '/api/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 30 });
+    expect(fresh.status, fresh.text).toBe(201);
+  }, 240_000);
+});
