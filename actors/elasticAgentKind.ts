@@ -8,7 +8,7 @@ import { machineKinds } from '../machines/index.ts';
 import type { Db, Queryable } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { ProvisionRefused, type ComputeProvider } from '../runtime/compute/provider.ts';
-import { mintAgentBootstrapToken, revokeIncarnationCredential } from '../domain/agents.ts';
+import { insertElasticAgent, mintAgentBootstrapToken, revokeIncarnationCredential, setCurrentIncarnation } from '../domain/agents.ts';
 import * as elastic from '../domain/elastic.ts';
 import type { ActorHost, ActorKind, SpawnResult } from './types.ts';
 import { ActorError } from './errors.ts';
@@ -72,7 +72,7 @@ export function elasticCompute(deps: ElasticComputeDeps): ElasticCompute {
       },
       { tx, entity: elastic.incarnationInsert({ id, agentId: r.agentId, pool: r.pool, provider: provider.name, size: r.size }) },
     );
-    await tx.query(`update agents set elastic_id = $2 where id = $1`, [r.agentId, id]);
+    await setCurrentIncarnation(tx, r.agentId, id);
     return spawned;
   }
 
@@ -122,7 +122,7 @@ export function elasticCompute(deps: ElasticComputeDeps): ElasticCompute {
         }
         const counts = await elastic.poolCounts(tx, pool);
         if (counts.starting > 0 || counts.live >= settings.maxAgentsPerPool) return null;
-        const agentId = await elastic.insertElasticAgent(tx, { name: `elastic-${pool}-${randomUUID().slice(0, 8)}`, accessMode: 'open' });
+        const agentId = await insertElasticAgent(tx, { name: `elastic-${pool}-${randomUUID().slice(0, 8)}`, accessMode: 'open' });
         started(await spawnIncarnation(tx, host, { agentId, pool, size: defaultSize() }));
         logger.info({ pool, agentId }, 'elastic compute requested for the pool');
         return null;
@@ -131,7 +131,7 @@ export function elasticCompute(deps: ElasticComputeDeps): ElasticCompute {
     async startAgent(host, input) {
       let spawned: SpawnResult | null = null;
       const agentId = await db.tx(async (tx) => {
-        const id = await elastic.insertElasticAgent(tx, { name: input.name ?? `elastic-${randomUUID().slice(0, 8)}`, accessMode: input.accessMode });
+        const id = await insertElasticAgent(tx, { name: input.name ?? `elastic-${randomUUID().slice(0, 8)}`, accessMode: input.accessMode });
         spawned = await spawnIncarnation(tx, host, { agentId: id, pool: elastic.agentPool(id), size: input.size });
         return id;
       });

@@ -141,12 +141,6 @@ export function toElasticOut(raw: Record<string, unknown> | null | undefined): E
   };
 }
 
-/** A new elastic agent's identity: unavailable until its first incarnation dials home. */
-export async function insertElasticAgent(q: Queryable, input: { name: string; accessMode: 'open' | 'restricted' }): Promise<string> {
-  const [row] = await rows(q, IdRow, sql`insert into agents (name, status, access_mode) values (${input.name}, 'unavailable', ${input.accessMode}) returning id`);
-  return row.id;
-}
-
 /** The incarnation row's INSERT, written in its actor's own spawn statement (it holds the initial projection). */
 export function incarnationInsert(r: { id: string; agentId: string; pool: string; provider: string; size: ComputeSize }) {
   return sql`insert into elastic_agents (id, agent_id, pool, provider, size, cpu, memory_gb, hourly_cost, status)
