@@ -17,7 +17,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { deletePrefix, makeS3Client } from '../iceberg/s3Client.ts';
 import type { Queryable } from '../runtime/db.ts';
 import type { Config } from '../runtime/config.ts';
-import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs.ts';
+import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs/catalogs.ts';
 import type { WarehouseInput } from '../runtime/catalogClient.ts';
 import { blobSasUrl } from '../iceberg/azureSas.ts';
 import { AzureBlobStore, azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';

@@ -9,7 +9,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { AppContext } from '../usecases/context.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import type { Principal } from '../domain/identity.ts';
-import { resolveAttachedCatalog, warehouseName } from '../domain/catalogs.ts';
+import { resolveAttachedCatalog, warehouseName } from '../domain/catalogs/catalogs.ts';
 import { scopeOf } from '../domain/catalogGrants.ts';
 import { icebergToDuckdb } from '../iceberg/duckdbTypes.ts';
 import { currentSchema, type TableMetadata } from '../iceberg/metadata.ts';

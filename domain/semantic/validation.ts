@@ -6,7 +6,7 @@ import type { Queryable } from '../../runtime/db.ts';
 import { CatalogServiceError, type CatalogClient } from '../../runtime/catalogClient.ts';
 import { icebergToDuckdb, TypeMappingError } from '../../iceberg/duckdbTypes.ts';
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
-import { listWorkspaceCatalogs, warehouseName } from '../catalogs.ts';
+import { listWorkspaceCatalogs, warehouseName } from '../catalogs/catalogs.ts';
 import { NUMERIC_AGGREGATIONS, type DefinitionKind, type Model, type Problem, type ValidationState } from './definitions.ts';
 import { checkExpression } from './expressions.ts';
 import { reach } from './joins.ts';

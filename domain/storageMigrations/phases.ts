@@ -7,7 +7,7 @@ import type { Db } from '../../runtime/db.ts';
 import type { CatalogClient } from '../../runtime/catalogClient.ts';
 import type { BlobStore } from '../../iceberg/objectStorage.ts';
 import { backendConnection, blobStoreFor, type BackendConfig } from '../backendStorage.ts';
-import { findBackend, findCatalog, warehouseInputFor, warehouseName, type BackendRow } from '../catalogs.ts';
+import { findBackend, findCatalog, warehouseInputFor, warehouseName, type BackendRow } from '../catalogs/catalogs.ts';
 import { appendLog, schemaName, type MigrationRow } from './records.ts';
 import { copyTableData, inPool, PathMap, rewriteTable, tableFiles, VerificationError, verifyTable, type CopyContext, type TableFiles } from './copy.ts';
 

@@ -6,7 +6,7 @@ import { Limit, route } from '../route.ts';
 import type { AppContext } from '../../usecases/context.ts';
 import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
 import { HealthOutSchema, tableHealth } from '../../domain/maintenance/store.ts';
-import * as catalogs from '../../domain/catalogs.ts';
+import * as catalogs from '../../domain/catalogs/catalogs.ts';
 import { assertCatalogsWritable } from '../../domain/storageMigrations/records.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
 import * as sidecar from '../../domain/tableMetadata.ts';

@@ -2,7 +2,7 @@
 // attachments. `catalogRoutes` is everything this part serves, storage backends and catalog contents included.
 import { Schema } from 'effect';
 import { route, type RouteDef } from '../route.ts';
-import * as catalogs from '../../domain/catalogs.ts';
+import * as catalogs from '../../domain/catalogs/catalogs.ts';
 import * as grants from '../../domain/catalogGrants.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { notFound } from '../../domain/errors.ts';

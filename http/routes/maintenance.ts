@@ -6,7 +6,7 @@ import { Schema } from 'effect';
 import { route, asArray, Limit, repeatable } from '../route.ts';
 import { AppError } from '../../domain/errors.ts';
 import { hasPermission, type Principal } from '../../domain/identity.ts';
-import { findCatalog, listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { findCatalog, listWorkspaceCatalogs } from '../../domain/catalogs/catalogs.ts';
 import { listWorkspaces, resolveWorkspace } from '../../domain/workspaces.ts';
 import * as maintenance from '../../domain/maintenance/store.ts';
 import { scanTables } from '../../domain/maintenance/scan.ts';

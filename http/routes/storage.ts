@@ -1,7 +1,7 @@
 // Admin storage backends: where catalogs keep their files. Secrets go in and never come out (has_credentials).
 import { Schema } from 'effect';
 import { route } from '../route.ts';
-import * as catalogs from '../../domain/catalogs.ts';
+import * as catalogs from '../../domain/catalogs/catalogs.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';

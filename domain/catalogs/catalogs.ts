@@ -3,19 +3,19 @@
 // from the backend root). Only the binding and the attachments live in our database; the structure inside a
 // catalog lives in the catalog service (I3).
 import { Schema } from 'effect';
-import type { Db, Queryable } from '../runtime/db.ts';
-import { DbError, isUniqueViolation } from '../runtime/db.ts';
-import type { Config } from '../runtime/config.ts';
-import { CatalogServiceError, CatalogUnreachableError, type CatalogClient, type WarehouseInput } from '../runtime/catalogClient.ts';
-import type { Logger } from '../runtime/logger.ts';
-import { AppError, conflict, forbidden, notFound, unprocessable } from './errors.ts';
-import { hasPermission, isUuid, type Principal } from './identity.ts';
-import type { WorkspaceAccess } from './workspaces.ts';
-import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, parseS3Uri, StorageUriError } from '../iceberg/storageUri.ts';
-import { isSealed } from '../settings/secretBox.ts';
-import { isRoleArn } from '../iceberg/stsRules.ts';
-import { backendConnection, blobStoreFor, isBundledStore, probeBackend, sealBackendSecret, type BackendConfig, type BackendTarget, type StorageKind } from './backendStorage.ts';
-import { VENDING_MODES, type VendingMode } from '../iceberg/vendedStorage.ts';
+import type { Db, Queryable } from '../../runtime/db.ts';
+import { DbError, isUniqueViolation } from '../../runtime/db.ts';
+import type { Config } from '../../runtime/config.ts';
+import { CatalogServiceError, CatalogUnreachableError, type CatalogClient, type WarehouseInput } from '../../runtime/catalogClient.ts';
+import type { Logger } from '../../runtime/logger.ts';
+import { AppError, conflict, forbidden, notFound, unprocessable } from '../errors.ts';
+import { hasPermission, isUuid, type Principal } from '../identity.ts';
+import type { WorkspaceAccess } from '../workspaces.ts';
+import { isAzureUri, normalizeAzureRoot, normalizeS3Root, parseAzureUri, parseS3Uri, StorageUriError } from '../../iceberg/storageUri.ts';
+import { isSealed } from '../../settings/secretBox.ts';
+import { isRoleArn } from '../../iceberg/stsRules.ts';
+import { backendConnection, blobStoreFor, isBundledStore, probeBackend, sealBackendSecret, type BackendConfig, type BackendTarget, type StorageKind } from '../backendStorage.ts';
+import { VENDING_MODES, type VendingMode } from '../../iceberg/vendedStorage.ts';
 
 export type { StorageKind };
 export const STORAGE_KINDS: readonly StorageKind[] = ['object_store', 's3', 'azure'];
