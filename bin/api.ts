@@ -37,7 +37,8 @@ import { registerReplica, resolveInternalUrl, resolveReplicaId } from '../runtim
 import { registerUi } from '../http/ui.ts';
 import { startSamplesSeed } from '../usecases/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
-import { ensureCatalogWarehouses, sealStoredBackendSecrets } from '../domain/catalogs/catalogs.ts';
+import { ensureCatalogWarehouses } from '../domain/catalogs/warehouseSync.ts';
+import { sealStoredBackendSecrets } from '../domain/catalogs/backends.ts';
 import { pruneAudit } from '../domain/audit.ts';
 import { ldapSettingsFrom } from '../domain/ldap.ts';
 import { oidcClients } from '../domain/oidc.ts';

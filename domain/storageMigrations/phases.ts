@@ -7,7 +7,9 @@ import type { Db } from '../../runtime/db.ts';
 import type { CatalogClient } from '../../runtime/catalogClient.ts';
 import type { BlobStore } from '../../iceberg/objectStorage.ts';
 import { backendConnection, blobStoreFor, type BackendConfig } from '../backendStorage.ts';
-import { findBackend, findCatalog, warehouseInputFor, warehouseName, type BackendRow } from '../catalogs/catalogs.ts';
+import { findBackend, type BackendRow } from '../catalogs/backends.ts';
+import { findCatalog } from '../catalogs/catalogs.ts';
+import { warehouseInputFor, warehouseName } from '../catalogs/warehouses.ts';
 import { appendLog, schemaName, type MigrationRow } from './records.ts';
 import { copyTableData, inPool, PathMap, rewriteTable, tableFiles, VerificationError, verifyTable, type CopyContext, type TableFiles } from './copy.ts';
 

@@ -9,7 +9,9 @@ import type { Config } from '../../runtime/config.ts';
 import { isUniqueViolation } from '../../runtime/db.ts';
 import { AppError, conflict, forbidden, notFound, unprocessable } from '../errors.ts';
 import { isUuid, type Principal } from '../identity.ts';
-import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog, refuseOverlappingRoot } from '../catalogs/catalogs.ts';
+import { catalogRootUri, findCatalog, getVisibleCatalog, mayManageCatalog } from '../catalogs/catalogs.ts';
+import { findBackend } from '../catalogs/backends.ts';
+import { refuseOverlappingRoot } from '../catalogs/roots.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
 import { sql, type SqlFragment } from '../../runtime/sql.ts';
 
