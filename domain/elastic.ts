@@ -1,6 +1,6 @@
 // Elastic compute's rules and rows: the sizes offered, the pool a workspace's work goes to (its storage shape), an
 // elastic agent's identity (an `agents` row) and its incarnations (`elastic_agents`, one per provider instance), the
-// work an agent holds, and the work waiting for compute. The actors that act on them are in actors/elasticAgentKind.ts.
+// work an agent holds, and the work waiting for compute. The actors that act on them are in actors/elasticAgentKind.ts and actors/elasticCompute.ts.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { rows, sql } from '../runtime/sql.ts';

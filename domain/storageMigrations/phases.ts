@@ -1,5 +1,5 @@
 // The phases of a catalog storage migration, each an idempotent step the migration runner may run again after a
-// crash (actors/storageMigrationKind.ts): copy (data files, table by table, checkpointed in storage_migration_tables),
+// crash (actors/migrationRunner.ts): copy (data files, table by table, checkpointed in storage_migration_tables),
 // rewrite (every path in metadata, manifest lists, manifests and position deletes), verify, cutover (the catalog
 // service moves every table and the warehouse in one transaction, then the catalog row is rebound), purge (the old
 // root, after the retention), and the cleanup of a target copy when a migration is cancelled or fails.

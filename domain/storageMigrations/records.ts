@@ -1,7 +1,7 @@
 // Catalog storage migrations as the api shows them (docs/api-decisions.md "Storage backends and migrations"), the rules for
 // starting one, the log, and the read-only rule: while a migration of a catalog is active, writes to it answer
 // 409 catalog_read_only before anything is dispatched. The work itself is the migration runner's
-// (actors/storageMigrationKind.ts, over domain/storageMigrations/copy.ts); the lifecycle is machines/storageMigration.ts.
+// (actors/migrationRunner.ts, over domain/storageMigrations/copy.ts); the lifecycle is machines/storageMigration.ts.
 import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
 import type { Queryable } from '../../runtime/db.ts';
