@@ -3,7 +3,9 @@ import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
 
 /** The folders whose code (tests aside) may not use `any`. */
-const ANY_FREE = ['runtime', 'protocol', 'settings', 'telemetry', 'pgwire'];
+const ANY_FREE = ['runtime', 'protocol', 'settings', 'telemetry', 'pgwire', 'iceberg', 'machines', 'bin', 'http', 'domain'];
+/** Files in them still to be typed: untrusted JSON walked by dynamic keys (dbt artifacts), the MCP tools' arguments. */
+const ANY_LEFT = ['domain/lineage/dbt.ts', 'domain/semantic/importDbt.ts', 'http/mcpTools.ts'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'ui/dist/**', '.eider/**', '.test-data/**'] },
@@ -21,7 +23,7 @@ export default tseslint.config(
   {
     // Server code names its types: effect Schema types, `unknown` narrowed where data comes in, the libraries' own.
     files: ANY_FREE.map((folder) => `${folder}/**/*.ts`),
-    ignores: ['**/*.test.ts'],
+    ignores: ['**/*.test.ts', ...ANY_LEFT],
     rules: { '@typescript-eslint/no-explicit-any': 'error' },
   },
   {

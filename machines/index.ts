@@ -11,7 +11,7 @@ import { projectStorageMigration, storageMigrationMachine } from './storageMigra
 export interface MachineKind<P extends MachineProjection = MachineProjection> {
   machine: AnyStateMachine;
   /** The columns written beside the snapshot (status, deadline, terminal, …) from a snapshot or `{value, context}`. */
-  project: (snapshot: { value: unknown; context: any }) => P;
+  project: (snapshot: { value: unknown; context: never }) => P; // each kind reads its own context
   description: string;
 }
 
@@ -46,7 +46,7 @@ export const machineKinds = {
     project: projectStorageMigration,
     description: 'A catalog storage migration: pending, copy, rewrite, verify, cutover, retained, completed, cancelled, failed.',
   },
-} satisfies Record<string, MachineKind<any>>;
+} satisfies Record<string, MachineKind>;
 
 export type MachineKindName = keyof typeof machineKinds;
 
