@@ -263,7 +263,6 @@ export async function elasticCounts(q: Queryable) {
     live: byState,
   };
 }
-export type ElasticCounts = Awaited<ReturnType<typeof elasticCounts>>;
 
 /** How long work waits for compute: past the agent's own dial-home deadline and the reaper ticks that fire it, so
  *  a failed provisioning reaches the waiting work with its reason (the wait is only the backstop). */

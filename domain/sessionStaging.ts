@@ -29,14 +29,6 @@ import { deriveVendedKey } from '../runtime/objectStore.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { isStagingPath } from './statementPolicy/rules.ts';
 
-export interface StagedFile {
-  name: string;
-  /** the file's URI, as statements name it (`COPY t FROM '<key>'`, `read_parquet('<key>')`) */
-  key: string;
-  put_url: string;
-  get_url: string;
-}
-
 /** A staging file name: one path segment, printable, no way out of the prefix (`.` names the prefix itself). */
 export function checkStagingName(name: string, index: number): void {
   const bad =

@@ -177,12 +177,6 @@ export const PageQuery = Schema.Struct({ limit: Limit, cursor: Cursor });
 /** A page of a listing: its items, the cursor of the next page (null on the last) and whether there is one. */
 export const pageOfSchema = <S extends Schema.Top>(item: S) =>
   Schema.Struct({ items: Schema.Array(item), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
-export const ErrorEnvelope = Schema.Struct({
-  error: Schema.String,
-  message: Schema.String,
-  details: Schema.Record(Schema.String, Schema.Unknown),
-  detail: Schema.Struct({ error: Schema.String, detail: Schema.String }),
-});
 /** A query parameter that may repeat: always decoded to an array. */
 export const repeatable = <S extends Schema.Top>(item: S) =>
   Schema.optionalKey(Schema.Union([item, Schema.Array(item)]));

@@ -52,10 +52,10 @@ export type MachineKindName = keyof typeof machineKinds;
 
 export const machineKindNames = Object.keys(machineKinds) as MachineKindName[];
 
-export type { MachineProjection, DeadlineEvent, SupervisorFailedEvent, Json, ColumnType } from './contract.ts';
-export type { QueryEvent, QueryInput, QueryProjection } from './query.ts';
-export type { SqlSessionEvent, SqlSessionInput, SqlSessionProjection } from './sqlSession.ts';
-export type { StatementEvent, StatementInput, StatementProjection } from './statement.ts';
-export type { AgentConnectionEvent, AgentConnectionInput, AgentConnectionProjection } from './agentConnection.ts';
-export type { ElasticAgentEvent, ElasticAgentInput, ElasticAgentProjection } from './elasticAgent.ts';
-export type { StorageMigrationEvent, StorageMigrationInput, StorageMigrationProjection } from './storageMigration.ts';
+export type { MachineProjection, Json } from './contract.ts';
+export type { QueryEvent } from './query.ts';
+export type { SqlSessionEvent } from './sqlSession.ts';
+export type { StatementEvent } from './statement.ts';
+export type { AgentConnectionEvent } from './agentConnection.ts';
+export type { ElasticAgentEvent } from './elasticAgent.ts';
+export type { StorageMigrationEvent } from './storageMigration.ts';

@@ -173,15 +173,6 @@ export async function listMigrations(q: Queryable, p: Principal, catalogId: stri
   return { ...page, items: await toOut(q, page.items) };
 }
 
-/** Every migration any catalog has, newest first, for the administrators' screen (bounded: the latest 200). */
-export async function listAllMigrations(q: Queryable): Promise<Array<MigrationOut & { catalog_slug: string }>> {
-  const rows = await q.query<MigrationRow & { slug: string }>(
-    `select ${COLS}, c.slug from storage_migrations m join catalogs c on c.id = m.catalog_id order by m.created_at desc, m.id desc limit 200`,
-  );
-  const outs = await toOut(q, rows);
-  return outs.map((o, i) => ({ ...o, catalog_slug: rows[i].slug }));
-}
-
 export async function migrationLogs(q: Queryable, p: Principal, catalogId: string, migrationId: string, after: number): Promise<MigrationLogOut[]> {
   await getMigration(q, p, catalogId, migrationId);
   const rows = await q.query<{ seq: string; at: Date; level: MigrationLogOut['level']; message: string; table_name: string | null }>(
