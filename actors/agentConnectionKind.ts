@@ -7,6 +7,7 @@ import { CLOSE_CODES, QUERY_PROGRESS_FEATURE, type ServiceFrame } from '../proto
 import type { ActorKind } from './types.ts';
 import type { AgentLink } from './agentLink.ts';
 import { sql } from '../runtime/sql.ts';
+import { storeAgentCapabilities } from '../domain/agents.ts';
 
 export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link: AgentLink; replicaId: string }): ActorKind {
   const { db, sockets, link } = deps;
@@ -37,13 +38,10 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link:
         send(p.connectionId, { type: 'auth_error', payload: { code: p.code, message: p.message } });
       },
       storeCapabilities: async (ctx, p: { agentId: string; capabilities: Record<string, unknown> }) => {
-        const [row] = await db.query<{ elastic_id: string | null }>(
-          `update agents set capabilities = $2::jsonb where id = $1 returning elastic_id`,
-          [p.agentId, JSON.stringify(p.capabilities)],
-        );
+        const elasticId = await storeAgentCapabilities(db, p.agentId, p.capabilities);
         // An elastic agent is ready for work once healthy: its incarnation releases what waits for it (a repeat,
         // after a reconnect, is ignored by the machine).
-        if (row?.elastic_id) await ctx.host.send('elasticAgent', row.elastic_id, { type: 'registered', agentId: p.agentId });
+        if (elasticId) await ctx.host.send('elasticAgent', elasticId, { type: 'registered', agentId: p.agentId });
       },
       registerAgent: (_ctx, p: { agentId: string; connectionId: string }) => {
         const older = sockets.bind(p.agentId, p.connectionId);

@@ -68,7 +68,7 @@ export function agentLink(deps: AgentLinkDeps): AgentLink {
     if (!owner) return false;
     try {
       const r = await peers.post(owner.url, path, body);
-      return r.status === 200 && r.body?.delivered === true;
+      return r.status === 200 && (r.body as { delivered?: unknown } | null)?.delivered === true;
     } catch (e) {
       if (e instanceof PeerUnreachableError) {
         deps.logger.warn({ replica: owner.replica, path }, 'could not reach the replica holding the agent');

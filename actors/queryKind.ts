@@ -8,7 +8,7 @@ import type { Logger } from '../runtime/logger.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorKind } from './types.ts';
 import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
-import type { ElasticCompute } from './elasticAgentKind.ts';
+import type { ElasticCompute } from './elasticCompute.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';
 import { STATEMENT_WRITES, finishedQuery, type FinishedQuery } from '../domain/queries.ts';
 import { markTableDropped } from '../domain/semantic/models.ts';

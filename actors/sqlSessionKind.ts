@@ -5,7 +5,7 @@ import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ActorHost, ActorKind } from './types.ts';
 import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
-import type { ElasticCompute } from './elasticAgentKind.ts';
+import type { ElasticCompute } from './elasticCompute.ts';
 import { sql } from '../runtime/sql.ts';
 import { liveSessionsOfInactiveUsers } from '../domain/sqlSessions.ts';
 

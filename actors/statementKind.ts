@@ -7,7 +7,7 @@ import type { Tracing } from '../telemetry/tracing.ts';
 import type { ActorKind } from './types.ts';
 import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
 import { dispatchCatalogs, dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
-import type { ElasticCompute } from './elasticAgentKind.ts';
+import type { ElasticCompute } from './elasticCompute.ts';
 import type { LineageEnv } from '../domain/lineage/graph.ts';
 
 export interface StatementKindDeps {

@@ -171,7 +171,7 @@ export interface TransitionRow {
 }
 
 export async function loadTransition(q: Queryable, kind: string, id: string, seq: number): Promise<TransitionRow | null> {
-  const rows = await q.query(
+  const rows = await q.query<{ seq: string | number; event: string; replica: string; to_state: string }>(
     `select seq, event, replica, to_state from actor_transitions where kind = $1 and id = $2::uuid and seq = $3`,
     [kind, id, seq],
   );

@@ -31,13 +31,15 @@ import { registerAgentChannel, type AgentChannel } from '../http/agentSocket.ts'
 import { registerInternalApi } from '../http/internal.ts';
 import { agentLink } from '../actors/agentLink.ts';
 import { startActorHousekeeping } from '../actors/housekeeping.ts';
-import { MigrationRunner } from '../actors/storageMigrationKind.ts';
+import { MigrationRunner } from '../actors/migrationRunner.ts';
+import { storageMigrationKind } from '../actors/storageMigrationKind.ts';
 import { peerClient } from '../runtime/peerClient.ts';
 import { registerReplica, resolveInternalUrl, resolveReplicaId } from '../runtime/replicas.ts';
 import { registerUi } from '../http/ui.ts';
 import { startSamplesSeed } from '../usecases/samplesSeed.ts';
 import { catalogClientFromConfig } from '../runtime/catalogClient.ts';
-import { ensureCatalogWarehouses, sealStoredBackendSecrets } from '../domain/catalogs.ts';
+import { ensureCatalogWarehouses } from '../domain/catalogs/warehouseSync.ts';
+import { sealStoredBackendSecrets } from '../domain/catalogs/backends.ts';
 import { pruneAudit } from '../domain/audit.ts';
 import { ldapSettingsFrom } from '../domain/ldap.ts';
 import { oidcClients } from '../domain/oidc.ts';
@@ -127,7 +129,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
   const metrics = config.METRICS_ENABLED ? createMetrics(() => db.stats, () => sessionCounts(db), () => elasticCounts(db)) : undefined;
   // Execution lineage reads the source tables' schemas (column lineage) and counts what it could not read.
   const lineage = { catalog, failed: (stage: 'statement' | 'columns') => metrics?.lineageFailures.inc({ stage }) };
-  // Storage migrations: the runner does the phases the storageMigration actors ask for (actors/storageMigrationKind.ts).
+  // Storage migrations: the runner does the phases the storageMigration actors (actors/storageMigrationKind.ts) ask for.
   const migrationRunner = new MigrationRunner({
     db,
     catalog,
@@ -144,7 +146,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       query: queryKind({ db, sockets, link, logger, tracing, elastic, lineage, catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds) }),
       sqlSession: sqlSessionKind({ db, link, logger, elastic, removeStaging: (id) => removeSessionStaging(db, config, catalog, id) }),
       ...(elastic ? { elasticAgent: elastic.kind } : {}),
-      storageMigration: migrationRunner.kind(),
+      storageMigration: storageMigrationKind(migrationRunner),
       statement: statementKind({
         db,
         link,

@@ -83,7 +83,7 @@ async function cmdCatalog() {
   const { url, embedded } = await databaseUrlFor(config, logger);
   // The api's default service name is not the catalog's: only an explicit OTEL_SERVICE_NAME renames it.
   const tracing = createTracing({ serviceName: process.env.OTEL_SERVICE_NAME || 'eider-catalog', endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
-  const service = await startCatalogService({ ...cc, databaseUrl: url, logger, tracing } as any);
+  const service = await startCatalogService({ ...cc, databaseUrl: url, logger, tracing });
   logger.info({ url: service.url }, 'catalog service listening');
   onSignals(async () => {
     await service.close();
@@ -347,7 +347,7 @@ async function cmdOpenApi() {
   const { allRoutes } = await import('../http/routes/index.ts');
   const { VERSION } = await import('./api.ts');
   const doc = await openApiDocument(allRoutes, VERSION);
-  process.stdout.write(process.argv.includes('--typescript') ? typesFromOpenApi(doc as any) : `${JSON.stringify(doc, null, 2)}\n`);
+  process.stdout.write(process.argv.includes('--typescript') ? typesFromOpenApi(doc) : `${JSON.stringify(doc, null, 2)}\n`);
 }
 
 /** The Docker Engine's unix socket from ELASTIC_DOCKER_HOST (image builds and network rules need the local engine). */

@@ -9,7 +9,7 @@ import { processProvider } from '../runtime/compute/processProvider.ts';
 import { nullProvider } from '../runtime/compute/nullProvider.ts';
 import { dockerProvider } from '../runtime/compute/dockerProvider.ts';
 import { azureManagementToken, cloudContainerProvider } from '../runtime/compute/cloudContainerProvider.ts';
-import { elasticCompute, type ElasticCompute } from '../actors/elasticAgentKind.ts';
+import { elasticCompute, type ElasticCompute } from '../actors/elasticCompute.ts';
 import type { AgentLink } from '../actors/agentLink.ts';
 import type { ElasticSettings } from '../domain/elastic.ts';
 import { agentEnvironment } from './agentEnv.ts';

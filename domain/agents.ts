@@ -274,6 +274,17 @@ export async function mintAgentBootstrapToken(q: Queryable, agentId: string, ttl
   return token;
 }
 
+/** A new elastic agent's identity: unavailable until its first incarnation dials home. */
+export async function insertElasticAgent(q: Queryable, input: { name: string; accessMode: 'open' | 'restricted' }): Promise<string> {
+  const [row] = await rows(q, IdRow, sql`insert into agents (name, status, access_mode) values (${input.name}, 'unavailable', ${input.accessMode}) returning id`);
+  return row.id;
+}
+
+/** Makes `elasticId` the agent's current incarnation (written with the incarnation's actor, in its transaction). */
+export async function setCurrentIncarnation(q: Queryable, agentId: string, elasticId: string): Promise<void> {
+  await exec(q, sql`update agents set elastic_id = ${elasticId} where id = ${agentId}`);
+}
+
 /** Ends the session credential of an elastic agent while `elasticId` is still its current incarnation. */
 export async function revokeIncarnationCredential(q: Queryable, agentId: string, elasticId: string) {
   await exec(q, sql`update agents set session_token_hash = null where id = ${agentId} and elastic_id = ${elasticId}`);
@@ -315,6 +326,16 @@ export async function renewAgentCredential(q: Queryable, agentId: string, versio
 /** Where an authenticated agent serves its results, and the version it runs, as its hello said. */
 export async function recordAgentHello(q: Queryable, agentId: string, resultUrl: string, version: string | null): Promise<void> {
   await exec(q, sql`update agents set result_url = ${resultUrl}, version = ${version} where id = ${agentId}`);
+}
+
+/** The capabilities an agent reported; returns its current elastic incarnation (null for a static agent). */
+export async function storeAgentCapabilities(q: Queryable, agentId: string, capabilities: Record<string, unknown>): Promise<string | null> {
+  const [row] = await rows(
+    q,
+    Schema.Struct({ elastic_id: Schema.NullOr(Schema.String) }),
+    sql`update agents set capabilities = ${JSON.stringify(capabilities)}::jsonb where id = ${agentId} returning elastic_id`,
+  );
+  return row?.elastic_id ?? null;
 }
 
 /** Whether an agent of this name is connected and healthy (readiness with READY_AFTER_AGENT). */

@@ -7,7 +7,8 @@ import { DbError, type Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { isUuid, type Principal } from './identity.ts';
-import { mayManageCatalog, type AccessMode, type AttachedCatalog } from './catalogs.ts';
+import { mayManageCatalog } from './catalogs/catalogs.ts';
+import { type AccessMode, type AttachedCatalog } from './catalogs/attachments.ts';
 import type { SchemaRef, TableRef } from './statementPolicy/policy.ts';
 
 const PrivilegeSchema = Schema.Literals(['read', 'write']);

@@ -5,7 +5,8 @@
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
-import { fromCatalogService, listWorkspaceCatalogs, resolveAttachedCatalog, warehouseName, type AccessMode } from './catalogs.ts';
+import { listWorkspaceCatalogs, resolveAttachedCatalog, type AccessMode } from './catalogs/attachments.ts';
+import { fromCatalogService, warehouseName } from './catalogs/warehouses.ts';
 import { scopeOf } from './catalogGrants.ts';
 
 const CatalogSearchItemSchema = Schema.Struct({

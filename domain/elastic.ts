@@ -1,6 +1,6 @@
 // Elastic compute's rules and rows: the sizes offered, the pool a workspace's work goes to (its storage shape), an
 // elastic agent's identity (an `agents` row) and its incarnations (`elastic_agents`, one per provider instance), the
-// work an agent holds, and the work waiting for compute. The actors that act on them are in actors/elasticAgentKind.ts.
+// work an agent holds, and the work waiting for compute. The actors that act on them are in actors/elasticAgentKind.ts and actors/elasticCompute.ts.
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { rows, sql } from '../runtime/sql.ts';
@@ -141,12 +141,6 @@ export function toElasticOut(raw: Record<string, unknown> | null | undefined): E
   };
 }
 
-/** A new elastic agent's identity: unavailable until its first incarnation dials home. */
-export async function insertElasticAgent(q: Queryable, input: { name: string; accessMode: 'open' | 'restricted' }): Promise<string> {
-  const [row] = await rows(q, IdRow, sql`insert into agents (name, status, access_mode) values (${input.name}, 'unavailable', ${input.accessMode}) returning id`);
-  return row.id;
-}
-
 /** The incarnation row's INSERT, written in its actor's own spawn statement (it holds the initial projection). */
 export function incarnationInsert(r: { id: string; agentId: string; pool: string; provider: string; size: ComputeSize }) {
   return sql`insert into elastic_agents (id, agent_id, pool, provider, size, cpu, memory_gb, hourly_cost, status)
@@ -269,7 +263,6 @@ export async function elasticCounts(q: Queryable) {
     live: byState,
   };
 }
-export type ElasticCounts = Awaited<ReturnType<typeof elasticCounts>>;
 
 /** How long work waits for compute: past the agent's own dial-home deadline and the reaper ticks that fire it, so
  *  a failed provisioning reaches the waiting work with its reason (the wait is only the backstop). */

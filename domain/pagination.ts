@@ -17,8 +17,6 @@ export interface CursorPayload {
   id: string;
 }
 
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 1000;
 
 export function encodeCursor(p: CursorPayload): string {
   return Buffer.from(JSON.stringify(p)).toString('base64url');

@@ -17,7 +17,9 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { deletePrefix, makeS3Client } from '../iceberg/s3Client.ts';
 import type { Queryable } from '../runtime/db.ts';
 import type { Config } from '../runtime/config.ts';
-import { findBackend, findCatalog, warehouseInputFor, type WarehouseConfig } from './catalogs.ts';
+import { findBackend } from './catalogs/backends.ts';
+import { findCatalog } from './catalogs/catalogs.ts';
+import { warehouseInputFor, type WarehouseConfig } from './catalogs/warehouses.ts';
 import type { WarehouseInput } from '../runtime/catalogClient.ts';
 import { blobSasUrl } from '../iceberg/azureSas.ts';
 import { AzureBlobStore, azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
@@ -26,14 +28,6 @@ import { unprocessable } from './errors.ts';
 import { deriveVendedKey } from '../runtime/objectStore.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { isStagingPath } from './statementPolicy/rules.ts';
-
-export interface StagedFile {
-  name: string;
-  /** the file's URI, as statements name it (`COPY t FROM '<key>'`, `read_parquet('<key>')`) */
-  key: string;
-  put_url: string;
-  get_url: string;
-}
 
 /** A staging file name: one path segment, printable, no way out of the prefix (`.` names the prefix itself). */
 export function checkStagingName(name: string, index: number): void {

@@ -10,7 +10,6 @@ import { presignStaging, removeStagingArea, stagingRevocable, stagingUrisIn, typ
 import type { StagingCatalog, StagingConfig } from './sessionStaging.ts';
 
 export const SESSION_STATUSES = ['pending', 'opening', 'open', 'closing', 'closed', 'failed'] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 // The row shape at the database boundary.
 const SqlSessionRowSchema = Schema.Struct({

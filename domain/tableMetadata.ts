@@ -5,7 +5,8 @@ import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';
-import { warehouseName, type AttachedCatalog } from './catalogs.ts';
+import { warehouseName } from './catalogs/warehouses.ts';
+import { type AttachedCatalog } from './catalogs/attachments.ts';
 import type { AttachmentScope } from './catalogGrants.ts';
 
 // The row shape at the database boundary. The bigint counts are read as text (the api's form for 64-bit values).

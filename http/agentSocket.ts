@@ -11,6 +11,7 @@ import * as agents from '../domain/agents.ts';
 import { placementOf, recordProfile, recordProgress } from '../domain/queries.ts';
 import { agentOfSession } from '../domain/sqlSessions.ts';
 import type { ActorHost, EventFor } from '../actors/types.ts';
+import type { Json } from '../machines/index.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { AppContext } from '../usecases/context.ts';
 import { ANONYMOUS } from '../domain/audit.ts';
@@ -55,7 +56,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
   /** Each open socket's end, recorded (its `disconnected` delivered) once the promise settles. */
   const ends = new Map<string, Promise<void>>();
 
-  app.get('/agents/connect', { websocket: true, schema: { hide: true } as any }, (socket: WebSocket, req) => {
+  app.get('/agents/connect', { websocket: true, schema: { hide: true } }, (socket: WebSocket, req) => {
     // A draining replica takes no agent: one that dials it (its reconnect went round the list) is sent on at once,
     // and its socket does not hold the shutdown open.
     if (ctx.draining.value) {
@@ -232,7 +233,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
         }
         case 'agent_status':
           if (!conn.agentId) return notAuthenticated(frame.type);
-          await host.send('agentConnection', connectionId, { type: 'status', capabilities: frame.payload.capabilities as any });
+          await host.send('agentConnection', connectionId, { type: 'status', capabilities: frame.payload.capabilities as unknown as { [key: string]: Json } }); // decoded from a JSON frame: JSON values
           return;
         case 'heartbeat':
           if (!conn.agentId) return notAuthenticated(frame.type);
@@ -282,7 +283,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
             resultPath: p.result_path,
             columns: p.result_path ? [...p.columns] : null,
             columnSchema: p.column_schema ? p.column_schema.map((c) => ({ name: c.name, type: c.type })) : null,
-            profile: (p.profile ?? null) as any,
+            profile: (p.profile ?? null) as Json, // decoded from a JSON frame
             ...(p.result_inline !== undefined ? { resultInline: p.result_inline } : {}),
           });
           return;

@@ -2,7 +2,7 @@
 // its failures into our error envelope (a missing schema is our 404, the service being down is our 503).
 import type { CatalogClient } from '../runtime/catalogClient.ts';
 import { AppError } from '../domain/errors.ts';
-import { fromCatalogService } from '../domain/catalogs.ts';
+import { fromCatalogService } from '../domain/catalogs/warehouses.ts';
 import type { AppContext } from '../usecases/context.ts';
 
 export function catalogClientOf(ctx: AppContext): CatalogClient {

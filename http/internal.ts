@@ -25,7 +25,7 @@ export function registerInternalApi(app: FastifyInstance, deps: { secret: string
     if (!Number.isInteger(b.code) || typeof b.reason !== 'string') throw new AppError(400, 'bad_request', 'expected {code: integer, reason: string}');
     return { code: b.code as number, reason: b.reason };
   };
-  const opts = { onRequest: guard, schema: { hide: true } as any };
+  const opts = { onRequest: guard, schema: { hide: true } };
 
   app.post<{ Params: { agentId: string } }>('/internal/agents/:agentId/frames', opts, async (req) => {
     const frame = (req.body as { frame?: { type?: unknown; payload?: unknown } } | null)?.frame;

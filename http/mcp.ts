@@ -37,7 +37,7 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, opts: { docsI
   app.route({
     method: ['GET', 'POST', 'DELETE'],
     url: '/mcp',
-    schema: { hide: true } as any,
+    schema: { hide: true },
     // A body that is not JSON never reaches the handler (the shared parser refuses it): JSON-RPC 2.0 answers it with
     // its parse error object, not the REST envelope. Everything else goes to the server's error handler.
     errorHandler: (err: { code?: string }, req: FastifyRequest, reply: FastifyReply) => {

@@ -1,7 +1,7 @@
 // A route is declared once: method, path, operation id, who may call it, and effect Schemas for its inputs and
 // outputs. The same declaration validates requests, documents the route in OpenAPI, and feeds the authorization
 // matrix test, so a route added later is covered by all three automatically.
-import { Exit, Schema, SchemaIssue } from 'effect';
+import { Cause, Exit, Schema, SchemaIssue } from 'effect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Permission, Principal } from '../domain/identity.ts';
 import type { AuditAction } from '../domain/audit.ts';
@@ -130,9 +130,10 @@ export function useJsonBodyParser(app: FastifyInstance): void {
 /** Decodes one request part; failures become 422 naming every bad field. */
 export function decodePart<T>(schema: Schema.Top | undefined, value: unknown, where: 'path' | 'query' | 'body'): T {
   if (!schema) return value as T;
-  const exit = Schema.decodeUnknownExit(schema as any)(value ?? (where === 'body' && !isObjectBody(schema) ? undefined : {}), { errors: 'all' });
+  // A route's schemas need no services to decode (the declarations hold only plain schemas).
+  const exit = Schema.decodeUnknownExit(schema as Schema.Codec<unknown, unknown>)(value ?? (where === 'body' && !isObjectBody(schema) ? undefined : {}), { errors: 'all' });
   if (Exit.isSuccess(exit)) return exit.value as T;
-  const failure = exit.cause.reasons.find((r: any) => r._tag === 'Fail') as any;
+  const failure = exit.cause.reasons.find(Cause.isFailReason);
   const issues = failure ? formatter(failure.error.issue).issues : [];
   const fields = issues.map((i) => ({
     field: i.path && i.path.length ? i.path.map(String).join('.') : where,
@@ -148,20 +149,21 @@ export function decodePart<T>(schema: Schema.Top | undefined, value: unknown, wh
  * is inlined once: where a definition refers to itself again, any JSON is allowed, so inlining ends.
  */
 export function jsonSchemaOf(schema: Schema.Top): Record<string, unknown> {
-  const doc = Schema.toJsonSchemaDocument(schema as any) as any;
-  const defs = doc.definitions ?? {};
-  const inline = (node: any, open: ReadonlySet<string>): any => {
+  const doc = Schema.toJsonSchemaDocument(schema);
+  const defs: Record<string, unknown> = doc.definitions ?? {};
+  const inline = (node: unknown, open: ReadonlySet<string>): unknown => {
     if (Array.isArray(node)) return node.map((n) => inline(n, open));
     if (node && typeof node === 'object') {
-      if (typeof node.$ref === 'string') {
-        const name = node.$ref.split('/').pop();
+      const ref = (node as { $ref?: unknown }).$ref;
+      if (typeof ref === 'string') {
+        const name = ref.split('/').pop() ?? '';
         return defs[name] && !open.has(name) ? inline(defs[name], new Set([...open, name])) : {};
       }
       return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v, open)]));
     }
     return node;
   };
-  return inline(doc.schema, new Set());
+  return inline(doc.schema, new Set()) as Record<string, unknown>;
 }
 
 // ---- shared schema pieces ----------------------------------------------------------------------------------
@@ -175,12 +177,6 @@ export const PageQuery = Schema.Struct({ limit: Limit, cursor: Cursor });
 /** A page of a listing: its items, the cursor of the next page (null on the last) and whether there is one. */
 export const pageOfSchema = <S extends Schema.Top>(item: S) =>
   Schema.Struct({ items: Schema.Array(item), cursor: Schema.NullOr(Schema.String), has_more: Schema.Boolean });
-export const ErrorEnvelope = Schema.Struct({
-  error: Schema.String,
-  message: Schema.String,
-  details: Schema.Record(Schema.String, Schema.Unknown),
-  detail: Schema.Struct({ error: Schema.String, detail: Schema.String }),
-});
 /** A query parameter that may repeat: always decoded to an array. */
 export const repeatable = <S extends Schema.Top>(item: S) =>
   Schema.optionalKey(Schema.Union([item, Schema.Array(item)]));

@@ -1,6 +1,6 @@
 // The Fastify application: error envelope on every failure, authentication and access before input decoding,
 // effect-Schema validation, OpenAPI generated from the same route declarations, and metrics per route.
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { openApiSchema, swaggerOptions } from './openapi.ts';
@@ -119,11 +119,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   await app.register(swagger, swaggerOptions(ctx.version));
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
 
+  // When each request started, for the latency metric.
+  const startedAt = new WeakMap<FastifyRequest, bigint>();
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     // Draining: each answer ends its connection, so a keep-alive client does not hold the shutdown open.
     if (ctx.draining.value) reply.header('connection', 'close');
-    (req as any).startedAt = process.hrtime.bigint();
+    startedAt.set(req, process.hrtime.bigint());
     if (closing) {
       reply.header('connection', 'close');
       throw new AppError(503, 'unavailable', 'this replica is shutting down; retry on another', undefined, { 'retry-after': '1' });
@@ -138,11 +140,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const routeLabel = req.routeOptions?.url ?? 'unrouted';
     const labels = { method: req.method, route: routeLabel, status: String(reply.statusCode) };
     ctx.metrics.requests.inc(labels);
-    const started = (req as any).startedAt as bigint | undefined;
+    const started = startedAt.get(req);
     if (started) ctx.metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   });
 
-  app.setErrorHandler((err: any, req, reply) => {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof AppError) {
       if (err.headers) for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return sendError(req, reply, err.status, err.code, err.message, err.details);
@@ -179,7 +181,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0];
     const allowed = [...new Set(patterns.filter((p) => p.re.test(path)).map((p) => p.method))];
-    if (allowed.length && !allowed.includes(req.method as any)) {
+    if (allowed.length && !(allowed as string[]).includes(req.method)) {
       reply.header('allow', allowed.join(', '));
       return sendError(req, reply, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`);
     }
@@ -193,7 +195,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   for (const def of opts.routes) registerRoute(app, ctx, def, crossSite);
   await opts.extend?.(app);
 
-  app.get('/api/openapi.json', { schema: { hide: true } as any }, async () => app.swagger());
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }
 
@@ -213,7 +215,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
   app.route({
     method: def.method,
     url: def.path,
-    schema: openApiSchema(def) as any,
+    schema: openApiSchema(def),
     handler: async (req, reply) => {
       const rawParams = (req.params ?? {}) as Record<string, string>;
       let principal: Awaited<ReturnType<typeof authenticate>> | undefined;

@@ -159,7 +159,7 @@ export function registerUi(app: FastifyInstance, distDir: string): void {
     return reply.callNotFound();
   };
 
-  const schema = { hide: true } as any;
+  const schema = { hide: true };
   app.get('/', { schema }, handler);
   app.get('/*', { schema }, handler);
 }

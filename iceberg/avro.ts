@@ -242,7 +242,7 @@ export function manifestEntrySchema(partition: PartitionFieldType[]): object {
 // ---------------------------------------------------------------------------------------------------------------
 // Object container
 
-const BigIntLong = (avro.types.LongType as any).__with({
+const BigIntLong = avro.types.LongType.__with({
   fromBuffer: (buf: Buffer) => buf.readBigInt64LE(),
   toBuffer: (n: bigint | number) => {
     const buf = Buffer.alloc(8);
@@ -264,7 +264,7 @@ const COMPILED_TYPES_MAX = 64;
 function typeFor(schemaText: string): avro.Type {
   let type = compiledTypes.get(schemaText);
   if (!type) {
-    type = avro.Type.forSchema(JSON.parse(schemaText) as avro.Schema, { registry: { long: BigIntLong } as any, wrapUnions: false });
+    type = avro.Type.forSchema(JSON.parse(schemaText) as avro.Schema, { registry: { long: BigIntLong }, wrapUnions: false });
     if (compiledTypes.size >= COMPILED_TYPES_MAX) compiledTypes.delete(compiledTypes.keys().next().value!);
     compiledTypes.set(schemaText, type);
   }
@@ -298,14 +298,20 @@ export function writeAvroFile(schema: object, records: readonly unknown[], metad
   return Buffer.concat(parts);
 }
 
+interface AvroRecordSchema {
+  type: string;
+  fields: Array<Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
 export interface AvroFile<T> {
   metadata: Record<string, string>;
-  /** The writer schema from the header, parsed. */
-  schema: any;
+  /** The writer schema from the header, parsed (an Iceberg Avro file's is a record). */
+  schema: AvroRecordSchema;
   records: T[];
 }
 
-export function readAvroFile<T = any>(bytes: Uint8Array): AvroFile<T> {
+export function readAvroFile<T = unknown>(bytes: Uint8Array): AvroFile<T> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const head = HEADER.decode(buf, 0);
   if (head.offset < 0) throw new Error('truncated Avro header');

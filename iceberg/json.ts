@@ -113,12 +113,6 @@ export function toBigInt(v: Long | string): bigint {
   return typeof v === 'bigint' ? v : BigInt(v);
 }
 
-/** A long in its smallest exact form: number when safe, bigint otherwise. */
-export function toLong(v: bigint | number | string): Long {
-  const b = typeof v === 'bigint' ? v : BigInt(v);
-  return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
-}
-
 export function sameLong(a: Long | null | undefined, b: Long | null | undefined): boolean {
   if (a === null || a === undefined || b === null || b === undefined) return (a ?? null) === (b ?? null);
   return toBigInt(a) === toBigInt(b);

@@ -22,10 +22,30 @@ export interface Predicate {
   values: Literal[];
 }
 
-type Obj = Record<string, any>;
+/** The parts of a polyglot expression node read here (each checked before use). */
+interface Obj {
+  literal?: { literal_type?: unknown; value?: unknown };
+  neg?: { this?: Obj };
+  boolean?: { value?: unknown };
+  cast?: { this?: Obj; to?: { data_type?: unknown } };
+  column?: { name?: { name?: unknown }; table?: { name?: string } | null };
+  and?: { left?: Obj; right?: Obj };
+  paren?: { this?: Obj };
+  in?: { not?: unknown; query?: unknown; this?: Obj; expressions?: Obj[] };
+  between?: { not?: unknown; this?: Obj; low?: Obj; high?: Obj };
+  eq?: Comparison;
+  lt?: Comparison;
+  lte?: Comparison;
+  gt?: Comparison;
+  gte?: Comparison;
+}
+interface Comparison {
+  left?: Obj;
+  right?: Obj;
+}
 
 const FLIP: Record<string, Op> = { '=': '=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
-const OPS: Record<string, Op> = { eq: '=', lt: '<', lte: '<=', gt: '>', gte: '>=' };
+const OPS: Record<'eq' | 'lt' | 'lte' | 'gt' | 'gte', Op> = { eq: '=', lt: '<', lte: '<=', gt: '>', gte: '>=' };
 
 function literal(node: Obj | null | undefined): Literal | null {
   if (!node || typeof node !== 'object') return null;
@@ -67,19 +87,20 @@ export function extractPredicates(where: Obj | null | undefined): Predicate[] {
     }
     if (n.paren) return visit(n.paren.this);
     for (const [key, op] of Object.entries(OPS)) {
-      if (!n[key]) continue;
-      const l = column(n[key].left);
-      const r = literal(n[key].right);
+      const cmp = n[key as keyof typeof OPS];
+      if (!cmp) continue;
+      const l = column(cmp.left);
+      const r = literal(cmp.right);
       if (l && r) out.push({ ...l, op, values: [r] });
-      const l2 = literal(n[key].left);
-      const r2 = column(n[key].right);
+      const l2 = literal(cmp.left);
+      const r2 = column(cmp.right);
       if (l2 && r2) out.push({ ...r2, op: FLIP[op], values: [l2] });
       return;
     }
     if (n.in && !n.in.not && !n.in.query) {
       const c = column(n.in.this);
       const values = (n.in.expressions ?? []).map(literal);
-      if (c && values.length && values.every(Boolean)) out.push({ ...c, op: 'in', values });
+      if (c && values.length && values.every(Boolean)) out.push({ ...c, op: 'in', values: values as Literal[] });
       return;
     }
     if (n.between && !n.between.not) {

@@ -27,7 +27,10 @@ export type TableRequirement =
   | { type: 'assert-default-spec-id'; 'default-spec-id': number }
   | { type: 'assert-default-sort-order-id'; 'default-sort-order-id': number };
 
-export type TableUpdate = { action: string; [key: string]: any };
+export type TableUpdate = { action: string; [key: string]: unknown };
+
+/** The snapshot a statistics file entry is for. */
+const snapshotOf = (entry: unknown) => (entry as { 'snapshot-id'?: Long })['snapshot-id'];
 
 /** A requirement did not hold: the REST answer is 409 CommitFailedException. */
 export class RequirementFailed extends Error {
@@ -177,7 +180,7 @@ export function applyUpdates(base: TableMetadata, updates: readonly TableUpdate[
         const id = u['schema-id'] === -1 ? lastSchemaId : u['schema-id'];
         if (id === undefined) throw new InvalidUpdate('set-current-schema -1 without an added schema');
         if (!m.schemas.some((x) => x['schema-id'] === id)) throw new InvalidUpdate(`schema ${id} does not exist`);
-        m['current-schema-id'] = id;
+        m['current-schema-id'] = id as number; // one of the schemas' ids, checked above
         break;
       }
       case 'add-spec': {
@@ -202,7 +205,7 @@ export function applyUpdates(base: TableMetadata, updates: readonly TableUpdate[
         if (id === undefined || !m['partition-specs'].some((x) => x['spec-id'] === id)) {
           throw new InvalidUpdate(`partition spec ${u['spec-id']} does not exist`);
         }
-        m['default-spec-id'] = id;
+        m['default-spec-id'] = id as number; // one of the specs' ids, checked above
         break;
       }
       case 'add-sort-order': {
@@ -223,7 +226,7 @@ export function applyUpdates(base: TableMetadata, updates: readonly TableUpdate[
         if (id === undefined || !m['sort-orders'].some((x) => x['order-id'] === id)) {
           throw new InvalidUpdate(`sort order ${u['sort-order-id']} does not exist`);
         }
-        m['default-sort-order-id'] = id;
+        m['default-sort-order-id'] = id as number; // one of the orders' ids, checked above
         break;
       }
       case 'add-snapshot': {
@@ -251,11 +254,11 @@ export function applyUpdates(base: TableMetadata, updates: readonly TableUpdate[
         if (typeof name !== 'string' || (type !== 'branch' && type !== 'tag')) {
           throw new InvalidUpdate('set-snapshot-ref requires ref-name and type branch|tag');
         }
-        const snap = m.snapshots.find((x) => sameLong(x['snapshot-id'], u['snapshot-id']));
+        const snap = m.snapshots.find((x) => sameLong(x['snapshot-id'], u['snapshot-id'] as Long | undefined));
         if (!snap) throw new InvalidUpdate(`cannot set ${name} to unknown snapshot ${u['snapshot-id']}`);
         const ref: SnapshotRef = { 'snapshot-id': snap['snapshot-id'], type };
         for (const k of ['max-ref-age-ms', 'max-snapshot-age-ms', 'min-snapshots-to-keep'] as const) {
-          if (u[k] !== undefined && u[k] !== null) (ref as any)[k] = u[k];
+          if (u[k] !== undefined && u[k] !== null) Object.assign(ref, { [k]: u[k] });
         }
         if (name === MAIN_BRANCH && type !== 'branch') throw new InvalidUpdate('main must be a branch');
         const previous = m.refs[name];
@@ -278,7 +281,7 @@ export function applyUpdates(base: TableMetadata, updates: readonly TableUpdate[
         break;
       }
       case 'remove-snapshot-ref':
-        delete m.refs[u['ref-name']];
+        delete m.refs[u['ref-name'] as string];
         if (u['ref-name'] === MAIN_BRANCH) m['current-snapshot-id'] = null;
         break;
       case 'set-location':
@@ -293,22 +296,22 @@ export function applyUpdates(base: TableMetadata, updates: readonly TableUpdate[
         break;
       case 'set-statistics': {
         const stat = u.statistics as { 'snapshot-id': Long };
-        m.statistics = [...(m.statistics ?? []).filter((x: any) => !sameLong(x['snapshot-id'], stat['snapshot-id'])), stat];
+        m.statistics = [...(m.statistics ?? []).filter((x) => !sameLong(snapshotOf(x), stat['snapshot-id'])), stat];
         break;
       }
       case 'remove-statistics':
-        m.statistics = (m.statistics ?? []).filter((x: any) => !sameLong(x['snapshot-id'], u['snapshot-id']));
+        m.statistics = (m.statistics ?? []).filter((x) => !sameLong(snapshotOf(x), u['snapshot-id'] as Long | undefined));
         break;
       case 'set-partition-statistics': {
         const stat = u['partition-statistics'] as { 'snapshot-id': Long };
         m['partition-statistics'] = [
-          ...(m['partition-statistics'] ?? []).filter((x: any) => !sameLong(x['snapshot-id'], stat['snapshot-id'])),
+          ...(m['partition-statistics'] ?? []).filter((x) => !sameLong(snapshotOf(x), stat['snapshot-id'])),
           stat,
         ];
         break;
       }
       case 'remove-partition-statistics':
-        m['partition-statistics'] = (m['partition-statistics'] ?? []).filter((x: any) => !sameLong(x['snapshot-id'], u['snapshot-id']));
+        m['partition-statistics'] = (m['partition-statistics'] ?? []).filter((x) => !sameLong(snapshotOf(x), u['snapshot-id'] as Long | undefined));
         break;
       case 'remove-partition-specs': {
         const ids = new Set(u['spec-ids'] as number[]);

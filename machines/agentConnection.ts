@@ -26,7 +26,6 @@
 //   healthy         last heartbeat + heartbeatTtlMs, renewed by every heartbeat and agent_status
 //   draining        entry + drainTimeoutMs      the agent should hang up and reconnect to a live replica
 import { assign, setup } from 'xstate';
-import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
@@ -295,7 +294,6 @@ export const agentConnectionMachine = setup({
 });
 
 export type AgentConnectionMachine = typeof agentConnectionMachine;
-export type AgentConnectionSnapshot = SnapshotFrom<AgentConnectionMachine>;
 
 export interface AgentConnectionProjection extends MachineProjection {
   /** The agent API's vocabulary: healthy only while heartbeats flow; anything else is unavailable. */

@@ -24,7 +24,6 @@
 //   busy                     none: never terminated with in-flight work; past the lifetime it drains and stops
 //   terminating              entry + terminateTimeoutMs, then retried (maxTerminateAttempts) before failing
 import { assign, setup } from 'xstate';
-import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
@@ -371,7 +370,6 @@ export const elasticAgentMachine = setup({
 });
 
 export type ElasticAgentMachine = typeof elasticAgentMachine;
-export type ElasticAgentSnapshot = SnapshotFrom<ElasticAgentMachine>;
 
 export type ElasticAgentStatus =
   | 'requested'

@@ -11,7 +11,7 @@ import { projectStorageMigration, storageMigrationMachine } from './storageMigra
 export interface MachineKind<P extends MachineProjection = MachineProjection> {
   machine: AnyStateMachine;
   /** The columns written beside the snapshot (status, deadline, terminal, …) from a snapshot or `{value, context}`. */
-  project: (snapshot: { value: unknown; context: any }) => P;
+  project: (snapshot: { value: unknown; context: never }) => P; // each kind reads its own context
   description: string;
 }
 
@@ -46,16 +46,16 @@ export const machineKinds = {
     project: projectStorageMigration,
     description: 'A catalog storage migration: pending, copy, rewrite, verify, cutover, retained, completed, cancelled, failed.',
   },
-} satisfies Record<string, MachineKind<any>>;
+} satisfies Record<string, MachineKind>;
 
 export type MachineKindName = keyof typeof machineKinds;
 
 export const machineKindNames = Object.keys(machineKinds) as MachineKindName[];
 
-export type { MachineProjection, DeadlineEvent, SupervisorFailedEvent, Json, ColumnType } from './contract.ts';
-export type { QueryEvent, QueryInput, QueryProjection } from './query.ts';
-export type { SqlSessionEvent, SqlSessionInput, SqlSessionProjection } from './sqlSession.ts';
-export type { StatementEvent, StatementInput, StatementProjection } from './statement.ts';
-export type { AgentConnectionEvent, AgentConnectionInput, AgentConnectionProjection } from './agentConnection.ts';
-export type { ElasticAgentEvent, ElasticAgentInput, ElasticAgentProjection } from './elasticAgent.ts';
-export type { StorageMigrationEvent, StorageMigrationInput, StorageMigrationProjection } from './storageMigration.ts';
+export type { MachineProjection, Json } from './contract.ts';
+export type { QueryEvent } from './query.ts';
+export type { SqlSessionEvent } from './sqlSession.ts';
+export type { StatementEvent } from './statement.ts';
+export type { AgentConnectionEvent } from './agentConnection.ts';
+export type { ElasticAgentEvent } from './elasticAgent.ts';
+export type { StorageMigrationEvent } from './storageMigration.ts';

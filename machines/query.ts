@@ -25,7 +25,6 @@
 //                                                      final frame is presumed lost (hard-killed replica, lost agent)
 //   cancelling       running's deadline (from queued: entry + timeoutMs + graceMs): the agent's timeout stopped it
 import { assign, setup } from 'xstate';
-import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
 import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
 
@@ -320,7 +319,6 @@ export const queryMachine = setup({
 });
 
 export type QueryMachine = typeof queryMachine;
-export type QuerySnapshot = SnapshotFrom<QueryMachine>;
 
 export type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 

@@ -49,6 +49,6 @@ export function replay<M extends AnyStateMachine>(
 /** What the host persists: value and context as JSON; `resolveState` restores it. */
 export function persistAndRestore<M extends AnyStateMachine>(machine: M, snapshot: SnapshotFrom<M>): SnapshotFrom<M> {
   const s = snapshot as unknown as { value: unknown; context: unknown };
-  const stored = JSON.parse(JSON.stringify({ value: s.value, context: s.context })) as { value: any; context: any };
+  const stored = JSON.parse(JSON.stringify({ value: s.value, context: s.context })) as Parameters<M['resolveState']>[0];
   return machine.resolveState(stored) as SnapshotFrom<M>;
 }

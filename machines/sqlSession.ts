@@ -24,7 +24,6 @@
 //             while no statement is running (idle close is reset per statement)
 //   closing   entry + closeTimeoutMs (the agent's close acknowledgement; past it the session counts closed)
 import { assign, setup } from 'xstate';
-import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
@@ -384,7 +383,6 @@ export const sqlSessionMachine = setup({
 });
 
 export type SqlSessionMachine = typeof sqlSessionMachine;
-export type SqlSessionSnapshot = SnapshotFrom<SqlSessionMachine>;
 
 export type SqlSessionStatus = 'pending' | 'opening' | 'open' | 'closing' | 'closed' | 'failed';
 

@@ -21,7 +21,6 @@
 //   running                entry + timeout + graceMs, timeout = timeout_s or SQL_STATEMENT_DEFAULT_TIMEOUT_S
 //   cancelling             running's deadline (from queued: entry + timeout + graceMs)
 import { assign, setup } from 'xstate';
-import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
 import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
 
@@ -278,7 +277,6 @@ export const statementMachine = setup({
 });
 
 export type StatementMachine = typeof statementMachine;
-export type StatementSnapshot = SnapshotFrom<StatementMachine>;
 
 export type StatementStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 

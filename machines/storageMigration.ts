@@ -22,7 +22,6 @@
 //   retained               cutover + retentionMs (MIGRATION_RETENTION_DAYS), then purge leases of phaseLeaseMs;
 //                          `expireRetention` starts the purge at once (a later migration reuses the old root)
 import { assign, setup } from 'xstate';
-import type { SnapshotFrom } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, fromInput } from './contract.ts';
 import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent } from './contract.ts';
 
@@ -354,7 +353,6 @@ export const storageMigrationMachine = setup({
 });
 
 export type StorageMigrationMachine = typeof storageMigrationMachine;
-export type StorageMigrationSnapshot = SnapshotFrom<StorageMigrationMachine>;
 
 export type StorageMigrationStatus = 'pending' | 'running' | 'retained' | 'completed' | 'cancelled' | 'failed';
 

@@ -74,8 +74,6 @@ export function errorResponse(e: ErrorFields): Buffer {
   return x.addCString('').flush(0x45);
 }
 
-export const noticeResponse = (message: string) => w().addString('S').addCString('NOTICE').addString('V').addCString('NOTICE').addString('C').addCString('00000').addString('M').addCString(message).addCString('').flush(0x4e);
-
 /** CopyOutResponse: text format, every column text. */
 export function copyOutResponse(columns: number): Buffer {
   const x = w().add(Buffer.from([0])).addInt16(columns);

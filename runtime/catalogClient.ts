@@ -76,7 +76,14 @@ export class CatalogUnreachableError extends Error {
   }
 }
 
-const parseBody = (text: string): any => (text ? parseJson(text) : undefined);
+/** A LoadTableResult as the REST catalog protocol answers it (create and load). */
+interface LoadTableBody {
+  'metadata-location'?: string | null;
+  metadata: unknown;
+  config?: Record<string, string>;
+}
+
+const parseBody = (text: string): unknown => (text ? parseJson(text) : undefined);
 
 /** Namespace levels joined by U+001F, the REST path encoding of multi-level namespaces. */
 const nsPath = (ns: readonly string[]) => encodeURIComponent(ns.join('\u001f'));
@@ -197,8 +204,9 @@ export class CatalogClient {
     });
   }
 
-  /** An authenticated request; a 401 fetches a new token and retries once. Errors become CatalogServiceError. */
-  private async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  /** An authenticated request; a 401 fetches a new token and retries once. Errors become CatalogServiceError. The
+   *  answer is taken as `T`: the catalog service is ours (catalog/), and each method names the shape it answers. */
+  private async request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
     for (let attempt = 0; ; attempt++) {
       const { token } = await this.token(attempt > 0);
       const res = await this.send(`${this.baseUrl}${path}`, {
@@ -215,33 +223,33 @@ export class CatalogClient {
         continue;
       }
       const text = await res.text();
-      let parsed: any;
+      let parsed: unknown;
       try {
         parsed = parseBody(text);
       } catch {
         parsed = undefined;
       }
       if (res.status >= 400) {
-        const err = parsed?.error;
+        const err = (parsed as { error?: { type?: unknown; message?: unknown } } | undefined)?.error;
         throw new CatalogServiceError(
           res.status,
           typeof err?.type === 'string' ? err.type : 'CatalogServiceError',
           typeof err?.message === 'string' ? err.message : `catalog service answered ${res.status} to ${method} ${path.split('?')[0]}`,
         );
       }
-      return { status: res.status, body: parsed };
+      return { status: res.status, body: parsed as T };
     }
   }
 
   // ---- warehouses (management API) --------------------------------------------------------------------------
 
   async createWarehouse(input: WarehouseInput): Promise<WarehouseInfo> {
-    return (await this.request('POST', '/management/v1/warehouses', input)).body;
+    return (await this.request<WarehouseInfo>('POST', '/management/v1/warehouses', input)).body;
   }
 
   async getWarehouse(name: string): Promise<WarehouseInfo | undefined> {
     try {
-      return (await this.request('GET', `/management/v1/warehouses/${seg(name)}`)).body;
+      return (await this.request<WarehouseInfo>('GET', `/management/v1/warehouses/${seg(name)}`)).body;
     } catch (e) {
       if (e instanceof CatalogServiceError && e.status === 404) return undefined;
       throw e;
@@ -249,7 +257,7 @@ export class CatalogClient {
   }
 
   async listWarehouses(): Promise<WarehouseInfo[]> {
-    return (await this.request('GET', '/management/v1/warehouses')).body.warehouses;
+    return (await this.request<{ warehouses: WarehouseInfo[] }>('GET', '/management/v1/warehouses')).body.warehouses;
   }
 
   /** Revokes one key derived for the warehouse (its store refuses the key from then on, until it expires). */
@@ -259,12 +267,12 @@ export class CatalogClient {
 
   /** Changes connection settings; the service revokes every credential vended before. */
   async updateWarehouse(name: string, patch: Partial<Omit<WarehouseInput, 'name'>>): Promise<WarehouseInfo> {
-    return (await this.request('PUT', `/management/v1/warehouses/${seg(name)}`, patch)).body;
+    return (await this.request<WarehouseInfo>('PUT', `/management/v1/warehouses/${seg(name)}`, patch)).body;
   }
 
   /** A storage migration's read-only mark: while set, every change to the warehouse answers 403. */
   async setWarehouseReadOnly(name: string, readOnly: boolean): Promise<WarehouseInfo> {
-    return (await this.request('PUT', `/management/v1/warehouses/${seg(name)}/read-only`, { read_only: readOnly })).body;
+    return (await this.request<WarehouseInfo>('PUT', `/management/v1/warehouses/${seg(name)}/read-only`, { read_only: readOnly })).body;
   }
 
   /**
@@ -275,7 +283,7 @@ export class CatalogClient {
     name: string,
     input: Omit<WarehouseInput, 'name'> & { tables: Array<{ namespace: string[]; name: string; from: string; to: string; metadata_json: string }> },
   ): Promise<WarehouseInfo & { tables_moved: number }> {
-    return (await this.request('POST', `/management/v1/warehouses/${seg(name)}/relocate`, input)).body;
+    return (await this.request<WarehouseInfo & { tables_moved: number }>('POST', `/management/v1/warehouses/${seg(name)}/relocate`, input)).body;
   }
 
   /** Drops a warehouse; the service refuses (409) while it still has namespaces. */
@@ -285,7 +293,7 @@ export class CatalogClient {
 
   /** The column count of each named table's current schema, one request for many (missing tables left out). */
   async columnCounts(warehouse: string, tables: ReadonlyArray<{ namespace: readonly string[]; name: string }>): Promise<Array<{ namespace: string[]; name: string; column_count: number }>> {
-    return (await this.request('POST', `/management/v1/warehouses/${seg(warehouse)}/column-counts`, { tables })).body.tables;
+    return (await this.request<{ tables: Array<{ namespace: string[]; name: string; column_count: number }> }>('POST', `/management/v1/warehouses/${seg(warehouse)}/column-counts`, { tables })).body.tables;
   }
 
   /**
@@ -297,8 +305,8 @@ export class CatalogClient {
     q: string,
     limit: number,
     scope?: { schemas: string[]; visible_schemas: string[]; tables: Array<{ schema: string; table: string }> },
-  ): Promise<{ matches: Array<{ namespace: string[]; name: string | null; whole: boolean; term: string }>; has_more: boolean }> {
-    return (await this.request('POST', `/management/v1/warehouses/${seg(warehouse)}/search`, { q, limit, ...(scope ? { scope } : {}) })).body;
+  ): Promise<NameSearchAnswer> {
+    return (await this.request<NameSearchAnswer>('POST', `/management/v1/warehouses/${seg(warehouse)}/search`, { q, limit, ...(scope ? { scope } : {}) })).body;
   }
 
   // ---- namespaces -------------------------------------------------------------------------------------------
@@ -311,8 +319,8 @@ export class CatalogClient {
       const q = new URLSearchParams({ pageSize: '1000' });
       if (parent.length) q.set('parent', parent.join('\u001f'));
       if (pageToken) q.set('pageToken', pageToken);
-      const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces?${q}`);
-      out.push(...(body.namespaces as string[][]));
+      const { body } = await this.request<{ namespaces: string[][]; 'next-page-token'?: string | null }>('GET', `/v1/${seg(warehouse)}/namespaces?${q}`);
+      out.push(...body.namespaces);
       pageToken = body['next-page-token'] ?? undefined;
     } while (pageToken);
     return out;
@@ -346,8 +354,8 @@ export class CatalogClient {
     do {
       const q = new URLSearchParams({ pageSize: '1000' });
       if (pageToken) q.set('pageToken', pageToken);
-      const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables?${q}`);
-      out.push(...(body.identifiers as Array<{ name: string }>).map((i) => i.name));
+      const { body } = await this.request<{ identifiers: Array<{ name: string }>; 'next-page-token'?: string | null }>('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables?${q}`);
+      out.push(...body.identifiers.map((i) => i.name));
       pageToken = body['next-page-token'] ?? undefined;
     } while (pageToken);
     return out;
@@ -355,14 +363,14 @@ export class CatalogClient {
 
   /** Creates a table from an Iceberg schema (a CreateTableRequest); the catalog picks the location under the root. */
   async createTable<M>(warehouse: string, ns: readonly string[], request: { name: string; schema: unknown; properties?: Record<string, string> }): Promise<LoadedTable<M>> {
-    const { body } = await this.request('POST', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables`, request);
+    const { body } = await this.request<LoadTableBody>('POST', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables`, request);
     return { metadataLocation: body['metadata-location'] ?? null, metadata: body.metadata as M, config: body.config ?? {} };
   }
 
   /** With `vendedCredentials`, `config` carries short-lived storage credentials for the table's location. */
   async loadTable<M>(warehouse: string, ns: readonly string[], name: string, opts: { vendedCredentials?: boolean } = {}): Promise<LoadedTable<M>> {
     const headers: Record<string, string> = opts.vendedCredentials ? { 'x-iceberg-access-delegation': 'vended-credentials' } : {};
-    const { body } = await this.request('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables/${seg(name)}`, undefined, headers);
+    const { body } = await this.request<LoadTableBody>('GET', `/v1/${seg(warehouse)}/namespaces/${nsPath(ns)}/tables/${seg(name)}`, undefined, headers);
     return { metadataLocation: body['metadata-location'] ?? null, metadata: body.metadata as M, config: body.config ?? {} };
   }
 
@@ -384,3 +392,6 @@ export function catalogClientFromConfig(
     tracing,
   });
 }
+
+/** The catalog service's name search answer. */
+type NameSearchAnswer = { matches: Array<{ namespace: string[]; name: string | null; whole: boolean; term: string }>; has_more: boolean };

@@ -2,7 +2,7 @@
 // control plane, declared here and read by the shared loader (settings/variables.ts) that the agent and the catalog
 // service use too. A bad value stops the process with one line naming the variable and the expected form.
 import {
-  bool, ConfigError, int, json, notBuilt, num, oneOf, range, readVariables, secretNames, str, unbuiltSettings as unbuiltIn, url, urls,
+  bool, ConfigError, int, json, notBuilt, num, oneOf, range, readVariables, str, unbuiltSettings as unbuiltIn, url, urls,
   type Values, type VariableTable,
 } from '../settings/variables.ts';
 
@@ -339,16 +339,6 @@ function checkIdentitySettings(cfg: Config) {
 /** LDAP is on with an ldap:// address and no StartTLS: the service and user bind passwords travel in clear. */
 export function ldapInClear(cfg: Pick<Config, 'LDAP_ENABLED' | 'LDAP_SERVER_URI' | 'LDAP_USE_START_TLS'>): boolean {
   return cfg.LDAP_ENABLED && (cfg.LDAP_SERVER_URI ?? '').startsWith('ldap:') && !cfg.LDAP_USE_START_TLS;
-}
-
-/** Names of variables whose values must never be printed. */
-export const SECRET_VARIABLES = secretNames(CONFIG_VARIABLES) as readonly ConfigName[];
-
-/** The configuration with secrets replaced, for diagnostics. */
-export function redactedConfig(cfg: Config): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...cfg };
-  for (const k of SECRET_VARIABLES) if (out[k] !== null && out[k] !== '') out[k] = '(set)';
-  return out;
 }
 
 /** Variables set in `env` whose feature is not built yet. */

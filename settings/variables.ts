@@ -215,9 +215,3 @@ export function unbuiltSettings(table: VariableTable, env: Record<string, string
     .filter(([name, spec]) => spec.notBuilt && env[name] !== undefined && env[name] !== '')
     .map(([name, spec]) => ({ name, feature: spec.notBuilt! }));
 }
-
-/** Names of the table's variables whose values must never be printed. */
-export const secretNames = (table: VariableTable): string[] =>
-  Object.entries(table)
-    .filter(([, v]) => v.secret)
-    .map(([k]) => k);

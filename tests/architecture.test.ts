@@ -183,6 +183,8 @@ export function writersOf(table: string): string[] {
 /** The one module that writes each table, and the actor projections that fold its columns into a transition. */
 const TABLE_WRITERS: Record<string, string[]> = {
   queries: ['domain/queries.ts', 'actors/queryKind.ts'],
+  agents: ['domain/agents.ts', 'actors/agentConnectionKind.ts'],
+  sql_sessions: ['domain/sqlSessions.ts', 'actors/sqlSessionKind.ts'],
 };
 
 describe('import rules (docs/architecture.md)', () => {

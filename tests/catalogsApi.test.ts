@@ -7,7 +7,7 @@ import { newUser, setupAdmin, startTestStack, type Caller, type TestStack, type 
 import type { CatalogStack } from '../catalog/harness.ts';
 import { CatalogClient, CatalogServiceError, catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { startCatalogService } from '../catalog/server.ts';
-import { ensureCatalogWarehouses } from '../domain/catalogs.ts';
+import { ensureCatalogWarehouses } from '../domain/catalogs/warehouseSync.ts';
 import { checkScopedAccess } from '../domain/catalogGrants.ts';
 import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
 import { recordTableWrite } from '../domain/tableMetadata.ts';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setupAdmin, startTestApi, startTestStack, type Caller, type TestApi } from './support/api.ts';
-import { elasticCompute } from '../actors/elasticAgentKind.ts';
+import { elasticCompute } from '../actors/elasticCompute.ts';
 import { freshDatabase } from './support/database.ts';
 import { adminOn, apiReady, eventually, exited, processSite, processRunning, startEider } from './support/processes.ts';
 import { processProvider } from '../runtime/compute/processProvider.ts';

@@ -4,7 +4,7 @@
 // session's statements run on its agent), the catalog it resolves in, scoped grants (I10), catalogs being migrated.
 import { AppError, forbidden, unprocessable } from '../domain/errors.ts';
 import { policyRejection, type PolicyResult } from '../domain/statementPolicy/policy.ts';
-import { listWorkspaceCatalogs, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
+import { listWorkspaceCatalogs, type WorkspaceCatalogOut } from '../domain/catalogs/attachments.ts';
 import { checkScopedAccess, writeCatalogs } from '../domain/catalogGrants.ts';
 import { assertCatalogsWritable, writtenCatalogs } from '../domain/storageMigrations/records.ts';
 import { currentCatalog, type SqlSessionRow } from '../domain/sqlSessions.ts';

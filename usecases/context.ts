@@ -4,7 +4,7 @@ import type { Tracing } from '../telemetry/tracing.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Metrics } from '../runtime/metrics.ts';
-import type { ElasticCompute } from '../actors/elasticAgentKind.ts';
+import type { ElasticCompute } from '../actors/elasticCompute.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import type { ActorHost } from '../actors/types.ts';
 import type { CatalogClient } from '../runtime/catalogClient.ts';

@@ -3,7 +3,7 @@
 // the query that carries it out.
 import { AppError, unprocessable } from '../domain/errors.ts';
 import type { Principal } from '../domain/identity.ts';
-import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
+import { listWorkspaceCatalogs } from '../domain/catalogs/attachments.ts';
 import { assertCatalogsWritable } from '../domain/storageMigrations/records.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
 import * as maintenance from '../domain/maintenance/store.ts';

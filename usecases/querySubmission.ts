@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { computeWaitMs } from '../domain/elastic.ts';
 import * as queries from '../domain/queries.ts';
-import { listWorkspaceCatalogs, warehouseName, type WorkspaceCatalogOut } from '../domain/catalogs.ts';
+import { listWorkspaceCatalogs, type WorkspaceCatalogOut } from '../domain/catalogs/attachments.ts';
+import { warehouseName } from '../domain/catalogs/warehouses.ts';
 import { scopeOf, writeCatalogs } from '../domain/catalogGrants.ts';
 import type { SchemaRef, TableRef } from '../domain/statementPolicy/policy.ts';
 import type { AuditEvent } from '../domain/audit.ts';

@@ -6,7 +6,7 @@
 import { startLeaderLoop, type LeaderLoop } from '../runtime/timers.ts';
 import { checkStatementPolicy } from '../domain/statementPolicy/policy.ts';
 import { DEFAULT_WORKSPACE, ensureDefaultWorkspace } from '../domain/bootstrap.ts';
-import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
+import { listWorkspaceCatalogs } from '../domain/catalogs/attachments.ts';
 import { markSeedDone, markSeedFailed, seedAttempt, seedState, startSeedAttempt, type SeedState } from '../domain/seeds.ts';
 import { submitQuery } from './querySubmission.ts';
 import type { AppContext } from './context.ts';

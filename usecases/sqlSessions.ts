@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AppError, conflict, forbidden, notFound, unavailable, unprocessable } from '../domain/errors.ts';
 import * as sessions from '../domain/sqlSessions.ts';
 import { newQueryRow } from '../domain/queries.ts';
-import { listWorkspaceCatalogs } from '../domain/catalogs.ts';
+import { listWorkspaceCatalogs } from '../domain/catalogs/attachments.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
 import type { AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';

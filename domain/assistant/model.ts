@@ -108,6 +108,23 @@ export async function chat(
   return acc.result();
 }
 
+/** A tool call as an OpenAI-compatible server sends it: whole in an answer, in pieces (by index) in a stream. */
+interface ToolCallPart {
+  index?: unknown;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+/** A chat completion answer or stream chunk, as far as it is read (every field checked before use). */
+interface ChatAnswer {
+  usage?: { completion_tokens?: unknown };
+  choices?: Array<{
+    delta?: { content?: unknown; tool_calls?: ToolCallPart[] };
+    message?: { content?: unknown; tool_calls?: ToolCallPart[] };
+    finish_reason?: string | null;
+  }>;
+}
+
 /** Builds one answer from streamed chunks (or a whole body): text, tool calls by index, finish reason, usage. */
 class Accumulator {
   private content = '';
@@ -119,7 +136,7 @@ class Accumulator {
     this.onText = onText;
   }
 
-  chunk(c: any) {
+  chunk(c: ChatAnswer | null) {
     if (c?.usage?.completion_tokens !== undefined) this.outputTokens = Number(c.usage.completion_tokens);
     const choice = c?.choices?.[0];
     if (!choice) return;
@@ -138,7 +155,7 @@ class Accumulator {
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
   }
 
-  whole(b: any) {
+  whole(b: ChatAnswer | null) {
     if (b?.usage?.completion_tokens !== undefined) this.outputTokens = Number(b.usage.completion_tokens);
     const choice = b?.choices?.[0];
     if (!choice?.message) throw new Error('no choices[0].message in the answer');
@@ -147,7 +164,7 @@ class Accumulator {
       this.content = m.content;
       this.onText(m.content);
     }
-    this.calls = (m.tool_calls ?? []).map((t: any) => ({ id: String(t.id ?? ''), name: String(t.function?.name ?? ''), arguments: String(t.function?.arguments ?? '') }));
+    this.calls = (m.tool_calls ?? []).map((t) => ({ id: String(t.id ?? ''), name: String(t.function?.name ?? ''), arguments: String(t.function?.arguments ?? '') }));
     this.finishReason = choice.finish_reason ?? null;
   }
 

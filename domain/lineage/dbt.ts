@@ -11,12 +11,13 @@ import type { ImportEdge, ImportEnd } from './graph.ts';
 import { deriveColumnLineage, type TableRef } from './columns.ts';
 
 export const ARTIFACT_PROVIDERS = ['transform'] as const;
-export type ArtifactProvider = (typeof ARTIFACT_PROVIDERS)[number];
 export const DBT_LINEAGE_FORMAT =
   'a dbt manifest.json (a JSON object with nodes and sources, as dbt parse writes it), or {manifest, catalog} with the catalog.json of dbt docs generate for column detail';
 
-type Obj = Record<string, any>;
+type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** `v` when it is an object, else an empty one (a missing or malformed part reads as absent). */
+const objOf = (v: unknown): Obj => (isObj(v) ? v : {});
 
 /** Resource types that are relations in the warehouse. */
 const RELATIONS = new Set(['model', 'seed', 'snapshot']);
@@ -50,7 +51,8 @@ function splitRelationName(name: string): string[] {
 }
 
 function relationOf(n: Obj, source: boolean): Relation | null {
-  const fromName = str(n.relation_name) ? splitRelationName(n.relation_name) : [];
+  const relationName = str(n.relation_name);
+  const fromName = relationName ? splitRelationName(relationName) : [];
   const database = str(n.database) ?? (fromName.length === 3 ? fromName[0] : null);
   const schema = str(n.schema) ?? (fromName.length >= 2 ? fromName.at(-2)! : null);
   const identifier = (source ? str(n.identifier) : str(n.alias)) ?? str(n.name) ?? fromName.at(-1) ?? null;
@@ -73,7 +75,7 @@ export function parseDbtArtifact(body: unknown): { manifest: Obj; catalog: Obj |
   const catalog = wrapped ? (doc.catalog ?? null) : null;
   if (!isObj(manifest) || !isObj(manifest.nodes)) throw badArtifact('transform', DBT_LINEAGE_FORMAT, wrapped ? 'manifest has no nodes object' : 'it has no nodes object');
   if (manifest.sources !== undefined && !isObj(manifest.sources)) throw badArtifact('transform', DBT_LINEAGE_FORMAT, 'sources is not an object');
-  const version = String(manifest.metadata?.dbt_schema_version ?? '');
+  const version = String(objOf(manifest.metadata).dbt_schema_version ?? '');
   if (version && !/\/manifest\/v\d+\.json$/.test(version)) throw badArtifact('transform', DBT_LINEAGE_FORMAT, `its dbt_schema_version is ${version}, not a manifest`);
   if (catalog !== null && (!isObj(catalog) || !isObj(catalog.nodes))) throw badArtifact('transform', DBT_LINEAGE_FORMAT, 'catalog has no nodes object');
   return { manifest, catalog };
@@ -84,14 +86,14 @@ export function parseDbtArtifact(body: unknown): { manifest: Obj; catalog: Obj |
  * needs the parser loaded (`loadParser`) when a catalog.json is given.
  */
 export function dbtLineage(manifest: Obj, catalog: Obj | null, attached: ReadonlySet<string>): DbtLineage {
-  const nodes: Record<string, Obj> = { ...(isObj(manifest.sources) ? manifest.sources : {}), ...manifest.nodes };
+  const nodes: Record<string, unknown> = { ...objOf(manifest.sources), ...objOf(manifest.nodes) };
   const skipped: DbtLineage['skipped'] = [];
   const resolved = new Map<string, Resolved | null>();
   const resolve = (id: string): Resolved | null => {
     if (resolved.has(id)) return resolved.get(id)!;
-    const n = nodes[id];
-    const source = n?.resource_type === 'source';
-    const rel = n ? relationOf(n, source) : null;
+    const n = objOf(nodes[id]);
+    const source = n.resource_type === 'source';
+    const rel = nodes[id] ? relationOf(n, source) : null;
     let out: Resolved | null = null;
     if (rel) {
       const key = `${rel.database}.${rel.schema}.${rel.identifier}`.toLowerCase();
@@ -101,28 +103,32 @@ export function dbtLineage(manifest: Obj, catalog: Obj | null, attached: Readonl
     resolved.set(id, out);
     return out;
   };
-  const ephemeral = (n: Obj) => n.config?.materialized === 'ephemeral';
-  const depsOf = (n: Obj): string[] => (Array.isArray(n.depends_on?.nodes) ? n.depends_on.nodes.filter((d: unknown): d is string => typeof d === 'string') : []);
+  const ephemeral = (n: Obj) => objOf(n.config).materialized === 'ephemeral';
+  const depsOf = (n: unknown): string[] => {
+    const deps = objOf(objOf(n).depends_on).nodes;
+    return Array.isArray(deps) ? deps.filter((d: unknown): d is string => typeof d === 'string') : [];
+  };
 
   // An ephemeral model is inlined into its children: they read its parents.
   const parents = (id: string, seen: Set<string>): Array<{ id: string } | { missing: string }> => {
     const out: Array<{ id: string } | { missing: string }> = [];
     for (const d of depsOf(nodes[id])) {
-      const p = nodes[d];
-      if (!p) out.push({ missing: d });
+      const raw = nodes[d];
+      const p = objOf(raw);
+      if (!raw) out.push({ missing: d });
       else if (p.resource_type === 'model' && ephemeral(p)) {
         if (!seen.has(d)) out.push(...parents(d, new Set([...seen, d])));
-      } else if (RELATIONS.has(p.resource_type) || p.resource_type === 'source') out.push({ id: d });
+      } else if (RELATIONS.has(String(p.resource_type)) || p.resource_type === 'source') out.push({ id: d });
     }
     return out;
   };
 
   const columns = catalog ? catalogColumns(catalog) : null;
-  const observed = str(manifest.metadata?.generated_at);
+  const observed = str(objOf(manifest.metadata).generated_at);
   const edges: DbtLineage['edges'] = [];
-  for (const id of Object.keys(manifest.nodes).sort()) {
+  for (const id of Object.keys(objOf(manifest.nodes)).sort()) {
     const n = nodes[id];
-    if (!isObj(n) || !RELATIONS.has(n.resource_type) || ephemeral(n)) continue;
+    if (!isObj(n) || !RELATIONS.has(String(n.resource_type)) || ephemeral(n)) continue;
     const target = resolve(id);
     if (!target) {
       skipped.push({ item: id, reason: 'it names no relation (database, schema and alias, or relation_name)' });
@@ -162,8 +168,8 @@ function catalogColumns(catalog: Obj): Map<string, string[]> {
     if (!isObj(group)) continue;
     for (const entry of Object.values(group)) {
       const m = isObj(entry) ? entry.metadata : null;
-      if (!isObj(m) || !str(m.database) || !str(m.schema) || !str(m.name) || !isObj(entry.columns)) continue;
-      const cols = Object.values(entry.columns as Obj)
+      if (!isObj(entry) || !isObj(m) || !str(m.database) || !str(m.schema) || !str(m.name) || !isObj(entry.columns)) continue;
+      const cols = Object.values(entry.columns)
         .filter((c): c is Obj => isObj(c) && typeof c.name === 'string')
         .sort((a, b) => Number(a.index ?? 0) - Number(b.index ?? 0))
         .map((c) => c.name as string);

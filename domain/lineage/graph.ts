@@ -10,7 +10,7 @@ import type { CatalogClient } from '../../runtime/catalogClient.ts';
 import { currentSchema, type TableMetadata } from '../../iceberg/metadata.ts';
 import { AppError, unprocessable } from '../errors.ts';
 import { BigCount } from '../rowSchemas.ts';
-import { warehouseName } from '../catalogs.ts';
+import { warehouseName } from '../catalogs/warehouses.ts';
 import { deriveColumnLineage, loadParser, parseRename, type ColumnLineage } from './columns.ts';
 
 export const EXECUTION = 'execution';

@@ -2,7 +2,7 @@
 // catalog not attached, or a table a scoped attachment does not grant) is absent from lists and searches, and is
 // 404 when named, so a model never reveals a table the workspace cannot see.
 import type { Queryable } from '../../runtime/db.ts';
-import { listWorkspaceCatalogs } from '../catalogs.ts';
+import { listWorkspaceCatalogs } from '../catalogs/attachments.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../catalogGrants.ts';
 import { AppError, notFound } from '../errors.ts';
 import type { Dataset, Model } from './definitions.ts';

@@ -33,7 +33,7 @@ async function admitAll(declared: DeclaredModel, readable: (d: { catalog: string
     const n = (raw as { name?: unknown } | null)?.name;
     return `${declared.slug}: ${kind} ${typeof n === 'string' ? n : `#${i + 1}`}`;
   };
-  const step = async <T>(kind: string, list: unknown[], decode: (raw: unknown) => ReturnType<typeof decodeOrReason>, admit: (v: any) => Promise<T> | T, push: (v: T) => void) => {
+  const step = async <V, T>(kind: string, list: unknown[], decode: (raw: unknown) => { ok: true; value: V } | { ok: false; reason: string }, admit: (v: V) => Promise<T> | T, push: (v: T) => void) => {
     for (const [i, raw] of list.entries()) {
       const item = itemName(kind, raw, i);
       const decoded = decode(raw);

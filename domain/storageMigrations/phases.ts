@@ -1,5 +1,5 @@
 // The phases of a catalog storage migration, each an idempotent step the migration runner may run again after a
-// crash (actors/storageMigrationKind.ts): copy (data files, table by table, checkpointed in storage_migration_tables),
+// crash (actors/migrationRunner.ts): copy (data files, table by table, checkpointed in storage_migration_tables),
 // rewrite (every path in metadata, manifest lists, manifests and position deletes), verify, cutover (the catalog
 // service moves every table and the warehouse in one transaction, then the catalog row is rebound), purge (the old
 // root, after the retention), and the cleanup of a target copy when a migration is cancelled or fails.
@@ -7,7 +7,9 @@ import type { Db } from '../../runtime/db.ts';
 import type { CatalogClient } from '../../runtime/catalogClient.ts';
 import type { BlobStore } from '../../iceberg/objectStorage.ts';
 import { backendConnection, blobStoreFor, type BackendConfig } from '../backendStorage.ts';
-import { findBackend, findCatalog, warehouseInputFor, warehouseName, type BackendRow } from '../catalogs.ts';
+import { findBackend, type BackendRow } from '../catalogs/backends.ts';
+import { findCatalog } from '../catalogs/catalogs.ts';
+import { warehouseInputFor, warehouseName } from '../catalogs/warehouses.ts';
 import { appendLog, schemaName, type MigrationRow } from './records.ts';
 import { copyTableData, inPool, PathMap, rewriteTable, tableFiles, VerificationError, verifyTable, type CopyContext, type TableFiles } from './copy.ts';
 

@@ -1,7 +1,7 @@
 // Catalog storage migrations as the api shows them (docs/api-decisions.md "Storage backends and migrations"), the rules for
 // starting one, the log, and the read-only rule: while a migration of a catalog is active, writes to it answer
 // 409 catalog_read_only before anything is dispatched. The work itself is the migration runner's
-// (actors/storageMigrationKind.ts, over domain/storageMigrations/copy.ts); the lifecycle is machines/storageMigration.ts.
+// (actors/migrationRunner.ts, over domain/storageMigrations/copy.ts); the lifecycle is machines/storageMigration.ts.
 import { randomUUID } from 'node:crypto';
 import { Schema } from 'effect';
 import type { Queryable } from '../../runtime/db.ts';
@@ -9,7 +9,9 @@ import type { Config } from '../../runtime/config.ts';
 import { isUniqueViolation } from '../../runtime/db.ts';
 import { AppError, conflict, forbidden, notFound, unprocessable } from '../errors.ts';
 import { isUuid, type Principal } from '../identity.ts';
-import { catalogRootUri, findBackend, findCatalog, getVisibleCatalog, mayManageCatalog, refuseOverlappingRoot } from '../catalogs.ts';
+import { catalogRootUri, findCatalog, getVisibleCatalog, mayManageCatalog } from '../catalogs/catalogs.ts';
+import { findBackend } from '../catalogs/backends.ts';
+import { refuseOverlappingRoot } from '../catalogs/roots.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
 import { sql, type SqlFragment } from '../../runtime/sql.ts';
 
@@ -169,15 +171,6 @@ export async function listMigrations(q: Queryable, p: Principal, catalogId: stri
   const rows = await q.query<MigrationRow>(`select ${COLS} from storage_migrations m where ${cond.join(' and ')} order by m.created_at desc, m.id desc limit $${params.length}`, params);
   const page = pageOf(rows, f.limit, sort, (r) => ({ k: r.sort_key, id: r.id }), (r) => r);
   return { ...page, items: await toOut(q, page.items) };
-}
-
-/** Every migration any catalog has, newest first, for the administrators' screen (bounded: the latest 200). */
-export async function listAllMigrations(q: Queryable): Promise<Array<MigrationOut & { catalog_slug: string }>> {
-  const rows = await q.query<MigrationRow & { slug: string }>(
-    `select ${COLS}, c.slug from storage_migrations m join catalogs c on c.id = m.catalog_id order by m.created_at desc, m.id desc limit 200`,
-  );
-  const outs = await toOut(q, rows);
-  return outs.map((o, i) => ({ ...o, catalog_slug: rows[i].slug }));
 }
 
 export async function migrationLogs(q: Queryable, p: Principal, catalogId: string, migrationId: string, after: number): Promise<MigrationLogOut[]> {

@@ -6,7 +6,8 @@ import { Limit, route } from '../route.ts';
 import type { AppContext } from '../../usecases/context.ts';
 import { AppError, conflict, notFound, unprocessable } from '../../domain/errors.ts';
 import { HealthOutSchema, tableHealth } from '../../domain/maintenance/store.ts';
-import * as catalogs from '../../domain/catalogs.ts';
+import * as warehouses from '../../domain/catalogs/warehouses.ts';
+import * as attachments from '../../domain/catalogs/attachments.ts';
 import { assertCatalogsWritable } from '../../domain/storageMigrations/records.ts';
 import { notGranted, scopeOf, type AttachmentScope } from '../../domain/catalogGrants.ts';
 import * as sidecar from '../../domain/tableMetadata.ts';
@@ -84,15 +85,15 @@ const TableParams = Schema.Struct({ workspace: Schema.String, catalog: Schema.St
 const BASE = '/api/workspaces/:workspace/catalogs/:catalog';
 
 /** The same, for a change: 409 catalog_read_only while a storage migration of the catalog is active. */
-async function attachedForWrite(ctx: AppContext, ws: WorkspaceAccess | undefined, ref: string): Promise<{ c: catalogs.AttachedCatalog; scope: AttachmentScope }> {
+async function attachedForWrite(ctx: AppContext, ws: WorkspaceAccess | undefined, ref: string): Promise<{ c: attachments.AttachedCatalog; scope: AttachmentScope }> {
   const found = await attached(ctx, ws, ref);
   await assertCatalogsWritable(ctx.db, [found.c.id]);
   return found;
 }
 
 /** The attached catalog with what the workspace may reach in it; 404 when the catalog is not attached. */
-async function attached(ctx: AppContext, ws: WorkspaceAccess | undefined, ref: string): Promise<{ c: catalogs.AttachedCatalog; scope: AttachmentScope }> {
-  const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, ref);
+async function attached(ctx: AppContext, ws: WorkspaceAccess | undefined, ref: string): Promise<{ c: attachments.AttachedCatalog; scope: AttachmentScope }> {
+  const c = await attachments.resolveAttachedCatalog(ctx.db, ws!.workspace.id, ref);
   return { c, scope: await scopeOf(ctx.db, ws!.workspace.id, c) };
 }
 
@@ -130,7 +131,7 @@ function layoutOf(m: TableMetadata) {
   };
 }
 
-function toTableOut(c: catalogs.AttachedCatalog, schema: string, name: string, m: TableMetadata, row: sidecar.SidecarRow | undefined) {
+function toTableOut(c: attachments.AttachedCatalog, schema: string, name: string, m: TableMetadata, row: sidecar.SidecarRow | undefined) {
   const live = sidecar.statsOf(m);
   const current = m['current-snapshot-id'] === null ? undefined : m.snapshots.find((s) => BigInt(s['snapshot-id']) === BigInt(m['current-snapshot-id']!));
   // The sidecar knows who wrote through Eider; a newer snapshot means someone wrote by another road (any
@@ -179,7 +180,7 @@ export const catalogTableRoutes = [
     handler: async ({ ctx, ws, params }) => {
       const { c, scope } = await attached(ctx, ws, params.catalog);
       const client = catalogClientOf(ctx);
-      const namespaces = await viaCatalog('catalog', () => client.listNamespaces(catalogs.warehouseName(c)));
+      const namespaces = await viaCatalog('catalog', () => client.listNamespaces(warehouses.warehouseName(c)));
       const names = namespaces.map((ns) => ns.join('.')).filter((n) => scope.seesSchema(n));
       return { status: 200, body: names.sort().map((name) => ({ name })) };
     },
@@ -198,7 +199,7 @@ export const catalogTableRoutes = [
       const { c, scope } = await attachedForWrite(ctx, ws, params.catalog);
       if (!scope.catalog('write')) throw notGranted(`creating schemas in catalog ${c.slug}`, 'write');
       const client = catalogClientOf(ctx);
-      await viaCatalog('catalog', () => client.createNamespace(catalogs.warehouseName(c), [body.name]));
+      await viaCatalog('catalog', () => client.createNamespace(warehouses.warehouseName(c), [body.name]));
       return { status: 201, body: { name: body.name } };
     },
   }),
@@ -216,9 +217,9 @@ export const catalogTableRoutes = [
       requireSchema(scope, params.schema, 'write');
       const client = catalogClientOf(ctx);
       try {
-        await client.dropNamespace(catalogs.warehouseName(c), [params.schema]);
+        await client.dropNamespace(warehouses.warehouseName(c), [params.schema]);
       } catch (e) {
-        const err = catalogs.fromCatalogService(e, 'schema');
+        const err = warehouses.fromCatalogService(e, 'schema');
         if (err instanceof AppError && err.status === 409) throw conflict(`schema ${params.schema} is not empty`, 'schema_not_empty');
         throw err;
       }
@@ -239,7 +240,7 @@ export const catalogTableRoutes = [
       const { c, scope } = await attached(ctx, ws, params.catalog);
       if (!scope.seesSchema(params.schema)) throw notGranted(`schema ${params.schema}`, 'read');
       const client = catalogClientOf(ctx);
-      const names = await viaCatalog('schema', () => client.listTables(catalogs.warehouseName(c), [params.schema]));
+      const names = await viaCatalog('schema', () => client.listTables(warehouses.warehouseName(c), [params.schema]));
       const visible = names.filter((t) => scope.table(params.schema, t, 'read')).sort();
       // The catalog service holds Iceberg tables only (no views).
       return { status: 200, body: visible.map((name) => ({ name, table_type: 'table' })) };
@@ -282,7 +283,7 @@ export const catalogTableRoutes = [
       }
       const client = catalogClientOf(ctx);
       const created = await viaCatalog('schema', () =>
-        client.createTable<TableMetadata>(catalogs.warehouseName(c), [params.schema], { name: body.name, schema: { ...icebergSchema, 'schema-id': 0 } }),
+        client.createTable<TableMetadata>(warehouses.warehouseName(c), [params.schema], { name: body.name, schema: { ...icebergSchema, 'schema-id': 0 } }),
       );
       await sidecar.recordTableCreated(ctx.db, { catalogId: c.id, schema: params.schema, table: body.name, ownerId: principal.user.id });
       const row = await sidecar.getSidecar(ctx.db, c.id, params.schema, body.name);
@@ -302,7 +303,7 @@ export const catalogTableRoutes = [
       const { c, scope } = await attached(ctx, ws, params.catalog);
       requireTable(scope, params.schema, params.table, 'read');
       const client = catalogClientOf(ctx);
-      const loaded = await viaCatalog('table', () => client.loadTable<TableMetadata>(catalogs.warehouseName(c), [params.schema], params.table));
+      const loaded = await viaCatalog('table', () => client.loadTable<TableMetadata>(warehouses.warehouseName(c), [params.schema], params.table));
       const row = await sidecar.getSidecar(ctx.db, c.id, params.schema, params.table);
       return { status: 200, body: toTableOut(c, params.schema, params.table, loaded.metadata, row) };
     },
@@ -342,7 +343,7 @@ export const catalogTableRoutes = [
       const { c, scope } = await attached(ctx, ws, params.catalog);
       requireTable(scope, params.schema, params.table, 'read');
       const client = catalogClientOf(ctx);
-      return { status: 200, body: await viaCatalog('table', () => tableColumnStats(client, catalogs.warehouseName(c), params.schema, params.table)) };
+      return { status: 200, body: await viaCatalog('table', () => tableColumnStats(client, warehouses.warehouseName(c), params.schema, params.table)) };
     },
   }),
   route({
@@ -358,7 +359,7 @@ export const catalogTableRoutes = [
       const { c, scope } = await attachedForWrite(ctx, ws, params.catalog);
       requireTable(scope, params.schema, params.table, 'write');
       const client = catalogClientOf(ctx);
-      await viaCatalog('table', () => client.dropTable(catalogs.warehouseName(c), [params.schema], params.table, { purge: true }));
+      await viaCatalog('table', () => client.dropTable(warehouses.warehouseName(c), [params.schema], params.table, { purge: true }));
       await sidecar.forgetTable(ctx.db, c.id, params.schema, params.table);
       await markTableDropped(ctx.db, c.slug, params.schema, params.table);
       await dropTableLineage(ctx.db, { catalog: c.slug, schema: params.schema, table: params.table });
@@ -378,7 +379,7 @@ export const catalogTableRoutes = [
       const { c, scope } = await attached(ctx, ws, params.catalog);
       requireTable(scope, params.schema, params.table, 'read');
       const client = catalogClientOf(ctx);
-      const { metadata: m } = await viaCatalog('table', () => client.loadTable<TableMetadata>(catalogs.warehouseName(c), [params.schema], params.table));
+      const { metadata: m } = await viaCatalog('table', () => client.loadTable<TableMetadata>(warehouses.warehouseName(c), [params.schema], params.table));
       const current = idText(m['current-snapshot-id']);
       const out = m.snapshots
         .map((s) => ({

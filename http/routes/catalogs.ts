@@ -2,7 +2,8 @@
 // attachments. `catalogRoutes` is everything this part serves, storage backends and catalog contents included.
 import { Schema } from 'effect';
 import { route, type RouteDef } from '../route.ts';
-import * as catalogs from '../../domain/catalogs.ts';
+import * as catalogs from '../../domain/catalogs/catalogs.ts';
+import * as attachments from '../../domain/catalogs/attachments.ts';
 import * as grants from '../../domain/catalogGrants.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { notFound } from '../../domain/errors.ts';
@@ -97,8 +98,8 @@ const catalogOwnRoutes = [
     tags: ['catalogs'],
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
-    responses: { 200: Schema.Array(catalogs.WorkspaceCatalogOutSchema) },
-    handler: async ({ ctx, ws }) => ({ status: 200, body: await catalogs.listWorkspaceCatalogs(ctx.db, ws!.workspace.id) }),
+    responses: { 200: Schema.Array(attachments.WorkspaceCatalogOutSchema) },
+    handler: async ({ ctx, ws }) => ({ status: 200, body: await attachments.listWorkspaceCatalogs(ctx.db, ws!.workspace.id) }),
   }),
   route({
     method: 'PUT',
@@ -110,14 +111,14 @@ const catalogOwnRoutes = [
     params: WsCatalogParams,
     body: Schema.Struct({
       make_default: Schema.Boolean,
-      access_mode: Schema.optionalKey(Schema.Literals(catalogs.ACCESS_MODES)),
+      access_mode: Schema.optionalKey(Schema.Literals(attachments.ACCESS_MODES)),
     }),
-    responses: { 200: catalogs.WorkspaceCatalogOutSchema, 201: catalogs.WorkspaceCatalogOutSchema, 403: null, 404: null },
+    responses: { 200: attachments.WorkspaceCatalogOutSchema, 201: attachments.WorkspaceCatalogOutSchema, 403: null, 404: null },
     handler: async ({ ctx, req, principal, ws, params, body }) => {
       const r = await audited(
         ctx,
         req,
-        (db) => catalogs.attachCatalog(db, principal, ws!, params.catalog, body),
+        (db) => attachments.attachCatalog(db, principal, ws!, params.catalog, body),
         (r) => ({
         action: 'catalog.change',
         outcome: 'success',
@@ -142,7 +143,7 @@ const catalogOwnRoutes = [
       await audited(
         ctx,
         req,
-        (db) => catalogs.detachCatalog(db, ws!.workspace.id, params.catalog),
+        (db) => attachments.detachCatalog(db, ws!.workspace.id, params.catalog),
         () => ({ action: 'catalog.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'catalog', id: null }, details: { change: 'detached', workspace: ws!.workspace.slug, slug: params.catalog } }),
       );
       return { status: 204 };
@@ -158,7 +159,7 @@ const catalogOwnRoutes = [
     params: WsCatalogParams,
     responses: { 200: Schema.Array(grants.GrantOutSchema), 404: null },
     handler: async ({ ctx, ws, params }) => {
-      const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      const c = await attachments.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
       return { status: 200, body: await grants.listGrants(ctx.db, ws!.workspace.id, c) };
     },
   }),
@@ -177,7 +178,7 @@ const catalogOwnRoutes = [
     }),
     responses: { 200: grants.GrantOutSchema, 201: grants.GrantOutSchema, 403: null, 404: null, 422: null },
     handler: async ({ ctx, req, principal, ws, params, body }) => {
-      const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      const c = await attachments.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
       const r = await audited(
         ctx,
         req,
@@ -203,7 +204,7 @@ const catalogOwnRoutes = [
     params: GrantParams,
     responses: { 204: null, 403: null, 404: null },
     handler: async ({ ctx, req, principal, ws, params }) => {
-      const c = await catalogs.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
+      const c = await attachments.resolveAttachedCatalog(ctx.db, ws!.workspace.id, params.catalog);
       await audited(
         ctx,
         req,

@@ -2,14 +2,14 @@
 // and purging a retired producer's edges.
 import { Schema } from 'effect';
 import { asArray, repeatable, route } from '../route.ts';
-import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { listWorkspaceCatalogs } from '../../domain/catalogs/attachments.ts';
 import { checkScopedAccess, scopeOf } from '../../domain/catalogGrants.ts';
 import { AppError, notFound, unprocessable } from '../../domain/errors.ts';
 import * as lineage from '../../domain/lineage/graph.ts';
 import { ARTIFACT_PROVIDERS, dbtLineage, parseDbtArtifact } from '../../domain/lineage/dbt.ts';
 import { loadParser } from '../../domain/lineage/columns.ts';
 import * as backfill from '../../domain/lineage/backfill.ts';
-import { fromCatalogService, warehouseName } from '../../domain/catalogs.ts';
+import { fromCatalogService, warehouseName } from '../../domain/catalogs/warehouses.ts';
 import { CatalogServiceError } from '../../runtime/catalogClient.ts';
 import { viaCatalog } from '../catalogService.ts';
 import type { AppContext } from '../../usecases/context.ts';

@@ -4,7 +4,7 @@
 import { Schema } from 'effect';
 import { route, Limit, Uuid } from '../route.ts';
 import * as migrations from '../../domain/storageMigrations/records.ts';
-import { findCatalog } from '../../domain/catalogs.ts';
+import { findCatalog } from '../../domain/catalogs/catalogs.ts';
 import { conflict, notFound } from '../../domain/errors.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audit } from '../audit.ts';

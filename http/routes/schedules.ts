@@ -4,7 +4,7 @@
 import { Schema } from 'effect';
 import { route, PageQuery, pageOfSchema, Uuid } from '../route.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
-import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { listWorkspaceCatalogs } from '../../domain/catalogs/attachments.ts';
 import { unprocessable } from '../../domain/errors.ts';
 import * as saved from '../../domain/savedQueries.ts';
 import * as schedules from '../../domain/schedules.ts';

@@ -26,7 +26,7 @@ import { searchModels } from '../../domain/semantic/search.ts';
 import { IMPORT_PROVIDERS, importModels, removeImports, type ImportReport } from '../../domain/semantic/imports.ts';
 import type { Queryable } from '../../runtime/db.ts';
 import { successRow } from '../audit.ts';
-import { resolveAttachedCatalog } from '../../domain/catalogs.ts';
+import { resolveAttachedCatalog } from '../../domain/catalogs/attachments.ts';
 import { checkExpression } from '../../domain/semantic/expressions.ts';
 
 const BASE = '/api/workspaces/:workspace/semantic';

@@ -1,7 +1,8 @@
 // Admin storage backends: where catalogs keep their files. Secrets go in and never come out (has_credentials).
 import { Schema } from 'effect';
 import { route } from '../route.ts';
-import * as catalogs from '../../domain/catalogs.ts';
+import * as backends from '../../domain/catalogs/backends.ts';
+import * as rotation from '../../domain/catalogs/credentialRotation.ts';
 import { SLUG_PATTERN } from '../../domain/workspaces.ts';
 import { actorOf } from '../../domain/audit.ts';
 import { audited } from '../audit.ts';
@@ -19,8 +20,8 @@ export const storageRoutes = [
     summary: 'Every storage backend (secrets never shown)',
     tags: ['catalogs'],
     access: { kind: 'admin' },
-    responses: { 200: Schema.Array(catalogs.BackendOutSchema) },
-    handler: async ({ ctx }) => ({ status: 200, body: await catalogs.listBackends(ctx.db) }),
+    responses: { 200: Schema.Array(backends.BackendOutSchema) },
+    handler: async ({ ctx }) => ({ status: 200, body: await backends.listBackends(ctx.db) }),
   }),
   route({
     method: 'POST',
@@ -32,7 +33,7 @@ export const storageRoutes = [
     access: { kind: 'admin' },
     body: Schema.Struct({
       name: Schema.String.check(Schema.isPattern(new RegExp(SLUG_PATTERN))),
-      kind: Schema.Literals(catalogs.STORAGE_KINDS),
+      kind: Schema.Literals(backends.STORAGE_KINDS),
       root_uri: Text(1024),
       endpoint: OptionalText(1024),
       region: OptionalText(64),
@@ -45,13 +46,13 @@ export const storageRoutes = [
     }),
     // 422 storage_unreachable: the probe (put, read, delete one object under the root) failed, with the store's message.
     // 422 storage_credentials_missing: nothing to reach the store with (an azure backend always needs its account key).
-    responses: { 201: catalogs.BackendOutSchema, 409: null, 422: null },
+    responses: { 201: backends.BackendOutSchema, 409: null, 422: null },
     handler: async ({ ctx, req, principal, body }) => {
       // The credentials themselves never go in the row: only whether some were given.
       const b = await audited(
         ctx,
         req,
-        (db) => catalogs.createBackend(db, ctx.config, body),
+        (db) => backends.createBackend(db, ctx.config, body),
         (b) => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'created', name: b.name, kind: b.kind, root_uri: b.root_uri, static_keys: b.has_credentials } }),
       );
       return { status: 201, body: b };
@@ -65,8 +66,8 @@ export const storageRoutes = [
     tags: ['catalogs'],
     access: { kind: 'admin' },
     params: BackendParams,
-    responses: { 200: catalogs.BackendOutSchema, 404: null },
-    handler: async ({ ctx, params }) => ({ status: 200, body: await catalogs.getBackend(ctx.db, params.storage_backend_id) }),
+    responses: { 200: backends.BackendOutSchema, 404: null },
+    handler: async ({ ctx, params }) => ({ status: 200, body: await backends.getBackend(ctx.db, params.storage_backend_id) }),
   }),
   route({
     method: 'PATCH',
@@ -88,15 +89,15 @@ export const storageRoutes = [
     // 422 storage_unreachable: the probe with the new credentials failed (nothing changed), with the store's message.
     // 409 migration_cutover: a storage migration from or to this backend is cutting over; retry after it.
     // 502/503: a catalog's warehouse could not be updated; nothing changed, and a retry converges.
-    responses: { 200: catalogs.BackendOutSchema, 404: null, 409: null, 422: null, 502: null, 503: null },
+    responses: { 200: backends.BackendOutSchema, 404: null, 409: null, 422: null, 502: null, 503: null },
     handler: async ({ ctx, req, principal, params, body }) => {
-      const plan = await catalogs.planCredentialRotation(ctx.db, ctx.config, params.storage_backend_id, body);
+      const plan = await rotation.planCredentialRotation(ctx.db, ctx.config, params.storage_backend_id, body);
       // Only which fields changed is recorded: never a key, secret or account key.
       const b = await viaCatalog('storage backend', () =>
         audited(
           ctx,
           req,
-          (db) => catalogs.rotateBackendCredentials(db, () => catalogClientOf(ctx), ctx.config, plan, ctx.logger),
+          (db) => rotation.rotateBackendCredentials(db, () => catalogClientOf(ctx), ctx.config, plan, ctx.logger),
           (b) => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: b.id }, details: { change: 'credentials_rotated', fields: plan.fields } }),
         ),
       );
@@ -117,7 +118,7 @@ export const storageRoutes = [
       await audited(
         ctx,
         req,
-        (db) => catalogs.deleteBackend(db, params.storage_backend_id),
+        (db) => backends.deleteBackend(db, params.storage_backend_id),
         () => ({ action: 'backend.change', outcome: 'success', actor: actorOf(principal), target: { kind: 'storage_backend', id: params.storage_backend_id }, details: { change: 'deleted' } }),
       );
       return { status: 204 };

@@ -7,7 +7,7 @@ import { route, Limit, Uuid } from '../route.ts';
 import { audit } from '../audit.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import { actorOf } from '../../domain/audit.ts';
-import { listWorkspaceCatalogs } from '../../domain/catalogs.ts';
+import { listWorkspaceCatalogs } from '../../domain/catalogs/attachments.ts';
 import { AppError, unprocessable } from '../../domain/errors.ts';
 import type { Principal } from '../../domain/identity.ts';
 import type { WorkspaceAccess } from '../../domain/workspaces.ts';

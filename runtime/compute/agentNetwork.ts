@@ -23,7 +23,15 @@ export interface AgentNetwork {
 }
 
 /** A call of the Engine API on the daemon's socket (the provider's own client). */
-const engine = (socketPath: string, method: string, path: string, body?: unknown) => dockerCall({ socketPath }, method, path, body);
+const engine = (socketPath: string, method: string, path: string, body?: unknown) => dockerCall<DockerNetwork>({ socketPath }, method, path, body);
+
+/** The fields read from a network as the daemon inspects it. */
+interface DockerNetwork {
+  Id?: unknown;
+  Internal?: unknown;
+  Options?: Record<string, string>;
+  IPAM?: { Config?: Array<{ Gateway?: string; Subnet?: string }> };
+}
 
 /** The bridge interface and chain names for a network name (an interface name has at most 15 characters). */
 export function agentNetworkNames(name: string): { bridge: string; chain: string } {

@@ -35,11 +35,17 @@ function maskable(env: Record<string, string>): string[] {
     .map(([, v]) => v);
 }
 
+/** A page of ARM's container group list, as far as it is read (every field checked before use). */
+interface ContainerGroupPage {
+  value?: Array<{ id?: unknown; tags?: Record<string, unknown>; properties?: { instanceView?: { state?: unknown }; provisioningState?: unknown } } | null>;
+  nextLink?: unknown;
+}
+
 /** ARM's error body is {error: {code, message}}; values the caller knows to be sensitive are masked out of it. */
 async function armError(what: string, res: Response, mask: string[]): Promise<Error> {
   let detail = '';
   try {
-    const b: any = await res.json();
+    const b = (await res.json()) as { error?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown } | null;
     const e = b?.error ?? b;
     detail = [e?.code, e?.message].filter((x) => typeof x === 'string' && x).join(': ');
   } catch {
@@ -107,7 +113,7 @@ export function cloudContainerProvider(opts: CloudContainerProviderOptions): Com
       if (!res.ok) throw await armError('create', res, maskable(req.env));
       let id: unknown;
       try {
-        id = ((await res.json()) as any)?.id;
+        id = ((await res.json()) as { id?: unknown } | null)?.id;
       } catch {
         // an empty body still means accepted; the id is the path
       }
@@ -130,11 +136,12 @@ export function cloudContainerProvider(opts: CloudContainerProviderOptions): Com
         if (new URL(url).origin !== new URL(mgmt).origin) throw new Error('container group list nextLink leaves the management endpoint');
         const res = await arm('GET', url);
         if (!res.ok) throw await armError('list', res, []);
-        const page: any = await res.json();
+        const page = (await res.json()) as ContainerGroupPage | null;
         for (const g of page?.value ?? []) {
-          if (g?.tags?.[TAG.managed] !== 'true' || typeof g?.id !== 'string' || typeof g.tags[TAG.elasticId] !== 'string') continue;
+          const elasticId = g?.tags?.[TAG.elasticId];
+          if (g?.tags?.[TAG.managed] !== 'true' || typeof g?.id !== 'string' || typeof elasticId !== 'string') continue;
           const stopped = g.properties?.instanceView?.state === 'Stopped' || g.properties?.provisioningState === 'Failed';
-          out.push({ providerRef: g.id, elasticId: g.tags[TAG.elasticId], running: !stopped });
+          out.push({ providerRef: g.id, elasticId, running: !stopped });
         }
         url = typeof page?.nextLink === 'string' && page.nextLink ? page.nextLink : undefined;
       }
@@ -192,7 +199,7 @@ export function azureManagementToken(opts: AzureTokenOptions): () => Promise<str
         signal: AbortSignal.timeout(30_000),
       });
     }
-    const body: any = await res.json().catch(() => null);
+    const body = (await res.json().catch(() => null)) as { access_token?: unknown; error?: unknown; expires_on?: unknown; expires_in?: unknown } | null;
     if (!res.ok || typeof body?.access_token !== 'string') {
       // only the OAuth error code: the description can quote the client id or tenant
       const code = typeof body?.error === 'string' ? `: ${body.error}` : '';

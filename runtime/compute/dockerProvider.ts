@@ -48,13 +48,22 @@ function parseHost(host: string): Target {
   return { hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port ? Number(u.port) : 2375 };
 }
 
-export interface Answer {
+/** The daemon's answer: its JSON taken as `T` (each field read is checked), or the text of a non-JSON error. */
+export interface Answer<T = unknown> {
   status: number;
-  body: any;
+  body: T | null;
 }
 
+/** The fields read from a container as the daemon lists or inspects it. */
+interface DockerContainer {
+  Id?: unknown;
+  State?: unknown;
+  Labels?: Record<string, string> | null;
+}
+const idOf = (c: DockerContainer | null) => (typeof c?.Id === 'string' && c.Id ? c.Id : undefined);
+
 /** The daemon's answers are JSON or empty (204, 304); anything else is kept as text for the error message. */
-export function dockerCall(target: Target, method: string, path: string, body?: unknown): Promise<Answer> {
+export function dockerCall<T = unknown>(target: Target, method: string, path: string, body?: unknown): Promise<Answer<T>> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -76,7 +85,7 @@ export function dockerCall(target: Target, method: string, path: string, body?: 
           } catch {
             // not JSON: keep the text
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
+          resolve({ status: res.statusCode ?? 0, body: parsed as T | null });
         });
       },
     );
@@ -97,7 +106,8 @@ function maskable(env: Record<string, string>): string[] {
 
 /** What the daemon said, without the agent's environment values (the bootstrap token above all). */
 function dockerError(method: string, path: string, a: Answer, mask: string[] = []): Error {
-  let message = typeof a.body === 'object' && a.body && typeof a.body.message === 'string' ? a.body.message : String(a.body ?? '');
+  const said = typeof a.body === 'object' && a.body ? (a.body as { message?: unknown }).message : undefined;
+  let message = typeof said === 'string' ? said : String(a.body ?? '');
   for (const v of mask) message = message.replaceAll(v, '***');
   return new Error(`docker ${method} ${path.split('?')[0]} answered ${a.status}${message ? `: ${message}` : ''}`);
 }
@@ -110,19 +120,19 @@ const labelNumber = (labels: Record<string, string> | null | undefined, key: str
 export function dockerProvider(opts: DockerProviderOptions): ComputeProvider {
   const target = parseHost(opts.host);
 
-  async function call(method: string, path: string, body?: unknown, ok: number[] = [], mask: string[] = []): Promise<Answer> {
-    const a = await dockerCall(target, method, path, body);
+  async function call<T = unknown>(method: string, path: string, body?: unknown, ok: number[] = [], mask: string[] = []): Promise<Answer<T>> {
+    const a = await dockerCall<T>(target, method, path, body);
     if ((a.status >= 200 && a.status < 300) || ok.includes(a.status)) return a;
     throw dockerError(method, path, a, mask);
   }
 
   async function checkCapacity(req: ProvisionRequest) {
-    const info = (await call('GET', '/info')).body;
+    const info = (await call<{ NCPU?: unknown; MemTotal?: unknown }>('GET', '/info')).body;
     const totalCpu = Number(info?.NCPU);
     const totalMemGb = Number(info?.MemTotal) / GIB;
     if (!Number.isFinite(totalCpu) || !Number.isFinite(totalMemGb)) throw new Error('docker /info has no NCPU or MemTotal');
     const filter = encodeURIComponent(JSON.stringify({ label: [`${LABEL.managed}=true`], status: ['running'] }));
-    const running: any[] = (await call('GET', `/containers/json?filters=${filter}`)).body ?? [];
+    const running = (await call<Array<DockerContainer | null>>('GET', `/containers/json?filters=${filter}`)).body ?? [];
     let usedCpu = 0;
     let usedMemGb = 0;
     for (const c of running) {
@@ -180,11 +190,11 @@ export function dockerProvider(opts: DockerProviderOptions): ComputeProvider {
           RestartPolicy: { Name: 'no' },
         },
       };
-      const created = await call('POST', `/containers/create?name=${encodeURIComponent(name)}`, body, [409], mask);
-      let id: string | undefined = created.status === 409 ? undefined : created.body?.Id;
+      const created = await call<DockerContainer>('POST', `/containers/create?name=${encodeURIComponent(name)}`, body, [409], mask);
+      let id = created.status === 409 ? undefined : idOf(created.body);
       if (!id) {
         // 409: the name is taken by the container an earlier attempt created
-        id = (await call('GET', `/containers/${encodeURIComponent(name)}/json`, undefined, [], mask)).body?.Id;
+        id = idOf((await call<DockerContainer>('GET', `/containers/${encodeURIComponent(name)}/json`, undefined, [], mask)).body);
         if (!id) throw new Error(`docker inspect of ${name} returned no Id`);
       }
       await call('POST', `/containers/${encodeURIComponent(id)}/start`, undefined, [304], mask);
@@ -196,7 +206,7 @@ export function dockerProvider(opts: DockerProviderOptions): ComputeProvider {
     },
 
     async list() {
-      const all: any[] = (await call('GET', `/containers/json?all=true&filters=${MANAGED_FILTER}`)).body ?? [];
+      const all = (await call<Array<DockerContainer | null>>('GET', `/containers/json?all=true&filters=${MANAGED_FILTER}`)).body ?? [];
       const out: ManagedInstance[] = [];
       for (const c of all) {
         const elasticId = c?.Labels?.[LABEL.elasticId];
