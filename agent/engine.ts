@@ -10,11 +10,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
-import { splitStatements } from './iceberg/statements.ts';
 import { normalizeProfile } from './profile.ts';
 import { PROGRESS_SETTINGS, type EngineProgress } from './queryProgress.ts';
 import type { SandboxSlots, Slot } from './sandboxSlots.ts';
-import { leadingKeyword, quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';
+import { quoteIdentifier, quoteLiteral, statementBody, uniqueColumnNames } from './statementText.ts';
+import { leadingKeyword, splitStatements } from '../sqltext/scan.ts';
 
 export interface EngineOptions {
   readonly dataDir: string;

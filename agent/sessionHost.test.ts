@@ -173,6 +173,7 @@ describe('SessionHost: statement memory top-ups (real admission control, real Du
     await until(() => t.admission.isQueued(`statement:${id}`));
     // Acknowledged (the session has it), not finished: it waits for its memory.
     expect(t.frames.some((f) => f.type === 'query_started' && f.payload.query_id === id)).toBe(true);
+    // Time itself must pass while it waits (no event marks "still waiting"); it is still seen queued after.
     await new Promise((r) => setTimeout(r, 300));
     expect(t.frames.some((f) => (f.type === 'query_done' || f.type === 'query_failed') && f.payload.query_id === id)).toBe(false);
     expect(t.admission.stats.queued).toBe(1);

@@ -25,6 +25,19 @@ const until = async (check: () => boolean, ms = 10_000) => {
   }
 };
 const logger = createLogger({ level: 'silent' });
+/** Starts a part of its own and waits until it has run: a restart the supervisor wrongly scheduled before it (its
+ * backoff here is milliseconds) would have been started by then too. */
+const witnessStart = async (name: string, on?: Supervisor): Promise<void> => {
+  const file = join(dir, name);
+  writeFileSync(file, '');
+  const own = on ?? new Supervisor({ self: script, logger, initialBackoffMs: 10, stableAfterMs: 200, onGiveUp: () => undefined });
+  own.start({ name, command: 'agent', env: { STARTS: file, PATH: process.env.PATH ?? '' } });
+  try {
+    await until(() => starts(file) === 1);
+  } finally {
+    if (!on) await own.stopAll(1_000);
+  }
+};
 let supervisor: Supervisor | undefined;
 afterEach(async () => {
   await supervisor?.stopAll(1_000);
@@ -45,7 +58,7 @@ describe('eider up supervision', () => {
     await until(() => starts(file) === 2 && supervisor!.pid('agent') !== undefined && supervisor!.pid('agent') !== first);
     expect(gaveUp).toBe(false);
     await supervisor.stopAll(1_000);
-    await new Promise((r) => setTimeout(r, 100));
+    await witnessStart('after-stop');
     expect(starts(file)).toBe(2);
   });
 
@@ -57,6 +70,7 @@ describe('eider up supervision', () => {
     supervisor.start({ name: 'catalog', command: 'catalog', env: { STARTS: file, PATH: process.env.PATH ?? '' } });
     await until(() => starts(file) === 1 && supervisor!.pid('catalog') !== undefined);
     const first = supervisor.pid('catalog')!;
+    // Time itself must pass: longer than stableAfterMs.
     await new Promise((r) => setTimeout(r, 300));
     process.kill(first, 'SIGKILL');
     await until(() => starts(file) === 2 && supervisor!.pid('catalog') !== undefined && supervisor!.pid('catalog') !== first);
@@ -80,7 +94,7 @@ describe('eider up supervision', () => {
     supervisor = new Supervisor({ self: script, logger, initialBackoffMs: 5, maxFailures: 5, stableAfterMs: 5_000, onGiveUp: (_p, r) => (reason = r) });
     supervisor.start({ name: 'api-1', command: 'misconfigured', env: { STARTS: file, PATH: process.env.PATH ?? '' } });
     await until(() => reason !== '');
-    await new Promise((r) => setTimeout(r, 100));
+    await witnessStart('after-give-up', supervisor);
     expect(starts(file)).toBe(1);
     expect(reason).toBe('api-1 cannot start with this configuration');
   });

@@ -1,66 +1,11 @@
 // Reading statement text the way the endpoint needs it: splitting a simple Query into statements, the leading
 // keyword (what kind of statement, its CommandComplete tag), the client settings answered here, `$n` counting.
-
-/** The text outside string literals, quoted identifiers, dollar quotes and comments, blanked out with spaces. */
-function codeOnly(sql: string): string {
-  let out = '';
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i];
-    const two = sql.slice(i, i + 2);
-    let end = -1;
-    if (c === "'" || c === '"') {
-      end = i + 1;
-      for (;;) {
-        const j = sql.indexOf(c, end);
-        if (j < 0) {
-          end = sql.length;
-          break;
-        }
-        if (sql[j + 1] === c) end = j + 2;
-        else {
-          end = j + 1;
-          break;
-        }
-      }
-    } else if (two === '--') {
-      const j = sql.indexOf('\n', i);
-      end = j < 0 ? sql.length : j;
-    } else if (two === '/*') {
-      const j = sql.indexOf('*/', i + 2);
-      end = j < 0 ? sql.length : j + 2;
-    } else if (c === '$') {
-      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i));
-      if (tag) {
-        const j = sql.indexOf(tag[0], i + tag[0].length);
-        end = j < 0 ? sql.length : j + tag[0].length;
-      }
-    }
-    if (end > i) {
-      // Literals keep their place as a placeholder character so keywords never run together.
-      out += c === "'" ? `'${' '.repeat(Math.max(0, end - i - 2))}'`.slice(0, end - i) : ' '.repeat(end - i);
-      i = end;
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  return out;
-}
+// Strings, quoted names, dollar quotes and comments are read by sqltext/scan.ts, as DuckDB reads them.
+import { codeOnly, splitStatements as splitScript } from '../sqltext/scan.ts';
 
 /** The statements of a simple Query (split at `;` outside literals and comments); blank ones dropped. */
 export function splitStatements(text: string): string[] {
-  const code = codeOnly(text);
-  const parts: string[] = [];
-  let start = 0;
-  for (let i = 0; i <= code.length; i++) {
-    if (i === code.length || code[i] === ';') {
-      const part = text.slice(start, i);
-      if (code.slice(start, i).trim() !== '') parts.push(part.trim());
-      start = i + 1;
-    }
-  }
-  return parts;
+  return splitScript(text).map((s) => s.trim());
 }
 
 function words(sql: string, n = 6): string[] {

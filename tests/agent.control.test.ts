@@ -270,6 +270,7 @@ describe('agent control channel (child process, real WebSocket)', () => {
       c.send({ type: 'cancel_query', payload: { query_id: q1 } });
       expect((await c.next('query_failed', (f) => f.payload.query_id === q1, 10_000)).payload.error.code).toBe('cancelled');
       while (await c.next('query_progress', (f) => f.payload.query_id === q1, 100).catch(() => null)); // any sent before the cancel
+      // Time itself must pass: two of the agent's 1 s progress periods go by without a report of the cancelled query.
       await new Promise((r) => setTimeout(r, 2_000));
       await expect(c.next('query_progress', undefined, 100)).rejects.toThrow();
 

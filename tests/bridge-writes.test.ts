@@ -113,6 +113,7 @@ describe('bridge writes', () => {
     try {
       await a2.exec('CREATE SCHEMA s');
       await a2.exec('CREATE TABLE s.t (id INTEGER)');
+      // Held past the 1 s credential's lifetime: time itself must pass before the commit.
       a2.setBeforeCommit(() => new Promise((r) => setTimeout(r, 1600)));
       const err = failure(await a2.run('INSERT INTO s.t VALUES (1)'));
       expect(err).toMatchObject({ code: 'catalog_error', message: expect.stringMatching(/credential.*(ExpiredToken|expired)/i) });

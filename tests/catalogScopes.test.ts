@@ -54,6 +54,7 @@ describe('scoped catalog tokens', () => {
     const short = await tokenFor('warehouse:alpha:read', 1);
     expect(short.body.expires_in).toBe(1);
     expect((await tokenFor('warehouse:alpha:read', 999_999)).body.expires_in).toBe(3600);
+    // Time itself must pass: the 1 s token expires (a fixed wait, nothing to observe first).
     await new Promise((r) => setTimeout(r, 2100));
     expect(await call(short.body.access_token!, 'GET', '/v1/alpha/namespaces')).toBe(401);
     expect((await tokenFor('warehouse:alpha:delete')).body.error).toBe('invalid_scope');

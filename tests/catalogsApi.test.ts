@@ -101,6 +101,7 @@ describe('catalog client', () => {
       const cfg = await fetch(`${svc.url}/v1/config?warehouse=warehouse`, { headers: { authorization: `Bearer ${first.token}` } });
       expect(cfg.status).toBe(200);
       expect((await c.catalogToken()).token).toBe(first.token);
+      // Time itself must pass: the 1 s token's lifetime (a fixed wait, nothing to observe first).
       await new Promise((r) => setTimeout(r, 1100));
       const second = await c.catalogToken();
       expect(second.token).not.toBe(first.token);

@@ -52,6 +52,7 @@ describe('database failover', () => {
       await db.query('create table writes (x int)');
       const unknown: string[] = [];
       let failures = 0;
+      let commits = 0;
       let stop = false;
       const worker = async () => {
         while (!stop) {
@@ -60,6 +61,7 @@ describe('database failover', () => {
               await tx.query('insert into writes values (1)');
               await tx.query('select pg_sleep(0.01)');
             });
+            commits++;
           } catch (e) {
             failures++;
             if (!isDatabaseUnavailable(e)) unknown.push(String((e as Error)?.message ?? e));
@@ -69,12 +71,16 @@ describe('database failover', () => {
       };
       // Many more callers than connections: most wait on the pool when the primary goes.
       const workers = Array.from({ length: 40 }, worker);
-      await new Promise((r) => setTimeout(r, 1500));
+      // Under way: the workers have committed on the primary (and keep its pool full).
+      await pollUntil(async () => commits, (n) => n >= 100, 30_000, 50);
       process.kill(pg.primaryPid(), 'SIGKILL');
+      // Time itself must pass: an outage the waiting statements see before the standby takes over.
       await new Promise((r) => setTimeout(r, 300));
       pg.promoteStandby();
       await pollUntil(async () => db.query<{ n: number }>('select 1 as n').catch(() => null), (r) => r !== null, 60_000, 200);
-      await new Promise((r) => setTimeout(r, 1000));
+      // The workers write through the new primary before they stop.
+      const before = commits;
+      await pollUntil(async () => commits, (n) => n >= before + 50, 30_000, 50);
       stop = true;
       await Promise.all(workers);
       expect(failures).toBeGreaterThan(0);

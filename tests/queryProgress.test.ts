@@ -88,6 +88,14 @@ describe('query progress', () => {
         // The row's version (xmin) changes with every write of it.
         const version = async () => (await t.database.db.query<{ v: string }>(`select xmin::text as v from queries where id = $1`, [id]))[0].v;
         const shown = async () => (await t.req('GET', `/api/queries/${id}`, { as: admin })).body.progress;
+        // Frames of one socket are handled in order: once a later agent_status shows, every frame sent before it has
+        // been handled, so a report that changed nothing had its chance to.
+        let marks = 0;
+        const handled = async () => {
+          const engine = `v1.5.6-mark${++marks}`;
+          raw.send({ type: 'agent_status', payload: { capabilities: { engine_version: engine, extensions: [], memory_limit_bytes: 2 ** 30, max_concurrency_profile: 'auto' } } });
+          await expect.poll(async () => (await t.req('GET', `/api/admin/agents/${rawId}`, { as: admin })).body.capabilities?.engine_version).toBe(engine);
+        };
 
         // A burst of 30 different reports over 3 s (ten a second): the row takes at most one a second. Each value
         // written stays at least 0.9 s, so reading the row every 50 ms sees every one.
@@ -100,11 +108,12 @@ describe('query progress', () => {
             await new Promise((r) => setTimeout(r, 50));
           }
         })();
+        // Time itself must pass in this test: the rule is one write a second.
         for (let i = 1; i <= 30; i++) {
           report(i);
           await new Promise((r) => setTimeout(r, 100));
         }
-        await new Promise((r) => setTimeout(r, 1_000));
+        await new Promise((r) => setTimeout(r, 1_000)); // the last value written stays a second: the watcher sees it
         reading = false;
         await watcher;
         expect(written.size, [...written].join(' ')).toBeGreaterThanOrEqual(1);
@@ -114,12 +123,12 @@ describe('query progress', () => {
         report(40);
         await expect.poll(shown).toEqual({ percent: 40, rows_processed: 40_000, rows_total: 100_000 });
         const at40 = await version();
-        await new Promise((r) => setTimeout(r, 1_200));
+        await new Promise((r) => setTimeout(r, 1_200)); // past the second, so only the sameness keeps it unwritten
         report(40);
-        await new Promise((r) => setTimeout(r, 500));
+        await handled();
         expect(await version()).toBe(at40);
         // (The api counts the unchanged report's statement against the second as well.)
-        await new Promise((r) => setTimeout(r, 1_000));
+        await new Promise((r) => setTimeout(r, 1_000)); // time itself: past that second
         report(41);
         await expect.poll(shown).toMatchObject({ percent: 41 });
         expect(await version()).not.toBe(at40);
@@ -128,7 +137,7 @@ describe('query progress', () => {
         const other = await t.req('POST', '/api/workspaces/default/queries', { body: { sql: SLOW, agent_id: agentId }, as: admin });
         expect(other.status, other.text).toBe(202);
         raw.send({ type: 'query_progress', payload: { query_id: other.body.id, percent: 99, rows_processed: 1, rows_total: 1 } });
-        await new Promise((r) => setTimeout(r, 500));
+        await handled();
         expect(await storedProgress(other.body.id)).not.toMatchObject({ percent: 99 });
         await t.req('POST', `/api/queries/${other.body.id}/cancel`, { as: admin });
 
@@ -136,9 +145,9 @@ describe('query progress', () => {
         raw.send({ type: 'query_done', payload: { query_id: id, row_count: 0, duration_ms: 3_000, result_path: null, column_schema: null, columns: [] } });
         await expect.poll(async () => (await t.req('GET', `/api/queries/${id}`, { as: admin })).body.status).toBe('done');
         expect(await storedProgress(id)).toBeNull();
-        await new Promise((r) => setTimeout(r, 1_000));
+        await new Promise((r) => setTimeout(r, 1_000)); // time itself: past the second, so no throttle hides a late write
         report(50);
-        await new Promise((r) => setTimeout(r, 500));
+        await handled();
         expect(await storedProgress(id)).toBeNull();
         expect((await t.req('GET', `/api/queries/${id}`, { as: admin })).body).not.toHaveProperty('progress');
       } finally {

@@ -80,14 +80,19 @@ describe('schedules', () => {
     const q = await req('POST', `${W}/saved-queries`, { name: 'yearly', sql: 'SELECT 42 AS answer' });
     // Yearly, so the clock never makes it due during the test: each round makes it due by hand.
     const s = (await req('POST', `${W}/schedules`, { saved_query_id: q.body.id, cron: '0 0 1 1 *', agent_id: agentId })).body;
+    // A second schedule made due after each run: once it has fired, the schedulers have ticked since the first fired.
+    const witness = (await req('POST', `${W}/schedules`, { saved_query_id: q.body.id, cron: '0 0 1 1 *', agent_id: agentId })).body;
     for (let round = 1; round <= 4; round++) {
       await makeDue(s.id);
       await expect.poll(async () => (await runsOf(s.id)).length, { timeout: 10_000, interval: 100 }).toBe(round);
-      // Both schedulers keep ticking: still exactly `round` runs a moment later.
-      await new Promise((r) => setTimeout(r, 600));
+      // Both schedulers keep ticking: still exactly `round` runs once a later tick has fired the witness.
+      await makeDue(witness.id);
+      await expect.poll(async () => (await runsOf(witness.id)).length, { timeout: 10_000, interval: 100 }).toBe(round);
       expect((await runsOf(s.id)).length).toBe(round);
       await expect.poll(async () => JSON.stringify((await runsOf(s.id))[0]), { timeout: 15_000, interval: 100 }).toContain('"status":"done"');
+      await expect.poll(async () => JSON.stringify((await runsOf(witness.id))[0]), { timeout: 15_000, interval: 100 }).toContain('"status":"done"');
     }
+    await req('DELETE', `${W}/schedules/${witness.id}`);
     const [run] = await runsOf(s.id);
     const query = (await req('GET', `/api/queries/${run.query_id}`)).body;
     expect(query).toMatchObject({ origin: 'scheduled', schedule_id: s.id, user_id: admin.id, status: 'done', sql: 'SELECT 42 AS answer' });

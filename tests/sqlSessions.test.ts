@@ -157,7 +157,8 @@ describe('SQL sessions', () => {
     world.agent.child.kill('SIGSTOP');
     try {
       expect((await t.req('DELETE', `/api/queries/${slow.body.id}`, as())).status).toBe(204);
-      await new Promise((r) => setTimeout(r, 1_000));
+      // The cancel was taken (the statement's actor is cancelling), yet the statement still reads as running.
+      await expect.poll(async () => (await t.req('GET', `/api/admin/actors/statement/${slow.body.id}`, as())).body.state, { timeout: 5_000 }).toBe('cancelling');
       expect((await t.req('GET', `/api/queries/${slow.body.id}`, as())).body.status).toBe('running');
     } finally {
       world.agent.child.kill('SIGCONT');
@@ -461,6 +462,7 @@ describe('SQL sessions', () => {
 
   it('an idle session is closed by the reaper (close_reason idle), and a statement keeps it alive', async () => {
     const { session } = await open();
+    // Time itself must pass (the idle timeout): each wait is more than half of it, the two together more than all of it.
     await new Promise((r) => setTimeout(r, 3_500));
     expect((await run(session.id, 'SELECT 1 AS one')).q.status).toBe('done');
     await new Promise((r) => setTimeout(r, 3_500));

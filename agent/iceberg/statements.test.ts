@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { analyzeStatement, parsePartitionClause, parseProcedureCall, parseTimestampMs, snapshotSuffix, splitStatements, stripPartitionedBy } from './statements.ts';
+import { analyzeStatement, parsePartitionClause, parseProcedureCall, parseTimestampMs, snapshotSuffix, stripPartitionedBy } from './statements.ts';
+import { splitStatements } from '../../sqltext/scan.ts';
 
 describe('statement recognition for the Iceberg bridge', () => {
   it('splits scripts on semicolons outside strings, identifiers and comments', () => {

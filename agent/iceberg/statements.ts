@@ -3,11 +3,12 @@
 // its write target, every table it references (to prepare), and the simple predicates of its WHERE (for pruning).
 // That comes from @polyglot-sql/sdk's DuckDB dialect (a sqlglot port: the statement kind is the first key of each
 // AST node, tables are `{table: {catalog, schema, name}}` nodes). Two things it does not parse are done by hand:
-// splitting a script into statement texts, and the `PARTITIONED BY (...)` clause of CREATE TABLE, which DuckDB
+// splitting a script into statement texts (sqltext/scan.ts), and the `PARTITIONED BY (...)` clause of CREATE TABLE, which DuckDB
 // parses but refuses for its own tables, so the bridge strips it before DuckDB sees the statement.
 import { parse } from '@polyglot-sql/sdk';
 import { randomUUID } from 'node:crypto';
 import { extractPredicates, type Predicate } from '../../iceberg/predicates.ts';
+import { forEachCode, leadingKeyword, runAt } from '../../sqltext/scan.ts';
 import { unsupported } from './errors.ts';
 
 export interface TableRef {
@@ -109,62 +110,12 @@ export interface ProcedureCall {
 type Obj = Record<string, any>;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Lexing: splitting scripts and finding PARTITIONED BY outside strings and comments
-
-/** Start/end offsets of code outside string literals, quoted identifiers and comments, for each character. */
-function scan(sql: string, onCode: (i: number) => boolean | void): void {
-  let i = 0;
-  while (i < sql.length) {
-    const c = sql[i];
-    const next = sql[i + 1];
-    if (c === "'" || c === '"') {
-      i++;
-      while (i < sql.length) {
-        if (sql[i] === c) {
-          if (sql[i + 1] === c) i += 2;
-          else break;
-        } else i++;
-      }
-      i++;
-    } else if (c === '-' && next === '-') {
-      while (i < sql.length && sql[i] !== '\n') i++;
-    } else if (c === '/' && next === '*') {
-      const end = sql.indexOf('*/', i + 2);
-      i = end < 0 ? sql.length : end + 2;
-    } else if (c === '$') {
-      const tag = /^\$[A-Za-z_]*\$/.exec(sql.slice(i));
-      if (tag) {
-        const end = sql.indexOf(tag[0], i + tag[0].length);
-        i = end < 0 ? sql.length : end + tag[0].length;
-      } else {
-        if (onCode(i) === true) return;
-        i++;
-      }
-    } else {
-      if (onCode(i) === true) return;
-      i++;
-    }
-  }
-}
-
-/** Splits a script into statement texts on semicolons outside strings and comments; empty statements dropped. */
-export function splitStatements(sql: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  scan(sql, (i) => {
-    if (sql[i] === ';') {
-      out.push(sql.slice(start, i));
-      start = i + 1;
-    }
-  });
-  out.push(sql.slice(start));
-  return out.filter((s) => s.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, '').trim() !== '');
-}
+// Finding PARTITIONED BY outside strings and comments (scripts are split by sqltext/scan.ts)
 
 /** Removes a `PARTITIONED BY (...)` clause (outside strings), returning the statement and the clause's inner text. */
 export function stripPartitionedBy(sql: string): { sql: string; clause: string | null } {
   let found = -1;
-  scan(sql, (i) => {
+  forEachCode(sql, (i) => {
     if (/^PARTITIONED\s+BY\s*\(/i.test(sql.slice(i, i + 40)) && (i === 0 || !/[A-Za-z0-9_]/.test(sql[i - 1]))) {
       found = i;
       return true;
@@ -543,30 +494,14 @@ function tokenize(sql: string): Token[] | null {
   let i = 0;
   while (i < sql.length) {
     const c = sql[i];
+    const run = runAt(sql, i);
     if (/\s/.test(c)) i++;
-    else if (sql.startsWith('--', i)) {
-      while (i < sql.length && sql[i] !== '\n') i++;
-    } else if (sql.startsWith('/*', i)) {
-      const end = sql.indexOf('*/', i + 2);
-      if (end < 0) return null;
-      i = end + 2;
-    } else if (c === "'" || c === '"') {
-      let j = i + 1;
-      let text = '';
-      for (;;) {
-        if (j >= sql.length) return null;
-        if (sql[j] === c) {
-          if (sql[j + 1] === c) {
-            text += c;
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        text += sql[j++];
-      }
-      out.push({ type: c === "'" ? 'string' : 'quoted', text });
-      i = j + 1;
+    else if (run) {
+      if (!run.closed) return null;
+      if (run.kind === 'string' && c !== "'") out.push({ type: 'punct', text: sql.slice(i, run.end) }); // E'…': no argument value
+      else if (run.kind === 'string' || run.kind === 'quoted') out.push({ type: c === "'" ? 'string' : 'quoted', text: sql.slice(i + 1, run.end - 1).replaceAll(c + c, c) });
+      else if (run.kind === 'dollar') out.push({ type: 'punct', text: sql.slice(i, run.end) });
+      i = run.end;
     } else if (sql.startsWith('=>', i)) {
       out.push({ type: 'punct', text: '=>' });
       i += 2;
@@ -602,7 +537,7 @@ const isName = (t: Token | undefined) => t !== undefined && (t.type === 'word' |
 
 /** A CALL of one of the maintenance procedures, or null when `sql` is something else (DuckDB's own CALL too). */
 export function parseProcedureCall(sql: string): ProcedureCall | null {
-  if (!/^\s*(?:(?:--[^\n]*\n|\/\*[\s\S]*?\*\/)\s*)*CALL\b/i.test(sql)) return null;
+  if (leadingKeyword(sql) !== 'CALL') return null;
   const t = tokenize(sql);
   if (!t || t[0]?.type !== 'word' || t[0].text.toUpperCase() !== 'CALL') return null;
   // CALL [catalog .] system . name (

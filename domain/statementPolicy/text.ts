@@ -1,6 +1,7 @@
 // Lexical guards of the statement policy: they keep the text the parser reads identical, statement by statement
 // and name by name, to the text DuckDB will read on the agent. Each guard answers a difference between
 // polyglot's tokenizer and DuckDB's that was found by testing both (see tests/statementPolicy.test.ts).
+import { runAt } from '../../sqltext/scan.ts';
 
 export interface TokenSpan {
   type: string;
@@ -38,30 +39,19 @@ export function strayCharacter(sql: string, tokens: TokenSpan[]): string | null 
 }
 
 function strayInGap(chars: string[], from: number, to: number): string | null {
-  let i = from;
-  while (i < to) {
-    const c = chars[i];
+  const gap = chars.slice(from, to).join('');
+  let i = 0;
+  while (i < gap.length) {
+    const c = gap[i];
+    const run = runAt(gap, i);
     if (c === ' ' || c === '\t' || c === '\n') {
       i++;
-    } else if (c === '-' && chars[i + 1] === '-') {
-      while (i < to && chars[i] !== '\n') i++;
-    } else if (c === '/' && chars[i + 1] === '*') {
-      // Block comments nest in DuckDB.
-      let depth = 0;
-      do {
-        if (chars[i] === '/' && chars[i + 1] === '*') {
-          depth++;
-          i += 2;
-        } else if (chars[i] === '*' && chars[i + 1] === '/') {
-          depth--;
-          i += 2;
-        } else {
-          i++;
-        }
-      } while (depth > 0 && i < to);
-      if (depth > 0) return 'an unterminated comment';
+    } else if (run?.kind === 'line-comment' || run?.kind === 'block-comment') {
+      // Block comments nest in DuckDB (the scanner counts them).
+      if (!run.closed) return 'an unterminated comment';
+      i = run.end;
     } else {
-      const code = c.codePointAt(0) ?? 0;
+      const code = gap.codePointAt(i) ?? 0;
       return `the character U+${code.toString(16).toUpperCase().padStart(4, '0')} outside quotes and comments`;
     }
   }
