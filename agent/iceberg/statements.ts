@@ -380,7 +380,7 @@ function topLevelKeyword(sql: string, word: string, from: number): number {
   let depth = 0;
   let found = -1;
   const re = new RegExp(`^${word}(?![A-Za-z0-9_$])`, 'i');
-  scan(sql, (i) => {
+  forEachCode(sql, (i) => {
     const c = sql[i];
     if (c === '(') depth++;
     else if (c === ')') depth--;
@@ -459,7 +459,7 @@ function mergeShape(node: Obj, sql: string, target: TableRef, targetAlias: strin
 function closingParen(text: string): number {
   let depth = 0;
   let found = -1;
-  scan(text, (i) => {
+  forEachCode(text, (i) => {
     if (text[i] === '(') depth++;
     else if (text[i] === ')' && --depth === 0) {
       found = i;
