@@ -3,6 +3,7 @@
 // the SQL laid out for reading (a SELECT item a line), which runs in a worksheet.
 import { describe, expect, it } from 'vitest';
 import { formatSql } from '../../ui/src/worksheet/formatSql.ts';
+import { seriousViolations } from './support/axe.ts';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { activePane, chooseAgent, waitForStatus } from './support/worksheetPage.ts';
 
@@ -41,6 +42,7 @@ describe('models: create, import and compile', () => {
     await form.getByLabel('dbt manifest.json').fill('{"nodes": 1}');
     await form.getByRole('button', { name: 'Import' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('dbt manifest.json');
+    expect(await seriousViolations(page)).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
 
@@ -69,6 +71,7 @@ describe('models: create, import and compile', () => {
     const lines = text.split('\n');
     expect(lines[0]).toBe('SELECT');
     for (const name of ['"region"', '"revenue"', '"order_count"']) expect(lines.filter((l) => l.trimEnd().endsWith(`AS ${name},`) || l.trimEnd().endsWith(`AS ${name}`)).length).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
     await b.shot('10-two-metrics-compiled');
     await panel.getByRole('button', { name: 'Open in worksheet' }).click();
     await page.waitForURL(/\/worksheets$/);

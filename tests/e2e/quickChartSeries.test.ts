@@ -1,6 +1,7 @@
 // Quick charts with several series in a real browser (issue 35): "Colour by" a column splits a line over time into one
 // line per value, each its own colour, with a legend; a scatter takes the same split; without it there is one series.
 import { describe, expect, it } from 'vitest';
+import { seriousViolations } from './support/axe.ts';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { chooseAgent, typeAndRun, waitForStatus } from './support/worksheetPage.ts';
 
@@ -39,6 +40,7 @@ describe('quick chart series', () => {
     // Each legend swatch is its line's colour.
     const swatches = await legend.locator('.chart-swatch').evaluateAll((els) => els.map((e) => getComputedStyle(e).backgroundColor));
     expect(swatches).toEqual(strokes);
+    expect(await seriousViolations(page)).toEqual([]);
     await b.shot('10-coloured-lines');
 
     await pane.getByLabel('Chart type').selectOption('scatter');

@@ -14,7 +14,7 @@ export const MAX_BARS = 40;
 export const MAX_POINTS = 5000;
 /** Series a "Colour by" column splits a line or scatter into: the most frequent values, the rest left out (said). */
 export const MAX_SERIES = 8;
-export const NO_COLOUR = '(none)';
+const NO_COLOUR = '(none)';
 
 const W = 720;
 const H = 320;
@@ -81,7 +81,7 @@ export function pointData(rows: Row[], x: ColumnSchema, y: string) {
   return { points: step > 1 ? all.filter((_, i) => i % step === 0) : all, total: all.length, time };
 }
 
-export interface Series {
+interface Series {
   name: string;
   points: Array<[number, number]>;
 }
