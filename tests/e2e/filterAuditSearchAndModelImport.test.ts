@@ -153,7 +153,7 @@ describe('result filter, audit screen, catalog search and model import', () => {
   it('models: the empty state imports a native YAML model', async () => {
     const { page } = b;
     await page.goto(ui.url + '/w/default/models');
-    const form = page.getByRole('form', { name: 'Import a YAML model' });
+    const form = page.getByRole('form', { name: 'Create or import a model' });
     await form.waitFor();
     expect(await page.getByText(/use the API/i).count()).toBe(0);
     expect(await axe(page)).toEqual([]);

@@ -4,6 +4,7 @@
 // endpoints answer (probed for real below), so they switch on as the api grows.
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { formatSql } from '../../ui/src/worksheet/formatSql.ts';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 import { typeAndRun, waitForStatus } from './support/worksheetPage.ts';
 
@@ -229,10 +230,10 @@ describe('web app: worksheets, results, history, catalog', () => {
     await panel.getByLabel('Region').check();
     await panel.getByRole('button', { name: 'Compile' }).click();
     const sql = panel.getByLabel('SQL');
-    await expect.poll(() => sql.textContent()).toMatch(/^SELECT "orders"\."region" AS "region"/);
+    await expect.poll(() => sql.textContent()).toMatch(/^SELECT\n  "orders"\."region" AS "region"/);
     // the same text the compile endpoint gives for the same request
     const direct = await t.req('POST', '/api/workspaces/default/semantic/compile', { body: { model: 'sales', metrics: ['revenue'], dimensions: ['region'] }, as: admin });
-    expect(await sql.textContent()).toBe(direct.body.sql);
+    expect(await sql.textContent()).toBe(formatSql(direct.body.sql)); // laid out for reading
     await b.shot('15-compiled');
     await panel.getByRole('button', { name: 'Open in worksheet' }).click();
     await page.waitForURL(/\/worksheets$/);

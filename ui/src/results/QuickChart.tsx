@@ -12,6 +12,9 @@ export type ChartKind = 'bar' | 'line' | 'scatter';
 export const COUNT = '(count of rows)';
 export const MAX_BARS = 40;
 export const MAX_POINTS = 5000;
+/** Series a "Colour by" column splits a line or scatter into: the most frequent values, the rest left out (said). */
+export const MAX_SERIES = 8;
+const NO_COLOUR = '(none)';
 
 const W = 720;
 const H = 320;
@@ -78,6 +81,41 @@ export function pointData(rows: Row[], x: ColumnSchema, y: string) {
   return { points: step > 1 ? all.filter((_, i) => i % step === 0) : all, total: all.length, time };
 }
 
+interface Series {
+  name: string;
+  points: Array<[number, number]>;
+}
+
+/**
+ * Points split into one series per value of `by` (the MAX_SERIES most frequent, in that order); every series thinned
+ * alike so that all of them together keep to MAX_POINTS.
+ */
+export function seriesData(rows: Row[], x: ColumnSchema, y: string, by: ColumnSchema) {
+  const time = columnKind(x.type) === 'time';
+  const byKind = columnKind(by.type);
+  const groups = new Map<string, Array<[number, number]>>();
+  let total = 0;
+  for (const r of rows) {
+    const px = pos(r[x.name], time);
+    const py = num(r[y]);
+    if (!Number.isFinite(px) || !Number.isFinite(py)) continue;
+    const key = r[by.name] === null || r[by.name] === undefined ? '(null)' : formatCell(r[by.name], byKind);
+    const list = groups.get(key) ?? [];
+    list.push([px, py]);
+    groups.set(key, list);
+    total++;
+  }
+  const ranked = [...groups.entries()].sort((a, b) => b[1].length - a[1].length || a[0].localeCompare(b[0]));
+  const kept = ranked.slice(0, MAX_SERIES);
+  const count = kept.reduce((n, [, p]) => n + p.length, 0);
+  const step = Math.max(1, Math.ceil(count / MAX_POINTS));
+  const series: Series[] = kept.map(([name, pts]) => {
+    pts.sort((a, b) => a[0] - b[0]);
+    return { name, points: step > 1 ? pts.filter((_, i) => i % step === 0) : pts };
+  });
+  return { series, total, shown: series.reduce((n, s) => n + s.points.length, 0), values: groups.size, time };
+}
+
 export function QuickChart(props: { columns: ColumnSchema[]; read: () => Promise<Row[]>; scope: string }) {
   const { columns } = props;
   const [rows, setRows] = useState<Row[] | null>(null);
@@ -110,11 +148,19 @@ export function QuickChart(props: { columns: ColumnSchema[]; read: () => Promise
   const x = xChoices.find((c) => c.name === xName) ?? xChoices[0];
   const yChoices = kind === 'bar' ? [COUNT, ...numeric.map((c) => c.name)] : numeric.map((c) => c.name);
   const y = yChoices.includes(yName) ? yName : (yChoices.find((n) => n !== x?.name) ?? yChoices[0]);
+  // Colour by: a column of categories (text, booleans, times) splits a line or scatter into series.
+  const [byName, setBy] = useState(NO_COLOUR);
+  const byChoices = columns.filter((c) => !['number', 'nested'].includes(columnKind(c.type)) && c.name !== x?.name);
+  const by = kind === 'bar' ? undefined : byChoices.find((c) => c.name === byName);
 
   const chart = useMemo(() => {
     if (!rows || !x || !y) return null;
-    return kind === 'bar' ? { bar: barData(rows, x, y) } : { points: pointData(rows, x, y) };
-  }, [rows, x, y, kind]);
+    if (kind === 'bar') return { bar: barData(rows, x, y) };
+    if (by) return { split: seriesData(rows, x, y, by) };
+    const p = pointData(rows, x, y);
+    return { points: { series: [{ name: y, points: p.points }], total: p.total, shown: p.points.length, values: 1, time: p.time } };
+  }, [rows, x, y, kind, by]);
+  const points = chart?.split ?? chart?.points;
 
   if (error) return <ErrorNotice error={error} what="Chart" />;
   const select = (label: string, value: string, choices: string[], set: (v: string) => void) => (
@@ -130,17 +176,19 @@ export function QuickChart(props: { columns: ColumnSchema[]; read: () => Promise
     </label>
   );
   const yWords = y === COUNT ? 'count of rows' : kind === 'bar' ? `sum of ${y}` : y;
-  const title = x && y ? `${kind === 'bar' ? 'Bar chart' : kind === 'line' ? 'Line chart' : 'Scatter plot'} of ${yWords} by ${x.name}` : '';
+  const title = x && y ? `${kind === 'bar' ? 'Bar chart' : kind === 'line' ? 'Line chart' : 'Scatter plot'} of ${yWords} by ${x.name}${by ? `, coloured by ${by.name}` : ''}` : '';
   return (
     <div className="quick-chart">
       <div className="toolbar" role="toolbar" aria-label="Chart">
         {select('Chart type', kind, ['bar', 'line', 'scatter'], (v) => setKind(v as ChartKind))}
         {select('X axis', x?.name ?? '', xChoices.map((c) => c.name), setX)}
         {select('Y axis', y ?? '', yChoices, setY)}
+        {kind === 'bar' ? null : select('Colour by', by?.name ?? NO_COLOUR, [NO_COLOUR, ...byChoices.map((c) => c.name)], setBy)}
         <span className="hint" role="status">
           {!rows ? `Reading ${props.scope}…` : `From ${props.scope}`}
           {chart?.bar && chart.bar.categories > MAX_BARS ? ` · the ${MAX_BARS} largest of ${formatCount(chart.bar.categories)} categories` : ''}
-          {chart?.points && chart.points.total > MAX_POINTS ? ` · ${formatCount(chart.points.points.length)} of ${formatCount(chart.points.total)} points, evenly picked` : ''}
+          {points && points.shown < points.total ? ` · ${formatCount(points.shown)} of ${formatCount(points.total)} points, evenly picked` : ''}
+          {points && points.values > points.series.length ? ` · the ${points.series.length} most frequent of ${formatCount(points.values)} values of ${by?.name}` : ''}
         </span>
       </div>
       {!x || !y ? (
@@ -149,8 +197,8 @@ export function QuickChart(props: { columns: ColumnSchema[]; read: () => Promise
         <Loading label={`Reading ${props.scope}…`} />
       ) : chart?.bar ? (
         <BarChart title={title} bars={chart.bar.bars} />
-      ) : chart?.points ? (
-        <PointChart title={title} kind={kind as 'line' | 'scatter'} {...chart.points} />
+      ) : points ? (
+        <PointChart title={title} kind={kind as 'line' | 'scatter'} series={points.series} time={points.time} legend={Boolean(by)} />
       ) : null}
     </div>
   );
@@ -209,11 +257,11 @@ function BarChart(props: { title: string; bars: Array<{ label: string; value: nu
   );
 }
 
-function PointChart(props: { title: string; kind: 'line' | 'scatter'; points: Array<[number, number]>; time: boolean }) {
-  const { points } = props;
-  if (!points.length) return <p className="hint">No rows have numbers in both columns.</p>;
-  const xs = points.map((p) => p[0]);
-  const ys = points.map((p) => p[1]);
+function PointChart(props: { title: string; kind: 'line' | 'scatter'; series: Series[]; time: boolean; legend: boolean }) {
+  const all = props.series.flatMap((s) => s.points);
+  if (!all.length) return <p className="hint">No rows have numbers in both columns.</p>;
+  const xs = all.map((p) => p[0]);
+  const ys = all.map((p) => p[1]);
   const [xLo, xHi] = [Math.min(...xs), Math.max(...xs)];
   const yRound = niceTicks(Math.min(...ys), Math.max(...ys));
   const [yLo, yHi] = [yRound[0], yRound[yRound.length - 1]];
@@ -223,21 +271,37 @@ function PointChart(props: { title: string; kind: 'line' | 'scatter'; points: Ar
   const sy = (v: number) => M.top + plotH * (1 - (v - yLo) / (yHi - yLo || 1));
   const xText = (v: number) => (props.time ? new Date(v).toISOString().slice(0, 16).replace('T', ' ') : short(v));
   return (
-    <Frame
-      title={props.title}
-      yLo={yLo}
-      yHi={yHi}
-      xLabels={[0, 0.5, 1].map((f, i) => (
-        <text key={i} className="chart-xlabel" x={M.left + f * plotW} y={H - M.bottom + 16} textAnchor={i === 0 ? 'start' : i === 2 ? 'end' : 'middle'}>
-          {xText(xLo + f * (xHi - xLo))}
-        </text>
-      ))}
-    >
-      {props.kind === 'line' ? (
-        <polyline className="chart-line" points={points.map(([a, b]) => `${sx(a).toFixed(1)},${sy(b).toFixed(1)}`).join(' ')} />
-      ) : (
-        points.map(([a, b], i) => <circle key={i} className="chart-dot" cx={sx(a)} cy={sy(b)} r={2.5} />)
-      )}
-    </Frame>
+    <>
+      <Frame
+        title={props.title}
+        yLo={yLo}
+        yHi={yHi}
+        xLabels={[0, 0.5, 1].map((f, i) => (
+          <text key={i} className="chart-xlabel" x={M.left + f * plotW} y={H - M.bottom + 16} textAnchor={i === 0 ? 'start' : i === 2 ? 'end' : 'middle'}>
+            {xText(xLo + f * (xHi - xLo))}
+          </text>
+        ))}
+      >
+        {props.series.map((s, k) => (
+          <g key={k} className={`chart-series chart-s${k}`} data-series={s.name}>
+            {props.kind === 'line' ? (
+              <polyline className="chart-line" points={s.points.map(([a, b]) => `${sx(a).toFixed(1)},${sy(b).toFixed(1)}`).join(' ')} />
+            ) : (
+              s.points.map(([a, b], i) => <circle key={i} className="chart-dot" cx={sx(a)} cy={sy(b)} r={2.5} />)
+            )}
+          </g>
+        ))}
+      </Frame>
+      {props.legend ? (
+        <ul className="chart-legend" aria-label="Series">
+          {props.series.map((s, k) => (
+            <li key={k} className={`chart-s${k}`}>
+              <span className="chart-swatch" aria-hidden="true" />
+              {s.name}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </>
   );
 }

@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from 'react';
 import { call, enc } from '../api/client.ts';
 import type { ImportSemanticModelsResponse } from '../api/generated.ts';
-import type { CompiledQuery, SemanticModel } from '../api/types.ts';
+import type { SemanticModel } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -41,7 +41,7 @@ function ModelList(props: { ws: string; base: string }) {
   // The import form keeps its place (and its report) when the first import fills the list.
   return (
     <>
-    {empty ? <EmptyState>No semantic model yet. Import one written in YAML (a dbt manifest is imported through the API).</EmptyState> : null}
+    {empty ? <EmptyState>No semantic model yet. Create one in YAML below (start from the example), or import a dbt manifest.</EmptyState> : null}
     <ImportModel ws={props.ws} open={empty} onImported={list.reload} />
     {empty ? null : <table className="data" aria-label="Models">
       <thead>
@@ -64,7 +64,7 @@ function ModelList(props: { ws: string; base: string }) {
               <StateBadge state={m.validation.state} />
             </td>
             <td>{m.metrics.length}</td>
-            <td>{m.imported ? `imported (${m.provider})` : 'API'}</td>
+            <td>{m.imported ? `imported (${m.provider === 'transform' ? 'dbt' : m.provider})` : 'written in Eider'}</td>
           </tr>
         ))}
       </tbody>
@@ -81,18 +81,29 @@ models:
       - {name: orders, catalog: warehouse, schema: shop, table: orders, primary_key: [id]}
     dimensions:
       - {name: order_date, dataset: orders, kind: time, default_time: true}
+      - {name: region, dataset: orders}
     metrics:
-      - {name: revenue, dataset: orders, agg: sum, expr: amount}`;
+      - {name: revenue, dataset: orders, agg: sum, expr: amount}
+      - {name: order_count, dataset: orders, agg: count}`;
+
+/** What the form takes: a native YAML document (version 1, see docs/semantic-layer.md) or a dbt manifest.json. */
+const FORMATS = {
+  native: { label: 'Eider YAML (version 1)', contentType: 'application/yaml', accept: '.yaml,.yml,text/yaml,application/yaml' },
+  transform: { label: 'dbt manifest.json', contentType: 'application/json', accept: '.json,application/json' },
+} as const;
 
 /**
- * Imports a native YAML document (version 1, see docs/semantic-layer.md): pasted or read from a file. reconcile=none:
- * a document pasted here adds and updates models, it does not retire the ones it leaves out.
+ * Creates models from a native YAML document (typed here, from the example, pasted or read from a file) or imports a
+ * dbt manifest. reconcile=none: a document given here adds and updates models, it does not retire the ones it leaves out.
  */
 function ImportModel(props: { ws: string; open?: boolean; onImported: () => void }) {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<ImportSemanticModelsResponse | null>(null);
+  const [format, setFormat] = useState<keyof typeof FORMATS>('native');
+  // Open at first when there is no model yet, and left as the reader sets it after (the first import fills the list).
+  const [openAtStart] = useState(Boolean(props.open));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -100,9 +111,9 @@ function ImportModel(props: { ws: string; open?: boolean; onImported: () => void
     setDone(null);
     try {
       const report = await call('POST /api/workspaces/{workspace}/semantic/imports/{provider}', {
-        path: { workspace: props.ws, provider: 'native' },
+        path: { workspace: props.ws, provider: format },
         body: text,
-        contentType: 'application/yaml',
+        contentType: FORMATS[format].contentType,
         query: { reconcile: 'none' },
       });
       setDone(report);
@@ -117,14 +128,31 @@ function ImportModel(props: { ws: string; open?: boolean; onImported: () => void
   const words = (label: string, names: string[]) => (names.length ? `${label} ${names.join(', ')}` : null);
   return (
     <>
-    <details className="card import-model" open={props.open}>
-      <summary>Import a YAML model</summary>
-      <form className="stack" aria-label="Import a YAML model" onSubmit={submit}>
-        <label htmlFor="model-yaml">Model YAML (native format, version 1)</label>
-        <textarea id="model-yaml" className="mono" rows={12} spellCheck={false} placeholder={YAML_EXAMPLE} value={text} onChange={(e) => setText(e.target.value)} />
+    <details className="card import-model" open={openAtStart}>
+      <summary>Create or import a model</summary>
+      <form className="stack" aria-label="Create or import a model" onSubmit={submit}>
+        <div className="row wrap">
+          <label className="inline">
+            Format{' '}
+            <select aria-label="Format" value={format} onChange={(e) => setFormat(e.target.value as keyof typeof FORMATS)}>
+              {Object.entries(FORMATS).map(([k, f]) => (
+                <option key={k} value={k}>
+                  {f.label}
+                </option>
+              ))}
+            </select>
+          </label>
+          {format === 'native' ? (
+            <button type="button" className="secondary" onClick={() => setText(YAML_EXAMPLE)}>
+              Start from the example
+            </button>
+          ) : null}
+        </div>
+        <label htmlFor="model-yaml">{format === 'native' ? 'Model YAML (native format, version 1)' : 'dbt manifest.json'}</label>
+        <textarea id="model-yaml" className="mono" rows={12} spellCheck={false} placeholder={format === 'native' ? YAML_EXAMPLE : '{"metadata": {"dbt_schema_version": …}, "nodes": {…}, "semantic_models": {…}, "metrics": {…}}'} value={text} onChange={(e) => setText(e.target.value)} />
         <div className="row wrap">
           <label>
-            Or read a file <input type="file" accept=".yaml,.yml,text/yaml,application/yaml" onChange={(e) => readFile(e.target.files?.[0])} />
+            Or read a file <input type="file" accept={FORMATS[format].accept} onChange={(e) => readFile(e.target.files?.[0])} />
           </label>
           <span className="grow" />
           <button type="submit" disabled={busy || !text.trim()}>
@@ -247,52 +275,59 @@ function DefinitionTable(props: { label: string; head: string[]; rows: string[][
   );
 }
 
-/** A metric and some of its legal dimensions compiled to SQL, ready to open in a worksheet. */
+/**
+ * One or more metrics and some dimensions legal for all of them compiled to SQL, laid out for reading (the
+ * worksheet's formatter: a clause a line, a SELECT item a line), ready to open in a worksheet.
+ */
 function CompilePanel(props: { ws: string; model: SemanticModel }) {
-  const [metric, setMetric] = useState(props.model.metrics[0].name);
+  const [metrics, setMetrics] = useState<string[]>([props.model.metrics[0].name]);
   const [chosen, setChosen] = useState<string[]>([]);
   const [grain, setGrain] = useState<'' | (typeof GRAINS)[number]>('');
-  const [compiled, setCompiled] = useState<CompiledQuery | undefined>(undefined);
+  const [compiled, setCompiled] = useState<{ sql: string } | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
+  // The dimensions every chosen metric can be grouped by (each metric's legal set, intersected, in the first's order).
   const legal = useAsync(
-    (signal) =>
-      call('GET /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}/dimensions', {
-        path: { workspace: props.ws, model: props.model.slug, metric },
-        signal,
-      }),
-    [props.ws, props.model.slug, metric],
+    async (signal) => {
+      const sets = await Promise.all(
+        metrics.map((metric) => call('GET /api/workspaces/{workspace}/semantic/models/{model}/metrics/{metric}/dimensions', { path: { workspace: props.ws, model: props.model.slug, metric }, signal })),
+      );
+      const [first = [], ...rest] = sets;
+      return first.filter((d) => rest.every((s) => s.some((x) => x.name === d.name)));
+    },
+    [props.ws, props.model.slug, metrics.join('\n')],
   );
   const compile = async () => {
     setError(undefined);
     try {
-      const body = { model: props.model.slug, metrics: [metric], dimensions: chosen, ...(grain ? { grain } : {}) };
-      setCompiled(await call('POST /api/workspaces/{workspace}/semantic/compile', { path: { workspace: props.ws }, body }));
+      const body = { model: props.model.slug, metrics, dimensions: chosen.filter((d) => (legal.data ?? []).some((x) => x.name === d)), ...(grain ? { grain } : {}) };
+      const out = await call('POST /api/workspaces/{workspace}/semantic/compile', { path: { workspace: props.ws }, body });
+      // (loaded on use: the formatter carries DuckDB's function list, which the first screen does not need)
+      const { formatSql } = await import('../worksheet/formatSql.ts');
+      setCompiled({ sql: formatSql(out.sql) });
     } catch (e) {
       setCompiled(undefined);
       setError(e);
     }
   };
   const toggle = (name: string) => setChosen((c) => (c.includes(name) ? c.filter((x) => x !== name) : [...c, name]));
+  const toggleMetric = (name: string) => {
+    // At least one metric stays chosen; the list keeps the model's order.
+    const next = metrics.includes(name) ? metrics.filter((x) => x !== name) : props.model.metrics.map((x) => x.name).filter((x) => x === name || metrics.includes(x));
+    if (!next.length) return;
+    setMetrics(next);
+    setCompiled(undefined);
+  };
   return (
     <section aria-label="Compiled SQL">
       <h2>Compiled SQL</h2>
-      <label className="inline">
-        Metric{' '}
-        <select
-          value={metric}
-          onChange={(e) => {
-            setMetric(e.target.value);
-            setChosen([]);
-            setCompiled(undefined);
-          }}
-        >
-          {props.model.metrics.map((x) => (
-            <option key={x.name} value={x.name}>
-              {x.display_name}
-            </option>
-          ))}
-        </select>
-      </label>{' '}
+      <fieldset>
+        <legend>Metrics</legend>
+        {props.model.metrics.map((x) => (
+          <label key={x.name} className="inline">
+            <input type="checkbox" checked={metrics.includes(x.name)} disabled={metrics.length === 1 && metrics[0] === x.name} onChange={() => toggleMetric(x.name)} /> {x.display_name}
+          </label>
+        ))}
+      </fieldset>
       <label className="inline">
         Grain{' '}
         <select value={grain} onChange={(e) => setGrain(e.target.value as typeof grain)}>

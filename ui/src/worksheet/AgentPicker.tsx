@@ -57,6 +57,11 @@ export function AgentPicker(props: { value: string | null; onChange: (id: string
       <select
         className="agent-picker"
         aria-label="Agent"
+        // (the whole of the chosen agent's label, when a narrow toolbar cuts it short)
+        title={(() => {
+          const chosen = list.find((a) => a.id === props.value);
+          return chosen ? optionLabel(chosen) : undefined;
+        })()}
         value={props.value ?? ''}
         onChange={(e) => props.onChange(e.target.value || null)}
         onFocus={() => agents.reload()}

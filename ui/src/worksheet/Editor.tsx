@@ -215,7 +215,9 @@ export function SqlEditor(props: {
           EditorView.updateListener.of((u) => {
             if (u.docChanged) onChange.current(u.state.doc.toString());
           }),
-          EditorView.contentAttributes.of({ 'aria-label': props.label, 'aria-multiline': 'true' }),
+          // tabindex: the editing area already takes focus (contenteditable); saying so lets axe-core see that a long
+          // line's horizontally scrolling region holds something focusable (scrollable-region-focusable, serious).
+          EditorView.contentAttributes.of({ 'aria-label': props.label, 'aria-multiline': 'true', tabindex: '0' }),
           baseTheme,
         ],
       }),

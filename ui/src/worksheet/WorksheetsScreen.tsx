@@ -281,9 +281,10 @@ function WorksheetPane(props: {
             Catalog
             <select
               aria-label="Catalog"
+              className="catalog-picker"
               value={sheet.catalog ?? ''}
               onChange={(e) => props.onChange({ catalog: e.target.value || null })}
-              title={props.catalogsError ? `Catalog list unavailable: ${(props.catalogsError as Error).message}` : undefined}
+              title={props.catalogsError ? `Catalog list unavailable: ${(props.catalogsError as Error).message}` : (sheet.catalog ?? 'Workspace default')}
             >
               <option value="">{props.catalogsError ? 'Workspace default (list unavailable)' : 'Workspace default'}</option>
               {(props.catalogs ?? []).map((c) => (
@@ -327,14 +328,15 @@ function WorksheetPane(props: {
           <button type="button" className="link" onClick={() => setShortcuts(true)} title="Keyboard shortcuts (Ctrl/Cmd+Shift+/)">
             Shortcuts
           </button>
-          {saved && 'at' in saved ? (
-            <span className="hint" role="status">
-              Saved as {sheet.savedName ?? sheet.title} at {saved.at}
-            </span>
-          ) : null}
           <SharingControls sheet={sheet} status={props.saveStatus} onShare={(visibility) => props.onChange({ visibility })} />
           <StatusPill run={run} />
         </div>
+        {/* (a note under the toolbar, not in it: the toolbar keeps one row, and this names the query whole) */}
+        {saved && 'at' in saved ? (
+          <p className="hint saved-as" role="status">
+            Saved as {sheet.savedName ?? sheet.title} at {saved.at}
+          </p>
+        ) : null}
         <RunProgressLine run={run} />
         {sheet.editable === false ? (
           <p className="notice read-only" role="note">
@@ -442,6 +444,14 @@ function WorksheetPane(props: {
 /** Statements after which the catalog's names may have changed (temporary objects included: they are cheap to reload). */
 const DDL = /^\s*(?:create|drop|alter|comment|rename)\b/i;
 
+/** What each of the toolbar's short save words means, on hover. */
+const SAVE_TITLES: Record<string, string> = {
+  'Saving…': 'Saving the worksheet on the server',
+  'Not saved': 'The server could not be reached: the change is kept in this tab and saved once it can be',
+  Unsaved: 'Unsaved changes: saved 800 ms after you stop typing',
+  Saved: 'Saved on the server',
+};
+
 /** Whether the worksheet is shared with the workspace (its owner switches it), and whether it is saved yet. */
 function SharingControls(props: { sheet: Worksheet; status: SaveStatus | null; onShare: (v: 'private' | 'workspace') => void }) {
   const { sheet, status } = props;
@@ -453,20 +463,21 @@ function SharingControls(props: { sheet: Worksheet; status: SaveStatus | null; o
         : status?.kind === 'error'
           ? 'Not saved'
           : sheet.dirty
-            ? 'Unsaved changes'
+            ? 'Unsaved'
             : sheet.serverId
               ? 'Saved'
               : null;
   return (
     <>
       {sheet.editable === false ? null : (
-        <label className="inline" title="Shared: every member of the workspace can open it (read-only for them)">
-          <input type="checkbox" checked={sheet.visibility === 'workspace'} onChange={(e) => props.onShare(e.target.checked ? 'workspace' : 'private')} />
-          Shared with workspace
+        // "Shared" on screen (the toolbar keeps one row at 1440 px); its name says with whom, the title says what it means.
+        <label className="inline" title="Shared with the workspace: every member can open it (read-only for them)">
+          <input type="checkbox" aria-label="Shared with workspace" checked={sheet.visibility === 'workspace'} onChange={(e) => props.onShare(e.target.checked ? 'workspace' : 'private')} />
+          Shared
         </label>
       )}
       {words ? (
-        <span className="hint worksheet-saved" role="status" data-saved={status?.kind === 'error' ? 'error' : sheet.dirty ? 'pending' : 'saved'}>
+        <span className="hint worksheet-saved" role="status" title={SAVE_TITLES[words]} data-saved={status?.kind === 'error' ? 'error' : sheet.dirty ? 'pending' : 'saved'}>
           {words}
         </span>
       ) : null}
