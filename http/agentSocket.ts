@@ -148,6 +148,19 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
       await host.send('agentConnection', connectionId, { type: 'authFailed', code, message });
     };
 
+    // Presence. Every interval an agent sends a heartbeat and re-sends its status, and each renewal the actor takes
+    // is a write (its snapshot and the agents row): two a second for every ten agents, 2,000 a second at 10,000
+    // (issue #36). A status whose capabilities this socket already delivered is presence only, and presence renewed
+    // less than half an interval ago is not renewed again: one write per agent per interval, the deadline (three
+    // intervals by default) still renewed every interval.
+    const presence = { capabilities: null as string | null, at: 0 };
+    const renewPresence = async () => {
+      const now = Date.now();
+      if (now - presence.at < heartbeatIntervalMs / 2) return;
+      presence.at = now;
+      await host.send('agentConnection', connectionId, { type: 'heartbeat' });
+    };
+
     async function onFrame(frame: AgentFrame) {
       switch (frame.type) {
         case 'auth': {
@@ -222,14 +235,18 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
           conn.agentId = agentId;
           return;
         }
-        case 'agent_status':
+        case 'agent_status': {
           if (!conn.agentId) return notAuthenticated(frame.type);
+          const text = JSON.stringify(frame.payload.capabilities);
+          if (text === presence.capabilities) return renewPresence();
           await host.send('agentConnection', connectionId, { type: 'status', capabilities: frame.payload.capabilities as any });
+          presence.capabilities = text;
+          presence.at = Date.now();
           return;
+        }
         case 'heartbeat':
           if (!conn.agentId) return notAuthenticated(frame.type);
-          await host.send('agentConnection', connectionId, { type: 'heartbeat' });
-          return;
+          return renewPresence();
         case 'query_started':
           if (!conn.agentId) return notAuthenticated(frame.type);
           // A session statement is acknowledged (it runs now); a query has started.
