@@ -12,7 +12,7 @@ import {
   type AgentFrame,
   type ServiceFrame,
 } from '../protocol/index.ts';
-import { backoffDelayMs, type BackoffOptions } from './backoff.ts';
+import { reconnectDelayMs, type BackoffOptions } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { SessionTokenStore } from './sessionTokenStore.ts';
 
@@ -47,6 +47,8 @@ export class ControlChannel {
   #socket: WebSocket | null = null;
   #stopped = false;
   #attempt = 0;
+  /** Whether a control plane ever took this agent: until then, the first dials are quick (reconnectDelayMs). */
+  #everConnected = false;
   #urlIndex = 0;
   /** Set when the replica asked us to leave (drain): reconnect elsewhere without waiting out a backoff. */
   #leaveNow = false;
@@ -234,6 +236,7 @@ export class ControlChannel {
     this.#authenticated = true;
     this.#agentId = payload.agent_id;
     this.#attempt = 0;
+    this.#everConnected = true;
     log.info({ agentId: payload.agent_id, heartbeatIntervalS: payload.heartbeat_interval_s, heartbeatTtlS: payload.heartbeat_ttl_s }, 'connected to control plane');
     this.send({ type: 'agent_status', payload: this.#o.status() });
     this.#o.onAuthenticated?.();
@@ -273,7 +276,7 @@ export class ControlChannel {
     if (this.#stopped) return;
     this.#urlIndex = (this.#urlIndex + 1) % this.#o.urls.length;
     // A draining replica hands its agents over: the next replica is dialled at once, not after a backoff.
-    const delay = this.#leaveNow ? 50 : backoffDelayMs(this.#attempt, this.#o.backoff);
+    const delay = this.#leaveNow ? 50 : reconnectDelayMs(this.#attempt, this.#everConnected, this.#o.backoff);
     this.#leaveNow = false;
     this.#attempt += 1;
     this.#o.logger.info({ delayMs: delay }, 'reconnecting after delay');

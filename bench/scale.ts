@@ -5,18 +5,26 @@
 //   npx node bench/scale.ts catalog [small=100] [large=100000]
 //   npx node bench/scale.ts lineage [small=1000] [large=1000000]
 //   npx node bench/scale.ts housekeeping [smallDays=1] [largeDays=365]
+//   npx node bench/scale.ts agents [small=100] [large=10000]
+//   npx node bench/scale.ts running [small=10] [large=1000]
+//   npx node bench/scale.ts sessions [small=10] [large=500]
 // BENCH_EXPLAIN=1 prints EXPLAIN (ANALYZE, BUFFERS) of the statements behind each figure at both sizes.
 import { rmSync } from 'node:fs';
 import { connectDb } from '../runtime/db.ts';
-import { adminToken, startApiProcess } from './support.ts';
+import { BENCH_BOOTSTRAP, adminToken, startApiProcess } from './support.ts';
 import type { Axis, AxisContext, Figure } from './scale/measure.ts';
 
 // Each axis is its own module under bench/scale/, loaded when asked for.
-const AXES: Record<string, { axis: () => Promise<Axis>; sizes: [number, number] }> = {
+// The axes with agents start the api with a bootstrap token for the real agent (and sessions on where they need them).
+const AGENTS = { AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP };
+const AXES: Record<string, { axis: () => Promise<Axis>; sizes: [number, number]; env?: Record<string, string> }> = {
   history: { axis: async () => (await import('./scale/history.ts')).historyAxis, sizes: [10_000, 10_000_000] },
   catalog: { axis: async () => (await import('./scale/catalog.ts')).catalogAxis, sizes: [100, 100_000] },
   lineage: { axis: async () => (await import('./scale/lineage.ts')).lineageAxis, sizes: [1_000, 1_000_000] },
   housekeeping: { axis: async () => (await import('./scale/housekeeping.ts')).housekeepingAxis, sizes: [1, 365] },
+  agents: { axis: async () => (await import('./scale/agents.ts')).agentsAxis, sizes: [100, 10_000], env: AGENTS },
+  running: { axis: async () => (await import('./scale/running.ts')).runningAxis, sizes: [10, 1_000], env: AGENTS },
+  sessions: { axis: async () => (await import('./scale/sessions.ts')).sessionsAxis, sizes: [10, 500], env: { ...AGENTS, SQL_SESSIONS_ENABLED: 'true' } },
 };
 
 async function main() {
@@ -25,7 +33,7 @@ async function main() {
   if (!spec) throw new Error(`unknown axis ${name}: one of ${Object.keys(AXES).join(', ')}`);
   const sizes: [number, number] = [Number(small ?? spec.sizes[0]), Number(large ?? spec.sizes[1])];
   // e.g. API_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof/api' to profile the api while it answers
-  const api = await startApiProcess(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {});
+  const api = await startApiProcess({ ...spec.env, ...(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {}) });
   const db = await connectDb({ url: api.databaseUrl, poolSize: 4 });
   try {
     const token = await adminToken(api);

@@ -8,7 +8,7 @@ import { AGENT_VARIABLES } from '../agent/config.ts';
 import { CATALOG_VARIABLES } from '../catalog/config.ts';
 
 // Process basics a Node process and DuckDB need to start.
-const BASICS = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LC_ALL', 'NODE_ENV', 'LOG_LEVEL', 'DATA_DIR'];
+const BASICS = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG', 'LC_ALL', 'NODE_ENV', 'NODE_COMPILE_CACHE', 'LOG_LEVEL', 'DATA_DIR'];
 // The agent's own variables: its configuration table (agent/config.ts), so a new agent variable reaches it.
 const ALLOWED = new Set([...BASICS, ...Object.keys(AGENT_VARIABLES)]);
 

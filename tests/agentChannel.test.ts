@@ -113,6 +113,63 @@ describe('agent channel', () => {
     expect(closed.code).toBeGreaterThanOrEqual(1000);
   });
 
+  it('presence is written once an interval: an unchanged status, or a heartbeat soon after the last renewal, is not written again; a changed status is', async () => {
+    // Its own api with the default 10 s interval: half an interval (5 s) outlasts the frames below on a loaded machine.
+    const api = await startTestApi({ AGENT_BOOTSTRAP_TOKEN: 'presence-bootstrap-token-xyz' });
+    try {
+      const as = await setupAdmin(api);
+      const p = await rawAgentSocket(api.url, { timeoutMs: 5000 });
+      p.send(auth({ bootstrap_token: 'presence-bootstrap-token-xyz', name: 'presence' }));
+      await p.next('auth_ok');
+      p.send({ type: 'agent_status', payload: { capabilities } });
+      const id = await waitForHealthyAgent(api, as, 'presence');
+      // Each transition the connection actor takes bumps its row's version (a quiet one too).
+      const version = async () =>
+        Number((await api.database.db.query<{ v: string }>(`select a.version as v from eider.actors a join eider.agents g on g.connection_id = a.id where g.id = $1 and a.kind = 'agentConnection'`, [id]))[0].v);
+      const memory = async () => (await api.req('GET', `/api/admin/agents/${id}`, { as })).body.capabilities?.memory_limit_bytes;
+      const status = (bytes: number) => p.send({ type: 'agent_status', payload: { capabilities: { ...capabilities, memory_limit_bytes: bytes } } });
+      status(2048);
+      await expect.poll(memory, { timeout: 10_000, interval: 50 }).toBe(2048);
+      const before = await version();
+      // Presence frames a little apart (each taken on its own: a newer one of a kind supersedes one still waiting),
+      // then a changed status, which is written.
+      for (let i = 0; i < 4; i++) {
+        p.send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString() } });
+        status(2048);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      status(4096);
+      await expect.poll(memory, { timeout: 10_000, interval: 50 }).toBe(4096);
+      expect(await version()).toBe(before + 1);
+      p.ws.close();
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('presence is still renewed every interval: an agent sending heartbeats and its unchanged status stays healthy past the TTL', async () => {
+    const boot = await t.req('POST', '/api/admin/agents/bootstrap', { body: {}, as: admin });
+    const p = await connect();
+    p.send(auth({ bootstrap_token: boot.body.token, name: 'presence-kept' }));
+    await p.next('auth_ok');
+    p.send({ type: 'agent_status', payload: { capabilities } });
+    const id = await waitForHealthyAgent(t, admin, 'presence-kept');
+    const beat = setInterval(() => {
+      p.send({ type: 'heartbeat', payload: { sent_at: new Date().toISOString() } });
+      p.send({ type: 'agent_status', payload: { capabilities } });
+    }, 300);
+    try {
+      const [{ at }] = await t.database.db.query<{ at: Date }>(`select last_heartbeat_at as at from eider.agents where id = $1`, [id]);
+      await new Promise((r) => setTimeout(r, 2500));
+      expect((await t.req('GET', `/api/admin/agents/${id}`, { as: admin })).body.status).toBe('healthy');
+      const [{ at: later }] = await t.database.db.query<{ at: Date }>(`select last_heartbeat_at as at from eider.agents where id = $1`, [id]);
+      expect(later.getTime() - at.getTime()).toBeGreaterThan(1500);
+    } finally {
+      clearInterval(beat);
+      p.ws.close();
+    }
+  });
+
   it('an agent may not report on a query it was not given', async () => {
     const boot = await t.req('POST', '/api/admin/agents/bootstrap', { body: {}, as: admin });
     const p = await connect();

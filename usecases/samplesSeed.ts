@@ -31,28 +31,26 @@ export const seedRetryDelayS = (attempts: number) => Math.min(300, 5 * 2 ** Math
 export const samplesSeedState = (ctx: Pick<AppContext, 'db'>): Promise<SeedState> => seedState(ctx.db, SAMPLES_SEED);
 
 export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}): LeaderLoop {
-  let finished = false;
-  return startLeaderLoop({
+  // A quarter of a second between looks: the seed is what a first start waits for before it says "Eider is up"
+  // (issue #36), and each look at a second's pace cost up to a second to start it and another to see it done. Once
+  // the seed is done the loop ends, so the pace costs nothing after the start.
+  const finish = () => void loop.stop();
+  const loop = startLeaderLoop({
     db: ctx.db,
     name: 'samples-seed',
-    tickMs: opts.tickMs ?? 1000,
+    tickMs: opts.tickMs ?? 250,
     enabled: ctx.config.SEED_SAMPLES,
     logger: ctx.logger,
     run: async () => {
-      if (finished) return;
       const seed = await seedAttempt(ctx.db, SAMPLES_SEED);
-      if (seed?.status === 'done') {
-        finished = true;
-        return;
-      }
+      if (seed?.status === 'done') return finish();
       if (seed?.status === 'running' && seed.query_id) {
         const q = seed.query;
         if (q && (q.status === 'queued' || q.status === 'running')) return;
         if (q?.status === 'done') {
           await markSeedDone(ctx.db, SAMPLES_SEED);
           ctx.logger.info({ seed: SAMPLES_SEED, attempts: seed.attempts }, 'sample data seeded');
-          finished = true;
-          return;
+          return finish();
         }
         // Failed (or its query vanished): visible in the log and in readiness, and tried again after a backoff.
         const error = q?.error ?? 'the seed query was lost';
@@ -89,4 +87,5 @@ export function startSamplesSeed(ctx: AppContext, opts: { tickMs?: number } = {}
       ctx.logger.info({ seed: SAMPLES_SEED, queryId: id }, 'seeding sample data');
     },
   });
+  return loop;
 }
