@@ -99,6 +99,22 @@ export function codeOnly(sql: string): string {
   return out;
 }
 
+/** The text with each comment replaced by one space; strings and quoted names kept as written (`"a--b"` stays). */
+export function withoutComments(sql: string): string {
+  let out = '';
+  let i = 0;
+  while (i < sql.length) {
+    const run = runAt(sql, i);
+    if (!run) {
+      out += sql[i++];
+      continue;
+    }
+    out += run.kind === 'line-comment' || run.kind === 'block-comment' ? ' ' : sql.slice(i, run.end);
+    i = run.end;
+  }
+  return out;
+}
+
 /** True when the text holds nothing but whitespace and comments. */
 export function isBlank(sql: string): boolean {
   return codeOnly(sql).trim() === '';

@@ -86,6 +86,9 @@ describe('lineage', () => {
     expect(writeTargetOf('CREATE OR REPLACE TABLE "Lin"."Big T" AS SELECT 1')).toEqual({ catalog: null, schema: 'Lin', name: 'Big T' });
     expect(writeTargetOf('UPDATE t SET a = 1')).toBeNull();
     expect(writeTargetOf('CREATE TEMP TABLE x AS SELECT 1')).toBeNull();
+    // `--` inside a quoted name is part of the name, not a comment.
+    expect(writeTargetOf('CREATE TABLE lin."a--b" AS SELECT 1 -- a comment')).toEqual({ catalog: null, schema: 'lin', name: 'a--b' });
+    expect(writtenTable('/* x */ INSERT INTO lin."c--d" SELECT 1', 'warehouse', new Set(['warehouse']))).toMatchObject({ schema: 'lin', table: 'c--d' });
     // the table a write writes (its last write), whatever it reads
     const cats = new Set(['w', 'sales']);
     expect(writtenTable('CREATE TABLE mart.totals AS SELECT * FROM sales.orders', 'w', cats)).toEqual({ catalog: 'w', schema: 'mart', table: 'totals' });

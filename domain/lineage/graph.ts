@@ -12,6 +12,7 @@ import { AppError, unprocessable } from '../errors.ts';
 import { BigCount } from '../rowSchemas.ts';
 import { warehouseName } from '../catalogs/warehouses.ts';
 import { deriveColumnLineage, loadParser, parseRename, type ColumnLineage } from './columns.ts';
+import { withoutComments } from '../../sqltext/scan.ts';
 
 export const EXECUTION = 'execution';
 export const MAX_NODES = 500;
@@ -41,7 +42,7 @@ const unquote = (part: string) => (part.startsWith('"') ? part.slice(1, -1).repl
 
 /** The table a write statement writes, as written ([catalog.][schema.]table), or null when it writes none. */
 export function writeTargetOf(sql: string): { catalog: string | null; schema: string | null; name: string } | null {
-  const text = sql.replace(/--[^\n]*/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ').trim();
+  const text = withoutComments(sql).trim();
   if (/^CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP|TEMPORARY)\b/i.test(text)) return null;
   for (const t of TARGETS) {
     const m = t.re.exec(text);
@@ -72,7 +73,7 @@ const WRITTEN: RegExp[] = [
  * text does not say. Only the written table gets a last write: the tables a CTAS or INSERT … SELECT reads were not.
  */
 export function writtenTable(sql: string, defaultCatalog: string, catalogs: ReadonlySet<string>): TableEnd | null {
-  const text = sql.replace(/--[^\n]*/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ').trim();
+  const text = withoutComments(sql).trim();
   for (const re of WRITTEN) {
     const m = re.exec(text);
     if (!m) continue;
