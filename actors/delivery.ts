@@ -128,12 +128,13 @@ export class Delivery {
 
       // NOTIFY makes PostgreSQL serialize committing transactions (a global lock held through the commit), which
       // cut concurrent throughput about fourfold when every transition notified; other replicas' waiters only
-      // wait for status changes, so only those are announced across replicas. Every transition is announced locally.
+      // wait for status changes, so only those are announced across replicas (only the end, for a kind whose
+      // waiters wait only for it: announceAcross). Every transition is announced locally.
       const announce = failing || nextEntry.status !== entry.status || nextEntry.terminal !== entry.terminal;
       const effects = effectsOf(actions, reg);
       const quiet = !failing && reg.quietEvents?.includes(event.type) === true && !announce && nextEntry.state === entry.state && effects.length === 0;
       const write = this.writes.build(kind, id, nextEntry, projection, event.type, event, entry.state, event.at!, {
-        announce,
+        announce: announce && (reg.announceAcross !== 'terminal' || failing || nextEntry.terminal),
         effects,
         history: !quiet,
       });
@@ -173,6 +174,7 @@ export class Delivery {
       status: c.entry.status,
       terminal: c.entry.terminal,
       replica: replicaId,
+      projection: c.projection,
     };
     notifications.announce(notice);
     const effectsDone = c.effects.length === 0 ? Promise.resolve() : this.effects.schedule(kind, id, c.entry.version, c.effects);

@@ -1,12 +1,13 @@
 // The actor host's effects system. A transition's effects are already in the outbox (actor_effects, written by the
 // transition's own statement); this runs them after the commit, one transition's effects after the actor's earlier
-// ones, each retried with backoff, and deletes their outbox rows in batches once all ran. `recover` claims what a
-// dead process (this replica before a restart, or another one gone) committed and never finished.
+// ones, each retried with backoff, and deletes their outbox rows in batches once all ran (with the next transition's
+// statement, or on their own). `recover` claims what a dead process (this replica before a restart, or another one
+// gone) committed and never finished.
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { ActorEvent, ActorHost, ActorKind, EffectContext, SendResult } from './types.ts';
 import { Mailboxes } from './mailbox.ts';
-import { claimEffects, deleteEffects } from './store.ts';
+import { claimEffects, deleteEffects, type FinishedEffects } from './store.ts';
 
 export type Action = { type: string; params?: unknown };
 
@@ -22,6 +23,8 @@ export interface EffectRunnerDeps {
   sleepAfter(failures: number): Promise<void>;
   /** Moves an actor whose effect keeps failing to failed, through its mailbox. */
   fail(kind: string, id: string, reason: string): Promise<SendResult>;
+  /** How long finished transitions wait for a transition's statement to delete their outbox rows (takeFinished). */
+  deleteWaitMs?: number;
 }
 
 const actorKey = (kind: string, id: string) => `${kind}:${id}`;
@@ -33,8 +36,10 @@ export class EffectRunner {
   private readonly chains = new Mailboxes();
   /** Transitions whose effects are running on this replica (`kind:id:version`): recovery leaves them alone. */
   private readonly running = new Set<string>();
-  /** Transitions whose effects finished, deleted from the outbox in batches (a lost batch only re-runs effects). */
-  private done: { kind: string; id: string; version: number }[] = [];
+  /** Transitions whose effects finished, deleted from the outbox in batches (a lost batch only re-runs effects):
+   *  by the next transition's statement (takeFinished), or by a statement of their own when none came in
+   *  `deleteWaitMs` (20 ms). */
+  private done: FinishedEffects[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -106,10 +111,31 @@ export class EffectRunner {
     return this.flushing;
   }
 
+  /**
+   * The finished transitions whose outbox rows are still there, handed to the next transition's statement, which
+   * deletes them with its own writes (no statement of their own); `settleFinished` says whether it committed.
+   */
+  takeFinished(): FinishedEffects[] {
+    const batch = this.done;
+    this.done = [];
+    return batch;
+  }
+
+  /** After a statement that carried `batch` (takeFinished): deleted, or (it failed) kept for the next one. */
+  settleFinished(batch: readonly FinishedEffects[], deleted: boolean): void {
+    if (batch.length === 0) return;
+    if (deleted) {
+      for (const d of batch) this.running.delete(transitionKey(d.kind, d.id, d.version));
+      return;
+    }
+    this.done.push(...batch);
+    this.flushTimer ??= setTimeout(() => void this.flush(), this.d.deleteWaitMs ?? 20);
+  }
+
   private finished(kind: string, id: string, version: number): void {
     this.done.push({ kind, id, version });
     if (this.done.length >= 500) void this.flush();
-    else this.flushTimer ??= setTimeout(() => void this.flush(), 20);
+    else this.flushTimer ??= setTimeout(() => void this.flush(), this.d.deleteWaitMs ?? 20);
   }
 
   /** True when every effect ran (or was given up and the actor failed); false when the host closed midway. */

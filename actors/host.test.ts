@@ -424,6 +424,44 @@ describe('actor host', () => {
     await close();
   });
 
+  for (const across of ['status', 'terminal'] as const) {
+    it(`announces to other replicas ${across === 'status' ? 'every change of status' : 'only the end, for a kind that asks so (announceAcross)'}; a local notice carries the projection`, async () => {
+      // queued → running → done: two changes of status, the second terminal.
+      const steps = setup({ types: {} as { context: Record<string, never>; events: { type: 'next' } } }).createMachine({
+        initial: 'queued',
+        context: {},
+        states: { queued: { on: { next: 'running' } }, running: { on: { next: 'done' } }, done: { type: 'final' } },
+      });
+      const kind: ActorKind = {
+        machine: steps,
+        project: (snap: any) => ({ status: String(snap.value), deadlineAt: null, terminal: snap.value === 'done', step: String(snap.value) }),
+        effects: {},
+        announceAcross: across,
+      };
+      const db2 = await connectDb({ url: t.url, poolSize: 2 });
+      const a = await createActorHost({ db: t.db, replicaId: 'ra', kinds: { steps: kind }, logger });
+      const b = await createActorHost({ db: db2, replicaId: 'rb', kinds: { steps: kind }, logger });
+      const id = randomUUID();
+      await a.spawn('steps', id, {});
+      const heard: string[] = [];
+      const ended = new Promise<void>((resolve) => b.subscribe('steps', id, (n) => (heard.push(`${n.replica}:${n.version}:${n.status}:${n.projection ? 'projection' : 'none'}`), n.terminal && resolve())));
+      const local: unknown[] = [];
+      a.subscribe('steps', id, (n) => local.push(n.projection));
+      await a.send('steps', id, { type: 'next' });
+      await a.send('steps', id, { type: 'next' });
+      // NOTIFYs arrive in commit order: once the end is heard, an earlier one would have been too.
+      await ended;
+      expect(heard).toEqual([...(across === 'status' ? ['ra:2:running:none'] : []), 'ra:3:done:none']);
+      expect(local).toEqual([
+        { status: 'running', deadlineAt: null, terminal: false, step: 'running' },
+        { status: 'done', deadlineAt: null, terminal: true, step: 'done' },
+      ]);
+      await a.close();
+      await b.close();
+      await db2.close();
+    });
+  }
+
   it('a watch hears a transition that lands between its registration and its wait, and times out like waitFor', async () => {
     const { a, b, close } = await twoReplicas();
     const id = randomUUID();
@@ -792,6 +830,36 @@ describe('actor host', () => {
       expect(seen).toEqual([2]);
       await restarted.close();
     });
+
+    for (const point of ['before', 'after'] as const) {
+      it(`deletes finished outbox rows with the next transition's statement, and again with a later one when that statement ${point === 'before' ? 'failed' : 'lost its answer'}`, async () => {
+        const fdb = faultyDb(t.db);
+        const deletes: string[] = [];
+        const spied: typeof fdb = { ...fdb, query: (text, params) => (/^delete from actor_effects/.test(text) && deletes.push(text), fdb.query(text, params)) };
+        // No statement of their own while the test runs: only a transition's statement can delete them.
+        const host = await createActorHost({ db: spied, replicaId: `ob-carry-${point}`, kinds: { ledger: ledgerKind() }, logger, supervision: fast, outboxDeleteWaitMs: 60_000 });
+        const [a, b] = [randomUUID(), randomUUID()];
+        await host.spawn('ledger', a, { owner: 'ann' });
+        await host.spawn('ledger', b, { owner: 'bob' });
+        await (await host.send('ledger', a, { type: 'add', n: 1 })).effectsDone;
+        expect(await pending(a)).toEqual([{ effect: 'recordEntry', owner_replica: `ob-carry-${point}` }]);
+        // B's transition carries A's finished rows; its first attempt fails (or commits without an answer) and is
+        // delivered again, which carries them again; the event lands once.
+        fdb.inject({ nth: 1, point, match: /^with u as/ });
+        const r = await host.send('ledger', b, { type: 'add', n: 2 });
+        expect(fdb.fired).toBe(true);
+        expect(r.outcome).toBe('persisted');
+        expect(await pending(a)).toEqual([]);
+        expect((await host.get('ledger', b))!.snapshot.context.entries).toHaveLength(1);
+        await r.effectsDone;
+        expect(deletes).toEqual([]);
+        // B's own finished row goes with the next statement, here the flush of a closing host.
+        expect(await pending(b)).toHaveLength(1);
+        await host.close();
+        expect(await pending(b)).toEqual([]);
+        expect(deletes).toHaveLength(1);
+      });
+    }
 
     it('claims a transition whole at the limit\'s edge: a two-effect transition with limit 1 runs both effects', async () => {
       const ids = [randomUUID(), randomUUID()];

@@ -16,6 +16,7 @@ import { EffectRunner } from './effectRunner.ts';
 import { ActorError } from './errors.ts';
 import { Ownership } from './ownership.ts';
 import { createResources, type HostResources } from './systems.ts';
+import type { FinishedEffects } from './store.ts';
 import { TransitionWrites } from './transitionWrites.ts';
 import type { ActorEvent, ActorHost, ActorHostOptions, ActorKind, ActorStatus, ActorView, ActorWatch, EntityWrite, SendResult, SpawnResult, TransitionNotice } from './types.ts';
 
@@ -58,8 +59,10 @@ class Host implements ActorHost {
       isClosed: r.isClosed,
       sleepAfter: (failures) => r.backoff.after(failures),
       fail: (kind, id, reason) => this.delivery.fail(kind, id, reason),
+      deleteWaitMs: opts.outboxDeleteWaitMs,
     });
-    this.delivery = new Delivery(r, new TransitionWrites({ ...r, groupCommit: opts.groupCommit }), this.effects);
+    const finished = { take: () => this.effects.takeFinished(), settle: (batch: readonly FinishedEffects[], deleted: boolean) => this.effects.settleFinished(batch, deleted) };
+    this.delivery = new Delivery(r, new TransitionWrites({ ...r, groupCommit: opts.groupCommit, finished }), this.effects);
     this.ownership = new Ownership(r, this.effects);
   }
 

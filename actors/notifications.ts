@@ -142,7 +142,7 @@ export class Notifications {
           );
         wake = () => {
           const n = heard.get(kind);
-          if (n) return finish(null, { kind, id, version: n.version, state: n.state, status: n.status, terminal: n.terminal });
+          if (n) return finish(null, { kind, id, version: n.version, state: n.state, status: n.status, terminal: n.terminal, ...(n.projection ? { projection: n.projection } : {}) });
           if (releasedNow) return void check(true);
           if (resynced) {
             resynced = false;

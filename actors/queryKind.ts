@@ -1,6 +1,7 @@
 // The query actor's effects and entity projection: dispatch and cancel frames over the agent's socket, the
 // profile, and the queries row written in the same transaction as every transition.
 import { machineKinds } from '../machines/index.ts';
+import type { QueryProjection } from '../machines/query.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Db } from '../runtime/db.ts';
 import { sql } from '../runtime/sql.ts';
@@ -32,7 +33,7 @@ export interface QueryKindDeps {
 /** The longest wait between two deliveries of a cancel to an unreachable agent. */
 const CANCEL_RETRY_MAX_MS = 1000;
 
-const toTs = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+const toDate = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms));
 
 /**
  * The catalogs a dispatched query may reach through its token: every attached catalog to read, and for a write the
@@ -150,8 +151,29 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
     },
     entityWrite: runEntityWrite,
     eventAttachments: ['resultInline', 'profile'],
+    // Waiters elsewhere (a GET with wait_timeout_s, a table sample) wait for the end: queued → running is not sent
+    // to every replica.
+    announceAcross: 'terminal',
     // Without elastic compute nothing listens for an agent's work changing: no outbox rows for it.
     inertEffects: deps.elastic ? [] : ['agentWorkChanged'],
+  };
+}
+
+/** The queries row's columns a query's or a session statement's projection sets, as the row reads them back: what
+ *  runEntityWrite writes, and what a waiter that heard the transition answers with instead of reading the row. */
+export function runColumns(pr: QueryProjection) {
+  return {
+    status: pr.status,
+    agent_id: pr.agentId,
+    row_count: pr.rowCount,
+    duration_ms: pr.durationMs,
+    error: pr.error,
+    error_code: pr.errorCode,
+    columns: pr.columns,
+    column_schema: pr.columnSchema,
+    result_path: pr.resultPath,
+    running_at: toDate(pr.runningAt),
+    finished_at: toDate(pr.finishedAt),
   };
 }
 
@@ -160,12 +182,13 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
 export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Record<string, unknown>>) => {
   const inline = typeof attachments?.resultInline === 'string' ? attachments.resultInline : null;
   const profile = attachments?.profile === undefined || attachments.profile === null ? null : JSON.stringify(attachments.profile);
-  return sql`update queries set status = ${pr.status}, agent_id = ${pr.agentId}, row_count = ${pr.rowCount}, duration_ms = ${pr.durationMs},
-      error = ${pr.error}, error_code = ${pr.errorCode}, columns = ${pr.columns ? JSON.stringify(pr.columns) : null}::jsonb,
-      column_schema = ${pr.columnSchema ? JSON.stringify(pr.columnSchema) : null}::jsonb, result_path = ${pr.resultPath},
-      running_at = ${toTs(pr.runningAt)}::timestamptz, finished_at = ${toTs(pr.finishedAt)}::timestamptz,
+  const c = runColumns(pr);
+  return sql`update queries set status = ${c.status}, agent_id = ${c.agent_id}, row_count = ${c.row_count}, duration_ms = ${c.duration_ms},
+      error = ${c.error}, error_code = ${c.error_code}, columns = ${c.columns ? JSON.stringify(c.columns) : null}::jsonb,
+      column_schema = ${c.column_schema ? JSON.stringify(c.column_schema) : null}::jsonb, result_path = ${c.result_path},
+      running_at = ${c.running_at?.toISOString() ?? null}::timestamptz, finished_at = ${c.finished_at?.toISOString() ?? null}::timestamptz,
       result_inline = coalesce(decode(${inline}::text, 'base64'), result_inline), profile = coalesce(${profile}::jsonb, profile),
-      progress = case when ${pr.status}::text = 'running' then progress end
+      progress = case when ${c.status}::text = 'running' then progress end
     where id = ${id}`;
 };
 

@@ -87,5 +87,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
       },
     },
     entityWrite: runEntityWrite,
+    // Waiters elsewhere wait for a statement's end (as for a query's).
+    announceAcross: 'terminal',
   };
 }

@@ -124,11 +124,35 @@ export async function insertActor(q: Queryable, w: TransitionWrite, entity?: Ent
   );
 }
 
+/** Finished transitions' outbox rows deleted by another statement (a CTE, with its leading comma): a data-modifying
+ *  CTE runs whatever the rest of the statement does, so they go even when its version check is lost. */
+function finishedEffects(done: readonly FinishedEffects[]): SqlFragment {
+  if (done.length === 0) return sql``;
+  return sql`, done_fx as (
+     delete from actor_effects where (kind, actor_id, version) in (select * from unnest(${done.map((d) => d.kind)}::text[], ${done.map((d) => d.id)}::uuid[], ${done.map((d) => d.version)}::bigint[]))
+     returning 1
+   )`;
+}
+
+/** A transition whose effects all ran, named by its actor and version. */
+export interface FinishedEffects {
+  kind: string;
+  id: string;
+  version: number;
+}
+
 /**
  * Writes a transition if the actor is still at `expectedVersion`; returns the new version, or null when another
- * writer got there first (the caller reloads and re-delivers).
+ * writer got there first (the caller reloads and re-delivers). `finished`: other transitions whose outbox rows go in
+ * the same statement (whatever its version check), saving them a statement of their own.
  */
-export async function writeTransition(q: Queryable, expectedVersion: number, w: TransitionWrite, entity?: EntityWrite): Promise<number | null> {
+export async function writeTransition(
+  q: Queryable,
+  expectedVersion: number,
+  w: TransitionWrite,
+  entity?: EntityWrite,
+  finished: readonly FinishedEffects[] = [],
+): Promise<number | null> {
   // The entity update rides in the same statement, guarded on the actor update having won the version check.
   const entityCte = entity ? sql`, e as (${entity} and exists (select 1 from u) returning 1)` : sql``;
   const last = w.history
@@ -143,7 +167,7 @@ export async function writeTransition(q: Queryable, expectedVersion: number, w: 
          deadline_at = ${iso(w.deadlineAt)}::timestamptz, snapshot = ${w.snapshotText}::jsonb, last_error = ${w.lastError}, updated_at = now()
        where kind = ${w.kind} and id = ${w.id}::uuid and version = ${expectedVersion}
        returning version
-     )${entityCte}${outbox('u', w)}
+     )${entityCte}${outbox('u', w)}${finishedEffects(finished)}
      ${last}`,
   );
   return rows.length === 0 ? null : Number(rows[0].seq);
@@ -214,7 +238,7 @@ export interface EffectRow {
 }
 
 /** Removes the outbox rows of transitions whose effects have all run (or were given up). */
-export async function deleteEffects(q: Queryable, done: readonly { kind: string; id: string; version: number }[]): Promise<void> {
+export async function deleteEffects(q: Queryable, done: readonly FinishedEffects[]): Promise<void> {
   if (done.length === 0) return;
   await q.query(
     `delete from actor_effects where (kind, actor_id, version) in (select * from unnest($1::text[], $2::uuid[], $3::bigint[]))`,

@@ -11,7 +11,7 @@ import { ActorError } from './errors.ts';
 import type { ActorEvent, ActorKind, EntityWrite, Projection, TransitionNotice } from './types.ts';
 import { redactSecrets } from './redact.ts';
 import { encodeJson, withoutKeys } from './snapshotCodec.ts';
-import { insertActor, writeTransition, type TransitionWrite } from './store.ts';
+import { insertActor, writeTransition, type FinishedEffects, type TransitionWrite } from './store.ts';
 import { exec } from '../runtime/sql.ts';
 import { GroupCommit, type GroupCommitOptions } from './groupCommit.ts';
 
@@ -32,6 +32,9 @@ export interface TransitionWritesDeps {
   replicaId: string;
   kinds: Record<string, ActorKind>;
   groupCommit?: GroupCommitOptions;
+  /** Finished transitions whose outbox rows a transition's statement deletes with its own writes (the effects
+   *  system's): taken before the write, settled with whether it committed. */
+  finished?: { take(): FinishedEffects[]; settle(batch: readonly FinishedEffects[], deleted: boolean): void };
 }
 
 export class TransitionWrites {
@@ -104,15 +107,24 @@ export class TransitionWrites {
   ): Promise<number | null> {
     const entity = reg.entityWrite?.(id, projection, attachments);
     const onPersist = reg.onPersist;
-    return this.group.write({
-      key: `${write.kind}:${id}`,
-      needsTx: onPersist !== undefined,
-      run: async (q) => {
-        const version = await writeTransition(q, expectedVersion, write, entity);
-        if (version !== null && onPersist) await onPersist(q, id, snapshot, projection);
-        return version;
-      },
-    });
+    // Outbox rows of transitions whose effects ran go with this statement; kept for the next one if it fails.
+    const finished = this.d.finished?.take() ?? [];
+    let committed = false;
+    try {
+      const version = await this.group.write({
+        key: `${write.kind}:${id}`,
+        needsTx: onPersist !== undefined,
+        run: async (q) => {
+          const version = await writeTransition(q, expectedVersion, write, entity, finished);
+          if (version !== null && onPersist) await onPersist(q, id, snapshot, projection);
+          return version;
+        },
+      });
+      committed = true;
+      return version;
+    } finally {
+      this.d.finished?.settle(finished, committed);
+    }
   }
 
   /** Inserts a spawned actor (in `opts.tx` when given); `conflict` when it already exists. */

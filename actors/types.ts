@@ -85,6 +85,10 @@ export interface ActorKind<P extends Projection = Projection> {
    *  spawn's history row, and read back on load with `select`, an SQL expression over the actor row `a` giving a
    *  jsonb object of those keys. */
   externalContext?: { keys: readonly string[]; select: string };
+  /** Which transitions other replicas hear of through NOTIFY: every change of status (the default), or only the
+   *  end (`terminal`), for a kind whose waiters on other replicas wait only for its end. A NOTIFY holds a global
+   *  lock through the commit and wakes every replica's LISTEN. */
+  announceAcross?: 'status' | 'terminal';
 }
 
 export interface SupervisionOptions {
@@ -107,6 +111,9 @@ export interface ActorHostOptions {
   cacheSize?: number;
   /** How transitions of different actors ready at the same time share a commit (groupCommit.ts). */
   groupCommit?: GroupCommitOptions;
+  /** How long the outbox rows of a transition whose effects ran wait for the next transition's statement to delete
+   *  them with its own writes, before a statement of their own does (default 20 ms). */
+  outboxDeleteWaitMs?: number;
 }
 
 export interface ActorView extends ActorStatus {
@@ -139,10 +146,14 @@ export interface ActorStatus {
   state: string;
   status: string;
   terminal: boolean;
+  /** The projection the transition wrote (the kind's entity columns came from it): known only when this replica
+   *  persisted the transition, so a waiter can answer without reading the entity row again. */
+  projection?: Projection;
 }
 
-/** An actor's status as announced after each transition persisted by this replica, and after each status change
- *  persisted by another (through NOTIFY): with the replica that persisted it, so a replica skips its own. */
+/** An actor's status as announced after each transition persisted by this replica (with its projection), and after
+ *  each status change persisted by another (through NOTIFY, without one): with the replica that persisted it, so a
+ *  replica skips its own. */
 export type TransitionNotice = ActorStatus & { replica: string };
 
 /** See `Notifications.watch`. */

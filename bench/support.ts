@@ -21,11 +21,11 @@ export interface BenchApi {
 
 /**
  * The api as `eider up` runs it: embedded PostgreSQL (started here), the bundled object store and the catalog
- * service as their own processes, then the api, each on a free port.
+ * service as their own processes, then the api, each on a free port. `onPgLog`: every line PostgreSQL logs.
  */
-export async function startApiProcess(env: Record<string, string> = {}): Promise<BenchApi> {
+export async function startApiProcess(env: Record<string, string> = {}, opts: { onPgLog?: (line: string) => void } = {}): Promise<BenchApi> {
   const dataDir = mkdtempSync(join(tmpdir(), 'eider-bench-'));
-  const pg = await startEmbeddedPostgres(join(dataDir, 'pg'));
+  const pg = await startEmbeddedPostgres(join(dataDir, 'pg'), { onLog: opts.onPgLog });
   const [port, storePort, catalogPort] = [await freePort(), await freePort(), await freePort()];
   const common = {
     ...process.env,
@@ -144,7 +144,7 @@ export async function startAgentProcess(api: BenchApi, token: string, name: stri
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  const until = Date.now() + 60_000;
+  const until = Date.now() + 180_000; // a loaded machine (other benches and tests) can take a minute to start DuckDB
   for (;;) {
     const agents = (await (await fetch(`${api.url}/api/agents`, { headers: { authorization: `Bearer ${token}` } })).json()) as any[];
     if (agents.some((a) => a.name === name && a.status === 'healthy')) return child;

@@ -347,6 +347,33 @@ export const newQueryRow = (r: NewQuery): SqlFragment =>
       ${r.timeoutS}, ${JSON.stringify(r.tables)}::jsonb, ${r.writeCatalogs}::text[], ${new Date(r.startedAt).toISOString()}::timestamptz, ${r.scheduleId ?? null},
       ${r.computePool ?? null}, ${r.params ?? null}::jsonb)`;
 
+/** The row newQueryRow inserts, as a read of it returns it (`userName`: the submitter's, which the read joins in). */
+export const queuedRow = (r: NewQuery, userName: string | null): QueryRow => ({
+  id: r.id,
+  workspace_id: r.workspaceId,
+  agent_id: r.agentId,
+  user_id: r.userId,
+  sql: r.sql,
+  status: 'queued',
+  statement_type: r.statementType,
+  origin: r.origin,
+  session_id: r.sessionId ?? null,
+  schedule_id: r.scheduleId ?? null,
+  row_count: null,
+  duration_ms: null,
+  error: null,
+  error_code: null,
+  columns: null,
+  column_schema: null,
+  result_path: null,
+  started_at: new Date(r.startedAt),
+  running_at: null,
+  finished_at: null,
+  user_name: r.userId === null ? null : userName,
+  result_held: false,
+  progress: null,
+});
+
 /** Drops the small results kept inline in queries rows once they are older than the results' retention, as the
  *  agents delete their files. */
 export async function pruneInlineResults(q: Queryable, retentionHours: number): Promise<number> {

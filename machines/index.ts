@@ -53,7 +53,7 @@ export type MachineKindName = keyof typeof machineKinds;
 export const machineKindNames = Object.keys(machineKinds) as MachineKindName[];
 
 export type { MachineProjection, Json } from './contract.ts';
-export type { QueryEvent } from './query.ts';
+export type { QueryEvent, QueryProjection } from './query.ts';
 export type { SqlSessionEvent } from './sqlSession.ts';
 export type { StatementEvent } from './statement.ts';
 export type { AgentConnectionEvent } from './agentConnection.ts';

@@ -59,6 +59,19 @@ describe('query machine', () => {
     });
   });
 
+  test('a read asks for no recordProfile when done (nothing to record), from running, queued or cancelling', () => {
+    const read: QueryInput = { ...input, dispatchExtras: { write: false } };
+    for (const before of [[{ type: 'dispatched', at: T + 5 }], [], [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }]] as QueryEvent[][]) {
+      const finished = replay(queryMachine, read, [...before, done]).at(-1)!;
+      expect(finished.snapshot.value).toBe('done');
+      expect(finished.snapshot.context.rowCount).toBe(1);
+      expect(finished.actions).toEqual([{ type: 'agentWorkChanged', params: { agentId: 'agent-1' } }]);
+    }
+    // A write still records what it wrote.
+    const write = replay(queryMachine, { ...input, dispatchExtras: { write: true } }, [{ type: 'dispatched', at: T + 5 }, done]).at(-1)!;
+    expect(write.actions[0]).toEqual({ type: 'recordProfile', params: { queryId: 'q-1', readOnly: false } });
+  });
+
   test('cancel sends cancel_query and shows running until the agent confirms; a late query_done cannot revive it', () => {
     const confirmed: QueryEvent = { type: 'failed', at: T + 12, code: 'cancelled', message: 'cancelled' };
     const steps = replay(queryMachine, input, [{ type: 'dispatched', at: T + 5 }, { type: 'cancel', at: T + 9 }, { type: 'agentLost', at: T + 10 }, confirmed, done]);

@@ -14,8 +14,8 @@
 //   recordProfile       {queryId, readOnly}    what a finished run leaves besides its row (tables' last write,
 //                                              lineage); its best-effort profile came with `done` as an attachment
 //                                              and is on the row already (profiling never fails the query).
-//                                              readOnly: submitted as a read (dispatchExtras.write false), which
-//                                              leaves nothing to record
+//                                              Asked for by writes only: a read (dispatchExtras.write false)
+//                                              leaves nothing to record (readOnly: outbox rows from before)
 //   agentWorkChanged    {agentId}              the agent's in-flight work changed: recount for its elastic actor
 //
 // Deadlines (context.deadlineAt, fired by the reaper as `deadline`):
@@ -135,6 +135,12 @@ const recordProfile = {
   type: 'recordProfile' as const,
   params: ({ context }: { context: QueryContext }) => ({ queryId: context.queryId, readOnly: context.dispatchExtras?.write === false }),
 };
+// The agent's report that it finished. A read (its dispatch may not write) leaves nothing for recordProfile to
+// record (its profile came with `done`), so it asks for no effect: no outbox row to write and delete.
+const finishRun = [
+  { guard: 'readOnly' as const, target: 'done' as const, actions: ['assignResult' as const, releaseAgentWork] },
+  { target: 'done' as const, actions: ['assignResult' as const, recordProfile, releaseAgentWork] },
+];
 
 export const queryMachine = setup({
   types: {
@@ -192,6 +198,7 @@ export const queryMachine = setup({
     agentCancelled: ({ event }) => event.type === 'failed' && event.code === 'cancelled',
     agentHasNoSuchQuery: ({ event }) => event.type === 'cancelAck' && !event.found,
     deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
+    readOnly: ({ context }) => context.dispatchExtras?.write === false,
   },
 }).createMachine({
   id: 'query',
@@ -260,7 +267,7 @@ export const queryMachine = setup({
         dispatched: { target: 'running' },
         // query_started may overtake the host's own `dispatched` confirmation.
         started: { target: 'running' },
-        done: { target: 'done', actions: ['assignResult', recordProfile, releaseAgentWork] },
+        done: finishRun,
         failed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
         dispatchFailed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
         agentLost: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
@@ -273,7 +280,7 @@ export const queryMachine = setup({
       description: 'The agent runs the statement; it reports query_done or query_failed.',
       entry: 'enterRunning',
       on: {
-        done: { target: 'done', actions: ['assignResult', recordProfile, releaseAgentWork] },
+        done: finishRun,
         failed: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
         agentLost: { target: 'failed', actions: ['assignFailure', releaseAgentWork] },
         cancel: { target: 'cancelling' },
@@ -292,7 +299,7 @@ export const queryMachine = setup({
         ],
         cancelAck: { guard: 'agentHasNoSuchQuery', target: 'cancelled', actions: releaseAgentWork },
         // It finished before the cancel reached it.
-        done: { target: 'done', actions: ['assignResult', recordProfile, releaseAgentWork] },
+        done: finishRun,
         // The agent may come back (to another replica) still running it: the cancel waits for it.
         cancel: { actions: cancelOnAgent },
         // Past the agent's own timeout and the grace, nothing of it runs any more.

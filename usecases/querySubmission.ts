@@ -11,6 +11,9 @@ import type { SchemaRef, TableRef } from '../domain/statementPolicy/policy.ts';
 import type { AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
+import type { ActorStatus, Projection } from '../actors/types.ts';
+import { runColumns } from '../actors/queryKind.ts';
+import type { QueryProjection } from '../machines/index.ts';
 import { admitStatement } from './admission.ts';
 import type { AppContext } from './context.ts';
 
@@ -21,6 +24,22 @@ const mayWrite = (statementType: string | null) => !['select', 'describe'].inclu
 /** A query's row as stored (the caller just submitted it, or already checked it may see it). */
 export async function readQuery(ctx: Pick<AppContext, 'db'>, id: string): Promise<queries.QueryRow> {
   return (await queries.readQuery(ctx.db, id))!;
+}
+
+/**
+ * The query as its row reads after a transition this replica persisted: `row` (read or inserted before it) with the
+ * run's columns as that transition's entity write set them from `projection` (runColumns). An answer, not a row:
+ * whether the row holds the result (result_held) is not in a projection.
+ */
+export const answerAfter = (row: queries.QueryRow, projection: Projection): queries.QueryOut =>
+  queries.toQueryOut({ ...row, ...runColumns(projection as QueryProjection) });
+
+/**
+ * The query once a wait for its end returned: from the transition the waiter heard when this replica persisted it
+ * (no read), else (another replica's, or the wait passed) read again.
+ */
+export async function answerAfterWait(ctx: Pick<AppContext, 'db'>, row: queries.QueryRow, heard: ActorStatus): Promise<queries.QueryOut> {
+  return heard.projection ? answerAfter(row, heard.projection) : queries.toQueryOut(await readQuery(ctx, row.id));
 }
 
 type SchemaTargets = { create: readonly SchemaRef[]; drop: readonly SchemaRef[] };
@@ -91,7 +110,20 @@ export async function submitQuery(
     scheduleId?: string;
     attached?: WorkspaceCatalogOut[];
   },
-) {
+): Promise<string> {
+  return (await submit(ctx, args)).id;
+}
+
+/**
+ * A submission's id, and the query as it stood once dispatched (the spawn and the dispatch's transition, persisted
+ * here, told it: no read), or null when that is not known (the submitter's name, or no transition heard).
+ */
+export interface Submitted {
+  id: string;
+  answer: queries.QueryOut | null;
+}
+
+async function submit(ctx: AppContext, args: Parameters<typeof submitQuery>[1] & { userName?: string | null }): Promise<Submitted> {
   const id = randomUUID();
   const now = Date.now();
   const write = mayWrite(args.statementType);
@@ -99,43 +131,48 @@ export async function submitQuery(
   const attached = args.attached ?? (await listWorkspaceCatalogs(ctx.db, args.workspaceId));
   const writeTo = write ? writeCatalogs(args.tables as TableRef[], args.schemas ?? NO_SCHEMAS, args.catalog, attached) : [];
   const extras = { ...(await dispatchExtras(ctx, args.workspaceId, args.catalog, args.tables, attached, write, writeTo)), ...(traceparent ? { traceparent } : {}) };
-  // The row and its actor in one statement; the row holds the actor's initial projection (queued).
-  const spawned = await ctx.host.spawn(
-    'query',
+  const row: queries.NewQuery = {
     id,
-    {
-      queryId: id,
-      workspace: args.workspaceSlug,
-      sql: args.sql,
-      agentId: args.agentId,
-      at: now,
-      timeoutMs: args.timeoutS * 1000,
-      graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
-      dispatchAckTimeoutMs: 30_000,
-      computeWaitTimeoutMs: computeWaitMs(ctx.config),
-      dispatchExtras: extras as any,
-    },
-    {
-      entity: queries.newQueryRow({
-        id,
-        workspaceId: args.workspaceId,
-        agentId: args.agentId,
-        userId: args.userId,
-        sql: args.sql,
-        statementType: args.statementType,
-        origin: args.origin ?? 'api',
-        catalog: args.catalog,
-        timeoutS: args.timeoutS,
-        tables: args.tables,
-        writeCatalogs: writeTo,
-        startedAt: now,
-        scheduleId: args.scheduleId,
-        computePool: args.computePool,
-      }),
-    },
-  );
-  await spawned.start();
-  return id;
+    workspaceId: args.workspaceId,
+    agentId: args.agentId,
+    userId: args.userId,
+    sql: args.sql,
+    statementType: args.statementType,
+    origin: args.origin ?? 'api',
+    catalog: args.catalog,
+    timeoutS: args.timeoutS,
+    tables: args.tables,
+    writeCatalogs: writeTo,
+    startedAt: now,
+    scheduleId: args.scheduleId,
+    computePool: args.computePool,
+  };
+  const input = {
+    queryId: id,
+    workspace: args.workspaceSlug,
+    sql: args.sql,
+    agentId: args.agentId,
+    at: now,
+    timeoutMs: args.timeoutS * 1000,
+    graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
+    dispatchAckTimeoutMs: 30_000,
+    computeWaitTimeoutMs: computeWaitMs(ctx.config),
+    dispatchExtras: extras as any,
+  };
+  // The last transition this replica persisted by the time the dispatch returned (a local notice carries what it wrote).
+  let last: Projection | undefined;
+  const unsubscribe = ctx.host.subscribe('query', id, (n) => {
+    if (n.projection) last = n.projection;
+  });
+  try {
+    // The row and its actor in one statement; the row holds the actor's initial projection (queued).
+    const spawned = await ctx.host.spawn('query', id, input, { entity: queries.newQueryRow(row) });
+    await spawned.start();
+  } finally {
+    unsubscribe();
+  }
+  const known = last !== undefined && (args.userId === null || args.userName !== undefined);
+  return { id, answer: known ? answerAfter(queries.queuedRow(row, args.userName ?? null), last!) : null };
 }
 
 /**
@@ -148,16 +185,17 @@ export async function submitChecked(
   ws: WorkspaceAccess,
   body: { sql: string; agent_id?: string | null; catalog?: string | null; timeout_s?: number | null },
   opts: { origin?: string; scheduleId?: string; audit?: (e: AuditEvent) => Promise<unknown> } = {},
-): Promise<string> {
+): Promise<Submitted> {
   const sender = { principal, access: ws, audit: opts.audit, auditTarget: { kind: 'workspace', id: ws.workspace.id } };
   const admitted = await admitStatement(ctx, sender, { kind: 'query', agentId: body.agent_id ?? null, catalog: body.catalog ?? null }, body.sql);
   const compute = admitted.compute!;
   const maxTimeout = Number((compute.capabilities as any)?.max_timeout_s ?? Infinity);
   const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
-  return submitQuery(ctx, {
+  return submit(ctx, {
     workspaceId: ws.workspace.id,
     workspaceSlug: ws.workspace.slug,
     userId: principal.user.id,
+    userName: principal.user.name,
     sql: body.sql,
     agentId: compute.agentId,
     computePool: compute.pool,

@@ -18,7 +18,7 @@ export async function submitFire(ctx: AppContext, fire: Fire): Promise<void> {
     if (!user || !user.is_active) throw forbidden('the schedule’s creator is no longer an active user');
     const principal = { user, via: 'token' as const, tokenId: null };
     const ws = await resolveWorkspace(ctx.db, principal, fire.workspaceId);
-    const queryId = await submitChecked(ctx, principal, ws, { sql: fire.sql, agent_id: fire.agentId, catalog: fire.catalog }, { origin: 'scheduled', scheduleId: fire.scheduleId });
+    const { id: queryId } = await submitChecked(ctx, principal, ws, { sql: fire.sql, agent_id: fire.agentId, catalog: fire.catalog }, { origin: 'scheduled', scheduleId: fire.scheduleId });
     await markSubmitted(ctx.db, fire.runId, queryId);
   } catch (e) {
     const reason = e instanceof AppError ? `${e.code}: ${e.message}` : 'the run could not be submitted (internal error)';

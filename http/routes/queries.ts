@@ -10,7 +10,7 @@ import { EXPORT_FORMATS } from '../../protocol/index.ts';
 import { Readable } from 'node:stream';
 import { ViewQuery, viewFromQuery } from '../resultViewParams.ts';
 import { audit } from '../audit.ts';
-import { readQuery, submitChecked } from '../../usecases/querySubmission.ts';
+import { answerAfterWait, readQuery, submitChecked } from '../../usecases/querySubmission.ts';
 
 export const RowsPage = Schema.Struct({
   // Each row is an object keyed by column name. Declared opaque: encoding a 1,000-row page field by field costs
@@ -50,8 +50,8 @@ export const queryRoutes = [
     }),
     responses: { 202: queries.QueryOutSchema, 400: null, 403: null, 409: null, 413: null, 422: null, 503: null },
     handler: async ({ ctx, req, principal, ws, body }) => {
-      const id = await submitChecked(ctx, principal, ws!, body, { audit: (e) => audit(ctx, req, e) });
-      return { status: 202, body: queries.toQueryOut(await readQuery(ctx, id)) };
+      const { id, answer } = await submitChecked(ctx, principal, ws!, body, { audit: (e) => audit(ctx, req, e) });
+      return { status: 202, body: answer ?? queries.toQueryOut(await readQuery(ctx, id)) };
     },
   }),
   route({
@@ -120,13 +120,13 @@ export const queryRoutes = [
       // transition after the read still wakes it (Notifications.watch). Either kind, as the row tells which.
       const watch = wait > 0 ? ctx.host.watchTerminal(['query', 'statement'], params.query_id) : null;
       try {
-        let row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+        const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
         if (wait > ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
           throw unprocessable(`wait_timeout_s is at most ${ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S}`, 'unprocessable_content', { fields: [{ field: 'wait_timeout_s', message: 'too large' }] });
         }
         if (watch && ['queued', 'running'].includes(row.status)) {
-          await watch.wait(queries.runKind(row), wait * 1000);
-          row = await readQuery(ctx, row.id);
+          // Answered from the transition it woke on when this replica persisted it, else read again.
+          return { status: 200, body: await answerAfterWait(ctx, row, await watch.wait(queries.runKind(row), wait * 1000)) };
         }
         return { status: 200, body: queries.toQueryOut(row) };
       } finally {
