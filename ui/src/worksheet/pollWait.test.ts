@@ -9,13 +9,13 @@ describe('pollWaitS', () => {
     expect(pollWaitS({ ...running, progress: { percent: 1, rows_processed: 1, rows_total: null } }, t0 + 60_000)).toBe(1);
   });
 
-  it('every two seconds in a run’s first ten seconds without progress, then every ten', () => {
-    expect(pollWaitS(running, t0 + 500)).toBe(2);
-    expect(pollWaitS(running, t0 + 9_999)).toBe(2);
+  it('every second in a run’s first ten seconds without progress, then every ten', () => {
+    expect(pollWaitS(running, t0 + 500)).toBe(1);
+    expect(pollWaitS(running, t0 + 9_999)).toBe(1);
     expect(pollWaitS(running, t0 + 10_000)).toBe(10);
   });
 
-  it('every ten seconds while queued', () => {
-    expect(pollWaitS({ status: 'queued', running_at: null }, t0)).toBe(10);
+  it('every second while queued: the long poll answers only at the end, so the start is read by asking again', () => {
+    expect(pollWaitS({ status: 'queued', running_at: null }, t0)).toBe(1);
   });
 });
