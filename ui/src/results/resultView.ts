@@ -2,6 +2,7 @@
 // of a result's rows and export (docs/api-decisions.md "Result views"). The agent holding the result sorts and
 // filters it whole, whatever its size, so the grid shows, counts and exports the same rows.
 import type { ColumnKind } from './cells.ts';
+import { pathOf, withQuery } from '../api/client.ts';
 
 export interface SortBy {
   column: string;
@@ -61,7 +62,5 @@ export function viewParams(view: GridView, kinds: Record<string, ColumnKind>): {
 
 /** The export URL of a result in `format`, in the view shown (a plain link: the browser downloads it as it streams). */
 export function exportUrl(queryId: string, format: 'csv' | 'parquet' | 'json', params: Record<string, string | undefined>): string {
-  const q = new URLSearchParams({ format });
-  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, v);
-  return `/api/queries/${encodeURIComponent(queryId)}/export?${q.toString()}`;
+  return withQuery(pathOf('GET /api/queries/{query_id}/export', { query_id: queryId }), { format, ...params });
 }
