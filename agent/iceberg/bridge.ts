@@ -898,7 +898,7 @@ export function evolveSchema(metadata: TableMetadata, change: ColumnChange): { s
 function snapshotAsOf(metadata: { 'snapshot-log'?: Array<{ 'snapshot-id': unknown; 'timestamp-ms': unknown }> }, asOfMs: number): bigint {
   let found: bigint | undefined;
   for (const e of metadata['snapshot-log'] ?? []) {
-    if (Number(e['timestamp-ms']) <= asOfMs) found = BigInt(e['snapshot-id'] as any);
+    if (Number(e['timestamp-ms']) <= asOfMs) found = BigInt(e['snapshot-id'] as string | number | bigint);
   }
   if (found === undefined) throw catalogError(`the table has no snapshot at or before ${new Date(asOfMs).toISOString()}`);
   return found;
