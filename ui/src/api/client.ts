@@ -82,7 +82,8 @@ async function send(method: string, path: string, opts: RequestOptions, accept: 
   }
   if (res.ok) return res;
   const text = await res.text();
-  let parsed: any = null;
+  // The api's error envelope when the body is one; anything else reads as having none of its fields.
+  let parsed: { error?: unknown; message?: unknown; details?: unknown } | null = null;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
