@@ -88,7 +88,7 @@ export const TransitionOutSchema = Schema.Struct({
   /** the replica that made the transition */
   replica: Schema.String,
 });
-export type TransitionOut = typeof TransitionOutSchema.Type;
+type TransitionOut = typeof TransitionOutSchema.Type;
 
 
 export interface TransitionPage {
@@ -100,8 +100,8 @@ export interface TransitionPage {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_STRING = 2_000;
 const MAX_ITEMS = 100;
-export const DEFAULT_TRANSITIONS_LIMIT = 50;
-export const MAX_TRANSITIONS_LIMIT = 500;
+const DEFAULT_TRANSITIONS_LIMIT = 50;
+const MAX_TRANSITIONS_LIMIT = 500;
 
 /** Shortens what an operator does not need whole (a 1 MB SQL text, a 10,000-item list) after redaction. */
 function summarize(value: unknown): unknown {

@@ -21,7 +21,7 @@ export interface ActorRow extends ActorStatus {
 }
 
 /** One effect as the outbox keeps it: its name and its params as JSON (snapshotCodec's encodeJson). */
-export interface OutboxEffect {
+interface OutboxEffect {
   effect: string;
   paramsText: string;
 }

@@ -100,7 +100,7 @@ export interface ActorKind<P extends Projection = Projection> {
   announceAcross?: 'status' | 'terminal';
 }
 
-export interface SupervisionOptions {
+interface SupervisionOptions {
   /** Consecutive failures of one delivery or one effect before the actor is moved to failed. */
   maxFailures?: number;
   backoffMs?: number;
@@ -130,7 +130,7 @@ export interface ActorView extends ActorStatus {
   snapshot: AnyMachineSnapshot;
 }
 
-export type SendOutcome = 'persisted' | 'unchanged' | 'failed';
+type SendOutcome = 'persisted' | 'unchanged' | 'failed';
 
 export interface SendResult {
   /** persisted: a new transition was written; unchanged: the machine ignored the event (or the actor is

@@ -39,7 +39,7 @@ export function injectedApi(
   };
 }
 
-export interface ToolCall {
+interface ToolCall {
   ctx: AppContext;
   principal: Principal;
   /** A REST call as the caller: `/api/...` with their token. */

@@ -31,7 +31,7 @@ export async function readQuery(ctx: Pick<AppContext, 'db'>, id: string): Promis
  * run's columns as that transition's entity write set them from `projection` (runColumns). An answer, not a row:
  * whether the row holds the result (result_held) is not in a projection.
  */
-export const answerAfter = (row: queries.QueryRow, projection: Projection): queries.QueryOut =>
+const answerAfter = (row: queries.QueryRow, projection: Projection): queries.QueryOut =>
   queries.toQueryOut({ ...row, ...runColumns(projection as QueryProjection) });
 
 /**
@@ -50,7 +50,7 @@ const NO_SCHEMAS: SchemaTargets = { create: [], drop: [] };
  * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted). `writeTo`: the
  * catalogs a write may write (writeCatalogs), given when the caller has them already.
  */
-export async function dispatchExtras(
+async function dispatchExtras(
   ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>,
   workspaceId: string,
   defaultSlug: string | null,

@@ -36,7 +36,7 @@ const DELEGATION = { 'x-iceberg-access-delegation': 'vended-credentials' };
  * killed one again at once, and it serves about a second later), so the query waits rather than fails. A refused
  * connection never reached the service, so sending again cannot apply a commit twice.
  */
-export const CATALOG_RESTART_WAIT_MS = 5_000;
+const CATALOG_RESTART_WAIT_MS = 5_000;
 const refused = (e: unknown) => ((e as { cause?: { code?: string } })?.cause?.code ?? (e as { code?: string })?.code) === 'ECONNREFUSED';
 const ns = (namespace: string) => encodeURIComponent(namespace);
 

@@ -14,7 +14,7 @@ import { parseVendedKeyId } from '../../runtime/objectStore.ts';
 import { revokeEpoch } from '../vending.ts';
 import { isRoleArn } from '../../iceberg/stsRules.ts';
 
-export function warehouseOut(w: Warehouse) {
+function warehouseOut(w: Warehouse) {
   return {
     name: w.name,
     root_uri: w.rootUri,

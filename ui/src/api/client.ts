@@ -24,9 +24,9 @@ export class ApiError extends Error {
   }
 }
 
-export type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
+type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
 
-export function withQuery(path: string, query?: Query): string {
+function withQuery(path: string, query?: Query): string {
   if (!query) return path;
   const sp = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {
@@ -44,7 +44,7 @@ export function setUnauthorizedHandler(fn: (() => void) | null) {
   onUnauthorized = fn;
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   query?: Query;
   body?: unknown;
   headers?: Record<string, string>;
@@ -112,7 +112,7 @@ type Has<T> = [T] extends [never] ? false : true;
 type Sends<K extends Operation> = (Has<Operations[K]['path']> extends true ? { path: Operations[K]['path'] } : { path?: never }) &
   (Has<Operations[K]['query']> extends true ? { query?: Operations[K]['query'] } : { query?: never }) &
   (Has<Operations[K]['body']> extends true ? { body: Operations[K]['body'] } : { body?: never });
-export type CallOptions<K extends Operation> = Sends<K> & Omit<RequestOptions, 'query' | 'body'>;
+type CallOptions<K extends Operation> = Sends<K> & Omit<RequestOptions, 'query' | 'body'>;
 // The options may be left out when nothing in them is required (no path parameters, no body).
 type CallArgs<K extends Operation> = Partial<Sends<K>> extends Sends<K> ? [opts?: CallOptions<K>] : [opts: CallOptions<K>];
 
