@@ -26,7 +26,7 @@ export class ApiError extends Error {
 
 type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
 
-function withQuery(path: string, query?: Query): string {
+export function withQuery(path: string, query?: Query): string {
   if (!query) return path;
   const sp = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {
