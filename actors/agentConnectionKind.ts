@@ -4,12 +4,13 @@ import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
 import { CLOSE_CODES, QUERY_PROGRESS_FEATURE, type ServiceFrame } from '../protocol/index.ts';
+import type { AgentConnectionProjection } from '../machines/agentConnection.ts';
 import type { ActorKind } from './types.ts';
 import type { AgentLink } from './agentLink.ts';
 import { sql } from '../runtime/sql.ts';
 import { storeAgentCapabilities } from '../domain/agents.ts';
 
-export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link: AgentLink; replicaId: string }): ActorKind {
+export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link: AgentLink; replicaId: string }): ActorKind<AgentConnectionProjection> {
   const { db, sockets, link } = deps;
   const send = (connectionId: string, frame: ServiceFrame) => sockets.connection(connectionId)?.send(frame) ?? false;
   return {
@@ -86,7 +87,7 @@ export function agentConnectionKind(deps: { db: Db; sockets: AgentSockets; link:
       },
     },
     // The newest connection owns the agent row; an older one may only write while it still is the owner.
-    entityWrite: (id, pr: any) => {
+    entityWrite: (id, pr) => {
       const status = pr.state === 'healthy' ? 'healthy' : pr.state === 'registered' ? 'registered' : 'unavailable';
       const toTs = (ms: number | null) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
       const conn = id;

@@ -16,7 +16,7 @@ import type { ResultSource } from '../runtime/resultReader.ts';
  */
 export const AGENT_RECONNECT_WAIT_MS = 10_000;
 
-export interface AgentOwner {
+interface AgentOwner {
   replica: string;
   url: string;
 }

@@ -43,7 +43,7 @@ export class Delivery {
       // Machines take their creation time from `input.at` when given; the history row records the same instant.
       const inputAt = (input as { at?: unknown } | null | undefined)?.at;
       const at = typeof inputAt === 'number' ? inputAt : now();
-      const [snapshot, actions] = initialTransition(reg.machine, input as any) as [AnyMachineSnapshot, any[]];
+      const [snapshot, actions] = initialTransition(reg.machine, input) as [AnyMachineSnapshot, Action[]];
       const effects = effectsOf(actions, reg);
       const projection = reg.project(snapshot);
       const entry = cache.entryFor(kind, snapshot, 1, projection);
@@ -204,7 +204,7 @@ export class Delivery {
 /** What a delivery writes: the machine's next snapshot, its actions and projection, and the actor row's entry. */
 interface Decision {
   next: AnyMachineSnapshot;
-  actions: any[];
+  actions: Action[];
   projection: Projection;
   nextEntry: CacheEntry;
   /** The actor row's last_error (supervision records why it failed the actor). */

@@ -40,8 +40,8 @@ class Host implements ActorHost {
     for (const [kind, reg] of Object.entries(opts.kinds)) {
       // A machine action without an implementation would be silently skipped at run time: refuse it up front.
       // Built-ins registered by name (assign, raise…) carry `resolve` and are applied inside transition().
-      const named = Object.entries((reg.machine as any).implementations?.actions ?? {})
-        .filter(([, impl]) => typeof (impl as any)?.resolve !== 'function')
+      const named = Object.entries(reg.machine.implementations?.actions ?? {})
+        .filter(([, impl]) => typeof (impl as { resolve?: unknown } | undefined)?.resolve !== 'function')
         .map(([name]) => name);
       const missing = named.filter((a) => !(a in reg.effects));
       if (missing.length > 0) throw new Error(`actor kind ${kind}: no effect implementation for ${missing.join(', ')}`);

@@ -88,7 +88,7 @@ export const TransitionOutSchema = Schema.Struct({
   /** the replica that made the transition */
   replica: Schema.String,
 });
-export type TransitionOut = typeof TransitionOutSchema.Type;
+type TransitionOut = typeof TransitionOutSchema.Type;
 
 
 export interface TransitionPage {
@@ -100,8 +100,8 @@ export interface TransitionPage {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_STRING = 2_000;
 const MAX_ITEMS = 100;
-export const DEFAULT_TRANSITIONS_LIMIT = 50;
-export const MAX_TRANSITIONS_LIMIT = 500;
+const DEFAULT_TRANSITIONS_LIMIT = 50;
+const MAX_TRANSITIONS_LIMIT = 500;
 
 /** Shortens what an operator does not need whole (a 1 MB SQL text, a 10,000-item list) after redaction. */
 function summarize(value: unknown): unknown {
@@ -161,7 +161,7 @@ export async function listTransitions(
   const limit = Math.min(Math.max(1, Math.trunc(opts.limit ?? DEFAULT_TRANSITIONS_LIMIT)), MAX_TRANSITIONS_LIMIT);
   const after = opts.cursor ? decodeCursor(kind, id, opts.cursor) : 0;
   if (!UUID.test(id)) return { items: [], next_cursor: null };
-  const rows = await db.query<any>(
+  const rows = await db.query<{ seq: string | number; event: string; event_payload: unknown; from_state: string | null; to_state: string; at: Date; replica: string }>(
     `select seq, event, event_payload, from_state, to_state, at, replica from actor_transitions
      where kind = $1 and id = $2::uuid and seq > $3 order by seq limit $4`,
     [kind, id, after, limit + 1],
@@ -202,7 +202,16 @@ export type ClusterOut = typeof ClusterOutSchema.Type;
 
 /** The cluster as operators see it: each replica with what it owns, overdue deadlines and pending effects. */
 export async function clusterView(db: Queryable, presenceTtlS: number): Promise<ClusterOut> {
-  const replicas = await db.query<any>(
+  const replicas = await db.query<{
+    id: string;
+    internal_url: string;
+    started_at: Date;
+    heartbeat_at: Date;
+    draining: boolean;
+    live: boolean;
+    live_actors: number;
+    pending_effects: number;
+  }>(
     `select r.id, r.internal_url, r.started_at, r.heartbeat_at, r.draining,
             r.heartbeat_at > now() - make_interval(secs => $1) as live,
             (select count(*) from actors a where a.owner_replica = r.id and not a.terminal)::int as live_actors,
@@ -210,10 +219,10 @@ export async function clusterView(db: Queryable, presenceTtlS: number): Promise<
        from replicas r order by r.id`,
     [presenceTtlS],
   );
-  const [overdue] = await db.query<any>(
+  const [overdue] = await db.query<{ count: number; oldest: Date | null }>(
     `select count(*)::int as count, min(deadline_at) as oldest from actors where not terminal and deadline_at < now()`,
   );
-  const [pending] = await db.query<any>(`select count(*)::int as count, min(created_at) as oldest from actor_effects`);
+  const [pending] = await db.query<{ count: number; oldest: Date | null }>(`select count(*)::int as count, min(created_at) as oldest from actor_effects`);
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
     replicas: replicas.map((r) => ({
@@ -263,7 +272,18 @@ export async function listActors(
       throw new ActorError('invalid_cursor', opts.kind ?? '', '', 'malformed cursor');
     }
   }
-  const rows = await db.query<any>(
+  const rows = await db.query<{
+    kind: string;
+    id: string;
+    state: string;
+    status: string;
+    terminal: boolean;
+    version: string | number;
+    deadline_at: Date | null;
+    owner_replica: string | null;
+    updated_at: Date;
+    updated_exact: string;
+  }>(
     `select kind, id::text as id, state, status, terminal, version, deadline_at, owner_replica, updated_at,
             updated_at::text as updated_exact from actors
       where ($1::text is null or kind = $1) and ($2::text is null or state = $2) and ($3::text is null or owner_replica = $3)

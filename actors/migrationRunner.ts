@@ -27,7 +27,7 @@ import {
 } from '../domain/storageMigrations/phases.ts';
 import type { ActorHost } from './types.ts';
 
-export const MIGRATION_KIND = 'storageMigration';
+const MIGRATION_KIND = 'storageMigration';
 
 export interface MigrationRunnerOptions {
   db: Db;

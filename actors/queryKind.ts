@@ -2,6 +2,7 @@
 // profile, and the queries row written in the same transaction as every transition.
 import { machineKinds } from '../machines/index.ts';
 import type { QueryProjection } from '../machines/query.ts';
+import type { StatementProjection } from '../machines/statement.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
 import type { Db } from '../runtime/db.ts';
 import { sql } from '../runtime/sql.ts';
@@ -42,7 +43,7 @@ const toDate = (ms: number | null | undefined) => (ms === null || ms === undefin
  * writes is decided at the api, not here. Extras persisted before `write_catalogs` existed: the catalogs its tables
  * name (an unqualified table is in the default catalog) and the default one.
  */
-export function dispatchScope(catalogs: readonly Record<string, unknown>[], extras: Record<string, any> | null): { warehouse: string; access: 'read' | 'write' }[] {
+export function dispatchScope(catalogs: readonly Record<string, unknown>[], extras: Record<string, unknown> | null): { warehouse: string; access: 'read' | 'write' }[] {
   const write = extras?.write === true;
   const defaultName = catalogs.find((c) => c.default === true)?.name;
   let named: Set<unknown>;
@@ -72,7 +73,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
     effects: {
       sendDispatchQuery: async (
         ctx,
-        p: { queryId: string; agentId: string; sql: string; workspace: string; timeoutS: number; extras: Record<string, any> | null },
+        p: { queryId: string; agentId: string; sql: string; workspace: string; timeoutS: number; extras: Record<string, unknown> | null },
       ) => {
         // The submitting request's trace continues here (possibly on another replica, after a restart): the
         // dispatch span is its child, and the frame carries the dispatch span's context on to the agent.
@@ -112,7 +113,7 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
           await ctx.send(sent ? { type: 'dispatched' } : { type: 'dispatchFailed', message: 'the agent is not connected' });
         };
         if (!deps.tracing?.enabled) return dispatch();
-        await deps.tracing.span('dispatch', { parent: p.extras?.traceparent ?? null, attributes: { 'eider.query_id': p.queryId, 'eider.agent_id': p.agentId } }, dispatch);
+        await deps.tracing.span('dispatch', { parent: (p.extras?.traceparent as string | undefined) ?? null, attributes: { 'eider.query_id': p.queryId, 'eider.agent_id': p.agentId } }, dispatch);
       },
       // A cancel is durable: while the agent is unreachable (the replica holding its socket died) it is sent again
       // until the agent's socket is back on some replica, as long as the query is cancelling and before `untilAt`
@@ -159,12 +160,15 @@ export function queryKind(deps: QueryKindDeps): ActorKind {
   };
 }
 
+/** A query's projection, or a session statement's: it has no agent of its own, so its agent_id is left unset. */
+type RunRowProjection = QueryProjection | (StatementProjection & { agentId?: undefined });
+
 /** The queries row's columns a query's or a session statement's projection sets, as the row reads them back: what
  *  runEntityWrite writes, and what a waiter that heard the transition answers with instead of reading the row. */
-export function runColumns(pr: QueryProjection) {
+export function runColumns<P extends RunRowProjection>(pr: P) {
   return {
     status: pr.status,
-    agent_id: pr.agentId,
+    agent_id: pr.agentId as P['agentId'],
     row_count: pr.rowCount,
     duration_ms: pr.durationMs,
     error: pr.error,
@@ -179,7 +183,7 @@ export function runColumns(pr: QueryProjection) {
 
 /** The queries row of a query or a session statement, from its actor's projection (one statement, folded into the
  *  transition's own), with the small result file a done event carries inline. */
-export const runEntityWrite = (id: string, pr: any, attachments?: Readonly<Record<string, unknown>>) => {
+export const runEntityWrite = (id: string, pr: RunRowProjection, attachments?: Readonly<Record<string, unknown>>) => {
   const inline = typeof attachments?.resultInline === 'string' ? attachments.resultInline : null;
   const profile = attachments?.profile === undefined || attachments.profile === null ? null : JSON.stringify(attachments.profile);
   const c = runColumns(pr);

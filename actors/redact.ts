@@ -2,7 +2,7 @@
 // event payloads and contexts can carry agent tokens or vended credentials, and neither may be stored or shown.
 const SECRET_KEY = /token|secret|password|credential|key/i;
 
-export function isSecretKey(key: string): boolean {
+function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
 }
 

@@ -1,7 +1,7 @@
 // The persisted form of an actor's snapshot: JSON of { value, context, status }. Plain JSON would turn a BigInt
 // into a TypeError and a Date into a string that never comes back as a Date, so both travel tagged and are revived
 // on load; PostgreSQL stores the text as jsonb and the host reads it back as text (never through a lossy parse).
-import type { AnyMachineSnapshot, AnyStateMachine, StateValue } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, SnapshotStatus, StateValue } from 'xstate';
 
 export interface PersistedSnapshot {
   value: StateValue;
@@ -12,19 +12,22 @@ export interface PersistedSnapshot {
 const BIGINT_TAG = '$bigint';
 const DATE_TAG = '$date';
 
-function replacer(this: any, key: string, value: unknown): unknown {
+function replacer(this: Record<string, unknown>, key: string, value: unknown): unknown {
   const raw = this[key];
   if (typeof raw === 'bigint') return { [BIGINT_TAG]: raw.toString() };
   if (raw instanceof Date) return { [DATE_TAG]: raw.toISOString() };
   return value;
 }
 
-function reviver(_key: string, value: any): unknown {
+function reviver(_key: string, value: unknown): unknown {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
-    const keys = Object.keys(value);
+    const tagged = value as Record<string, unknown>;
+    const keys = Object.keys(tagged);
     if (keys.length === 1) {
-      if (keys[0] === BIGINT_TAG && typeof value[BIGINT_TAG] === 'string') return BigInt(value[BIGINT_TAG]);
-      if (keys[0] === DATE_TAG && typeof value[DATE_TAG] === 'string') return new Date(value[DATE_TAG]);
+      const bigint = tagged[BIGINT_TAG];
+      const date = tagged[DATE_TAG];
+      if (keys[0] === BIGINT_TAG && typeof bigint === 'string') return BigInt(bigint);
+      if (keys[0] === DATE_TAG && typeof date === 'string') return new Date(date);
     }
   }
   return value;
@@ -48,7 +51,7 @@ export function encodeSnapshot(snapshot: AnyMachineSnapshot, omit: readonly stri
 /** `external`: the omitted context keys, read back from where they are kept. */
 export function decodeSnapshot(machine: AnyStateMachine, text: string, external: Record<string, unknown> | null = null): AnyMachineSnapshot {
   const p = decodeJson<PersistedSnapshot>(text);
-  return machine.resolveState({ value: p.value, context: { ...p.context, ...(external ?? {}) }, status: p.status } as any) as AnyMachineSnapshot;
+  return machine.resolveState({ value: p.value, context: { ...p.context, ...(external ?? {}) }, status: p.status as SnapshotStatus }) as AnyMachineSnapshot;
 }
 
 export function withoutKeys<T>(value: T, omit: readonly string[]): T {

@@ -3,6 +3,7 @@
 import { machineKinds } from '../machines/index.ts';
 import type { Db } from '../runtime/db.ts';
 import type { Logger } from '../runtime/logger.ts';
+import type { SqlSessionProjection } from '../machines/sqlSession.ts';
 import type { ActorHost, ActorKind } from './types.ts';
 import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
@@ -28,7 +29,7 @@ function closeReasonOf(pr: { status: string; closeReason: string | null; errorCo
   }
 }
 
-export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; removeStaging: (sessionId: string) => Promise<number>; elastic?: ElasticCompute }): ActorKind {
+export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; removeStaging: (sessionId: string) => Promise<number>; elastic?: ElasticCompute }): ActorKind<SqlSessionProjection> {
   const { db, link } = deps;
   return {
     machine: machineKinds.sqlSession.machine,
@@ -76,7 +77,7 @@ export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; 
         if (n > 0) ctx.logger.info({ sessionId: p.sessionId, files: n }, 'session staging files removed');
       },
     },
-    entityWrite: (id, pr: any) =>
+    entityWrite: (id, pr) =>
       sql`update sql_sessions set status = ${pr.status}, agent_id = ${pr.agentId}, error = ${pr.error}, error_code = ${pr.errorCode},
           close_reason = ${closeReasonOf(pr)}, statement_count = ${pr.statementCount}, opened_at = ${toTs(pr.openedAt)}::timestamptz,
           last_active_at = ${toTs(pr.lastActivityAt)}::timestamptz, closed_at = ${toTs(pr.closedAt)}::timestamptz

@@ -21,7 +21,7 @@ export interface ActorRow extends ActorStatus {
 }
 
 /** One effect as the outbox keeps it: its name and its params as JSON (snapshotCodec's encodeJson). */
-export interface OutboxEffect {
+interface OutboxEffect {
   effect: string;
   paramsText: string;
 }
@@ -51,7 +51,24 @@ export interface TransitionWrite {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-function toActorRow(r: any): ActorRow {
+/** An actors row as ACTOR_COLUMNS and the external column read it (version is a bigint, read as text). */
+interface ActorDbRow {
+  kind: string;
+  id: string;
+  version: string | number;
+  state: string;
+  status: string;
+  terminal: boolean;
+  deadline_at: Date | null;
+  snapshot: string;
+  external: Record<string, unknown> | string | null;
+  owner_replica: string | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toActorRow(r: ActorDbRow): ActorRow {
   return {
     kind: r.kind,
     id: r.id,
@@ -183,7 +200,7 @@ export async function loadStatus(q: Queryable, kind: string, id: string): Promis
 }
 
 export async function loadActor(q: Queryable, kind: string, id: string, externals: ExternalContexts = {}): Promise<ActorRow | null> {
-  const rows = await q.query(`select ${ACTOR_COLUMNS}, ${externalColumn(externals)} from actors a where a.kind = $1 and a.id = $2::uuid`, [kind, id]);
+  const rows = await q.query<ActorDbRow>(`select ${ACTOR_COLUMNS}, ${externalColumn(externals)} from actors a where a.kind = $1 and a.id = $2::uuid`, [kind, id]);
   return rows.length === 0 ? null : toActorRow(rows[0]);
 }
 
@@ -205,7 +222,7 @@ export async function loadTransition(q: Queryable, kind: string, id: string, seq
 
 /** The live actors of the given kinds that `replica` owns, for rehydration at startup. */
 export async function listOwnedLive(q: Queryable, replica: string, kinds: readonly string[], externals: ExternalContexts = {}): Promise<ActorRow[]> {
-  const rows = await q.query(
+  const rows = await q.query<ActorDbRow>(
     `select ${ACTOR_COLUMNS}, ${externalColumn(externals)} from actors a where a.owner_replica = $1 and not a.terminal and a.kind = any($2::text[])`,
     [replica, kinds],
   );

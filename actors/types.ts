@@ -59,19 +59,28 @@ export interface EffectContext {
 /** Implements one named action of a machine. Effects run after the commit, at least once per accepted transition
  *  (a failing one is retried; one a dead process never finished is run again from the outbox), so they must
  *  tolerate repetition. */
-export type EffectImpl = (ctx: EffectContext, params: any) => unknown;
+export type EffectImpl = EffectSignature['run'];
+/** `params` are the machine action's own params, whose shape the machine that names the action fixes: a method
+ *  signature (checked bivariantly) lets each implementation declare that shape, while the host hands them on as
+ *  `unknown`. */
+interface EffectSignature {
+  run(ctx: EffectContext, params: unknown): unknown;
+}
 
+/** `onPersist` and `entityWrite` are method signatures so that a kind typed with its own projection (a query's
+ *  QueryProjection) is registered among kinds of the base `Projection`: the host hands each the projection its own
+ *  `project` returned. */
 export interface ActorKind<P extends Projection = Projection> {
   machine: AnyStateMachine;
-  project: (snapshot: any) => P;
+  project: (snapshot: AnyMachineSnapshot) => P;
   effects: Record<string, EffectImpl>;
   /** Writes the kind's entity columns (queries, agents, sessions…) in the same transaction as the actor row.
    *  When supervision fails an actor whose machine ignores `supervisor.failed`, it receives the projection of
    *  the last snapshot with status `failed`, terminal, no deadline and the reason as `error`. */
-  onPersist?: (tx: Queryable, id: string, snapshot: any, projection: P) => Promise<void>;
+  onPersist?(tx: Queryable, id: string, snapshot: AnyMachineSnapshot, projection: P): Promise<void>;
   /** The same, as one `UPDATE … WHERE …` statement the host folds into the transition's own statement (no
    *  BEGIN/COMMIT round trips): the hot path for kinds whose entity is a single row. Same projection rules. */
-  entityWrite?: (id: string, projection: P, attachments?: Readonly<Record<string, unknown>>) => EntityWrite;
+  entityWrite?(id: string, projection: P, attachments?: Readonly<Record<string, unknown>>): EntityWrite;
   /** Event fields the entity's row keeps and the machine ignores (a small result file sent inline): handed to
    *  `entityWrite` with the transition that carries them, left out of its history row. */
   eventAttachments?: readonly string[];
@@ -91,7 +100,7 @@ export interface ActorKind<P extends Projection = Projection> {
   announceAcross?: 'status' | 'terminal';
 }
 
-export interface SupervisionOptions {
+interface SupervisionOptions {
   /** Consecutive failures of one delivery or one effect before the actor is moved to failed. */
   maxFailures?: number;
   backoffMs?: number;
@@ -101,7 +110,7 @@ export interface SupervisionOptions {
 export interface ActorHostOptions {
   db: Db;
   replicaId: string;
-  kinds: Record<string, ActorKind<any>>;
+  kinds: Record<string, ActorKind>;
   logger: Logger;
   now?: () => number;
   supervision?: SupervisionOptions;
@@ -121,7 +130,7 @@ export interface ActorView extends ActorStatus {
   snapshot: AnyMachineSnapshot;
 }
 
-export type SendOutcome = 'persisted' | 'unchanged' | 'failed';
+type SendOutcome = 'persisted' | 'unchanged' | 'failed';
 
 export interface SendResult {
   /** persisted: a new transition was written; unchanged: the machine ignored the event (or the actor is

@@ -11,7 +11,7 @@
 //    "queued timeout"; a cancelled waiter fails "cancelled".
 import type { AgentConfig, ConcurrencyProfile } from './config.ts';
 
-export const LADDERS: Readonly<Record<Exclude<ConcurrencyProfile, 'auto'>, readonly number[]>> = {
+const LADDERS: Readonly<Record<Exclude<ConcurrencyProfile, 'auto'>, readonly number[]>> = {
   single: [1],
   equal_2: [1 / 2, 1 / 2],
   decaying_2: [2 / 3, 1 / 3],

@@ -8,9 +8,9 @@ import {
 /** A bad or missing variable: the agent stops with this one line. */
 export { ConfigError as AgentConfigError };
 
-export const CONCURRENCY_PROFILES = ['auto', 'single', 'equal_2', 'decaying_2', 'decaying_3'] as const;
+const CONCURRENCY_PROFILES = ['auto', 'single', 'equal_2', 'decaying_2', 'decaying_3'] as const;
 export type ConcurrencyProfile = (typeof CONCURRENCY_PROFILES)[number];
-export const ESTIMATE_BUCKETS = ['S', 'M', 'L', 'XL'] as const;
+const ESTIMATE_BUCKETS = ['S', 'M', 'L', 'XL'] as const;
 export type EstimateBucket = (typeof ESTIMATE_BUCKETS)[number];
 
 export interface AgentConfig {

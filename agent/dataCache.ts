@@ -21,7 +21,7 @@ export interface CacheStats {
   readonly files: number;
 }
 
-export const DEFAULT_CACHE_MAX_BYTES = 10 * 2 ** 30;
+const DEFAULT_CACHE_MAX_BYTES = 10 * 2 ** 30;
 
 export class DataFileCache {
   readonly dir: string;

@@ -6,9 +6,9 @@
 import type { AgentConfig, EstimateBucket } from './config.ts';
 
 // Buckets as fractions of the budget.
-export const BUCKET_FRACTIONS: Readonly<Record<EstimateBucket, number>> = { S: 1 / 16, M: 1 / 8, L: 1 / 4, XL: 1 / 2 };
+const BUCKET_FRACTIONS: Readonly<Record<EstimateBucket, number>> = { S: 1 / 16, M: 1 / 8, L: 1 / 4, XL: 1 / 2 };
 
-export type AskSource = 'feedback' | 'estimate' | 'fallback';
+type AskSource = 'feedback' | 'estimate' | 'fallback';
 
 export interface Ask {
   readonly bytes: number;
@@ -22,7 +22,7 @@ type SizingConfig = Pick<
 >;
 
 /** Statement text as a cache key: whitespace runs collapsed, so reformatting does not defeat the caches. */
-export function statementKey(sql: string): string {
+function statementKey(sql: string): string {
   return sql.trim().replace(/\s+/g, ' ');
 }
 

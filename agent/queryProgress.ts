@@ -11,7 +11,7 @@ export interface EngineProgress {
   readonly total_rows_to_process: bigint;
 }
 
-export const PROGRESS_INTERVAL_MS = 1_000;
+const PROGRESS_INTERVAL_MS = 1_000;
 
 /**
  * DuckDB tracks a statement's progress only with its progress bar on, a per-connection setting (the instance's

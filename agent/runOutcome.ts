@@ -18,7 +18,7 @@ export function failureMessage(error: unknown): string {
   return [first, ...hints].join('\n').slice(0, 2000);
 }
 
-export function failureCode(error: unknown): QueryErrorCode {
+function failureCode(error: unknown): QueryErrorCode {
   if (error instanceof AdmissionError) return error.code;
   if (error instanceof BridgeError) return error.code;
   const text = error instanceof Error ? error.message : String(error);

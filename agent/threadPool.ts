@@ -8,12 +8,12 @@
 // calls always find a thread.
 
 /** Threads libuv's pool gets unless UV_THREADPOOL_SIZE is set (libuv's own ceiling is 1024). */
-export const DEFAULT_THREAD_POOL_SIZE = 64;
+const DEFAULT_THREAD_POOL_SIZE = 64;
 /** Threads no admitted statement may hold: file calls, connects, instance creation. */
-export const RESERVED_THREADS = 8;
+const RESERVED_THREADS = 8;
 
 /** Sizes libuv's pool for this process (in effect only before any asynchronous file or DuckDB call); answers its size. */
-export function sizeThreadPool(env: NodeJS.ProcessEnv = process.env): number {
+function sizeThreadPool(env: NodeJS.ProcessEnv = process.env): number {
   const set = Number(env.UV_THREADPOOL_SIZE);
   if (Number.isInteger(set) && set > 0) return Math.min(set, 1024);
   env.UV_THREADPOOL_SIZE = String(DEFAULT_THREAD_POOL_SIZE);

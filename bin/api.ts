@@ -363,7 +363,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
 }
 
 /** How long in-flight requests get to finish once the agents are handed over; then their connections are closed. */
-export const DRAIN_REQUESTS_MS = 10_000;
+const DRAIN_REQUESTS_MS = 10_000;
 /** The whole drain, from SIGTERM to exit, at most. */
 export const DRAIN_BOUND_MS = 30_000;
 

@@ -10,7 +10,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const TOKEN_PREFIX = 'eidc1';
 
-export type WarehouseAccess = 'read' | 'write';
+type WarehouseAccess = 'read' | 'write';
 
 export interface TokenClaims {
   sub: string;
@@ -36,7 +36,7 @@ const SCOPE_ITEM = /^warehouse:([^\s:]+):(read|write)$/;
  * conventional ones other clients send (`catalog`, `PRINCIPAL_ROLE:ALL`) and narrow nothing: with no warehouse item
  * the token is unscoped (undefined). A malformed `warehouse:` item is refused (null).
  */
-export function parseScope(scope: string): Record<string, WarehouseAccess> | null | undefined {
+function parseScope(scope: string): Record<string, WarehouseAccess> | null | undefined {
   const out: Record<string, WarehouseAccess> = {};
   let scoped = false;
   for (const item of scope.split(/\s+/).filter(Boolean)) {

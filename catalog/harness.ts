@@ -63,7 +63,7 @@ export async function startExtraStore(opts: { bucket: string; accessKey?: string
   };
 }
 
-export interface CatalogResponse {
+interface CatalogResponse {
   status: number;
   headers: Headers;
   body: any;

@@ -1,6 +1,6 @@
 // HTTP helpers shared by the catalog routes: 64-bit-safe JSON replies, the ErrorModel error handler, namespace
 // path decoding and page tokens.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../runtime/db.ts';
 import { stringifyJson, parseJson } from '../iceberg/json.ts';
 import { CatalogError, badRequest, unprocessable } from './errors.ts';
@@ -27,7 +27,7 @@ export function installParsers(app: FastifyInstance): void {
 }
 
 export function installErrorHandler(app: FastifyInstance): void {
-  app.setErrorHandler((err: any, req, reply) => {
+  app.setErrorHandler((err: FastifyError | CatalogError, req, reply) => {
     if (err instanceof CatalogError) return sendJson(reply, err.status, err.toBody());
     if (err?.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return sendJson(reply, err.statusCode, { error: { message: err.message, type: 'BadRequestException', code: err.statusCode } });

@@ -11,7 +11,7 @@ import { VENDING_MODES, type VendingMode } from '../iceberg/vendedStorage.ts';
 /** Namespace levels travel joined by U+001F in REST paths; the metastore keys them the same way. */
 export const NS_SEP = '\u001f';
 export const nsKey = (ns: readonly string[]) => ns.join(NS_SEP);
-export const nsLevels = (key: string) => key.split(NS_SEP);
+const nsLevels = (key: string) => key.split(NS_SEP);
 
 export type WarehouseKind = 'object_store' | 's3' | 'azure';
 

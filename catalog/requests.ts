@@ -20,11 +20,11 @@ export function decodeBody<S extends Schema.Top>(schema: S, value: unknown, what
 
 const NonEmpty = Schema.String.check(Schema.isMinLength(1));
 /** A namespace: its levels, none empty and none holding the separator the REST paths join them with. */
-export const Namespace = Schema.Array(NonEmpty.check(Schema.makeFilter((s: string) => !s.includes(NS_SEP) || 'must not contain U+001F'))).check(
+const Namespace = Schema.Array(NonEmpty.check(Schema.makeFilter((s: string) => !s.includes(NS_SEP) || 'must not contain U+001F'))).check(
   Schema.isMinLength(1),
 );
 const Properties = Schema.Record(Schema.String, Schema.String);
-export const TableIdent = Schema.Struct({ namespace: Namespace, name: NonEmpty });
+const TableIdent = Schema.Struct({ namespace: Namespace, name: NonEmpty });
 
 export const CreateNamespaceRequest = Schema.Struct({ namespace: Namespace, properties: Schema.optionalKey(Properties) });
 

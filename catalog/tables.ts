@@ -76,7 +76,7 @@ type WrittenMetadata = { metadataLocation: string; metadataJson: string; metadat
 /** A table's key in this process's caches. */
 const tableKey = (w: Warehouse, id: TableIdent) => [w.name, ...id.namespace, id.name].join('\u0000');
 
-export const validName = (name: unknown): name is string => typeof name === 'string' && name.length > 0 && name.length <= 255;
+const validName = (name: unknown): name is string => typeof name === 'string' && name.length > 0 && name.length <= 255;
 
 /**
  * Parsed metadata by metadata file location. A location's content never changes, so entries never go stale;

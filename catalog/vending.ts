@@ -30,7 +30,7 @@ import { azureBlobEndpoint } from '../iceberg/objectStorageAzure.ts';
 import { azureVendedConfig } from '../iceberg/vendedStorage.ts';
 import { assumeRole, sessionPolicy, type StsCredential } from '../iceberg/stsCredentials.ts';
 
-export interface StorageCredential {
+interface StorageCredential {
   prefix: string;
   config: Record<string, string>;
 }
@@ -84,7 +84,7 @@ const POLICY_RECHECK_MS = 60_000;
  * The stored access policy a SAS of this warehouse's epoch binds to on `container` (made sure of once a minute per
  * container), or undefined when the container has no room for it.
  */
-export async function epochPolicyFor(w: Warehouse, secret: string, container: string, nowMs = Date.now()): Promise<string | undefined> {
+async function epochPolicyFor(w: Warehouse, secret: string, container: string, nowMs = Date.now()): Promise<string | undefined> {
   const endpoint = azureBlobEndpoint(w.accessKeyId, w.endpoint);
   const key = `${endpoint}|${w.accessKeyId}|${container}|${w.name}|${w.credentialEpoch}`;
   try {

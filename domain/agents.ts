@@ -8,7 +8,7 @@ import { AppError, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, sha256, type Principal } from './identity.ts';
 import { ELASTIC_OUT_COLUMN, ElasticOutSchema, toElasticOut } from './elastic.ts';
 
-export const TIERS = ['use', 'operate', 'admin'] as const;
+const TIERS = ['use', 'operate', 'admin'] as const;
 export type AgentTier = (typeof TIERS)[number];
 export const Tier = Schema.Literals(TIERS);
 // An agent's status as the api answers it (apiStatus): its row also knows 'registered' (connected, capabilities not
@@ -16,7 +16,7 @@ export const Tier = Schema.Literals(TIERS);
 export const AgentStatusSchema = Schema.Literals(['healthy', 'unavailable']);
 export const AccessModeSchema = Schema.Literals(['open', 'restricted']);
 const tierRank = (t: AgentTier | null) => (t ? TIERS.indexOf(t) : -1);
-export const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
+const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
 
 // Row shapes at the database boundary.
 const AgentRowSchema = Schema.Struct({
@@ -68,7 +68,7 @@ export const AgentOutSchema = Schema.Struct({
 export type AgentOut = typeof AgentOutSchema.Type;
 
 /** API status vocabulary: an agent is healthy or unavailable (registered-but-silent counts as unavailable). */
-export const apiStatus = (s: string): typeof AgentStatusSchema.Type => (s === 'healthy' ? 'healthy' : 'unavailable');
+const apiStatus = (s: string): typeof AgentStatusSchema.Type => (s === 'healthy' ? 'healthy' : 'unavailable');
 
 export const toAgentOut = (a: AgentRow, tier: AgentTier): AgentOut => ({
   id: a.id,
@@ -239,8 +239,8 @@ export async function deleteGrant(q: Queryable, agentId: string, grantId: string
 
 // ---- credentials ---------------------------------------------------------------------------------------------
 
-export const BOOTSTRAP_PREFIX = 'eid_boot_';
-export const AGENT_SESSION_PREFIX = 'eid_agent_';
+const BOOTSTRAP_PREFIX = 'eid_boot_';
+const AGENT_SESSION_PREFIX = 'eid_agent_';
 
 export async function createBootstrapToken(q: Queryable, p: Principal, input: { name?: string; expires_in_hours?: number }) {
   const token = BOOTSTRAP_PREFIX + randomBytes(24).toString('base64url');

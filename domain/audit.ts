@@ -8,7 +8,7 @@ import { exec, rows, sql } from '../runtime/sql.ts';
 import { decodeCursor, pageOf, type Page } from './pagination.ts';
 import type { Principal } from './identity.ts';
 
-export const AUDIT_ACTIONS = [
+const AUDIT_ACTIONS = [
   'auth.login',
   'auth.logout',
   'token.create',
@@ -47,7 +47,7 @@ export interface AuditOrigin {
   requestId: string | null;
 }
 
-export type DetailValue = string | number | boolean | null | readonly string[];
+type DetailValue = string | number | boolean | null | readonly string[];
 
 export interface AuditEvent {
   action: AuditAction;
@@ -65,7 +65,7 @@ export const actorOf = (p: Principal | undefined): AuditActor =>
 // Same spellings the log redaction refuses (settings/redaction.ts): a details key like these is a caller's bug.
 const CREDENTIAL_KEY = /pass(word|wd|phrase)?$|secret|token|authorization|cookie|credential|api_?key|access_?key|private_?key|signature|database_?url|dsn$/i;
 
-export class AuditSecretError extends Error {
+class AuditSecretError extends Error {
   constructor(key: string) {
     super(`audit details key ${key} looks like a credential; audit rows never hold secrets`);
     this.name = 'AuditSecretError';

@@ -100,7 +100,7 @@ export function blobStoreFor(c: ResolvedConnection, opts: { probe?: boolean } = 
   return new S3BlobStore({ endpoint: c.endpoint, region: c.region, accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, pathStyle: c.pathStyle, probe: opts.probe });
 }
 
-export const storageUnreachable = (name: string, where: string, e: unknown) => {
+const storageUnreachable = (name: string, where: string, e: unknown) => {
   const err = e instanceof ObjectStoreError ? e : new ObjectStoreError('Error', e instanceof Error ? e.message : String(e));
   return unprocessable(`storage backend ${name} could not be used at ${where}: ${err.code}: ${err.message}`, 'storage_unreachable', {
     store_code: err.code,

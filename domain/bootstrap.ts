@@ -5,7 +5,7 @@ import type { Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 
 export const BUNDLED_BACKEND = 'bundled';
-export const DEFAULT_CATALOG = 'warehouse';
+const DEFAULT_CATALOG = 'warehouse';
 export const DEFAULT_WORKSPACE = 'default';
 
 const IdRow = Schema.Struct({ id: Schema.String });

@@ -206,7 +206,7 @@ export async function scopeOf(q: Queryable, workspaceId: string, c: Pick<Attache
 /** DuckDB's own databases on an agent: they hold no catalog data, so no grant applies to them. */
 const ENGINE_CATALOGS = new Set(['memory', 'system', 'temp']);
 /** The schema DuckDB uses when a name has none. */
-export const DEFAULT_SCHEMA = 'main';
+const DEFAULT_SCHEMA = 'main';
 
 /**
  * I10 for the query path: throws 403 unless every table the parser extracted is reachable from this workspace.
@@ -220,7 +220,7 @@ export const DEFAULT_SCHEMA = 'main';
  *   catalog, or catalog `a`'s main schema when `a` is an attached catalog: both readings are checked.
  */
 /** The table a time-travel name reads (`t__snapshot_<id>`, `t__at_<epoch ms>`, see docs/iceberg-bridge.md). */
-export const timeTravelBase = (name: string) => name.replace(/__(snapshot|at)_\d+$/, '');
+const timeTravelBase = (name: string) => name.replace(/__(snapshot|at)_\d+$/, '');
 
 /** The catalogs (folded) and schemas a table name can resolve to, as DuckDB and the agent's bridge resolve it. */
 function tableReadings(ref: TableRef, fallback: string | null, isAttached: (slug: string) => boolean): Array<{ catalog: string; schema: string }> {

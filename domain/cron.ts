@@ -8,7 +8,7 @@ import { unprocessable } from './errors.ts';
 
 export type { Cron } from 'croner';
 
-export class CronError extends Error {}
+class CronError extends Error {}
 
 /** croner's part names, and the field and range a user reads in the message */
 const FIELDS: Record<string, { name: string; range: string; index: number }> = {

@@ -7,12 +7,12 @@ import { rows, sql } from '../runtime/sql.ts';
 import { unprocessable } from './errors.ts';
 
 /** A named elastic agent restarting: work naming it waits on this pool key. */
-export const AGENT_POOL_PREFIX = 'agent:';
+const AGENT_POOL_PREFIX = 'agent:';
 export const agentPool = (agentId: string) => `${AGENT_POOL_PREFIX}${agentId}`;
 export const pooledAgentId = (pool: string) => (pool.startsWith(AGENT_POOL_PREFIX) ? pool.slice(AGENT_POOL_PREFIX.length) : null);
 
 /** The elastic incarnation states the API shows (docs/api-decisions.md), from the machine's statuses. */
-export const ElasticStateSchema = Schema.Literals(['provisioning', 'running', 'terminating', 'terminated', 'failed']);
+const ElasticStateSchema = Schema.Literals(['provisioning', 'running', 'terminating', 'terminated', 'failed']);
 export type ElasticState = typeof ElasticStateSchema.Type;
 const STATE_OF: Record<string, ElasticState> = {
   requested: 'provisioning',
@@ -26,7 +26,7 @@ const STATE_OF: Record<string, ElasticState> = {
 };
 export const elasticState = (status: string): ElasticState => STATE_OF[status] ?? 'failed';
 export const LIVE_STATUSES = ['requested', 'provisioning', 'registered', 'idle', 'busy', 'terminating'];
-export const STARTING_STATUSES = ['requested', 'provisioning'];
+const STARTING_STATUSES = ['requested', 'provisioning'];
 export const RUNNING_STATUSES = ['registered', 'idle', 'busy'];
 
 export interface ElasticSettings {

@@ -9,12 +9,12 @@ import { AppError, conflict, forbidden, notFound, unauthorized, unprocessable } 
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 
 export type GlobalRole = 'admin' | 'member';
-export const PERMISSIONS = ['agents:manage', 'query-admin', 'catalogs'] as const;
+const PERMISSIONS = ['agents:manage', 'query-admin', 'catalogs'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export const PAT_PREFIX = 'eid_pat_';
-export const MAX_LIVE_TOKENS = 25;
-export const MAX_TOKEN_DAYS = 365;
+const MAX_LIVE_TOKENS = 25;
+const MAX_TOKEN_DAYS = 365;
 
 /** A users row at the database boundary. */
 export const UserRowSchema = Schema.Struct({
@@ -49,7 +49,7 @@ export interface Principal {
   tokenId: string | null;
 }
 
-export const permissionsOf = (role: GlobalRole): Permission[] => (role === 'admin' ? [...PERMISSIONS] : []);
+const permissionsOf = (role: GlobalRole): Permission[] => (role === 'admin' ? [...PERMISSIONS] : []);
 export const hasPermission = (p: Principal, perm: Permission) => permissionsOf(p.user.role).includes(perm);
 
 export const toUserOut = (u: UserRow): UserOut => ({
@@ -73,7 +73,7 @@ export function safeEqual(a: string, b: string): boolean {
 
 // argon2id, memory-hard (19 MiB, 2 passes: OWASP's minimum profile), so a stolen table is slow to crack.
 const ARGON = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
-export const hashPassword = (pw: string) => argonHash(pw, ARGON);
+const hashPassword = (pw: string) => argonHash(pw, ARGON);
 // Verified against when the email is unknown, so both failures cost the same time.
 let dummyHash: Promise<string> | undefined;
 
@@ -213,7 +213,7 @@ async function issueToken(db: Db, userId: string, expiresInDays: number | null, 
   });
 }
 
-export function checkExpiry(days: unknown, allowNull: boolean): number | null {
+function checkExpiry(days: unknown, allowNull: boolean): number | null {
   if (days === null && allowNull) return null;
   if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_TOKEN_DAYS) {
     throw unprocessable(`expires_in_days must be an integer from 1 to ${MAX_TOKEN_DAYS}`, 'unprocessable_content', {

@@ -23,7 +23,7 @@ export interface Handshake {
   exp: number;
 }
 
-export interface OidcIdentity {
+interface OidcIdentity {
   subject: string;
   email: string;
   name: string;

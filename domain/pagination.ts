@@ -18,7 +18,7 @@ export interface CursorPayload {
 }
 
 
-export function encodeCursor(p: CursorPayload): string {
+function encodeCursor(p: CursorPayload): string {
   return Buffer.from(JSON.stringify(p)).toString('base64url');
 }
 

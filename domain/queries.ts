@@ -7,13 +7,13 @@ import { hasPermission, isUuid, type Principal } from './identity.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { resolveWorkspace, roleIn, type WorkspaceRole } from './workspaces.ts';
 
-export const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
-export type QueryStatus = (typeof QUERY_STATUSES)[number];
-export const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
+const QUERY_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
+type QueryStatus = (typeof QUERY_STATUSES)[number];
+const STATEMENT_TYPES = ['select', 'insert', 'update', 'delete', 'merge', 'copy', 'create', 'alter', 'drop', 'describe', 'other'] as const;
 /** Statement types that change a table. */
 export const STATEMENT_WRITES: readonly string[] = ['insert', 'update', 'delete', 'merge', 'create', 'alter', 'copy'];
 /** Origins that exist for internal runs and are never listed (spec: Query resource). */
-export const HIDDEN_ORIGINS = ['sample', 'metadata', 'maintenance'];
+const HIDDEN_ORIGINS = ['sample', 'metadata', 'maintenance'];
 
 export interface QueryRow {
   id: string;
@@ -51,7 +51,7 @@ export const ColumnSchema = Schema.NullOr(Schema.Array(Schema.Struct({ name: Sch
  * second whose plan the engine can measure): percent done, rows its sources read so far, and the rows they will read
  * in all (null when the engine does not know). docs/api-decisions.md "Queries".
  */
-export const QueryProgressSchema = Schema.Struct({
+const QueryProgressSchema = Schema.Struct({
   percent: Schema.Finite.annotate({ description: 'how far the engine is, 0 to 100 (one decimal)' }),
   rows_processed: Schema.Finite.annotate({ description: 'rows its sources have read so far' }),
   rows_total: Schema.NullOr(Schema.Finite).annotate({ description: 'rows its sources will read in all; null when the engine does not know' }),
@@ -87,7 +87,7 @@ export const QueryOutSchema = Schema.Struct({
 });
 export type QueryOut = typeof QueryOutSchema.Type;
 
-export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, schedule_id, row_count, duration_ms,
+const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, schedule_id, row_count, duration_ms,
   error, error_code, columns, column_schema, result_path, started_at, running_at, finished_at,
   (select u.name from users u where u.id = queries.user_id) as user_name, result_inline is not null as result_held, progress`;
 
@@ -95,7 +95,7 @@ export const QUERY_COLS = `id, workspace_id, agent_id, user_id, sql, status, sta
 /** The actor kind running a queries row: a SQL session's statement, or a query. */
 export const runKind = (r: Pick<QueryRow, 'session_id'>): 'statement' | 'query' => (r.session_id ? 'statement' : 'query');
 
-export function durationOf(r: QueryRow): number | null {
+function durationOf(r: QueryRow): number | null {
   if (r.duration_ms !== null && r.duration_ms !== undefined) return Math.round(Number(r.duration_ms));
   if (r.finished_at) return r.finished_at.getTime() - r.started_at.getTime();
   return null;

@@ -7,7 +7,7 @@ import { exec, rows, sql } from '../runtime/sql.ts';
 import { conflict, forbidden, notFound } from './errors.ts';
 import { isUuid, type Principal } from './identity.ts';
 
-export const WORKSPACE_ROLES = ['reader', 'writer', 'owner'] as const;
+const WORKSPACE_ROLES = ['reader', 'writer', 'owner'] as const;
 export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
 const rank = (r: WorkspaceRole) => WORKSPACE_ROLES.indexOf(r);
 const Role = Schema.Literals(WORKSPACE_ROLES);

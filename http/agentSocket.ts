@@ -28,7 +28,7 @@ export interface AgentChannelDeps {
  * The agent's result-server host as seen by the api: the peer address, or the client a trusted proxy
  * (TRUSTED_PROXIES) reports in X-Forwarded-For; never a header from an untrusted peer, never a name.
  */
-export function agentAddress(req: FastifyRequest, trusted: TrustedProxies): string {
+function agentAddress(req: FastifyRequest, trusted: TrustedProxies): string {
   const fwd = req.headers['x-forwarded-for'];
   const header = Array.isArray(fwd) ? fwd.join(',') : fwd;
   const host = clientAddress(req.socket.remoteAddress || '127.0.0.1', header, trusted);

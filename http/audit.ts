@@ -8,7 +8,7 @@ import type { RouteDef } from './route.ts';
 import { joinTransaction, type Db, type Queryable } from '../runtime/db.ts';
 import type { AppContext } from '../usecases/context.ts';
 
-export const auditOrigin = (ctx: AppContext, req: Pick<FastifyRequest, 'id'>): AuditOrigin => ({ replicaId: ctx.replica.id, requestId: req.id });
+const auditOrigin = (ctx: AppContext, req: Pick<FastifyRequest, 'id'>): AuditOrigin => ({ replicaId: ctx.replica.id, requestId: req.id });
 
 /** Appends one row; pass `q` to write it inside the action's own transaction. */
 export const audit = (ctx: AppContext, req: Pick<FastifyRequest, 'id'>, e: AuditEvent, q: Queryable = ctx.db) =>

@@ -9,7 +9,7 @@ import type { WorkspaceAccess, WorkspaceRole } from '../domain/workspaces.ts';
 import { AppError } from '../domain/errors.ts';
 import type { AppContext } from '../usecases/context.ts';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Who may call a route. Checked before any input is decoded, in this order: authentication, then access. */
 export type Access =
@@ -21,7 +21,7 @@ export type Access =
   /** the handler decides (per-resource tiers such as agents or queries); the matrix only checks authentication */
   | { kind: 'resource'; note: string };
 
-export interface HandlerInput<P, Q, B> {
+interface HandlerInput<P, Q, B> {
   ctx: AppContext;
   principal: Principal;
   params: P;

@@ -60,7 +60,7 @@ function inlineScriptHashes(html: string): string[] {
   return [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/gi)].map((m) => `sha256-${createHash('sha256').update(m[1]).digest('base64')}`);
 }
 
-export function isReservedPath(path: string): boolean {
+function isReservedPath(path: string): boolean {
   return RESERVED_PREFIXES.some((p) => path === p || path.startsWith(p + '/'));
 }
 

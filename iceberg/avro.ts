@@ -92,7 +92,7 @@ const kvMap = (keyId: number, valueId: number, valueType: string) => ({
   },
 });
 
-export const MANIFEST_LIST_SCHEMA = {
+const MANIFEST_LIST_SCHEMA = {
   type: 'record',
   name: 'manifest_file',
   fields: [
@@ -191,7 +191,7 @@ export function partitionFieldTypes(spec: PartitionSpec, schema: Schema): Partit
   });
 }
 
-export function manifestEntrySchema(partition: PartitionFieldType[]): object {
+function manifestEntrySchema(partition: PartitionFieldType[]): object {
   return {
     type: 'record',
     name: 'manifest_entry',
@@ -284,7 +284,7 @@ const MAGIC = Buffer.from('Obj\x01', 'latin1');
 const LONG = avro.Type.forSchema('long');
 
 /** Writes an Avro object container file: one deflate block holding every record. */
-export function writeAvroFile(schema: object, records: readonly unknown[], metadata: Record<string, string>): Uint8Array {
+function writeAvroFile(schema: object, records: readonly unknown[], metadata: Record<string, string>): Uint8Array {
   const schemaText = JSON.stringify(schema);
   const type = typeFor(schemaText);
   const meta: Record<string, Buffer> = { 'avro.schema': Buffer.from(schemaText), 'avro.codec': Buffer.from('deflate') };

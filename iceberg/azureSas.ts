@@ -133,7 +133,7 @@ export function blobSasUrl(
 // Stored access policies per warehouse and credential epoch
 
 /** The Blob service keeps at most this many stored access policies per container (Set Container ACL). */
-export const MAX_CONTAINER_POLICIES = 5;
+const MAX_CONTAINER_POLICIES = 5;
 
 /** The identifiers of one warehouse's policies: `eider-<16 hex of sha256(warehouse)>-e`, then the epoch. */
 const policyPrefix = (warehouse: string) => `eider-${createHash('sha256').update(warehouse).digest('hex').slice(0, 16)}-e`;
@@ -142,7 +142,7 @@ const policyPrefix = (warehouse: string) => `eider-${createHash('sha256').update
 const samePermissions = (a: string | undefined, b: string) => [...(a ?? '')].sort().join('') === [...b].sort().join('');
 
 /** The stored access policy identifier of a warehouse's credential epoch (at most 64 characters, as Azure allows). */
-export const epochPolicyId = (warehouse: string, epoch: number) => `${policyPrefix(warehouse)}${epoch}`;
+const epochPolicyId = (warehouse: string, epoch: number) => `${policyPrefix(warehouse)}${epoch}`;
 
 /**
  * Makes the container's stored access policy for (warehouse, epoch) exist and removes that warehouse's policies of

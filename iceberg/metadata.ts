@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Long } from './json.ts';
 import { parseTransform } from './transforms.ts';
 
-export type PrimitiveType = string; // boolean, int, long, float, double, decimal(P,S), date, time, timestamp, …
+type PrimitiveType = string; // boolean, int, long, float, double, decimal(P,S), date, time, timestamp, …
 
 export interface NestedField {
   id: number;
@@ -45,7 +45,7 @@ export interface Schema extends StructType {
   'identifier-field-ids'?: number[];
 }
 
-export interface PartitionField {
+interface PartitionField {
   'source-id': number;
   'field-id': number;
   name: string;
@@ -57,7 +57,7 @@ export interface PartitionSpec {
   fields: PartitionField[];
 }
 
-export interface SortField {
+interface SortField {
   'source-id': number;
   transform: string;
   direction: 'asc' | 'desc';
@@ -87,12 +87,12 @@ export interface SnapshotRef {
   'min-snapshots-to-keep'?: number;
 }
 
-export interface SnapshotLogEntry {
+interface SnapshotLogEntry {
   'snapshot-id': Long;
   'timestamp-ms': Long;
 }
 
-export interface MetadataLogEntry {
+interface MetadataLogEntry {
   'metadata-file': string;
   'timestamp-ms': Long;
 }

@@ -59,7 +59,7 @@ export interface S3Connection {
   probe?: boolean;
 }
 
-export function toStoreError(e: unknown): ObjectStoreError {
+function toStoreError(e: unknown): ObjectStoreError {
   if (e instanceof ObjectStoreError) return e;
   const err = e as { name?: string; Code?: string; message?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string; message?: string } };
   const status = err.$metadata?.httpStatusCode;

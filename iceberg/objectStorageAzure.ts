@@ -24,7 +24,7 @@ export const azureBlobEndpoint = (accountName: string, endpoint?: string | null)
   (endpoint || `https://${accountName}.blob.core.windows.net`).replace(/\/+$/, '');
 
 /** A failure of the azure SDK as the store's own code and message (HEAD answers carry the code in a header only). */
-export function toAzureStoreError(e: unknown): ObjectStoreError {
+function toAzureStoreError(e: unknown): ObjectStoreError {
   if (e instanceof ObjectStoreError) return e;
   const err = e as { name?: string; code?: string; statusCode?: number; message?: string; details?: { errorCode?: string } };
   const status = err.statusCode;

@@ -7,7 +7,7 @@ import { decodeBound, type DataFile, type FieldSummary } from './avro.ts';
 import type { NestedField, PartitionSpec, Schema } from './metadata.ts';
 import { applyTransform, parseTransform, transformResultType, type Transform } from './transforms.ts';
 
-export type Op = '=' | '<' | '<=' | '>' | '>=' | 'in';
+type Op = '=' | '<' | '<=' | '>' | '>=' | 'in';
 
 export interface Literal {
   kind: 'number' | 'string' | 'date' | 'timestamp' | 'boolean';

@@ -27,7 +27,7 @@ export function azureVendedConfig(account: string, endpoint: string, sasToken: s
 }
 
 /** The azure account a vended configuration carries a SAS for, or null. */
-export function vendedAzureAccount(config: Record<string, string>): string | null {
+function vendedAzureAccount(config: Record<string, string>): string | null {
   const key = Object.keys(config).find((k) => k.startsWith(ADLS_SAS) && !k.startsWith(ADLS_SAS_EXPIRES));
   return key ? key.slice(ADLS_SAS.length) : null;
 }

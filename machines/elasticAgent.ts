@@ -371,7 +371,7 @@ export const elasticAgentMachine = setup({
 
 export type ElasticAgentMachine = typeof elasticAgentMachine;
 
-export type ElasticAgentStatus =
+type ElasticAgentStatus =
   | 'requested'
   | 'provisioning'
   | 'registered'

@@ -327,7 +327,7 @@ export const queryMachine = setup({
 
 export type QueryMachine = typeof queryMachine;
 
-export type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+type QueryStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
 export interface QueryProjection extends MachineProjection, RunProjection {
   status: QueryStatus;

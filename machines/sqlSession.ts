@@ -384,7 +384,7 @@ export const sqlSessionMachine = setup({
 
 export type SqlSessionMachine = typeof sqlSessionMachine;
 
-export type SqlSessionStatus = 'pending' | 'opening' | 'open' | 'closing' | 'closed' | 'failed';
+type SqlSessionStatus = 'pending' | 'opening' | 'open' | 'closing' | 'closed' | 'failed';
 
 export interface SqlSessionProjection extends MachineProjection {
   status: SqlSessionStatus;

@@ -81,7 +81,7 @@ export interface StatementContext {
 }
 
 /** The timeout that applies: the recorded one, else the configured default. */
-export function effectiveTimeoutMs(context: StatementContext): number {
+function effectiveTimeoutMs(context: StatementContext): number {
   return context.timeoutMs ?? context.defaultTimeoutMs;
 }
 
@@ -278,7 +278,7 @@ export const statementMachine = setup({
 
 export type StatementMachine = typeof statementMachine;
 
-export type StatementStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+type StatementStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 
 export interface StatementProjection extends MachineProjection, RunProjection {
   status: StatementStatus;

@@ -354,7 +354,7 @@ export const storageMigrationMachine = setup({
 
 export type StorageMigrationMachine = typeof storageMigrationMachine;
 
-export type StorageMigrationStatus = 'pending' | 'running' | 'retained' | 'completed' | 'cancelled' | 'failed';
+type StorageMigrationStatus = 'pending' | 'running' | 'retained' | 'completed' | 'cancelled' | 'failed';
 
 export interface StorageMigrationProjection extends MachineProjection {
   status: StorageMigrationStatus;

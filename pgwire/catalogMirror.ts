@@ -42,7 +42,7 @@ const PG_OID_OF = (col: string) =>
     .map(([k, v]) => `WHEN '${k}' THEN ${v}`)
     .join(' ')} ELSE 25 END END`;
 
-export const SHIM = [
+const SHIM = [
   `CREATE SCHEMA pg_eider`,
   // The shim's own relations and schema are hidden from what clients list.
   `CREATE VIEW pg_eider.pg_class AS SELECT c.*, false AS relforcerowsecurity FROM pg_catalog.pg_class c WHERE c.relnamespace NOT IN (SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pg_eider')`,
@@ -92,7 +92,7 @@ const SHIMMED = 'pg_attribute|pg_attrdef|pg_type|pg_index|pg_constraint|pg_descr
 
 const EMPTY_RELATIONS = /\bpg_(policy|statistic_ext|publication\w*|inherits|trigger|rewrite|partitioned_table|foreign_table|event_trigger)\b/i;
 
-export function rewriteCatalogSql(sql: string): string {
+function rewriteCatalogSql(sql: string): string {
   return sql
     .replace(/OPERATOR\s*\(\s*pg_catalog\.([~!<>=*]+)\s*\)/gi, ' $1 ')
     .replace(/COLLATE\s+pg_catalog\."?default"?/gi, '')
@@ -117,7 +117,7 @@ export function rewriteCatalogSql(sql: string): string {
     .replace(/\b(current_user|session_user)\b(?!\s*\()/gi, 'eider_$1()');
 }
 
-export const MACROS = [
+const MACROS = [
   `CREATE OR REPLACE TEMP MACRO pg_collation_is_visible(o) AS true`,
   `CREATE OR REPLACE TEMP MACRO pg_opclass_is_visible(o) AS true`,
   `CREATE OR REPLACE TEMP MACRO to_regtype(n) AS (SELECT min(oid) FROM pg_catalog.pg_type WHERE typname = lower(split_part(n, '.', -1)))`,

@@ -641,7 +641,7 @@ export class WireConnection {
 }
 
 /** `workspace` or `workspace/catalog`. */
-export function splitDatabase(db: string): [string, string | undefined] {
+function splitDatabase(db: string): [string, string | undefined] {
   const i = db.indexOf('/');
   return i < 0 ? [db, undefined] : [db.slice(0, i), db.slice(i + 1) || undefined];
 }

@@ -25,7 +25,7 @@ const BY_CODE: Record<string, string> = {
 };
 
 /** DuckDB's message class (the text before ' Error:') decides the code of a statement that failed on the agent. */
-export function sqlstateOfMessage(message: string, errorCode?: string | null): string {
+function sqlstateOfMessage(message: string, errorCode?: string | null): string {
   if (errorCode && ['cancelled', 'timeout', 'ack_timeout'].includes(errorCode)) return '57014';
   if (/does not exist/i.test(message) && /Table|View|relation/i.test(message)) return '42P01';
   if (/Schema with name .* does not exist/i.test(message)) return '3F000';

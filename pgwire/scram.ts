@@ -19,7 +19,7 @@ export interface Verifier {
 const hmac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest();
 const sha = (b: Buffer) => createHash('sha256').update(b).digest();
 
-export function verifierOf(token: string, salt: Buffer, iterations = ITERATIONS): { storedKey: Buffer; serverKey: Buffer } {
+function verifierOf(token: string, salt: Buffer, iterations = ITERATIONS): { storedKey: Buffer; serverKey: Buffer } {
   const salted = pbkdf2Sync(token, salt, iterations, 32, 'sha256');
   return { storedKey: sha(hmac(salted, 'Client Key')), serverKey: hmac(salted, 'Server Key') };
 }

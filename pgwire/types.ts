@@ -31,7 +31,7 @@ export const OID = {
 const SIZES: Record<number, number> = { 16: 1, 20: 8, 21: 2, 23: 4, 26: 4, 700: 4, 701: 8, 1082: 4, 1083: 8, 1114: 8, 1184: 8, 2950: 16 };
 
 /** The OID and type modifier for a DuckDB type as DESCRIBE spells it. */
-export function pgTypeOf(duckType: string): { oid: number; typmod: number } {
+function pgTypeOf(duckType: string): { oid: number; typmod: number } {
   const t = duckType.trim().toUpperCase();
   if (/\[\d*\]$/.test(t) || /^(STRUCT|MAP|UNION)\s*\(/.test(t) || t.startsWith('LIST')) return { oid: OID.json, typmod: -1 };
   const dec = /^(?:DECIMAL|NUMERIC)\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$/.exec(t);

@@ -8,9 +8,9 @@ import {
   type ServiceFrame,
 } from './frames.ts';
 
-export type FrameErrorCode = 'bad_json' | 'bad_frame' | 'unknown_frame_type' | 'unexpected_frame_type';
+type FrameErrorCode = 'bad_json' | 'bad_frame' | 'unknown_frame_type' | 'unexpected_frame_type';
 
-export interface FrameError {
+interface FrameError {
   readonly _tag: 'FrameError';
   readonly code: FrameErrorCode;
   readonly message: string;

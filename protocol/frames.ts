@@ -20,8 +20,8 @@ function frame<T extends string, P extends Schema.Top>(type: T, payload: P) {
 
 // --- shared payload parts -------------------------------------------------------------------------------------
 
-export const ErrorBody = Schema.Struct({ code: NonEmpty, message: Schema.String });
-export type ErrorBody = typeof ErrorBody.Type;
+const ErrorBody = Schema.Struct({ code: NonEmpty, message: Schema.String });
+type ErrorBody = typeof ErrorBody.Type;
 
 // Failure codes the agent reports for a query. The spec's agent-side messages ("queue full", "queued timeout")
 // travel as the message of queue_full and queued_timeout.
@@ -73,7 +73,7 @@ export const QueryProfile = Schema.Struct({
 });
 export type QueryProfile = typeof QueryProfile.Type;
 
-export const Capabilities = Schema.Struct({
+const Capabilities = Schema.Struct({
   engine_version: NonEmpty,
   extensions: Schema.Array(Schema.String),
   memory_limit_bytes: Count,
@@ -84,27 +84,27 @@ export const Capabilities = Schema.Struct({
   // Feature names the control plane may rely on (e.g. "cancel_ack", "column_schema", "profile").
   features: Schema.optional(Schema.Array(Schema.String)),
 });
-export type Capabilities = typeof Capabilities.Type;
+type Capabilities = typeof Capabilities.Type;
 
-export const AgentLoad = Schema.Struct({
+const AgentLoad = Schema.Struct({
   running: Count,
   queued: Count,
   reserved_bytes: Count,
   budget_bytes: Count,
 });
-export type AgentLoad = typeof AgentLoad.Type;
+type AgentLoad = typeof AgentLoad.Type;
 
 // Iceberg attach information for dispatch. Its inner shape belongs to the Iceberg bridge and is validated there;
 // on the wire it is an object that names the catalog.
-export const CatalogAttachment = Schema.StructWithRest(
+const CatalogAttachment = Schema.StructWithRest(
   Schema.Struct({ name: NonEmpty }),
   [Schema.Record(Schema.String, Schema.Unknown)],
 );
-export type CatalogAttachment = typeof CatalogAttachment.Type;
+type CatalogAttachment = typeof CatalogAttachment.Type;
 
 // --- frames ----------------------------------------------------------------------------------------------------
 
-export const AuthFrame = frame(
+const AuthFrame = frame(
   'auth',
   Schema.Struct({
     bootstrap_token: Schema.optional(NonEmpty),
@@ -121,7 +121,7 @@ export const AuthFrame = frame(
     ),
   ),
 );
-export const AuthOkFrame = frame(
+const AuthOkFrame = frame(
   'auth_ok',
   Schema.Struct({
     agent_id: Uuid,
@@ -134,12 +134,12 @@ export const AuthOkFrame = frame(
     features: Schema.optional(Schema.Array(Schema.String)),
   }),
 );
-export const AuthErrorFrame = frame('auth_error', ErrorBody);
-export const AgentStatusFrame = frame(
+const AuthErrorFrame = frame('auth_error', ErrorBody);
+const AgentStatusFrame = frame(
   'agent_status',
   Schema.Struct({ capabilities: Capabilities, load: Schema.optional(AgentLoad) }),
 );
-export const HeartbeatFrame = frame(
+const HeartbeatFrame = frame(
   'heartbeat',
   Schema.Struct({ sent_at: NonEmpty, in_flight: Schema.optional(Count) }),
 );
@@ -156,8 +156,8 @@ export const DispatchQueryFrame = frame(
     traceparent: Schema.optional(NonEmpty),
   }),
 );
-export const CancelQueryFrame = frame('cancel_query', Schema.Struct({ query_id: Uuid }));
-export const QueryStartedFrame = frame(
+const CancelQueryFrame = frame('cancel_query', Schema.Struct({ query_id: Uuid }));
+const QueryStartedFrame = frame(
   'query_started',
   Schema.Struct({ query_id: Uuid, queued_ms: Schema.optional(Millis), reserved_bytes: Schema.optional(Count) }),
 );
@@ -175,7 +175,7 @@ export const QueryProgressFrame = frame(
     rows_total: Schema.NullOr(Count),
   }),
 );
-export const QueryDoneFrame = frame(
+const QueryDoneFrame = frame(
   'query_done',
   Schema.Struct({
     query_id: Uuid,
@@ -192,7 +192,7 @@ export const QueryDoneFrame = frame(
     result_inline: Schema.optional(Base64),
   }),
 );
-export const QueryFailedFrame = frame(
+const QueryFailedFrame = frame(
   'query_failed',
   Schema.Struct({
     query_id: Uuid,
@@ -200,7 +200,7 @@ export const QueryFailedFrame = frame(
     duration_ms: Schema.optional(Millis),
   }),
 );
-export const CancelAckFrame = frame(
+const CancelAckFrame = frame(
   'cancel_ack',
   // found=false: the agent had no such query (already finished or never received).
   Schema.Struct({ query_id: Uuid, found: Schema.optional(Schema.Boolean) }),
@@ -214,7 +214,7 @@ export const OpenSessionFrame = frame(
     traceparent: Schema.optional(NonEmpty),
   }),
 );
-export const CloseSessionFrame = frame(
+const CloseSessionFrame = frame(
   'close_session',
   // reason: client, idle, lifetime, a failure code: logged by the agent; the connection and its memory go either way.
   Schema.Struct({ session_id: Uuid, reason: NonEmpty }),
@@ -236,11 +236,11 @@ export const ExecuteStatementFrame = frame(
     traceparent: Schema.optional(NonEmpty),
   }),
 );
-export const SessionOpenedFrame = frame('session_opened', Schema.Struct({ session_id: Uuid, reserved_bytes: Schema.optional(Count) }));
-export const SessionOpenFailedFrame = frame('session_open_failed', Schema.Struct({ session_id: Uuid, error: ErrorBody }));
-export const SessionClosedFrame = frame('session_closed', Schema.Struct({ session_id: Uuid }));
+const SessionOpenedFrame = frame('session_opened', Schema.Struct({ session_id: Uuid, reserved_bytes: Schema.optional(Count) }));
+const SessionOpenFailedFrame = frame('session_open_failed', Schema.Struct({ session_id: Uuid, error: ErrorBody }));
+const SessionClosedFrame = frame('session_closed', Schema.Struct({ session_id: Uuid }));
 
-export const ErrorFrame = frame(
+const ErrorFrame = frame(
   'error',
   Schema.Struct({ code: NonEmpty, message: Schema.String, frame_type: Schema.optional(Schema.String) }),
 );
@@ -255,15 +255,15 @@ export const ServiceFrame = Schema.Union([
 ]);
 export type AgentFrame = typeof AgentFrame.Type;
 export type ServiceFrame = typeof ServiceFrame.Type;
-export type Frame = AgentFrame | ServiceFrame;
+type Frame = AgentFrame | ServiceFrame;
 export type FrameOf<F extends Frame, T extends F['type']> = Extract<F, { type: T }>;
 
-export type AuthFrame = typeof AuthFrame.Type;
-export type AuthOkFrame = typeof AuthOkFrame.Type;
+type AuthFrame = typeof AuthFrame.Type;
+type AuthOkFrame = typeof AuthOkFrame.Type;
 export type DispatchQueryFrame = typeof DispatchQueryFrame.Type;
 export type QueryProgressFrame = typeof QueryProgressFrame.Type;
-export type QueryDoneFrame = typeof QueryDoneFrame.Type;
-export type QueryFailedFrame = typeof QueryFailedFrame.Type;
+type QueryDoneFrame = typeof QueryDoneFrame.Type;
+type QueryFailedFrame = typeof QueryFailedFrame.Type;
 export type OpenSessionFrame = typeof OpenSessionFrame.Type;
 export type ExecuteStatementFrame = typeof ExecuteStatementFrame.Type;
 

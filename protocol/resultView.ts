@@ -4,15 +4,15 @@
 import { Schema } from 'effect';
 
 /** The filter operators; `contains` is case-insensitive on the value's text, the comparisons use the column's type. */
-export const FILTER_OPS = ['contains', '=', '!=', '<', '<=', '>', '>=', 'is_null', 'is_not_null'] as const;
-export type FilterOp = (typeof FILTER_OPS)[number];
+const FILTER_OPS = ['contains', '=', '!=', '<', '<=', '>', '>=', 'is_null', 'is_not_null'] as const;
+type FilterOp = (typeof FILTER_OPS)[number];
 /** Operators that take no value. */
-export const VALUELESS_OPS: ReadonlySet<FilterOp> = new Set(['is_null', 'is_not_null']);
+const VALUELESS_OPS: ReadonlySet<FilterOp> = new Set(['is_null', 'is_not_null']);
 
 /** The most sort keys and filters one view may carry (each becomes a term of the statement the agent runs). */
-export const MAX_VIEW_TERMS = 32;
+const MAX_VIEW_TERMS = 32;
 /** A filter value's length at most, in characters. */
-export const MAX_FILTER_VALUE_CHARS = 1000;
+const MAX_FILTER_VALUE_CHARS = 1000;
 
 export const SortKey = Schema.Struct({
   column: Schema.String,

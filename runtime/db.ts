@@ -6,7 +6,7 @@ import * as Reactivity from 'effect/reactivity/Reactivity';
 import type { Connection } from 'effect/sql/SqlConnection';
 import { urlPerHost } from '../settings/variables.ts';
 
-export type Row = Record<string, unknown>;
+type Row = Record<string, unknown>;
 
 export interface Queryable {
   query<T = Row>(text: string, params?: readonly unknown[]): Promise<T[]>;

@@ -5,10 +5,10 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './db.ts';
 
-export const MIGRATIONS_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
+const MIGRATIONS_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
 
 /** The migration sets, each applied into its own PostgreSQL schema. */
-export const MIGRATION_SETS = { control: 'eider', catalog: 'catalog' } as const;
+const MIGRATION_SETS = { control: 'eider', catalog: 'catalog' } as const;
 export type MigrationSet = keyof typeof MIGRATION_SETS;
 
 export interface MigrationResult {

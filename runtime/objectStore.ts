@@ -28,7 +28,7 @@ const require = createRequire(import.meta.url);
 // ---------------------------------------------------------------------------------------------------------------
 // Vended keys
 
-export const VENDED_KEY_PREFIX = 'EIDV';
+const VENDED_KEY_PREFIX = 'EIDV';
 
 /**
  * The warehouse name of the api's probe keys: a backend's registration checks that its store verifies derived keys
@@ -65,7 +65,7 @@ export function deriveVendedKey(signingSecret: string, claims: Omit<VendedClaims
   return { accessKeyId, secretAccessKey: vendedSecret(signingSecret, accessKeyId), claims: full };
 }
 
-export function vendedSecret(signingSecret: string, accessKeyId: string): string {
+function vendedSecret(signingSecret: string, accessKeyId: string): string {
   return createHmac('sha256', signingSecret).update(accessKeyId).digest('base64url');
 }
 

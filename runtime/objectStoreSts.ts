@@ -21,7 +21,7 @@ import { isRoleArn, STS_MAX_DURATION_SECONDS, STS_MIN_DURATION_SECONDS } from '.
 // Temporary credentials
 
 /** Access key ids of temporary credentials start with this (AWS uses ASIA, MinIO random upper-case letters). */
-export const STS_KEY_PREFIX = 'EIDS';
+const STS_KEY_PREFIX = 'EIDS';
 const TOKEN_VERSION = 'eids1';
 const STS_DEFAULT_DURATION = 3600;
 /** AWS's limit on an inline session policy (characters). */
@@ -49,7 +49,7 @@ const secretKey = (signingSecret: string) => createHmac('sha256', signingSecret)
 export const isStsKeyId = (accessKeyId: string) => accessKeyId.startsWith(STS_KEY_PREFIX);
 
 /** The secret of a temporary access key id. */
-export function stsSecret(signingSecret: string, accessKeyId: string): string {
+function stsSecret(signingSecret: string, accessKeyId: string): string {
   return createHmac('sha256', secretKey(signingSecret)).update(accessKeyId).digest('base64url');
 }
 
@@ -65,7 +65,7 @@ export function issueStsCredentials(signingSecret: string, claims: Omit<StsClaim
 }
 
 /** The claims of a session token issued for `accessKeyId` by this signing secret, or undefined. */
-export function verifySessionToken(signingSecret: string, accessKeyId: string, token: string): StsClaims | undefined {
+function verifySessionToken(signingSecret: string, accessKeyId: string, token: string): StsClaims | undefined {
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== TOKEN_VERSION) return undefined;
   const want = createHmac('sha256', tokenKey(signingSecret)).update(`${parts[0]}.${parts[1]}`).digest();
@@ -97,7 +97,7 @@ export interface SessionPolicy {
   statements: Statement[];
 }
 
-export class PolicyError extends Error {}
+class PolicyError extends Error {}
 
 const stringList = (v: unknown, what: string): string[] => {
   const list = typeof v === 'string' ? [v] : v;
@@ -196,7 +196,7 @@ export function copySourceOf(header: string): { bucket: string; key: string } {
 }
 
 /** The permissions an S3 request (path-style, as the bundled store serves them) needs, in IAM's action names. */
-export function s3Needs(method: string, url: URL, headers: IncomingMessage['headers']): Need[] {
+function s3Needs(method: string, url: URL, headers: IncomingMessage['headers']): Need[] {
   const segments = url.pathname.split('/');
   const bucket = decodeURIComponent(segments[1] ?? '');
   const key = segments.slice(2).map(decodeURIComponent).join('/');

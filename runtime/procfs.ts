@@ -14,7 +14,7 @@ export interface ProcStatus {
 export const hasProcfs = (): boolean => existsSync('/proc/self/stat');
 
 /** `pid`'s state, parent and command line, or null when there is no such process. */
-export function procStatus(pid: number): ProcStatus | null {
+function procStatus(pid: number): ProcStatus | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');

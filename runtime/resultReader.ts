@@ -30,7 +30,7 @@ export interface ColumnType {
   type: string;
 }
 
-export interface RowsPage {
+interface RowsPage {
   rows: Record<string, unknown>[];
   columns: string[];
   /** Offset of the next page, null after the last row. */
@@ -62,8 +62,8 @@ export class ResultUnavailableError extends Error {
 }
 
 /** Where the agent's result server puts a refusal's code and (URI-encoded) message. */
-export const ERROR_CODE_HEADER = 'x-eider-error';
-export const ERROR_MESSAGE_HEADER = 'x-eider-message';
+const ERROR_CODE_HEADER = 'x-eider-error';
+const ERROR_MESSAGE_HEADER = 'x-eider-message';
 
 /** The agent refused a view or export of a result as asked (an unknown column, a value not of its type): 400. */
 export class ResultRequestError extends Error {
@@ -140,7 +140,7 @@ function forgetUrl(url: string): void {
  * One request to the agent's result server (or the replica relaying it); a refusal becomes its error. `headersOnly`:
  * the timeout covers the answer's headers, not its body (an export streams for as long as it takes).
  */
-export async function request(src: ResultSource, init: RequestInit, what: string, headersOnly = false): Promise<Response> {
+async function request(src: ResultSource, init: RequestInit, what: string, headersOnly = false): Promise<Response> {
   const doFetch = src.fetchImpl ?? fetch;
   let response: Response;
   // A page's reads time out as a whole; an export only until its headers come.

@@ -38,7 +38,7 @@ export type DuckType =
   | { readonly kind: 'union'; readonly members: readonly DuckField[] }
   | { readonly kind: 'map'; readonly key: DuckType; readonly value: DuckType };
 
-export interface DuckField {
+interface DuckField {
   readonly name: string;
   readonly type: DuckType;
 }
@@ -213,11 +213,11 @@ const DATE_INFINITY = 2 ** 31 - 1; // DuckDB's date 'infinity'; '-infinity' is i
 const TEXT = new TextDecoder();
 
 /** A 64-bit integer as a JSON number when exact, else as a decimal string. */
-export function integerValue(value: bigint): number | string {
+function integerValue(value: bigint): number | string {
   return value >= -MAX_SAFE && value <= MAX_SAFE ? Number(value) : value.toString();
 }
 
-export function doubleValue(value: number): number | string {
+function doubleValue(value: number): number | string {
   if (Number.isFinite(value)) return value;
   return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
 }
@@ -376,7 +376,7 @@ export function intervalValue(months: number, days: number, micros: bigint): str
 }
 
 /** Parquet INTERVAL: three little-endian uint32 (months, days, milliseconds). */
-export function intervalFromParquet(bytes: Uint8Array): string {
+function intervalFromParquet(bytes: Uint8Array): string {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return intervalValue(view.getUint32(0, true), view.getUint32(4, true), BigInt(view.getUint32(8, true)) * 1000n);
 }
@@ -402,7 +402,7 @@ export function intervalFromDuckText(text: string): string | null {
   return intervalValue(months, days, micros);
 }
 
-export function base64Value(bytes: Uint8Array): string {
+function base64Value(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
@@ -411,7 +411,7 @@ function textValue(value: unknown): unknown {
 }
 
 /** A VARIANT's JSON text as the value it holds; integers past ±(2^53−1) as decimal strings, as integers are. */
-export function variantFromJson(text: string): unknown {
+function variantFromJson(text: string): unknown {
   try {
     const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
       typeof value === 'number' && context?.source !== undefined && /^-?\d+$/.test(context.source) && !Number.isSafeInteger(value) ? context.source : value;
@@ -422,7 +422,7 @@ export function variantFromJson(text: string): unknown {
 }
 
 /** Last resort for shapes this file does not know: never let a bigint, byte array or undefined reach JSON. */
-export function jsonSafe(value: unknown): unknown {
+function jsonSafe(value: unknown): unknown {
   if (value === undefined || value === null) return null;
   if (typeof value === 'bigint') return integerValue(value);
   if (typeof value === 'number') return doubleValue(value);

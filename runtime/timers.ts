@@ -4,7 +4,7 @@
 import { isDatabaseUnavailable, type Db, type Queryable } from './db.ts';
 import type { Logger } from 'pino';
 
-export interface LeaderTick {
+interface LeaderTick {
   /** The transaction holding the loop's lock; use it only for work that must commit or roll back with the tick. */
   tx: Queryable;
   /** Aborted when the loop is stopping; long ticks should check it between batches. */

@@ -5,7 +5,7 @@ const SECRET_KEY = /pass(word|wd|phrase)?$|secret|token|authorization|cookie|cre
 
 /** Pino's own redaction paths: the keys a request, a header set or a frame carries credentials in. One list for every
  * part (api, agent, catalog, object store); `redactDeep` below catches what they cannot name. */
-export const LOG_REDACT_PATHS = [
+const LOG_REDACT_PATHS = [
   'password', 'token', 'secret', 'session_token', 'bootstrap_token', 'authorization', 'cookie',
   '*.password', '*.token', '*.secret', '*.session_token', '*.bootstrap_token', '*.authorization',
   '*.*.session_token', '*.*.bootstrap_token',
@@ -20,7 +20,7 @@ export const logRedaction = {
   formatters: { log: (o: Record<string, unknown>) => redactDeep(o) as Record<string, unknown> },
 };
 
-export function redactDeep(value: unknown, depth = 0): unknown {
+function redactDeep(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return value; // the err serializer handles errors
   if (Array.isArray(value)) return value.map((v) => redactDeep(v, depth + 1));

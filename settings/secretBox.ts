@@ -6,7 +6,7 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 
 const PREFIX = 'eidsealed:v1:';
 
-export class SecretBoxError extends Error {
+class SecretBoxError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'SecretBoxError';

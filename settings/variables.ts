@@ -4,7 +4,7 @@
 // variable, the problem and the expected form. docs/configuration.md is rendered from the same tables.
 import { Exit, Schema, SchemaIssue } from 'effect';
 
-export type Kind =
+type Kind =
   | { t: 'string' }
   | { t: 'int'; min?: number; max?: number }
   | { t: 'number'; min?: number; max?: number; above?: number; below?: number }
@@ -73,7 +73,7 @@ export class ConfigError extends Error {
   }
 }
 
-export function expectedForm(k: Kind): string {
+function expectedForm(k: Kind): string {
   const bounds = (k: { min?: number; max?: number; above?: number; below?: number }) =>
     [k.min !== undefined ? ` >= ${k.min}` : '', k.above !== undefined ? ` > ${k.above}` : '', k.max !== undefined ? ` and <= ${k.max}` : '', k.below !== undefined ? ` and < ${k.below}` : '']
       .join('')

@@ -3,7 +3,7 @@
 // the wire endpoint and the statement policy split and inspect user SQL with it, so they agree with the engine on where
 // a statement ends. Indexes are UTF-16 offsets, as JavaScript strings have them.
 
-export type RunKind = 'string' | 'quoted' | 'dollar' | 'line-comment' | 'block-comment';
+type RunKind = 'string' | 'quoted' | 'dollar' | 'line-comment' | 'block-comment';
 
 export interface Run {
   kind: RunKind;

@@ -31,7 +31,7 @@ export async function readQuery(ctx: Pick<AppContext, 'db'>, id: string): Promis
  * run's columns as that transition's entity write set them from `projection` (runColumns). An answer, not a row:
  * whether the row holds the result (result_held) is not in a projection.
  */
-export const answerAfter = (row: queries.QueryRow, projection: Projection): queries.QueryOut =>
+const answerAfter = (row: queries.QueryRow, projection: Projection): queries.QueryOut =>
   queries.toQueryOut({ ...row, ...runColumns(projection as QueryProjection) });
 
 /**
@@ -50,7 +50,7 @@ const NO_SCHEMAS: SchemaTargets = { create: [], drop: [] };
  * secret in it (the dispatch effect adds the catalog token at send time, so none is persisted). `writeTo`: the
  * catalogs a write may write (writeCatalogs), given when the caller has them already.
  */
-export async function dispatchExtras(
+async function dispatchExtras(
   ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>,
   workspaceId: string,
   defaultSlug: string | null,
@@ -157,7 +157,7 @@ async function submit(ctx: AppContext, args: Parameters<typeof submitQuery>[1] &
     graceMs: Math.max(5_000, ctx.config.AGENT_HEARTBEAT_TTL_S * 1000),
     dispatchAckTimeoutMs: 30_000,
     computeWaitTimeoutMs: computeWaitMs(ctx.config),
-    dispatchExtras: extras as any,
+    dispatchExtras: extras,
   };
   // The last transition this replica persisted by the time the dispatch returned (a local notice carries what it wrote).
   let last: Projection | undefined;
@@ -189,7 +189,7 @@ export async function submitChecked(
   const sender = { principal, access: ws, audit: opts.audit, auditTarget: { kind: 'workspace', id: ws.workspace.id } };
   const admitted = await admitStatement(ctx, sender, { kind: 'query', agentId: body.agent_id ?? null, catalog: body.catalog ?? null }, body.sql);
   const compute = admitted.compute!;
-  const maxTimeout = Number((compute.capabilities as any)?.max_timeout_s ?? Infinity);
+  const maxTimeout = Number(compute.capabilities?.max_timeout_s ?? Infinity);
   const timeoutS = Math.min(body.timeout_s ?? ctx.config.QUERY_DEFAULT_TIMEOUT_S, maxTimeout);
   return submit(ctx, {
     workspaceId: ws.workspace.id,

@@ -11,7 +11,7 @@ import type { AppContext } from './context.ts';
 const opened = new WeakSet<AppContext>();
 
 /** What readiness still waits for: empty once the gate is open. */
-export async function startupWaits(ctx: AppContext): Promise<string[]> {
+async function startupWaits(ctx: AppContext): Promise<string[]> {
   if (opened.has(ctx)) return [];
   const waits: string[] = [];
   if (ctx.config.READY_AFTER_AGENT) {

@@ -11,9 +11,9 @@ import { markSeedDone, markSeedFailed, seedAttempt, seedState, startSeedAttempt,
 import { submitQuery } from './querySubmission.ts';
 import type { AppContext } from './context.ts';
 
-export const SAMPLES_SEED = 'samples';
+const SAMPLES_SEED = 'samples';
 
-export const SAMPLES_SQL = `CREATE SCHEMA IF NOT EXISTS samples;
+const SAMPLES_SQL = `CREATE SCHEMA IF NOT EXISTS samples;
 CREATE OR REPLACE TABLE samples.trips AS
 SELECT i AS trip_id,
   TIMESTAMP '2025-01-01 00:00:00' + to_seconds(((i * 7919) % 31536000)::BIGINT) AS pickup_at,
@@ -25,7 +25,7 @@ SELECT i AS trip_id,
 FROM range(1000000) AS t(i)`;
 
 /** Seconds before attempt n+1 after n failures: 5, 10, 20, … capped at five minutes. */
-export const seedRetryDelayS = (attempts: number) => Math.min(300, 5 * 2 ** Math.max(0, attempts - 1));
+const seedRetryDelayS = (attempts: number) => Math.min(300, 5 * 2 ** Math.max(0, attempts - 1));
 
 /** The samples seed as the database records it (every replica reads the same row). */
 export const samplesSeedState = (ctx: Pick<AppContext, 'db'>): Promise<SeedState> => seedState(ctx.db, SAMPLES_SEED);

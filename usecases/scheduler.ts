@@ -12,7 +12,7 @@ import type { AppContext } from './context.ts';
 import { submitChecked } from './querySubmission.ts';
 
 /** Submits a recorded fire as the schedule's creator; the run follows the query, or fails with the reason. */
-export async function submitFire(ctx: AppContext, fire: Fire): Promise<void> {
+async function submitFire(ctx: AppContext, fire: Fire): Promise<void> {
   try {
     const user = fire.createdBy ? await findUser(ctx.db, fire.createdBy) : undefined;
     if (!user || !user.is_active) throw forbidden('the schedule’s creator is no longer an active user');

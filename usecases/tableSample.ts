@@ -12,7 +12,7 @@ import type { AppContext } from './context.ts';
 const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 /** The statement a sample runs: the first `limit` rows of the table, through the query path (origin `sample`). */
-export const sampleSql = (catalog: string, schema: string, table: string, limit: number) =>
+const sampleSql = (catalog: string, schema: string, table: string, limit: number) =>
   `SELECT * FROM ${quoteIdent(catalog)}.${quoteIdent(schema)}.${quoteIdent(table)} LIMIT ${limit}`;
 
 /**

@@ -6,7 +6,7 @@ import type { Db, Queryable } from '../../runtime/db.ts';
  *  `delayMs` before it is sent (a slow network or a stalled process), then runs normally. */
 export type FaultPoint = 'before' | 'after' | 'delay';
 
-export interface Fault {
+interface Fault {
   /** Which statement (counting from 1, matching `match` when given) fails. */
   nth: number;
   point: FaultPoint;
@@ -17,7 +17,7 @@ export interface Fault {
   delayMs?: number;
 }
 
-export class InjectedFault extends Error {
+class InjectedFault extends Error {
   constructor(point: FaultPoint) {
     super(`injected fault (${point})`);
     this.name = 'InjectedFault';

@@ -133,7 +133,7 @@ async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T) => P
  * by name: field-id mapping costs DuckDB about a fifth more on a full scan. `deletes[i]` (when given and not null)
  * are the position delete files of `paths[i]`: that file is read on its own without the rows they remove.
  */
-export function scanSql(schema: Schema, paths: readonly string[], evolved = true, deletes?: ReadonlyArray<LocalDeletes | null>): string {
+function scanSql(schema: Schema, paths: readonly string[], evolved = true, deletes?: ReadonlyArray<LocalDeletes | null>): string {
   if (deletes?.some((d) => d !== null)) {
     // The row position is a virtual column of read_parquet itself: the filter goes on each file's own scan.
     const plain = paths.filter((_, i) => !deletes[i]);
@@ -819,13 +819,13 @@ export class IcebergBridge {
 // ALTER TABLE → schema evolution. DuckDB applies one change per ALTER; comparing its columns before and after
 // tells which one, and the change is then replayed by name on the Iceberg schema (also on a newer base after 409).
 
-export type ColumnChange =
+type ColumnChange =
   | { op: 'add'; name: string; duckType: string }
   | { op: 'drop'; name: string }
   | { op: 'rename'; from: string; to: string }
   | { op: 'retype'; name: string; duckType: string };
 
-export function diffColumns(before: ReadonlyArray<{ name: string; type: string }>, after: ReadonlyArray<{ name: string; type: string }>): ColumnChange | null {
+function diffColumns(before: ReadonlyArray<{ name: string; type: string }>, after: ReadonlyArray<{ name: string; type: string }>): ColumnChange | null {
   if (after.length === before.length + 1) {
     const added = after.find((a) => !before.some((b) => b.name === a.name));
     return added ? { op: 'add', name: added.name, duckType: added.type } : null;
@@ -853,7 +853,7 @@ function widens(from: string, to: string): boolean {
   return Boolean(d1 && d2 && d1[2] === d2[2] && Number(d2[1]) >= Number(d1[1]));
 }
 
-export function evolveSchema(metadata: TableMetadata, change: ColumnChange): { schema: Schema; lastColumnId: number } {
+function evolveSchema(metadata: TableMetadata, change: ColumnChange): { schema: Schema; lastColumnId: number } {
   const schema = currentSchema(metadata);
   let last = metadata['last-column-id'];
   const find = (name: string) => {
@@ -898,7 +898,7 @@ export function evolveSchema(metadata: TableMetadata, change: ColumnChange): { s
 function snapshotAsOf(metadata: { 'snapshot-log'?: Array<{ 'snapshot-id': unknown; 'timestamp-ms': unknown }> }, asOfMs: number): bigint {
   let found: bigint | undefined;
   for (const e of metadata['snapshot-log'] ?? []) {
-    if (Number(e['timestamp-ms']) <= asOfMs) found = BigInt(e['snapshot-id'] as any);
+    if (Number(e['timestamp-ms']) <= asOfMs) found = BigInt(e['snapshot-id'] as string | number | bigint);
   }
   if (found === undefined) throw catalogError(`the table has no snapshot at or before ${new Date(asOfMs).toISOString()}`);
   return found;

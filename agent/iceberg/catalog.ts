@@ -36,7 +36,7 @@ const DELEGATION = { 'x-iceberg-access-delegation': 'vended-credentials' };
  * killed one again at once, and it serves about a second later), so the query waits rather than fails. A refused
  * connection never reached the service, so sending again cannot apply a commit twice.
  */
-export const CATALOG_RESTART_WAIT_MS = 5_000;
+const CATALOG_RESTART_WAIT_MS = 5_000;
 const refused = (e: unknown) => ((e as { cause?: { code?: string } })?.cause?.code ?? (e as { code?: string })?.code) === 'ECONNREFUSED';
 const ns = (namespace: string) => encodeURIComponent(namespace);
 
@@ -50,7 +50,8 @@ export class IcebergCatalogClient {
     this.#attachment = attachment;
   }
 
-  async #request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<any> {
+  /** `T`: the REST catalog's response shape for the route (Iceberg's REST OpenAPI); undefined for an empty body. */
+  async #request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
     const url = `${this.#attachment.catalog_url.replace(/\/+$/, '')}${path}`;
     let res: Response;
     const waitUntil = Date.now() + CATALOG_RESTART_WAIT_MS;
@@ -79,7 +80,7 @@ export class IcebergCatalogClient {
       }
     }
     const text = await res.text();
-    if (res.ok) return text ? parseJson(text) : undefined;
+    if (res.ok) return text ? parseJson<T>(text) : (undefined as T);
     let type = 'HttpError';
     let message = text.slice(0, 300);
     try {
@@ -100,7 +101,7 @@ export class IcebergCatalogClient {
       const key = `${this.#attachment.catalog_url}\0${this.#attachment.warehouse}`;
       let base = KNOWN_PREFIXES.get(key);
       if (base === undefined) {
-        const config = await this.#request('GET', `/v1/config?warehouse=${encodeURIComponent(this.#attachment.warehouse)}`);
+        const config = await this.#request<{ defaults?: { prefix?: string }; overrides?: { prefix?: string } } | undefined>('GET', `/v1/config?warehouse=${encodeURIComponent(this.#attachment.warehouse)}`);
         const prefix = config?.overrides?.prefix ?? config?.defaults?.prefix ?? '';
         base = prefix ? `/v1/${encodeURIComponent(prefix)}` : '/v1';
         KNOWN_PREFIXES.set(key, base);
@@ -115,8 +116,8 @@ export class IcebergCatalogClient {
     const out: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.#request('GET', `${base}/namespaces${token ? `?pageToken=${encodeURIComponent(token)}` : ''}`);
-      for (const n of page.namespaces as string[][]) if (n.length === 1) out.push(n[0]);
+      const page = await this.#request<ListPage & { namespaces: string[][] }>('GET', `${base}/namespaces${token ? `?pageToken=${encodeURIComponent(token)}` : ''}`);
+      for (const n of page.namespaces) if (n.length === 1) out.push(n[0]);
       token = page['next-page-token'] ?? undefined;
     } while (token);
     return out;
@@ -135,8 +136,8 @@ export class IcebergCatalogClient {
     const out: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.#request('GET', `${base}/namespaces/${ns(namespace)}/tables${token ? `?pageToken=${encodeURIComponent(token)}` : ''}`);
-      for (const id of page.identifiers as Array<{ name: string }>) out.push(id.name);
+      const page = await this.#request<ListPage & { identifiers: Array<{ name: string }> }>('GET', `${base}/namespaces/${ns(namespace)}/tables${token ? `?pageToken=${encodeURIComponent(token)}` : ''}`);
+      for (const id of page.identifiers) out.push(id.name);
       token = page['next-page-token'] ?? undefined;
     } while (token);
     return out;
@@ -145,7 +146,7 @@ export class IcebergCatalogClient {
   /** The table with credentials vended for it, or null when it does not exist. */
   async loadTable(namespace: string, table: string): Promise<LoadedTable | null> {
     try {
-      const body = await this.#request('GET', `${await this.#base()}/namespaces/${ns(namespace)}/tables/${encodeURIComponent(table)}`, undefined, DELEGATION);
+      const body = await this.#request<LoadTableResult>('GET', `${await this.#base()}/namespaces/${ns(namespace)}/tables/${encodeURIComponent(table)}`, undefined, DELEGATION);
       return loaded(body);
     } catch (error) {
       if (error instanceof CatalogHttpError && error.status === 404) return null;
@@ -156,7 +157,7 @@ export class IcebergCatalogClient {
   /** `stage`: the catalog only prepares the table's metadata (and credentials for its location); nothing exists
    *  until a commit with `assert-create` and `creationUpdates` of it (a CREATE TABLE … AS SELECT made whole). */
   async createTable(namespace: string, table: string, schema: StructType, spec: UnboundPartitionSpec, opts: { stage?: boolean } = {}): Promise<LoadedTable> {
-    const body = await this.#request(
+    const body = await this.#request<LoadTableResult>(
       'POST',
       `${await this.#base()}/namespaces/${ns(namespace)}/tables`,
       { name: table, schema, 'partition-spec': spec, properties: { 'write.format.default': 'parquet' }, ...(opts.stage ? { 'stage-create': true } : {}) },
@@ -167,12 +168,12 @@ export class IcebergCatalogClient {
 
   /** Commits; a failed requirement is a CatalogHttpError with status 409. */
   async commit(namespace: string, table: string, requirements: TableRequirement[], updates: TableUpdate[]): Promise<TableMetadata> {
-    const body = await this.#request('POST', `${await this.#base()}/namespaces/${ns(namespace)}/tables/${encodeURIComponent(table)}`, {
+    const body = await this.#request<{ metadata: TableMetadata }>('POST', `${await this.#base()}/namespaces/${ns(namespace)}/tables/${encodeURIComponent(table)}`, {
       identifier: { namespace: [namespace], name: table },
       requirements,
       updates,
     });
-    return body.metadata as TableMetadata;
+    return body.metadata;
   }
 
   async dropTable(namespace: string, table: string, purge: boolean): Promise<void> {
@@ -187,10 +188,23 @@ export class IcebergCatalogClient {
   }
 }
 
-function loaded(body: any): LoadedTable {
+/** A list route's page: the token of the next one, absent or null on the last. */
+interface ListPage {
+  'next-page-token'?: string | null;
+}
+
+/** The REST catalog's LoadTableResult (a load, a create). */
+interface LoadTableResult {
+  'metadata-location': string;
+  metadata: TableMetadata;
+  config?: Record<string, string>;
+  'storage-credentials'?: Array<{ prefix: string; config: Record<string, string> }>;
+}
+
+function loaded(body: LoadTableResult): LoadedTable {
   const storage: Record<string, string> = { ...(body.config ?? {}) };
   // storage-credentials (newer clients) take precedence over config for the table's own prefix.
-  const creds = body['storage-credentials'] as Array<{ prefix: string; config: Record<string, string> }> | undefined;
+  const creds = body['storage-credentials'];
   if (creds?.length) Object.assign(storage, creds[0].config);
-  return { metadataLocation: body['metadata-location'], metadata: body.metadata as TableMetadata, storage };
+  return { metadataLocation: body['metadata-location'], metadata: body.metadata, storage };
 }

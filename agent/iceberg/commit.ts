@@ -375,7 +375,7 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
 }
 
 /** The updates that make a staged table's metadata a table (as a create transaction commits them). */
-export function creationUpdates(staged: TableMetadata): TableUpdate[] {
+function creationUpdates(staged: TableMetadata): TableUpdate[] {
   const sortOrder = staged['sort-orders'].find((o) => o['order-id'] === staged['default-sort-order-id']) ?? { 'order-id': 0, fields: [] };
   return [
     { action: 'assign-uuid', uuid: staged['table-uuid'] },

@@ -23,8 +23,8 @@ import type { Logger } from '../logger.ts';
 
 const MIB = 2 ** 20;
 const DAY_MS = 86_400_000;
-export const DEFAULT_TARGET_FILE_SIZE_BYTES = 128 * MIB;
-export const DEFAULT_MIN_INPUT_FILES = 2;
+const DEFAULT_TARGET_FILE_SIZE_BYTES = 128 * MIB;
+const DEFAULT_MIN_INPUT_FILES = 2;
 /** A data file below this fraction of the target size is small: a candidate for compaction. */
 const SMALL_FILE_FRACTION = 0.75;
 const DELETE_CONCURRENCY = 8;
@@ -113,7 +113,7 @@ const pause = (attempt: number) => new Promise((r) => setTimeout(r, 5 + Math.ran
  * removed in the same snapshot. A conflict is retried on the new base as long as every file read is still live
  * (concurrent appends stay) and no delete file committed meanwhile touches them.
  */
-export async function rewriteDataFiles(handle: TableHandle, ctx: MaintenanceContext, options: ProcedureOptions): Promise<ProcedureRow> {
+async function rewriteDataFiles(handle: TableHandle, ctx: MaintenanceContext, options: ProcedureOptions): Promise<ProcedureRow> {
   const target = options.targetFileSizeBytes ?? DEFAULT_TARGET_FILE_SIZE_BYTES;
   const minInput = options.minInputFiles ?? DEFAULT_MIN_INPUT_FILES;
   const row = { rewritten_data_files_count: 0, added_data_files_count: 0, rewritten_bytes_count: 0 };
@@ -226,7 +226,7 @@ export function snapshotsToExpire(metadata: TableMetadata, olderThanMs: number, 
  * moved since they were chosen, then deletes what only they reached: data files live in no remaining snapshot,
  * manifests listed by no remaining snapshot, and the expired snapshots' manifest lists.
  */
-export async function expireSnapshots(handle: TableHandle, ctx: MaintenanceContext, options: ProcedureOptions): Promise<ProcedureRow> {
+async function expireSnapshots(handle: TableHandle, ctx: MaintenanceContext, options: ProcedureOptions): Promise<ProcedureRow> {
   const olderThan = options.olderThanMs ?? Date.now() - 5 * DAY_MS;
   const retainLast = options.retainLast ?? 1;
   let metadata = handle.loaded.metadata;
@@ -332,7 +332,7 @@ async function deleteUnreachable(handle: TableHandle, before: TableMetadata, aft
  * with their snapshot ids and sequence numbers, tombstones of removed files dropped) in a `replace` snapshot with
  * the same data files. Specs with a single manifest without tombstones are left alone; delete manifests are carried.
  */
-export async function rewriteManifests(handle: TableHandle): Promise<ProcedureRow> {
+async function rewriteManifests(handle: TableHandle): Promise<ProcedureRow> {
   for (let attempt = 1; ; attempt++) {
     const metadata = handle.loaded.metadata;
     const base = findSnapshot(metadata, mainSnapshotId(metadata));
@@ -473,7 +473,7 @@ async function referencedFiles(storage: TableStorage, loaded: LoadedTable, into:
  * the procedure's start: a file written since may belong to a commit under way). References are taken from the
  * metadata loaded before the listing and again after it, so a commit landing meanwhile keeps its files.
  */
-export async function removeOrphanFiles(handle: TableHandle, options: ProcedureOptions): Promise<ProcedureRow> {
+async function removeOrphanFiles(handle: TableHandle, options: ProcedureOptions): Promise<ProcedureRow> {
   const started = Date.now();
   const cutoff = Math.min(options.olderThanMs ?? started - 3 * DAY_MS, started);
   // Deleting needs no commit, and vended credentials are the same for read and write tokens: an empty commit (the

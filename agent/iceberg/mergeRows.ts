@@ -12,7 +12,7 @@ import type { MergeShape } from './statements.ts';
 import { quoteIdent, quoteLiteral } from './write.ts';
 
 /** Past this many distinct values of one key, the target is loaded whole (the MERGE touches that much of it). */
-export const MERGE_KEY_LIMIT = 10_000;
+const MERGE_KEY_LIMIT = 10_000;
 
 const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT']);
 

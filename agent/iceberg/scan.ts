@@ -55,7 +55,7 @@ export function mainSnapshotId(metadata: TableMetadata): bigint | null {
   return cur === null || cur === undefined || toBigInt(cur) === -1n ? null : toBigInt(cur);
 }
 
-export function schemaOf(metadata: TableMetadata, snapshot: Snapshot | undefined): Schema {
+function schemaOf(metadata: TableMetadata, snapshot: Snapshot | undefined): Schema {
   if (snapshot && snapshot['schema-id'] !== undefined) {
     const s = metadata.schemas.find((x) => x['schema-id'] === snapshot['schema-id']);
     if (s) return s;

@@ -17,7 +17,7 @@ export interface TableRef {
   name: string;
 }
 
-export type StatementKind =
+type StatementKind =
   | 'select'
   | 'insert'
   | 'update'

@@ -24,7 +24,7 @@ const MICROS_PER_HOUR = 3_600_000_000n;
 const floorDiv = (x: string, n: bigint) => `((${x} - (((${x} % ${n}) + ${n}) % ${n})) // ${n})`;
 
 /** SQL giving a column's value in Iceberg's representation (for partition values and bounds), or null. */
-export function icebergValueSql(type: IcebergType, col: string): string | null {
+function icebergValueSql(type: IcebergType, col: string): string | null {
   if (typeof type !== 'string') return null;
   switch (type) {
     case 'boolean':
@@ -82,7 +82,7 @@ export function transformSql(transform: string, sourceType: string, col: string)
 }
 
 /** `FIELD_IDS {…}` for DuckDB's Parquet writer, nested types included. */
-export function fieldIdsSql(schema: Schema): string {
+function fieldIdsSql(schema: Schema): string {
   const nested = (type: IcebergType, id: number): string => {
     if (typeof type === 'string') return String(id);
     if (type.type === 'struct') {

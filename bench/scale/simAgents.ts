@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { PROTOCOL_VERSION, decodeServiceFrame, encodeAgentFrame, type AgentFrame } from '../../protocol/index.ts';
 import type { Db } from '../../runtime/db.ts';
 
-export interface SimAgent {
+interface SimAgent {
   id: string;
   name: string;
   /** queries dispatched to it and not yet cancelled */

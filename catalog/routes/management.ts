@@ -14,7 +14,7 @@ import { parseVendedKeyId } from '../../runtime/objectStore.ts';
 import { revokeEpoch } from '../vending.ts';
 import { isRoleArn } from '../../iceberg/stsRules.ts';
 
-export function warehouseOut(w: Warehouse) {
+function warehouseOut(w: Warehouse) {
   return {
     name: w.name,
     root_uri: w.rootUri,
@@ -133,7 +133,7 @@ export function managementRoutes(app: FastifyInstance, ctx: CatalogContext): voi
   app.put<{ Params: { name: string } }>('/management/v1/warehouses/:name', async (req, reply) => {
     const p = parseBody(decodeBody(WarehouseRequest, req.body, 'warehouse'), true);
     const patch = dropUndefined({ ...p, secretAccessKey: p.secretAccessKey === undefined ? undefined : ctx.storage.seal(p.secretAccessKey) });
-    const w = await ctx.db.tx((q) => store.updateWarehouseConnection(q, req.params.name, patch as any));
+    const w = await ctx.db.tx((q) => store.updateWarehouseConnection(q, req.params.name, patch));
     return sendJson(reply, 200, warehouseOut(w));
   });
 

@@ -9,18 +9,18 @@ import { notFound } from '../errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
 import { BigCount } from '../rowSchemas.ts';
 
-export const TOOL_CALL_STATUSES = ['pending', 'approval_required', 'ok', 'error', 'rejected', 'skipped'] as const;
+const TOOL_CALL_STATUSES = ['pending', 'approval_required', 'ok', 'error', 'rejected', 'skipped'] as const;
 export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
 /** answer, tool_calls, length: how the model's answer ended; the rest are the api's notes ending a turn early */
-export const FINISHES = ['answer', 'tool_calls', 'length', 'request_limit', 'output_limit', 'error'] as const;
+const FINISHES = ['answer', 'tool_calls', 'length', 'request_limit', 'output_limit', 'error'] as const;
 export type Finish = (typeof FINISHES)[number];
 /** the notes the api writes itself: shown to the user, never replayed to the model */
 export const NOTE_FINISHES: readonly Finish[] = ['request_limit', 'output_limit', 'error'];
-export const CONVERSATION_STATES = ['idle', 'running', 'approval_required'] as const;
-export type ConversationState = (typeof CONVERSATION_STATES)[number];
+const CONVERSATION_STATES = ['idle', 'running', 'approval_required'] as const;
+type ConversationState = (typeof CONVERSATION_STATES)[number];
 
 /** A tool call the model asked for, as the api answers it. */
-export const ToolCallOutSchema = Schema.Struct({
+const ToolCallOutSchema = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   /** the JSON text the model sent */
@@ -110,7 +110,7 @@ const CONVERSATION_COLS = sql`id, workspace_id, user_id, title, created_at, upda
 /** the longest title taken from a first message */
 const TITLE_CHARS = 80;
 
-export const toolCallOut = ({ call_id: _c, message_id: _m, position: _p, ...out }: StoredToolCall): ToolCallOut => out;
+const toolCallOut = ({ call_id: _c, message_id: _m, position: _p, ...out }: StoredToolCall): ToolCallOut => out;
 export const messageOut = ({ seq: _s, tool_calls, ...m }: StoredMessage): MessageOut => ({ ...m, tool_calls: tool_calls.map(toolCallOut) });
 
 async function stateOf(q: Queryable, conversationId: string): Promise<ConversationState> {

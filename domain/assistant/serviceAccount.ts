@@ -4,7 +4,7 @@
 import type { Queryable } from '../../runtime/db.ts';
 import { createServiceAccount } from '../identity.ts';
 
-export const ASSISTANT_ACCOUNT_NAME = 'assistant';
+const ASSISTANT_ACCOUNT_NAME = 'assistant';
 
 /** The assistant's service account id, created once (replicas starting together take turns under a lock). */
 export async function ensureAssistantAccount(q: Queryable): Promise<string> {

@@ -34,7 +34,7 @@ export interface ToolBridge {
 
 export type Attributes = Record<string, string | number | boolean>;
 /** A tracing span around `fn`; `set` adds attributes once they are known. */
-export type SpanFn = <T>(name: string, attributes: Attributes, fn: (set: (attributes: Attributes) => void) => Promise<T>) => Promise<T>;
+type SpanFn = <T>(name: string, attributes: Attributes, fn: (set: (attributes: Attributes) => void) => Promise<T>) => Promise<T>;
 
 export interface TurnDeps {
   db: Db;
@@ -371,7 +371,7 @@ function instructions(r: RunInput): string {
  * A tool's value as the model reads it: lists (`rows`, `items`, `results`, or the value itself) cut to the row cap,
  * then the JSON cut to the byte cap. `truncated` says the model did not see all of it.
  */
-export function feedText(value: unknown, rowCap: number, byteCap: number): { text: string; truncated: boolean } {
+function feedText(value: unknown, rowCap: number, byteCap: number): { text: string; truncated: boolean } {
   let truncated = false;
   const cut = (list: unknown[]) => {
     if (list.length <= rowCap) return list;

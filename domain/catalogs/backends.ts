@@ -78,7 +78,7 @@ export const field = (name: string, message: string) => unprocessable(`${name}: 
  * `az://container/optional/path/` (the account is the backend's) or, ADLS Gen2 style,
  * `abfss://container@account.dfs.core.windows.net/optional/path/`.
  */
-export function normalizeRootUri(kind: StorageKind, raw: string): string {
+function normalizeRootUri(kind: StorageKind, raw: string): string {
   const uri = raw.trim();
   if (kind === 'azure' ? !isAzureUri(uri) : !/^s3a?:\/\//.test(uri)) {
     throw field(

@@ -20,7 +20,7 @@ export interface BackendCredentialsInput {
   role_arn?: string | null;
 }
 
-export const CREDENTIAL_FIELDS = ['access_key_id', 'secret_access_key', 'account_key', 'role_arn'] as const;
+const CREDENTIAL_FIELDS = ['access_key_id', 'secret_access_key', 'account_key', 'role_arn'] as const;
 
 /** A checked and probed rotation, ready to be applied (rotateBackendCredentials). */
 export interface CredentialRotation {

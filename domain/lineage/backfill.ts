@@ -17,7 +17,7 @@ import { attachedSlugs, deriveExecutionLineage, EXECUTION, type DerivedEdge, typ
 import { BigCount } from '../rowSchemas.ts';
 
 /** A runner that has not beaten for this long has stopped: another request may resume its job. */
-export const STALL_AFTER_MS = 60_000;
+const STALL_AFTER_MS = 60_000;
 const BATCH = 100;
 
 /** A point in the history walk: the write finished last and its query. */

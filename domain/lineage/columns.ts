@@ -84,7 +84,7 @@ const unsupported = (reason: string): never => {
 };
 
 /** The column lineage of one parsed statement (polyglot's AST). */
-export function columnLineageOfAst(root: unknown, env: ColumnEnv): ColumnLineage {
+function columnLineageOfAst(root: unknown, env: ColumnEnv): ColumnLineage {
   const top = single(root);
   if (!top) return { state: 'unknown' };
   const [kind, v] = top;

@@ -11,7 +11,7 @@ import type { ImportEdge, ImportEnd } from './graph.ts';
 import { deriveColumnLineage, type TableRef } from './columns.ts';
 
 export const ARTIFACT_PROVIDERS = ['transform'] as const;
-export const DBT_LINEAGE_FORMAT =
+const DBT_LINEAGE_FORMAT =
   'a dbt manifest.json (a JSON object with nodes and sources, as dbt parse writes it), or {manifest, catalog} with the catalog.json of dbt docs generate for column detail';
 
 type Obj = Record<string, unknown>;

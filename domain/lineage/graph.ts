@@ -15,9 +15,9 @@ import { deriveColumnLineage, loadParser, parseRename, type ColumnLineage } from
 import { withoutComments } from '../../sqltext/scan.ts';
 
 export const EXECUTION = 'execution';
-export const MAX_NODES = 500;
+const MAX_NODES = 500;
 /** Column entries in one lineage answer, over all its edges; past it `columns_truncated` is set. */
-export const MAX_COLUMNS = 2000;
+const MAX_COLUMNS = 2000;
 
 export interface TableEnd {
   catalog: string;
@@ -283,7 +283,7 @@ async function columnLineageOf(
  * recorded no uuid (imports) move by name; edges under the old name with another uuid belonged to an earlier
  * table of that name and stay.
  */
-export async function renameTableLineage(db: Db, from: TableEnd, to: TableEnd, tableUuid: string | null): Promise<number> {
+async function renameTableLineage(db: Db, from: TableEnd, to: TableEnd, tableUuid: string | null): Promise<number> {
   const uuid = tableUuid?.toLowerCase() ?? null;
   const oldKey = tableKey(from);
   const newKey = tableKey(to);
@@ -473,7 +473,7 @@ async function inBatches<T>(items: readonly T[], width: number, f: (item: T) => 
 
 // ---- reading -------------------------------------------------------------------------------------------------
 
-export interface LineageNode {
+interface LineageNode {
   key: string;
   kind: 'table' | 'external' | 'redacted';
   catalog: string | null;
@@ -482,7 +482,7 @@ export interface LineageNode {
   column_count: number;
 }
 
-export interface ProviderEntry {
+interface ProviderEntry {
   provider: string;
   first_seen_at: string;
   last_seen_at: string;
@@ -491,7 +491,7 @@ export interface ProviderEntry {
   column_lineage: string;
 }
 
-export interface LineageEdge {
+interface LineageEdge {
   source: string;
   target: string;
   providers: ProviderEntry[];

@@ -9,9 +9,9 @@ import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
 import type { Health, Kind, Recommendation, TableFigures } from './assess.ts';
 import { CADENCES, PROFILES, type Cadence, type Profile } from './thresholds.ts';
 
-export const RECOMMENDATION_KINDS = ['compact_small_files', 'expire_snapshots', 'rewrite_manifests', 'cleanup_orphans', 'investigate_growth'] as const satisfies readonly Kind[];
-export const RECOMMENDATION_SEVERITIES = ['warning', 'critical'] as const;
-export const RECOMMENDATION_STATUSES = ['open', 'dismissed', 'resolved', 'applied'] as const;
+const RECOMMENDATION_KINDS = ['compact_small_files', 'expire_snapshots', 'rewrite_manifests', 'cleanup_orphans', 'investigate_growth'] as const satisfies readonly Kind[];
+const RECOMMENDATION_SEVERITIES = ['warning', 'critical'] as const;
+const RECOMMENDATION_STATUSES = ['open', 'dismissed', 'resolved', 'applied'] as const;
 
 // Row shapes at the database boundary.
 const PolicyRow = Schema.Struct({

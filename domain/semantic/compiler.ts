@@ -14,9 +14,9 @@ import { timeDimensionOf } from './rules.ts';
 import { dateLiteral, ident, literal, tableRef } from './sqlText.ts';
 
 export const FILTER_OPS = ['=', '!=', '<', '<=', '>', '>=', 'in', 'not_in', 'like', 'is_null', 'is_not_null'] as const;
-export type FilterOp = (typeof FILTER_OPS)[number];
+type FilterOp = (typeof FILTER_OPS)[number];
 export const TIME_RANGE_KINDS = ['last_complete', 'trailing', 'to_date', 'absolute'] as const;
-export type TimeRangeKind = (typeof TIME_RANGE_KINDS)[number];
+type TimeRangeKind = (typeof TIME_RANGE_KINDS)[number];
 
 export interface CompileRequest {
   model: string;

@@ -12,7 +12,7 @@ export type Aggregation = (typeof AGGREGATIONS)[number];
 export const NUMERIC_AGGREGATIONS: ReadonlySet<Aggregation> = new Set(['sum', 'avg', 'median']);
 
 export const RELATIONSHIP_KINDS = ['many_to_one', 'one_to_one'] as const;
-export type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
+type RelationshipKind = (typeof RELATIONSHIP_KINDS)[number];
 
 export const MODEL_STATUSES = ['draft', 'published', 'deprecated'] as const;
 export type ModelStatus = (typeof MODEL_STATUSES)[number];
@@ -25,7 +25,7 @@ export type DefinitionKind = (typeof DEFINITION_KINDS)[number];
 
 /** Definition names become SQL column aliases and path segments: lowercase identifiers. */
 export const NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
-export const DefinitionName = Schema.String.check(Schema.isPattern(NAME_PATTERN));
+const DefinitionName = Schema.String.check(Schema.isPattern(NAME_PATTERN));
 const Text = (max: number) => Schema.String.check(Schema.isMaxLength(max));
 // An expression or predicate over one dataset's columns (checked by expressions.ts before it is stored).
 const Expression = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(4000));
@@ -44,7 +44,7 @@ export const DatasetSpec = Schema.Struct({
 });
 export type Dataset = typeof DatasetSpec.Type;
 
-export const JoinColumn = Schema.Struct({ left: ExternalName, right: ExternalName });
+const JoinColumn = Schema.Struct({ left: ExternalName, right: ExternalName });
 export const RelationshipSpec = Schema.Struct({
   name: DefinitionName,
   left_dataset: DefinitionName,

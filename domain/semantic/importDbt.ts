@@ -6,7 +6,7 @@
 import { badArtifact, type DeclaredModel, type ImportSet, type Skipped } from './importSet.ts';
 import { GRAINS, NAME_PATTERN, type Aggregation, type Grain } from './definitions.ts';
 
-export const DBT_FORMAT = 'a dbt manifest.json (a JSON object with semantic_models and metrics, as dbt parse writes it)';
+const DBT_FORMAT = 'a dbt manifest.json (a JSON object with semantic_models and metrics, as dbt parse writes it)';
 
 type Obj = Record<string, any>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

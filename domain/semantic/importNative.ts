@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { SLUG_PATTERN } from '../workspaces.ts';
 import { badArtifact, decodeOrReason, type ImportSet } from './importSet.ts';
 
-export const NATIVE_FORMAT =
+const NATIVE_FORMAT =
   'a YAML document with version: 1 and models: [{slug, name, datasets: [{name, catalog, schema, table, primary_key}], ' +
   'relationships: [{name, left, right, join: [{left, right}]}], dimensions: [{name, dataset, kind, default_time, synonyms, sample_values}], ' +
   'metrics: [{name, dataset, agg, expr, filter, measured_on, synonyms, caveat}]}]';

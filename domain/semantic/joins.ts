@@ -4,7 +4,7 @@
 // reaches a dataset the join is ambiguous and the caller must be told the alternatives.
 import type { Model } from './definitions.ts';
 
-export const MAX_HOPS = 2;
+const MAX_HOPS = 2;
 
 export interface JoinStep {
   relationship: string;

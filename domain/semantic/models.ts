@@ -125,7 +125,7 @@ async function lockModel(tx: Queryable, workspaceId: string, slug: string): Prom
 }
 
 /** Imported models change only by importing again (spec: 409 when editing an imported semantic model). */
-export function assertEditable(m: Model) {
+function assertEditable(m: Model) {
   if (m.provider !== null) {
     throw conflict(`model ${m.slug} was imported by provider ${m.provider}: change it by importing again`, 'model_imported', { provider: m.provider });
   }
@@ -176,7 +176,7 @@ async function touch(tx: Queryable, modelId: string) {
   await exec(tx, sql`update semantic_models set updated_at = now(), validation_state = 'unchecked' where id = ${modelId}`);
 }
 
-export async function insertDefinition(tx: Queryable, modelId: string, kind: DefinitionKind, spec: Dataset | Relationship | Dimension | Metric) {
+async function insertDefinition(tx: Queryable, modelId: string, kind: DefinitionKind, spec: Dataset | Relationship | Dimension | Metric) {
   try {
     await exec(tx, sql`insert into semantic_definitions (model_id, kind, name, spec) values (${modelId}, ${kind}, ${spec.name}, ${JSON.stringify(spec)}::jsonb)`);
   } catch (e) {

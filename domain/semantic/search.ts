@@ -4,7 +4,7 @@
 // must choose a model); `broken` lists the hits whose last validation found problems.
 import type { Model, ValidationState } from './definitions.ts';
 
-export interface SearchItem {
+interface SearchItem {
   kind: 'model' | 'dataset' | 'dimension' | 'metric';
   model: string;
   name: string;

@@ -35,7 +35,7 @@ export interface PolicyOptions {
   maxStatements?: number;
 }
 
-export interface PolicyStatement {
+interface PolicyStatement {
   type: StatementType;
   tables: TableRef[];
   // CREATE SCHEMA / DROP SCHEMA targets, checked against grants like the REST schema routes.
@@ -62,7 +62,7 @@ export type PolicyResult =
   // Too many statements, or not checked within its time budget: bounded work, not a verdict on the SQL.
   | { ok: false; code: 'sql_too_complex'; message: string; statementType: null };
 
-export interface SqlPosition {
+interface SqlPosition {
   line: number;
   column: number;
   offset: number;
@@ -121,7 +121,7 @@ export async function finishPolicy(sql: string, r: Unparsed): Promise<PolicyResu
 // A statement of a submission the policy's parser could not read or misread: a read that passed the lexical guards
 // and the token check for denied calls, for DuckDB's own parse to judge (`text` is the statement as the policy saw
 // it). The other statements carry their verdict.
-export type DuckPart = { statements: PolicyStatement[] } | { text: string; type: 'select' | 'describe' };
+type DuckPart = { statements: PolicyStatement[] } | { text: string; type: 'select' | 'describe' };
 
 // Each pending read judged on DuckDB's parse tree with the same rules (domain/statementPolicy/duck.ts), then the verdicts
 // combined as `decide` combines them. null when DuckDB does not read one as exactly one SELECT, or the walk refuses

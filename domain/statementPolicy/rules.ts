@@ -3,7 +3,7 @@
 
 // Functions that read files, the environment, secrets or settings, change settings, or run SQL given as a string.
 // Matched on the last part of the name, case-insensitively, wherever a call appears (select list, FROM, defaults).
-export const DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
+const DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
   'getenv',
   'current_setting',
   'set_config',
@@ -60,7 +60,7 @@ export const DENIED_FUNCTIONS: ReadonlySet<string> = new Set([
 
 // Whole families: file readers (read_csv*, read_json*, read_parquet, read_text, read_blob, read_duckdb), Parquet
 // metadata readers, PRAGMA table functions, scanners of other databases and formats, credential loaders.
-export const DENIED_FUNCTION_PREFIXES: readonly string[] = [
+const DENIED_FUNCTION_PREFIXES: readonly string[] = [
   'read_',
   'parquet_',
   'pragma_',
@@ -77,7 +77,7 @@ export const DENIED_FUNCTION_PREFIXES: readonly string[] = [
 
 // Table functions allowed in FROM. Everything else in a FROM position is rejected, so a reader we did not list
 // above still cannot reach a file. These generate rows or list catalog objects and touch nothing outside.
-export const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
+const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
   'range',
   'generate_series',
   'unnest',
@@ -102,7 +102,7 @@ export const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
 
 // DuckDB's built-in views over the denied functions (settings, attached database paths, logs). Only names that
 // exist as views are listed, so a user table called `query` or `checkpoint` stays usable.
-export const DENIED_TABLE_NAMES: ReadonlySet<string> = new Set([
+const DENIED_TABLE_NAMES: ReadonlySet<string> = new Set([
   'pg_settings',
   'pg_prepared_statements',
   'pragma_database_list',
@@ -113,7 +113,7 @@ export const DENIED_TABLE_NAMES: ReadonlySet<string> = new Set([
 // SQL sessions only: file readers a statement may call on the session's own staging files, when every path it
 // names is a plain string literal under the staging prefix (see `isStagingPath`). They stay denied everywhere else;
 // the api sends the named files to the agent, which reads a local copy (it reaches no storage by URL itself).
-export const STAGING_READERS: ReadonlySet<string> = new Set(['read_parquet', 'read_csv', 'read_csv_auto', 'read_json', 'read_json_auto']);
+const STAGING_READERS: ReadonlySet<string> = new Set(['read_parquet', 'read_csv', 'read_csv_auto', 'read_json', 'read_json_auto']);
 
 // SQL sessions only: settings a client may SET or RESET (SESSION or LOCAL scope, literal value). Settings that
 // change name resolution (schema, search_path) are left out: the grant check resolves unqualified table names

@@ -61,7 +61,7 @@ export class PathMap {
   }
 }
 
-export interface DataFileInfo {
+interface DataFileInfo {
   size: number;
   /** 0 data, 1 position deletes, 2 equality deletes */
   content: number;
@@ -330,7 +330,7 @@ export async function rewriteTable(c: CopyContext, t: TableFiles): Promise<strin
   return current;
 }
 
-export interface SnapshotCounts {
+interface SnapshotCounts {
   snapshotId: string;
   dataFiles: number;
   deleteFiles: number;
@@ -339,7 +339,7 @@ export interface SnapshotCounts {
 }
 
 /** Per snapshot: its live data and delete files and their record counts, read from the manifests. */
-export async function snapshotCounts(store: BlobStore, m: TableMetadata, signal?: AbortSignal): Promise<SnapshotCounts[]> {
+async function snapshotCounts(store: BlobStore, m: TableMetadata, signal?: AbortSignal): Promise<SnapshotCounts[]> {
   const manifestCache = new Map<string, Promise<Array<{ content: number; records: bigint }>>>();
   const readManifestEntries = (path: string) => {
     let p = manifestCache.get(path);

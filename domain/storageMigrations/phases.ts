@@ -34,7 +34,7 @@ export interface PhaseEnv {
   expireRetentionUnder(root: string): Promise<void>;
 }
 
-export interface MigrationTableRow {
+interface MigrationTableRow {
   namespace: string;
   table_name: string;
   state: string;
@@ -78,7 +78,7 @@ async function withStores<T>(env: PhaseEnv, fn: (source: BlobStore, target: Blob
 const log = (env: PhaseEnv, level: 'info' | 'warn' | 'error', message: string, table: string | null = null) => appendLog(env.db, env.migration.id, level, message, table);
 
 /** Every table of a warehouse, namespaces walked level by level. */
-export async function listWarehouseTables(catalog: CatalogClient, warehouse: string): Promise<Array<{ namespace: string[]; name: string }>> {
+async function listWarehouseTables(catalog: CatalogClient, warehouse: string): Promise<Array<{ namespace: string[]; name: string }>> {
   const out: Array<{ namespace: string[]; name: string }> = [];
   const walk = async (parent: string[]) => {
     for (const ns of await catalog.listNamespaces(warehouse, parent)) {

@@ -15,25 +15,25 @@ import { refuseOverlappingRoot } from '../catalogs/roots.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from '../pagination.ts';
 import { sql, type SqlFragment } from '../../runtime/sql.ts';
 
-export const MIGRATION_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
-export const MIGRATION_PHASES = ['pending', 'copying', 'verifying', 'cutover', 'completed', 'failed', 'cancelled'] as const;
-export const TABLE_STATES = ['pending', 'copying', 'copied', 'rewritten', 'verified', 'failed'] as const;
-export type MigrationStatus = (typeof MIGRATION_STATUSES)[number];
-export type MigrationPhaseName = (typeof MIGRATION_PHASES)[number];
+const MIGRATION_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+const MIGRATION_PHASES = ['pending', 'copying', 'verifying', 'cutover', 'completed', 'failed', 'cancelled'] as const;
+const TABLE_STATES = ['pending', 'copying', 'copied', 'rewritten', 'verified', 'failed'] as const;
+type MigrationStatus = (typeof MIGRATION_STATUSES)[number];
+type MigrationPhaseName = (typeof MIGRATION_PHASES)[number];
 
 /** How long a phase may go without a progress report before it is presumed crashed and run again. */
 export const PHASE_LEASE_MS = 120_000;
 export const MAX_PHASE_ATTEMPTS = 5;
 
 /** One table of a migration and how far its copy got. */
-export const MigrationTableOutSchema = Schema.Struct({
+const MigrationTableOutSchema = Schema.Struct({
   schema: Schema.String,
   table: Schema.String,
   state: Schema.Literals(TABLE_STATES),
   bytes: Schema.Finite,
   error: Schema.NullOr(Schema.String),
 });
-export type MigrationTableOut = typeof MigrationTableOutSchema.Type;
+type MigrationTableOut = typeof MigrationTableOutSchema.Type;
 
 /** A storage migration as the api answers it, with its per-table progress. */
 export const MigrationOutSchema = Schema.Struct({
@@ -234,7 +234,7 @@ export async function prepareMigration(
   };
 }
 
-export const migrationActive = (slug: string) => conflict(`a storage migration of catalog ${slug} is already active`, 'migration_active');
+const migrationActive = (slug: string) => conflict(`a storage migration of catalog ${slug} is already active`, 'migration_active');
 
 /** Turns the unique-index race of two starts into 409 migration_active. */
 export function asStartConflict(e: unknown, slug: string): unknown {
@@ -246,7 +246,7 @@ export const pastCutover = () => conflict('the migration is past its cutover: it
 // ---- the read-only rule ---------------------------------------------------------------------------------------
 
 /** The active migrations among these catalogs (by id). */
-export async function activeMigrations(q: Queryable, catalogIds: readonly string[]): Promise<Array<{ id: string; catalog_id: string; slug: string }>> {
+async function activeMigrations(q: Queryable, catalogIds: readonly string[]): Promise<Array<{ id: string; catalog_id: string; slug: string }>> {
   if (!catalogIds.length) return [];
   return q.query(
     `select m.id, m.catalog_id, c.slug from storage_migrations m join catalogs c on c.id = m.catalog_id
@@ -255,7 +255,7 @@ export async function activeMigrations(q: Queryable, catalogIds: readonly string
   );
 }
 
-export const catalogReadOnly = (slug: string, migrationId: string) =>
+const catalogReadOnly = (slug: string, migrationId: string) =>
   new AppError(409, 'catalog_read_only', `catalog ${slug} is read-only while its storage migration runs; reads work, writes resume after the cutover`, {
     catalog: slug,
     migration_id: migrationId,

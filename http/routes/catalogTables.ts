@@ -32,7 +32,7 @@ const LastWrite = Schema.Struct({
   query_id: Schema.NullOr(Schema.String),
   operation: Schema.NullOr(Schema.String),
 });
-export const TableOut = Schema.Struct({
+const TableOut = Schema.Struct({
   name: Schema.String,
   schema: Schema.String,
   catalog: Schema.String,

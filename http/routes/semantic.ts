@@ -80,7 +80,7 @@ const MetricOut = Schema.Struct({
   caveat: Schema.NullOr(Schema.String),
   validation_state: State,
 });
-export const ModelOut = Schema.Struct({
+const ModelOut = Schema.Struct({
   slug: Schema.String,
   name: Schema.String,
   description: Schema.String,
@@ -110,7 +110,7 @@ const Filter = Schema.Struct({
   op: Schema.Literals(FILTER_OPS),
   value: Schema.optionalKey(Schema.Unknown),
 });
-export const CompileBody = Schema.Struct({
+const CompileBody = Schema.Struct({
   model: Schema.String,
   metrics: Schema.Array(Schema.String).check(Schema.isMinLength(1), Schema.isMaxLength(50)),
   dimensions: Schema.optionalKey(Schema.Array(Schema.String).check(Schema.isMaxLength(20))),

@@ -15,7 +15,7 @@ const ENTRY = 'agent/cli.ts';
 const IMPORT = /(?:^|[\s;}])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|(?:^|[\s;}])import\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
 
 /** The project files agent/cli.ts reaches through relative imports, and the packages they name. */
-export function agentSourceFiles(root: string): { files: string[]; packages: string[] } {
+function agentSourceFiles(root: string): { files: string[]; packages: string[] } {
   const files = new Set<string>();
   const packages = new Set<string>();
   const visit = (abs: string) => {
@@ -41,7 +41,7 @@ export function agentSourceFiles(root: string): { files: string[]; packages: str
 }
 
 /** `names` and every package they depend on (dependencies, optional and peer ones that are installed), top-level. */
-export function packageClosure(nodeModules: string, names: readonly string[]): string[] {
+function packageClosure(nodeModules: string, names: readonly string[]): string[] {
   const seen = new Set<string>();
   const walk = (name: string) => {
     if (seen.has(name)) return;
@@ -57,7 +57,7 @@ export function packageClosure(nodeModules: string, names: readonly string[]): s
 }
 
 /** The shared libraries `binaries` link (as `ldd` names them), the dynamic loader included. */
-export function sharedLibraries(binaries: readonly string[]): string[] {
+function sharedLibraries(binaries: readonly string[]): string[] {
   const libs = new Set<string>();
   for (const b of binaries) {
     const out = execFileSync('ldd', [b], { encoding: 'utf8' });
@@ -78,7 +78,7 @@ function nativeAddons(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-export interface AgentImagePlan {
+interface AgentImagePlan {
   /** Absolute path on this machine → path in the image. */
   copies: Array<[string, string]>;
   /** The content digest the tag carries. */
@@ -86,7 +86,7 @@ export interface AgentImagePlan {
 }
 
 /** What goes into the image, and its digest (paths, sizes and modification times of everything copied). */
-export function planAgentImage(root: string, nodeBinary: string): AgentImagePlan {
+function planAgentImage(root: string, nodeBinary: string): AgentImagePlan {
   const nodeModules = join(root, 'node_modules');
   const { files, packages } = agentSourceFiles(root);
   const pkgs = packageClosure(nodeModules, packages);

@@ -34,7 +34,7 @@ interface DockerNetwork {
 }
 
 /** The bridge interface and chain names for a network name (an interface name has at most 15 characters). */
-export function agentNetworkNames(name: string): { bridge: string; chain: string } {
+function agentNetworkNames(name: string): { bridge: string; chain: string } {
   const h = createHash('sha256').update(name).digest('hex').slice(0, 8);
   return { bridge: `eider-${h}`, chain: `EIDER-AGENTS-${h}` };
 }

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import Provider from 'oidc-provider';
 
-export interface Account {
+interface Account {
   email: string;
   email_verified?: boolean;
   name: string;

@@ -80,7 +80,7 @@ function attributes(list: Uint8Array[]): Record<string, string | number | boolea
 }
 
 /** ExportTraceServiceRequest {1: ResourceSpans {1: Resource {1: attributes}, 2: ScopeSpans {2: Span}}} */
-export function decodeExport(body: Uint8Array): ReceivedSpan[] {
+function decodeExport(body: Uint8Array): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of bytesOf(fields(body), 1)) {
     const rsf = fields(rs);

@@ -13,12 +13,12 @@ import { pollUntil, processState } from './processes.ts';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 export const BASE_DN = 'dc=example,dc=com';
-export const ROOT_DN = `cn=admin,${BASE_DN}`;
-export const ROOT_PW = 'directory-root-password';
+const ROOT_DN = `cn=admin,${BASE_DN}`;
+const ROOT_PW = 'directory-root-password';
 export const SERVICE_DN = `cn=eider-service,${BASE_DN}`;
 export const SERVICE_PW = 'service-bind-password';
 
-export interface DirectoryUser {
+interface DirectoryUser {
   uid: string;
   email: string;
   name: string;

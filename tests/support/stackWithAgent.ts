@@ -51,7 +51,7 @@ export interface StackWithAgent<T extends TestApi = TestStack, B = undefined> {
 }
 
 /** Deadlines of the steps (ms): generous for a loaded 2-core machine, short of forever. */
-export const START_TIMEOUT = { api: 120_000, admin: 30_000, beside: 180_000 };
+const START_TIMEOUT = { api: 120_000, admin: 30_000, beside: 180_000 };
 
 /**
  * `started`, or an error after `ms` naming `what`. A part that comes up after its deadline is closed with `close`

@@ -8,7 +8,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-export function ensureChromium(): string {
+function ensureChromium(): string {
   return execFileSync('sh', [join(ROOT, 'scripts/ensure-chromium.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
@@ -22,7 +22,7 @@ export interface Browser {
 const runStamp = new Date().toISOString().replace(/[:.]/g, '-');
 
 /** The folder screenshots of this run go to (printed once per test file). */
-export function screenshotDir(suite: string): string {
+function screenshotDir(suite: string): string {
   const dir = join(ROOT, '.test-data', 'screenshots', runStamp, suite);
   mkdirSync(dir, { recursive: true });
   return dir;

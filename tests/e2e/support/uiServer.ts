@@ -11,7 +11,7 @@ import type { TestApi } from '../../support/api.ts';
 const ROOT = resolve(import.meta.dirname, '../../..');
 
 /** Builds the app into a folder of its own (test files run in parallel; they must not share ui/dist). */
-export function buildUi(): string {
+function buildUi(): string {
   const out = mkdtempSync(join(ROOT, '.test-data', 'ui-dist-'));
   execFileSync(join(ROOT, 'node_modules/.bin/vite'), ['build', '--config', 'ui/vite.config.ts', '--outDir', out, '--logLevel', 'error'], {
     cwd: ROOT,

@@ -24,7 +24,7 @@ export class ApiError extends Error {
   }
 }
 
-export type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
+type Query = Record<string, string | number | boolean | undefined | null | Array<string | number>>;
 
 export function withQuery(path: string, query?: Query): string {
   if (!query) return path;
@@ -44,7 +44,7 @@ export function setUnauthorizedHandler(fn: (() => void) | null) {
   onUnauthorized = fn;
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   query?: Query;
   body?: unknown;
   headers?: Record<string, string>;
@@ -82,7 +82,8 @@ async function send(method: string, path: string, opts: RequestOptions, accept: 
   }
   if (res.ok) return res;
   const text = await res.text();
-  let parsed: any = null;
+  // The api's error envelope when the body is one; anything else reads as having none of its fields.
+  let parsed: { error?: unknown; message?: unknown; details?: unknown } | null = null;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {
@@ -111,7 +112,7 @@ type Has<T> = [T] extends [never] ? false : true;
 type Sends<K extends Operation> = (Has<Operations[K]['path']> extends true ? { path: Operations[K]['path'] } : { path?: never }) &
   (Has<Operations[K]['query']> extends true ? { query?: Operations[K]['query'] } : { query?: never }) &
   (Has<Operations[K]['body']> extends true ? { body: Operations[K]['body'] } : { body?: never });
-export type CallOptions<K extends Operation> = Sends<K> & Omit<RequestOptions, 'query' | 'body'>;
+type CallOptions<K extends Operation> = Sends<K> & Omit<RequestOptions, 'query' | 'body'>;
 // The options may be left out when nothing in them is required (no path parameters, no body).
 type CallArgs<K extends Operation> = Partial<Sends<K>> extends Sends<K> ? [opts?: CallOptions<K>] : [opts: CallOptions<K>];
 

@@ -23,7 +23,7 @@ export function applyTheme(t: Theme): void {
 }
 
 /** Whether dark colours are in effect now. */
-export function isDark(): boolean {
+function isDark(): boolean {
   const t = document.documentElement.dataset.theme;
   if (t) return t === 'dark';
   return window.matchMedia?.('(prefers-color-scheme: dark)').matches ?? false;

@@ -5,7 +5,7 @@ import type * as Api from '../api/generated.ts';
 
 export type Conversation = Api.CreateAssistantConversationResponse;
 export type ConversationPage = Api.ListAssistantConversationsResponse;
-export type ConversationDetail = Api.GetAssistantConversationResponse;
+type ConversationDetail = Api.GetAssistantConversationResponse;
 export type Message = ConversationDetail['messages'][number];
 export type ToolCall = Message['tool_calls'][number];
 export type TurnOut = Api.CreateAssistantMessageResponse;

@@ -2,7 +2,7 @@
 // element sees it: the SQL editor binds Mod-i to "select parent syntax", and the assistant must win.
 import { useEffect, useRef } from 'react';
 
-export const isAssistantShortcut = (e: KeyboardEvent) => (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'i';
+const isAssistantShortcut = (e: KeyboardEvent) => (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === 'i';
 
 export function useAssistantShortcut(toggle: () => void): void {
   const latest = useRef(toggle);

@@ -43,7 +43,7 @@ text { fill: #e3e8ef; }
 #arrow path { fill: #9aa6b5; }
 </style>`;
 
-export function darkenSvg(svg: string): string {
+function darkenSvg(svg: string): string {
   const at = svg.indexOf('</defs>');
   return at < 0 ? svg.replace(/<svg[^>]*>/, (m) => m + DARK_SVG_STYLE) : svg.slice(0, at) + DARK_SVG_STYLE + svg.slice(at);
 }

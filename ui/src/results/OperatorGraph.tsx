@@ -8,7 +8,7 @@ const BOX_H = 74;
 const GAP_X = 18;
 const GAP_Y = 34;
 /** how many of the slowest operators are marked (those that take any time) */
-export const HEAVIEST = 3;
+const HEAVIEST = 3;
 
 export interface PlacedOperator {
   op: ProfileOperator;

@@ -24,7 +24,7 @@ const M = { left: 70, right: 16, top: 12, bottom: 56 };
 const ID_LIKE = /(^id$|_id$|^id_|Id$)/;
 
 /** Round axis ticks (1, 2 or 5 times a power of ten apart) covering lo..hi. */
-export function niceTicks(lo: number, hi: number, count = 5): number[] {
+function niceTicks(lo: number, hi: number, count = 5): number[] {
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0];
   if (lo === hi) return [lo];
   const raw = (hi - lo) / Math.max(1, count - 1);

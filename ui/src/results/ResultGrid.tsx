@@ -23,7 +23,7 @@ const CHAR = 7.8; // the grid's 12.5 px monospace, rounded up
 const PAD = 18; // a cell's padding and border
 const MIN_WIDTH = 48;
 /** rows copied at most in one go */
-export const COPY_LIMIT = 10_000;
+const COPY_LIMIT = 10_000;
 
 interface Cell {
   r: number;

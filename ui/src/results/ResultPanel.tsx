@@ -23,7 +23,7 @@ import { Icon } from '../components/Icon.tsx';
 type ViewParams = ReturnType<typeof viewParams>;
 
 /** The page that starts at a row, of the result or of a view of it (the grid jumps anywhere in a result this way). */
-export const fetchRowsAt =
+const fetchRowsAt =
   (queryId: string, view: ViewParams = {}) =>
   (offset: number, limit: number) =>
     call('GET /api/queries/{query_id}/rows', { path: { query_id: queryId }, query: { limit, offset, ...view } }).then(asRowsPage);

@@ -26,7 +26,7 @@ const parts = (() => {
 })();
 
 /** `1234567.25` → `1,234,567.25` (in the locale's separators), for any length of digits; other text unchanged. */
-export function groupDigits(s: string): string {
+function groupDigits(s: string): string {
   const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(s);
   if (!m) return s;
   const int = m[2].replace(/\B(?=(\d{3})+(?!\d))/g, parts.group);

@@ -17,7 +17,7 @@ export interface ColumnSummary {
   histogram: number[] | null;
 }
 
-export const BINS = 12;
+const BINS = 12;
 
 const asNumber = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' || typeof v === 'bigint' ? Number(v) : NaN);
 

@@ -206,10 +206,16 @@ function TableFound(props: { ws: string; catalog: string; schema: string; table:
   );
 }
 
-function SampleRows(props: { data: any }) {
-  const rows: Array<Record<string, unknown>> = Array.isArray(props.data) ? props.data : (props.data?.rows ?? props.data?.items ?? []);
-  const columns: string[] = props.data?.columns ?? (rows[0] ? Object.keys(rows[0]) : []);
-  const schema: Array<{ name: string; type: string }> = props.data?.column_schema ?? [];
+/** The sample route's answer (GetCatalogTableSampleResponse), read leniently: bare rows, or rows under `items`. */
+type SampleData =
+  | Array<Record<string, unknown>>
+  | { rows?: Array<Record<string, unknown>>; items?: Array<Record<string, unknown>>; columns?: string[]; column_schema?: Array<{ name: string; type: string }> | null };
+
+function SampleRows(props: { data: SampleData }) {
+  const shaped = Array.isArray(props.data) ? undefined : props.data;
+  const rows: Array<Record<string, unknown>> = Array.isArray(props.data) ? props.data : (shaped?.rows ?? shaped?.items ?? []);
+  const columns: string[] = shaped?.columns ?? (rows[0] ? Object.keys(rows[0]) : []);
+  const schema: Array<{ name: string; type: string }> = shaped?.column_schema ?? [];
   if (!rows.length) return <p>No rows.</p>;
   return <DataTable label="Sample rows" columns={columns} rows={rows} types={Object.fromEntries(schema.map((c) => [c.name, c.type]))} />;
 }

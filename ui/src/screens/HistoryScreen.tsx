@@ -41,7 +41,7 @@ const empty: Filters = { q: '', status: [], statement_type: [], slower_than_ms: 
 const toIso = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
 /** The filters as the address's query string (empty fields left out). */
-export function filtersToSearch(f: Filters): string {
+function filtersToSearch(f: Filters): string {
   const sp = new URLSearchParams();
   if (f.q) sp.set('q', f.q);
   for (const v of f.status) sp.append('status', v);
@@ -56,7 +56,7 @@ export function filtersToSearch(f: Filters): string {
   return sp.toString();
 }
 
-export function filtersFromSearch(sp: URLSearchParams): Filters {
+function filtersFromSearch(sp: URLSearchParams): Filters {
   return {
     q: sp.get('q') ?? '',
     status: sp.getAll('status').filter((v) => STATUSES.includes(v)),

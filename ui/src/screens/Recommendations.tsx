@@ -13,7 +13,7 @@ import { AgentPicker, agentIdOf } from '../worksheet/AgentPicker.tsx';
 import { isTerminal, queryError } from '../worksheet/useQueryRun.ts';
 import { openInWorksheet } from '../worksheet/worksheetStore.ts';
 
-export const KIND_LABEL: Record<RecommendationKind, string> = {
+const KIND_LABEL: Record<RecommendationKind, string> = {
   compact_small_files: 'Compact small files',
   expire_snapshots: 'Expire old snapshots',
   rewrite_manifests: 'Rewrite manifests',
@@ -39,7 +39,7 @@ const impactLabel = (key: string) => key.charAt(0).toUpperCase() + key.slice(1).
 const impactValue = (key: string, v: number) => (key.includes('bytes') ? formatBytes(v) : formatCount(v));
 
 /** How long a still-running apply waits before asking again when the server answered at once (no long poll). */
-export const APPLY_POLL_MS = 1000;
+const APPLY_POLL_MS = 1000;
 
 interface ApplyRun {
   rec: Recommendation;

@@ -4,7 +4,7 @@
 
 export const BOX = { w: 200, h: 46, gapX: 72, gapY: 16, pad: 12 };
 
-export interface PlacedNode {
+interface PlacedNode {
   key: string;
   /** hops from the table the graph is around: negative upstream, positive downstream */
   depth: number;
@@ -12,7 +12,7 @@ export interface PlacedNode {
   y: number;
 }
 
-export interface PlacedEdge {
+interface PlacedEdge {
   source: string;
   target: string;
   d: string;

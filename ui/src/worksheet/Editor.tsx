@@ -33,12 +33,12 @@ export function sqlToRun(view: EditorView): RunText | null {
 }
 
 /** Every statement of the editor's text, in order ("run all"). */
-export function allToRun(view: EditorView): RunText[] {
+function allToRun(view: EditorView): RunText[] {
   return splitStatements(view.state.doc.toString()).map((s) => ({ text: s.text, from: s.from }));
 }
 
 /** Formats the selection, or the whole text when nothing is selected; one undoable change. */
-export function formatInView(view: EditorView): boolean {
+function formatInView(view: EditorView): boolean {
   const sel = view.state.selection.main;
   const from = sel.empty ? 0 : sel.from;
   const to = sel.empty ? view.state.doc.length : sel.to;
@@ -97,7 +97,7 @@ const baseTheme = EditorView.theme({
 });
 
 /** Where the last run's error points in the editor, or null to clear the mark. */
-export const setErrorMark = StateEffect.define<{ from: number; to: number } | null>();
+const setErrorMark = StateEffect.define<{ from: number; to: number } | null>();
 
 const errorMark = StateField.define<DecorationSet>({
   create: () => Decoration.none,

@@ -14,7 +14,7 @@ const RESERVED = new Set(
 );
 
 /** An identifier as SQL text: bare when it can be, else in double quotes. */
-export const ident = (name: string) => (RESERVED.has(name) ? `"${name}"` : quoteIfNeeded(name));
+const ident = (name: string) => (RESERVED.has(name) ? `"${name}"` : quoteIfNeeded(name));
 
 interface TreeState {
   open: ReadonlySet<string>;

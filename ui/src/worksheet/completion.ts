@@ -80,7 +80,7 @@ interface Token {
 }
 
 /** Words, quoted identifiers and punctuation of `sql`; strings, numbers and comments become `other`. */
-export function tokenize(sql: string): Token[] {
+function tokenize(sql: string): Token[] {
   const out: Token[] = [];
   let i = 0;
   const n = sql.length;

@@ -13,7 +13,7 @@ export const OPEN_ON_FIRST_VISIT = 8;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The fields a worksheet keeps on the server; the rest of a tab (its last run) stays in this browser. */
-export const SYNCED_FIELDS = ['title', 'sql', 'agentId', 'catalog', 'visibility'] as const;
+const SYNCED_FIELDS = ['title', 'sql', 'agentId', 'catalog', 'visibility'] as const;
 
 /**
  * Whether a change makes the tab's worksheet need saving. A tab not on the server yet becomes a worksheet when its
