@@ -79,11 +79,8 @@ export function forEachCode(sql: string, onCode: (i: number) => boolean | void):
   }
 }
 
-/**
- * The text with everything but code blanked out, same length so positions still match: comments, quoted identifiers
- * and dollar-quoted strings become spaces; a quoted string keeps its quotes, so a literal is still seen where it was.
- */
-export function codeOnly(sql: string): string {
+/** The text with each string, quoted name, dollar quote and comment replaced by what `replace` makes of it. */
+function mapRuns(sql: string, replace: (run: Run, text: string) => string): string {
   let out = '';
   let i = 0;
   while (i < sql.length) {
@@ -92,27 +89,23 @@ export function codeOnly(sql: string): string {
       out += sql[i++];
       continue;
     }
-    const width = run.end - i;
-    out += run.kind === 'string' ? `'${' '.repeat(Math.max(0, width - 2))}'`.slice(0, width) : ' '.repeat(width);
+    out += replace(run, sql.slice(i, run.end));
     i = run.end;
   }
   return out;
 }
 
+/**
+ * The text with everything but code blanked out, same length so positions still match: comments, quoted identifiers
+ * and dollar-quoted strings become spaces; a quoted string keeps its quotes, so a literal is still seen where it was.
+ */
+export function codeOnly(sql: string): string {
+  return mapRuns(sql, (run, text) => (run.kind === 'string' ? `'${' '.repeat(Math.max(0, text.length - 2))}'`.slice(0, text.length) : ' '.repeat(text.length)));
+}
+
 /** The text with each comment replaced by one space; strings and quoted names kept as written (`"a--b"` stays). */
 export function withoutComments(sql: string): string {
-  let out = '';
-  let i = 0;
-  while (i < sql.length) {
-    const run = runAt(sql, i);
-    if (!run) {
-      out += sql[i++];
-      continue;
-    }
-    out += run.kind === 'line-comment' || run.kind === 'block-comment' ? ' ' : sql.slice(i, run.end);
-    i = run.end;
-  }
-  return out;
+  return mapRuns(sql, (run, text) => (run.kind === 'line-comment' || run.kind === 'block-comment' ? ' ' : text));
 }
 
 /** True when the text holds nothing but whitespace and comments. */
