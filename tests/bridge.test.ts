@@ -90,6 +90,13 @@ describe.each(BACKENDS)('the Iceberg bridge on $backend', ({ second }) => {
     await sameAsIcebird('orders', 'id', 'id, region, amount');
   });
 
+  it('a statement nested past the parser guard is refused with its reason, not "table does not exist"', async () => {
+    const deep = `SELECT sum(length(${'md5('.repeat(40)}region${')'.repeat(40)})) AS l FROM sales.orders`;
+    await expect(agent.query(deep)).rejects.toThrow(/nests too deeply for its tables to be read/);
+    // within the guard it reads the table
+    expect(norm(await agent.query(`SELECT count(${'abs('.repeat(8)}id${')'.repeat(8)}) AS n FROM sales.orders`))).toEqual([{ n: 4 }]);
+  });
+
   it('CTAS creates and fills a table, with the row count reported', async () => {
     expect(await agent.exec(`CREATE TABLE sales.big AS SELECT range AS id, 'r' || (range % 5) AS region FROM range(1000)`)).toBe(1000);
     expect(norm(await reader.query('SELECT count(*) AS n, sum(id)::BIGINT AS s FROM sales.big'))).toEqual([{ n: 1000, s: 499500 }]);

@@ -191,6 +191,10 @@ export class IcebergBridge {
   /** Attaches every catalog (namespaces as DuckDB schemas) and analyzes the statements of `sql`. */
   static async open(options: BridgeOptions, sql: string): Promise<IcebergBridge> {
     const statements = splitStatements(sql).map(analyzeStatement);
+    // Past the parser's nesting guard the statement's tables cannot be read: run without them, it failed with a
+    // misleading "Table … does not exist"; refused here, it says why.
+    const tooDeep = statements.find((s) => s.parseError?.includes('E_GUARD_'));
+    if (tooDeep) throw new Error(`Parser Error: the statement nests too deeply for its tables to be read (${tooDeep.parseError}); simplify it`);
     const bridge = new IcebergBridge(options, statements);
     await bridge.#attach();
     return bridge;
