@@ -138,34 +138,72 @@ export async function deleteSession(db: Queryable, sid: string): Promise<void> {
   await db.query(`delete from web_sessions where id_hash = $1`, [sha256(sid)]);
 }
 
-export async function principalFromSession(db: Queryable, sid: string): Promise<Principal | undefined> {
-  const rows = await db.query<UserRow>(
-    `select ${USER_COLS.split(', ').map((c) => `u.${c}`).join(', ')} from web_sessions s join users u on u.id = s.user_id
-      where s.id_hash = $1 and s.expires_at > now() and u.is_active`,
-    [sha256(sid)],
-  );
-  return rows[0] ? { user: rows[0], via: 'session', tokenId: null } : undefined;
+/**
+ * More about the caller, read in the statement that checks its credential (a round trip fewer for every request
+ * that needs it): columns `select`ed from tables `join`ed to `f`, the caller's user row (`f.id`); its parameters are
+ * numbered from $2. What it reads comes back as `along`, unchecked: its owner decodes it.
+ */
+export interface AlongWithCaller {
+  select: string;
+  join: string;
+  params: readonly unknown[];
+}
+export interface Caller {
+  principal: Principal;
+  along: Record<string, unknown>;
 }
 
-export async function principalFromToken(db: Queryable, token: string): Promise<Principal | undefined> {
-  if (!token.startsWith(PAT_PREFIX)) return undefined;
-  // Last use is recorded in the same round trip, at most once a minute per token (a write per request would cost
-  // every request a row update).
-  const rows = await db.query<UserRow & { token_id: string }>(
-    `with found as (
-       select t.id as token_id, t.last_used_at, ${USER_COLS.split(', ').map((c) => `u.${c}`).join(', ')}
-         from access_tokens t join users u on u.id = t.user_id
-        where t.token_hash = $1 and t.revoked_at is null and (t.expires_at is null or t.expires_at > now()) and u.is_active),
-     touched as (
-       update access_tokens set last_used_at = now()
-        where id = (select token_id from found) and (last_used_at is null or last_used_at < now() - interval '1 minute'))
-     select token_id, ${USER_COLS} from found`,
-    [sha256(token)],
+const USER_OF_FOUND = USER_COLS.split(', ').map((c) => `f.${c}`).join(', ');
+
+/** The caller's row from `found` (token_id and the user's columns), with what `along` reads beside it. */
+async function callerFrom(db: Queryable, ctes: string, secretHash: string, via: Principal['via'], along?: AlongWithCaller): Promise<Caller | undefined> {
+  const rows = await db.query<UserRow & { token_id: string | null }>(
+    `with ${ctes} select f.token_id, ${USER_OF_FOUND}${along ? `, ${along.select}` : ''} from found f ${along?.join ?? ''}`,
+    [secretHash, ...(along?.params ?? [])],
   );
   const r = rows[0];
   if (!r) return undefined;
-  const { token_id, ...user } = r;
-  return { user, via: 'token', tokenId: token_id };
+  const user: Record<string, unknown> = {};
+  const rest: Record<string, unknown> = { ...r };
+  for (const c of USER_COLS.split(', ')) {
+    user[c] = rest[c];
+    delete rest[c];
+  }
+  const { token_id, ...more } = rest;
+  return { principal: { user: user as unknown as UserRow, via, tokenId: (token_id as string | null) ?? null }, along: more };
+}
+
+const SESSION_FOUND = `found as (
+     select null::uuid as token_id, ${USER_COLS.split(', ').map((c) => `u.${c}`).join(', ')} from web_sessions s join users u on u.id = s.user_id
+      where s.id_hash = $1 and s.expires_at > now() and u.is_active)`;
+
+/** The signed-in caller of a web session (and `along`), or undefined when it is unknown, expired or its user inactive. */
+export async function callerFromSession(db: Queryable, sid: string, along?: AlongWithCaller): Promise<Caller | undefined> {
+  return callerFrom(db, SESSION_FOUND, sha256(sid), 'session', along);
+}
+
+export async function principalFromSession(db: Queryable, sid: string): Promise<Principal | undefined> {
+  return (await callerFromSession(db, sid))?.principal;
+}
+
+// Last use is recorded in the same round trip, at most once a minute per token (a write per request would cost
+// every request a row update).
+const TOKEN_FOUND = `found as (
+     select t.id as token_id, t.last_used_at, ${USER_COLS.split(', ').map((c) => `u.${c}`).join(', ')}
+       from access_tokens t join users u on u.id = t.user_id
+      where t.token_hash = $1 and t.revoked_at is null and (t.expires_at is null or t.expires_at > now()) and u.is_active),
+   touched as (
+     update access_tokens set last_used_at = now()
+      where id = (select token_id from found) and (last_used_at is null or last_used_at < now() - interval '1 minute'))`;
+
+/** The caller of a personal or service-account token (and `along`), or undefined when it is not a live token of an active user. */
+export async function callerFromToken(db: Queryable, token: string, along?: AlongWithCaller): Promise<Caller | undefined> {
+  if (!token.startsWith(PAT_PREFIX)) return undefined;
+  return callerFrom(db, TOKEN_FOUND, sha256(token), 'token', along);
+}
+
+export async function principalFromToken(db: Queryable, token: string): Promise<Principal | undefined> {
+  return (await callerFromToken(db, token))?.principal;
 }
 
 // ---- tokens ------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import type { Db, Queryable } from '../runtime/db.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
 import { conflict, forbidden, notFound } from './errors.ts';
-import { isUuid, type Principal } from './identity.ts';
+import { isUuid, type AlongWithCaller, type Caller, type Principal } from './identity.ts';
 
 const WORKSPACE_ROLES = ['reader', 'writer', 'owner'] as const;
 export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
@@ -55,21 +55,58 @@ export async function toWorkspaceOut(q: Queryable, w: WorkspaceRow): Promise<Wor
 /** A principal's role in a workspace given its membership's (null: not a member): an admin owns every workspace. */
 export const roleIn = (p: Principal, memberRole: WorkspaceRole | null): WorkspaceRole | null => (p.user.role === 'admin' ? 'owner' : memberRole);
 
-/** Resolves `{workspace}` (slug or UUID) for the caller, requiring at least `min`; 404 for non-members. */
-export async function resolveWorkspace(q: Queryable, p: Principal, ref: string, min: WorkspaceRole = 'reader'): Promise<WorkspaceAccess> {
-  const found = await rows(
-    q,
-    Schema.Struct({ ...WorkspaceRowSchema.fields, member_role: Schema.NullOr(Role) }),
-    sql`select ${WS_COLS}, m.role as member_role from workspaces w
-          left join workspace_members m on m.workspace_id = w.id and m.user_id = ${p.user.id}
-         where ${isUuid(ref) ? sql`w.id = ${ref}::uuid` : sql`w.slug = ${ref}`}`,
-  );
-  const row = found[0];
+const SeenWorkspace = Schema.Struct({ ...WorkspaceRowSchema.fields, member_role: Schema.NullOr(Role) });
+
+/** The caller's access to a workspace as read (undefined: no such workspace), requiring at least `min`; 404 for non-members. */
+function accessTo(p: Principal, row: typeof SeenWorkspace.Type | undefined, min: WorkspaceRole): WorkspaceAccess {
   const role = roleIn(p, row?.member_role ?? null);
   if (!row || !role) throw notFound('workspace');
   if (rank(role) < rank(min)) throw forbidden(`this needs the ${min} role in workspace ${row.slug}`);
   const { member_role: _m, ...workspace } = row;
   return { workspace, role };
+}
+
+const byRef = (ref: string) => (isUuid(ref) ? sql`w.id = ${ref}::uuid` : sql`w.slug = ${ref}`);
+
+/** Resolves `{workspace}` (slug or UUID) for the caller, requiring at least `min`; 404 for non-members. */
+export async function resolveWorkspace(q: Queryable, p: Principal, ref: string, min: WorkspaceRole = 'reader'): Promise<WorkspaceAccess> {
+  const found = await rows(
+    q,
+    SeenWorkspace,
+    sql`select ${WS_COLS}, m.role as member_role from workspaces w
+          left join workspace_members m on m.workspace_id = w.id and m.user_id = ${p.user.id}
+         where ${byRef(ref)}`,
+  );
+  return accessTo(p, found[0], min);
+}
+
+/**
+ * `{workspace}` read with the caller's credential, in its statement (identity's AlongWithCaller): the same row
+ * resolveWorkspace reads, its columns prefixed `ws_`.
+ */
+export function workspaceWithCaller(ref: string): AlongWithCaller {
+  return {
+    select: 'w.id as ws_id, w.slug as ws_slug, w.name as ws_name, w.default_catalog_id as ws_default_catalog_id, w.created_at as ws_created_at, m.role as ws_member_role',
+    join: `left join workspaces w on ${isUuid(ref) ? 'w.id = $2::uuid' : 'w.slug = $2'} left join workspace_members m on m.workspace_id = w.id and m.user_id = f.id`,
+    params: [ref],
+  };
+}
+
+/** The caller's access to the workspace workspaceWithCaller read beside its credential; the same answers as resolveWorkspace. */
+export function workspaceAccessOf(caller: Caller, min: WorkspaceRole = 'reader'): WorkspaceAccess {
+  const a = caller.along;
+  const row =
+    a.ws_id === null || a.ws_id === undefined
+      ? undefined
+      : Schema.decodeUnknownSync(SeenWorkspace)({
+          id: a.ws_id,
+          slug: a.ws_slug,
+          name: a.ws_name,
+          default_catalog_id: a.ws_default_catalog_id,
+          created_at: a.ws_created_at,
+          member_role: a.ws_member_role,
+        });
+  return accessTo(caller.principal, row, min);
 }
 
 export const SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,62}$';

@@ -1,8 +1,8 @@
 // Authentication (session cookie or bearer token) and the route-level access check.
 import type { FastifyRequest } from 'fastify';
 import { forbidden, unauthorized } from '../domain/errors.ts';
-import { hasPermission, principalFromSession, principalFromToken, type Principal } from '../domain/identity.ts';
-import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
+import { callerFromSession, callerFromToken, hasPermission, type AlongWithCaller, type Caller } from '../domain/identity.ts';
+import { resolveWorkspace, workspaceAccessOf, workspaceWithCaller, type WorkspaceAccess } from '../domain/workspaces.ts';
 import type { Queryable } from '../runtime/db.ts';
 import type { Access } from './route.ts';
 
@@ -12,31 +12,41 @@ export const SESSION_COOKIE = 'session';
  * The caller, or undefined when no credential was sent; a credential that is sent but invalid is 401. With
  * `ignoreStaleCookie` (public routes: sign-in, sign-out, setup, OIDC) a session cookie that no longer resolves counts
  * as none: the browser sends it unasked, and refusing it would keep a signed-out user from signing in again. A bearer
- * token is chosen by the client, so an invalid one is refused everywhere.
+ * token is chosen by the client, so an invalid one is refused everywhere. `along`: more read with the credential
+ * (identity's AlongWithCaller).
  */
-export async function authenticate(db: Queryable, req: FastifyRequest, opts: { ignoreStaleCookie?: boolean } = {}): Promise<Principal | undefined> {
+export async function authenticate(
+  db: Queryable,
+  req: FastifyRequest,
+  opts: { ignoreStaleCookie?: boolean; along?: AlongWithCaller } = {},
+): Promise<Caller | undefined> {
   const header = req.headers.authorization;
   if (header !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const p = m ? await principalFromToken(db, m[1]) : undefined;
-    if (!p) throw unauthorized('invalid, expired or revoked token');
-    return p;
+    const c = m ? await callerFromToken(db, m[1], opts.along) : undefined;
+    if (!c) throw unauthorized('invalid, expired or revoked token');
+    return c;
   }
   const sid = req.cookies?.[SESSION_COOKIE];
   if (sid) {
-    const p = await principalFromSession(db, sid);
-    if (!p && !opts.ignoreStaleCookie) throw unauthorized('session expired or signed out');
-    return p;
+    const c = await callerFromSession(db, sid, opts.along);
+    if (!c && !opts.ignoreStaleCookie) throw unauthorized('session expired or signed out');
+    return c;
   }
   return undefined;
 }
 
+/** What a route's access check needs read with the credential: a workspace route's workspace, in the same statement. */
+export const alongFor = (access: Access, params: Record<string, string>): AlongWithCaller | undefined =>
+  access.kind === 'workspace' ? workspaceWithCaller(params.workspace ?? '') : undefined;
+
 export async function authorize(
   db: Queryable,
   access: Access,
-  principal: Principal | undefined,
+  caller: Caller | undefined,
   params: Record<string, string>,
 ): Promise<WorkspaceAccess | undefined> {
+  const principal = caller?.principal;
   if (access.kind === 'public') return undefined;
   if (!principal) throw unauthorized();
   switch (access.kind) {
@@ -50,6 +60,7 @@ export async function authorize(
       if (!hasPermission(principal, access.permission)) throw forbidden(`this needs the ${access.permission} permission`);
       return undefined;
     case 'workspace':
-      return resolveWorkspace(db, principal, params.workspace ?? '', access.role);
+      // Read with the credential when authenticate was given alongFor(access); else read now.
+      return 'ws_id' in caller!.along ? workspaceAccessOf(caller!, access.role) : resolveWorkspace(db, principal, params.workspace ?? '', access.role);
   }
 }

@@ -51,7 +51,7 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, opts: { docsI
       const origin = req.headers.origin;
       if (origin !== undefined && !allowedOrigins().has(origin)) return refuse(reply, 403, 'forbidden', `origin ${origin} is not allowed (CORS_ORIGINS)`);
       if (!req.headers.authorization) return refuse(reply, 401, 'unauthorized', 'a bearer token is required (Authorization: Bearer <personal access token>)');
-      const principal = await authenticate(ctx.db, req).catch(() => undefined);
+      const principal = (await authenticate(ctx.db, req).catch(() => undefined))?.principal;
       if (!principal) return refuse(reply, 401, 'unauthorized', 'invalid, expired or revoked token');
       if (req.method !== 'POST') {
         reply.header('allow', 'POST');

@@ -11,11 +11,12 @@ import type { Duplex } from 'node:stream';
 import { Cause, Exit, Schema } from 'effect';
 import { AppError, derivedCode } from '../domain/errors.ts';
 import { isDatabaseUnavailable } from '../runtime/db.ts';
-import { authenticate, authorize } from './auth.ts';
+import { alongFor, authenticate, authorize } from './auth.ts';
 import type { AppContext } from '../usecases/context.ts';
 import { decodePart, useJsonBodyParser, type RouteDef } from './route.ts';
 import { auditRefusal, auditRouteSuccess } from './audit.ts';
 import type { WorkspaceAccess } from '../domain/workspaces.ts';
+import type { Principal } from '../domain/identity.ts';
 import { traceRequests } from '../telemetry/requestTracing.ts';
 import { nulAt } from '../runtime/nulBytes.ts';
 import { parseTrustedProxies } from '../runtime/trustedProxies.ts';
@@ -218,7 +219,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
     schema: openApiSchema(def),
     handler: async (req, reply) => {
       const rawParams = (req.params ?? {}) as Record<string, string>;
-      let principal: Awaited<ReturnType<typeof authenticate>> | undefined;
+      let principal: Principal | undefined;
       let ws: WorkspaceAccess | undefined;
       let atAccess = true;
       let inHandler = false;
@@ -227,8 +228,9 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
         // A refusal here (cross-site, no sign-in) is audited only for a public route that declares its action (a
         // sign-in): a signed-in caller's is audited below, once it is known.
         refuseCrossSite(req, crossSite);
-        principal = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public' });
-        ws = await authorize(ctx.db, def.access, principal, rawParams);
+        const caller = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public', along: alongFor(def.access, rawParams) });
+        principal = caller?.principal;
+        ws = await authorize(ctx.db, def.access, caller, rawParams);
         atAccess = false;
         def.gate?.(ctx);
         refuseMediaType(req, def.consumes ?? JSON_ONLY);
