@@ -45,6 +45,8 @@ export interface AgentChannel {
 const SUPERSEDED = new Set(['heartbeat', 'agent_status']);
 /** The least time between two progress writes of one query, whatever its agent sends (it sends one a second). */
 const PROGRESS_MIN_INTERVAL_MS = 900;
+/** An agent that names no result port serves its results on the spec's default (RESULTS_HTTP_PORT). */
+const DEFAULT_RESULTS_PORT = 8001;
 
 export async function registerAgentChannel(app: FastifyInstance, deps: AgentChannelDeps): Promise<AgentChannel> {
   const { ctx, host, sockets } = deps;
@@ -194,7 +196,9 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
             send({ type: 'error', payload: { code: 'unexpected_frame_type', message: 'already authenticated', frame_type: 'auth' } });
             return;
           }
-          const p = frame.payload;
+          // Fields the spec's frame table does not name (an agent written from it sends only the token): the current
+          // protocol, the spec's default result port (RESULTS_HTTP_PORT), no version.
+          const p = { ...frame.payload, protocol_version: frame.payload.protocol_version ?? PROTOCOL_VERSION, results_port: frame.payload.results_port ?? DEFAULT_RESULTS_PORT, agent_version: frame.payload.agent_version ?? null };
           if (p.protocol_version !== PROTOCOL_VERSION) {
             return authFail(
               'protocol_version_mismatch',
@@ -317,7 +321,7 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
             rowCount: p.row_count,
             durationMs: p.duration_ms,
             resultPath: p.result_path,
-            columns: p.result_path ? [...p.columns] : null,
+            columns: p.result_path ? [...(p.columns ?? [])] : null,
             columnSchema: p.column_schema ? p.column_schema.map((c) => ({ name: c.name, type: c.type })) : null,
             profile: (p.profile ?? null) as Json, // decoded from a JSON frame
             ...(p.result_inline !== undefined ? { resultInline: p.result_inline } : {}),

@@ -73,11 +73,12 @@ export const QueryProfile = Schema.Struct({
 });
 export type QueryProfile = typeof QueryProfile.Type;
 
+// The spec's frame table names only `capabilities`: an agent written from it (not ours) may leave out every field.
 const Capabilities = Schema.Struct({
-  engine_version: NonEmpty,
-  extensions: Schema.Array(Schema.String),
-  memory_limit_bytes: Count,
-  max_concurrency_profile: Schema.Literals(['auto', 'single', 'equal_2', 'decaying_2', 'decaying_3']),
+  engine_version: Schema.optional(NonEmpty),
+  extensions: Schema.optional(Schema.Array(Schema.String)),
+  memory_limit_bytes: Schema.optional(Count),
+  max_concurrency_profile: Schema.optional(Schema.Literals(['auto', 'single', 'equal_2', 'decaying_2', 'decaying_3'])),
   max_queue_depth: Schema.optional(Count),
   max_timeout_s: Schema.optional(PositiveSeconds),
   profiling_enabled: Schema.optional(Schema.Boolean),
@@ -109,10 +110,12 @@ const AuthFrame = frame(
   Schema.Struct({
     bootstrap_token: Schema.optional(NonEmpty),
     session_token: Schema.optional(NonEmpty),
-    protocol_version: Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)),
+    // The spec's frame table names only the token; ours sends the rest. Absent: the current protocol, the result
+    // server on the spec's default port (RESULTS_HTTP_PORT 8001), no version.
+    protocol_version: Schema.optional(Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1))),
     name: Schema.optional(Schema.String),
-    results_port: Port,
-    agent_version: NonEmpty,
+    results_port: Schema.optional(Port),
+    agent_version: Schema.optional(NonEmpty),
   }).check(
     Schema.makeFilter((p) =>
       p.bootstrap_token !== undefined || p.session_token !== undefined
@@ -141,7 +144,8 @@ const AgentStatusFrame = frame(
 );
 const HeartbeatFrame = frame(
   'heartbeat',
-  Schema.Struct({ sent_at: NonEmpty, in_flight: Schema.optional(Count) }),
+  // The spec leaves a heartbeat's payload open: an agent written from it may send none of these.
+  Schema.Struct({ sent_at: Schema.optional(NonEmpty), in_flight: Schema.optional(Count) }),
 );
 export const DispatchQueryFrame = frame(
   'dispatch_query',
@@ -183,8 +187,9 @@ const QueryDoneFrame = frame(
     duration_ms: Millis,
     // Null when the statement produced no result grid (DDL, DML, multi-statement).
     result_path: Schema.NullOr(NonEmpty),
-    column_schema: Schema.NullOr(Schema.Array(ColumnSchemaEntry)),
-    columns: Schema.Array(Schema.String),
+    // Not in the spec's frame table (row_count, duration_ms, result_path, profile): ours always sends them.
+    column_schema: Schema.optional(Schema.NullOr(Schema.Array(ColumnSchemaEntry))),
+    columns: Schema.optional(Schema.Array(Schema.String)),
     statement_type: Schema.optional(StatementType),
     profile: Schema.optional(QueryProfile),
     // A small result file itself (base64 Parquet, as at result_path): the api serves its rows without reading

@@ -60,6 +60,45 @@ describe('X-Forwarded-For on /agents/connect', () => {
   });
 });
 
+describe('an agent written from the spec\'s frame table alone', () => {
+  it('registers with only a bootstrap token, turns healthy on bare capabilities, runs a dispatched query and reports it done', async () => {
+    const boot = await t.req('POST', '/api/admin/agents/bootstrap', { body: { name: 'spec-minimal' }, as: admin });
+    const p = await connect();
+    let beating: ReturnType<typeof setInterval> | undefined;
+    try {
+      // auth: bootstrap_token; agent_status: capabilities; heartbeat: payload not shown (none sent).
+      p.send({ type: 'auth', payload: { bootstrap_token: boot.body.token } });
+      const ok = await p.next('auth_ok');
+      expect(ok.payload.session_token).toEqual(expect.any(String));
+      p.send({ type: 'agent_status', payload: { capabilities: {} } });
+      // This api's heartbeat TTL is 1.5 s: beat as an agent does.
+      beating = setInterval(() => p.send({ type: 'heartbeat', payload: {} }), 250);
+      let agent: { id: string; status: string } | undefined;
+      await expect
+        .poll(async () => {
+          agent = ((await t.req('GET', '/api/agents', { as: admin })).body as Array<{ id: string; name: string; status: string }>).find((a) => a.id === ok.payload.agent_id);
+          return agent?.status;
+        })
+        .toBe('healthy');
+      // dispatch_query: sql, backend, workspace slug; query_done: row_count, duration_ms, result_path (none here:
+      // this api has no catalog service, so the statement names no table).
+      const sub = await t.req('POST', '/api/workspaces/default/queries', { as: admin, body: { sql: 'SELECT 42', agent_id: agent!.id } });
+      expect(sub.status, sub.text).toBe(202);
+      const dispatch = await p.next('dispatch_query');
+      expect(dispatch.payload).toMatchObject({ query_id: sub.body.id, sql: 'SELECT 42', workspace: 'default', backend: expect.any(String) });
+      p.send({ type: 'query_done', payload: { query_id: sub.body.id, row_count: 1, duration_ms: 3, result_path: null } });
+      const done = await t.req('GET', `/api/queries/${sub.body.id}?wait_timeout_s=10`, { as: admin });
+      expect(done.body).toMatchObject({ status: 'done', row_count: 1 });
+      // Its result server is taken to be on the spec's default port.
+      const [row] = await t.database.db.query<{ result_url: string }>(`select result_url from eider.agents where id = $1`, [agent!.id]);
+      expect(new URL(row.result_url).port).toBe('8001');
+    } finally {
+      clearInterval(beating);
+      p.ws.close();
+    }
+  });
+});
+
 describe('agent channel', () => {
   it('bad frames get an error frame and the socket stays usable', async () => {
     const p = await connect();
