@@ -3,7 +3,7 @@ import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { sql, type SqlFragment } from '../runtime/sql.ts';
 import { forbidden, notFound, unprocessable } from './errors.ts';
-import { hasPermission, isUuid, type Principal } from './identity.ts';
+import { hasPermission, isUuid, type AlongWithCaller, type Caller, type Principal } from './identity.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { resolveWorkspace, roleIn, type WorkspaceRole } from './workspaces.ts';
 
@@ -141,36 +141,71 @@ export async function readHeldResult(q: Queryable, id: string, retentionHours: n
   return held;
 }
 
+type SeenQuery = QueryRow & { member_role: WorkspaceRole | null; session_owner: string | null; held_bytes?: Uint8Array | null; held_expired?: boolean };
+type HeldOpts = { heldResult: { retentionHours: number } };
+
 /**
- * A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). A SQL session's
- * statement is as private as its session (findVisibleSession): its owner's and a query-admin's, 404 for other members.
+ * The statement that reads query `idParam` with what deciding its visibility needs: the role of user `userExpr` in its
+ * workspace and its session's owner (every page of /rows and every wait asks), and with `heldParam` (the retention
+ * hours) an inline result's bytes and whether they expired. The bytes are selected only when a page can be read from
+ * them (done, with a result file): other callers, and other states, never fetch the bytea.
  */
-export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow>;
-/**
- * With `heldResult` (the rows route), an inline result's bytes and whether they expired come in the same statement,
- * so reading a page of a small result takes no second read of the row. The bytes are selected only when a page can
- * be read from them (done, with a result file): other callers, and other states, never fetch the bytea.
- */
-export async function findVisibleQuery(q: Queryable, p: Principal, id: string, opts: { heldResult: { retentionHours: number } }): Promise<QueryRow & { held: HeldResult }>;
-export async function findVisibleQuery(q: Queryable, p: Principal, id: string, opts?: { heldResult: { retentionHours: number } }): Promise<QueryRow & { held?: HeldResult }> {
-  // The reader's role in the query's workspace comes in the same statement (every page of /rows and every wait asks).
-  const held = opts
-    ? `, case when status = 'done' and result_path is not null then result_inline end as held_bytes, ${heldExpired('$3')} as held_expired`
-    : '';
-  const [row] = isUuid(id)
-    ? await q.query<QueryRow & { member_role: WorkspaceRole | null; session_owner: string | null; held_bytes?: Uint8Array | null; held_expired?: boolean }>(
-        `select ${QUERY_COLS}${held},
-                (select m.role from workspace_members m where m.workspace_id = queries.workspace_id and m.user_id = $2) as member_role,
-                (select s.user_id from sql_sessions s where s.id = queries.session_id) as session_owner
-           from queries where id = $1`,
-        opts ? [id, p.user.id, opts.heldResult.retentionHours] : [id, p.user.id],
-      )
-    : [];
+const visibleQuerySelect = (idParam: string, userExpr: string, heldParam?: string) =>
+  `select ${QUERY_COLS}${heldParam ? `, case when status = 'done' and result_path is not null then result_inline end as held_bytes, ${heldExpired(heldParam)} as held_expired` : ''},
+          (select m.role from workspace_members m where m.workspace_id = queries.workspace_id and m.user_id = ${userExpr}) as member_role,
+          (select s.user_id from sql_sessions s where s.id = queries.session_id) as session_owner
+     from queries where id = ${idParam}`;
+
+/** The caller's view of a query as read (undefined: none), or 404. */
+function visibleQuery(p: Principal, row: SeenQuery | undefined, opts?: HeldOpts): QueryRow & { held?: HeldResult } {
   // Any role may read (reader is the lowest).
   if (!row || !roleIn(p, row.member_role)) throw notFound('query');
   if (row.session_id !== null && row.session_owner !== p.user.id && !hasPermission(p, 'query-admin')) throw notFound('query');
   const { member_role: _role, session_owner: _owner, held_bytes, held_expired, ...query } = row;
   return opts ? { ...query, held: { bytes: held_bytes ?? null, expired: held_expired === true } } : query;
+}
+
+/**
+ * A query the caller may see: a member of its workspace (404 otherwise, like the workspace itself). A SQL session's
+ * statement is as private as its session (findVisibleSession): its owner's and a query-admin's, 404 for other members.
+ */
+export async function findVisibleQuery(q: Queryable, p: Principal, id: string): Promise<QueryRow>;
+/** With `heldResult` (the rows route), an inline result's bytes and whether they expired come in the same statement. */
+export async function findVisibleQuery(q: Queryable, p: Principal, id: string, opts: HeldOpts): Promise<QueryRow & { held: HeldResult }>;
+export async function findVisibleQuery(q: Queryable, p: Principal, id: string, opts?: HeldOpts): Promise<QueryRow & { held?: HeldResult }> {
+  const [row] = isUuid(id)
+    ? await q.query<SeenQuery>(visibleQuerySelect('$1', '$2', opts ? '$3' : undefined), opts ? [id, p.user.id, opts.heldResult.retentionHours] : [id, p.user.id])
+    : [];
+  return visibleQuery(p, row, opts);
+}
+
+// The names visibleQuerySelect answers with, in order: read beside the caller, they are renamed q_<name> (the
+// caller's user row has an id and a name of its own).
+const SEEN_NAMES = (held: boolean) =>
+  [...QUERY_COLS.split(',').map((c) => c.trim().split(/\s+as\s+/i).pop()!.trim()), ...(held ? ['held_bytes', 'held_expired'] : []), 'member_role', 'session_owner'];
+
+/** findVisibleQuery's read, made with the caller's credential (identity's AlongWithCaller); undefined for an id that is no UUID. */
+export function visibleQueryWithCaller(id: string, opts?: HeldOpts): AlongWithCaller | undefined {
+  if (!isUuid(id)) return undefined;
+  const names = SEEN_NAMES(opts !== undefined).map((n) => `q_${n}`);
+  return {
+    select: 'vq.*',
+    join: `left join lateral (${visibleQuerySelect('$2::uuid', 'f.id', opts ? '$3' : undefined)}) as vq(${names.join(', ')}) on true`,
+    params: opts ? [id, opts.heldResult.retentionHours] : [id],
+  };
+}
+
+/** The query visibleQueryWithCaller read beside the caller's credential: the same answers as findVisibleQuery. */
+export function visibleQueryOf(p: Principal, along: Caller['along'], opts: HeldOpts): QueryRow & { held: HeldResult };
+export function visibleQueryOf(p: Principal, along: Caller['along'], opts?: HeldOpts): QueryRow & { held?: HeldResult } {
+  const a = along;
+  let row: SeenQuery | undefined;
+  if (a.q_id !== null && a.q_id !== undefined) {
+    const r: Record<string, unknown> = {};
+    for (const n of SEEN_NAMES(opts !== undefined)) r[n] = a[`q_${n}`];
+    row = r as unknown as SeenQuery;
+  }
+  return visibleQuery(p, row, opts);
 }
 
 /**

@@ -4,7 +4,8 @@ import { forbidden, unauthorized } from '../domain/errors.ts';
 import { callerFromSession, callerFromToken, hasPermission, type AlongWithCaller, type Caller } from '../domain/identity.ts';
 import { resolveWorkspace, workspaceAccessOf, workspaceWithCaller, type WorkspaceAccess } from '../domain/workspaces.ts';
 import type { Queryable } from '../runtime/db.ts';
-import type { Access } from './route.ts';
+import type { Access, RouteDef } from './route.ts';
+import type { AppContext } from '../usecases/context.ts';
 
 export const SESSION_COOKIE = 'session';
 
@@ -36,9 +37,12 @@ export async function authenticate(
   return undefined;
 }
 
-/** What a route's access check needs read with the credential: a workspace route's workspace, in the same statement. */
-export const alongFor = (access: Access, params: Record<string, string>): AlongWithCaller | undefined =>
-  access.kind === 'workspace' ? workspaceWithCaller(params.workspace ?? '') : undefined;
+/**
+ * What is read with the credential for a route: a workspace route's workspace (its access check), else the resource
+ * the route's own `along` names.
+ */
+export const alongFor = (def: Pick<RouteDef, 'access' | 'along'>, params: Record<string, string>, ctx: AppContext): AlongWithCaller | undefined =>
+  def.access.kind === 'workspace' ? workspaceWithCaller(params.workspace ?? '') : def.along?.(params, ctx);
 
 export async function authorize(
   db: Queryable,

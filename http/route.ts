@@ -3,7 +3,7 @@
 // matrix test, so a route added later is covered by all three automatically.
 import { Cause, Exit, Schema, SchemaIssue } from 'effect';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Permission, Principal } from '../domain/identity.ts';
+import type { AlongWithCaller, Permission, Principal } from '../domain/identity.ts';
 import type { AuditAction } from '../domain/audit.ts';
 import type { WorkspaceAccess, WorkspaceRole } from '../domain/workspaces.ts';
 import { AppError } from '../domain/errors.ts';
@@ -28,6 +28,8 @@ interface HandlerInput<P, Q, B> {
   query: Q;
   body: B;
   ws: WorkspaceAccess | undefined;
+  /** what the route's `along` read with the credential (undefined when it declares none, or read nothing) */
+  along: Record<string, unknown> | undefined;
   req: FastifyRequest;
   reply: FastifyReply;
 }
@@ -71,6 +73,12 @@ interface RouteMeta {
   audit?: { action: AuditAction; success?: boolean; target?: { kind: string; param: string } };
   /** A feature switch, checked once the caller is let in and before any input is decoded: throws its answer when off. */
   gate?: (ctx: AppContext) => void;
+  /**
+   * A resource route's read of its resource, made in the statement that checks the caller's credential (a round trip
+   * fewer), from the raw path parameters; undefined to read nothing there (the handler then reads it itself). Only
+   * for reads that need nothing registered before them (a long-poll's waiter must be registered before its read).
+   */
+  along?: (params: Record<string, string>, ctx: AppContext) => AlongWithCaller | undefined;
 }
 
 /** A route as declared: its schemas type its handler's inputs and replies, so a handler never sees `any`. */

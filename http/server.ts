@@ -221,6 +221,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
       const rawParams = (req.params ?? {}) as Record<string, string>;
       let principal: Principal | undefined;
       let ws: WorkspaceAccess | undefined;
+      let along: Record<string, unknown> | undefined;
       let atAccess = true;
       let inHandler = false;
       let out: Awaited<ReturnType<RouteDef['handler']>>;
@@ -228,8 +229,10 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
         // A refusal here (cross-site, no sign-in) is audited only for a public route that declares its action (a
         // sign-in): a signed-in caller's is audited below, once it is known.
         refuseCrossSite(req, crossSite);
-        const caller = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public', along: alongFor(def.access, rawParams) });
+        const alongRead = alongFor(def, rawParams, ctx);
+        const caller = await authenticate(ctx.db, req, { ignoreStaleCookie: def.access.kind === 'public', along: alongRead });
         principal = caller?.principal;
+        along = alongRead && def.access.kind !== 'workspace' ? caller?.along : undefined;
         ws = await authorize(ctx.db, def.access, caller, rawParams);
         atAccess = false;
         def.gate?.(ctx);
@@ -238,7 +241,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
         const query = decodePart(def.query, req.query, 'query');
         const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
         inHandler = true;
-        out = await def.handler({ ctx, principal: principal!, params, query, body, ws, req, reply });
+        out = await def.handler({ ctx, principal: principal!, params, query, body, ws, along, req, reply });
       } catch (e) {
         await auditRefusal(ctx, req, def, principal, ws, e, atAccess, inHandler);
         throw e;

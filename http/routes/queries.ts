@@ -157,9 +157,12 @@ export const queryRoutes = [
       ...ViewQuery,
     }),
     responses: { 200: RowsPage, 400: null, 404: null, 409: null },
-    handler: async ({ ctx, principal, params, query }) => {
+    // Every page reads its query: with the caller's credential, in one statement.
+    along: (params, ctx) => queries.visibleQueryWithCaller(params.query_id ?? '', { heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } }),
+    handler: async ({ ctx, principal, params, query, along }) => {
       const view = viewFromQuery(query);
-      const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id, { heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } });
+      const held = { heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } };
+      const row = along ? queries.visibleQueryOf(principal, along, held) : await queries.findVisibleQuery(ctx.db, principal, params.query_id, held);
       return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, { cursor: query.cursor, offset: query.offset }, view) };
     },
   }),
