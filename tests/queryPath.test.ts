@@ -198,6 +198,8 @@ describe('queries', () => {
       expect({ status: hidden.status, error: hidden.body?.error }).toEqual({ status: 404, error: 'not_found' });
     }
     expect((await t.req('GET', `/api/queries/${q.id}/rows`, { as: reader })).body.rows).toEqual([{ seven: 7 }]);
+    // No such query, or an id that is none: 404 too.
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) expect((await t.req('GET', `/api/queries/${id}/rows`, { as: reader })).status).toBe(404);
   });
 
   it('cancel a long query; a timeout fails it', async () => {
