@@ -1,6 +1,6 @@
 // The actor host's effects system. A transition's effects are already in the outbox (actor_effects, written by the
 // transition's own statement); this runs them after the commit, one transition's effects after the actor's earlier
-// ones, each retried with backoff, and deletes their outbox rows in batches once all ran (with the next transition's
+// ones, each retried with backoff (a kind's durable effects until they succeed), and deletes their outbox rows in batches once all ran (with the next transition's
 // statement, or on their own). `recover` claims what a dead process (this replica before a restart, or another one
 // gone) committed and never finished.
 import type { Db } from '../runtime/db.ts';
@@ -138,13 +138,15 @@ export class EffectRunner {
     else this.flushTimer ??= setTimeout(() => void this.flush(), this.d.deleteWaitMs ?? 20);
   }
 
-  /** True when every effect ran (or was given up and the actor failed); false when the host closed midway. */
+  /** True when every effect ran (or was given up and the actor failed); false when the host closed midway. A
+   *  durable effect is never given up: it is retried until it succeeds or the host closes (its row then stays). */
   private async run(reg: ActorKind, kind: string, id: string, version: number, effects: readonly Action[]): Promise<boolean> {
     const { host, logger } = this.d;
     const ctx: EffectContext = { kind, id, version, send: (event: ActorEvent) => host.send(kind, id, event), host, logger };
     for (const action of effects) {
       const impl = reg.effects[action.type];
       if (!impl) throw new Error(`actor kind ${kind}: no effect implementation for ${action.type}`);
+      const durable = reg.durableEffects?.includes(action.type) === true;
       for (let failures = 0; ; ) {
         if (this.d.isClosed()) return false;
         try {
@@ -153,7 +155,7 @@ export class EffectRunner {
         } catch (e) {
           failures++;
           logger.warn({ kind, id, effect: action.type, failures, err: message(e) }, 'actor effect threw');
-          if (failures >= this.d.maxFailures) {
+          if (!durable && failures >= this.d.maxFailures) {
             const reason = `effect ${action.type} failed: ${message(e)}`;
             void this.d.fail(kind, id, reason).then(undefined, (err) => logger.error({ kind, id, err: message(err) }, 'could not fail actor'));
             return true;

@@ -286,6 +286,32 @@ describe('actor host', () => {
     await host.close();
   });
 
+  it("retries a kind's durable effect past maxFailures until it succeeds, and the actor keeps its end", async () => {
+    // A terminal state's cleanup whose part is away for twice the failures an ordinary effect is given up after.
+    let calls = 0;
+    const host = await createActorHost({
+      db: t.db,
+      replicaId: 'r1',
+      logger,
+      supervision: fast,
+      kinds: {
+        ledger: ledgerKind({ durableEffects: ['announceClosed'] }, {
+          announceClosed: () => {
+            if (++calls <= 2 * fast.maxFailures) throw new Error('store unreachable');
+          },
+        }),
+      },
+    });
+    const id = randomUUID();
+    await host.spawn('ledger', id, { owner: 'ann' });
+    await (await host.send('ledger', id, { type: 'close' })).effectsDone;
+    expect(calls).toBe(2 * fast.maxFailures + 1);
+    await host.close();
+    const a = await row(t.db, id);
+    expect([a.state, a.status, a.last_error]).toEqual(['closed', 'closed', null]);
+    expect(await t.db.query(`select effect from actor_effects where kind = 'ledger' and actor_id = $1`, [id])).toEqual([]);
+  });
+
   it('writes entity columns in the same transaction, and persists nothing when that write fails', async () => {
     await t.db.query(`create table if not exists ledger_entities (id uuid primary key, status text not null, deadline_at timestamptz)`);
     let refuse = false;

@@ -71,12 +71,16 @@ export function sqlSessionKind(deps: { db: Db; link: AgentLink; logger: Logger; 
       acceptStatement: () => undefined,
       rejectStatement: () => undefined,
       agentWorkChanged: (ctx, p: { agentId: string }) => deps.elastic?.reportWork(ctx.host, p.agentId),
-      // The session ended: what it staged goes (retried with the other effects until the storage answers).
+      // The session ended: its staging URLs are revoked and what it staged goes. Durable (below): a catalog service
+      // or object store away at the end only delays it.
       removeStaging: async (ctx, p: { sessionId: string }) => {
         const n = await deps.removeStaging(p.sessionId);
         if (n > 0) ctx.logger.info({ sessionId: p.sessionId, files: n }, 'session staging files removed');
       },
     },
+    // Asked for on entering closed or failed, where supervision moves nothing: given up, the revocation and the
+    // files would be lost (the staging sweep covers only URLs that cannot be revoked, and only once they expired).
+    durableEffects: ['removeStaging'],
     entityWrite: (id, pr) =>
       sql`update sql_sessions set status = ${pr.status}, agent_id = ${pr.agentId}, error = ${pr.error}, error_code = ${pr.errorCode},
           close_reason = ${closeReasonOf(pr)}, statement_count = ${pr.statementCount}, opened_at = ${toTs(pr.openedAt)}::timestamptz,

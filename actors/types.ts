@@ -87,6 +87,12 @@ export interface ActorKind<P extends Projection = Projection> {
   /** Effects that do nothing in this deployment (elastic bookkeeping with elastic compute off): never written to
    *  the outbox nor run. */
   inertEffects?: readonly string[];
+  /** Effects that must happen however long the part they need is away (a terminal state's cleanup, which
+   *  supervision cannot help: a terminal actor moves nowhere, so giving the effect up would only lose it). They are
+   *  retried with backoff (capped at maxBackoffMs) until they succeed, never handed to supervision; their outbox row
+   *  stays meanwhile, so a host that closes or dies leaves them to its next start or another replica. Their
+   *  implementation returns normally when nothing is left to do (what it would clean up is gone). */
+  durableEffects?: readonly string[];
   /** Events that only refresh presence (heartbeats): when one changes neither state nor status and asks for no
    *  effect, the snapshot is written but no history row is appended. */
   quietEvents?: readonly string[];
@@ -101,7 +107,8 @@ export interface ActorKind<P extends Projection = Projection> {
 }
 
 interface SupervisionOptions {
-  /** Consecutive failures of one delivery or one effect before the actor is moved to failed. */
+  /** Consecutive failures of one delivery or one effect before the actor is moved to failed (a kind's durable
+   *  effects excepted). */
   maxFailures?: number;
   backoffMs?: number;
   maxBackoffMs?: number;

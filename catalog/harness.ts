@@ -25,7 +25,16 @@ export interface CatalogStack {
   createWarehouse(name: string, opts?: { store?: ExtraStore }): Promise<void>;
   /** A root-key client for the store holding `bucket` (the bundled store's, or an extra store's). */
   clientFor(bucket: string): S3Client;
+  /** Stops the catalog service (its port refuses, as after a crash) until the outage's `end` starts it again there. */
+  stopCatalog(): Promise<Outage>;
+  /** Stops the bundled object store the same way (its objects stay on disk for its return). */
+  stopStore(): Promise<Outage>;
   close(): Promise<void>;
+}
+
+/** A part of the stack that is down: `end` starts it again on the same port, with the same data. */
+export interface Outage {
+  end(): Promise<void>;
 }
 
 /**
@@ -78,17 +87,28 @@ export const STACK_SECRET_KEY = 'catalog-stack-secret-key-for-tests';
 export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: number; tracing?: Tracing; host?: string }): Promise<CatalogStack> {
   const dir = mkdtempSync(join(tmpdir(), 'eider-catalog-'));
   const bucket = 'warehouse';
-  const store = await startObjectStore({ dir, port: 0, host: opts.host, bucket, ...ROOT_KEY, isRevoked: revocationCheck(opts.db) });
-  const catalog = await startCatalogService({
-    db: opts.db,
-    port: 0,
-    host: opts.host,
-    clientId: STACK_CLIENT.id,
-    clientSecret: STACK_CLIENT.secret,
-    credentialTtlSeconds: opts.credentialTtlSeconds,
-    tracing: opts.tracing,
-    secretKey: STACK_SECRET_KEY,
-  });
+  const startStore = (port: number) => startObjectStore({ dir, port, host: opts.host, bucket, ...ROOT_KEY, isRevoked: revocationCheck(opts.db) });
+  const startCatalog = (port: number, migrate = true) =>
+    startCatalogService({
+      db: opts.db,
+      port,
+      host: opts.host,
+      clientId: STACK_CLIENT.id,
+      clientSecret: STACK_CLIENT.secret,
+      credentialTtlSeconds: opts.credentialTtlSeconds,
+      tracing: opts.tracing,
+      secretKey: STACK_SECRET_KEY,
+      migrate,
+    });
+  // The parts running now (null while stopped): an outage's end replaces them.
+  let store: ObjectStore | null = await startStore(0);
+  let catalog: CatalogService | null = await startCatalog(0);
+  const storePort = store.port;
+  const catalogPort = catalog.port;
+  const running = <T>(part: T | null, what: string): T => {
+    if (!part) throw new Error(`the ${what} is stopped`);
+    return part;
+  };
   const tokenRes = await fetch(`${catalog.url}/v1/oauth/tokens`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -99,7 +119,7 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
   const extra = new Map<string, S3Client>();
 
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${catalog.url}${path}`, {
+    const res = await fetch(`${running(catalog, 'catalog service').url}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
       body: body === undefined ? undefined : stringifyJson(body),
@@ -109,8 +129,12 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
   };
 
   return {
-    catalog,
-    store,
+    get catalog() {
+      return running(catalog, 'catalog service');
+    },
+    get store() {
+      return running(store, 'object store');
+    },
     s3,
     bucket,
     token,
@@ -121,7 +145,7 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
       const res = await request('POST', '/management/v1/warehouses', {
         name,
         root_uri: `s3://${on?.bucket ?? bucket}/${name}/`,
-        endpoint: on?.endpoint ?? store.endpoint,
+        endpoint: on?.endpoint ?? running(store, 'object store').endpoint,
         region: 'us-east-1',
         access_key_id: on?.accessKey ?? ROOT_KEY.accessKey,
         secret_access_key: on?.secretKey ?? ROOT_KEY.secretKey,
@@ -132,10 +156,28 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
     clientFor(b) {
       return b === bucket ? s3 : (extra.get(b) ?? s3);
     },
+    async stopCatalog() {
+      await running(catalog, 'catalog service').close();
+      catalog = null;
+      return {
+        end: async () => {
+          catalog = await startCatalog(catalogPort, false);
+        },
+      };
+    },
+    async stopStore() {
+      await running(store, 'object store').close();
+      store = null;
+      return {
+        end: async () => {
+          store = await startStore(storePort);
+        },
+      };
+    },
     async close() {
       s3.destroy();
-      await catalog.close();
-      await store.close();
+      await catalog?.close();
+      await store?.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

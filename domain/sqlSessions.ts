@@ -220,11 +220,9 @@ export async function sweepEndedStaging(
     try {
       files += await removeSessionStaging(q, config, catalog, id);
     } catch (e) {
-      // A catalog that is gone has no storage left to sweep; anything else is tried again at the next tick.
-      if (!(e instanceof AppError && e.status === 422)) {
-        onError(id, e);
-        continue;
-      }
+      // Tried again at the next tick.
+      onError(id, e);
+      continue;
     }
     // Marked only when no URL newer than the sweep was issued meanwhile (that one gets a sweep of its own).
     const marked = await exec(
@@ -237,11 +235,20 @@ export async function sweepEndedStaging(
   return { sessions, files };
 }
 
-/** Revokes an ended session's staging URLs and removes its staged files. */
+/**
+ * Revokes an ended session's staging URLs and removes its staged files; returns how many. A catalog that is gone (or
+ * whose warehouse is) has no storage of the session's left to clean: 0. Any other failure (a part unreachable) throws,
+ * for the caller to try again.
+ */
 export async function removeSessionStaging(q: Queryable, config: StagingConfig, catalog: StagingCatalog, sessionId: string): Promise<number> {
   const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return 0;
-  return removeStagingArea(q, config, catalog, { ...row, staging_uri: row.staging_uri, active_catalog: row.active_catalog });
+  try {
+    return await removeStagingArea(q, config, catalog, { ...row, staging_uri: row.staging_uri, active_catalog: row.active_catalog });
+  } catch (e) {
+    if (e instanceof AppError && e.status === 422) return 0;
+    throw e;
+  }
 }
 
 /** The agent a session was opened on (the agent's frames name only the session). */
