@@ -2,7 +2,8 @@
 // for more than the session's baseline is topped up (capped at SESSION_MAX_BUCKET_FRACTION of the budget), its
 // connection's memory limit is raised for it and restored after, and the top-up is released whatever the outcome.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -104,7 +105,7 @@ async function setup(env: Record<string, string> = {}) {
     }
   };
   const close = () => host.close(sessionId, 'test');
-  return { host, admission, frames, outcome, execute, run, rows, close };
+  return { config, host, admission, frames, outcome, execute, run, rows, close };
 }
 
 /** Polls a condition on the real controller (its queue moves on timers and releases, not on our events). */
@@ -224,6 +225,34 @@ describe('SessionHost: an open waiting for memory when its channel drops or it i
     expect(t.host.count).toBe(1);
     expect(t.admission.stats).toMatchObject({ reservedBytes: BASELINE, queued: 0 });
     await t.host.close(asked, 'client');
+    expect(t.admission.stats.reservedBytes).toBe(0);
+  });
+
+  it('asked again while its abandoned open is letting it go, opens once that is done', async () => {
+    const t = await setup();
+    await t.close();
+    const blocker = await t.admission.acquire('blocker', BUDGET);
+    const id = randomUUID();
+    // The abandoned open's cleanup is made slow, so the new channel's ask surely comes while it lets the session go:
+    // its scratch directory (named after the session) holds a chain of nested directories, removed one by one from
+    // the deepest up. After a replica's drain in bench/chaos.ts (a loaded agent) the ask came during the engine's
+    // close; answered by no one, the session never opened.
+    const deepest = join(t.config.dataDir, 'tmp', id, 'junk', ...Array.from({ length: 400 }, () => 'd'));
+    await mkdir(deepest, { recursive: true });
+    const first = t.host.open({ session_id: id, workspace: 'default' });
+    await until(() => t.admission.stats.queued === 1);
+    await t.host.dropAll('control channel lost');
+    blocker.release();
+    // It gets its memory, opens its engine, finds itself abandoned and closes the engine: its directory starts going.
+    await until(() => !existsSync(deepest));
+    expect(existsSync(join(t.config.dataDir, 'tmp', id))).toBe(true);
+    await t.host.open({ session_id: id, workspace: 'default' });
+    await first;
+    await until(() => t.frames.some((f) => f.type === 'session_opened' && f.payload.session_id === id));
+    expect(t.frames.filter((f) => 'session_id' in f.payload && f.payload.session_id === id).map((f) => f.type)).toEqual(['session_opened']);
+    expect(t.host.count).toBe(1);
+    expect(t.admission.stats).toMatchObject({ reservedBytes: BASELINE, queued: 0 });
+    await t.host.close(id, 'client');
     expect(t.admission.stats.reservedBytes).toBe(0);
   });
 });

@@ -59,6 +59,12 @@ function attachedByBridge(bridge: IcebergBridge | null, text: string): Execution
 /** The admission-control id of a statement's top-up (its session holds `session:<id>`). */
 const topUpId = (statementId: string) => `statement:${statementId}`;
 
+/** An open in progress (SessionHost's `#opening`). */
+interface Opening {
+  abandoned: boolean;
+  again: boolean;
+}
+
 interface Session {
   readonly id: string;
   readonly engine: QueryEngine;
@@ -94,9 +100,14 @@ export class SessionHost {
   readonly #sessions = new Map<string, Session>();
   /**
    * Opens in progress, so a repeated open frame (effects run at least once) opens nothing twice. `abandoned`: closed,
-   * or its control channel dropped, meanwhile: a session kept then would hold its memory for no one.
+   * or its control channel dropped, meanwhile: a session kept then would hold its memory for no one. `again`: asked
+   * again (the new channel's open) after that; the open in progress keeps it, or, when it had already found it
+   * abandoned and was letting it go, opens it anew once it has. Asking again clears `abandoned` and sets `again`; a
+   * close or a lost channel does the reverse.
    */
-  readonly #opening = new Map<string, { abandoned: boolean }>();
+  readonly #opening = new Map<string, Opening>();
+  /** Sessions being dropped, until their engine is closed and their memory released. */
+  readonly #closing = new Map<string, Promise<void>>();
   readonly #memoryAsk: MemoryAsk;
 
   constructor(options: SessionHostOptions) {
@@ -109,50 +120,72 @@ export class SessionHost {
   }
 
   async open(p: OpenPayload): Promise<void> {
-    const { send, logger } = this.#o;
-    const log = logger.child({ sessionId: p.session_id });
+    const log = this.#o.logger.child({ sessionId: p.session_id });
     if (this.#sessions.has(p.session_id)) {
-      send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: this.#sessions.get(p.session_id)!.grant.grantedBytes } });
+      this.#o.send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: this.#sessions.get(p.session_id)!.grant.grantedBytes } });
       return;
     }
     const inProgress = this.#opening.get(p.session_id);
     if (inProgress) {
       // Asked again (on the new channel, after the old one dropped it): wanted after all.
       inProgress.abandoned = false;
+      inProgress.again = true;
       return;
     }
-    const opening = { abandoned: false };
+    const opening: Opening = { abandoned: false, again: false };
     this.#opening.set(p.session_id, opening);
+    let letGo: boolean;
+    try {
+      letGo = await this.#openOnce(p, opening, log);
+    } finally {
+      this.#opening.delete(p.session_id);
+    }
+    // The new channel asked while this open was letting the session go (found abandoned, its engine closing and its
+    // memory returning): that ask was taken as answered by this open, and the session never was (bench/chaos.ts: a
+    // replica's drain left sessions whose clients got 503 compute_starting after 30 s). Opened anew now that nothing
+    // of the first is left (its scratch directory, named after the session, is gone).
+    if (letGo && opening.again) {
+      log.info('session asked again while its abandoned open was let go: opening it anew');
+      await this.open(p);
+    }
+  }
+
+  /** One open of the session: kept and answered, or refused and answered; true when it was let go unanswered. */
+  async #openOnce(p: OpenPayload, opening: Opening, log: Logger): Promise<boolean> {
+    const { send } = this.#o;
     let grant: Grant | null = null;
     let engine: QueryEngine | null = null;
     try {
+      // The same session dropped with the channel before (its acknowledgement lost with it) may still be closing: its
+      // engine's scratch directory is this one's, and goes with it.
+      await this.#closing.get(p.session_id);
       const baseline = Math.min(this.#o.config.sessionBaselineBytes, this.#o.admission.stats.budgetBytes);
       grant = await this.#o.admission.acquire(`session:${p.session_id}`, baseline, { queuedTimeoutMs: this.#o.config.sessionQueuedTimeoutS * 1000 });
       engine = await QueryEngine.open(p.session_id, this.#o.engine);
       // Unlocked: the session's own SETs (the api's safe list) must work; file access stays sandboxed.
       await engine.configure(grant.limitBytes, { lock: false });
       if (opening.abandoned) {
-        // The control plane counts it closed or lost, or asks again on the new channel (a new open).
+        // The control plane counts it closed or lost, or asks again on the new channel (`again`).
         await engine.close().catch(() => undefined);
         grant.release();
         log.info('session open abandoned: closed, or the control channel lost, meanwhile');
-        return;
+        return true;
       }
       this.#sessions.set(p.session_id, { id: p.session_id, engine, grant, links: new LinkedFiles(join(engine.tempDir, 'files')), tail: Promise.resolve(), running: null, queued: new Set(), inTransaction: false, closed: false });
       log.info({ reservedBytes: grant.grantedBytes, limitBytes: grant.limitBytes }, 'session opened');
       send({ type: 'session_opened', payload: { session_id: p.session_id, reserved_bytes: grant.grantedBytes } });
+      return false;
     } catch (error) {
       await engine?.close().catch(() => undefined);
       grant?.release();
       if (opening.abandoned) {
         log.info('session open abandoned while it waited for memory');
-        return;
+        return true;
       }
       const code = error instanceof AdmissionError ? error.code : 'internal_error';
       log.warn({ code, err: failureMessage(error) }, 'session open failed');
       send({ type: 'session_open_failed', payload: { session_id: p.session_id, error: { code, message: userFacingMessage(failureMessage(error), { dataDir: this.#o.config.dataDir }) } } });
-    } finally {
-      this.#opening.delete(p.session_id);
+      return false;
     }
   }
 
@@ -192,8 +225,10 @@ export class SessionHost {
   /** Closes the connection and frees its memory; answers session_closed (also for a session it does not hold). */
   async close(sessionId: string, reason: string): Promise<void> {
     // Closed while it opens: it leaves the admission queue now (the control plane never asks for it again).
-    if (this.#opening.has(sessionId)) {
-      this.#opening.get(sessionId)!.abandoned = true;
+    const opening = this.#opening.get(sessionId);
+    if (opening) {
+      opening.abandoned = true;
+      opening.again = false;
       this.#o.admission.cancel(`session:${sessionId}`);
     }
     const s = this.#sessions.get(sessionId);
@@ -204,7 +239,10 @@ export class SessionHost {
   /** The control channel is gone: every session goes with it (the control plane fails them on its side). */
   async dropAll(reason: string): Promise<void> {
     // Opens in progress complete and are dropped then, unless the new channel asks for them again meanwhile.
-    for (const opening of this.#opening.values()) opening.abandoned = true;
+    for (const opening of this.#opening.values()) {
+      opening.abandoned = true;
+      opening.again = false;
+    }
     await Promise.all([...this.#sessions.values()].map((s) => this.#drop(s, reason)));
   }
 
@@ -215,9 +253,14 @@ export class SessionHost {
     s.queued.clear();
     if (s.running) this.#stop(s, s.running, 'cancelled');
     s.engine.interrupt();
-    await s.tail.catch(() => undefined);
-    await s.engine.close().catch((error: unknown) => this.#o.logger.warn({ sessionId: s.id, err: failureMessage(error) }, 'session engine close failed'));
-    s.grant.release();
+    const closing = (async () => {
+      await s.tail.catch(() => undefined);
+      await s.engine.close().catch((error: unknown) => this.#o.logger.warn({ sessionId: s.id, err: failureMessage(error) }, 'session engine close failed'));
+      s.grant.release();
+    })();
+    this.#closing.set(s.id, closing);
+    await closing;
+    if (this.#closing.get(s.id) === closing) this.#closing.delete(s.id);
     this.#o.logger.info({ sessionId: s.id, reason }, 'session closed');
   }
 
