@@ -155,6 +155,9 @@ describe('/mcp', () => {
     } finally {
       (t.api.ctx.config as { MCP_ENABLED: boolean }).MCP_ENABLED = true;
     }
+    // GET (a server-sent stream) is not offered: 405 with Allow, in the envelope with the spec's derived code
+    const get = await fetch(`${t.url}/mcp`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${admin.token}` } });
+    expect([get.status, get.headers.get('allow'), (await get.json()).error]).toEqual([405, 'POST', 'bad_request']);
     // a truncated JSON body is a JSON-RPC parse error object (code -32700, id null), not an empty 400
     const truncated = await fetch(`${t.url}/mcp`, {
       method: 'POST',
