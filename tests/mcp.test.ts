@@ -130,6 +130,11 @@ describe('/mcp', () => {
     const found = await call(c, 'search_docs', { query: 'SQL session staging files', limit: 3 });
     expect(found.value.results.length).toBeGreaterThan(0);
     expect(found.value.results.map((x: any) => x.path)).toContain('sql-sessions.md');
+    // the count is clamped to 1..10 (spec Limits), not refused
+    const many = await call(c, 'search_docs', { query: 'catalog', limit: 50 });
+    expect([many.isError, many.value.results.length]).toEqual([false, 10]);
+    const none = await call(c, 'search_docs', { query: 'SQL session staging files', limit: 0 });
+    expect([none.isError, none.value.results.length]).toEqual([false, 1]);
     const page = await call(c, 'read_doc_page', { path: 'sql-sessions.md' });
     expect(page.value).toMatchObject({ title: 'SQL sessions', path: 'sql-sessions.md' });
     expect(page.value.text).toContain('staging');
