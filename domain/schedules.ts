@@ -11,7 +11,8 @@ import { notFound } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 
 // A run's status; a schedule's last_status is its newest run's, with a submitted run read through its query.
-const RunStatus = Schema.Literals(['queued', 'running', 'done', 'failed', 'skipped']);
+export const RUN_STATUSES = ['queued', 'running', 'done', 'failed', 'skipped'] as const;
+const RunStatus = Schema.Literals(RUN_STATUSES);
 /** A schedule as the api answers it: cron times are always UTC. */
 export const ScheduleOutSchema = Schema.Struct({
   id: Schema.String,
@@ -46,8 +47,10 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 // A run's status: its query's once submitted; its own before (queued), or when skipped or failed unsubmitted. A run
 // has no `cancelled`: a run whose query was cancelled did not do its work, so it failed, and its error says why.
+// A submitted run's status is its query's (a cancelled query's run failed); the status filter reads the same.
+const RUN_STATUS = sql`case when r.status <> 'submitted' then r.status when q.status is null or q.status = 'cancelled' then 'failed' else q.status end`;
 const RUN_SELECT = sql`select r.id, r.schedule_id, r.query_id, r.scheduled_for, r.started_at, q.finished_at,
-    case when r.status <> 'submitted' then r.status when q.status is null or q.status = 'cancelled' then 'failed' else q.status end as status,
+    ${RUN_STATUS} as status,
     coalesce(r.error, q.error, case when q.status = 'cancelled' then 'its query was cancelled' end) as error,
     r.started_at::text as sort_key
   from schedule_runs r left join queries q on q.id = r.query_id`;
@@ -162,10 +165,15 @@ export async function deleteSchedule(q: Queryable, workspaceId: string, id: stri
   if (!deleted.length) throw notFound('schedule');
 }
 
-export async function listRuns(q: Queryable, where: { workspaceId: string; scheduleId?: string }, f: { cursor?: string; limit: number }): Promise<Page<RunOut>> {
+export async function listRuns(
+  q: Queryable,
+  where: { workspaceId: string; scheduleId?: string },
+  f: { status?: readonly string[]; cursor?: string; limit: number },
+): Promise<Page<RunOut>> {
   const sort = 'started_at:desc';
   const cond = [sql`r.workspace_id = ${where.workspaceId}`];
   if (where.scheduleId) cond.push(sql`r.schedule_id = ${where.scheduleId}`);
+  if (f.status?.length) cond.push(sql`${RUN_STATUS} = any(${[...f.status]}::text[])`);
   if (f.cursor) {
     const c = decodeCursor(f.cursor, sort);
     if (!UUID.test(c.id) || !(await exec(q, sql`select 1 from schedule_runs where id = ${c.id}`)).length) throw staleCursor();

@@ -55,7 +55,7 @@ export function registerMcp(app: FastifyInstance, ctx: AppContext, opts: { docsI
       if (!principal) return refuse(reply, 401, 'unauthorized', 'invalid, expired or revoked token');
       if (req.method !== 'POST') {
         reply.header('allow', 'POST');
-        return refuse(reply, 405, 'method_not_allowed', 'this MCP endpoint is stateless: POST JSON-RPC requests');
+        return refuse(reply, 405, 'bad_request', 'this MCP endpoint is stateless: POST JSON-RPC requests');
       }
 
       const authorization = req.headers.authorization;

@@ -301,9 +301,10 @@ export const TOOLS: Tool[] = [
   tool({
     name: 'search_docs',
     description: 'Full-text search of the Eider documentation; returns page paths with matching snippets.',
-    input: Schema.Struct({ query: Text, limit: Schema.optionalKey(Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 10 }))) }),
+    // The spec's "Assistant doc search count: 1 to 10 (clamped)": a count outside is brought within, not refused.
+    input: Schema.Struct({ query: Text, limit: Schema.optionalKey(Schema.Finite.check(Schema.isInt()).annotate({ description: 'results wanted; clamped to 1..10' })) }),
     docs: true,
-    run: async (call, a) => ({ results: await searchDocs(call.ctx.db, a.query, a.limit ?? call.ctx.config.ASSISTANT_DOCS_SEARCH_LIMIT) }),
+    run: async (call, a) => ({ results: await searchDocs(call.ctx.db, a.query, Math.min(10, Math.max(1, a.limit ?? call.ctx.config.ASSISTANT_DOCS_SEARCH_LIMIT))) }),
   }),
   tool({
     name: 'read_doc_page',

@@ -184,7 +184,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const allowed = [...new Set(patterns.filter((p) => p.re.test(path)).map((p) => p.method))];
     if (allowed.length && !(allowed as string[]).includes(req.method)) {
       reply.header('allow', allowed.join(', '));
-      return sendError(req, reply, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`);
+      // The spec's derived code for a 4xx it names no code for (Errors 2); the Allow header says what would do.
+      return sendError(req, reply, 405, 'bad_request', `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`);
     }
     return sendError(req, reply, 404, 'not_found', `no route for ${req.method} ${path}`);
   });

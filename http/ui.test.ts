@@ -118,7 +118,7 @@ describe('registerUi', () => {
     }
     const wrongMethod = await app.inject({ method: 'GET', url: '/api/setup/admin', headers: html });
     expect(wrongMethod.statusCode).toBe(405);
-    expect(wrongMethod.json().error).toBe('method_not_allowed');
+    expect(wrongMethod.json().error).toBe('bad_request');
   });
 
   it('without a build, / says how to build the UI', async () => {

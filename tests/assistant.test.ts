@@ -366,6 +366,17 @@ describe('the data assistant', () => {
     expect((await t.req('GET', C, { as: stranger })).status).toBe(404);
   });
 
+  it('lists conversations as every page does: limit 1 to 1000, default 100, a cursor to the next page', async () => {
+    const member = await newUser(t, admin);
+    expect((await t.req('PUT', `${W}/members/${member.id}`, { body: { role: 'reader' }, as: admin })).status).toBeLessThan(300);
+    for (let i = 0; i < 101; i++) await newConversation(member);
+    const first = await t.req('GET', C, { as: member });
+    expect([first.status, first.body.items.length, first.body.has_more]).toEqual([200, 100, true]);
+    const rest = await t.req('GET', `${C}?cursor=${encodeURIComponent(first.body.cursor)}`, { as: member });
+    expect([rest.body.items.length, rest.body.has_more, rest.body.cursor]).toEqual([1, false, null]);
+    for (const limit of [0, 1001]) expect((await t.req('GET', `${C}?limit=${limit}`, { as: member })).status).toBe(422);
+  });
+
   it('answers 503 assistant_disabled while ASSISTANT_ENABLED is off (read per request), 503 assistant_unconfigured without an endpoint', async () => {
     const id = await newConversation();
     await withConfig({ ASSISTANT_ENABLED: false }, async () => {

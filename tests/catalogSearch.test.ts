@@ -80,6 +80,16 @@ describe('catalog search', () => {
     expect({ status: missing.status, error: missing.body.error }).toEqual({ status: 404, error: 'not_found' });
   });
 
+  it('answers at the spec’s workspace-level /search too: the same items, q required, readers only', async () => {
+    const at = (path: string, query: string, as?: Caller) => t.req('GET', `/api/workspaces/default/${path}?${query}`, as ? { as } : {});
+    expect((await at('search', 'q=ord&limit=3', admin)).body).toEqual((await at('catalog-search', 'q=ord&limit=3', admin)).body);
+    expect(names(await at('search', 'q=people', admin))).toEqual(['table warehouse.hr.people']);
+    const noQ = await at('search', '', admin);
+    expect({ status: noQ.status, error: noQ.body.error }).toEqual({ status: 422, error: 'unprocessable_content' });
+    expect((await at('search', 'q=ord', outsider)).status).toBe(404);
+    expect((await at('search', 'q=ord')).status).toBe(401);
+  });
+
   it('follows the index when tables are dropped', async () => {
     expect((await t.req('POST', `${BASE}/schemas/hr/tables`, { as: admin, body: { name: 'people_tmp', columns: [{ name: 'id', type: 'BIGINT' }] } })).status).toBe(201);
     expect(names(await search('default', 'q=people', admin))).toEqual(['table warehouse.hr.people', 'table warehouse.hr.people_tmp']);

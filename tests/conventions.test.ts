@@ -39,10 +39,13 @@ describe('error envelope', () => {
     expect(r.body.details).toEqual({});
     const m = await t.req('DELETE', '/api/version');
     expect(m.status).toBe(405);
-    expect(m.body.error).toBe('method_not_allowed');
+    // The spec names no code for a 405: it is the derived one of "any other 4xx" (Errors 2).
+    expect(m.body.error).toBe('bad_request');
     expect(m.headers.get('allow')).toBe('GET');
     const p = await t.req('PATCH', '/api/workspaces/x');
     expect(p.status).toBe(405);
+    expect(isEnvelope(p.body)).toBe(true);
+    expect(p.body.error).toBe('bad_request');
   });
 
   it('malformed JSON is 400 bad_request (the spec code for a 400); schema violations are 422 naming each field', async () => {

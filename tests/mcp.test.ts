@@ -130,6 +130,11 @@ describe('/mcp', () => {
     const found = await call(c, 'search_docs', { query: 'SQL session staging files', limit: 3 });
     expect(found.value.results.length).toBeGreaterThan(0);
     expect(found.value.results.map((x: any) => x.path)).toContain('sql-sessions.md');
+    // the count is clamped to 1..10 (spec Limits), not refused
+    const many = await call(c, 'search_docs', { query: 'catalog', limit: 50 });
+    expect([many.isError, many.value.results.length]).toEqual([false, 10]);
+    const none = await call(c, 'search_docs', { query: 'SQL session staging files', limit: 0 });
+    expect([none.isError, none.value.results.length]).toEqual([false, 1]);
     const page = await call(c, 'read_doc_page', { path: 'sql-sessions.md' });
     expect(page.value).toMatchObject({ title: 'SQL sessions', path: 'sql-sessions.md' });
     expect(page.value.text).toContain('staging');
@@ -155,6 +160,9 @@ describe('/mcp', () => {
     } finally {
       (t.api.ctx.config as { MCP_ENABLED: boolean }).MCP_ENABLED = true;
     }
+    // GET (a server-sent stream) is not offered: 405 with Allow, in the envelope with the spec's derived code
+    const get = await fetch(`${t.url}/mcp`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${admin.token}` } });
+    expect([get.status, get.headers.get('allow'), (await get.json()).error]).toEqual([405, 'POST', 'bad_request']);
     // a truncated JSON body is a JSON-RPC parse error object (code -32700, id null), not an empty 400
     const truncated = await fetch(`${t.url}/mcp`, {
       method: 'POST',

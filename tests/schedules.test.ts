@@ -118,6 +118,18 @@ describe('schedules', () => {
     expect((await req('POST', `/api/queries/${fired.body.query_id}/cancel`)).status).toBeLessThan(300);
     await expect.poll(async () => (await runsOf(s.id)).find((r) => r.id === fired.body.id)?.status, { timeout: 10_000, interval: 100 }).toBe('failed');
     expect((await runsOf(s.id)).find((r) => r.id === fired.body.id).error).toMatch(/cancel/);
+    // status filters runs as the spec's filter vocabulary says: repeatable, no default, an unknown value 422
+    const ids = async (path: string) => ((await req('GET', path)).body.items as any[]).map((r) => r.id).sort();
+    const skipped = runs.filter((r) => r.status === 'skipped').map((r) => r.id).sort();
+    expect(await ids(`${W}/schedules/${s.id}/runs?status=skipped`)).toEqual(skipped);
+    expect(await ids(`${W}/schedules/${s.id}/runs?status=skipped&status=failed`)).toEqual([...skipped, fired.body.id].sort());
+    const wide = (await req('GET', `${W}/schedule-runs?status=skipped`)).body.items as any[];
+    expect(wide.every((r) => r.status === 'skipped')).toBe(true);
+    expect(wide.map((r) => r.id)).toEqual(expect.arrayContaining(skipped));
+    for (const path of [`${W}/schedules/${s.id}/runs?status=cancelled`, `${W}/schedule-runs?status=nope`]) {
+      const bad = await req('GET', path);
+      expect([bad.status, bad.body.error]).toEqual([422, 'unprocessable_content']);
+    }
     await req('DELETE', `${W}/schedules/${s.id}`);
   });
 

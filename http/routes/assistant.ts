@@ -88,7 +88,7 @@ export const assistantRoutes = [
     responses: { 200: Page, 503: null },
     handler: async ({ ctx, principal, ws, query }) => ({
       status: 200,
-      body: await conversations.listConversations(ctx.db, wsOf(ws).id, principal.user.id, { cursor: query.cursor, limit: query.limit ?? 50 }),
+      body: await conversations.listConversations(ctx.db, wsOf(ws).id, principal.user.id, { cursor: query.cursor, limit: query.limit ?? 100 }),
     }),
   }),
   route({

@@ -2,7 +2,7 @@
 // writers save, schedule and fire. An agent named for work needs the use tier, checked when it is named and again
 // at every fire (as the schedule's creator).
 import { Schema } from 'effect';
-import { route, PageQuery, pageOfSchema, Uuid } from '../route.ts';
+import { route, asArray, Limit, PageQuery, pageOfSchema, repeatable, Uuid } from '../route.ts';
 import { requireAgentTier } from '../../domain/agents.ts';
 import { listWorkspaceCatalogs } from '../../domain/catalogs/attachments.ts';
 import { unprocessable } from '../../domain/errors.ts';
@@ -19,6 +19,8 @@ const SavedParams = Schema.Struct({ workspace: Schema.String, saved_query_id: Sc
 const ScheduleParams = Schema.Struct({ workspace: Schema.String, schedule_id: Schema.String });
 const Name = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200));
 const Sql = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1_000_000));
+// The spec's filter vocabulary: status repeatable, no default; an unknown value is 422.
+const RunsQuery = Schema.Struct({ status: repeatable(Schema.Literals(schedules.RUN_STATUSES)), cursor: Schema.optionalKey(Schema.String), limit: Limit });
 
 /** An agent named for work: the use tier (403 agent_forbidden, 404 without any). */
 const checkAgent = (ctx: AppContext, p: Principal, ws: WorkspaceAccess, agentId: string | null | undefined) =>
@@ -206,11 +208,14 @@ export const scheduleRoutes = [
     tags: ['schedules'],
     access: { kind: 'workspace', role: 'reader' },
     params: ScheduleParams,
-    query: PageQuery,
-    responses: { 200: pageOfSchema(schedules.RunOutSchema), 404: null },
+    query: RunsQuery,
+    responses: { 200: pageOfSchema(schedules.RunOutSchema), 404: null, 422: null },
     handler: async ({ ctx, ws, params, query }) => {
       await schedules.getSchedule(ctx.db, ws!.workspace.id, params.schedule_id);
-      return { status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id, scheduleId: params.schedule_id }, { cursor: query.cursor, limit: query.limit ?? 100 }) };
+      return {
+        status: 200,
+        body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id, scheduleId: params.schedule_id }, { status: asArray(query.status), cursor: query.cursor, limit: query.limit ?? 100 }),
+      };
     },
   }),
   route({
@@ -221,8 +226,11 @@ export const scheduleRoutes = [
     tags: ['schedules'],
     access: { kind: 'workspace', role: 'reader' },
     params: WsParams,
-    query: PageQuery,
-    responses: { 200: pageOfSchema(schedules.RunOutSchema) },
-    handler: async ({ ctx, ws, query }) => ({ status: 200, body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id }, { cursor: query.cursor, limit: query.limit ?? 100 }) }),
+    query: RunsQuery,
+    responses: { 200: pageOfSchema(schedules.RunOutSchema), 422: null },
+    handler: async ({ ctx, ws, query }) => ({
+      status: 200,
+      body: await schedules.listRuns(ctx.db, { workspaceId: ws!.workspace.id }, { status: asArray(query.status), cursor: query.cursor, limit: query.limit ?? 100 }),
+    }),
   }),
 ];

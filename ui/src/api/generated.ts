@@ -2464,6 +2464,17 @@ export type SearchSemanticResponse = {
   has_more: boolean;
 };
 
+/** GET /api/workspaces/{workspace}/search: The workspace-level search: catalogs, schemas and tables by name, as catalog-search answers */
+export type SearchWorkspaceResponse = {
+  items: Array<{
+    kind: "catalog" | "schema" | "table";
+    catalog: string;
+    schema: string | null;
+    table: string | null;
+  }>;
+  has_more: boolean;
+};
+
 /** POST /api/catalogs/{catalog_id}/migrations: Move a catalog to another storage backend (202, pending): copy, path rewrite, verify, atomic cutover */
 export type StartCatalogMigrationResponse = {
   id: string;
@@ -3673,8 +3684,9 @@ export interface Operations {
       workspace: string;
     };
     query: {
-      limit?: string | number;
+      status?: ("queued" | "running" | "done" | "failed" | "skipped") | (Array<"queued" | "running" | "done" | "failed" | "skipped">);
       cursor?: string | number;
+      limit?: string | number;
     };
     body: never;
     response: ListWorkspaceScheduleRunsResponse;
@@ -3702,11 +3714,24 @@ export interface Operations {
       schedule_id: string;
     };
     query: {
-      limit?: string | number;
+      status?: ("queued" | "running" | "done" | "failed" | "skipped") | (Array<"queued" | "running" | "done" | "failed" | "skipped">);
       cursor?: string | number;
+      limit?: string | number;
     };
     body: never;
     response: ListScheduleRunsResponse;
+  };
+  "GET /api/workspaces/{workspace}/search": {
+    path: {
+      workspace: string;
+    };
+    query: {
+      q: string | number;
+      limit?: string | number;
+      catalog?: string | number;
+    };
+    body: never;
+    response: SearchWorkspaceResponse;
   };
   "GET /api/workspaces/{workspace}/semantic/models": {
     path: {
@@ -4300,6 +4325,12 @@ export const queryLiterals = {
     sort: ["started_at", "duration"],
     dir: ["asc", "desc"],
     all_workspaces: ["true", "false"],
+  },
+  "GET /api/workspaces/{workspace}/schedule-runs": {
+    status: ["queued", "running", "done", "failed", "skipped"],
+  },
+  "GET /api/workspaces/{workspace}/schedules/{schedule_id}/runs": {
+    status: ["queued", "running", "done", "failed", "skipped"],
   },
   "GET /api/workspaces/{workspace}/semantic/models": {
     status: ["draft", "published", "deprecated"],
