@@ -22,14 +22,15 @@ export type Axis = (ctx: AxisContext, sizes: [number, number]) => AsyncGenerator
 
 /**
  * Runs `fn` `n` times in a row after `warm` unmeasured runs; p50 and p95 in milliseconds. With `budgetMs`, an answer
- * that takes seconds is run fewer times (at least 3, the warm-up cut to one): 105 runs of a 4 s answer took 7 minutes.
+ * that takes seconds is run only as often as fits (at least once, after one warm-up): 105 runs of a 4 s answer took 7
+ * minutes, of a 30 s one (a scan of 10M rows) nearly an hour.
  */
 export async function timed(name: string, n: number, fn: (i: number) => Promise<unknown>, warm = 5, budgetMs = Infinity): Promise<Figure> {
   const start = performance.now();
   for (let i = 0; i < warm && (i === 0 || performance.now() - start < budgetMs / 10); i++) await fn(i);
   const lat: number[] = [];
   const measuring = performance.now();
-  for (let i = 0; i < n && (lat.length < 3 || performance.now() - measuring < budgetMs); i++) {
+  for (let i = 0; i < n && (i === 0 || performance.now() - measuring < budgetMs); i++) {
     const t0 = performance.now();
     await fn(i);
     lat.push(performance.now() - t0);
@@ -63,7 +64,7 @@ export async function serverSide(ctx: AxisContext, name: string, fn: (q: Queryab
   const times: number[] = [];
   let buffers = 0;
   const start = performance.now();
-  for (let i = 0; i < runs && (i < 3 || performance.now() - start < budgetMs); i++) {
+  for (let i = 0; i < runs && (i === 0 || performance.now() - start < budgetMs); i++) {
     let worst: { ms: number; buffers: number; text?: string; params?: readonly unknown[] } = { ms: 0, buffers: -1 };
     const q: Queryable = {
       async query<T>(text: string, params?: readonly unknown[]) {
