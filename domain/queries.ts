@@ -210,7 +210,7 @@ const UUID_TEXT = 'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx';
  * text can begin so. A uuid's text sorts as its bytes do (fixed width, hex digits ascending, hyphens in fixed places),
  * so they are exactly the ids in that range.
  */
-export function idRange(prefix: string): [string, string] | null {
+function idRange(prefix: string): [string, string] | null {
   if (prefix.length > UUID_TEXT.length) return null;
   for (let i = 0; i < prefix.length; i++) if (UUID_TEXT[i] === '-' ? prefix[i] !== '-' : !/[0-9a-f]/.test(prefix[i])) return null;
   const pad = (digit: string) => prefix + UUID_TEXT.slice(prefix.length).replaceAll('x', digit);
