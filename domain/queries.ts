@@ -238,6 +238,19 @@ export interface HistoryFilters {
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+const UUID_TEXT = 'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx';
+/**
+ * The ids whose text begins with `prefix` (lower case), as the least and the greatest of them, or null when no id's
+ * text can begin so. A uuid's text sorts as its bytes do (fixed width, hex digits ascending, hyphens in fixed places),
+ * so they are exactly the ids in that range.
+ */
+function idRange(prefix: string): [string, string] | null {
+  if (prefix.length > UUID_TEXT.length) return null;
+  for (let i = 0; i < prefix.length; i++) if (UUID_TEXT[i] === '-' ? prefix[i] !== '-' : !/[0-9a-f]/.test(prefix[i])) return null;
+  const pad = (digit: string) => prefix + UUID_TEXT.slice(prefix.length).replaceAll('x', digit);
+  return [pad('0'), pad('f')];
+}
 const DURATION_SQL = `coalesce(duration_ms, extract(epoch from (finished_at - started_at)) * 1000)`;
 
 /** History with every filter applied to the whole set before keyset paging. */
@@ -258,7 +271,15 @@ export async function listHistory(q: Queryable, p: Principal, f: HistoryFilters)
   if (!hasPermission(p, 'query-admin')) add('(session_id is null or exists (select 1 from sql_sessions s where s.id = queries.session_id and s.user_id = $?))', p.user.id);
   where.push(`origin <> all(array['${HIDDEN_ORIGINS.join("','")}'])`);
   if (f.q) add(`sql ilike '%' || $? || '%' escape '\\'`, likeEscape(f.q));
-  if (f.query_id) add(`id::text like $? || '%'`, likeEscape(f.query_id.toLowerCase()));
+  if (f.query_id) {
+    // The ids whose text starts with the given characters are one range of ids (read through the primary key); the
+    // same rows as `id::text like '…%'`, which read the workspace's whole history to find a pasted id.
+    const range = idRange(f.query_id.toLowerCase());
+    if (range) {
+      add('id >= $?::uuid', range[0]);
+      add('id <= $?::uuid', range[1]);
+    } else where.push('false');
+  }
   if (f.since) add('started_at >= $?::timestamptz', f.since);
   if (f.until) add('started_at < $?::timestamptz', f.until);
   if (f.status.length) add('status = any($?::text[])', f.status);
@@ -273,27 +294,41 @@ export async function listHistory(q: Queryable, p: Principal, f: HistoryFilters)
   const cmp = f.dir === 'desc' ? '<' : '>';
   // Under duration, unfinished runs (null key) sort last in both directions.
   const keyExpr = f.sort === 'started_at' ? 'started_at' : `case when finished_at is null then null else ${DURATION_SQL} end`;
+  // The rows of a page: one part, or under duration two (the finished runs, then the unfinished), each read in the
+  // order of an index (queries_ws_duration, forward for desc and backward for asc) from the cursor on, and the page
+  // their first rows in the API's order. As one statement, an ascending page or one past a cursor sorted the
+  // workspace's whole history (an OR of the two parts, or nulls last both ways, is no index's order).
+  let parts: string[][] = [[]];
   if (f.cursor) {
     const c = decodeCursor(f.cursor, sortTag);
     const exists = isUuid(c.id) ? await q.query(`select 1 from queries where id = $1`, [c.id]) : [];
     if (!exists.length) throw staleCursor();
-    params.push(c.k, c.id);
-    const k = `$${params.length - 1}`;
+    // past an unfinished run only the id is a parameter (an unused one has no type: PostgreSQL refused the statement)
+    params.push(c.id);
     const id = `$${params.length}::uuid`;
-    if (f.sort === 'started_at') {
-      where.push(`(started_at, id) ${cmp} (${k}::timestamptz, ${id})`);
-    } else if (c.k === null) {
-      where.push(`(${keyExpr}) is null and id ${cmp} ${id}`);
-    } else {
-      where.push(`((${keyExpr}) ${cmp} ${k}::double precision or ((${keyExpr}) = ${k}::double precision and id ${cmp} ${id}) or (${keyExpr}) is null)`);
-    }
+    if (c.k !== null) params.push(c.k);
+    const k = `$${params.length}`;
+    if (f.sort === 'started_at') parts = [[`(started_at, id) ${cmp} (${k}::timestamptz, ${id})`]];
+    else if (c.k === null) parts = [[`(${keyExpr}) is null and id ${cmp} ${id}`]];
+    else parts = [[`((${keyExpr}), id) ${cmp} (${k}::double precision, ${id})`], [`(${keyExpr}) is null`]];
+  } else if (f.sort === 'duration' && f.dir === 'asc') {
+    parts = [[`(${keyExpr}) is not null`], [`(${keyExpr}) is null`]];
   }
   params.push(f.limit + 1);
+  const limit = `$${params.length}`;
   const order =
     f.sort === 'started_at' ? `started_at ${f.dir}, id ${f.dir}` : `(${keyExpr}) ${f.dir} nulls last, id ${f.dir}`;
+  const select = (extra: string[], partOrder: string) =>
+    `select ${QUERY_COLS}, (${f.sort === 'started_at' ? 'started_at::text' : `(${keyExpr})::text`}) as sort_key, (${keyExpr}) as sort_value
+       from queries where ${[...where, ...extra].join(' and ')} order by ${partOrder} limit ${limit}`;
+  // A part's keys are all null or none (but for a first descending page, in the index's order already), so it may
+  // place nulls first under asc, as the index read backward has them.
+  const partOrder = f.sort === 'started_at' || f.dir === 'desc' ? order : `(${keyExpr}) asc nulls first, id asc`;
   const rows = await q.query<QueryRow & { sort_key: string | null }>(
-    `select ${QUERY_COLS}, (${f.sort === 'started_at' ? 'started_at::text' : `(${keyExpr})::text`}) as sort_key
-       from queries where ${where.join(' and ')} order by ${order} limit $${params.length}`,
+    parts.length === 1
+      ? select(parts[0], partOrder)
+      : `select * from (${parts.map((x) => `(${select(x, partOrder)})`).join(' union all ')}) page
+          order by sort_value ${f.dir} nulls last, id ${f.dir} limit ${limit}`,
     params,
   );
   return pageOf(rows, f.limit, sortTag, (r) => ({ k: r.sort_key, id: r.id }), toQueryOut);

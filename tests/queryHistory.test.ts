@@ -82,6 +82,17 @@ describe('query history', () => {
     expect(names((await list('origin=sample')).body.items)).toEqual([]);
   });
 
+  it('query_id: a whole id in either case, its leading characters across a hyphen; what no id begins with matches none', async () => {
+    expect(names((await list(`query_id=${ids.slow}`)).body.items)).toEqual(['slow']);
+    expect(names((await list(`query_id=${ids.slow.toUpperCase()}`)).body.items)).toEqual(['slow']);
+    expect(names((await list(`query_id=${ids.failed.slice(0, 10)}`)).body.items)).toEqual(['failed']);
+    for (const qs of ['zz', '%', '_', ids.slow.replaceAll('-', ''), `${ids.slow}0`, `${ids.slow.slice(0, 8)}x`]) {
+      const r = await list(`query_id=${encodeURIComponent(qs)}`);
+      expect(r.status, qs).toBe(200);
+      expect(r.body.items, qs).toEqual([]);
+    }
+  });
+
   it('user_id of someone else and all_workspaces need query-admin', async () => {
     expect((await list(`user_id=${admin.id}`, member)).status).toBe(403);
     expect((await list(`user_id=${member.id}`, member)).status).toBe(200);
@@ -111,6 +122,42 @@ describe('query history', () => {
           cursor = r.body.cursor;
         } while (cursor);
         expect(paged, `${sort} ${dir}`).toEqual(all);
+      }
+    }
+    // ties in duration, several unfinished runs, a finished run without an agent-reported duration: every page size
+    // in both directions gives the whole history in the order of (duration, id), unfinished last
+    expect((await t.req('POST', '/api/workspaces', { body: { slug: 'ties', name: 'Ties' }, as: admin })).status).toBe(201);
+    const ties = (await t.req('GET', '/api/workspaces/ties', { as: admin })).body.id;
+    const rows: Array<{ id: string; key: number | null }> = [];
+    const base = Date.parse('2026-02-01T00:00:00Z');
+    // 'timed': finished 75 ms after it started, with no duration_ms
+    const durations: Array<number | null | 'timed'> = [100, 100, 100, 50, 200, null, null, 'timed', 100, null];
+    for (const [i, d] of durations.entries()) {
+      const id = randomUUID();
+      const started = new Date(base + i * 60_000);
+      const finished = d === null ? null : new Date(started.getTime() + (d === 'timed' ? 75 : 1));
+      rows.push({ id, key: d === 'timed' ? 75 : d });
+      await t.database.db.query(
+        `insert into eider.queries (id, workspace_id, user_id, sql, status, statement_type, origin, started_at, finished_at, duration_ms)
+         values ($1, $2, $3, 'select 1', $4, 'select', 'api', $5, $6, $7)`,
+        [id, ties, admin.id, d === null ? 'running' : 'done', started, finished, typeof d === 'number' ? d : null],
+      );
+    }
+    for (const dir of ['asc', 'desc'] as const) {
+      const sign = dir === 'asc' ? 1 : -1;
+      const expected = [...rows]
+        .sort((a, b) => (a.key === null) !== (b.key === null) ? (a.key === null ? 1 : -1) : (a.key !== b.key ? sign * (a.key! - b.key!) : sign * (a.id < b.id ? -1 : 1)))
+        .map((r) => r.id);
+      for (const limit of [1, 2, 3, 4]) {
+        const paged: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const r = await t.req('GET', `/api/workspaces/ties/queries?sort=duration&dir=${dir}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`, { as: admin });
+          expect(r.status, JSON.stringify(r.body)).toBe(200);
+          paged.push(...r.body.items.map((q: { id: string }) => q.id));
+          cursor = r.body.cursor;
+        } while (cursor);
+        expect(paged, `${dir} by ${limit}`).toEqual(expected);
       }
     }
     const first = await list('sort=started_at&limit=2');
