@@ -85,6 +85,43 @@ export function newSnapshotId(): bigint {
   return randomBytes(8).readBigUInt64BE() & 0x7fffffffffffffffn;
 }
 
+/**
+ * The updates that add the snapshot of manifest list `listPath` on top of `parent` (none for a table's first) and
+ * make it main's head; what a commit of data and a manifest rewrite both send.
+ */
+export function addSnapshotUpdates(s: {
+  snapshotId: bigint;
+  parent: Snapshot | null | undefined;
+  sequenceNumber: bigint;
+  listPath: string;
+  summary: Record<string, string>;
+  schemaId: number;
+}): TableUpdate[] {
+  return [
+    {
+      action: 'add-snapshot',
+      snapshot: {
+        'snapshot-id': s.snapshotId,
+        ...(s.parent ? { 'parent-snapshot-id': s.parent['snapshot-id'] } : {}),
+        'sequence-number': s.sequenceNumber,
+        'timestamp-ms': Date.now(),
+        'manifest-list': s.listPath,
+        summary: s.summary,
+        'schema-id': s.schemaId,
+      },
+    },
+    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': s.snapshotId },
+  ];
+}
+
+/** What a commit on top of `base` (main's head when it was read; none for an empty table) requires: the same table, main unmoved. */
+export function onBaseRequirements(metadata: TableMetadata, base: Snapshot | null | undefined): TableRequirement[] {
+  return [
+    { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
+    { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base ? base['snapshot-id'] : null },
+  ];
+}
+
 function compareValues(a: unknown, b: unknown): number {
   if (typeof a === 'bigint' || typeof b === 'bigint') {
     const x = BigInt(a as bigint);
@@ -330,27 +367,10 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       'total-equality-deletes': prev['total-equality-deletes'] ?? '0',
       'engine-name': 'eider-agent',
     };
-    const requirements: TableRequirement[] = options.create
-      ? [{ type: 'assert-create' }]
-      : [
-          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
-          { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base ? base['snapshot-id'] : null },
-        ];
+    const requirements: TableRequirement[] = options.create ? [{ type: 'assert-create' }] : onBaseRequirements(metadata, base);
     const updates: TableUpdate[] = [
       ...(options.create ? creationUpdates(metadata) : []),
-      {
-        action: 'add-snapshot',
-        snapshot: {
-          'snapshot-id': snapshotId,
-          ...(base ? { 'parent-snapshot-id': base['snapshot-id'] } : {}),
-          'sequence-number': sequenceNumber,
-          'timestamp-ms': Date.now(),
-          'manifest-list': listPath,
-          summary,
-          'schema-id': schema['schema-id'],
-        },
-      },
-      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
+      ...addSnapshotUpdates({ snapshotId, parent: base, sequenceNumber, listPath, summary, schemaId: schema['schema-id'] }),
     ];
     try {
       const next = await handle.client.commit(handle.namespace, handle.name, requirements, updates);
