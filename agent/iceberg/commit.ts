@@ -162,6 +162,38 @@ export function partitionSummaries(spec: PartitionSpec, schema: Schema, entries:
   });
 }
 
+/**
+ * A manifest of `files`, each added by snapshot `snapshotId`, written under the table's metadata folder (its name
+ * ending `-{suffix}.avro`), and its manifest-list record.
+ */
+async function putAddedManifest(
+  storage: TableStorage,
+  location: string,
+  snapshotId: bigint,
+  m: { schema: Schema; spec: PartitionSpec; content: 'data' | 'deletes'; files: readonly DataFile[]; suffix: string },
+): Promise<ManifestFile> {
+  const entries: ManifestEntry[] = m.files.map((f) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: f }));
+  const bytes = writeManifest({ schema: m.schema, spec: m.spec, content: m.content, entries });
+  const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-${m.suffix}.avro`;
+  await storage.put(path, bytes);
+  return {
+    manifest_path: path,
+    manifest_length: BigInt(bytes.byteLength),
+    partition_spec_id: m.spec['spec-id'],
+    content: m.content === 'data' ? 0 : 1,
+    sequence_number: 0n,
+    min_sequence_number: 0n,
+    added_snapshot_id: snapshotId,
+    added_files_count: entries.length,
+    existing_files_count: 0,
+    deleted_files_count: 0,
+    added_rows_count: sum(m.files.map((f) => f.record_count)),
+    existing_rows_count: 0n,
+    deleted_rows_count: 0n,
+    partitions: partitionSummaries(m.spec, m.schema, entries),
+  };
+}
+
 function sum(values: Iterable<bigint>): bigint {
   let s = 0n;
   for (const v of values) s += v;
@@ -203,26 +235,7 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       }
     }
     if (change.added.length && added === null) {
-      const entries: ManifestEntry[] = change.added.map((f) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: f }));
-      const bytes = writeManifest({ schema, spec, content: 'data', entries });
-      const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-m0.avro`;
-      await handle.storage.put(path, bytes);
-      added = {
-        manifest_path: path,
-        manifest_length: BigInt(bytes.byteLength),
-        partition_spec_id: spec['spec-id'],
-        content: 0,
-        sequence_number: 0n,
-        min_sequence_number: 0n,
-        added_snapshot_id: snapshotId,
-        added_files_count: entries.length,
-        existing_files_count: 0,
-        deleted_files_count: 0,
-        added_rows_count: sum(change.added.map((f) => f.record_count)),
-        existing_rows_count: 0n,
-        deleted_rows_count: 0n,
-        partitions: partitionSummaries(spec, schema, entries),
-      };
+      added = await putAddedManifest(handle.storage, location, snapshotId, { schema, spec, content: 'data', files: change.added, suffix: 'm0' });
     }
     const deleteGroups = new Map<number, AddedDeleteFile[]>();
     for (const d of change.addedDeletes ?? []) deleteGroups.set(d.specId, [...(deleteGroups.get(d.specId) ?? []), d]);
@@ -230,26 +243,8 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       addedDeletes = [];
       for (const [specId, files] of deleteGroups) {
         const dSpec = metadata['partition-specs'].find((s) => s['spec-id'] === specId) ?? spec;
-        const entries: ManifestEntry[] = files.map((d) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: d.file }));
-        const bytes = writeManifest({ schema, spec: dSpec, content: 'deletes', entries });
-        const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-d${addedDeletes.length}.avro`;
-        await handle.storage.put(path, bytes);
-        addedDeletes.push({
-          manifest_path: path,
-          manifest_length: BigInt(bytes.byteLength),
-          partition_spec_id: dSpec['spec-id'],
-          content: 1,
-          sequence_number: 0n,
-          min_sequence_number: 0n,
-          added_snapshot_id: snapshotId,
-          added_files_count: entries.length,
-          existing_files_count: 0,
-          deleted_files_count: 0,
-          added_rows_count: sum(files.map((d) => d.file.record_count)),
-          existing_rows_count: 0n,
-          deleted_rows_count: 0n,
-          partitions: partitionSummaries(dSpec, schema, entries),
-        });
+        const manifest = { schema, spec: dSpec, content: 'deletes' as const, files: files.map((d) => d.file), suffix: `d${addedDeletes.length}` };
+        addedDeletes.push(await putAddedManifest(handle.storage, location, snapshotId, manifest));
       }
     }
     for (const m of baseManifests) {
