@@ -27,7 +27,8 @@ export async function tellWaitingWork(
   ]);
 }
 
-export function elasticAgentKind(deps: {
+/** What the elastic agent actor uses; the pool operations (elasticCompute.ts) take the same, less `reportWork`. */
+export interface ElasticAgentDeps {
   db: Db;
   settings: elastic.ElasticSettings;
   provider: ComputeProvider;
@@ -37,7 +38,9 @@ export function elasticAgentKind(deps: {
   logger: Logger;
   /** Recounts an agent's work and tells its elastic actor (elasticCompute.ts). */
   reportWork: (host: ActorHost, agentId: string) => Promise<void>;
-}): ActorKind<ElasticAgentProjection> {
+}
+
+export function elasticAgentKind(deps: ElasticAgentDeps): ActorKind<ElasticAgentProjection> {
   const { db, settings, provider, logger } = deps;
   return {
     machine: machineKinds.elasticAgent.machine,

@@ -4,26 +4,17 @@
 // Decisions that span replicas (one provisioning per pool at a time, the pool cap) are taken under a PostgreSQL
 // advisory lock on the pool key, never on what this process holds.
 import { randomUUID } from 'node:crypto';
-import type { Db, Queryable } from '../runtime/db.ts';
-import type { Logger } from '../runtime/logger.ts';
+import type { Queryable } from '../runtime/db.ts';
 import type { ComputeProvider } from '../runtime/compute/provider.ts';
 import { insertElasticAgent, setCurrentIncarnation } from '../domain/agents.ts';
 import * as elastic from '../domain/elastic.ts';
 import type { ElasticAgentProjection } from '../machines/elasticAgent.ts';
 import type { ActorHost, ActorKind, SpawnResult } from './types.ts';
 import { ActorError } from './errors.ts';
-import type { AgentLink } from './agentLink.ts';
-import { elasticAgentKind, tellWaitingWork } from './elasticAgentKind.ts';
+import { elasticAgentKind, tellWaitingWork, type ElasticAgentDeps } from './elasticAgentKind.ts';
 
-export interface ElasticComputeDeps {
-  db: Db;
-  settings: elastic.ElasticSettings;
-  provider: ComputeProvider;
-  /** The environment of a provisioned agent: its connection settings plus ELASTIC_AGENT_ENV (built in bin/). */
-  agentEnv: (extra: Record<string, string>) => Promise<Record<string, string>>;
-  link: AgentLink;
-  logger: Logger;
-}
+/** What the pool operations use: the elastic agent actor's deps less `reportWork`, which they provide. */
+type ElasticComputeDeps = Omit<ElasticAgentDeps, 'reportWork'>;
 
 export interface ElasticCompute {
   kind: ActorKind<ElasticAgentProjection>;

@@ -1,7 +1,7 @@
 // Catalog throughput, run by hand: `node bench/catalog.ts` (uses DATABASE_URL, else an embedded PostgreSQL).
 // Prints loadTable per second, and commits per second on one table (writers contending, retrying on 409) and
 // spread over 20 tables (one writer each).
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { startCatalogStack, type CatalogStack } from '../tests/support/catalogStack.ts';
 import { benchDatabase, load, fmt, percentiles } from './support.ts';
 
 const SCHEMA = { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] };

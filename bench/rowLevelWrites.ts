@@ -7,7 +7,7 @@
 //   node bench/rowLevelWrites.ts [rows ...] [--mode merge-on-read] [--statement MERGE]
 //   (default 1000000 rows, both modes, all three statements; embedded PostgreSQL unless DATABASE_URL is set)
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { startCatalogStack, type CatalogStack } from '../tests/support/catalogStack.ts';
 import { parseS3Uri } from '../iceberg/storageUri.ts';
 import { startBridgeAgent, type BridgeAgent } from '../tests/support/bridgeAgent.ts';
 import { benchDatabase } from './support.ts';

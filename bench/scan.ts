@@ -5,7 +5,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { startCatalogStack } from '../catalog/harness.ts';
+import { startCatalogStack } from '../tests/support/catalogStack.ts';
 import { startBridgeAgent } from '../tests/support/bridgeAgent.ts';
 import { benchDatabase } from './support.ts';
 

@@ -76,7 +76,7 @@ function column(node: Obj | null | undefined): { column: string; qualifier: stri
 }
 
 /** The usable conjuncts of a WHERE expression (polyglot AST). */
-export function extractPredicates(where: Obj | null | undefined): Predicate[] {
+export function extractPredicates(where: unknown): Predicate[] {
   const out: Predicate[] = [];
   const visit = (n: Obj | null | undefined) => {
     if (!n || typeof n !== 'object') return;
@@ -110,7 +110,7 @@ export function extractPredicates(where: Obj | null | undefined): Predicate[] {
       if (c && low && high) out.push({ ...c, op: '>=', values: [low] }, { ...c, op: '<=', values: [high] });
     }
   };
-  visit(where);
+  visit(typeof where === 'object' && where !== null ? where : null);
   return out;
 }
 

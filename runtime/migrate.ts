@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './db.ts';
+import { splitStatements } from '../sqltext/scan.ts';
 
 const MIGRATIONS_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
 
@@ -36,7 +37,8 @@ export async function migrate(db: Db, set: MigrationSet): Promise<MigrationResul
         await conn.query('begin');
         try {
           await conn.query(`set local search_path to ${schema}, public`);
-          for (const stmt of splitSql(text)) await conn.query(stmt);
+          // PostgreSQL reads quotes, dollar quotes and comments as sqltext/ does (DuckDB's scanner is PostgreSQL's).
+          for (const stmt of splitStatements(text)) await conn.query(stmt);
           await conn.query(`insert into ${schema}.schema_migrations (version) values ($1)`, [file]);
           await conn.query('commit');
         } catch (e) {
@@ -50,27 +52,4 @@ export async function migrate(db: Db, set: MigrationSet): Promise<MigrationResul
     }
   });
   return { applied };
-}
-
-/** Splits a migration file on semicolons at line ends, keeping $$-quoted bodies whole. */
-export function splitSql(text: string): string[] {
-  const out: string[] = [];
-  let buf = '';
-  let inDollar = false;
-  for (const line of text.split('\n')) {
-    const trimmed = line.trim();
-    if (!inDollar && (trimmed.startsWith('--') || trimmed === '')) {
-      if (buf) buf += '\n';
-      continue;
-    }
-    buf += line + '\n';
-    const dollars = (line.match(/\$\$/g) ?? []).length;
-    if (dollars % 2 === 1) inDollar = !inDollar;
-    if (!inDollar && trimmed.endsWith(';')) {
-      out.push(buf.trim().replace(/;$/, ''));
-      buf = '';
-    }
-  }
-  if (buf.trim()) out.push(buf.trim().replace(/;$/, ''));
-  return out;
 }

@@ -6,7 +6,7 @@ import WebSocket from 'ws';
 import { PROTOCOL_VERSION } from '../protocol/index.ts';
 import { ADMIN, newUser, setupAdmin, startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { pruneAudit } from '../domain/audit.ts';
-import { startExtraStore, type ExtraStore } from '../catalog/harness.ts';
+import { startExtraStore, type ExtraStore } from './support/catalogStack.ts';
 
 const BOOTSTRAP = 'seeded-bootstrap-token-for-audit';
 let t: TestApi;

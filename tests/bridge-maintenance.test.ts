@@ -6,7 +6,7 @@
 // independent Iceberg reader, as well as by the agent.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { STACK_CLIENT } from '../catalog/harness.ts';
+import { STACK_CLIENT } from './support/catalogStack.ts';
 import type { Outcome } from './support/bridgeAgent.ts';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { icebirdRows, liveFiles, loadMetadata } from './support/icebergInspect.ts';

@@ -3,7 +3,7 @@
 // read back by icebird, an independent Iceberg reader, with the rows the agent returns.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { join } from 'node:path';
-import { startExtraStore, type CatalogStack } from '../catalog/harness.ts';
+import { startExtraStore, type CatalogStack } from './support/catalogStack.ts';
 import type { BridgeAgent } from './support/bridgeAgent.ts';
 import { startCatalogWithBridge, type CatalogWithBridge } from './support/catalogWithBridge.ts';
 import { icebirdRows, liveFiles, loadMetadata } from './support/icebergInspect.ts';

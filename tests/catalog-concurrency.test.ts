@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { startCatalogService } from '../catalog/server.ts';
-import { STACK_CLIENT, STACK_SECRET_KEY } from '../catalog/harness.ts';
+import { STACK_CLIENT, STACK_SECRET_KEY } from './support/catalogStack.ts';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
 
 const world = await catalogWithBridge();

@@ -2,7 +2,7 @@
 // only changes), and a relocation moves every table and the warehouse in one transaction, or nothing when a table
 // changed or the table set differs; done twice it is a no-op. Warehouse secrets are sealed at rest.
 import { describe, it, expect, beforeAll } from 'vitest';
-import { startExtraStore } from '../catalog/harness.ts';
+import { startExtraStore } from './support/catalogStack.ts';
 import { catalogWithBridge, CATALOG_START_TIMEOUT } from './support/catalogWithBridge.ts';
 import { within } from './support/stackWithAgent.ts';
 import { stringifyJson, parseJson } from '../iceberg/json.ts';

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { ListObjectsV2Command, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { writeManifest, writeManifestList } from '../iceberg/avro.ts';
-import { STACK_CLIENT } from '../catalog/harness.ts';
+import { STACK_CLIENT } from './support/catalogStack.ts';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { parseJson } from '../iceberg/json.ts';
 

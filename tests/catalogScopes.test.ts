@@ -2,7 +2,7 @@
 // use, writes only where it may write, and lives only as long as the query may run. The catalog service enforces
 // it, so it is the second line of I10 behind the api's grant checks.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STACK_CLIENT } from '../catalog/harness.ts';
+import { STACK_CLIENT } from './support/catalogStack.ts';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { dispatchScope } from '../actors/queryKind.ts';
 import { writeCatalogs } from '../domain/catalogGrants.ts';

@@ -1,10 +1,10 @@
 // Storage backends, catalogs, attachments, scoped grants, schemas and tables through the api, against a real
-// catalog service and bundled object store (catalog/harness.ts) and a real api on a fresh database.
+// catalog service and bundled object store (tests/support/catalogStack.ts) and a real api on a fresh database.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { TestDatabase } from './support/database.ts';
 import { newUser, setupAdmin, startTestStack, type Caller, type TestStack, type Res } from './support/api.ts';
-import type { CatalogStack } from '../catalog/harness.ts';
+import type { CatalogStack } from './support/catalogStack.ts';
 import { CatalogClient, CatalogServiceError, catalogClientFromConfig } from '../runtime/catalogClient.ts';
 import { startCatalogService } from '../catalog/server.ts';
 import { ensureCatalogWarehouses } from '../domain/catalogs/warehouseSync.ts';

@@ -16,7 +16,7 @@ import { createLogger } from '../runtime/logger.ts';
 import { startApi, type RunningApi } from '../bin/api.ts';
 import { buildAgentImage } from '../runtime/compute/agentImage.ts';
 import { ensureAgentNetwork, removeAgentNetwork, type AgentNetwork } from '../runtime/compute/agentNetwork.ts';
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { startCatalogStack, type CatalogStack } from './support/catalogStack.ts';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
 import { requestsTo, setupAdmin, SETUP_TOKEN, stackEnv, type SignedIn, type TestApi } from './support/api.ts';
 import { eventually } from './support/processes.ts';

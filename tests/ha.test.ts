@@ -2,50 +2,27 @@
 // public route works through every replica; the replica holding the agent can be killed (-9) or drained (SIGTERM)
 // mid-query without losing the query; replicas refuse a duplicate REPLICA_ID and answer /internal only to peers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { adminOn, eventually, pollUntil } from './support/processes.ts';
+import { adminOn, agentHolder, eventually, pollUntil, runEider, startClusterAgent, startReplica, type Cluster, type LoggedProcess, type Replica } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
 import { SETUP_TOKEN } from './support/api.ts';
 import { DRAIN_BOUND_MS } from '../bin/api.ts';
 
-const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 const SECRET = 'internal-secret-for-the-ha-test';
 const BOOT = 'bootstrap-token-for-the-ha-test';
 const PRESENCE_TTL_S = 4;
 // Long enough to kill a replica while it runs, short enough for the suite.
 const SLOW_SQL = 'SELECT count(*) AS n FROM range(1500000000) t(i) WHERE (i * 7) % 13 = 3';
 
-interface Proc {
-  child: ChildProcess;
-  logs(): string;
-  exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [EIDER, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let logs = '';
-  child.stdout!.on('data', (d) => (logs += d));
-  child.stderr!.on('data', (d) => (logs += d));
-  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
-  return { child, logs: () => logs, exited };
-}
-
-interface Replica {
-  id: string;
-  port: number;
-  url: string;
-  proc: Proc;
-}
-
 let database: TestDatabase;
 let dir: string;
+let cluster: Cluster;
 const replicas: Replica[] = [];
-let agent: Proc;
+let agent: LoggedProcess;
 let token: string;
 let agentId: string;
 /** Every status a replica answered with while the test ran: a 5xx fails the test at the end. */
@@ -62,33 +39,19 @@ async function req(r: Replica, method: string, path: string, body?: unknown, hea
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-function startReplica(id: string, port: number): Replica {
-  const proc = run(['api'], {
-    DATABASE_URL: database.url,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATA_DIR: join(dir, id),
-    REPLICA_ID: id,
-    SETUP_TOKEN,
-    AGENT_BOOTSTRAP_TOKEN: BOOT,
-    INTERNAL_API_SECRET: SECRET,
-    AGENT_PRESENCE_TTL_S: String(PRESENCE_TTL_S),
-    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-    AGENT_HEARTBEAT_TTL_S: '3',
-    ACTOR_REAPER_TICK_S: '0.5',
-    CATALOG_URL: 'http://127.0.0.1:1',
-    LOG_LEVEL: 'info',
-  });
-  return { id, port, url: `http://127.0.0.1:${port}`, proc };
+const replica = (id: string, port: number) => startReplica(cluster, id, port, { AGENT_PRESENCE_TTL_S: String(PRESENCE_TTL_S), AGENT_HEARTBEAT_TTL_S: '3' });
+
+/** Starts the killed `owner` again under its own id and port (its dead row is taken over), in its place. */
+async function restart(owner: Replica) {
+  const again = replica(owner.id, owner.port);
+  replicas[replicas.indexOf(owner)] = again;
+  await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
 }
 
 const until = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000) => eventually(what, probe, timeoutMs);
 
 const live = () => replicas.filter((r) => r.proc.child.exitCode === null && r.proc.child.signalCode === null);
-const holder = async () => {
-  const [row] = await database.db.query<{ owner_replica: string | null; status: string }>(`select owner_replica, status from eider.agents where id = $1`, [agentId]);
-  return row?.status === 'healthy' ? replicas.find((r) => r.id === row.owner_replica) : undefined;
-};
+const holder = () => agentHolder(database.db, agentId, replicas);
 
 async function submit(r: Replica, sql: string) {
   const s = await req(r, 'POST', '/api/workspaces/default/queries', { sql, agent_id: agentId });
@@ -103,20 +66,13 @@ const waitDone = (r: Replica, id: string, seconds = 60) =>
 beforeAll(async () => {
   database = await freshDatabase();
   dir = mkdtempSync(join(tmpdir(), 'eider-ha-'));
-  for (const id of ['r1', 'r2', 'r3']) replicas.push(startReplica(id, await freePort()));
+  cluster = { databaseUrl: database.url, dir, bootstrapToken: BOOT, internalSecret: SECRET };
+  for (const id of ['r1', 'r2', 'r3']) replicas.push(replica(id, await freePort()));
   for (const r of replicas) await until(`${r.id} ready`, async () => (await fetch(`${r.url}/api/readyz`)).ok, 60_000);
   const { cookie } = await adminOn(replicas[0].url);
   const pat = await fetch(`${replicas[1].url}/api/me/pats`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ expires_in_days: 1 }) });
   token = ((await pat.json()) as { token: string }).token;
-  agent = run(['agent'], {
-    CONTROL_PLANE_URL: replicas.map((r) => `ws://127.0.0.1:${r.port}/agents/connect`).join(','),
-    BOOTSTRAP_TOKEN: BOOT,
-    AGENT_DATA_DIR: join(dir, 'agent'),
-    AGENT_NAME: 'ha-agent',
-    RESULTS_HTTP_PORT: '0',
-    RESULTS_HTTP_HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-  });
+  agent = startClusterAgent(cluster, replicas, 'ha-agent');
   agentId = await until('a healthy agent', async () => {
     const a = await req(replicas[2], 'GET', '/api/agents');
     return (a.body as { id: string; status: string }[]).find((x) => x.status === 'healthy')?.id;
@@ -188,7 +144,7 @@ describe('HA replicas', () => {
   });
 
   it('a second process with a live REPLICA_ID refuses to start with one line', async () => {
-    const dup = run(['api'], {
+    const dup = runEider(['api'], {
       DATABASE_URL: database.url,
       PORT: String(await freePort()),
       DATA_DIR: join(dir, 'dup'),
@@ -227,9 +183,7 @@ describe('HA replicas', () => {
     expect(stuck).toEqual([]);
     expect(moved.id).not.toBe(owner.id);
     // The killed replica comes back under its own id (its dead row is taken over) and serves again.
-    const again = startReplica(owner.id, owner.port);
-    replicas[replicas.indexOf(owner)] = again;
-    await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
+    await restart(owner);
   }, 240_000);
 
   it('kill -9 of the replica holding the agent, then a cancel through another: running until the agent, back on a replica, confirms it', async () => {
@@ -252,9 +206,7 @@ describe('HA replicas', () => {
     // The agent stopped it itself (its query_failed cancelled), long before its 300 s timeout.
     expect(Date.now() - cancelledAt).toBeLessThan(PRESENCE_TTL_S * 1000 + 30_000);
     expect(agent.logs()).toMatch(new RegExp(`"queryId":"${id}"[^\\n]*"code":"cancelled"`));
-    const again = startReplica(owner.id, owner.port);
-    replicas[replicas.indexOf(owner)] = again;
-    await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
+    await restart(owner);
   }, 240_000);
 
   it('kill -9 of the replica holding the agent, then a submit through another before the agent is back: it waits for the agent and runs, not agent_unreachable', async () => {
@@ -278,9 +230,7 @@ describe('HA replicas', () => {
     }
     // Sent while the agent could not be back yet.
     expect(sentMs).toBeLessThan(2_000);
-    const again = startReplica(owner.id, owner.port);
-    replicas[replicas.indexOf(owner)] = again;
-    await until(`${owner.id} ready again`, async () => (await fetch(`${again.url}/api/readyz`)).ok, 60_000);
+    await restart(owner);
   }, 240_000);
 
   it('SIGTERM drains within its bound: the holder hands the agent over, a long-poll answers, keep-alive clients do not hold it, the query still ends done', async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { splitSql } from '../runtime/migrate.ts';
+import { splitStatements } from '../sqltext/scan.ts';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
 
 let database: TestDatabase;
@@ -38,7 +38,7 @@ describe('lineage per catalog (migration 275)', () => {
       await edge(a, 'w.s.t', '2026-01-01T00:00:00Z', '2026-01-05T00:00:00Z', 2, [{ source_column: 'old', target_column: 'x' }], '00000000-0000-4000-8000-000000000001');
       await edge(b, 'w.s.t', '2026-01-03T00:00:00Z', '2026-01-09T00:00:00Z', 3, [{ source_column: 'new', target_column: 'x' }], null);
       await edge(b, 'w.s.other', '2026-02-01T00:00:00Z', '2026-02-01T00:00:00Z', 1, [], null);
-      for (const stmt of splitSql(MIGRATION)) await q.query(stmt);
+      for (const stmt of splitStatements(MIGRATION)) await q.query(stmt);
       const out = await q.query<Record<string, unknown>>(
         `select source_key, target_key, provider, first_seen_at, last_seen_at, observation_count::int as n, columns, target_uuid::text from lineage_edges order by target_key`,
       );

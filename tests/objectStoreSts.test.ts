@@ -25,7 +25,7 @@ import { issueStsCredentials, parseSessionPolicy, policyAllows, type AssumeRoleR
 import { makeS3Client } from '../iceberg/s3Client.ts';
 import { sessionPolicy } from '../iceberg/stsCredentials.ts';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { startCatalogStack, type CatalogStack } from '../catalog/harness.ts';
+import { startCatalogStack, type CatalogStack } from './support/catalogStack.ts';
 
 const ROOT = { accessKey: 'foreign-root', secretKey: 'foreign-root-secret-for-tests' };
 const BUCKET = 'foreign';

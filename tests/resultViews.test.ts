@@ -6,16 +6,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stackWithAgent } from './support/stackWithAgent.ts';
+import { runDone } from './support/api.ts';
 
 const { t, admin, agentId } = await stackWithAgent({ api: 'alone', agent: { name: 'views' } });
 
-async function done(sql: string) {
-  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
-  expect(s.status, s.text).toBe(202);
-  const q = (await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=60`, { as: admin })).body;
-  expect(q.status, q.error).toBe('done');
-  return q;
-}
+const done = (sql: string) => runDone(t, admin, agentId, sql, 60);
 
 const qs = (o: Record<string, unknown>) =>
   Object.entries(o)

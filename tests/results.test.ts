@@ -1,17 +1,11 @@
 // Result rows through the api: every DuckDB type family as documented, and a 1,000,000-row result paged to the end.
 import { describe, expect, it } from 'vitest';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-
+import { runDone } from './support/api.ts';
 
 const { t, admin, agentId } = await stackWithAgent({ api: 'alone', agent: { name: 'rows' } });
 
-async function done(sql: string) {
-  const s = await t.req('POST', '/api/workspaces/default/queries', { body: { sql, agent_id: agentId }, as: admin });
-  expect(s.status, s.text).toBe(202);
-  const q = (await t.req('GET', `/api/queries/${s.body.id}?wait_timeout_s=60`, { as: admin })).body;
-  expect(q.status, q.error).toBe('done');
-  return q;
-}
+const done = (sql: string) => runDone(t, admin, agentId, sql, 60);
 
 describe('result values', () => {
   it('maps every type family as documented', async () => {

@@ -20,7 +20,7 @@ import { makeS3Client } from '../iceberg/s3Client.ts';
 import { openBackendSecret } from '../domain/backendStorage.ts';
 import { openSecret } from '../settings/secretBox.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { startExtraStore, STACK_SECRET_KEY } from '../catalog/harness.ts';
+import { startExtraStore, STACK_SECRET_KEY } from './support/catalogStack.ts';
 import { freePort } from '../runtime/postgres.ts';
 
 /** MinIO-like stores: root key and STS (`minio`), root key only (`plain`); neither verifies derived keys. */

@@ -7,7 +7,7 @@ import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { freshDatabase } from './support/database.ts';
 import { adminOn, apiReady, exited, processSite, startEider, until } from './support/processes.ts';
 import { stackEnv } from './support/api.ts';
-import { startCatalogStack, startExtraStore } from '../catalog/harness.ts';
+import { startCatalogStack, startExtraStore } from './support/catalogStack.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
 import { fillCatalog, fingerprint, sqlOn, startSlowProxy, waitMigration } from './support/migrations.ts';
 

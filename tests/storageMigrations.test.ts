@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { startExtraStore } from '../catalog/harness.ts';
+import { startExtraStore } from './support/catalogStack.ts';
 import { icebirdRows } from './support/icebergInspect.ts';
 import { fillCatalog, fingerprint, sqlOn, startSlowProxy, submitRaw, waitMigration, lakeBackend } from './support/migrations.ts';
 

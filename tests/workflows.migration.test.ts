@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { stackWithAgent } from './support/stackWithAgent.ts';
 import { fillCatalog, fingerprint, lakeBackend, sqlOn, startSlowProxy, waitMigration } from './support/migrations.ts';
-import { startExtraStore } from '../catalog/harness.ts';
+import { startExtraStore } from './support/catalogStack.ts';
 
 const lake = await startExtraStore({ bucket: 'lake2' });
 // Each request to the target held 300 ms: the migration's copy, rewrite and verify last many seconds.

@@ -11,7 +11,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApi, type Caller, type TestApi } from './support/api.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
-import { STACK_CLIENT } from '../catalog/harness.ts';
+import { STACK_CLIENT } from './support/catalogStack.ts';
 
 const SECRET = 'internal-secret-for-the-scheduled-replicas-test-0123';
 const TICK = { SCHEDULER_TICK_S: '0.2' };

@@ -85,6 +85,43 @@ export function newSnapshotId(): bigint {
   return randomBytes(8).readBigUInt64BE() & 0x7fffffffffffffffn;
 }
 
+/**
+ * The updates that add the snapshot of manifest list `listPath` on top of `parent` (none for a table's first) and
+ * make it main's head; what a commit of data and a manifest rewrite both send.
+ */
+export function addSnapshotUpdates(s: {
+  snapshotId: bigint;
+  parent: Snapshot | null | undefined;
+  sequenceNumber: bigint;
+  listPath: string;
+  summary: Record<string, string>;
+  schemaId: number;
+}): TableUpdate[] {
+  return [
+    {
+      action: 'add-snapshot',
+      snapshot: {
+        'snapshot-id': s.snapshotId,
+        ...(s.parent ? { 'parent-snapshot-id': s.parent['snapshot-id'] } : {}),
+        'sequence-number': s.sequenceNumber,
+        'timestamp-ms': Date.now(),
+        'manifest-list': s.listPath,
+        summary: s.summary,
+        'schema-id': s.schemaId,
+      },
+    },
+    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': s.snapshotId },
+  ];
+}
+
+/** What a commit on top of `base` (main's head when it was read; none for an empty table) requires: the same table, main unmoved. */
+export function onBaseRequirements(metadata: TableMetadata, base: Snapshot | null | undefined): TableRequirement[] {
+  return [
+    { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
+    { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base ? base['snapshot-id'] : null },
+  ];
+}
+
 function compareValues(a: unknown, b: unknown): number {
   if (typeof a === 'bigint' || typeof b === 'bigint') {
     const x = BigInt(a as bigint);
@@ -123,6 +160,38 @@ export function partitionSummaries(spec: PartitionSpec, schema: Schema, entries:
       upper_bound: upper === undefined ? null : encodeBound(t.type, upper),
     };
   });
+}
+
+/**
+ * A manifest of `files`, each added by snapshot `snapshotId`, written under the table's metadata folder (its name
+ * ending `-{suffix}.avro`), and its manifest-list record.
+ */
+async function putAddedManifest(
+  storage: TableStorage,
+  location: string,
+  snapshotId: bigint,
+  m: { schema: Schema; spec: PartitionSpec; content: 'data' | 'deletes'; files: readonly DataFile[]; suffix: string },
+): Promise<ManifestFile> {
+  const entries: ManifestEntry[] = m.files.map((f) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: f }));
+  const bytes = writeManifest({ schema: m.schema, spec: m.spec, content: m.content, entries });
+  const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-${m.suffix}.avro`;
+  await storage.put(path, bytes);
+  return {
+    manifest_path: path,
+    manifest_length: BigInt(bytes.byteLength),
+    partition_spec_id: m.spec['spec-id'],
+    content: m.content === 'data' ? 0 : 1,
+    sequence_number: 0n,
+    min_sequence_number: 0n,
+    added_snapshot_id: snapshotId,
+    added_files_count: entries.length,
+    existing_files_count: 0,
+    deleted_files_count: 0,
+    added_rows_count: sum(m.files.map((f) => f.record_count)),
+    existing_rows_count: 0n,
+    deleted_rows_count: 0n,
+    partitions: partitionSummaries(m.spec, m.schema, entries),
+  };
 }
 
 function sum(values: Iterable<bigint>): bigint {
@@ -166,26 +235,7 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       }
     }
     if (change.added.length && added === null) {
-      const entries: ManifestEntry[] = change.added.map((f) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: f }));
-      const bytes = writeManifest({ schema, spec, content: 'data', entries });
-      const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-m0.avro`;
-      await handle.storage.put(path, bytes);
-      added = {
-        manifest_path: path,
-        manifest_length: BigInt(bytes.byteLength),
-        partition_spec_id: spec['spec-id'],
-        content: 0,
-        sequence_number: 0n,
-        min_sequence_number: 0n,
-        added_snapshot_id: snapshotId,
-        added_files_count: entries.length,
-        existing_files_count: 0,
-        deleted_files_count: 0,
-        added_rows_count: sum(change.added.map((f) => f.record_count)),
-        existing_rows_count: 0n,
-        deleted_rows_count: 0n,
-        partitions: partitionSummaries(spec, schema, entries),
-      };
+      added = await putAddedManifest(handle.storage, location, snapshotId, { schema, spec, content: 'data', files: change.added, suffix: 'm0' });
     }
     const deleteGroups = new Map<number, AddedDeleteFile[]>();
     for (const d of change.addedDeletes ?? []) deleteGroups.set(d.specId, [...(deleteGroups.get(d.specId) ?? []), d]);
@@ -193,26 +243,8 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       addedDeletes = [];
       for (const [specId, files] of deleteGroups) {
         const dSpec = metadata['partition-specs'].find((s) => s['spec-id'] === specId) ?? spec;
-        const entries: ManifestEntry[] = files.map((d) => ({ status: 1, snapshot_id: snapshotId, sequence_number: null, file_sequence_number: null, data_file: d.file }));
-        const bytes = writeManifest({ schema, spec: dSpec, content: 'deletes', entries });
-        const path = `${location}/metadata/${snapshotId}-${randomBytes(6).toString('hex')}-d${addedDeletes.length}.avro`;
-        await handle.storage.put(path, bytes);
-        addedDeletes.push({
-          manifest_path: path,
-          manifest_length: BigInt(bytes.byteLength),
-          partition_spec_id: dSpec['spec-id'],
-          content: 1,
-          sequence_number: 0n,
-          min_sequence_number: 0n,
-          added_snapshot_id: snapshotId,
-          added_files_count: entries.length,
-          existing_files_count: 0,
-          deleted_files_count: 0,
-          added_rows_count: sum(files.map((d) => d.file.record_count)),
-          existing_rows_count: 0n,
-          deleted_rows_count: 0n,
-          partitions: partitionSummaries(dSpec, schema, entries),
-        });
+        const manifest = { schema, spec: dSpec, content: 'deletes' as const, files: files.map((d) => d.file), suffix: `d${addedDeletes.length}` };
+        addedDeletes.push(await putAddedManifest(handle.storage, location, snapshotId, manifest));
       }
     }
     for (const m of baseManifests) {
@@ -330,27 +362,10 @@ export async function commitSnapshot(handle: TableHandle, initial: SnapshotChang
       'total-equality-deletes': prev['total-equality-deletes'] ?? '0',
       'engine-name': 'eider-agent',
     };
-    const requirements: TableRequirement[] = options.create
-      ? [{ type: 'assert-create' }]
-      : [
-          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
-          { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base ? base['snapshot-id'] : null },
-        ];
+    const requirements: TableRequirement[] = options.create ? [{ type: 'assert-create' }] : onBaseRequirements(metadata, base);
     const updates: TableUpdate[] = [
       ...(options.create ? creationUpdates(metadata) : []),
-      {
-        action: 'add-snapshot',
-        snapshot: {
-          'snapshot-id': snapshotId,
-          ...(base ? { 'parent-snapshot-id': base['snapshot-id'] } : {}),
-          'sequence-number': sequenceNumber,
-          'timestamp-ms': Date.now(),
-          'manifest-list': listPath,
-          summary,
-          'schema-id': schema['schema-id'],
-        },
-      },
-      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
+      ...addSnapshotUpdates({ snapshotId, parent: base, sequenceNumber, listPath, summary, schemaId: schema['schema-id'] }),
     ];
     try {
       const next = await handle.client.commit(handle.namespace, handle.name, requirements, updates);

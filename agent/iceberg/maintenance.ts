@@ -12,7 +12,7 @@ import type { TableRequirement, TableUpdate } from '../../iceberg/updates.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DataFileCache } from '../dataCache.ts';
 import { CatalogHttpError, type LoadedTable } from './catalog.ts';
-import { commitSnapshot, newSnapshotId, partitionSummaries, type TableHandle } from './commit.ts';
+import { addSnapshotUpdates, commitSnapshot, newSnapshotId, onBaseRequirements, partitionSummaries, type TableHandle } from './commit.ts';
 import { catalogError } from './errors.ts';
 import { findSnapshot, liveEntries, mainSnapshotId, planScan, readImmutable, readManifestFiles, type PlannedFile } from './scan.ts';
 import { ObjectNotFound, type TableStorage } from './storage.ts';
@@ -404,25 +404,8 @@ async function rewriteManifests(handle: TableHandle): Promise<ProcedureRow> {
       handle.loaded.metadata = await handle.client.commit(
         handle.namespace,
         handle.name,
-        [
-          { type: 'assert-table-uuid', uuid: metadata['table-uuid'] },
-          { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': base['snapshot-id'] },
-        ],
-        [
-          {
-            action: 'add-snapshot',
-            snapshot: {
-              'snapshot-id': snapshotId,
-              'parent-snapshot-id': base['snapshot-id'],
-              'sequence-number': sequenceNumber,
-              'timestamp-ms': Date.now(),
-              'manifest-list': listPath,
-              summary,
-              'schema-id': schema['schema-id'],
-            },
-          },
-          { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
-        ],
+        onBaseRequirements(metadata, base),
+        addSnapshotUpdates({ snapshotId, parent: base, sequenceNumber, listPath, summary, schemaId: schema['schema-id'] }),
       );
       return { rewritten_manifests_count: replaced.size, added_manifests_count: created.length };
     } catch (error) {

@@ -5,7 +5,7 @@
 // AST node, tables are `{table: {catalog, schema, name}}` nodes). Two things it does not parse are done by hand:
 // splitting a script into statement texts (sqltext/scan.ts), and the `PARTITIONED BY (...)` clause of CREATE TABLE, which DuckDB
 // parses but refuses for its own tables, so the bridge strips it before DuckDB sees the statement.
-import { parse } from '@polyglot-sql/sdk';
+import { parse, type ParseResult } from '@polyglot-sql/sdk';
 import { randomUUID } from 'node:crypto';
 import { extractPredicates, type Predicate } from '../../iceberg/predicates.ts';
 import { forEachCode, leadingKeyword, runAt } from '../../sqltext/scan.ts';
@@ -107,7 +107,24 @@ export interface ProcedureCall {
   resultTable: string;
 }
 
-type Obj = Record<string, any>;
+// polyglot's AST is JSON (a node is an object whose one key names its kind; a field is left out when empty or false),
+// read here by key: every value is unknown until checked.
+type Node = { readonly [key: string]: unknown };
+const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null;
+/** The value at `path` below `v`, or undefined where a step is missing or not an object (as `v?.a?.b` reads it). */
+function at(v: unknown, ...path: string[]): unknown {
+  for (const key of path) {
+    if (!isNode(v)) return undefined;
+    v = v[key];
+  }
+  return v;
+}
+/** The string at `path` below `v` (a name: polyglot writes an identifier as `{name, quoted}`), or null. */
+function textAt(v: unknown, ...path: string[]): string | null {
+  const t = at(v, ...path);
+  return typeof t === 'string' ? t : null;
+}
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Finding PARTITIONED BY outside strings and comments (scripts are split by sqltext/scan.ts)
@@ -178,41 +195,43 @@ export function parsePartitionClause(clause: string): PartitionItem[] {
 // ---------------------------------------------------------------------------------------------------------------
 // AST
 
-function tableRef(node: Obj | null | undefined): TableRef | null {
-  if (!node || typeof node !== 'object' || !node.name) return null;
-  const part = (x: Obj | null) => (x && typeof x.name === 'string' ? x.name : null);
-  const name = part(node.name);
+function tableRef(node: unknown): TableRef | null {
+  if (!isNode(node) || !node.name) return null;
+  const name = textAt(node.name, 'name');
   if (name === null) return null;
-  return { catalog: part(node.catalog), schema: part(node.schema), name };
+  return { catalog: textAt(node.catalog, 'name'), schema: textAt(node.schema, 'name'), name };
 }
 
 /** Every `{table: …}` node below `node`, and CTE names defined anywhere below it. */
 function collectTables(node: unknown, tables: TableRef[], ctes: Set<string>, depth = 0): void {
-  if (depth > 400 || node === null || typeof node !== 'object') return;
+  if (depth > 400 || !isNode(node)) return;
   if (Array.isArray(node)) {
-    for (const x of node) collectTables(x, tables, ctes, depth + 1);
+    for (const x of list(node)) collectTables(x, tables, ctes, depth + 1);
     return;
   }
-  const o = node as Obj;
-  if (o.table && typeof o.table === 'object' && o.table.name && typeof o.table.name === 'object' && 'name' in o.table.name) {
-    const ref = tableRef(o.table);
+  const table = node.table;
+  if (isNode(table) && isNode(table.name) && 'name' in table.name) {
+    const ref = tableRef(table);
     if (ref) tables.push(ref);
   }
-  if (Array.isArray(o.ctes)) {
-    for (const c of o.ctes) if (c?.alias?.name) ctes.add(String(c.alias.name).toLowerCase());
+  for (const c of list(node.ctes)) {
+    const name = at(c, 'alias', 'name');
+    if (name) ctes.add(String(name).toLowerCase());
   }
-  for (const [k, v] of Object.entries(o)) {
+  for (const [k, v] of Object.entries(node)) {
     if (k === 'span') continue;
     collectTables(v, tables, ctes, depth + 1);
   }
 }
 
 /** The table inside a (possibly aliased) node: `{table}` or `{alias: {this: {table}, alias}}`. */
-function aliased(node: Obj | null | undefined): { ref: TableRef | null; alias: string | null } {
+function aliased(node: unknown): { ref: TableRef | null; alias: string | null } {
   if (!node) return { ref: null, alias: null };
-  if (node.table) return { ref: tableRef(node.table), alias: node.table.alias?.name ?? null };
-  if (node.alias?.this?.table) return { ref: tableRef(node.alias.this.table), alias: node.alias.alias?.name ?? null };
-  if (node.name && node.name.name !== undefined) return { ref: tableRef(node), alias: node.alias?.name ?? null };
+  const table = at(node, 'table');
+  if (table) return { ref: tableRef(table), alias: textAt(table, 'alias', 'name') };
+  const inner = at(node, 'alias', 'this', 'table');
+  if (inner) return { ref: tableRef(inner), alias: textAt(node, 'alias', 'alias', 'name') };
+  if (at(node, 'name') && at(node, 'name', 'name') !== undefined) return { ref: tableRef(node), alias: textAt(node, 'alias', 'name') };
   return { ref: null, alias: null };
 }
 
@@ -281,9 +300,9 @@ export function analyzeStatement(text: string): StatementInfo {
     info.ifNotExists = Boolean(createSchema[1]);
     return info;
   }
-  let result: Obj;
+  let result: ParseResult;
   try {
-    result = parse(stripped.sql, 'duckdb' as never) as unknown as Obj;
+    result = parse(stripped.sql, 'duckdb' as never);
   } catch (error) {
     info.parseError = (error as Error).message;
     return info;
@@ -292,9 +311,9 @@ export function analyzeStatement(text: string): StatementInfo {
     info.parseError = String(result.error ?? 'not a single statement');
     return info;
   }
-  const root = result.ast[0] as Obj;
-  const kind = Object.keys(root)[0];
-  const node = root[kind] as Obj;
+  const root: unknown = result.ast[0];
+  const kind = isNode(root) ? (Object.keys(root)[0] ?? '') : '';
+  const node = at(root, kind);
   const tables: TableRef[] = [];
   const ctes = new Set<string>();
   collectTables(node, tables, ctes);
@@ -303,30 +322,31 @@ export function analyzeStatement(text: string): StatementInfo {
     case 'select':
     case 'describe': {
       info.kind = 'select';
-      const from = node.from?.expressions;
-      if (Array.isArray(from) && from.length === 1 && !(node.joins?.length)) {
+      const from = at(node, 'from', 'expressions');
+      if (Array.isArray(from) && from.length === 1 && !at(node, 'joins', 'length')) {
         const a = aliased(from[0]);
         info.targetAlias = a.alias;
       }
-      info.predicates = extractPredicates(node.where_clause?.this);
+      info.predicates = extractPredicates(at(node, 'where_clause', 'this'));
       break;
     }
     case 'insert':
       info.kind = 'insert';
-      info.target = tableRef(node.table) ?? aliased(node.this).ref;
+      info.target = tableRef(at(node, 'table')) ?? aliased(at(node, 'this')).ref;
       break;
     case 'update':
     case 'delete': {
       info.kind = kind;
-      const a = aliased(node.table ? { table: node.table } : node.this);
+      const table = at(node, 'table');
+      const a = aliased(table ? { table } : at(node, 'this'));
       info.target = a.ref;
       info.targetAlias = a.alias;
-      info.predicates = extractPredicates(node.where_clause?.this);
+      info.predicates = extractPredicates(at(node, 'where_clause', 'this'));
       break;
     }
     case 'merge': {
       info.kind = 'merge';
-      const a = aliased(node.this);
+      const a = aliased(at(node, 'this'));
       info.target = a.ref;
       info.targetAlias = a.alias;
       if (a.ref) info.merge = mergeShape(node, stripped.sql, a.ref, a.alias);
@@ -334,38 +354,38 @@ export function analyzeStatement(text: string): StatementInfo {
     }
     case 'create_table':
       info.kind = 'create_table';
-      info.target = tableRef(node.name);
-      info.ifNotExists = Boolean(node.if_not_exists);
-      info.orReplace = Boolean(node.or_replace);
-      info.temporary = Boolean(node.temporary);
-      info.asSelect = Boolean(node.as_select);
+      info.target = tableRef(at(node, 'name'));
+      info.ifNotExists = Boolean(at(node, 'if_not_exists'));
+      info.orReplace = Boolean(at(node, 'or_replace'));
+      info.temporary = Boolean(at(node, 'temporary'));
+      info.asSelect = Boolean(at(node, 'as_select'));
       break;
     case 'create_schema': {
       info.kind = 'create_schema';
-      const parts = (Array.isArray(node.name) ? node.name : [node.name]).map((p: Obj) => String(p.name));
+      const name = at(node, 'name');
+      const parts = (Array.isArray(name) ? list(name) : [name]).map((p) => String(at(p, 'name')));
       info.target = parts.length === 2 ? { catalog: parts[0], schema: null, name: parts[1] } : { catalog: null, schema: null, name: parts[0] };
-      info.ifNotExists = Boolean(node.if_not_exists);
+      info.ifNotExists = Boolean(at(node, 'if_not_exists'));
       break;
     }
     case 'drop_schema': {
       info.kind = 'drop_schema';
-      const n = node.name as Obj;
-      info.target = { catalog: null, schema: null, name: String(n.name) };
-      info.ifExists = Boolean(node.if_exists);
-      info.cascade = Boolean(node.cascade);
+      info.target = { catalog: null, schema: null, name: String(at(node, 'name', 'name')) };
+      info.ifExists = Boolean(at(node, 'if_exists'));
+      info.cascade = Boolean(at(node, 'cascade'));
       break;
     }
     case 'drop_table':
       info.kind = 'drop_table';
-      if (Array.isArray(node.names) && node.names.length > 1) info.parseError = 'DROP TABLE of several tables: drop them one at a time';
-      info.target = tableRef(node.names?.[0]);
-      info.ifExists = Boolean(node.if_exists);
-      info.cascade = Boolean(node.cascade);
+      if (list(at(node, 'names')).length > 1) info.parseError = 'DROP TABLE of several tables: drop them one at a time';
+      info.target = tableRef(at(node, 'names', '0'));
+      info.ifExists = Boolean(at(node, 'if_exists'));
+      info.cascade = Boolean(at(node, 'cascade'));
       break;
     case 'alter_table': {
       info.kind = 'alter_table';
-      info.target = tableRef(node.name);
-      const rename = (node.actions ?? []).find((a: Obj) => a.RenameTable)?.RenameTable;
+      info.target = tableRef(at(node, 'name'));
+      const rename = at(list(at(node, 'actions')).find((a) => at(a, 'RenameTable')), 'RenameTable');
       if (rename) info.renameTo = tableRef(rename);
       break;
     }
@@ -401,28 +421,28 @@ const SUBQUERY_ALIAS = new RegExp(String.raw`^(?:AS\s+)?${IDENT}(?:\s*\([^()]*\)
  * SOURCE (or a clause not recognized), a WITH, `USING (columns)`, a source that is neither a table nor a
  * parenthesized subquery, an ON that names no target and source columns as equal.
  */
-function mergeShape(node: Obj, sql: string, target: TableRef, targetAlias: string | null): MergeShape | null {
-  const whens = node.whens?.whens?.expressions;
-  if (!Array.isArray(whens) || whens.length === 0) return null;
+function mergeShape(node: unknown, sql: string, target: TableRef, targetAlias: string | null): MergeShape | null {
+  const whens = list(at(node, 'whens', 'whens', 'expressions'));
+  if (whens.length === 0) return null;
   // `matched` and `source` are `{boolean: {value}}` (value left out when false); `source` is absent unless written.
-  const flag = (x: Obj | null | undefined, absent: boolean | null) => (x === null || x === undefined ? absent : x.boolean ? x.boolean.value === true : null);
+  const flag = (x: unknown, absent: boolean | null) => (x === null || x === undefined ? absent : at(x, 'boolean') ? at(x, 'boolean', 'value') === true : null);
   for (const w of whens) {
-    const matched = flag(w?.when?.matched, null);
-    const bySource = flag(w?.when?.source, false);
+    const matched = flag(at(w, 'when', 'matched'), null);
+    const bySource = flag(at(w, 'when', 'source'), false);
     if (matched === null || bySource === null || (matched === false && bySource === true)) return null;
   }
-  if (node.with_ || node.using_cond || !node.on) return null;
-  const u = node.using as Obj | null;
+  if (at(node, 'with_') || at(node, 'using_cond') || !at(node, 'on')) return null;
+  const u = at(node, 'using');
   let sourceQualifier: string | null = null;
   let sourceIsTable = false;
-  if (u?.table?.name?.name) {
+  if (at(u, 'table', 'name', 'name')) {
     sourceIsTable = true;
-    sourceQualifier = u.table.alias?.name ?? u.table.name.name;
-  } else if (u?.alias?.this?.table?.name?.name) {
+    sourceQualifier = textAt(u, 'table', 'alias', 'name') ?? textAt(u, 'table', 'name', 'name');
+  } else if (at(u, 'alias', 'this', 'table', 'name', 'name')) {
     sourceIsTable = true;
-    sourceQualifier = u.alias.alias?.name ?? null;
-  } else if (u?.subquery) {
-    sourceQualifier = u.subquery.alias?.name ?? null;
+    sourceQualifier = textAt(u, 'alias', 'alias', 'name');
+  } else if (at(u, 'subquery')) {
+    sourceQualifier = textAt(u, 'subquery', 'alias', 'name');
   }
   if (!sourceQualifier) return null;
   const targetQualifiers = [(targetAlias ?? target.name).toLowerCase()];
@@ -437,20 +457,20 @@ function mergeShape(node: Obj, sql: string, target: TableRef, targetAlias: strin
   const targetPredicates: Predicate[] = [];
   const isTarget = (q: string | null) => q !== null && targetQualifiers.includes(q.toLowerCase());
   const isSource = (q: string | null) => q !== null && q.toLowerCase() === sourceQualifier!.toLowerCase();
-  const col = (n: Obj | null | undefined) => (n?.column?.name ? { name: String(n.column.name.name), qualifier: (n.column.table?.name as string | undefined) ?? null } : null);
-  const visit = (n: Obj | null | undefined) => {
-    if (!n || typeof n !== 'object') return;
-    if (n.and) return void (visit(n.and.left), visit(n.and.right));
-    if (n.paren) return visit(n.paren.this);
+  const col = (n: unknown) => (at(n, 'column', 'name') ? { name: String(at(n, 'column', 'name', 'name')), qualifier: textAt(n, 'column', 'table', 'name') } : null);
+  const visit = (n: unknown) => {
+    if (!isNode(n)) return;
+    if (n.and) return void (visit(at(n.and, 'left')), visit(at(n.and, 'right')));
+    if (n.paren) return visit(at(n.paren, 'this'));
     if (n.eq) {
-      const l = col(n.eq.left);
-      const r = col(n.eq.right);
+      const l = col(at(n.eq, 'left'));
+      const r = col(at(n.eq, 'right'));
       if (l && r && isTarget(l.qualifier) && isSource(r.qualifier)) keys.push({ column: l.name, sourceColumn: r.name });
       else if (l && r && isSource(l.qualifier) && isTarget(r.qualifier)) keys.push({ column: r.name, sourceColumn: l.name });
     }
   };
-  visit(node.on);
-  for (const p of extractPredicates(node.on)) if (isTarget(p.qualifier)) targetPredicates.push(p);
+  visit(at(node, 'on'));
+  for (const p of extractPredicates(at(node, 'on'))) if (isTarget(p.qualifier)) targetPredicates.push(p);
   if (keys.length === 0 && targetPredicates.length === 0) return null;
   return { keys, targetPredicates, sourceQualifier, targetQualifiers, source: { start: using + 5, end: on }, sourceIsTable };
 }

@@ -5,19 +5,13 @@
 // agents list and the agents' live counts.
 import type { Axis, Figure } from './measure.ts';
 import { seconds, timed } from './measure.ts';
-import { cpuSeconds, simFleet } from './simAgents.ts';
-import { BENCH_BOOTSTRAP, agentIdByName, startAgentProcess } from '../support.ts';
+import { cpuSeconds, realAgentAndFleet } from './simAgents.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const agentsAxis: Axis = async function* (ctx, [small, large]) {
-  const real = await startAgentProcess(ctx.api, ctx.token, 'real', BENCH_BOOTSTRAP);
-  const fleet = { close: async () => undefined } as { close(): Promise<void> };
+  const { realId, fleet: sims, close } = await realAgentAndFleet(ctx, { prefix: 'sim', hold: false });
   try {
-    const realId = await agentIdByName(ctx.api, ctx.token, 'real');
-    const [{ capabilities }] = await ctx.db.query<{ capabilities: unknown }>(`select capabilities from agents where id = $1`, [realId]);
-    const sims = simFleet({ db: ctx.db, wsUrl: `${ctx.api.url.replace(/^http/, 'ws')}/agents/connect`, prefix: 'sim', capabilities, hold: false });
-    Object.assign(fleet, { close: () => sims.close() });
     const headers = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
     const windowS = Number(process.env.BENCH_CPU_WINDOW_S ?? 30);
     const pid = ctx.api.child.pid!;
@@ -69,7 +63,6 @@ export const agentsAxis: Axis = async function* (ctx, [small, large]) {
       yield { size, figures };
     }
   } finally {
-    await fleet.close();
-    real.kill('SIGTERM');
+    await close();
   }
 };

@@ -47,6 +47,16 @@ export async function explain(ctx: AxisContext, title: string, text: string, par
   console.log(`\n--- ${title}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`);
 }
 
+/** Calls `fn(i)` for each i from `from` up to `to` (excluded), `concurrency` calls at a time, taken in order. */
+export async function eachConcurrently(from: number, to: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = from;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < to) await fn(next++);
+    }),
+  );
+}
+
 export const seconds = (t0: number) => ((performance.now() - t0) / 1000).toFixed(1);
 
 

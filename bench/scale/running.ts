@@ -5,20 +5,14 @@
 // held), a status read of a running query, a cancel (answered; the query ends cancelled), and a SELECT 42 through
 // the real agent, waited for.
 import type { Axis, Figure } from './measure.ts';
-import { seconds, timed } from './measure.ts';
-import { rssBytes, simFleet } from './simAgents.ts';
-import { BENCH_BOOTSTRAP, agentIdByName, startAgentProcess } from '../support.ts';
+import { eachConcurrently, seconds, timed } from './measure.ts';
+import { rssBytes, realAgentAndFleet } from './simAgents.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const runningAxis: Axis = async function* (ctx, [small, large]) {
-  const real = await startAgentProcess(ctx.api, ctx.token, 'real', BENCH_BOOTSTRAP);
-  const fleet = { close: async () => undefined } as { close(): Promise<void> };
+  const { realId, fleet: holders, close } = await realAgentAndFleet(ctx, { prefix: 'hold', hold: true });
   try {
-    const realId = await agentIdByName(ctx.api, ctx.token, 'real');
-    const [{ capabilities }] = await ctx.db.query<{ capabilities: unknown }>(`select capabilities from agents where id = $1`, [realId]);
-    const holders = simFleet({ db: ctx.db, wsUrl: `${ctx.api.url.replace(/^http/, 'ws')}/agents/connect`, prefix: 'hold', capabilities, hold: true });
-    Object.assign(fleet, { close: () => holders.close() });
     await holders.grow(Number(process.env.BENCH_HOLDERS ?? 10));
     const headers = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
     const pid = ctx.api.child.pid!;
@@ -37,15 +31,9 @@ export const runningAxis: Axis = async function* (ctx, [small, large]) {
     let last = { rss: await rssBytes(pid), size: 0 };
     for (const size of [small, large]) {
       const t0 = performance.now();
-      let next = held.length;
-      await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          while (next < size) {
-            const i = next++;
-            held.push((await submit(holders.agents[i % holders.agents.length].id)).id);
-          }
-        }),
-      );
+      await eachConcurrently(held.length, size, 8, async (i) => {
+        held.push((await submit(holders.agents[i % holders.agents.length].id)).id);
+      });
       for (const until = Date.now() + 120_000; (await running()) < size; ) {
         if (Date.now() > until) throw new Error(`only ${await running()} of ${size} queries running`);
         await sleep(200);
@@ -87,7 +75,6 @@ export const runningAxis: Axis = async function* (ctx, [small, large]) {
       yield { size, figures };
     }
   } finally {
-    await fleet.close();
-    real.kill('SIGTERM');
+    await close();
   }
 };

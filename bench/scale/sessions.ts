@@ -3,18 +3,12 @@
 // a statement in the real agent's session (SELECT 42, waited for, first page included), a statement in a simulated
 // agent's session (the api's own path: no engine), a session opened, and the sessions list.
 import type { Axis, Figure } from './measure.ts';
-import { seconds, timed } from './measure.ts';
-import { simFleet } from './simAgents.ts';
-import { BENCH_BOOTSTRAP, agentIdByName, startAgentProcess } from '../support.ts';
+import { eachConcurrently, seconds, timed } from './measure.ts';
+import { realAgentAndFleet } from './simAgents.ts';
 
 export const sessionsAxis: Axis = async function* (ctx, [small, large]) {
-  const real = await startAgentProcess(ctx.api, ctx.token, 'real', BENCH_BOOTSTRAP);
-  const fleet = { close: async () => undefined } as { close(): Promise<void> };
+  const { realId, fleet: sims, close } = await realAgentAndFleet(ctx, { prefix: 'sess', hold: false });
   try {
-    const realId = await agentIdByName(ctx.api, ctx.token, 'real');
-    const [{ capabilities }] = await ctx.db.query<{ capabilities: unknown }>(`select capabilities from agents where id = $1`, [realId]);
-    const sims = simFleet({ db: ctx.db, wsUrl: `${ctx.api.url.replace(/^http/, 'ws')}/agents/connect`, prefix: 'sess', capabilities, hold: false });
-    Object.assign(fleet, { close: () => sims.close() });
     await sims.grow(Number(process.env.BENCH_SESSION_AGENTS ?? 10));
     const headers = { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' };
     const post = async (path: string, body: unknown) => {
@@ -35,17 +29,11 @@ export const sessionsAxis: Axis = async function* (ctx, [small, large]) {
     const held: string[] = [];
     for (const size of [small, large]) {
       const t0 = performance.now();
-      let next = held.length;
-      await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          while (next < size) {
-            const i = next++;
-            const id = await open(sims.agents[i % sims.agents.length].id);
-            await statement(id, `SELECT ${i}`);
-            held.push(id);
-          }
-        }),
-      );
+      await eachConcurrently(held.length, size, 8, async (i) => {
+        const id = await open(sims.agents[i % sims.agents.length].id);
+        await statement(id, `SELECT ${i}`);
+        held.push(id);
+      });
       console.log(`${size.toLocaleString('en')} sessions open, each with a statement (in ${seconds(t0)} s)`);
       const figures: Figure[] = [];
       figures.push(
@@ -64,7 +52,6 @@ export const sessionsAxis: Axis = async function* (ctx, [small, large]) {
       yield { size, figures };
     }
   } finally {
-    await fleet.close();
-    real.kill('SIGTERM');
+    await close();
   }
 };

@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
 import { PROTOCOL_VERSION, decodeServiceFrame, encodeAgentFrame, type AgentFrame } from '../../protocol/index.ts';
 import type { Db } from '../../runtime/db.ts';
+import { BENCH_BOOTSTRAP, agentIdByName, startAgentProcess } from '../support.ts';
+import { eachConcurrently, type AxisContext } from './measure.ts';
 
 interface SimAgent {
   id: string;
@@ -18,7 +20,7 @@ interface SimAgent {
   close(): void;
 }
 
-export interface SimFleet {
+interface SimFleet {
   agents: SimAgent[];
   /** heartbeats and status frames sent, dispatches received, since the start */
   counts: { heartbeats: number; dispatches: number; cancels: number; sessions: number };
@@ -33,7 +35,7 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
  * A fleet of simulated agents named `${prefix}-{i}` dialling `wsUrl`; their rows (and session token hashes) are
  * inserted into `agents` as they are needed. `capabilities` is what each reports (a real agent's, copied).
  */
-export function simFleet(o: { db: Db; wsUrl: string; prefix: string; capabilities: unknown; hold: boolean }): SimFleet {
+function simFleet(o: { db: Db; wsUrl: string; prefix: string; capabilities: unknown; hold: boolean }): SimFleet {
   const agents: SimAgent[] = [];
   const counts = { heartbeats: 0, dispatches: 0, cancels: 0, sessions: 0 };
   const token = (i: number) => `eid_agent_bench_${o.prefix}_${i}`;
@@ -127,21 +129,43 @@ export function simFleet(o: { db: Db; wsUrl: string; prefix: string; capabilitie
       if (sha256(token(from)) !== (await o.db.query<{ h: string }>(`select session_token_hash as h from agents where id = $1`, [rows[0].id]))[0].h) {
         throw new Error('the session token hash the bench stored is not the one the api computes');
       }
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < rows.length) {
-            const r = rows[next++];
-            agents[r.i] = await dial(r.i, r.id);
-          }
-        }),
-      );
+      await eachConcurrently(0, rows.length, concurrency, async (k) => {
+        agents[rows[k].i] = await dial(rows[k].i, rows[k].id);
+      });
     },
     async close() {
       for (const a of agents) a?.close();
       await new Promise((r) => setTimeout(r, 500));
     },
   };
+}
+
+/**
+ * One real agent named `real` (running what is dispatched to it) and a fleet of simulated ones beside it reporting
+ * its capabilities, dialling the api of `ctx`; the fleet is empty until grown. `close` closes the fleet, then stops
+ * the real agent; the real agent is stopped too when the setup itself fails.
+ */
+export async function realAgentAndFleet(
+  ctx: AxisContext,
+  o: { prefix: string; hold: boolean },
+): Promise<{ realId: string; fleet: SimFleet; close(): Promise<void> }> {
+  const real = await startAgentProcess(ctx.api, ctx.token, 'real', BENCH_BOOTSTRAP);
+  try {
+    const realId = await agentIdByName(ctx.api, ctx.token, 'real');
+    const [{ capabilities }] = await ctx.db.query<{ capabilities: unknown }>(`select capabilities from agents where id = $1`, [realId]);
+    const fleet = simFleet({ db: ctx.db, wsUrl: `${ctx.api.url.replace(/^http/, 'ws')}/agents/connect`, prefix: o.prefix, capabilities, hold: o.hold });
+    return {
+      realId,
+      fleet,
+      close: async () => {
+        await fleet.close();
+        real.kill('SIGTERM');
+      },
+    };
+  } catch (e) {
+    real.kill('SIGTERM');
+    throw e;
+  }
 }
 
 /** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */

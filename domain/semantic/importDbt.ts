@@ -8,8 +8,14 @@ import { GRAINS, NAME_PATTERN, type Aggregation, type Grain } from './definition
 
 const DBT_FORMAT = 'a dbt manifest.json (a JSON object with semantic_models and metrics, as dbt parse writes it)';
 
-type Obj = Record<string, any>;
+// The manifest is untrusted JSON: every field is read as unknown and narrowed where it is used; what the model gets
+// is raw definitions that the model rules decode (importSet.ts), so a field of the wrong type is refused there.
+type Obj = Record<string, unknown>;
+/** A semantic model the import keeps: a lowercase identifier for a name, and a relation. */
+type SemanticModel = Obj & { name: string; node_relation: Obj };
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** `v[key]` when `v` is an object, else undefined (as `v?.[key]` reads a missing or scalar field). */
+const at = (v: unknown, key: string): unknown => (isObj(v) ? v[key] : undefined);
 const values = (v: unknown): Obj[] => (isObj(v) ? Object.values(v).filter(isObj) : Array.isArray(v) ? v.filter(isObj) : []);
 const sortByName = (list: Obj[]) => [...list].sort((a, b) => String(a.name).localeCompare(String(b.name)));
 
@@ -25,6 +31,7 @@ const AGG: Record<string, Aggregation> = {
   sum_boolean: 'sum_boolean',
 };
 const KEY_TYPES = new Set(['primary', 'unique', 'natural']);
+const isKey = (entity: Obj) => typeof entity.type === 'string' && KEY_TYPES.has(entity.type);
 
 const grainsFrom = (granularity: unknown): Grain[] => {
   const i = GRAINS.indexOf(String(granularity ?? 'day').toLowerCase() as Grain);
@@ -47,7 +54,7 @@ export function readDbtManifest(body: unknown): ImportSet {
     throw badArtifact('transform', DBT_FORMAT, 'it has no semantic_models');
   }
   const skipped: Skipped[] = [];
-  const project = String(doc.metadata?.project_name ?? 'dbt');
+  const project = String(at(doc.metadata, 'project_name') ?? 'dbt');
   const model: DeclaredModel = {
     slug: slugOf(project),
     name: project,
@@ -58,7 +65,7 @@ export function readDbtManifest(body: unknown): ImportSet {
     metrics: [],
   };
 
-  const sms = sortByName(values(doc.semantic_models)).filter((sm) => {
+  const sms = sortByName(values(doc.semantic_models)).filter((sm): sm is SemanticModel => {
     const rel = sm.node_relation;
     if (typeof sm.name !== 'string' || !NAME_PATTERN.test(sm.name)) {
       skipped.push({ item: `semantic_model ${String(sm.name)}`, reason: 'its name is not a lowercase identifier' });
@@ -70,14 +77,14 @@ export function readDbtManifest(body: unknown): ImportSet {
     }
     return true;
   });
-  const keyOf = (sm: Obj) => values(sm.entities).find((e) => e.type === 'primary') ?? values(sm.entities).find((e) => KEY_TYPES.has(e.type));
+  const keyOf = (sm: Obj) => values(sm.entities).find((e) => e.type === 'primary') ?? values(sm.entities).find(isKey);
   const entityExpr = (e: Obj) => String(e.expr ?? e.name);
 
   // Dimension names are per semantic model in dbt and per model here: a clash is resolved dbt's way, by the
   // semantic model's name (`orders__created_at`), for every dimension that shares the name.
-  const dimCount = new Map<string, number>();
+  const dimCount = new Map<unknown, number>();
   for (const sm of sms) for (const d of values(sm.dimensions)) dimCount.set(d.name, (dimCount.get(d.name) ?? 0) + 1);
-  const dimName = (sm: Obj, d: string) => ((dimCount.get(d) ?? 0) > 1 ? `${sm.name}__${d}` : d);
+  const dimName = (sm: SemanticModel, d: unknown) => ((dimCount.get(d) ?? 0) > 1 ? `${sm.name}__${d}` : d);
 
   for (const sm of sms) {
     const key = keyOf(sm);
@@ -101,7 +108,7 @@ export function readDbtManifest(body: unknown): ImportSet {
         kind: isTime ? 'time' : 'categorical',
         // a renamed dimension still reads its own column
         expr: expr ?? (dimName(sm, d.name) !== d.name ? `"${String(d.name).replace(/"/g, '""')}"` : null),
-        ...(isTime ? { time_grains: grainsFrom(d.type_params?.time_granularity), is_default_time: sm.defaults?.agg_time_dimension === d.name } : {}),
+        ...(isTime ? { time_grains: grainsFrom(at(d.type_params, 'time_granularity')), is_default_time: at(sm.defaults, 'agg_time_dimension') === d.name } : {}),
       });
     }
   }
@@ -109,7 +116,7 @@ export function readDbtManifest(body: unknown): ImportSet {
   for (const sm of sms) {
     for (const e of sortByName(values(sm.entities))) {
       if (e.type !== 'foreign') continue;
-      const target = sms.find((other) => other !== sm && values(other.entities).some((x) => x.name === e.name && KEY_TYPES.has(x.type)));
+      const target = sms.find((other) => other !== sm && values(other.entities).some((x) => x.name === e.name && isKey(x)));
       if (!target) {
         skipped.push({ item: `entity ${sm.name}.${e.name}`, reason: `no semantic model declares ${e.name} as its primary entity` });
         continue;
@@ -124,7 +131,7 @@ export function readDbtManifest(body: unknown): ImportSet {
     }
   }
 
-  const measures = new Map<string, { sm: Obj; m: Obj }>();
+  const measures = new Map<unknown, { sm: SemanticModel; m: Obj }>();
   for (const sm of sms) for (const m of values(sm.measures)) measures.set(m.name, { sm, m });
 
   for (const metric of sortByName(values(doc.metrics))) {
@@ -133,8 +140,8 @@ export function readDbtManifest(body: unknown): ImportSet {
       skipped.push({ item, reason: `${String(metric.type)} metrics are not imported (only simple metrics)` });
       continue;
     }
-    const ref = metric.type_params?.measure;
-    const measureName = typeof ref === 'string' ? ref : ref?.name;
+    const ref = at(metric.type_params, 'measure');
+    const measureName = typeof ref === 'string' ? ref : at(ref, 'name');
     const found = measures.get(measureName);
     if (!found) {
       skipped.push({ item, reason: `its measure ${String(measureName)} is not in an imported semantic model` });
@@ -145,14 +152,14 @@ export function readDbtManifest(body: unknown): ImportSet {
       skipped.push({ item, reason: `aggregation ${String(found.m.agg)} is not supported (${Object.keys(AGG).join(', ')})` });
       continue;
     }
-    const filters = [...values(metric.filter?.where_filters), ...values(ref?.filter?.where_filters)].map((f) => String(f.where_sql_template));
+    const filters = [...values(at(metric.filter, 'where_filters')), ...values(at(at(ref, 'filter'), 'where_filters'))].map((f) => String(f.where_sql_template));
     const translated = filters.map((f) => translateFilter(f, found.sm));
     const untranslatable = translated.findIndex((t) => t === null);
     if (untranslatable >= 0) {
       skipped.push({ item, reason: `its filter ${filters[untranslatable]} reaches beyond semantic model ${found.sm.name}` });
       continue;
     }
-    const timeDim = found.m.agg_time_dimension ?? found.sm.defaults?.agg_time_dimension;
+    const timeDim = found.m.agg_time_dimension ?? at(found.sm.defaults, 'agg_time_dimension');
     const expr = found.m.expr === undefined || found.m.expr === null ? found.m.name : String(found.m.expr);
     model.metrics.push({
       name: metric.name,

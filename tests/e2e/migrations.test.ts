@@ -7,7 +7,7 @@
 // (a wrong secret refused on screen with the store's answer, the right one saved and audited).
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { startExtraStore, type ExtraStore } from '../../catalog/harness.ts';
+import { startExtraStore, type ExtraStore } from '../support/catalogStack.ts';
 import { sqlOn, startSlowProxy, waitMigration, type Sql, lakeBackend } from '../support/migrations.ts';
 import { stackWithBrowser } from './support/stackWithBrowser.ts';
 

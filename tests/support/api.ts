@@ -8,7 +8,7 @@ import { loadConfig } from '../../runtime/config.ts';
 import { createLogger } from '../../runtime/logger.ts';
 import { startApi, type RunningApi } from '../../bin/api.ts';
 import { freshDatabase, type TestDatabase } from './database.ts';
-import { startCatalogStack, STACK_CLIENT, type CatalogStack } from '../../catalog/harness.ts';
+import { startCatalogStack, STACK_CLIENT, type CatalogStack } from './catalogStack.ts';
 import { createTracing } from '../../telemetry/tracing.ts';
 
 export const SETUP_TOKEN = 'test-setup-token-0123456789';

@@ -1,4 +1,4 @@
-// A real catalog service + bundled object store (catalog/harness.ts) and the agent's real query path (QueryRunner,
+// A real catalog service + bundled object store (tests/support/catalogStack.ts) and the agent's real query path (QueryRunner,
 // DuckDB, the Iceberg bridge, the data-file cache) wired in-process, for the bridge tests and bench/scan.ts.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { DataFileCache } from '../../agent/dataCache.ts';
 import { MemoryAsk } from '../../agent/memoryAsk.ts';
 import { QueryRunner } from '../../agent/queryRunner.ts';
 import { slotsForEngine } from '../../agent/sandboxSlots.ts';
-import type { CatalogStack } from '../../catalog/harness.ts';
+import type { CatalogStack } from './catalogStack.ts';
 
 export type Outcome = Extract<AgentFrame, { type: 'query_done' | 'query_failed' }>;
 

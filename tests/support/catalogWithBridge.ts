@@ -1,12 +1,12 @@
 // One suite's catalog world without the api, started at the top of its file (`await catalogWithBridge(...)`) and torn
-// down after its last test: a fresh database, the catalog service and bundled object store over it (catalog/harness.ts),
+// down after its last test: a fresh database, the catalog service and bundled object store over it (tests/support/catalogStack.ts),
 // its warehouses, and optionally in-process bridge agents (the agent's real query path, tests/support/bridgeAgent.ts)
 // on the first warehouse. Shaped as stackWithAgent: teardown runs in reverse order of start, every step even when an
 // earlier one throws (the first error is thrown after the rest ran); a part that fails to start tears down what was
 // already up before the error propagates; each start has its own deadline (a top-level await has no hook timeout).
 import { afterAll } from 'vitest';
 import { freshDatabase, type TestDatabase } from './database.ts';
-import { startCatalogStack, type CatalogStack, type ExtraStore } from '../../catalog/harness.ts';
+import { startCatalogStack, type CatalogStack, type ExtraStore } from './catalogStack.ts';
 import { startBridgeAgent, type BridgeAgent } from './bridgeAgent.ts';
 import { teardownSteps, within } from './stackWithAgent.ts';
 

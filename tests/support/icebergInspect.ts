@@ -4,7 +4,7 @@
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ContainerClient } from '@azure/storage-blob';
 import { icebergRead } from 'icebird';
-import type { CatalogStack } from '../../catalog/harness.ts';
+import type { CatalogStack } from './catalogStack.ts';
 import { planScan } from '../../agent/iceberg/scan.ts';
 import { TableStorage } from '../../agent/iceberg/storage.ts';
 import type { TableMetadata } from '../../iceberg/metadata.ts';

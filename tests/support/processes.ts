@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { vi } from 'vitest';
 import { freePort } from '../../runtime/postgres.ts';
 import { requestsTo, setupAdmin, SETUP_TOKEN, type SignedIn, type TestApi } from './api.ts';
+import type { Queryable } from '../../runtime/db.ts';
 
 export const EIDER = join(import.meta.dirname, '..', '..', 'bin', 'eider.ts');
 
@@ -183,4 +184,82 @@ export function listeningAddresses(pid: number): string[] {
     out.push(`${ip}:${parseInt(port, 16)}`);
   }
   return out;
+}
+
+/** An `eider` process whose output the test reads. */
+export interface LoggedProcess {
+  child: ChildProcess;
+  /** stdout and stderr so far, interleaved as they came */
+  logs(): string;
+  /** its exit code (null when a signal ended it) */
+  exited: Promise<number | null>;
+}
+
+/** `eider <args>` with only PATH and `env`, its output kept for the test to read. */
+export function runEider(args: string[], env: Record<string, string>): LoggedProcess {
+  const child = spawn(process.execPath, [EIDER, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let logs = '';
+  child.stdout!.on('data', (d) => (logs += d));
+  child.stderr!.on('data', (d) => (logs += d));
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  return { child, logs: () => logs, exited };
+}
+
+/** What the api replicas of a test's cluster share: one database, a folder, the agents' token, the peers' secret. */
+export interface Cluster {
+  databaseUrl: string;
+  dir: string;
+  bootstrapToken: string;
+  internalSecret: string;
+}
+
+export interface Replica {
+  id: string;
+  port: number;
+  url: string;
+  proc: LoggedProcess;
+}
+
+/**
+ * `eider api` as replica `id` of the cluster on 127.0.0.1:`port`, its data in `dir`/`id`. Agents heartbeat every
+ * 0.5 s and the actor reaper ticks as often, so a replica's death shows within seconds; it has no catalog service.
+ * `env` is the test's own settings (the agents' presence and heartbeat TTLs among them).
+ */
+export function startReplica(cluster: Cluster, id: string, port: number, env: Record<string, string> = {}): Replica {
+  const proc = runEider(['api'], {
+    DATABASE_URL: cluster.databaseUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: join(cluster.dir, id),
+    REPLICA_ID: id,
+    SETUP_TOKEN,
+    AGENT_BOOTSTRAP_TOKEN: cluster.bootstrapToken,
+    INTERNAL_API_SECRET: cluster.internalSecret,
+    AGENT_HEARTBEAT_INTERVAL_S: '0.5',
+    ACTOR_REAPER_TICK_S: '0.5',
+    CATALOG_URL: 'http://127.0.0.1:1',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  return { id, port, url: `http://127.0.0.1:${port}`, proc };
+}
+
+/** `eider agent` named `name` listing every replica of the cluster, its data in `dir`/agent; `env` adds to it. */
+export function startClusterAgent(cluster: Cluster, replicas: Replica[], name: string, env: Record<string, string> = {}): LoggedProcess {
+  return runEider(['agent'], {
+    CONTROL_PLANE_URL: replicas.map((r) => `ws://127.0.0.1:${r.port}/agents/connect`).join(','),
+    BOOTSTRAP_TOKEN: cluster.bootstrapToken,
+    AGENT_DATA_DIR: join(cluster.dir, 'agent'),
+    AGENT_NAME: name,
+    RESULTS_HTTP_PORT: '0',
+    RESULTS_HTTP_HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+}
+
+/** The replica the agent's row names as its holder while the agent is healthy; undefined otherwise. */
+export async function agentHolder(db: Queryable, agentId: string, replicas: Replica[]): Promise<Replica | undefined> {
+  const [row] = await db.query<{ owner_replica: string | null; status: string }>(`select owner_replica, status from eider.agents where id = $1`, [agentId]);
+  return row?.status === 'healthy' ? replicas.find((r) => r.id === row.owner_replica) : undefined;
 }

@@ -3,14 +3,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Db } from '../runtime/db.ts';
-import { startObjectStore, type ObjectStore } from '../runtime/objectStore.ts';
-import { makeS3Client } from '../iceberg/s3Client.ts';
+import type { Db } from '../../runtime/db.ts';
+import { startObjectStore, type ObjectStore } from '../../runtime/objectStore.ts';
+import { makeS3Client } from '../../iceberg/s3Client.ts';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { parseJson, stringifyJson } from '../iceberg/json.ts';
-import { startCatalogService, type CatalogService } from './server.ts';
-import { revocationCheck } from './vending.ts';
-import type { Tracing } from '../telemetry/tracing.ts';
+import { parseJson, stringifyJson } from '../../iceberg/json.ts';
+import { startCatalogService, type CatalogService } from '../../catalog/server.ts';
+import { revocationCheck } from '../../catalog/vending.ts';
+import type { Tracing } from '../../telemetry/tracing.ts';
 
 export interface CatalogStack {
   catalog: CatalogService;
@@ -75,6 +75,7 @@ export async function startExtraStore(opts: { bucket: string; accessKey?: string
 interface CatalogResponse {
   status: number;
   headers: Headers;
+  /** the parsed JSON answer, which the tests read by shape */
   body: any;
 }
 
