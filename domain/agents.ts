@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
-import { exec, rows, sql } from '../runtime/sql.ts';
+import { exec, rows, sql, type SqlFragment } from '../runtime/sql.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { hasPermission, isUuid, sha256, type Principal } from './identity.ts';
 import { ELASTIC_OUT_COLUMN, ElasticOutSchema, toElasticOut } from './elastic.ts';
@@ -16,7 +16,6 @@ export const Tier = Schema.Literals(TIERS);
 export const AgentStatusSchema = Schema.Literals(['healthy', 'unavailable']);
 export const AccessModeSchema = Schema.Literals(['open', 'restricted']);
 const tierRank = (t: AgentTier | null) => (t ? TIERS.indexOf(t) : -1);
-const maxTier = (a: AgentTier | null, b: AgentTier | null) => (tierRank(a) >= tierRank(b) ? a : b);
 
 // Row shapes at the database boundary.
 const AgentRowSchema = Schema.Struct({
@@ -89,40 +88,53 @@ const AGENT_COLS = sql`a.id, a.name, a.status, a.version, a.capabilities, a.acce
   a.connection_id, a.credential_revoked_at, a.connected_at, a.last_heartbeat_at, a.created_at, ${sql.trusted(ELASTIC_OUT_COLUMN)}`;
 
 /**
- * Every agent with the caller's tier on it (or just `onlyId`); agents with no tier are left out. With `workspaceId`
- * (work submitted in a workspace) a grant to a workspace counts only for that workspace, so a grant to W does not
- * carry the user's queries in other workspaces onto the agent.
+ * `select <columns>, <the caller's tier> as tier from agents a <join>`, of the agents the caller has a tier on (or
+ * just `onlyId`), in registry order. With `workspaceId` (work submitted in a workspace) a grant to a workspace counts
+ * only for that workspace, so a grant to W does not carry the user's queries in other workspaces onto the agent.
+ *
+ * The tier is decided here, set-based: who manages agents holds admin on every agent; anyone else the best of `use`
+ * on an open agent and the best of their grants. A grants look-up per agent (a scan of every grant for each, the
+ * index unusable under its OR) read 190,000 buffers for 10,000 agents and 1,666 grants. The caller's grants are now
+ * read once into one map from agent to best tier (materialized, since the tier and the filter both read it), which
+ * each agent looks itself up in while the agents are read in registry order: 3,600 buffers. (Joined to the agents
+ * instead, the 10,000 wide rows needed sorting again, which spilled to disk.)
  */
+function visibleAgentsStatement(p: Principal, columns: SqlFragment, o: { onlyId?: string; workspaceId?: string; join?: SqlFragment } = {}) {
+  const only = (column: SqlFragment) => (o.onlyId == null ? sql`` : sql`and ${column} = ${o.onlyId}::uuid`);
+  const join = o.join ?? sql``;
+  if (hasPermission(p, 'agents:manage')) {
+    return sql`select ${columns}, 'admin' as tier from agents a ${join} where true ${only(sql`a.id`)} order by a.created_at, a.id`;
+  }
+  // rank: use 1, operate 2, admin 3
+  return sql`with granted as materialized (
+      select coalesce(jsonb_object_agg(best.agent_id, best.rank), '{}'::jsonb) as ranks
+        from (select g.agent_id, max(case g.tier when 'admin' then 3 when 'operate' then 2 else 1 end) as rank
+                from agent_grants g
+               where (g.user_id = ${p.user.id} or g.workspace_id in (
+                       select m.workspace_id from workspace_members m
+                        where m.user_id = ${p.user.id} ${o.workspaceId == null ? sql`` : sql`and m.workspace_id = ${o.workspaceId}::uuid`}))
+                 ${only(sql`g.agent_id`)}
+               group by g.agent_id) best)
+    select ${columns}, (array['use', 'operate', 'admin'])[mine.rank] as tier
+      from agents a
+      cross join lateral (select greatest(case when a.access_mode = 'open' then 1 end, ((select ranks from granted) ->> a.id::text)::int) as rank) mine
+      ${join}
+     where mine.rank is not null ${only(sql`a.id`)}
+     order by a.created_at, a.id`;
+}
+
+const VisibleAgentRow = Schema.Struct({ ...AgentRowSchema.fields, tier: Tier });
+
+/** Every agent with the caller's tier on it (or just `onlyId`); agents with no tier are left out (see above). */
 export async function visibleAgents(
   q: Queryable,
   p: Principal,
   onlyId?: string,
   workspaceId?: string,
 ): Promise<Array<{ agent: AgentRow; tier: AgentTier }>> {
-  const found = await rows(
-    q,
-    Schema.Struct({ ...AgentRowSchema.fields, grant_tier: Schema.NullOr(Tier) }),
-    sql`select ${AGENT_COLS},
-            (select g.tier from agent_grants g
-              where g.agent_id = a.id
-                and (g.user_id = ${p.user.id} or g.workspace_id in (
-                      select workspace_id from workspace_members
-                       where user_id = ${p.user.id} ${workspaceId == null ? sql`` : sql`and workspace_id = ${workspaceId}::uuid`}))
-              order by case g.tier when 'admin' then 3 when 'operate' then 2 else 1 end desc limit 1) as grant_tier
-       from agents a ${onlyId == null ? sql`` : sql`where a.id = ${onlyId}::uuid`} order by a.created_at, a.id`,
-  );
-  const out: Array<{ agent: AgentRow; tier: AgentTier }> = [];
-  for (const r of found) {
-    const { grant_tier, ...agent } = r;
-    const tier = tierFor(p, agent, grant_tier);
-    if (tier) out.push({ agent, tier });
-  }
-  return out;
-}
-
-function tierFor(p: Principal, agent: AgentRow, grant: AgentTier | null): AgentTier | null {
-  if (hasPermission(p, 'agents:manage')) return 'admin';
-  return maxTier(agent.access_mode === 'open' ? 'use' : null, grant);
+  const found = await rows(q, VisibleAgentRow, visibleAgentsStatement(p, AGENT_COLS, { onlyId, workspaceId }));
+  // the row is the agent (its extra `tier` column unread): no copy of 10,000 rows
+  return found.map((agent) => ({ agent, tier: agent.tier }));
 }
 
 /**
@@ -361,24 +373,41 @@ export async function deleteAgent(q: Queryable, agentId: string) {
 
 // ---- live work -----------------------------------------------------------------------------------------------
 
-/** Live work per visible agent: running and queued queries, last heartbeat. */
+const AgentMetricsRow = Schema.Struct({
+  agent_id: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  running: Schema.Number,
+  queued: Schema.Number,
+  /** the capability as the agent reported it (any JSON value; absent until its first status) */
+  memory_limit_bytes: Schema.Unknown,
+  last_heartbeat_at: Schema.NullOr(Schema.Date),
+});
+
+/** Live work per visible agent: running and queued queries, last heartbeat. One statement: only the columns the
+ *  answer shows (not each agent's capabilities), the live counts joined by agent. */
 export async function agentMetrics(q: Queryable, p: Principal) {
-  const visible = await visibleAgents(q, p);
-  const counts = await rows(
+  const found = await rows(
     q,
-    Schema.Struct({ agent_id: Schema.String, running: Schema.Number, queued: Schema.Number }),
-    sql`select agent_id, count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued
-          from queries where status in ('queued', 'running') and agent_id is not null group by agent_id`,
+    AgentMetricsRow,
+    visibleAgentsStatement(
+      p,
+      sql`a.id as agent_id, a.name, a.status, coalesce(live.running, 0) as running, coalesce(live.queued, 0) as queued,
+          a.capabilities -> 'memory_limit_bytes' as memory_limit_bytes, a.last_heartbeat_at`,
+      {
+        join: sql`left join (select agent_id, count(*) filter (where status = 'running')::int as running, count(*) filter (where status = 'queued')::int as queued
+                               from queries where status in ('queued', 'running') and agent_id is not null group by agent_id) live on live.agent_id = a.id`,
+      },
+    ),
   );
-  const byId = new Map(counts.map((c) => [c.agent_id, c]));
-  return visible.map(({ agent }) => ({
-    agent_id: agent.id,
+  return found.map((agent) => ({
+    agent_id: agent.agent_id,
     name: agent.name,
     status: apiStatus(agent.status),
-    running_queries: byId.get(agent.id)?.running ?? 0,
-    queued_queries: byId.get(agent.id)?.queued ?? 0,
+    running_queries: agent.running,
+    queued_queries: agent.queued,
     // a number from the agent's decoded status frame (protocol Capabilities); absent until its first status
-    memory_limit_bytes: typeof agent.capabilities.memory_limit_bytes === 'number' ? agent.capabilities.memory_limit_bytes : null,
+    memory_limit_bytes: typeof agent.memory_limit_bytes === 'number' ? agent.memory_limit_bytes : null,
     last_heartbeat_at: agent.last_heartbeat_at?.toISOString() ?? null,
   }));
 }

@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import { Cause, Exit, Schema } from 'effect';
 import { AppError, derivedCode } from '../domain/errors.ts';
 import { isDatabaseUnavailable } from '../runtime/db.ts';
+import { fastEncoder, NOT_SURE } from '../runtime/schemaFastPath.ts';
 import { alongFor, authenticate, authorize } from './auth.ts';
 import type { AppContext } from '../usecases/context.ts';
 import { decodePart, useJsonBodyParser, type RouteDef } from './route.ts';
@@ -208,6 +209,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 function encodeResponse(def: RouteDef, status: number, body: unknown): unknown {
   const schema = def.responses[status];
   if (!schema) return body;
+  const fast = fastEncoder(schema);
+  const encoded = fast ? fast(body) : NOT_SURE;
+  if (encoded !== NOT_SURE) return encoded;
   const exit = Schema.encodeUnknownExit(schema as Schema.Codec<unknown, unknown>)(body);
   if (Exit.isSuccess(exit)) return exit.value;
   throw new Error(`${def.operationId} answered ${status} with a body its schema refuses: ${String(Cause.squash(exit.cause)).slice(0, 500)}`);

@@ -4,6 +4,7 @@
 // database boundary, so a column that changes type fails loudly where it is read instead of deep in a handler.
 import { Exit, Schema } from 'effect';
 import type { Queryable } from './db.ts';
+import { fastDecoder, NOT_SURE } from './schemaFastPath.ts';
 
 export class SqlFragment {
   readonly strings: readonly string[];
@@ -72,7 +73,10 @@ export class RowShapeError extends Error {
 /** Runs a statement and decodes every row with `schema` (columns it does not name are dropped). */
 export async function rows<S extends Schema.Codec<unknown, unknown>>(q: Queryable, schema: S, f: SqlFragment): Promise<S['Type'][]> {
   const decode = Schema.decodeUnknownExit(schema);
+  const fast = fastDecoder(schema);
   return (await exec(q, f)).map((r) => {
+    const value = fast ? fast(r) : NOT_SURE;
+    if (value !== NOT_SURE) return value as S['Type'];
     const exit = decode(r);
     if (Exit.isSuccess(exit)) return exit.value as S['Type'];
     throw new RowShapeError(`a row does not match its schema: ${String(exit.cause).slice(0, 300)}`);
