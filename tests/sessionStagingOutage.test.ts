@@ -7,7 +7,7 @@
 // them: the staging sweep is for URLs a store cannot revoke).
 import { describe, expect, it } from 'vitest';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import type { Outage } from '../catalog/harness.ts';
+import type { Outage } from './support/catalogStack.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
 
 /** How long the part stays down after the session closed: four times the host's retries of an ordinary effect. */
