@@ -15,7 +15,9 @@ import { stackWithAgent } from './support/stackWithAgent.ts';
 import { startAzurite } from './support/azurite.ts';
 
 // Long enough for a loaded machine to stage, put, close and put again within it; short enough to wait out.
-const TTL_S = 15;
+// Long enough that the late put below comes well before the URLs expire on a loaded machine: a put in the last
+// seconds of a URL (its recorded expiry is up to 2 s earlier) is swept at once, which the test would read as lost.
+const TTL_S = 25;
 const FOREIGN = { accessKey: 'sweep-root', secretKey: 'sweep-root-secret-for-tests' };
 const dir = mkdtempSync(join(tmpdir(), 'eider-sweep-'));
 const withSts = await startObjectStore({ dir: join(dir, 'sts'), port: 0, bucket: 'sweep-sts', ...FOREIGN, derivedKeys: false });
