@@ -4,38 +4,22 @@
 // bench/chaos.ts saw such sessions never answered: their clients got 503 compute_starting after 30 s. The agent's
 // open in flight found itself abandoned (its channel gone) and was letting the session go when the new channel asked
 // again; that ask was taken as answered by the open in progress, which answered nothing.
-// The replica starter is this file's own, like tests/sqlSessionsReconnect.test.ts's (to share once one exists).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { adminOn, eventually, exited, pollUntil } from './support/processes.ts';
+import { adminOn, agentHolder, eventually, exited, pollUntil, startClusterAgent, startReplica, type Cluster, type LoggedProcess, type Replica } from './support/processes.ts';
 import { freePort } from '../runtime/postgres.ts';
-import { SETUP_TOKEN } from './support/api.ts';
 
-const EIDER = join(import.meta.dirname, '..', 'bin', 'eider.ts');
 const SECRET = 'internal-secret-for-the-session-drain-test';
 const BOOT = 'bootstrap-token-for-the-session-drain-test';
 
-interface Proc {
-  child: ChildProcess;
-  logs(): string;
-}
-function run(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, [EIDER, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let logs = '';
-  child.stdout!.on('data', (d) => (logs += d));
-  child.stderr!.on('data', (d) => (logs += d));
-  return { child, logs: () => logs };
-}
-
 let database: TestDatabase;
 let dir: string;
-const replicas: Array<{ id: string; url: string; proc: Proc }> = [];
-let agent: Proc;
+const replicas: Replica[] = [];
+let agent: LoggedProcess;
 let token: string;
 let agentId: string;
 
@@ -49,35 +33,21 @@ async function req(url: string, method: string, path: string, body?: unknown) {
   return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
 }
 
-const holder = async () => {
-  const [row] = await database.db.query<{ owner_replica: string | null; status: string }>(`select owner_replica, status from eider.agents where id = $1`, [agentId]);
-  return row?.status === 'healthy' ? replicas.find((r) => r.id === row.owner_replica) : undefined;
-};
+const holder = () => agentHolder(database.db, agentId, replicas);
 const agentSaid = (id: string, what: string) => agent.logs().split('\n').some((l) => l.includes(id) && l.includes(what));
 
 beforeAll(async () => {
   database = await freshDatabase();
   dir = mkdtempSync(join(tmpdir(), 'eider-session-drain-'));
+  const cluster: Cluster = { databaseUrl: database.url, dir, bootstrapToken: BOOT, internalSecret: SECRET };
   for (const id of ['r1', 'r2']) {
-    const port = await freePort();
-    const proc = run(['api'], {
-      DATABASE_URL: database.url,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: join(dir, id),
-      REPLICA_ID: id,
-      SETUP_TOKEN,
-      AGENT_BOOTSTRAP_TOKEN: BOOT,
-      INTERNAL_API_SECRET: SECRET,
-      SQL_SESSIONS_ENABLED: 'true',
-      AGENT_PRESENCE_TTL_S: '4',
-      AGENT_HEARTBEAT_INTERVAL_S: '0.5',
-      AGENT_HEARTBEAT_TTL_S: '30',
-      ACTOR_REAPER_TICK_S: '0.5',
-      CATALOG_URL: 'http://127.0.0.1:1',
-      LOG_LEVEL: 'info',
-    });
-    replicas.push({ id, url: `http://127.0.0.1:${port}`, proc });
+    replicas.push(
+      startReplica(cluster, id, await freePort(), {
+        SQL_SESSIONS_ENABLED: 'true',
+        AGENT_PRESENCE_TTL_S: '4',
+        AGENT_HEARTBEAT_TTL_S: '30',
+      }),
+    );
   }
   for (const r of replicas) {
     await eventually(`${r.id} ready`, async () => (await fetch(`${r.url}/api/readyz`)).ok, 90_000).catch((e: unknown) => {
@@ -87,14 +57,7 @@ beforeAll(async () => {
   const { cookie } = await adminOn(replicas[0].url);
   const pat = await fetch(`${replicas[0].url}/api/me/pats`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ expires_in_days: 1 }) });
   token = ((await pat.json()) as { token: string }).token;
-  agent = run(['agent'], {
-    CONTROL_PLANE_URL: replicas.map((r) => r.url.replace(/^http/, 'ws') + '/agents/connect').join(','),
-    BOOTSTRAP_TOKEN: BOOT,
-    AGENT_DATA_DIR: join(dir, 'agent'),
-    AGENT_NAME: 'drain-agent',
-    RESULTS_HTTP_PORT: '0',
-    RESULTS_HTTP_HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
+  agent = startClusterAgent(cluster, replicas, 'drain-agent', {
     // Two lanes: with a session open and a query running, the next session's open waits on the agent.
     MAX_CONCURRENCY_PROFILE: 'equal_2',
     SESSION_QUEUED_TIMEOUT_S: '600',
