@@ -181,13 +181,17 @@ export async function findVisibleQuery(q: Queryable, p: Principal, id: string, o
 
 // The names visibleQuerySelect answers with, in order: read beside the caller, they are renamed q_<name> (the
 // caller's user row has an id and a name of its own).
-const SEEN_NAMES = (held: boolean) =>
-  [...QUERY_COLS.split(',').map((c) => c.trim().split(/\s+as\s+/i).pop()!.trim()), ...(held ? ['held_bytes', 'held_expired'] : []), 'member_role', 'session_owner'];
+const QUERY_COL_NAMES = QUERY_COLS.split(',').map((c) => c.trim().split(/\s+as\s+/i).pop()!.trim());
+const SEEN_NAMES = {
+  plain: [...QUERY_COL_NAMES, 'member_role', 'session_owner'],
+  held: [...QUERY_COL_NAMES, 'held_bytes', 'held_expired', 'member_role', 'session_owner'],
+};
+const seenNames = (opts?: HeldOpts) => (opts ? SEEN_NAMES.held : SEEN_NAMES.plain);
 
 /** findVisibleQuery's read, made with the caller's credential (identity's AlongWithCaller); undefined for an id that is no UUID. */
 export function visibleQueryWithCaller(id: string, opts?: HeldOpts): AlongWithCaller | undefined {
   if (!isUuid(id)) return undefined;
-  const names = SEEN_NAMES(opts !== undefined).map((n) => `q_${n}`);
+  const names = seenNames(opts).map((n) => `q_${n}`);
   return {
     select: 'vq.*',
     join: `left join lateral (${visibleQuerySelect('$2::uuid', 'f.id', opts ? '$3' : undefined)}) as vq(${names.join(', ')}) on true`,
@@ -202,7 +206,7 @@ export function visibleQueryOf(p: Principal, along: Caller['along'], opts?: Held
   let row: SeenQuery | undefined;
   if (a.q_id !== null && a.q_id !== undefined) {
     const r: Record<string, unknown> = {};
-    for (const n of SEEN_NAMES(opts !== undefined)) r[n] = a[`q_${n}`];
+    for (const n of seenNames(opts)) r[n] = a[`q_${n}`];
     row = r as unknown as SeenQuery;
   }
   return visibleQuery(p, row, opts);

@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { ViewQuery, viewFromQuery } from '../resultViewParams.ts';
 import { audit } from '../audit.ts';
 import { answerAfterWait, readQuery, submitChecked } from '../../usecases/querySubmission.ts';
+import type { AppContext } from '../../usecases/context.ts';
 
 export const RowsPage = Schema.Struct({
   // Each row is an object keyed by column name. Declared opaque: encoding a 1,000-row page field by field costs
@@ -26,6 +27,9 @@ const WaitSeconds = Schema.NumberFromString.check(Schema.isFinite(), Schema.isGr
 const IntFromString = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER));
 // An ISO 8601 date or date-time with a real calendar day (isTimestamp), so PostgreSQL never sees one it refuses.
 const IsoTime = Schema.String.check(Schema.makeFilter((s: string) => isTimestamp(s) || 'an ISO 8601 time such as 2024-02-29T12:00:00Z'));
+
+/** The rows route reads a small result held in its row, with whether it is past retention (RESULT_RETENTION_HOURS). */
+const heldOf = (ctx: AppContext) => ({ heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } });
 
 export const queryRoutes = [
   route({
@@ -158,10 +162,10 @@ export const queryRoutes = [
     }),
     responses: { 200: RowsPage, 400: null, 404: null, 409: null },
     // Every page reads its query: with the caller's credential, in one statement.
-    along: (params, ctx) => queries.visibleQueryWithCaller(params.query_id ?? '', { heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } }),
+    along: (params, ctx) => queries.visibleQueryWithCaller(params.query_id ?? '', heldOf(ctx)),
     handler: async ({ ctx, principal, params, query, along }) => {
       const view = viewFromQuery(query);
-      const held = { heldResult: { retentionHours: ctx.config.RESULT_RETENTION_HOURS } };
+      const held = heldOf(ctx);
       const row = along ? queries.visibleQueryOf(principal, along, held) : await queries.findVisibleQuery(ctx.db, principal, params.query_id, held);
       return { status: 200, body: await readRowsPage(ctx, row, query.limit ?? 100, { cursor: query.cursor, offset: query.offset }, view) };
     },
