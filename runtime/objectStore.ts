@@ -15,11 +15,13 @@
 // current request (AsyncLocalStorage), so several stores can run in one process with different keys.
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from 'node:http';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readFile, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { AddressInfo } from 'node:net';
 import { checkStsRequest, copySourceOf, isStsKeyId, isStsRequest, serveSts, type AssumeRoleRequest } from './objectStoreSts.ts';
 
@@ -133,7 +135,9 @@ let patched = false;
 
 // The parts of s3rver's internals this module patches (s3rver ships no types).
 interface S3rverStore {
+  getBucketPath(bucket: string): string;
   getResourcePath(bucket: string, key: string | undefined, file: string): string;
+  putMetadata(bucket: string, key: string, metadata: Record<string, unknown>, md5?: string): Promise<void>;
   listObjects(bucket: string, options: { delimiter?: string; prefix?: string; maxKeys: number; startAfter?: string }): Promise<ListResult>;
   __eiderAbsent?: Set<string>;
 }
@@ -144,6 +148,8 @@ interface S3rverStorePrototype {
   deleteSubresource: StoreMethod<[bucket: string, key: string | undefined, type: string]>;
   deleteBucket: StoreMethod<[bucket: string]>;
   putMetadata: StoreMethod<[bucket: string, key: string, metadata: Record<string, unknown>, md5?: string]>;
+  putObject: StoreMethod<[object: { bucket: string; key: string; content: Buffer | Readable; metadata: Record<string, unknown> }]>;
+  deleteObject: StoreMethod<[bucket: string, key: string]>;
 }
 interface ListResult {
   objects: Array<{ key: string; lastModifiedDate: Date; metadata: { etag: string }; size: number }>;
@@ -174,6 +180,70 @@ function patchS3rver(): void {
   const original = bucketCtrl.getBucket;
   bucketCtrl.getBucket = (ctx: BucketContext) => (ctx.query['list-type'] === '2' ? listObjectsV2(ctx) : original(ctx));
   patchStoreIo(require('@20minutes/s3rver/lib/stores/filesystem.js'));
+  patchDirectoryRaces(require('@20minutes/s3rver/lib/stores/filesystem.js'));
+}
+
+const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code;
+
+/**
+ * s3rver removes a key's directory once a delete leaves it empty with a *recursive* rm, after reading it empty: a
+ * put into that directory in between (its file created after the read) was acknowledged and then removed with the
+ * directory (measured: 21 of 400 puts racing a delete of the directory's last object were lost). Here a directory
+ * goes only while it is empty (rmdir refuses otherwise), and a put whose directory a delete removed between its
+ * mkdir and its open makes the directory again; the object's file is complete before the put is answered.
+ */
+function patchDirectoryRaces(FilesystemStore: { prototype: S3rverStorePrototype }): void {
+  const proto = FilesystemStore.prototype;
+  proto.deleteObject = async function (this: S3rverStore, bucket: string, key: string) {
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((file) =>
+        unlink(this.getResourcePath(bucket, key, file)).catch((e: unknown) => {
+          if (errCode(e) !== 'ENOENT') throw e;
+        }),
+      ),
+    );
+    const bucketPath = this.getBucketPath(bucket);
+    for (let dir = dirname(this.getResourcePath(bucket, key, 'object')); dir.startsWith(`${bucketPath}/`); dir = dirname(dir)) {
+      try {
+        await rmdir(dir);
+      } catch (e) {
+        if (errCode(e) === 'ENOTEMPTY' || errCode(e) === 'EEXIST' || errCode(e) === 'ENOENT') return;
+        throw e;
+      }
+    }
+  };
+  proto.putObject = async function (this: S3rverStore, object) {
+    const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+    const file = await openCreatingDirectory(objectPath);
+    const md5 = createHash('md5');
+    let size = 0;
+    await pipeline(
+      Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content,
+      new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          md5.update(chunk);
+          size += chunk.length;
+          done(null, chunk);
+        },
+      }),
+      file.createWriteStream(),
+    );
+    const etag = md5.digest('hex');
+    await this.putMetadata(object.bucket, object.key, object.metadata, etag);
+    return { size, md5: etag };
+  };
+}
+
+/** Opens `path` for writing, making its directory: again when a delete removed a part of it meanwhile (rmdir). */
+async function openCreatingDirectory(path: string): Promise<FileHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+      return await open(path, 'w');
+    } catch (e) {
+      if (errCode(e) !== 'ENOENT' || attempt >= 10) throw e;
+    }
+  }
 }
 
 /**

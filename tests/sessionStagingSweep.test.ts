@@ -14,9 +14,8 @@ import { makeS3Client } from '../iceberg/s3Client.ts';
 import { stackWithAgent } from './support/stackWithAgent.ts';
 import { startAzurite } from './support/azurite.ts';
 
-// Long enough for a loaded machine to stage, put, close and put again within it; short enough to wait out.
-// Long enough that the late put below comes well before the URLs expire on a loaded machine: a put in the last
-// seconds of a URL (its recorded expiry is up to 2 s earlier) is swept at once, which the test would read as lost.
+// Long enough for a loaded machine to stage, put, close and put again well within it (a put in the last seconds of a
+// URL, after its recorded expiry, is swept at once); short enough to wait out.
 const TTL_S = 25;
 const FOREIGN = { accessKey: 'sweep-root', secretKey: 'sweep-root-secret-for-tests' };
 const dir = mkdtempSync(join(tmpdir(), 'eider-sweep-'));
@@ -123,7 +122,10 @@ describe('staging URLs a store cannot revoke', () => {
       expect(await store.list(session.staging_uri)).toHaveLength(1);
 
       await closeSession(session.id);
+      // The end's removal has run (its outbox rows go once it finished): a listing can read empty while its
+      // deletes are still under way, and a put among them would race them.
       await expect.poll(() => store.list(session.staging_uri), { timeout: 10_000 }).toEqual([]);
+      await expect.poll(async () => (await t.database.db.query(`select 1 from eider.actor_effects where actor_id::text = $1`, [session.id])).length, { timeout: 10_000 }).toBe(0);
       // The store cannot be told the URL is over: a put through it still lands…
       const late = await fetch(file.put_url, { method: 'PUT', headers: store.headers, body: 'id\n666\n' });
       expect(late.ok, `a late put answered ${late.status}: the test's TTL (${TTL_S} s) ran out before it`).toBe(true);
