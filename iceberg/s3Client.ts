@@ -44,7 +44,8 @@ export function makeS3Client(opts: S3ClientOptions): S3Client {
   return client;
 }
 
-/** Deletes every object under `prefix` (a key prefix ending with `/`) of `bucket`; returns how many. */
+/** Deletes every object under `prefix` (a key prefix ending with `/`) of `bucket`; returns how many. Throws when the store
+ *  refused some (a caller that must finish, such as a durable effect, tries again). */
 export async function deletePrefix(client: S3Client, bucket: string, prefix: string): Promise<number> {
   let deleted = 0;
   let token: string | undefined;
@@ -52,7 +53,10 @@ export async function deletePrefix(client: S3Client, bucket: string, prefix: str
     const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
     const keys = (page.Contents ?? []).map((o) => ({ Key: o.Key! }));
     if (keys.length) {
-      await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
+      // Quiet answers name only the keys that failed; a partial delete must not count as done.
+      const out = await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }));
+      const failed = out.Errors ?? [];
+      if (failed.length) throw new Error(`could not delete ${failed.length} of ${keys.length} objects under s3://${bucket}/${prefix} (${failed[0].Code ?? 'error'}: ${failed[0].Key})`);
       deleted += keys.length;
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
