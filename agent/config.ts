@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import {
   bool, bytes, ConfigError, int, list, num, oneOf, range, readVariables, str, unbuiltSettings, url, urls, type VariableTable,
 } from '../settings/variables.ts';
+import { DEFAULT_RESULTS_PORT } from '../protocol/index.ts';
 
 /** A bad or missing variable: the agent stops with this one line. */
 export { ConfigError as AgentConfigError };
@@ -63,7 +64,7 @@ export const AGENT_VARIABLES = {
   AGENT_DATA_DIR: str('agent', null),
   RESULTS_DIR: str('agent', null),
   RESULTS_HTTP_HOST: str('agent', '0.0.0.0'),
-  RESULTS_HTTP_PORT: int('agent', '8001', 0, 65535),
+  RESULTS_HTTP_PORT: int('agent', String(DEFAULT_RESULTS_PORT), 0, 65535),
   MEMORY_HEADROOM_FRACTION: range('agent', '0.10', { min: 0, below: 1 }),
   MAX_CONCURRENCY_PROFILE: oneOf('agent', 'auto', CONCURRENCY_PROFILES),
   PROFILING_ENABLED: bool('agent', 'true'),

@@ -9,6 +9,7 @@ import { readFileSync, renameSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
+import type { AgentConfig } from './config.ts';
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
 import { normalizeProfile } from './profile.ts';
 import { PROGRESS_SETTINGS, type EngineProgress } from './queryProgress.ts';
@@ -26,6 +27,25 @@ export interface EngineOptions {
   readonly extraReadableDirs: readonly string[];
   /** Memory limit while estimating, before the reservation is known. */
   readonly explainMemoryBytes: number;
+}
+
+/**
+ * The sandbox every query and SQL session of the agent runs in, from its configuration: the data and results
+ * folders, the sandbox settings, profiling, the estimate floor as the memory limit while estimating, and no extra
+ * readable folder (no cache dir: a run reads only the files its own tables resolved to, linked into its own directory).
+ */
+export function engineOptions(
+  config: Pick<AgentConfig, 'dataDir' | 'resultsDir' | 'sandboxDisabledFilesystems' | 'sandboxLockConfiguration' | 'profilingEnabled' | 'estimateFloorBytes'>,
+): EngineOptions {
+  return {
+    dataDir: config.dataDir,
+    resultsDir: config.resultsDir,
+    disabledFilesystems: config.sandboxDisabledFilesystems,
+    lockConfiguration: config.sandboxLockConfiguration,
+    profilingEnabled: config.profilingEnabled,
+    explainMemoryBytes: config.estimateFloorBytes,
+    extraReadableDirs: [],
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { AdmissionController, admissionOptions } from './admission.ts';
 import { agentConfigFromEnv, AgentConfigError, type AgentConfig } from './config.ts';
 import { ControlChannel } from './controlChannel.ts';
 import { DataFileCache } from './dataCache.ts';
-import { engineVersion } from './engine.ts';
+import { engineOptions, engineVersion } from './engine.ts';
 import { slotsForEngine } from './sandboxSlots.ts';
 import { statementLanes, THREAD_POOL_SIZE } from './threadPool.ts';
 import { createAgentLogger, type Logger } from './logger.ts';
@@ -87,16 +87,7 @@ export async function runAgent(config: AgentConfig, options: RunAgentOptions = {
   let channel: ControlChannel | null = null;
   const outcomes = new OutcomeLedger({ maxEntries: 10_000, resendWindowMs: 15 * 60_000 });
   // The sandbox every query and SQL session runs in.
-  const engine = {
-    dataDir: config.dataDir,
-    resultsDir: config.resultsDir,
-    disabledFilesystems: config.sandboxDisabledFilesystems,
-    lockConfiguration: config.sandboxLockConfiguration,
-    profilingEnabled: config.profilingEnabled,
-    explainMemoryBytes: config.estimateFloorBytes,
-    // no cache dir: a run reads only the files its own tables resolved to, linked into its own directory
-    extraReadableDirs: [],
-  };
+  const engine = engineOptions(config);
   const runner = new QueryRunner({
     config,
     admission,

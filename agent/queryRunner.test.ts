@@ -7,9 +7,10 @@ import { pino } from 'pino';
 import { encodeAgentFrame, type AgentFrame } from '../protocol/index.ts';
 import { AdmissionController, admissionOptions } from './admission.ts';
 import { agentConfigFromEnv, type AgentConfig } from './config.ts';
+import { engineOptions } from './engine.ts';
 import { MemoryAsk } from './memoryAsk.ts';
 import { QueryRunner } from './queryRunner.ts';
-import { SandboxSlots } from './sandboxSlots.ts';
+import { slotsForEngine } from './sandboxSlots.ts';
 
 const MiB = 2 ** 20;
 const LONG = 'SELECT count(*) FROM range(100000000000) a';
@@ -34,25 +35,15 @@ function setup(env: Record<string, string> = {}) {
   const memoryAsk = new MemoryAsk(config, budgetBytes);
   const frames: AgentFrame[] = [];
   const waiters: Array<() => void> = [];
-  const slots = new SandboxSlots({
-    scratchRoot: join(config.dataDir, 'tmp'), extensionDir: join(config.dataDir, 'extensions'), disabledFilesystems: [], extraReadableDirs: [],
-    profilingEnabled: config.profilingEnabled, lockConfiguration: true,
-  });
+  const engine = engineOptions(config);
+  const slots = slotsForEngine(engine);
   const runner = new QueryRunner({
     config,
     admission,
     memoryAsk,
     slots,
     logger: pino({ level: 'silent' }),
-    engine: {
-      dataDir: config.dataDir,
-      resultsDir: config.resultsDir,
-      disabledFilesystems: [],
-      lockConfiguration: true,
-      profilingEnabled: config.profilingEnabled,
-      explainMemoryBytes: config.estimateFloorBytes,
-      extraReadableDirs: [],
-    },
+    engine,
     send: (frame) => {
       // Everything the agent sends must be a valid frame.
       const encoded = encodeAgentFrame(frame);

@@ -13,6 +13,7 @@ import { encodeAgentFrame, type AgentFrame } from '../protocol/index.ts';
 import { AdmissionController, admissionOptions } from './admission.ts';
 import { agentConfigFromEnv } from './config.ts';
 import { DataFileCache } from './dataCache.ts';
+import { engineOptions } from './engine.ts';
 import { SessionHost } from './sessionHost.ts';
 
 const MiB = 2 ** 20;
@@ -57,15 +58,7 @@ async function setup(env: Record<string, string> = {}) {
     admission,
     dataCache: new DataFileCache(join(config.dataDir, 'cache')),
     logger: pino({ level: 'silent' }),
-    engine: {
-      dataDir: config.dataDir,
-      resultsDir: config.resultsDir,
-      disabledFilesystems: [],
-      lockConfiguration: true,
-      profilingEnabled: config.profilingEnabled,
-      explainMemoryBytes: config.estimateFloorBytes,
-      extraReadableDirs: [],
-    },
+    engine: engineOptions(config),
     send: (frame) => {
       expect(encodeAgentFrame(frame).ok, JSON.stringify(frame)).toBe(true);
       frames.push(frame);

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import type { AgentFrame } from '../protocol/index.ts';
 import { AdmissionController, admissionOptions } from '../agent/admission.ts';
 import { agentConfigFromEnv } from '../agent/config.ts';
+import { engineOptions } from '../agent/engine.ts';
 import { MemoryAsk } from '../agent/memoryAsk.ts';
 import { QueryRunner } from '../agent/queryRunner.ts';
 import { slotsForEngine } from '../agent/sandboxSlots.ts';
@@ -20,15 +21,7 @@ const sql = process.argv[4] ?? 'SELECT 42';
 const dataDir = mkdtempSync(join(tmpdir(), 'eider-bench-agentcpu-'));
 const config = agentConfigFromEnv({ CONTROL_PLANE_URL: 'ws://127.0.0.1:1/agents/connect', BOOTSTRAP_TOKEN: 'unused', AGENT_DATA_DIR: dataDir, ...process.env });
 const budgetBytes = 1024 * 2 ** 20;
-const engine = {
-  dataDir: config.dataDir,
-  resultsDir: config.resultsDir,
-  disabledFilesystems: [],
-  lockConfiguration: true,
-  profilingEnabled: config.profilingEnabled,
-  explainMemoryBytes: config.estimateFloorBytes,
-  extraReadableDirs: [],
-};
+const engine = engineOptions(config);
 const waiting = new Map<string, (frame: AgentFrame) => void>();
 const runner = new QueryRunner({
   config,

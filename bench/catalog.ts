@@ -1,7 +1,7 @@
 // Catalog throughput, run by hand: `node bench/catalog.ts` (uses DATABASE_URL, else an embedded PostgreSQL).
 // Prints loadTable per second, and commits per second on one table (writers contending, retrying on 409) and
 // spread over 20 tables (one writer each).
-import { startCatalogStack, type CatalogStack } from '../tests/support/catalogStack.ts';
+import { appendCommit, startCatalogStack, type CatalogStack } from '../tests/support/catalogStack.ts';
 import { benchDatabase, load, fmt, percentiles } from './support.ts';
 
 const SCHEMA = { type: 'struct', fields: [{ id: 1, name: 'id', required: false, type: 'long' }] };
@@ -16,23 +16,7 @@ async function appendWithRetry(stack: CatalogStack, path: string, conflicts: { n
     const parent = m['current-snapshot-id'];
     const id = nextId++;
     const sent = performance.now();
-    const res = await stack.request('POST', path, {
-      requirements: [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': parent }],
-      updates: [
-        {
-          action: 'add-snapshot',
-          snapshot: {
-            'snapshot-id': id,
-            ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
-            'sequence-number': BigInt(m['last-sequence-number']) + 1n,
-            'timestamp-ms': Date.now(),
-            'manifest-list': `${m.location}/metadata/snap-${id}.avro`,
-            summary: { operation: 'append' },
-          },
-        },
-        { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
-      ],
-    });
+    const res = await stack.request('POST', path, appendCommit(id, parent, BigInt(m['last-sequence-number']) + 1n, `${m.location}/metadata/snap-${id}.avro`));
     commitMs?.push(performance.now() - sent);
     if (res.status === 200) return;
     if (res.status !== 409) throw new Error(`commit failed: ${res.status} ${JSON.stringify(res.body)}`);

@@ -6,7 +6,7 @@ import { exec, rows, sql } from '../runtime/sql.ts';
 import { hasPermission, type Principal } from './identity.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
-import { presignStaging, removeStagingArea, stagingRevocable, stagingUrisIn, type StagingSession } from './sessionStaging.ts';
+import { presignStaging, removeStagingArea, stagingRevocable, stagingUrisIn } from './sessionStaging.ts';
 import type { StagingCatalog, StagingConfig } from './sessionStaging.ts';
 
 export const SESSION_STATUSES = ['pending', 'opening', 'open', 'closing', 'closed', 'failed'] as const;
@@ -161,17 +161,10 @@ export async function sessionCounts(q: Queryable) {
 /**
  * Presigned staging URLs of a session (for its client, or its agent's statement). On a store that cannot revoke
  * them, their expiry is recorded first (committed before any URL is handed out): the sweep after the session's end
- * waits for it, and a URL issued after a sweep asks for another one.
+ * waits for it, and a URL issued after a sweep asks for another one. The arguments are presignStaging's.
  */
-export async function sessionStagingUrls(
-  q: Queryable,
-  config: StagingConfig,
-  catalog: StagingCatalog,
-  session: StagingSession,
-  uris: readonly string[],
-  ttlSeconds: number,
-  forClients = false,
-) {
+export async function sessionStagingUrls(...args: Parameters<typeof presignStaging>) {
+  const [q, config, , session, , ttlSeconds] = args;
   if (!(await stagingRevocable(q, config, session.active_catalog))) {
     await exec(
       q,
@@ -180,7 +173,7 @@ export async function sessionStagingUrls(
            where id = ${session.id}`,
     );
   }
-  return presignStaging(q, config, catalog, session, uris, ttlSeconds, forClients);
+  return presignStaging(...args);
 }
 
 /** The staging files a session statement's SQL names, with presigned URLs for its agent. */

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
-import { CLOSE_CODES, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, type AgentFrame, type ServiceFrame } from '../protocol/index.ts';
+import { CLOSE_CODES, DEFAULT_RESULTS_PORT, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, type AgentFrame, type ServiceFrame } from '../protocol/index.ts';
 import * as agents from '../domain/agents.ts';
 import { placementOf, recordProfile, recordProgress } from '../domain/queries.ts';
 import { agentOfSession } from '../domain/sqlSessions.ts';
@@ -45,8 +45,6 @@ export interface AgentChannel {
 const SUPERSEDED = new Set(['heartbeat', 'agent_status']);
 /** The least time between two progress writes of one query, whatever its agent sends (it sends one a second). */
 const PROGRESS_MIN_INTERVAL_MS = 900;
-/** An agent that names no result port serves its results on the spec's default (RESULTS_HTTP_PORT). */
-const DEFAULT_RESULTS_PORT = 8001;
 
 export async function registerAgentChannel(app: FastifyInstance, deps: AgentChannelDeps): Promise<AgentChannel> {
   const { ctx, host, sockets } = deps;

@@ -1,5 +1,4 @@
 import { describe, it, expect } from 'vitest';
-import { newTableMetadata, type TableMetadata } from './metadata.ts';
 import {
   writeManifest,
   readManifest,
@@ -11,29 +10,11 @@ import {
   inheritFromManifest,
   type ManifestEntry,
 } from './avro.ts';
-
-const BIG = 8744736658442914487n;
-
-function table(): TableMetadata {
-  return newTableMetadata({
-    location: 's3://warehouse/ns/t/',
-    schema: {
-      type: 'struct',
-      fields: [
-        { id: 10, name: 'id', required: true, type: 'long' },
-        { id: 20, name: 'ts', required: false, type: 'timestamptz' },
-        { id: 30, name: 'tags', required: false, type: { type: 'list', 'element-id': 31, element: 'string', 'element-required': false } },
-      ],
-    },
-    partitionSpec: { fields: [{ 'source-id': 20, name: 'ts_day', transform: 'day' }] },
-    sortOrder: { fields: [{ 'source-id': 10, transform: 'identity', direction: 'asc', 'null-order': 'nulls-first' }] },
-    nowMs: 1000,
-  });
-}
+import { BIG, sampleTable } from '../tests/support/icebergTable.ts';
 
 describe('manifest and manifest list Avro', () => {
   it('round-trips a manifest with partition values, bounds and int64 ids', () => {
-    const m = table();
+    const m = sampleTable();
     const entry: ManifestEntry = {
       status: 1,
       snapshot_id: BIG,

@@ -1,30 +1,12 @@
 import { describe, it, expect } from 'vitest';
 import { parseJson, stringifyJson } from './json.ts';
-import { newTableMetadata, metadataFileLocation, currentSnapshot, type TableMetadata } from './metadata.ts';
+import { metadataFileLocation, currentSnapshot, type TableMetadata } from './metadata.ts';
 import { applyUpdates, checkRequirements, RequirementFailed, InvalidUpdate, emptyMetadata, validateNewTable, withMetadataLog } from './updates.ts';
-
-const BIG = 8744736658442914487n;
-
-function table(): TableMetadata {
-  return newTableMetadata({
-    location: 's3://warehouse/ns/t/',
-    schema: {
-      type: 'struct',
-      fields: [
-        { id: 10, name: 'id', required: true, type: 'long' },
-        { id: 20, name: 'ts', required: false, type: 'timestamptz' },
-        { id: 30, name: 'tags', required: false, type: { type: 'list', 'element-id': 31, element: 'string', 'element-required': false } },
-      ],
-    },
-    partitionSpec: { fields: [{ 'source-id': 20, name: 'ts_day', transform: 'day' }] },
-    sortOrder: { fields: [{ 'source-id': 10, transform: 'identity', direction: 'asc', 'null-order': 'nulls-first' }] },
-    nowMs: 1000,
-  });
-}
+import { BIG, sampleTable } from '../tests/support/icebergTable.ts';
 
 describe('table metadata and updates', () => {
   it('assigns fresh field ids and partition field ids from 1000', () => {
-    const m = table();
+    const m = sampleTable();
     expect(m.location).toBe('s3://warehouse/ns/t');
     expect(m.schemas[0].fields.map((f) => f.id)).toEqual([1, 2, 3]);
     expect((m.schemas[0].fields[2].type as any)['element-id']).toBe(4);
@@ -38,7 +20,7 @@ describe('table metadata and updates', () => {
   });
 
   it('adds a snapshot with an int64 id, moves main and checks requirements', () => {
-    const base = table();
+    const base = sampleTable();
     checkRequirements(base, [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': null }, { type: 'assert-table-uuid', uuid: base['table-uuid'] }]);
     const snapshot = { 'snapshot-id': BIG, 'sequence-number': 1, 'timestamp-ms': 2000, 'manifest-list': 's3://x/snap.avro', summary: { operation: 'append' }, 'schema-id': 0 };
     const next = applyUpdates(base, [
@@ -70,7 +52,7 @@ describe('table metadata and updates', () => {
   });
 
   it('evolves the schema and spec with -1 meaning the last added', () => {
-    const base = table();
+    const base = sampleTable();
     const schema = { ...base.schemas[0], 'schema-id': 7, fields: [...base.schemas[0].fields, { id: 5, name: 'extra', required: false, type: 'int' }] };
     const next = applyUpdates(base, [
       { action: 'add-schema', schema },

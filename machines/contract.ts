@@ -39,6 +39,53 @@ export interface RunProjection {
   finishedAt: number | null;
 }
 
+/** The context fields of a run of SQL, kept alike by the query and statement machines. */
+export interface RunContext {
+  /** When the run was created: the start of its projection. */
+  createdAt: number;
+  runningAt: number | null;
+  finishedAt: number | null;
+  deadlineAt: number | null;
+  rowCount: number | null;
+  durationMs: number | null;
+  resultPath: string | null;
+  columns: string[] | null;
+  columnSchema: ColumnType[] | null;
+  errorCode: string | null;
+  error: string | null;
+}
+
+/** A new run's context fields besides its creation time: not running, no deadline yet, no result, no error. */
+export function runNotStarted() {
+  return {
+    runningAt: null,
+    finishedAt: null,
+    deadlineAt: null,
+    rowCount: null,
+    durationMs: null,
+    resultPath: null,
+    columns: null,
+    columnSchema: null,
+    errorCode: null,
+    error: null,
+  };
+}
+
+/** The projected columns of a run (RunProjection) from its context. */
+export function runProjectionOf(c: RunContext): RunProjection {
+  return {
+    errorCode: c.errorCode,
+    rowCount: c.rowCount,
+    durationMs: c.durationMs,
+    resultPath: c.resultPath,
+    columns: c.columns,
+    columnSchema: c.columnSchema,
+    startedAt: c.createdAt,
+    runningAt: c.runningAt,
+    finishedAt: c.finishedAt,
+  };
+}
+
 /** The agent's report that a run of SQL finished (query_done), as query and statement machines receive it. */
 export interface RunDoneEvent {
   type: 'done';

@@ -25,8 +25,8 @@
 //                                                      final frame is presumed lost (hard-killed replica, lost agent)
 //   cancelling       running's deadline (from queued: entry + timeoutMs + graceMs): the agent's timeout stopped it
 import { assign, setup } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
-import type { ColumnType, DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, runNotStarted, runProjectionOf, runResultOf, fromInput } from './contract.ts';
+import type { DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunContext, RunProjection, RunDoneEvent } from './contract.ts';
 
 export interface QueryInput {
   queryId: string;
@@ -65,7 +65,7 @@ export type QueryEvent =
   | DeadlineEvent
   | SupervisorFailedEvent;
 
-export interface QueryContext {
+export interface QueryContext extends RunContext {
   queryId: string;
   workspace: string;
   sql: string;
@@ -75,18 +75,7 @@ export interface QueryContext {
   dispatchAckTimeoutMs: number;
   computeWaitTimeoutMs: number;
   dispatchExtras: { [key: string]: Json } | null;
-  createdAt: number;
   enteredAt: number;
-  runningAt: number | null;
-  finishedAt: number | null;
-  deadlineAt: number | null;
-  rowCount: number | null;
-  durationMs: number | null;
-  resultPath: string | null;
-  columns: string[] | null;
-  columnSchema: ColumnType[] | null;
-  errorCode: string | null;
-  error: string | null;
 }
 
 type Failure = { code: string; message: string };
@@ -216,16 +205,7 @@ export const queryMachine = setup({
     dispatchExtras: input.dispatchExtras ?? null,
     createdAt: input.at,
     enteredAt: input.at,
-    runningAt: null,
-    finishedAt: null,
-    deadlineAt: null,
-    rowCount: null,
-    durationMs: null,
-    resultPath: null,
-    columns: null,
-    columnSchema: null,
-    errorCode: null,
-    error: null,
+    ...runNotStarted(),
   })),
   states: {
     start: {
@@ -357,15 +337,7 @@ export function projectQuery(snapshot: { value: unknown; context: QueryContext }
     deadlineAt: c.deadlineAt,
     terminal: status === 'done' || status === 'failed' || status === 'cancelled',
     error: c.error,
-    errorCode: c.errorCode,
     agentId: c.agentId,
-    rowCount: c.rowCount,
-    durationMs: c.durationMs,
-    resultPath: c.resultPath,
-    columns: c.columns,
-    columnSchema: c.columnSchema,
-    startedAt: c.createdAt,
-    runningAt: c.runningAt,
-    finishedAt: c.finishedAt,
+    ...runProjectionOf(c),
   };
 }

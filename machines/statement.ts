@@ -21,8 +21,8 @@
 //   running                entry + timeout + graceMs, timeout = timeout_s or SQL_STATEMENT_DEFAULT_TIMEOUT_S
 //   cancelling             running's deadline (from queued: entry + timeout + graceMs)
 import { assign, setup } from 'xstate';
-import { deadlinePassed, eventTime, positiveMs, runResultOf, fromInput } from './contract.ts';
-import type { ColumnType, DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunProjection, RunDoneEvent } from './contract.ts';
+import { deadlinePassed, eventTime, positiveMs, runNotStarted, runProjectionOf, runResultOf, fromInput } from './contract.ts';
+import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunContext, RunProjection, RunDoneEvent } from './contract.ts';
 
 export interface StatementInput {
   statementId: string;
@@ -55,7 +55,7 @@ export type StatementEvent =
   | DeadlineEvent
   | SupervisorFailedEvent;
 
-export interface StatementContext {
+export interface StatementContext extends RunContext {
   statementId: string;
   sessionId: string;
   agentId: string;
@@ -65,19 +65,8 @@ export interface StatementContext {
   graceMs: number;
   ackDeadlineMs: number;
   ackSupported: boolean;
-  createdAt: number;
   enteredAt: number;
   dispatchedAt: number | null;
-  runningAt: number | null;
-  finishedAt: number | null;
-  deadlineAt: number | null;
-  rowCount: number | null;
-  durationMs: number | null;
-  resultPath: string | null;
-  columns: string[] | null;
-  columnSchema: ColumnType[] | null;
-  errorCode: string | null;
-  error: string | null;
 }
 
 /** The timeout that applies: the recorded one, else the configured default. */
@@ -197,16 +186,7 @@ export const statementMachine = setup({
     createdAt: input.at,
     enteredAt: input.at,
     dispatchedAt: null,
-    runningAt: null,
-    finishedAt: null,
-    deadlineAt: null,
-    rowCount: null,
-    durationMs: null,
-    resultPath: null,
-    columns: null,
-    columnSchema: null,
-    errorCode: null,
-    error: null,
+    ...runNotStarted(),
   })),
   states: {
     queued: {
@@ -297,14 +277,6 @@ export function projectStatement(snapshot: { value: unknown; context: StatementC
     deadlineAt: c.deadlineAt,
     terminal: status === 'done' || status === 'failed' || status === 'cancelled',
     error: c.error,
-    errorCode: c.errorCode,
-    rowCount: c.rowCount,
-    durationMs: c.durationMs,
-    resultPath: c.resultPath,
-    columns: c.columns,
-    columnSchema: c.columnSchema,
-    startedAt: c.createdAt,
-    runningAt: c.runningAt,
-    finishedAt: c.finishedAt,
+    ...runProjectionOf(c),
   };
 }

@@ -105,13 +105,19 @@ type CatalogAttachment = typeof CatalogAttachment.Type;
 
 // --- frames ----------------------------------------------------------------------------------------------------
 
+/**
+ * The port of an agent's result server unless its RESULTS_HTTP_PORT says otherwise (the spec's default), and so the
+ * one the api reads results from when an agent's auth frame names none.
+ */
+export const DEFAULT_RESULTS_PORT = 8001;
+
 const AuthFrame = frame(
   'auth',
   Schema.Struct({
     bootstrap_token: Schema.optional(NonEmpty),
     session_token: Schema.optional(NonEmpty),
     // The spec's frame table names only the token; ours sends the rest. Absent: the current protocol, the result
-    // server on the spec's default port (RESULTS_HTTP_PORT 8001), no version.
+    // server on the spec's default port (DEFAULT_RESULTS_PORT), no version.
     protocol_version: Schema.optional(Schema.Number.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1))),
     name: Schema.optional(Schema.String),
     results_port: Schema.optional(Port),

@@ -5,7 +5,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { startCatalogService } from '../catalog/server.ts';
-import { STACK_CLIENT, STACK_SECRET_KEY } from './support/catalogStack.ts';
+import { appendCommit, STACK_CLIENT, STACK_SECRET_KEY } from './support/catalogStack.ts';
 import { parseJson, stringifyJson } from '../iceberg/json.ts';
 
 const world = await catalogWithBridge();
@@ -24,26 +24,7 @@ beforeAll(async () => {
 // Ids above 2^53, distinct per writer and attempt.
 const snapshotId = (writer: number, attempt: number) => 7_000_000_000_000_000_000n + BigInt(writer) * 1000n + BigInt(attempt);
 
-function append(id: bigint, parent: bigint | null, seq: bigint) {
-  return {
-    requirements: [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': parent }],
-    updates: [
-      {
-        action: 'add-snapshot',
-        snapshot: {
-          'snapshot-id': id,
-          ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
-          'sequence-number': seq,
-          'timestamp-ms': Date.now(),
-          'manifest-list': `s3://warehouse/wh/db/events/metadata/snap-${id}.avro`,
-          summary: { operation: 'append' },
-          'schema-id': 0,
-        },
-      },
-      { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
-    ],
-  };
-}
+const append = (id: bigint, parent: bigint | null, seq: bigint) => appendCommit(id, parent, seq, `s3://warehouse/wh/db/events/metadata/snap-${id}.avro`);
 
 describe('eight concurrent commits to one table', () => {
   it('lets exactly one of eight commits from the same base land; the others get 409', async () => {

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { ListObjectsV2Command, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { writeManifest, writeManifestList } from '../iceberg/avro.ts';
-import { STACK_CLIENT } from './support/catalogStack.ts';
+import { appendUpdates, STACK_CLIENT } from './support/catalogStack.ts';
 import { catalogWithBridge } from './support/catalogWithBridge.ts';
 import { parseJson } from '../iceberg/json.ts';
 
@@ -39,23 +39,7 @@ async function createTable(name: string, namespace = 'sales', extra: Record<stri
   return res.body;
 }
 
-function appendSnapshot(id: bigint, parent: bigint | null, seq: number, manifestList = 's3://warehouse/wh/x.avro') {
-  return [
-    {
-      action: 'add-snapshot',
-      snapshot: {
-        'snapshot-id': id,
-        ...(parent !== null ? { 'parent-snapshot-id': parent } : {}),
-        'sequence-number': seq,
-        'timestamp-ms': Date.now(),
-        'manifest-list': manifestList,
-        summary: { operation: 'append' },
-        'schema-id': 0,
-      },
-    },
-    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
-  ];
-}
+const appendSnapshot = (id: bigint, parent: bigint | null, seq: number, manifestList = 's3://warehouse/wh/x.avro') => appendUpdates(id, parent, seq, manifestList);
 
 describe('authentication', () => {
   it('issues tokens for the right client credentials only', async () => {

@@ -5,82 +5,23 @@
 // open in flight found itself abandoned (its channel gone) and was letting the session go when the new channel asked
 // again; that ask was taken as answered by the open in progress, which answered nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { adminOn, agentHolder, eventually, exited, pollUntil, startClusterAgent, startReplica, type Cluster, type LoggedProcess, type Replica } from './support/processes.ts';
-import { freePort } from '../runtime/postgres.ts';
+import { eventually, exited, pollUntil } from './support/processes.ts';
+import { startSessionCluster, type SessionCluster } from './support/sessionCluster.ts';
 
-const SECRET = 'internal-secret-for-the-session-drain-test';
-const BOOT = 'bootstrap-token-for-the-session-drain-test';
-
-let database: TestDatabase;
-let dir: string;
-const replicas: Replica[] = [];
-let agent: LoggedProcess;
-let token: string;
-let agentId: string;
-
-async function req(url: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${token}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-}
-
-const holder = () => agentHolder(database.db, agentId, replicas);
-const agentSaid = (id: string, what: string) => agent.logs().split('\n').some((l) => l.includes(id) && l.includes(what));
+let cluster: SessionCluster;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  dir = mkdtempSync(join(tmpdir(), 'eider-session-drain-'));
-  const cluster: Cluster = { databaseUrl: database.url, dir, bootstrapToken: BOOT, internalSecret: SECRET };
-  for (const id of ['r1', 'r2']) {
-    replicas.push(
-      startReplica(cluster, id, await freePort(), {
-        SQL_SESSIONS_ENABLED: 'true',
-        AGENT_PRESENCE_TTL_S: '4',
-        AGENT_HEARTBEAT_TTL_S: '30',
-      }),
-    );
-  }
-  for (const r of replicas) {
-    await eventually(`${r.id} ready`, async () => (await fetch(`${r.url}/api/readyz`)).ok, 90_000).catch((e: unknown) => {
-      throw new Error(`${String(e)}\n${r.proc.logs().slice(-3000)}`);
-    });
-  }
-  const { cookie } = await adminOn(replicas[0].url);
-  const pat = await fetch(`${replicas[0].url}/api/me/pats`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ expires_in_days: 1 }) });
-  token = ((await pat.json()) as { token: string }).token;
-  agent = startClusterAgent(cluster, replicas, 'drain-agent', {
-    // Two lanes: with a session open and a query running, the next session's open waits on the agent.
-    MAX_CONCURRENCY_PROFILE: 'equal_2',
-    SESSION_QUEUED_TIMEOUT_S: '600',
-  });
-  agentId = await eventually('a healthy agent', async () => {
-    const a = await req(replicas[1].url, 'GET', '/api/agents');
-    return (a.body as { id: string; status: string }[]).find((x) => x.status === 'healthy')?.id;
-  }, 60_000);
+  cluster = await startSessionCluster('session-drain', 'drain-agent', 90_000);
 }, 240_000);
 
-afterAll(async () => {
-  for (const p of [agent, ...replicas.map((r) => r.proc)]) {
-    if (!p) continue;
-    p.child.kill('SIGCONT');
-    p.child.kill('SIGKILL');
-    await exited(p.child);
-  }
-  await database?.drop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster?.stop());
 
 describe('a SQL session opening while the replica holding its agent drains', () => {
   it('opens on the agent’s new connection, well within the 30 s its client waits', async () => {
+    const { req, holder, agentSaid, replicas, agentId, agent, dir } = cluster;
     const owner = (await holder())!;
     expect(owner.id).toBe('r1');
     const other = replicas[1];

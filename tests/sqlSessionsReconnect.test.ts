@@ -6,78 +6,20 @@
 // a session that was open fails at once. bench/chaos.ts saw the first case as session opens answered 503
 // compute_starting after 30 s; the second left sessions open that the agent no longer held.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freshDatabase, type TestDatabase } from './support/database.ts';
-import { adminOn, agentHolder, eventually, exited, pollUntil, startClusterAgent, startReplica, type Cluster, type LoggedProcess, type Replica } from './support/processes.ts';
-import { freePort } from '../runtime/postgres.ts';
+import { eventually, exited, pollUntil } from './support/processes.ts';
+import { startSessionCluster, type SessionCluster } from './support/sessionCluster.ts';
 
-const SECRET = 'internal-secret-for-the-session-reconnect-test';
-const BOOT = 'bootstrap-token-for-the-session-reconnect-test';
-
-let database: TestDatabase;
-let dir: string;
-const replicas: Replica[] = [];
-let agent: LoggedProcess;
-let token: string;
-let agentId: string;
-
-async function req(url: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${token}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-}
-
-const holder = () => agentHolder(database.db, agentId, replicas);
-const agentSaid = (sessionId: string, what: string) => agent.logs().split('\n').some((l) => l.includes(sessionId) && l.includes(what));
+let cluster: SessionCluster;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  dir = mkdtempSync(join(tmpdir(), 'eider-session-reconnect-'));
-  const cluster: Cluster = { databaseUrl: database.url, dir, bootstrapToken: BOOT, internalSecret: SECRET };
-  for (const id of ['r1', 'r2']) {
-    replicas.push(
-      startReplica(cluster, id, await freePort(), {
-        SQL_SESSIONS_ENABLED: 'true',
-        AGENT_PRESENCE_TTL_S: '4',
-        // Long: the agent's own watchdog (this TTL) must not end the stopped replica's connection; its kill does.
-        AGENT_HEARTBEAT_TTL_S: '30',
-      }),
-    );
-  }
-  for (const r of replicas) await eventually(`${r.id} ready`, async () => (await fetch(`${r.url}/api/readyz`)).ok, 60_000);
-  const { cookie } = await adminOn(replicas[0].url);
-  const pat = await fetch(`${replicas[0].url}/api/me/pats`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ expires_in_days: 1 }) });
-  token = ((await pat.json()) as { token: string }).token;
-  agent = startClusterAgent(cluster, replicas, 'reconnect-agent', {
-    // Two lanes: with a session open and a query running, the next session's open waits on the agent.
-    MAX_CONCURRENCY_PROFILE: 'equal_2',
-    SESSION_QUEUED_TIMEOUT_S: '600',
-  });
-  agentId = await eventually('a healthy agent', async () => {
-    const a = await req(replicas[1].url, 'GET', '/api/agents');
-    return (a.body as { id: string; status: string }[]).find((x) => x.status === 'healthy')?.id;
-  }, 60_000);
+  cluster = await startSessionCluster('session-reconnect', 'reconnect-agent');
 }, 120_000);
 
-afterAll(async () => {
-  for (const p of [agent, ...replicas.map((r) => r.proc)]) {
-    if (!p) continue;
-    p.child.kill('SIGCONT');
-    p.child.kill('SIGKILL');
-    await exited(p.child);
-  }
-  await database?.drop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => cluster?.stop());
 
 describe('SQL sessions when the replica holding the agent dies', () => {
   it('an open acknowledged to the dead replica opens on the new connection; an open session fails at once; new ones open', async () => {
+    const { req, holder, agentSaid, replicas, agentId } = cluster;
     const owner = (await holder())!;
     expect(owner.id).toBe('r1');
     const other = replicas[1];

@@ -7,7 +7,7 @@ import type { Db } from '../../runtime/db.ts';
 import { startObjectStore, type ObjectStore } from '../../runtime/objectStore.ts';
 import { makeS3Client } from '../../iceberg/s3Client.ts';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { parseJson, stringifyJson } from '../../iceberg/json.ts';
+import { parseJson, stringifyJson, type Long } from '../../iceberg/json.ts';
 import { startCatalogService, type CatalogService } from '../../catalog/server.ts';
 import { revocationCheck } from '../../catalog/vending.ts';
 import type { Tracing } from '../../telemetry/tracing.ts';
@@ -182,4 +182,31 @@ export async function startCatalogStack(opts: { db: Db; credentialTtlSeconds?: n
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The updates of a commit that appends snapshot `id` (child of `parent`, sequence number `seq`, schema 0, its
+ * manifest list at `manifestList`) and points the table's main branch at it.
+ */
+export function appendUpdates(id: Long, parent: Long | null, seq: Long, manifestList: string) {
+  return [
+    {
+      action: 'add-snapshot',
+      snapshot: {
+        'snapshot-id': id,
+        ...(parent === null ? {} : { 'parent-snapshot-id': parent }),
+        'sequence-number': seq,
+        'timestamp-ms': Date.now(),
+        'manifest-list': manifestList,
+        summary: { operation: 'append' },
+        'schema-id': 0,
+      },
+    },
+    { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': id },
+  ];
+}
+
+/** That append as a commit that holds only while main is still at `parent`: of writers racing from one parent, one lands and the rest get 409. */
+export function appendCommit(id: Long, parent: Long | null, seq: Long, manifestList: string) {
+  return { requirements: [{ type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': parent }], updates: appendUpdates(id, parent, seq, manifestList) };
 }

@@ -3,16 +3,15 @@
 // conversation and its answer streams in (text as it comes, tool calls collapsed, the stored answer at the end);
 // SQL in an answer opens in a worksheet; a write waiting for approval is shown with its statement and is approved or
 // rejected from the panel, with the composer closed meanwhile.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
 import { AssistantPanel } from './AssistantPanel.tsx';
 import { segments } from './assistantApi.ts';
 import { standInApi, type Asked } from '../testing/standInApi.ts';
+import { testRoot } from '../testing/testRoot.ts';
 import { useAssistantShortcut } from './useAssistantShortcut.ts';
 import type { Message, ToolCall } from './assistantApi.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
 const T = '2026-11-26T10:00:00.000Z';
 const BASE = '/api/workspaces/default/assistant/conversations';
@@ -53,13 +52,7 @@ function stream() {
   };
 }
 
-let root: Root | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  root = null;
-  document.body.innerHTML = '';
-  vi.unstubAllGlobals();
-});
+const root = testRoot();
 
 const settle = () =>
   act(async () => {
@@ -67,10 +60,7 @@ const settle = () =>
   });
 
 async function mount(props: { onOpenSql?: (sql: string) => void; onClose?: () => void } = {}) {
-  const host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-  await act(async () => root!.render(<AssistantPanel ws="default" onClose={props.onClose ?? (() => {})} onOpenSql={props.onOpenSql ?? (() => {})} />));
+  const host = await root.mount(<AssistantPanel ws="default" onClose={props.onClose ?? (() => {})} onOpenSql={props.onOpenSql ?? (() => {})} />);
   await settle();
   return host;
 }
@@ -228,10 +218,7 @@ describe('the shortcut', () => {
       useAssistantShortcut(() => toggles++);
       return <textarea aria-label="editor" />;
     }
-    const host = document.createElement('div');
-    document.body.appendChild(host);
-    root = createRoot(host);
-    await act(async () => root!.render(<Probe />));
+    const host = await root.mount(<Probe />);
     const field = host.querySelector('textarea')!;
     let fieldSaw = 0;
     field.addEventListener('keydown', () => fieldSaw++);

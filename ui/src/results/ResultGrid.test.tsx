@@ -1,15 +1,14 @@
 // @vitest-environment happy-dom
 // The grid over a 1,000,000-row result: it fetches the first pages only, then as the user scrolls or jumps only the
 // pages that come into view (each by its row offset, none between), and never renders more than a screen.
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
+import { testRoot } from '../testing/testRoot.ts';
 import { ResultGrid, ROW_HEIGHT } from './ResultGrid.tsx';
 import { RowPager } from './rowPager.ts';
 import { pagerSource } from './rowSource.ts';
 import type { RowsPage } from '../api/types.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
 const VIEWPORT = 480;
 beforeAll(() => {
@@ -55,23 +54,14 @@ const settle = async () => {
   for (let i = 0; i < 10; i++) await act(async () => new Promise((r) => setTimeout(r, 5)));
 };
 
-let root: Root | null = null;
-let host: HTMLElement | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  host?.remove();
-  root = null;
-});
+const root = testRoot();
 
 async function mount(pager: RowPager) {
-  host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
   const columns = [
     { name: 'id', type: 'BIGINT' },
     { name: 'label', type: 'VARCHAR' },
   ];
-  await act(async () => root!.render(<ResultGrid source={pagerSource(pager, async () => ({ rows: [] }))} columns={columns} height={VIEWPORT} />));
+  const host = await root.mount(<ResultGrid source={pagerSource(pager, async () => ({ rows: [] }))} columns={columns} height={VIEWPORT} />);
   await settle();
   return host.querySelector('.grid-viewport') as HTMLElement;
 }

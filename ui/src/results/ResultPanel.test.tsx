@@ -1,32 +1,23 @@
 // @vitest-environment happy-dom
 // What ResultPanel shows for two results that are not a plain grid: DuckDB's EXPLAIN output (its Plan view, the
 // plan text monospaced) and a result whose rows the agent no longer keeps (said in words, not as a raw error).
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
+import { testRoot } from '../testing/testRoot.ts';
 import { ResultPanel } from './ResultPanel.tsx';
 import type { QueryOut } from '../api/types.ts';
 import { standInApi } from '../testing/standInApi.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
-let root: Root | null = null;
+const root = testRoot();
 let host: HTMLElement | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  host?.remove();
-  vi.unstubAllGlobals();
-});
 
 const query = (columns: string[], rows: number) =>
   ({ id: 'q-1', status: 'done', sql: 'x', row_count: rows, duration_ms: 3, columns, column_schema: columns.map((name) => ({ name, type: 'VARCHAR' })) }) as unknown as QueryOut;
 
 async function render(q: QueryOut, respond: () => Response) {
   standInApi(respond);
-  host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-  await act(async () => root!.render(<ResultPanel query={q} />));
+  host = await root.mount(<ResultPanel query={q} />);
   for (let i = 0; i < 5; i++) await act(() => new Promise((r) => setTimeout(r, 10)));
 }
 

@@ -2,6 +2,7 @@
 // access mode and grants.
 import { useState, type FormEvent } from 'react';
 import { type BodyOf, call } from '../api/client.ts';
+import { useAction } from '../app/useAction.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { currencyOf, useComputeOptions } from '../app/useComputeOptions.ts';
 import { StateChart, StateDiagram } from '../charts/StateChart.tsx';
@@ -130,17 +131,7 @@ function AccessPanel(props: { agentId: string }) {
   const [principal, setPrincipal] = useState<'user_id' | 'workspace_id'>('user_id');
   const [target, setTarget] = useState('');
   const [tier, setTier] = useState<BodyOf<'PUT /api/admin/agents/{agent_id}/grants'>['tier']>('use');
-  const [error, setError] = useState<unknown>(null);
-
-  const run = async (fn: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await fn();
-      access.reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const { error, run } = useAction(access.reload);
   const grant = (e: FormEvent) => {
     e.preventDefault();
     void run(() => call('PUT /api/admin/agents/{agent_id}/grants', { path, body: { [principal]: target.trim(), tier } }));

@@ -2,9 +2,8 @@
 // The web app's side of elastic compute against a stand-in api: the Compute screen (the note when it is off, the
 // list with cost and reason, Stop / Start again by state, the start form's request, polling only while an agent is
 // between states and never after unmount), the worksheet's pool choice, and the status pill's "waiting for compute".
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
 import type { ReactNode } from 'react';
 import type { Agent, ComputeOption, ElasticInfo, QueryOut, User } from '../api/types.ts';
 import { SessionContext } from '../app/session.tsx';
@@ -12,8 +11,8 @@ import { COMPUTE_POLL_MS, ComputeScreen } from './ComputeScreen.tsx';
 import { AgentPicker, POOL, agentIdOf } from '../worksheet/AgentPicker.tsx';
 import { StatusPill } from '../worksheet/StatusPill.tsx';
 import { byRoute, standInApi, type Route } from '../testing/standInApi.ts';
+import { testRoot } from '../testing/testRoot.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
 const admin = { id: 'u1', email: 'a@example.com', name: 'Ada', role: 'admin', auth_provider: 'local', is_active: true, permissions: [], created_at: '2026-01-01T00:00:00Z' } as User;
 const member = { ...admin, id: 'u2', role: 'member', permissions: [] } as User;
@@ -45,20 +44,10 @@ function agent(id: string, status: Agent['status'], elastic: Partial<ElasticInfo
 /** A stand-in api: answers by method and path (a POST with 202), recording every request. */
 const serve = (routes: Record<string, Route>) => standInApi(byRoute(routes), { postStatus: 202 });
 
-let root: Root | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  root = null;
-  document.body.innerHTML = '';
-  vi.unstubAllGlobals();
-  vi.useRealTimers();
-});
+const root = testRoot();
 
 async function mount(node: ReactNode, user: User = admin) {
-  const host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-  await act(async () => root!.render(<SessionContext.Provider value={{ user, workspaces: [], refresh: async () => {}, signOut: async () => {} }}>{node}</SessionContext.Provider>));
+  const host = await root.mount(<SessionContext.Provider value={{ user, workspaces: [], refresh: async () => {}, signOut: async () => {} }}>{node}</SessionContext.Provider>);
   // let the stand-in's answers land
   await act(async () => {
     for (let i = 0; i < 5; i++) await Promise.resolve();
@@ -207,8 +196,7 @@ describe('Compute screen', () => {
     const before = reads();
     await tick();
     expect(reads()).toBe(before + 1);
-    act(() => root!.unmount());
-    root = null;
+    root.unmount();
     expect(vi.getTimerCount()).toBe(0);
     await tick();
     expect(reads()).toBe(before + 1);
@@ -273,9 +261,9 @@ describe('status pill', () => {
     const pill = host.querySelector('.pill')!;
     expect(pill.textContent).toBe('waiting for compute · 1.50 s');
     expect(pill.getAttribute('data-status')).toBe('queued');
-    await act(async () => root!.render(<StatusPill run={run(query('queued', 'a'))} />));
+    await root.render(<StatusPill run={run(query('queued', 'a'))} />);
     expect(host.querySelector('.pill')!.textContent).toBe('queued · 1.50 s');
-    await act(async () => root!.render(<StatusPill run={run(query('running', 'a'))} />));
+    await root.render(<StatusPill run={run(query('running', 'a'))} />);
     expect(host.querySelector('.pill')!.textContent).toBe('running · 1.50 s');
   });
 });

@@ -2,17 +2,16 @@
 // The web app's side of table maintenance against a stand-in api: the Lakehouse health page (tables by score, the
 // recommendations by status), what administrators and members may do (apply, dismiss, scan, policy), an apply
 // followed to its query's end, and the table page's health panel (bars, figures, "not scanned yet" on 404).
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
 import type { ReactNode } from 'react';
 import type { Agent, ComputeOption, QueryOut, Recommendation, ScanReport, TableHealth, TableHealthRow, User } from '../api/types.ts';
 import { SessionContext } from '../app/session.tsx';
 import { HealthScreen } from './HealthScreen.tsx';
 import { TableHealthPanel } from './TableHealthPanel.tsx';
 import { byRoute, standInApi, type Route as Handler } from '../testing/standInApi.ts';
+import { testRoot } from '../testing/testRoot.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
 const admin = { id: 'u1', email: 'a@example.com', name: 'Ada', role: 'admin', auth_provider: 'local', is_active: true, permissions: [], created_at: '2026-01-01T00:00:00Z' } as User;
 const member = { ...admin, id: 'u2', role: 'member', permissions: [] } as User;
@@ -81,13 +80,7 @@ function healthApi(recs: Recommendation[], more: Record<string, Handler> = {}) {
   });
 }
 
-let root: Root | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  root = null;
-  document.body.innerHTML = '';
-  vi.unstubAllGlobals();
-});
+const root = testRoot();
 
 /** Lets the stand-in's answers (and what they trigger) land. */
 async function settle() {
@@ -95,10 +88,7 @@ async function settle() {
 }
 
 async function mount(node: ReactNode, user: User = admin) {
-  const host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-  await act(async () => root!.render(<SessionContext.Provider value={{ user, workspaces: [], refresh: async () => {}, signOut: async () => {} }}>{node}</SessionContext.Provider>));
+  const host = await root.mount(<SessionContext.Provider value={{ user, workspaces: [], refresh: async () => {}, signOut: async () => {} }}>{node}</SessionContext.Provider>);
   await settle();
   return host;
 }
@@ -164,7 +154,7 @@ describe('Lakehouse health page', () => {
     expect(host.querySelector('section[aria-label="Scanner"]')).not.toBeNull();
     expect((host.querySelector('select[aria-label="Profile"]') as HTMLSelectElement).value).toBe('balanced');
     expect(host.querySelector('select[aria-label="Agent"]')).not.toBeNull();
-    act(() => root!.unmount());
+    root.unmount();
 
     const calls = healthApi([compact, growth]);
     const other = await mount(<HealthScreen ws="default" />, member);

@@ -2,15 +2,14 @@
 // The drawn lineage graph against a stand-in api that gives column detail only around the nodes asked about (as the
 // api does): boxes left to right by hops from the table, edges as paths (dashed when stale), a redacted box without
 // names, a click (or Enter) on a box asking for its columns and showing them, a click on an edge showing its.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
 import type { Lineage } from '../api/types.ts';
 import { LineagePanel } from './LineagePanel.tsx';
 import { depths, layoutLineage } from './lineageLayout.ts';
 import { standInApi } from '../testing/standInApi.ts';
+import { testRoot } from '../testing/testRoot.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
 const T = '2026-11-20T08:30:00.000Z';
 const provider = (name: string, stale = false, column_lineage = 'derived') => ({ provider: name, first_seen_at: T, last_seen_at: T, observation_count: 1, stale, column_lineage });
@@ -40,13 +39,7 @@ function serve() {
   });
 }
 
-let root: Root | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  root = null;
-  document.body.innerHTML = '';
-  vi.unstubAllGlobals();
-});
+const root = testRoot();
 
 const settle = () =>
   act(async () => {
@@ -54,10 +47,7 @@ const settle = () =>
   });
 
 async function mount() {
-  const host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-  await act(async () => root!.render(<LineagePanel ws="default" catalog="warehouse" schema="lin" table="enriched" />));
+  const host = await root.mount(<LineagePanel ws="default" catalog="warehouse" schema="lin" table="enriched" />);
   await settle();
   return host;
 }

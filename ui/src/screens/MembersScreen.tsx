@@ -4,6 +4,7 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { call } from '../api/client.ts';
 import { isAdmin, useSession } from '../app/session.tsx';
+import { useAction } from '../app/useAction.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { TableHead } from '../components/TableHead.tsx';
@@ -27,7 +28,6 @@ export function MembersScreen(props: { ws: string }) {
   const canManage = admin || mine === 'owner';
   const [who, setWho] = useState('');
   const [role, setRole] = useState<Role>('reader');
-  const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
   const candidates = useMemo(() => {
@@ -35,16 +35,13 @@ export function MembersScreen(props: { ws: string }) {
     return (users.data ?? []).filter((u) => u.is_active && !inWs.has(u.id));
   }, [users.data, members.data]);
 
-  const act = async (fn: () => Promise<unknown>, done?: string) => {
-    setError(null);
+  const { error, setError, run } = useAction(members.reload);
+  const act = (fn: () => Promise<unknown>, done?: string) => {
     setNotice(null);
-    try {
+    return run(async () => {
       await fn();
       if (done) setNotice(done);
-      members.reload();
-    } catch (e) {
-      setError(e);
-    }
+    });
   };
 
   const add = (e: FormEvent) => {

@@ -3,6 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { call } from '../api/client.ts';
 import type { IssuedToken, Token } from '../api/types.ts';
+import { useAction } from '../app/useAction.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { useSession } from '../app/session.tsx';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
@@ -19,30 +20,22 @@ export function TokensScreen() {
   const [days, setDays] = useState(30);
   const [name, setName] = useState('');
   const [issued, setIssued] = useState<IssuedToken | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { error, run } = useAction(list.reload);
 
-  const create = async (e: FormEvent) => {
+  const create = (e: FormEvent) => {
     e.preventDefault();
-    setError(null);
-    try {
+    return run(async () => {
       setIssued(await call('POST /api/me/pats', { body: { expires_in_days: days, ...(name.trim() ? { name: name.trim() } : {}) } }));
       setName('');
-      list.reload();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
   const revoke = async (t: Token) => {
     if (!confirm(`Revoke the token ${t.name ? `“${t.name}”` : `created ${formatTime(t.created_at)}`}? Programs using it stop working.`)) return;
-    setError(null);
-    try {
+    await run(async () => {
       await call('DELETE /api/me/pats/{pat_id}', { path: { pat_id: t.id } });
       // the one-time secret of a token that no longer works is not left on screen
       setIssued((shown) => (shown?.id === t.id ? null : shown));
-      list.reload();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
 
   return (

@@ -1,30 +1,19 @@
 // @vitest-environment happy-dom
 // What Ctrl/Cmd+Enter runs in the real editor: the selection when there is one, else the statement under the cursor;
 // and the key binding itself submits it.
-import { afterEach, describe, expect, it } from 'vitest';
-import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
+import { describe, expect, it } from 'vitest';
+import { testRoot } from '../testing/testRoot.ts';
 import { EditorView } from '@codemirror/view';
 import { EditorSelection } from '@codemirror/state';
 import { SqlEditor, sqlToRun } from './Editor.tsx';
 import { CatalogNames } from './completion.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
-let root: Root | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  document.body.innerHTML = '';
-});
+const root = testRoot();
 
 async function mount(sql: string) {
-  const host = document.createElement('div');
-  document.body.appendChild(host);
   const ran: string[] = [];
-  root = createRoot(host);
-  await act(async () =>
-    root!.render(<SqlEditor value={sql} onChange={() => {}} onRun={(s) => ran.push(s.text)} names={new CatalogNames('default')} label="SQL" />),
-  );
+  const host = await root.mount(<SqlEditor value={sql} onChange={() => {}} onRun={(s) => ran.push(s.text)} names={new CatalogNames('default')} label="SQL" />);
   const view = EditorView.findFromDOM(host.querySelector('.cm-editor') as HTMLElement)!;
   return { view, ran };
 }

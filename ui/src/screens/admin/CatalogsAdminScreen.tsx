@@ -3,6 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { call } from '../../api/client.ts';
 import type { CatalogOut } from '../../api/types.ts';
+import { useAction } from '../../app/useAction.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { useSession } from '../../app/session.tsx';
 import { preferredWorkspace } from '../../app/WorkspaceSwitcher.tsx';
@@ -16,7 +17,6 @@ export function CatalogsAdminScreen() {
   const backends = useAsync((signal) => call('GET /api/admin/storage-backends', { signal }), []);
   const [slug, setSlug] = useState('');
   const [backend, setBackend] = useState('');
-  const [error, setError] = useState<unknown>(null);
   // The workspace the rail shows (the one last worked in), not merely the first of the list.
   const [attachWs, setAttachWs] = useState(preferredWorkspace(workspaces) ?? '');
   const attached = useAsync(
@@ -24,16 +24,10 @@ export function CatalogsAdminScreen() {
     [attachWs],
   );
 
-  const run = async (fn: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await fn();
-      catalogs.reload();
-      attached.reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const { error, run } = useAction(() => {
+    catalogs.reload();
+    attached.reload();
+  });
   const create = (e: FormEvent) => {
     e.preventDefault();
     void run(async () => {

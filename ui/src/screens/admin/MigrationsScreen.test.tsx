@@ -1,13 +1,12 @@
 // @vitest-environment happy-dom
 // Admin → Migrations against a stand-in api: migrations of every catalog newest first, the selected one's progress
 // per table and its log (pulled after the last sequence seen), cancel before the cutover, and starting one.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { act } from 'react';
-import { createRoot, type Root } from 'react-dom/client';
 import { MigrationsScreen } from './MigrationsScreen.tsx';
 import { byRoute, standInApi, type Asked, type Route } from '../../testing/standInApi.ts';
+import { testRoot } from '../../testing/testRoot.ts';
 
-(globalThis as any).IS_REACT_ACT_ENVIRONMENT = true;
 
 const catalogs = [
   { id: 'c1', slug: 'sales', storage_backend_id: 'b1', storage_kind: 'object_store', root_uri: 's3://warehouse/sales/', created_by: null, created_at: '2026-03-01T10:00:00Z' },
@@ -50,23 +49,14 @@ function serve(routes: Record<string, Route>) {
   calls = standInApi(byRoute(routes), { postStatus: 202 });
 }
 
-let root: Root | null = null;
-afterEach(() => {
-  act(() => root?.unmount());
-  root = null;
-  document.body.innerHTML = '';
-  vi.unstubAllGlobals();
-});
+const root = testRoot();
 
 async function settle() {
   for (let i = 0; i < 5; i++) await act(async () => new Promise((r) => setTimeout(r, 0)));
 }
 
 async function mount() {
-  const host = document.createElement('div');
-  document.body.appendChild(host);
-  root = createRoot(host);
-  await act(async () => root!.render(<MigrationsScreen />));
+  const host = await root.mount(<MigrationsScreen />);
   await settle();
   return host;
 }

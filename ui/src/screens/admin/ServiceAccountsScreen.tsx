@@ -3,6 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { type BodyOf, call } from '../../api/client.ts';
 import type { IssuedToken } from '../../api/types.ts';
+import { useAction } from '../../app/useAction.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { useAsync } from '../../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
@@ -15,18 +16,14 @@ export function ServiceAccountsScreen() {
   const accounts = usePaged('GET /api/admin/service-accounts');
   const [name, setName] = useState('');
   const [role, setRole] = useState<BodyOf<'POST /api/admin/service-accounts'>['role']>('member');
-  const [error, setError] = useState<unknown>(null);
+  const { error, setError, run } = useAction(accounts.reload);
   const [open, setOpen] = useState<string | null>(null);
-  const create = async (e: FormEvent) => {
+  const create = (e: FormEvent) => {
     e.preventDefault();
-    setError(null);
-    try {
+    return run(async () => {
       await call('POST /api/admin/service-accounts', { body: { name, role } });
       setName('');
-      accounts.reload();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
   return (
     <section>
@@ -87,11 +84,10 @@ function AccountTokens(props: { id: string }) {
   const [days, setDays] = useState('90');
   const [name, setName] = useState('');
   const [issued, setIssued] = useState<IssuedToken | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const issue = async (e: FormEvent) => {
+  const { error, setError, run } = useAction(tokens.reload);
+  const issue = (e: FormEvent) => {
     e.preventDefault();
-    setError(null);
-    try {
+    return run(async () => {
       setIssued(
         await call('POST /api/admin/service-accounts/{service_account_id}/pats', {
           path: { service_account_id: props.id },
@@ -99,10 +95,7 @@ function AccountTokens(props: { id: string }) {
         }),
       );
       setName('');
-      tokens.reload();
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
   return (
     <div className="card">

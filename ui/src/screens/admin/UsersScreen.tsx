@@ -1,6 +1,7 @@
 // Users: list (paged), create, change role, deactivate (which revokes their sessions and tokens) or reactivate.
 import { useState, type FormEvent } from 'react';
 import { type BodyOf, call } from '../../api/client.ts';
+import { useAction } from '../../app/useAction.ts';
 import { usePaged } from '../../app/usePaged.ts';
 import { ErrorNotice, Loading } from '../../components/ErrorNotice.tsx';
 import { Time } from '../../components/Time.tsx';
@@ -9,16 +10,7 @@ import { TableHead } from '../../components/TableHead.tsx';
 export function UsersScreen() {
   const users = usePaged('GET /api/admin/users');
   const [form, setForm] = useState<BodyOf<'POST /api/admin/users'>>({ email: '', name: '', password: '', role: 'member' });
-  const [error, setError] = useState<unknown>(null);
-  const run = async (fn: () => Promise<unknown>) => {
-    setError(null);
-    try {
-      await fn();
-      users.reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const { error, run } = useAction(users.reload);
   const create = (e: FormEvent) => {
     e.preventDefault();
     void run(async () => {
