@@ -4,6 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { call, enc } from '../api/client.ts';
 import type { SavedQuery, SavedQueryPage, Schedule } from '../api/types.ts';
 import { navigate } from '../app/router.ts';
+import { useAction } from '../app/useAction.ts';
 import { useAsync } from '../app/useAsync.ts';
 import { ErrorNotice, Loading } from '../components/ErrorNotice.tsx';
 import { Link } from '../components/Link.tsx';
@@ -49,11 +50,17 @@ function SavedQueries(props: { ws: string; list: ReturnType<typeof useAsync<Save
   /** what the last schedule made here was, said until the next one is started */
   const [created, setCreated] = useState<Schedule | null>(null);
   const { list } = props;
+  // A refused delete (a reader's 403, a query already gone) is shown, not dropped as an unhandled rejection.
+  const deleting = useAction(() => {
+    list.reload();
+    props.onScheduled();
+  });
   if (list.error) return <ErrorNotice error={list.error} what="Saved queries" />;
   if (!list.data) return <Loading />;
   if (!list.data.items.length) return <EmptyState>No saved query yet: in a worksheet, Ctrl/Cmd+S saves it under its tab’s name.</EmptyState>;
   return (
     <>
+      {deleting.error ? <ErrorNotice error={deleting.error} what="Deleting the saved query" /> : null}
       <table className="data" aria-label="Saved queries">
         <thead>
           <tr>
@@ -96,11 +103,9 @@ function SavedQueries(props: { ws: string; list: ReturnType<typeof useAsync<Save
                 <button
                   type="button"
                   className="secondary"
-                  onClick={async () => {
+                  onClick={() => {
                     if (!confirm(`Delete the saved query ${q.name} and its schedules?`)) return;
-                    await call('DELETE /api/workspaces/{workspace}/saved-queries/{saved_query_id}', { path: { workspace: props.ws, saved_query_id: q.id } });
-                    list.reload();
-                    props.onScheduled();
+                    void deleting.run(() => call('DELETE /api/workspaces/{workspace}/saved-queries/{saved_query_id}', { path: { workspace: props.ws, saved_query_id: q.id } }));
                   }}
                 >
                   Delete
