@@ -19,9 +19,6 @@ export interface CatalogConfig {
   secretKey: string | undefined;
 }
 
-/** A bad or missing variable: the catalog service stops with this one line. */
-export { ConfigError as CatalogConfigError };
-
 export const CATALOG_VARIABLES = {
   CATALOG_HOST: str('catalog', '127.0.0.1'),
   CATALOG_PORT: int('catalog', '8181', 0, 65535),

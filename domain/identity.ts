@@ -5,7 +5,7 @@ import { hash as argonHash, verify as argonVerify } from '@node-rs/argon2';
 import { Schema } from 'effect';
 import type { Db, Queryable } from '../runtime/db.ts';
 import { isUniqueViolation } from '../runtime/db.ts';
-import { AppError, conflict, forbidden, notFound, unauthorized, unprocessable } from './errors.ts';
+import { conflict, forbidden, notFound, unauthorized, unprocessable } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 
 export type GlobalRole = 'admin' | 'member';
@@ -406,4 +406,3 @@ export async function listPrincipals(
   return pageOf(rows, opts.limit, sort, (r) => ({ k: r.ck, id: r.id }), ({ ck: _ck, ...r }) => r as UserRow);
 }
 
-export { AppError };

@@ -22,7 +22,6 @@ import { ScramServer, principalFromTokenId, rememberScramVerifier, scramVerifier
 import { CatalogMirror, isCatalogQuery } from './catalogMirror.ts';
 import { classify, clientSetting, commandTag, copyLine, copyToStdout, countParams, splitStatements } from './statements.ts';
 
-export { SERVER_VERSION } from './version.ts';
 import { SERVER_VERSION } from './version.ts';
 const PAGE_ROWS = 20_000;
 const CANCEL_REQUEST = 80877102;

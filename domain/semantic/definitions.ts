@@ -20,8 +20,7 @@ export type ModelStatus = (typeof MODEL_STATUSES)[number];
 export const VALIDATION_STATES = ['ok', 'broken', 'unchecked'] as const;
 export type ValidationState = (typeof VALIDATION_STATES)[number];
 
-export const DEFINITION_KINDS = ['dataset', 'relationship', 'dimension', 'metric'] as const;
-export type DefinitionKind = (typeof DEFINITION_KINDS)[number];
+export type DefinitionKind = 'dataset' | 'relationship' | 'dimension' | 'metric';
 
 /** Definition names become SQL column aliases and path segments: lowercase identifiers. */
 export const NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
