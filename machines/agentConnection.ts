@@ -125,6 +125,15 @@ const storeCapabilities = {
   params: ({ context }: { context: AgentConnectionContext }) => ({ agentId: context.agentId!, capabilities: context.capabilities ?? {} }),
 };
 
+
+/** How a registered or healthy connection ends: the same from both states (draining ends on its own terms). */
+const connectionEnds = {
+  disconnected: { target: 'unavailable', actions: ['assignEnding', unregister, failWork] },
+  credentialRevoked: { target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
+  drain: { target: 'draining' },
+  deadline: { guard: 'deadlinePassed', target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
+  'supervisor.failed': { target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
+} as const;
 export const agentConnectionMachine = setup({
   types: {
     context: {} as AgentConnectionContext,
@@ -252,11 +261,7 @@ export const agentConnectionMachine = setup({
       on: {
         status: { target: 'healthy', actions: ['assignCapabilities', storeCapabilities] },
         heartbeat: { actions: 'renewHeartbeat' },
-        disconnected: { target: 'unavailable', actions: ['assignEnding', unregister, failWork] },
-        credentialRevoked: { target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
-        drain: { target: 'draining' },
-        deadline: { guard: 'deadlinePassed', target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
-        'supervisor.failed': { target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
+        ...connectionEnds,
       },
     },
     healthy: {
@@ -267,11 +272,7 @@ export const agentConnectionMachine = setup({
         // is presence, written without an effect.
         status: { actions: ['assignCapabilities'] },
         heartbeat: { actions: 'renewHeartbeat' },
-        disconnected: { target: 'unavailable', actions: ['assignEnding', unregister, failWork] },
-        credentialRevoked: { target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
-        drain: { target: 'draining' },
-        deadline: { guard: 'deadlinePassed', target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
-        'supervisor.failed': { target: 'unavailable', actions: ['assignEnding', closeSocket, unregister, failWork] },
+        ...connectionEnds,
       },
     },
     draining: {

@@ -131,6 +131,19 @@ const terminateCompute = {
   }),
 };
 
+
+/** The agent dialing home, before or after the provider said it started the container (past its lifetime: ended). */
+const dialedHome = [
+  { guard: 'lifetimeOver', target: 'terminating', actions: ['assignRegistration', 'assignReason'] },
+  { target: 'registered', actions: 'assignRegistration' },
+] as const;
+
+/** How a start ends before the agent dialed home, requested or provisioning alike. */
+const startEnds = {
+  terminate: { target: 'terminating', actions: 'assignReason' },
+  deadline: { guard: 'deadlinePassed', target: 'terminating', actions: 'assignFailure' },
+  'supervisor.failed': { target: 'terminating', actions: 'assignFailure' },
+} as const;
 export const elasticAgentMachine = setup({
   types: {
     context: {} as ElasticAgentContext,
@@ -250,28 +263,18 @@ export const elasticAgentMachine = setup({
           { guard: 'provisioningOver', target: 'terminating', actions: ['assignProviderRef', 'assignFailure'] },
           { target: 'provisioning', actions: 'assignProviderRef' },
         ],
-        registered: [
-          { guard: 'lifetimeOver', target: 'terminating', actions: ['assignRegistration', 'assignReason'] },
-          { target: 'registered', actions: 'assignRegistration' },
-        ],
+        registered: dialedHome,
         provisionFailed: { target: 'failed', actions: 'assignFailure' },
-        terminate: { target: 'terminating', actions: 'assignReason' },
-        deadline: { guard: 'deadlinePassed', target: 'terminating', actions: 'assignFailure' },
-        'supervisor.failed': { target: 'terminating', actions: 'assignFailure' },
+        ...startEnds,
       },
     },
     provisioning: {
       description: 'The provider is starting the container; the agent must dial home before the deadline.',
       entry: 'enterProvisioningWindow',
       on: {
-        registered: [
-          { guard: 'lifetimeOver', target: 'terminating', actions: ['assignRegistration', 'assignReason'] },
-          { target: 'registered', actions: 'assignRegistration' },
-        ],
+        registered: dialedHome,
         provisionFailed: { target: 'terminating', actions: 'assignFailure' },
-        terminate: { target: 'terminating', actions: 'assignReason' },
-        deadline: { guard: 'deadlinePassed', target: 'terminating', actions: 'assignFailure' },
-        'supervisor.failed': { target: 'terminating', actions: 'assignFailure' },
+        ...startEnds,
       },
     },
     registered: {
