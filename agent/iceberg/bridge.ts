@@ -175,6 +175,7 @@ export class IcebergBridge {
   readonly #pinned: string[] = [];
   readonly #storages: TableStorage[] = [];
   readonly #links: LinkedFiles;
+  #attachedOnConnection: string[] = [];
   readonly stats: BridgeStats = { tablesLoaded: 0, filesScanned: 0, filesSkipped: 0, manifestsSkipped: 0, commits: 0, commitAttempts: 0 };
 
   private constructor(options: BridgeOptions, statements: StatementInfo[]) {
@@ -203,6 +204,11 @@ export class IcebergBridge {
   /** The SQL DuckDB runs: the user's statements, with only `PARTITIONED BY (…)` clauses removed. */
   get sql(): string {
     return this.#statements.map((s) => s.sql).join(';\n');
+  }
+
+  /** The catalogs this bridge attached on the connection (none when no statement needed them). */
+  get attachedCatalogs(): string[] {
+    return this.#attachedOnConnection;
   }
 
   /** Whether `name` is one of the catalogs this bridge attached. */
@@ -234,6 +240,7 @@ export class IcebergBridge {
         )
       : Promise.resolve();
     // IF NOT EXISTS: a session's connection keeps what its earlier statements attached.
+    this.#attachedOnConnection = attachments.map((att) => att.attachment.name);
     const attaching = attachments.length
       ? c.run(attachments.map((att) => `ATTACH IF NOT EXISTS ':memory:' AS ${quoteIdent(att.attachment.name)}`).join(';\n'))
       : Promise.resolve();
