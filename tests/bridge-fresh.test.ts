@@ -1,9 +1,9 @@
 // A warm agent's reads see what other writers did, from the very next query: the agent on warm sandboxed slots (as
 // agent/main.ts runs queries, and bench/scan.ts measures them) repeats one query text while another agent and the
 // catalog API create, fill, drop and recreate namespaces and tables. Its one-shot reads load their tables alongside
-// the namespace listing (agent/iceberg/bridge.ts #loadEarly), keep the analysis of a text they saw before, and hand
-// their slot back detached in one round trip; none of it may keep an answer of the catalog service from one query to
-// the next.
+// the namespace listing (agent/iceberg/bridge.ts #loadEarly), send the schemas with their first view, keep the
+// analysis of a text they saw before, and hand their slot back detached in one round trip; none of it may keep an
+// answer of the catalog service from one query to the next.
 import { describe, it, expect, beforeAll } from 'vitest';
 import type { BridgeAgent } from './support/bridgeAgent.ts';
 import { startBridgeAgent } from './support/bridgeAgent.ts';

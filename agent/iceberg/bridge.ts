@@ -182,6 +182,8 @@ export class IcebergBridge {
   readonly #links: LinkedFiles;
   /** The first statement's reads, loaded while the namespaces are listed (#loadEarly), by #loadKey. */
   readonly #early = new Map<string, Promise<LoadedTable | null>>();
+  /** A one-shot query's schemas and USE (#attach), run with the first statement of the bridge's own (#run). */
+  #pending = '';
   #attachedOnConnection: string[] = [];
   readonly stats: BridgeStats = { tablesLoaded: 0, filesScanned: 0, filesSkipped: 0, manifestsSkipped: 0, commits: 0, commitAttempts: 0 };
 
@@ -237,7 +239,7 @@ export class IcebergBridge {
     // A read that names no table (`SELECT 42`) needs nothing from the catalog service: no round trip, and no
     // failure when it is unreachable. The listing and DuckDB's ATTACH go on at once (neither needs the other), with
     // the early loads of a one-shot read's tables (#loadEarly); the schemas and USE follow in one round trip to
-    // DuckDB (each costs a hop through its thread).
+    // DuckDB (each costs a hop through its thread), a one-shot query's in the round trip of its first view (#run).
     const used = this.#statements.some((st) => st.kind !== 'select' || st.refs.length > 0);
     if (!used && this.#o.oneShot) return;
     if (used) this.#loadEarly();
@@ -264,7 +266,9 @@ export class IcebergBridge {
         .map((ns) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(att.attachment.name)}.${quoteIdent(ns)}`),
     );
     if (this.#default && this.#o.useDefault !== false) then.push(`USE ${quoteIdent(this.#default.attachment.name)}`);
-    if (then.length) await c.run(then.join(';\n'));
+    // A one-shot query's first read sends them with its view, in one round trip to DuckDB instead of two (#run).
+    if (then.length && this.#o.oneShot) this.#pending = then.join(';\n');
+    else if (then.length) await c.run(then.join(';\n'));
   }
 
   /**
@@ -381,11 +385,26 @@ export class IcebergBridge {
 
   /** Prepares statement `index`: views for the tables it reads, a DuckDB table for the one it writes. Idempotent. */
   async before(index: number): Promise<void> {
+    await this.#prepare(index);
+    await this.#run('');
+  }
+
+  /** Runs `sql` on the connection after what #attach left pending, in the same round trip; '' runs only that. */
+  async #run(sql: string): Promise<void> {
+    const pending = this.#pending;
+    this.#pending = '';
+    const both = [pending, sql].filter(Boolean).join(';\n');
+    if (both) await this.#o.connection.run(both);
+  }
+
+  async #prepare(index: number): Promise<void> {
     if (this.#prepared.has(index)) return;
     this.#prepared.add(index);
     const info = this.#statements[index];
     if (!info) return;
     const c = this.#o.connection;
+    // Only a read's views (#prepareReads) carry what is pending: anything else runs after it.
+    if (info.kind !== 'select' || info.call) await this.#run('');
     if (info.call) {
       // The procedure runs once the query is admitted (run()); until then its result is an empty typed table,
       // which the statement DuckDB runs (and EXPLAIN) binds against.
@@ -408,7 +427,6 @@ export class IcebergBridge {
 
   /** Views for the Iceberg tables statement `index` reads, but the one it writes (`targetKey`). */
   async #prepareReads(index: number, info: StatementInfo, targetKey: string | null): Promise<void> {
-    const c = this.#o.connection;
     const seen = new Set<string>();
     const icebergRefs = info.refs.map((ref) => ({ ref, resolved: this.#resolve(ref) })).filter((x) => x.resolved !== null) as Array<{ ref: TableRef; resolved: Resolved }>;
     for (const { resolved } of icebergRefs) {
@@ -429,7 +447,7 @@ export class IcebergBridge {
       this.#count(plan);
       const { paths, deletes } = await this.#fetchWithDeletes(handle, plan.files);
       if (!(this.#o.oneShot && index === 0)) await this.#clearObject(resolved);
-      await c.run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1, deletes)}`);
+      await this.#run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1, deletes)}`);
     }
   }
 
