@@ -650,15 +650,16 @@ export class QueryEngine {
     }
   }
 
-  /** Close the instance (or hand the slot back, emptied) and remove the spill directory and any partial result. */
-  async close(): Promise<void> {
+  /** Close the instance (or hand the slot back, emptied) and remove the spill directory and any partial result.
+   *  `attached`: the databases the query attached on the connection (the bridge's catalogs), when known. */
+  async close(attached: readonly string[] = []): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopRepeating();
     const host = this.#host;
     if (host.kind === 'slot') {
       // The connection is the slot's: emptied with it (give), or closed with it (discard).
-      if (this.#readOnly) await host.slots.give(host.slot);
+      if (this.#readOnly) await host.slots.give(host.slot, attached);
       else await host.slots.discard(host.slot);
       return;
     }

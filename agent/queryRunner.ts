@@ -194,7 +194,7 @@ export class QueryRunner {
     this.#inFlight.delete(queryId);
     send(outcome);
     // Close before releasing: the reservation must cover the instance's memory until it is actually freed.
-    await entry.engine?.close().catch((error: unknown) => log.warn({ err: failureMessage(error) }, 'engine close failed'));
+    await entry.engine?.close(bridge?.attachedCatalogs).catch((error: unknown) => log.warn({ err: failureMessage(error) }, 'engine close failed'));
     // Unpinned only once DuckDB is closed: its views read the cached files lazily.
     bridge?.close();
     grant?.release();

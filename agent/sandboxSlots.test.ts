@@ -117,6 +117,22 @@ describe('sandbox slots', () => {
     expect(String(bigger.rows[0][0])).toMatch(/^256\.0 MiB$/);
   });
 
+  it('detaches the catalogs its caller names in the round trip of the check, and still finds the others', async () => {
+    const slot = await slots.take(64 * 2 ** 20);
+    // The bridge's catalogs, one made current, with a view in it; a third attached behind the caller's back.
+    await slot.connection.run(`ATTACH ':memory:' AS cat1; ATTACH ':memory:' AS cat2; ATTACH ':memory:' AS cat3; CREATE VIEW cat1.main.v AS SELECT 1 AS one; USE cat1`);
+    await slots.give(slot, ['cat1', 'cat2', 'never_attached']);
+    expect(slots.idleCount).toBe(1);
+    const again = await slots.take(64 * 2 ** 20);
+    expect(again.connection).toBe(slot.connection);
+    expect((await again.connection.runAndReadAll(`SELECT current_database(), (SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE 'cat%')`)).getRows()).toEqual([['memory', 0n]]);
+    // Named catalogs or not, a slot left holding an object of its own is closed.
+    await again.connection.run(`ATTACH ':memory:' AS cat1; USE cat1; CREATE TABLE memory.main.leftover AS SELECT 1 AS v`);
+    await slots.give(again, ['cat1']);
+    expect(slots.idleCount).toBe(0);
+    expect(existsSync(again.dir)).toBe(false);
+  });
+
   it('keeps its own connection across queries: resets the current database, closes the slot over what it could carry', async () => {
     const slot = await slots.take(64 * 2 ** 20);
     // A catalog made current (the bridge's USE): reset and detached, the slot and its connection serve the next query.

@@ -72,6 +72,20 @@ export async function requestWarehouse(db: Queryable, req: FastifyRequest, name:
   return w && w.name === name ? w : getWarehouse(db, name);
 }
 
+/**
+ * `first` and `then()` asked at once, as two statements on two of the pool's connections: a load and a namespace
+ * listing read the warehouse and then what is in it, and those two round trips to PostgreSQL one after the other
+ * were most of the request's time. The answer is what asking in turn gave: `first`'s failure when both fail (a
+ * missing warehouse before a missing table), and a synchronous throw of `then` is its failure.
+ */
+export async function atOnce<A, B>(first: Promise<A>, then: () => Promise<B>): Promise<[A, B]> {
+  const second = (async () => then())();
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return [a.value, b.value];
+}
+
 export interface Page {
   after: string | undefined;
   limit: number;

@@ -193,8 +193,9 @@ export class TableService {
     return { metadataLocation, metadataJson: json, metadata };
   }
 
-  async load(w: Warehouse, id: TableIdent): Promise<LoadedTable> {
-    const row = await store.findTable(this.db, w.name, id.namespace, id.name);
+  /** `warehouse`: its name (a load reads only the table's row, so it may be read beside the warehouse's). */
+  async load(warehouse: string, id: TableIdent): Promise<LoadedTable> {
+    const row = await store.findTable(this.db, warehouse, id.namespace, id.name);
     if (!row) throw noSuchTable(id.namespace, id.name);
     return { metadataLocation: row.metadataLocation, metadataJson: row.metadataJson };
   }

@@ -37,14 +37,23 @@ function vendedAzureAccount(config: Record<string, string>): string | null {
  * ObjectStoreError `CredentialMissing` when the configuration carries neither (vending off for the warehouse).
  */
 export function blobStoreForVended(config: Record<string, string>): BlobStore {
+  return vendedStoreOpener(config)();
+}
+
+/**
+ * blobStoreForVended in two steps: the configuration is checked now (the same `CredentialMissing`), the store is
+ * made when the returned function is called. Making one builds an SDK client, which costs more than a warm scan's
+ * planning; a read whose manifests and data files are all cached never reaches storage.
+ */
+export function vendedStoreOpener(config: Record<string, string>): () => BlobStore {
   const account = vendedAzureAccount(config);
   if (account) {
-    return new AzureBlobStore({ accountName: account, endpoint: config[`${ADLS_ENDPOINT}${account}`], sasToken: config[`${ADLS_SAS}${account}`] });
+    return () => new AzureBlobStore({ accountName: account, endpoint: config[`${ADLS_ENDPOINT}${account}`], sasToken: config[`${ADLS_SAS}${account}`] });
   }
   const accessKeyId = config['s3.access-key-id'];
   const secretAccessKey = config['s3.secret-access-key'];
   if (!accessKeyId || !secretAccessKey) throw new ObjectStoreError('CredentialMissing', 'the catalog vended no storage credential');
-  return new S3BlobStore({
+  return () => new S3BlobStore({
     endpoint: config['s3.endpoint'],
     region: config['s3.region'] ?? config['client.region'],
     accessKeyId,

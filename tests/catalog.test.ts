@@ -99,6 +99,12 @@ describe('warehouses and config', () => {
     expect(res.body.endpoints).toContain('POST /v1/{prefix}/transactions/commit');
     expectError(await stack.request('GET', '/v1/config?warehouse=missing'), 404, 'NoSuchWarehouseException');
     expectError(await stack.request('GET', '/v1/missing/namespaces'), 404, 'NoSuchWarehouseException');
+    // The warehouse is read beside what is asked of it: its absence is still the answer, whatever else is missing.
+    expectError(await stack.request('GET', '/v1/missing/namespaces?parent=nope'), 404, 'NoSuchWarehouseException');
+    expectError(await stack.request('GET', '/v1/missing/namespaces/nope/tables/nope'), 404, 'NoSuchWarehouseException');
+    expectError(await stack.request('GET', '/v1/missing/namespaces/nope/tables/nope?snapshots=bad'), 404, 'NoSuchWarehouseException');
+    expectError(await stack.request('GET', '/v1/missing/namespaces/nope/tables/nope/credentials'), 404, 'NoSuchWarehouseException');
+    expectError(await stack.request('GET', '/v1/wh/namespaces/nope/tables/nope?snapshots=bad'), 400, 'BadRequestException');
   });
 });
 

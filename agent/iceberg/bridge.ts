@@ -110,7 +110,12 @@ interface TargetState {
 
 // DuckDB's own catalogs cannot be shadowed by an attachment.
 const RESERVED_CATALOGS = new Set(['memory', 'system', 'temp', 'main']);
+// Schemas DuckDB answers itself in every catalog (a read of its metadata): not loaded early from the catalog service.
+const DUCKDB_SCHEMAS = new Set(['information_schema', 'pg_catalog']);
 const DOWNLOAD_CONCURRENCY = 8;
+
+/** A table of an attached catalog, names as the catalog service is asked for them. */
+const loadKey = (att: Attached, namespace: string, table: string) => `${att.attachment.name}\u0000${namespace}\u0000${table}`;
 
 const objectPath = (catalog: string, schema: string, name: string) => `${quoteIdent(catalog)}.${quoteIdent(schema)}.${quoteIdent(name)}`;
 
@@ -175,6 +180,11 @@ export class IcebergBridge {
   readonly #pinned: string[] = [];
   readonly #storages: TableStorage[] = [];
   readonly #links: LinkedFiles;
+  /** The first statement's reads, loaded while the namespaces are listed (#loadEarly), by #loadKey. */
+  readonly #early = new Map<string, Promise<LoadedTable | null>>();
+  /** A one-shot query's schemas and USE (#attach), run with the first statement of the bridge's own (#run). */
+  #pending = '';
+  #attachedOnConnection: string[] = [];
   readonly stats: BridgeStats = { tablesLoaded: 0, filesScanned: 0, filesSkipped: 0, manifestsSkipped: 0, commits: 0, commitAttempts: 0 };
 
   private constructor(options: BridgeOptions, statements: StatementInfo[]) {
@@ -205,6 +215,11 @@ export class IcebergBridge {
     return this.#statements.map((s) => s.sql).join(';\n');
   }
 
+  /** The catalogs this bridge attached on the connection (none when no statement needed them). */
+  get attachedCatalogs(): string[] {
+    return this.#attachedOnConnection;
+  }
+
   /** Whether `name` is one of the catalogs this bridge attached. */
   attaches(name: string): boolean {
     return this.#attached.has(name.toLowerCase());
@@ -222,10 +237,12 @@ export class IcebergBridge {
       if (RESERVED_CATALOGS.has(name.toLowerCase())) throw catalogError(`a catalog cannot be named ${name} on the agent (reserved by DuckDB)`);
     }
     // A read that names no table (`SELECT 42`) needs nothing from the catalog service: no round trip, and no
-    // failure when it is unreachable. The listing and DuckDB's ATTACH go on at once (neither needs the other); the
-    // schemas and USE follow in one round trip to DuckDB (each costs a hop through its thread).
+    // failure when it is unreachable. The listing and DuckDB's ATTACH go on at once (neither needs the other), with
+    // the early loads of a one-shot read's tables (#loadEarly); the schemas and USE follow in one round trip to
+    // DuckDB (each costs a hop through its thread), a one-shot query's in the round trip of its first view (#run).
     const used = this.#statements.some((st) => st.kind !== 'select' || st.refs.length > 0);
     if (!used && this.#o.oneShot) return;
+    if (used) this.#loadEarly();
     const listing = used
       ? Promise.all(
           attachments.map(async (att) => {
@@ -234,6 +251,7 @@ export class IcebergBridge {
         )
       : Promise.resolve();
     // IF NOT EXISTS: a session's connection keeps what its earlier statements attached.
+    this.#attachedOnConnection = attachments.map((att) => att.attachment.name);
     const attaching = attachments.length
       ? c.run(attachments.map((att) => `ATTACH IF NOT EXISTS ':memory:' AS ${quoteIdent(att.attachment.name)}`).join(';\n'))
       : Promise.resolve();
@@ -248,7 +266,48 @@ export class IcebergBridge {
         .map((ns) => `CREATE SCHEMA IF NOT EXISTS ${quoteIdent(att.attachment.name)}.${quoteIdent(ns)}`),
     );
     if (this.#default && this.#o.useDefault !== false) then.push(`USE ${quoteIdent(this.#default.attachment.name)}`);
-    if (then.length) await c.run(then.join(';\n'));
+    // A one-shot query's first read sends them with its view, in one round trip to DuckDB instead of two (#run).
+    if (then.length && this.#o.oneShot) this.#pending = then.join(';\n');
+    else if (then.length) await c.run(then.join(';\n'));
+  }
+
+  /**
+   * A one-shot query whose first statement only reads starts loading its tables alongside the namespace listing
+   * instead of after it: the load was the next round trip to the catalog service on the way to the statement. Each
+   * reference is resolved as #resolve will once the namespaces are known, taking the name as written; #load takes an
+   * early load only when the reference resolved to that same catalog, namespace and table, and asks again
+   * otherwise (a name written in another case, a schema that is also a catalog's name). Nothing is kept past the
+   * query: both answers are as fresh as the listing, asked at the same moment for the same query. (Not a session's:
+   * its statements name temporary tables too, which would be asked of the catalog service for nothing.)
+   */
+  #loadEarly(): void {
+    const first = this.#statements[0];
+    if (!this.#o.oneShot || !first || first.kind !== 'select' || first.call) return;
+    for (const ref of first.refs) {
+      if (ref.schema !== null && DUCKDB_SCHEMAS.has(ref.schema.toLowerCase())) continue;
+      let att: Attached | undefined;
+      let ns: string;
+      if (ref.catalog !== null) {
+        att = this.#byName(ref.catalog);
+        ns = ref.schema ?? 'main';
+      } else if (ref.schema !== null) {
+        // A catalog's name or a namespace of the default one: the listing tells.
+        if (this.#byName(ref.schema)) continue;
+        att = this.#default;
+        ns = ref.schema;
+      } else {
+        att = this.#default;
+        ns = 'main';
+      }
+      if (!att) continue;
+      const table = snapshotSuffix(ref.name)?.base ?? ref.name;
+      const key = loadKey(att, ns, table);
+      if (this.#early.has(key)) continue;
+      const loading = att.client.loadTable(ns, table);
+      // Passed on only if #load takes it; an unused one's failure is no failure of the query.
+      loading.catch(() => undefined);
+      this.#early.set(key, loading);
+    }
   }
 
   #byName(name: string | null): Attached | undefined {
@@ -290,7 +349,10 @@ export class IcebergBridge {
   async #load(r: Resolved): Promise<TableHandle | null> {
     if (!r.att.namespaces.has(r.namespace.toLowerCase())) return null;
     let name = r.table;
-    let loaded: LoadedTable | null = await r.att.client.loadTable(r.namespace, name);
+    const key = loadKey(r.att, r.namespace, name);
+    const early = this.#early.get(key);
+    this.#early.delete(key);
+    let loaded: LoadedTable | null = await (early ?? r.att.client.loadTable(r.namespace, name));
     if (!loaded) {
       // DuckDB resolves names case-insensitively; Iceberg names are exact.
       const match = (await r.att.client.listTables(r.namespace)).find((t) => t.toLowerCase() === r.table.toLowerCase());
@@ -323,11 +385,26 @@ export class IcebergBridge {
 
   /** Prepares statement `index`: views for the tables it reads, a DuckDB table for the one it writes. Idempotent. */
   async before(index: number): Promise<void> {
+    await this.#prepare(index);
+    await this.#run('');
+  }
+
+  /** Runs `sql` on the connection after what #attach left pending, in the same round trip; '' runs only that. */
+  async #run(sql: string): Promise<void> {
+    const pending = this.#pending;
+    this.#pending = '';
+    const both = [pending, sql].filter(Boolean).join(';\n');
+    if (both) await this.#o.connection.run(both);
+  }
+
+  async #prepare(index: number): Promise<void> {
     if (this.#prepared.has(index)) return;
     this.#prepared.add(index);
     const info = this.#statements[index];
     if (!info) return;
     const c = this.#o.connection;
+    // Only a read's views (#prepareReads) carry what is pending: anything else runs after it.
+    if (info.kind !== 'select' || info.call) await this.#run('');
     if (info.call) {
       // The procedure runs once the query is admitted (run()); until then its result is an empty typed table,
       // which the statement DuckDB runs (and EXPLAIN) binds against.
@@ -350,7 +427,6 @@ export class IcebergBridge {
 
   /** Views for the Iceberg tables statement `index` reads, but the one it writes (`targetKey`). */
   async #prepareReads(index: number, info: StatementInfo, targetKey: string | null): Promise<void> {
-    const c = this.#o.connection;
     const seen = new Set<string>();
     const icebergRefs = info.refs.map((ref) => ({ ref, resolved: this.#resolve(ref) })).filter((x) => x.resolved !== null) as Array<{ ref: TableRef; resolved: Resolved }>;
     for (const { resolved } of icebergRefs) {
@@ -371,7 +447,7 @@ export class IcebergBridge {
       this.#count(plan);
       const { paths, deletes } = await this.#fetchWithDeletes(handle, plan.files);
       if (!(this.#o.oneShot && index === 0)) await this.#clearObject(resolved);
-      await c.run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1, deletes)}`);
+      await this.#run(`CREATE VIEW ${this.#path(resolved)} AS ${scanSql(plan.schema, paths, handle.loaded.metadata.schemas.length > 1, deletes)}`);
     }
   }
 

@@ -23,6 +23,21 @@ describe('statement recognition for the Iceberg bridge', () => {
     expect(() => parsePartitionClause('sqrt(x)')).toThrow(/unsupported partition item/);
   });
 
+  it('a read analyzed before is the same analysis, each caller with a copy of its own; a procedure call is named afresh', () => {
+    const text = `SELECT k, count(*) FROM s.t WHERE id = 3 GROUP BY k`;
+    const first = analyzeStatement(text);
+    first.sql = 'rewritten';
+    first.refs.push({ catalog: null, schema: null, name: 'added' });
+    first.predicates[0].values.length = 0;
+    const again = analyzeStatement(text);
+    expect(again).not.toBe(first);
+    expect(again).toMatchObject({ sql: text, kind: 'select', refs: [{ catalog: null, schema: 's', name: 't' }] });
+    expect(again.predicates.map((p) => [p.column, p.op, p.values.map((v) => v.text)])).toEqual([['id', '=', ['3']]]);
+    expect(analyzeStatement(text)).toEqual(again);
+    const call = `CALL system.expire_snapshots(table => 's.t')`;
+    expect(analyzeStatement(call).call!.resultTable).not.toBe(analyzeStatement(call).call!.resultTable);
+  });
+
   it('finds kinds, targets, references and predicates', () => {
     const u = analyzeStatement(`UPDATE wh.s.t AS x SET v = 1 WHERE x.id = 3 AND day >= DATE '2024-01-01' AND r IN ('a', 'b')`);
     expect(u).toMatchObject({ kind: 'update', target: { catalog: 'wh', schema: 's', name: 't' }, targetAlias: 'x' });

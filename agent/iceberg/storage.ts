@@ -8,7 +8,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { ObjectStoreError, type BlobStore } from '../../iceberg/objectStorage.ts';
-import { blobStoreForVended } from '../../iceberg/vendedStorage.ts';
+import { vendedStoreOpener } from '../../iceberg/vendedStorage.ts';
 import { objectPath, StorageUriError } from '../../iceberg/storageUri.ts';
 import { BridgeError, catalogError } from './errors.ts';
 
@@ -46,19 +46,26 @@ const CREDENTIAL_CODES = new Set([
 ]);
 
 export class TableStorage {
-  readonly #store: BlobStore;
+  readonly #open: () => BlobStore;
+  #opened: BlobStore | null = null;
   readonly #table: string;
 
+  /** The credentials are checked here; the store (an SDK client) is made on the first request: a read whose
+   *  manifests and data files are all cached makes none. */
   constructor(table: string, config: Record<string, string>) {
     this.#table = table;
     try {
-      this.#store = blobStoreForVended(config);
+      this.#open = vendedStoreOpener(config);
     } catch (e) {
       if (e instanceof ObjectStoreError && e.code === 'CredentialMissing') {
         throw catalogError(`the catalog vended no storage credential for ${table} (is credential vending enabled for its warehouse?)`);
       }
       throw e;
     }
+  }
+
+  get #store(): BlobStore {
+    return (this.#opened ??= this.#open());
   }
 
   #fail(error: unknown, what: string): never {
@@ -128,6 +135,7 @@ export class TableStorage {
   }
 
   close(): void {
-    this.#store.close();
+    this.#opened?.close();
+    this.#opened = null;
   }
 }

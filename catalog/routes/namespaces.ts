@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import * as store from '../metastore.ts';
 import type { CatalogContext } from '../context.ts';
-import { sendJson, namespaceParam, pageParams, pageToken } from '../http.ts';
+import { atOnce, sendJson, namespaceParam, pageParams, pageToken } from '../http.ts';
 import { badRequest, unprocessable } from '../errors.ts';
 import { CreateNamespaceRequest, decodeBody, UpdateNamespacePropertiesRequest } from '../requests.ts';
 
@@ -38,11 +38,14 @@ export function namespaceRoutes(app: FastifyInstance, ctx: CatalogContext): void
   app.get<{ Params: { prefix: string }; Querystring: { parent?: string; pageToken?: string; pageSize?: string } }>(
     '/v1/:prefix/namespaces',
     async (req, reply) => {
-      const w = await store.getWarehouse(ctx.db, req.params.prefix);
-      const parent = req.query.parent ? namespaceParam(req.query.parent) : [];
-      if (parent.length) await store.getNamespace(ctx.db, w.name, parent);
-      const page = pageParams(req.query);
-      const namespaces = await store.listNamespaces(ctx.db, w.name, parent, page.after, page.limit);
+      const prefix = req.params.prefix;
+      // The warehouse is read beside its namespaces (atOnce): its absence is still the answer when both are missing.
+      const [, { page, namespaces }] = await atOnce(store.getWarehouse(ctx.db, prefix), async () => {
+        const parent = req.query.parent ? namespaceParam(req.query.parent) : [];
+        if (parent.length) await store.getNamespace(ctx.db, prefix, parent);
+        const page = pageParams(req.query);
+        return { page, namespaces: await store.listNamespaces(ctx.db, prefix, parent, page.after, page.limit) };
+      });
       const full = page.paged && namespaces.length === page.limit;
       return sendJson(reply, 200, {
         namespaces,

@@ -8,7 +8,7 @@ import * as store from '../metastore.ts';
 import type { Warehouse } from '../metastore.ts';
 import type { CatalogContext } from '../context.ts';
 import type { CommitRequest, CreateTableRequest, LoadedTable } from '../tables.ts';
-import { sendJson, namespaceParam, pageParams, pageToken, requestWarehouse } from '../http.ts';
+import { atOnce, sendJson, namespaceParam, pageParams, pageToken, requestWarehouse } from '../http.ts';
 import { CommitTableRequest, CommitTransactionRequest, CreateTableRequest as CreateTableBody, decodeBody, RenameTableRequest } from '../requests.ts';
 import { badRequest } from '../errors.ts';
 import { vendCredentials, wantsVendedCredentials } from '../vending.ts';
@@ -90,11 +90,14 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   app.get<{ Params: TableParams; Querystring: { snapshots?: string } }>(
     '/v1/:prefix/namespaces/:namespace/tables/:table',
     async (req, reply) => {
-      const w = await store.getWarehouse(ctx.db, req.params.prefix);
-      const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
+      const prefix = req.params.prefix;
       const snapshots = req.query.snapshots ?? 'all';
-      if (snapshots !== 'all' && snapshots !== 'refs') throw badRequest('snapshots must be all or refs');
-      const loaded = await ctx.tables.load(w, id);
+      // The warehouse (for vending) and the table's row are read at once (atOnce).
+      const [w, loaded] = await atOnce(store.getWarehouse(ctx.db, prefix), () => {
+        const id = { namespace: namespaceParam(req.params.namespace), name: req.params.table };
+        if (snapshots !== 'all' && snapshots !== 'refs') throw badRequest('snapshots must be all or refs');
+        return ctx.tables.load(prefix, id);
+      });
       const etag = etagOf(loaded.metadataLocation!, snapshots);
       reply.header('etag', etag);
       if (matchesEtag(req.headers['if-none-match'], etag)) return reply.code(304).send();
@@ -137,8 +140,8 @@ export function tableRoutes(app: FastifyInstance, ctx: CatalogContext): void {
   );
 
   app.get<{ Params: TableParams }>('/v1/:prefix/namespaces/:namespace/tables/:table/credentials', async (req, reply) => {
-    const w = await store.getWarehouse(ctx.db, req.params.prefix);
-    const loaded = await ctx.tables.load(w, { namespace: namespaceParam(req.params.namespace), name: req.params.table });
+    const prefix = req.params.prefix;
+    const [w, loaded] = await atOnce(store.getWarehouse(ctx.db, prefix), () => ctx.tables.load(prefix, { namespace: namespaceParam(req.params.namespace), name: req.params.table }));
     const vended = await credentialsFor(w, locationOf(loaded.metadataJson));
     return sendJson(reply, 200, { 'storage-credentials': vended['storage-credentials'] });
   });
