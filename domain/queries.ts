@@ -200,6 +200,7 @@ export function visibleQueryWithCaller(id: string, opts?: HeldOpts): AlongWithCa
 }
 
 /** The query visibleQueryWithCaller read beside the caller's credential: the same answers as findVisibleQuery. */
+export function visibleQueryOf(p: Principal, along: Caller['along']): QueryRow;
 export function visibleQueryOf(p: Principal, along: Caller['along'], opts: HeldOpts): QueryRow & { held: HeldResult };
 export function visibleQueryOf(p: Principal, along: Caller['along'], opts?: HeldOpts): QueryRow & { held?: HeldResult } {
   const a = along;

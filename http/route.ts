@@ -8,6 +8,7 @@ import type { AuditAction } from '../domain/audit.ts';
 import type { WorkspaceAccess, WorkspaceRole } from '../domain/workspaces.ts';
 import { AppError } from '../domain/errors.ts';
 import type { AppContext } from '../usecases/context.ts';
+import type { ActorWatch } from '../actors/types.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -30,6 +31,8 @@ interface HandlerInput<P, Q, B> {
   ws: WorkspaceAccess | undefined;
   /** what the route's `along` read with the credential (undefined when it declares none, or read nothing) */
   along: Record<string, unknown> | undefined;
+  /** the watch the route's `watchFirst` began before that statement (null when it declares none, or began none) */
+  watch: ActorWatch | null;
   req: FastifyRequest;
   reply: FastifyReply;
 }
@@ -75,10 +78,16 @@ interface RouteMeta {
   gate?: (ctx: AppContext) => void;
   /**
    * A resource route's read of its resource, made in the statement that checks the caller's credential (a round trip
-   * fewer), from the raw path parameters; undefined to read nothing there (the handler then reads it itself). Only
-   * for reads that need nothing registered before them (a long-poll's waiter must be registered before its read).
+   * fewer), from the raw path parameters; undefined to read nothing there (the handler then reads it itself). A
+   * long-poll's read is one too, its watch begun first (`watchFirst`).
    */
   along?: (params: Record<string, string>, ctx: AppContext) => AlongWithCaller | undefined;
+  /**
+   * A long-poll's watch of its resource, begun from the raw path parameters and query string before the statement
+   * that checks the credential and reads `along`: a transition after that read still wakes it. Cancelled once the
+   * request is answered, whatever the outcome (a refused caller's included); null to watch nothing.
+   */
+  watchFirst?: (params: Record<string, string>, query: unknown, ctx: AppContext) => ActorWatch | null;
 }
 
 /** A route as declared: its schemas type its handler's inputs and replies, so a handler never sees `any`. */

@@ -230,6 +230,7 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
       let atAccess = true;
       let inHandler = false;
       let out: Awaited<ReturnType<RouteDef['handler']>>;
+      const watch = def.watchFirst?.(rawParams, req.query, ctx) ?? null;
       try {
         // A refusal here (cross-site, no sign-in) is audited only for a public route that declares its action (a
         // sign-in): a signed-in caller's is audited below, once it is known.
@@ -246,10 +247,12 @@ function registerRoute(app: FastifyInstance, ctx: AppContext, def: RouteDef, cro
         const query = decodePart(def.query, req.query, 'query');
         const body = def.body ? decodePart(def.body, req.body === undefined || req.body === null ? undefined : req.body, 'body') : undefined;
         inHandler = true;
-        out = await def.handler({ ctx, principal: principal!, params, query, body, ws, along, req, reply });
+        out = await def.handler({ ctx, principal: principal!, params, query, body, ws, along, watch, req, reply });
       } catch (e) {
         await auditRefusal(ctx, req, def, principal, ws, e, atAccess, inHandler);
         throw e;
+      } finally {
+        watch?.cancel();
       }
       await auditRouteSuccess(ctx, req, def, principal, ws);
       if (out.headers) for (const [k, v] of Object.entries(out.headers)) reply.header(k, v);

@@ -5,6 +5,7 @@ import { notFound, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
 import { QueryProfile } from '../../protocol/index.ts';
 import { isTimestamp } from '../../domain/pagination.ts';
+import { isUuid } from '../../domain/identity.ts';
 import { exportResult, readRowsPage } from '../../usecases/resultPages.ts';
 import { EXPORT_FORMATS } from '../../protocol/index.ts';
 import { Readable } from 'node:stream';
@@ -117,25 +118,26 @@ export const queryRoutes = [
     params: QueryIdParams,
     query: Schema.Struct({ wait_timeout_s: Schema.optionalKey(WaitSeconds) }),
     responses: { 200: queries.QueryOutSchema, 404: null },
-    handler: async ({ ctx, principal, params, query }) => {
+    // A wait's watch begins before the statement that checks the credential and reads the row, so the row's status
+    // is its first look at the actor (the status is written in the same statement as the actor's) and no separate
+    // read of the actor is needed; a transition after the read still wakes it (Notifications.watch). Either kind,
+    // as the row tells which. The wait's value is checked once decoded; a malformed one began no watch.
+    watchFirst: (params, query, ctx) =>
+      Number((query as Record<string, unknown> | undefined)?.wait_timeout_s) > 0 && isUuid(params.query_id ?? '')
+        ? ctx.host.watchTerminal(['query', 'statement'], params.query_id)
+        : null,
+    along: (params) => queries.visibleQueryWithCaller(params.query_id ?? ''),
+    handler: async ({ ctx, principal, params, query, along, watch }) => {
       const wait = query.wait_timeout_s ?? 0;
-      // The waiter is registered before the row is read, so the row's status is its first look at the actor (the
-      // status is written in the same statement as the actor's) and no separate read of the actor is needed; a
-      // transition after the read still wakes it (Notifications.watch). Either kind, as the row tells which.
-      const watch = wait > 0 ? ctx.host.watchTerminal(['query', 'statement'], params.query_id) : null;
-      try {
-        const row = await queries.findVisibleQuery(ctx.db, principal, params.query_id);
-        if (wait > ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
-          throw unprocessable(`wait_timeout_s is at most ${ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S}`, 'unprocessable_content', { fields: [{ field: 'wait_timeout_s', message: 'too large' }] });
-        }
-        if (watch && ['queued', 'running'].includes(row.status)) {
-          // Answered from the transition it woke on when this replica persisted it, else read again.
-          return { status: 200, body: await answerAfterWait(ctx, row, await watch.wait(queries.runKind(row), wait * 1000)) };
-        }
-        return { status: 200, body: queries.toQueryOut(row) };
-      } finally {
-        watch?.cancel();
+      const row = along ? queries.visibleQueryOf(principal, along) : await queries.findVisibleQuery(ctx.db, principal, params.query_id);
+      if (wait > ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
+        throw unprocessable(`wait_timeout_s is at most ${ctx.config.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S}`, 'unprocessable_content', { fields: [{ field: 'wait_timeout_s', message: 'too large' }] });
       }
+      if (watch && wait > 0 && ['queued', 'running'].includes(row.status)) {
+        // Answered from the transition it woke on when this replica persisted it, else read again.
+        return { status: 200, body: await answerAfterWait(ctx, row, await watch.wait(queries.runKind(row), wait * 1000)) };
+      }
+      return { status: 200, body: queries.toQueryOut(row) };
     },
   }),
   route({
