@@ -179,8 +179,9 @@ function patchS3rver(): void {
   const bucketCtrl = require('@20minutes/s3rver/lib/controllers/bucket.js');
   const original = bucketCtrl.getBucket;
   bucketCtrl.getBucket = (ctx: BucketContext) => (ctx.query['list-type'] === '2' ? listObjectsV2(ctx) : original(ctx));
-  patchStoreIo(require('@20minutes/s3rver/lib/stores/filesystem.js'));
-  patchDirectoryRaces(require('@20minutes/s3rver/lib/stores/filesystem.js'));
+  const FilesystemStore = require('@20minutes/s3rver/lib/stores/filesystem.js');
+  patchStoreIo(FilesystemStore);
+  patchDirectoryRaces(FilesystemStore);
 }
 
 const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code;
