@@ -1,6 +1,6 @@
 // Dispatch overhead: `SELECT 42` submitted, awaited and its first rows page read through the api, sequentially,
 // against the same statement run by DuckDB in-process. Prints the split (submit answer, wait for done, first page).
-// Run by hand: node bench/dispatch.ts [iterations]
+// Run by hand: node bench/dispatch.ts [iterations]   (BENCH_SYNCHRONOUS_COMMIT=off: commits not waited for, an experiment)
 // (API_NODE_OPTIONS / AGENT_NODE_OPTIONS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof', profile the api / the agent)
 import { DuckDBInstance } from '@duckdb/node-api';
 import { connectDb } from '../runtime/db.ts';
@@ -9,6 +9,14 @@ import { BENCH_BOOTSTRAP, adminToken, agentIdByName, percentiles, startAgentProc
 const n = Number(process.argv[2] ?? 300);
 const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP, ...(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {}) });
 const token = await adminToken(api);
+// BENCH_SYNCHRONOUS_COMMIT=off: an experiment, never a setting to ship (a crash would lose acknowledged commits):
+// how much of the latency is waiting for commits to reach the disk.
+if (process.env.BENCH_SYNCHRONOUS_COMMIT) {
+  const admin = await connectDb({ url: api.databaseUrl, poolSize: 1, maxOverflow: 0 });
+  await admin.query(`alter system set synchronous_commit = '${process.env.BENCH_SYNCHRONOUS_COMMIT === 'off' ? 'off' : 'on'}'`);
+  await admin.query('select pg_reload_conf()');
+  await admin.close();
+}
 const agent = await startAgentProcess(api, token, 'bench', BENCH_BOOTSTRAP);
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 

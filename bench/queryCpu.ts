@@ -1,6 +1,8 @@
 // CPU per trivial query, and queries per second, with one agent: `SELECT 42` submitted and awaited through the api
 // by N concurrent clients; the api's and the agent's CPU time (user + system, from /proc) divided by the queries.
-// Run by hand: node bench/queryCpu.ts [clients] [queries]   (Linux: reads /proc/<pid>/stat)
+// Run by hand: node bench/queryCpu.ts [clients] [queries] [query|session]   (Linux: reads /proc/<pid>/stat)
+// `session`: each client opens a SQL session on the agent and sends its statements there, each one request that
+// waits and carries the first page (a query is two: the submit and the wait).
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +10,8 @@ import { BENCH_BOOTSTRAP, adminToken, agentIdByName, runQuery, startAgentProcess
 
 const clients = Number(process.argv[2] ?? 8);
 const total = Number(process.argv[3] ?? 400);
+const path = process.argv[4] ?? 'query';
+if (path !== 'query' && path !== 'session') throw new Error('the third argument is query or session');
 const cpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in clock ticks of 10 ms
@@ -41,12 +45,33 @@ const groupCpuMs = (pids: number[], before: Map<number, number> = new Map()) => 
   return now;
 };
 
-const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP, ...(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {}) });
+const api = await startApiProcess({
+  AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP,
+  SQL_SESSIONS_ENABLED: 'true',
+  ...(process.env.API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.API_NODE_OPTIONS } : {}),
+});
 const token = await adminToken(api);
 const agent = await startAgentProcess(api, token, 'bench', BENCH_BOOTSTRAP);
+const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+const post = async (route: string, body: unknown) => {
+  const r = await fetch(`${api.url}/api${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const answer = (await r.json()) as any;
+  if (r.status >= 300) throw new Error(`${route}: ${r.status} ${JSON.stringify(answer)}`);
+  return answer;
+};
+/** A client's way to run `SELECT 42` to done: a query (submit, wait), or a statement in its own session. */
+async function clientRunner(agentId: string): Promise<() => Promise<unknown>> {
+  if (path === 'query') return () => runQuery(api, token, agentId, 'SELECT 42');
+  const session = await post('/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 60 });
+  return async () => {
+    const st = await post(`/sql/sessions/${session.id}/statements`, { sql: 'SELECT 42', wait_timeout_s: 30 });
+    if (st.status !== 'done' || st.first_page?.rows?.[0]?.['42'] !== 42) throw new Error(`statement: ${JSON.stringify(st)}`);
+  };
+}
 try {
   const id = await agentIdByName(api, token, 'bench');
-  for (let i = 0; i < 30; i++) await runQuery(api, token, id, 'SELECT 42');
+  const runners = await Promise.all(Array.from({ length: clients }, () => clientRunner(id)));
+  for (let i = 0; i < 30; i++) await runners[i % clients]();
   const agent0 = cpuMs(agent.pid!);
   const api0 = cpuMs(api.child.pid!);
   const pg0 = groupCpuMs(postgresPids(api.dataDir));
@@ -54,12 +79,12 @@ try {
   const t0 = performance.now();
   let started = 0;
   await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (started++ < total) await runQuery(api, token, id, 'SELECT 42');
+    runners.map(async (run) => {
+      while (started++ < total) await run();
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  console.log(`${clients} clients, one agent, ${total} queries: ${(total / seconds).toFixed(1)} queries/s`);
+  console.log(`${clients} clients, one agent, ${total} ${path === 'query' ? 'queries' : 'session statements'}: ${(total / seconds).toFixed(1)} /s`);
   // Backends started during the run count from zero.
   const pgNow = groupCpuMs([...new Set([...pg0.keys(), ...postgresPids(api.dataDir)])], pg0);
   const perQuery = {

@@ -1,21 +1,27 @@
 // The PostgreSQL statements a trivial query costs: `SELECT 42` submitted, awaited and its first rows page read
 // through the api by `clients` concurrent clients (1: sequentially), with the server's log_statement on. Prints the statements per query, grouped by
 // text, after subtracting what the background loops (reapers, heartbeats, effect recovery) sent in an idle window
-// as long as the measured one. Run by hand: node bench/queryStatements.ts [queries]
+// as long as the measured one. Run by hand: node bench/queryStatements.ts [queries] [clients] [query|session]
+// (`session`: `SELECT 42` as a statement in an open SQL session, one request that waits and carries the first page)
 import { connectDb } from '../runtime/db.ts';
 import { BENCH_BOOTSTRAP, adminToken, agentIdByName, startAgentProcess, startApiProcess } from './support.ts';
 
 const n = Number(process.argv[2] ?? 50);
 const clients = Number(process.argv[3] ?? 1);
+const path = process.argv[4] ?? 'query';
+if (path !== 'query' && path !== 'session') throw new Error('the third argument is query or session');
 const PREFIX = '@@stmt|';
 let lines: string[] = [];
 let collecting = false;
-const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP }, { onPgLog: (l) => collecting && lines.push(l) });
+const api = await startApiProcess({ AGENT_BOOTSTRAP_TOKEN: BENCH_BOOTSTRAP, SQL_SESSIONS_ENABLED: 'true' }, { onPgLog: (l) => collecting && lines.push(l) });
 const token = await adminToken(api);
 const agent = await startAgentProcess(api, token, 'bench', BENCH_BOOTSTRAP);
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
+let session: string | null = null;
+
 async function once(agentId: string) {
+  if (path === 'session') return statementOnce(agentId);
   const sub = await fetch(`${api.url}/api/workspaces/default/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: 'SELECT 42', agent_id: agentId }) });
   const q = (await sub.json()) as { id: string; status: string };
   if (sub.status !== 202) throw new Error(`submit: ${sub.status} ${JSON.stringify(q)}`);
@@ -23,6 +29,19 @@ async function once(agentId: string) {
   if (final.status !== 'done') throw new Error(`query ${final.status}`);
   const page = (await (await fetch(`${api.url}/api/queries/${q.id}/rows?limit=1000`, { headers })).json()) as { rows: Array<Record<string, unknown>> };
   if (page.rows?.[0]?.['42'] !== 42) throw new Error(`rows: ${JSON.stringify(page)}`);
+}
+
+/** `SELECT 42` in the bench's SQL session (opened on first use): one request, waited, with its first page. */
+async function statementOnce(agentId: string) {
+  const post = async (route: string, body: unknown) => {
+    const r = await fetch(`${api.url}/api${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const answer = (await r.json()) as any;
+    if (r.status >= 300) throw new Error(`${route}: ${r.status} ${JSON.stringify(answer)}`);
+    return answer;
+  };
+  session ??= (await post('/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 60 })).id as string;
+  const st = await post(`/sql/sessions/${session}/statements`, { sql: 'SELECT 42', wait_timeout_s: 30 });
+  if (st.status !== 'done' || st.first_page?.rows?.[0]?.['42'] !== 42) throw new Error(`statement: ${JSON.stringify(st)}`);
 }
 
 /** The statements logged since `lines` was emptied, by their text with literals and whitespace folded. */
@@ -77,7 +96,7 @@ try {
   const rows = [...busy].map(([text, count]) => ({ text, perQuery: (count - (idle.get(text) ?? 0)) / n })).filter((r) => r.perQuery > 0.01);
   rows.sort((a, b) => b.perQuery - a.perQuery);
   const total = rows.reduce((s, r) => s + r.perQuery, 0);
-  console.log(`SELECT 42, ${n} runs by ${clients} client(s) (submit → done → first page): ${total.toFixed(2)} statements per query`);
+  console.log(`SELECT 42 as a ${path}, ${n} runs by ${clients} client(s) (submit → done → first page): ${total.toFixed(2)} statements per run`);
   console.log(`(background in an idle ${(ms / 1000).toFixed(1)} s window, subtracted: ${[...idle.values()].reduce((s, c) => s + c, 0)} statements)`);
   for (const r of rows) console.log(`${r.perQuery.toFixed(2).padStart(6)}  ${r.text}`);
 } finally {
