@@ -1,8 +1,6 @@
 // Runs dispatched queries: estimate → admission → execute → query_done / query_failed. Owns the in-flight set,
 // cancellation and the agent-side timeout (both interrupt the running statement).
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { RESULT_INLINE_CEILING_BYTES, type AgentFrame, type DispatchQueryFrame } from '../protocol/index.ts';
+import type { AgentFrame, DispatchQueryFrame } from '../protocol/index.ts';
 import { AdmissionController, type Grant } from './admission.ts';
 import type { AgentConfig } from './config.ts';
 import { QueryEngine, type EngineOptions } from './engine.ts';
@@ -14,7 +12,7 @@ import type { Logger } from './logger.ts';
 import type { MemoryAsk } from './memoryAsk.ts';
 import type { SandboxSlots } from './sandboxSlots.ts';
 import { reportProgress } from './queryProgress.ts';
-import { doneFrame, failedFrame, failureMessage } from './runOutcome.ts';
+import { doneFrame, failedFrame, failureMessage, inlineResult } from './runOutcome.ts';
 import { processSpan, SpanKind } from '../telemetry/tracing.ts';
 
 type Dispatch = DispatchQueryFrame['payload'];
@@ -178,7 +176,7 @@ export class QueryRunner {
       if (bridge) log.info({ ...bridge.stats }, 'iceberg bridge');
       const durationMs = performance.now() - startedAt;
       memoryAsk.learn(payload.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
-      outcome = doneFrame(queryId, result, durationMs, this.#inlineResult(result.resultPath));
+      outcome = doneFrame(queryId, result, durationMs, inlineResult(this.#o.engine.resultsDir, result.resultPath, this.#o.config.resultInlineMaxBytes));
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'query done');
     } catch (error) {
       const durationMs = performance.now() - startedAt;
@@ -200,26 +198,4 @@ export class QueryRunner {
     grant?.release();
   }
 
-  /** The result file itself when it is small enough to travel in the query_done frame (RESULT_INLINE_MAX_BYTES). */
-  #inlineResult(resultPath: string | null): Buffer | null {
-    const max = Math.min(this.#o.config.resultInlineMaxBytes, RESULT_INLINE_CEILING_BYTES);
-    if (resultPath === null || max <= 0) return null;
-    // One open, one fstat, one read, synchronously: the file was just written (page cache) and is at most the
-    // inline ceiling; four asynchronous calls through libuv's thread pool cost the agent more CPU than the reads.
-    const fd = openSync(join(this.#o.engine.resultsDir, basename(resultPath)), 'r');
-    try {
-      const { size } = fstatSync(fd);
-      if (size > max) return null;
-      const bytes = Buffer.allocUnsafe(size);
-      let at = 0;
-      while (at < size) {
-        const n = readSync(fd, bytes, at, size - at, at);
-        if (n === 0) throw new Error(`the result file ended at ${at} of ${size} bytes`);
-        at += n;
-      }
-      return bytes;
-    } finally {
-      closeSync(fd);
-    }
-  }
 }

@@ -1,7 +1,9 @@
 // How a run (a query, or a SQL session's statement) reports its end: the query_done frame of a result, or the
 // query_failed frame with its error code and a one-line message.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import type { AgentFrame, QueryErrorCode } from '../protocol/index.ts';
+import { basename, join } from 'node:path';
+import { RESULT_INLINE_CEILING_BYTES, type AgentFrame, type QueryErrorCode } from '../protocol/index.ts';
 import { AdmissionError } from './admission.ts';
 import type { ExecutionResult } from './engine.ts';
 import { BridgeError } from './iceberg/errors.ts';
@@ -44,6 +46,32 @@ export function doneFrame(id: string, result: ExecutionResult, durationMs: numbe
       ...(inline ? { result_inline: inline.toString('base64') } : {}),
     },
   };
+}
+
+/**
+ * The result file itself (`resultPath` under `resultsDir`) when it is small enough to travel in the query_done frame
+ * (`maxBytes`: RESULT_INLINE_MAX_BYTES, at most the protocol's ceiling); null otherwise.
+ */
+export function inlineResult(resultsDir: string, resultPath: string | null, maxBytes: number): Buffer | null {
+  const max = Math.min(maxBytes, RESULT_INLINE_CEILING_BYTES);
+  if (resultPath === null || max <= 0) return null;
+  // One open, one fstat, one read, synchronously: the file was just written (page cache) and is at most the
+  // inline ceiling; four asynchronous calls through libuv's thread pool cost the agent more CPU than the reads.
+  const fd = openSync(join(resultsDir, basename(resultPath)), 'r');
+  try {
+    const { size } = fstatSync(fd);
+    if (size > max) return null;
+    const bytes = Buffer.allocUnsafe(size);
+    let at = 0;
+    while (at < size) {
+      const n = readSync(fd, bytes, at, size - at, at);
+      if (n === 0) throw new Error(`the result file ended at ${at} of ${size} bytes`);
+      at += n;
+    }
+    return bytes;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** What an error may say about files: the user's names for local copies, and the agent's directories to hide. */

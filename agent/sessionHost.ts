@@ -19,7 +19,7 @@ import { MemoryAsk } from './memoryAsk.ts';
 import { reportProgress } from './queryProgress.ts';
 import { statementBody } from './statementText.ts';
 import { leadingKeyword } from '../sqltext/scan.ts';
-import { doneFrame, failedFrame, failureMessage, userFacingMessage } from './runOutcome.ts';
+import { doneFrame, failedFrame, failureMessage, inlineResult, userFacingMessage } from './runOutcome.ts';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -324,7 +324,7 @@ export class SessionHost {
       this.#memoryAsk.learn(p.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       await this.#uploadStaging(staged.files);
       const durationMs = performance.now() - started;
-      outcome = doneFrame(p.statement_id, result, durationMs);
+      outcome = doneFrame(p.statement_id, result, durationMs, inlineResult(this.#o.engine.resultsDir, result.resultPath, config.resultInlineMaxBytes));
       log.info({ rowCount: result.rowCount, durationMs: Math.round(durationMs), statementType: result.statementType }, 'statement done');
     } catch (thrown) {
       const durationMs = performance.now() - started;

@@ -150,6 +150,7 @@ export async function startApi(opts: { config?: Config; env?: Record<string, str
       statement: statementKind({
         db,
         link,
+        sockets,
         tracing,
         catalogsFor: (statementId) => statementCatalogs({ db, config, catalog }, statementId),
         catalogToken: (scope, ttlSeconds) => catalog.scopedToken(scope, ttlSeconds),

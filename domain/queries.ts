@@ -351,10 +351,18 @@ export async function readQuery(q: Queryable, id: string): Promise<QueryRow | un
   return row;
 }
 
-/** What a queued query's dispatch is built from (its catalogs and write scope are derived at send time). */
+/** What a queued statement's dispatch is built from (its catalogs and write scope are derived at send time), and
+ *  the `$n` values it was bound with. */
 export async function dispatchFactsOf(q: Queryable, id: string) {
-  const [row] = await q.query<{ workspace_id: string; catalog: string | null; tables: unknown[]; statement_type: string | null; write_catalogs: string[] | null }>(
-    `select workspace_id, catalog, tables, statement_type, write_catalogs from queries where id = $1`,
+  const [row] = await q.query<{
+    workspace_id: string;
+    catalog: string | null;
+    tables: unknown[];
+    statement_type: string | null;
+    write_catalogs: string[] | null;
+    params: (string | null)[] | null;
+  }>(
+    `select workspace_id, catalog, tables, statement_type, write_catalogs, params from queries where id = $1`,
     [id],
   );
   return row;
@@ -373,11 +381,6 @@ export async function liveLoadOf(q: Queryable, agentIds: readonly string[]): Pro
 export async function placementOf(q: Queryable, id: string): Promise<{ agent_id: string | null; session_id: string | null } | undefined> {
   const [row] = await q.query<{ agent_id: string | null; session_id: string | null }>(`select agent_id, session_id from queries where id = $1`, [id]);
   return row;
-}
-
-/** Stores the execution profile the agent sent for a query. */
-export async function recordProfile(q: Queryable, id: string, profile: unknown): Promise<void> {
-  await q.query(`update queries set profile = $2::jsonb where id = $1`, [id, JSON.stringify(profile)]);
 }
 
 /**

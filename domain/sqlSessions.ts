@@ -178,6 +178,9 @@ export async function sessionStagingUrls(...args: Parameters<typeof presignStagi
 
 /** The staging files a session statement's SQL names, with presigned URLs for its agent. */
 export async function statementStaging(q: Queryable, config: StagingConfig, catalog: StagingCatalog, sessionId: string, statement: string, ttlSeconds: number) {
+  // A staging file is named by a string literal (stagingUrisIn): a statement without one names none, and its
+  // session's row is not read.
+  if (!statement.includes("'")) return [];
   const row = await readSession(q, sessionId);
   if (!row?.staging_uri || !row.active_catalog) return [];
   const uris = stagingUrisIn(statement, row.staging_uri);

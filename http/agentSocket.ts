@@ -8,7 +8,7 @@ import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES, DEFAULT_RESULTS_PORT, PROTOCOL_VERSION, decodeAgentFrame, encodeServiceFrame, type AgentFrame, type ServiceFrame } from '../protocol/index.ts';
 import * as agents from '../domain/agents.ts';
-import { placementOf, recordProfile, recordProgress } from '../domain/queries.ts';
+import { placementOf, recordProgress } from '../domain/queries.ts';
 import { agentOfSession } from '../domain/sqlSessions.ts';
 import type { ActorHost, EventFor } from '../actors/types.ts';
 import type { Json } from '../machines/index.ts';
@@ -378,9 +378,10 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
     }
 
     async function reportOnQuery(queryId: string, event: EventFor<'query'>) {
-      let owner = sockets.dispatchedTo(queryId);
-      let sessionId: string | null = null;
-      if (owner === undefined) {
+      const remembered = sockets.dispatchedTo(queryId);
+      let owner = remembered?.agentId;
+      let sessionId = remembered?.sessionId ?? null;
+      if (remembered === undefined) {
         const placed = await placementOf(db, queryId);
         owner = placed?.agent_id ?? undefined;
         sessionId = placed?.session_id ?? null;
@@ -398,16 +399,10 @@ export async function registerAgentChannel(app: FastifyInstance, deps: AgentChan
         await host.send('query', queryId, event);
         return;
       }
-      // A session statement: the agent's start is its acknowledgement; its profile is kept best-effort (the
-      // statement machine records results, not profiles).
-      if (event.type === 'done' && event.profile) {
-        await recordProfile(db, queryId, event.profile);
-      }
+      // A session statement: the agent's start is its acknowledgement; its profile and small result go with its
+      // `done` to its row.
       if (event.type === 'started') await host.send('statement', queryId, { type: 'ack' });
-      else if (event.type === 'done') {
-        const { profile: _profile, resultInline: _inline, ...done } = event;
-        await host.send('statement', queryId, done);
-      } else if (event.type === 'failed' || event.type === 'cancelAck') await host.send('statement', queryId, event);
+      else if (event.type === 'done' || event.type === 'failed' || event.type === 'cancelAck') await host.send('statement', queryId, event);
     }
   });
 

@@ -25,14 +25,24 @@ describe('statement machine', () => {
       { type: 'done', at: T + 9, rowCount: 1, durationMs: 4, resultPath: 'results/st-1.parquet', columns: ['1'], columnSchema: [{ name: '1', type: 'INTEGER' }] },
     ]);
     expect(steps[0].actions).toEqual([
-      { type: 'sendExecuteStatement', params: { statementId: 'st-1', sessionId: 's-1', agentId: 'agent-1', sql: 'select 1', timeoutS: 20 } },
+      { type: 'sendExecuteStatement', params: { statementId: 'st-1', sessionId: 's-1', agentId: 'agent-1', sql: 'select 1', timeoutS: 20, awaitsAck: true } },
     ]);
     expect(steps[0].snapshot.context.deadlineAt).toBe(T + 15_000);
     expect(steps[1].snapshot.value).toBe('queued');
     expect(steps[2].snapshot.value).toBe('running');
     expect(steps[2].snapshot.context.deadlineAt).toBe(T + 3 + 20_000 + 30_000);
     expect(projectStatement(steps[3].snapshot)).toMatchObject({ status: 'done', rowCount: 1, terminal: true });
-    expect(steps[3].actions).toEqual([{ type: 'statementFinished', params: { sessionId: 's-1', statementId: 'st-1', status: 'done' } }]);
+    expect(steps[3].actions).toEqual([{ type: 'statementFinished', params: { sessionId: 's-1', statementId: 'st-1', status: 'done', readOnly: false } }]);
+  });
+
+  test('a read says so to its end (nothing to record besides its row); the ack alone moves it to running', () => {
+    const steps = replay(statementMachine, { ...input, readOnly: true }, [
+      { type: 'ack', at: T + 3 },
+      { type: 'done', at: T + 9, rowCount: 1, durationMs: 4, resultPath: 'results/st-1.parquet', columns: ['1'], columnSchema: [{ name: '1', type: 'INTEGER' }] },
+    ]);
+    expect(steps[1].snapshot.value).toBe('running');
+    expect(steps[1].snapshot.context.dispatchedAt).toBe(T + 3);
+    expect(steps[2].actions).toEqual([{ type: 'statementFinished', params: { sessionId: 's-1', statementId: 'st-1', status: 'done', readOnly: true } }]);
   });
 
   test('fails a statement queued past SQL_STATEMENT_ACK_DEADLINE_S', () => {
@@ -69,7 +79,7 @@ describe('statement machine', () => {
     ] as const) {
       const last = endsWith(event);
       expect(projectStatement(last.snapshot), event.type).toMatchObject({ status: 'cancelled', terminal: true });
-      expect(last.actions).toEqual([{ type: 'statementFinished', params: { sessionId: 's-1', statementId: 'st-1', status: 'cancelled' } }]);
+      expect(last.actions).toEqual([{ type: 'statementFinished', params: { sessionId: 's-1', statementId: 'st-1', status: 'cancelled', readOnly: false } }]);
     }
     expect(endsWith({ type: 'cancelAck', at: T + 3, found: true }).snapshot.value).toBe('cancelling');
     expect(endsWith({ type: 'deadline', at: T + 3 }).snapshot.value).toBe('cancelling');

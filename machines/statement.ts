@@ -8,12 +8,13 @@
 // timeout and grace (the agent's own timeout stopped it), as a query's cancel (query.ts).
 //
 // Actions the host executes after persisting (type → params):
-//   sendExecuteStatement  {statementId, sessionId, agentId, sql, timeoutS}  push the statement over the agent socket,
-//                         then send `dispatched`
+//   sendExecuteStatement  {statementId, sessionId, agentId, sql, timeoutS, awaitsAck}  push the statement over the
+//                         agent socket, then send `dispatched` unless the agent's ack moves it on (awaitsAck)
 //   sendCancelStatement   {statementId, sessionId, agentId}   interrupt it on the agent (waits a few seconds for an
 //                         agent that is reconnecting; the agent answers cancel_ack or the statement's end)
-//   statementFinished     {sessionId, statementId, status}    tell the session actor (`statementFinished`): it
-//                         renews its idle deadline and counts the statement completed
+//   statementFinished     {sessionId, statementId, status, readOnly}  record what a finished write leaves (table
+//                         provenance, lineage; nothing for a read), then tell the session actor
+//                         (`statementFinished`): it renews its idle deadline and counts the statement completed
 //
 // Deadlines (context.deadlineAt):
 //   queued, agent acks     entry + ackDeadlineMs (SQL_STATEMENT_ACK_DEADLINE_S); only agents advertising ack support
@@ -22,7 +23,7 @@
 //   cancelling             running's deadline (from queued: entry + timeout + graceMs)
 import { assign, setup } from 'xstate';
 import { deadlinePassed, eventTime, positiveMs, runNotStarted, runProjectionOf, runResultOf, fromInput } from './contract.ts';
-import type { DeadlineEvent, MachineProjection, SupervisorFailedEvent, RunContext, RunProjection, RunDoneEvent } from './contract.ts';
+import type { DeadlineEvent, Json, MachineProjection, SupervisorFailedEvent, RunContext, RunProjection, RunDoneEvent } from './contract.ts';
 
 export interface StatementInput {
   statementId: string;
@@ -40,12 +41,17 @@ export interface StatementInput {
   ackDeadlineMs: number;
   /** Whether the session's agent advertises statement acknowledgement. */
   ackSupported: boolean;
+  /** A read (SELECT, DESCRIBE): its end leaves nothing to record besides its row. Absent (statements from before):
+   *  recorded as a write's. */
+  readOnly?: boolean;
 }
 
 export type StatementEvent =
   | { type: 'dispatched'; at: number }
   | { type: 'ack'; at: number }
-  | RunDoneEvent
+  // profile and resultInline (a small result file, base64 Parquet): attachments the entity row keeps (as a
+  // query's); the machine ignores them.
+  | (RunDoneEvent & { profile?: Json; resultInline?: string })
   | { type: 'failed'; at: number; code: string; message: string }
   | { type: 'cancel'; at: number }
   /** The agent's cancel_ack: found false, it has no such statement (nothing runs). */
@@ -65,6 +71,7 @@ export interface StatementContext extends RunContext {
   graceMs: number;
   ackDeadlineMs: number;
   ackSupported: boolean;
+  readOnly?: boolean;
   enteredAt: number;
   dispatchedAt: number | null;
 }
@@ -111,6 +118,7 @@ function finished(status: 'done' | 'failed' | 'cancelled') {
       sessionId: context.sessionId,
       statementId: context.statementId,
       status,
+      readOnly: context.readOnly === true,
     }),
   };
 }
@@ -159,9 +167,10 @@ export const statementMachine = setup({
       agentId: string;
       sql: string;
       timeoutS: number;
+      awaitsAck: boolean;
     }) => {},
     sendCancelStatement: (_, _params: { statementId: string; sessionId: string; agentId: string }) => {},
-    statementFinished: (_, _params: { sessionId: string; statementId: string; status: 'done' | 'failed' | 'cancelled' }) => {},
+    statementFinished: (_, _params: { sessionId: string; statementId: string; status: 'done' | 'failed' | 'cancelled'; readOnly: boolean }) => {},
   },
   guards: {
     deadlinePassed: ({ context, event }) => deadlinePassed(event, context.deadlineAt),
@@ -183,6 +192,7 @@ export const statementMachine = setup({
     graceMs: positiveMs('graceMs', input.graceMs),
     ackDeadlineMs: positiveMs('ackDeadlineMs', input.ackDeadlineMs),
     ackSupported: input.ackSupported,
+    ...(input.readOnly ? { readOnly: true } : {}),
     createdAt: input.at,
     enteredAt: input.at,
     dispatchedAt: null,
@@ -201,11 +211,13 @@ export const statementMachine = setup({
             agentId: context.agentId,
             sql: context.sql,
             timeoutS: effectiveTimeoutMs(context) / 1000,
+            awaitsAck: context.ackSupported,
           }),
         },
       ],
       on: {
-        // With ack support the statement runs only once the agent says so; otherwise the sent frame is enough.
+        // With ack support the statement runs only once the agent says so; otherwise the sent frame is enough. (An
+        // effect told `awaitsAck` sends no `dispatched`: it would only record the time; effects from before do.)
         dispatched: [{ guard: 'awaitsAck', actions: 'markDispatched' }, { target: 'running' }],
         ack: { target: 'running' },
         done: { target: 'done', actions: ['assignResult', finished('done')] },

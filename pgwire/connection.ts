@@ -10,9 +10,9 @@ import { visibleAgents } from '../domain/agents.ts';
 import { AppError } from '../domain/errors.ts';
 import * as sessions from '../domain/sqlSessions.ts';
 import type { QueryRow } from '../domain/queries.ts';
-import { appendAudit } from '../domain/audit.ts';
+import { appendAudit, type AuditEvent } from '../domain/audit.ts';
 import type { AppContext } from '../usecases/context.ts';
-import { openSqlSession, submitSessionStatement } from '../usecases/sqlSessions.ts';
+import { openSqlSession, submitAndAwait, withHeldResult } from '../usecases/sqlSessions.ts';
 import { readQuery } from '../usecases/querySubmission.ts';
 import { readRowsPage } from '../usecases/resultPages.ts';
 import * as wire from './wire.ts';
@@ -24,6 +24,8 @@ import { classify, clientSetting, commandTag, copyLine, copyToStdout, countParam
 
 import { SERVER_VERSION } from './version.ts';
 const PAGE_ROWS = 20_000;
+/** How long one wait for a statement's end lasts before the connection checks it is still open. */
+const STATEMENT_WAIT_MS = 30_000;
 const CANCEL_REQUEST = 80877102;
 const GSSENC_REQUEST = 80877104;
 
@@ -571,12 +573,14 @@ export class WireConnection {
     const oids = fields?.map((f) => f.typeOid) ?? [];
     const names = row.column_schema?.map((x) => x.name) ?? [];
     const { ctx } = this.#o;
+    let source: Awaited<ReturnType<typeof withHeldResult>> | undefined;
     return {
       fields,
       tag: commandTag(sql, row.statement_type, total),
       rowCount: fields ? total : 0,
       rows: async (offset, limit) => {
-        const page = await readRowsPage(ctx, row, limit, { offset });
+        source ??= await withHeldResult(ctx, row);
+        const page = await readRowsPage(ctx, source, limit, { offset });
         const keys = page.columns.length ? page.columns : names;
         return page.rows.map((r) => keys.map((k, i) => textValue(r[k], oids[i] ?? OID.text)));
       },
@@ -617,9 +621,10 @@ export class WireConnection {
     const { ctx } = this.#o;
     const s = await sessions.readSession(ctx.db, this.#sessionId!);
     if (!s) throw new WireError('08003', 'the session is gone');
-    let id: string;
+    let row: QueryRow;
     try {
-      id = await submitSessionStatement(ctx, (e) => appendAudit(ctx.db, { replicaId: ctx.replica.id, requestId: this.#requestRef.id }, e), this.#principal!, s, { sql, params, timeout_s: this.#timeoutS });
+      const audit = (e: AuditEvent) => appendAudit(ctx.db, { replicaId: ctx.replica.id, requestId: this.#requestRef.id }, e);
+      row = await submitAndAwait(ctx, audit, this.#principal!, s, { sql, params, timeout_s: this.#timeoutS }, STATEMENT_WAIT_MS);
     } catch (e) {
       if (e instanceof AppError && e.code === 'session_not_open') {
         // The session ended under the connection (idle, lifetime, admin close): so does the connection.
@@ -628,13 +633,13 @@ export class WireConnection {
       throw e;
     }
     for (;;) {
-      await ctx.host.waitForTerminal('statement', id, 30_000);
-      const row = await readQuery(ctx, id);
       if (row.status === 'done') return row;
       if (row.status === 'failed' || row.status === 'cancelled') {
         throw new StatementFailed(row.status === 'cancelled' ? 'canceling statement due to user request' : (row.error ?? 'the statement failed'), row.status === 'cancelled' ? 'cancelled' : row.error_code);
       }
       if (this.#closed) throw new WireError('08006', 'the connection closed');
+      await ctx.host.waitForTerminal('statement', row.id, STATEMENT_WAIT_MS);
+      row = await readQuery(ctx, row.id);
     }
   }
 }

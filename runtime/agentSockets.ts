@@ -21,19 +21,26 @@ export interface LiveConnection {
 
 const MAX_REMEMBERED_DISPATCHES = 100_000;
 
+/** Where a dispatched query runs: its agent, and its SQL session when it is a session's statement. */
+export interface Placement {
+  agentId: string;
+  sessionId: string | null;
+}
+
 export class AgentSockets {
   private readonly connections = new Map<string, LiveConnection>();
   private readonly byAgent = new Map<string, string>();
-  /** query → agent, for the queries this replica dispatched and has not heard the end of (saves a lookup a frame) */
-  private readonly dispatches = new Map<string, string>();
+  /** query or session statement → its agent and session, for what this replica dispatched and has not heard the end
+   *  of (saves a lookup a frame) */
+  private readonly dispatches = new Map<string, Placement>();
 
-  rememberDispatch(queryId: string, agentId: string) {
-    this.dispatches.set(queryId, agentId);
+  rememberDispatch(queryId: string, agentId: string, sessionId: string | null = null) {
+    this.dispatches.set(queryId, { agentId, sessionId });
     if (this.dispatches.size > MAX_REMEMBERED_DISPATCHES) this.dispatches.delete(this.dispatches.keys().next().value!);
   }
 
-  /** The agent a query was dispatched to from here, if this replica still remembers it. */
-  dispatchedTo(queryId: string): string | undefined {
+  /** The agent a query (or a session statement) was dispatched to from here, if this replica still remembers it. */
+  dispatchedTo(queryId: string): Placement | undefined {
     return this.dispatches.get(queryId);
   }
 

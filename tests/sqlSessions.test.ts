@@ -360,6 +360,10 @@ describe('SQL sessions', () => {
     expect((await t.req('GET', `/api/workspaces/default/queries?session_id=${session.id}`, as(owner))).body.items.map((x: any) => x.id)).toContain(done.q.id);
     expect((await t.req('GET', `/api/workspaces/default/queries?session_id=${session.id}`, as(admin))).body.items.map((x: any) => x.id)).toContain(done.q.id);
     expect((await t.req('GET', `/api/queries/${done.q.id}/rows`, as(admin))).body.rows).toEqual([{ secret: 42 }]);
+    // The agent's profile of the statement came with its end and is kept on its row.
+    const profile = await t.req('GET', `/api/queries/${done.q.id}/profile`, as(owner));
+    expect(profile.status, profile.text).toBe(200);
+    expect(JSON.stringify(profile.body)).toContain('"operator');
     expect((await t.req('POST', `/api/queries/${slow.body.id}/cancel`, as(admin))).status).toBe(202);
     await expect.poll(async () => (await t.req('GET', `/api/queries/${slow.body.id}`, as(owner))).body.status, { timeout: 15_000 }).toBe('cancelled');
     await t.req('DELETE', `/api/sql/sessions/${session.id}`, as(owner));
@@ -469,6 +473,36 @@ describe('SQL sessions', () => {
     expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status).toBe('open');
     await expect.poll(async () => (await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.status, { timeout: 15_000, interval: 250 }).toBe('closed');
     expect((await t.req('GET', `/api/sql/sessions/${session.id}`, as())).body.close_reason).toBe('idle');
+  });
+
+  it('a statement that waits: its small result comes with its end and stays on its row (pages without the agent file); a large one stays on the agent', async () => {
+    const { session } = await open();
+    const waited = async (sql: string) => {
+      const r = await t.req('POST', `/api/sql/sessions/${session.id}/statements`, { ...as(), body: { sql, wait_timeout_s: 30, first_page_limit: 2 } });
+      expect(r.status, r.text).toBe(200);
+      return r.body;
+    };
+    const held = async (id: string) => (await t.database.db.query<{ n: number | null }>(`select octet_length(result_inline) as n from queries where id = $1`, [id]))[0].n;
+    const small = await waited(`SELECT i AS n, 9007199254740993::BIGINT + i AS big FROM range(3) t(i)`);
+    expect(small).toMatchObject({ status: 'done', row_count: 3, columns: ['n', 'big'] });
+    expect(small.first_page.rows).toEqual([
+      { n: 0, big: '9007199254740993' },
+      { n: 1, big: '9007199254740994' },
+    ]);
+    expect(await held(small.id)).toBeGreaterThan(0);
+    // The bytes are the row's, not the history's.
+    const [h] = await t.database.db.query<{ payload: unknown }>(`select event_payload as payload from actor_transitions where kind = 'statement' and id = $1 and event = 'done'`, [small.id]);
+    expect(JSON.stringify(h.payload)).not.toContain('resultInline');
+    rmSync(join(world.agent.dataDir, 'results', `${small.id}.parquet`));
+    const rest = await t.req('GET', `/api/queries/${small.id}/rows?offset=2`, as());
+    expect(rest.status, rest.text).toBe(200);
+    expect(rest.body.rows).toEqual([{ n: 2, big: '9007199254740995' }]);
+    // Above RESULT_INLINE_MAX_BYTES (64 KiB): the first page comes from the agent's file.
+    const large = await waited(`SELECT md5(i::VARCHAR) AS h FROM range(20000) t(i)`);
+    expect(await held(large.id)).toBeNull();
+    expect(large.first_page.rows).toHaveLength(2);
+    expect(large.first_page.total).toBe(20000);
+    await t.req('DELETE', `/api/sql/sessions/${session.id}`, as());
   });
 
   it('works through a replica that does not hold the agent: open, statements, rows, close', async () => {

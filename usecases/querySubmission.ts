@@ -19,7 +19,8 @@ import type { AppContext } from './context.ts';
 
 /** Whether a statement of this type may write: only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog
  *  token, and only their done effect records nothing (actors/queryKind.ts recordProfile). */
-const mayWrite = (statementType: string | null) => !['select', 'describe'].includes(statementType ?? '');
+/** Whether a statement of this type may write (all but reads: SELECT, DESCRIBE). */
+export const mayWrite = (statementType: string | null) => !['select', 'describe'].includes(statementType ?? '');
 
 /** A query's row as stored (the caller just submitted it, or already checked it may see it). */
 export async function readQuery(ctx: Pick<AppContext, 'db'>, id: string): Promise<queries.QueryRow> {
@@ -82,12 +83,13 @@ async function dispatchExtras(
   };
 }
 
-/** What a session statement's dispatch carries, as a query's would: read at dispatch time from its queries row. */
+/** What a session statement's dispatch carries, as a query's would: read at dispatch time from its queries row, with
+ *  the `$n` values it was bound with (the PostgreSQL wire endpoint's Bind). */
 export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 'catalog'>, statementId: string) {
   const row = await queries.dispatchFactsOf(ctx.db, statementId);
   if (!row) return null;
   const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, mayWrite(row.statement_type), row.write_catalogs ?? undefined);
-  return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown> };
+  return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown>, params: row.params };
 }
 
 /** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */

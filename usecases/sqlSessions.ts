@@ -4,14 +4,16 @@
 import { randomUUID } from 'node:crypto';
 import { AppError, conflict, forbidden, notFound, unavailable, unprocessable } from '../domain/errors.ts';
 import * as sessions from '../domain/sqlSessions.ts';
-import { newQueryRow } from '../domain/queries.ts';
+import { newQueryRow, queuedRow, readHeldResult, type HeldResult, type NewQuery, type QueryRow } from '../domain/queries.ts';
+import { runColumns } from '../actors/queryKind.ts';
+import type { QueryProjection } from '../machines/index.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs/attachments.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
 import type { AuditEvent } from '../domain/audit.ts';
 import type { Principal } from '../domain/identity.ts';
 import { computeWaitMs } from '../domain/elastic.ts';
 import { admitStatement } from './admission.ts';
-import { readQuery } from './querySubmission.ts';
+import { mayWrite, readQuery } from './querySubmission.ts';
 import { readRowsPage } from './resultPages.ts';
 import { chooseCompute } from './compute.ts';
 import type { AppContext } from './context.ts';
@@ -106,17 +108,18 @@ export interface StatementSubmission {
 }
 
 /**
- * Admits `body` into session `s` (its owner's, open) and starts the statement actor: admitStatement with the session
- * policy, then the session's acceptance. A refusal by policy, role or grant is audited (`policy.reject`, through
- * `audit`: the caller knows its request) and thrown; the statement's id is returned.
+ * Admits `body` into session `s` (its owner's, open) and starts the statement actor `statementId`: admitStatement
+ * with the session policy, then the session's acceptance. A refusal by policy, role or grant is audited
+ * (`policy.reject`, through `audit`: the caller knows its request) and thrown; the row inserted is returned.
  */
-export async function submitSessionStatement(
+async function submitSessionStatement(
   ctx: AppContext,
   audit: (e: AuditEvent) => Promise<unknown>,
   principal: Principal,
   s: sessions.SqlSessionRow,
   body: StatementSubmission,
-): Promise<string> {
+  statementId: string,
+): Promise<NewQuery> {
   const c = ctx.config;
   if (s.status !== 'open') throw conflict(`the session is ${s.status}`, 'session_not_open');
   // The caller's role in the session's workspace, as every workspace route resolves it.
@@ -127,13 +130,27 @@ export async function submitSessionStatement(
   const { policy, catalog, writeTo } = await admitStatement(ctx, sender, { kind: 'session', session: s }, body.sql, body.params);
 
   // The session decides acceptance (only an open one accepts); the accepted statement is then spawned here.
-  const statementId = randomUUID();
   const accepted = await ctx.host.send('sqlSession', s.id, { type: 'statementSubmitted', statementId });
   const running = (accepted.actor.snapshot.context as { runningStatements?: string[] }).runningStatements ?? [];
   if (accepted.actor.status !== 'open' || !running.includes(statementId)) throw conflict(`the session is ${accepted.actor.status}`, 'session_not_open');
   const now = Date.now();
   const timeoutS = body.timeout_s ?? null;
-  const params = body.params?.length ? JSON.stringify(body.params) : null;
+  const row: NewQuery = {
+    id: statementId,
+    workspaceId: s.workspace_id,
+    agentId: s.agent_id,
+    userId: principal.user.id,
+    sql: body.sql,
+    statementType: policy.statementType,
+    origin: 'session',
+    sessionId: s.id,
+    catalog,
+    timeoutS: timeoutS === null ? null : Math.ceil(timeoutS),
+    tables: policy.tables,
+    writeCatalogs: writeTo,
+    startedAt: now,
+    params: body.params?.length ? JSON.stringify(body.params) : null,
+  };
   const spawned = await ctx.host.spawn(
     'statement',
     statementId,
@@ -148,28 +165,50 @@ export async function submitSessionStatement(
       graceMs: Math.max(1, c.SQL_STATEMENT_TIMEOUT_GRACE_S * 1000),
       ackDeadlineMs: c.SQL_STATEMENT_ACK_DEADLINE_S * 1000,
       ackSupported: true,
+      readOnly: !mayWrite(policy.statementType),
     },
-    {
-      entity: newQueryRow({
-        id: statementId,
-        workspaceId: s.workspace_id,
-        agentId: s.agent_id,
-        userId: principal.user.id,
-        sql: body.sql,
-        statementType: policy.statementType,
-        origin: 'session',
-        sessionId: s.id,
-        catalog,
-        timeoutS: timeoutS === null ? null : Math.ceil(timeoutS),
-        tables: policy.tables,
-        writeCatalogs: writeTo,
-        startedAt: now,
-        params,
-      }),
-    },
+    { entity: newQueryRow(row) },
   );
   await spawned.start();
-  return statementId;
+  return row;
+}
+
+/**
+ * Submits `body` into session `s` (submitSessionStatement) and waits up to `waitMs` for the statement's end: its row
+ * as it then stands. The watch begins before the statement exists, so an end persisted at any moment is heard (no
+ * read of where it stands first); when this replica persisted that end, the row is the one inserted with the end's
+ * projection (runColumns: what the end's own write set; `result_held` then false: the projection does not say whether
+ * the end carried its result inline), else it is read.
+ */
+export async function submitAndAwait(
+  ctx: AppContext,
+  audit: (e: AuditEvent) => Promise<unknown>,
+  principal: Principal,
+  s: sessions.SqlSessionRow,
+  body: StatementSubmission,
+  waitMs: number,
+): Promise<QueryRow> {
+  const statementId = randomUUID();
+  const watch = ctx.host.watchTerminal(['statement'], statementId);
+  try {
+    const inserted = await submitSessionStatement(ctx, audit, principal, s, body, statementId);
+    if (waitMs <= 0) return await readQuery(ctx, statementId);
+    const heard = await watch.wait('statement', waitMs);
+    if (heard.terminal && heard.projection) return { ...queuedRow(inserted, principal.user.name), ...runColumns(heard.projection as QueryProjection) };
+    return await readQuery(ctx, statementId);
+  } finally {
+    watch.cancel();
+  }
+}
+
+/**
+ * A finished statement's row with its result's bytes when the row keeps them (a result small enough to come with the
+ * agent's `done`): its pages are then read from them, with no request to the agent, else from the agent's file.
+ */
+export async function withHeldResult(ctx: AppContext, row: QueryRow): Promise<QueryRow & { held?: HeldResult }> {
+  if (row.status !== 'done' || !row.result_path) return row;
+  const held = await readHeldResult(ctx.db, row.id, ctx.config.RESULT_RETENTION_HOURS);
+  return held?.bytes ? { ...row, result_held: true, held } : { ...row, result_held: false };
 }
 
 /** The owner's check every statement route makes before admission. */
@@ -189,11 +228,11 @@ export async function runSessionStatement(
   s: sessions.SqlSessionRow,
   body: StatementSubmission & { waitS: number; firstPageLimit: number },
 ) {
-  const statementId = await submitSessionStatement(ctx, audit, principal, s, body);
-  if (body.waitS > 0) await ctx.host.waitForTerminal('statement', statementId, body.waitS * 1000);
-  const row = await readQuery(ctx, statementId);
+  const row = await submitAndAwait(ctx, audit, principal, s, body, body.waitS * 1000);
   const finished = body.waitS > 0 && !['queued', 'running'].includes(row.status);
   const firstPage =
-    finished && body.firstPageLimit > 0 && row.status === 'done' && row.result_path ? await readRowsPage(ctx, row, body.firstPageLimit, undefined).catch(() => undefined) : undefined;
+    finished && body.firstPageLimit > 0 && row.status === 'done' && row.result_path
+      ? await readRowsPage(ctx, await withHeldResult(ctx, row), body.firstPageLimit, undefined).catch(() => undefined)
+      : undefined;
   return { row, finished, firstPage };
 }
