@@ -1,8 +1,9 @@
 // CPU per trivial query, and queries per second, with one agent: `SELECT 42` submitted and awaited through the api
 // by N concurrent clients; the api's and the agent's CPU time (user + system, from /proc) divided by the queries.
-// Run by hand: node bench/queryCpu.ts [clients] [queries] [query|session]   (Linux: reads /proc/<pid>/stat)
+// Run by hand: node bench/queryCpu.ts [clients] [queries] [query|session|connector]   (Linux: reads /proc/<pid>/stat)
 // `session`: each client opens a SQL session on the agent and sends its statements there, each one request that
-// waits and carries the first page (a query is two: the submit and the wait).
+// waits and carries the first page (a query is two: the submit and the wait); `connector`: as DuckHaven's connector
+// does, each statement submitted (202), awaited with GET /queries/{id}?wait_timeout_s, and its rows read.
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { BENCH_BOOTSTRAP, adminToken, agentIdByName, runQuery, startAgentProcess
 const clients = Number(process.argv[2] ?? 8);
 const total = Number(process.argv[3] ?? 400);
 const path = process.argv[4] ?? 'query';
-if (path !== 'query' && path !== 'session') throw new Error('the third argument is query or session');
+if (!['query', 'session', 'connector'].includes(path)) throw new Error('the third argument is query, session or connector');
 const cpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in clock ticks of 10 ms
@@ -63,6 +64,14 @@ const post = async (route: string, body: unknown) => {
 async function clientRunner(agentId: string): Promise<() => Promise<unknown>> {
   if (path === 'query') return () => runQuery(api, token, agentId, 'SELECT 42');
   const session = await post('/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 60 });
+  if (path === 'connector') {
+    return async () => {
+      const sub = await post(`/sql/sessions/${session.id}/statements`, { sql: 'SELECT 42' });
+      const done = (await (await fetch(`${api.url}/api/queries/${sub.id}?wait_timeout_s=30`, { headers })).json()) as any;
+      const page = (await (await fetch(`${api.url}/api/queries/${sub.id}/rows?limit=1000`, { headers })).json()) as any;
+      if (done.status !== 'done' || page.rows?.[0]?.['42'] !== 42) throw new Error(`statement: ${JSON.stringify(done)} ${JSON.stringify(page)}`);
+    };
+  }
   return async () => {
     const st = await post(`/sql/sessions/${session.id}/statements`, { sql: 'SELECT 42', wait_timeout_s: 30 });
     if (st.status !== 'done' || st.first_page?.rows?.[0]?.['42'] !== 42) throw new Error(`statement: ${JSON.stringify(st)}`);

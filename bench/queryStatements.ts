@@ -1,15 +1,16 @@
 // The PostgreSQL statements a trivial query costs: `SELECT 42` submitted, awaited and its first rows page read
 // through the api by `clients` concurrent clients (1: sequentially), with the server's log_statement on. Prints the statements per query, grouped by
 // text, after subtracting what the background loops (reapers, heartbeats, effect recovery) sent in an idle window
-// as long as the measured one. Run by hand: node bench/queryStatements.ts [queries] [clients] [query|session]
-// (`session`: `SELECT 42` as a statement in an open SQL session, one request that waits and carries the first page)
+// as long as the measured one. Run by hand: node bench/queryStatements.ts [queries] [clients] [query|session|connector]
+// (`session`: `SELECT 42` as a statement in an open SQL session, one request that waits and carries the first page;
+// `connector`: the same statement as DuckHaven's connector sends it: submitted (202), awaited, its rows read)
 import { connectDb } from '../runtime/db.ts';
 import { BENCH_BOOTSTRAP, adminToken, agentIdByName, startAgentProcess, startApiProcess } from './support.ts';
 
 const n = Number(process.argv[2] ?? 50);
 const clients = Number(process.argv[3] ?? 1);
 const path = process.argv[4] ?? 'query';
-if (path !== 'query' && path !== 'session') throw new Error('the third argument is query or session');
+if (!['query', 'session', 'connector'].includes(path)) throw new Error('the third argument is query, session or connector');
 const PREFIX = '@@stmt|';
 let lines: string[] = [];
 let collecting = false;
@@ -22,7 +23,10 @@ let session: string | null = null;
 
 async function once(agentId: string) {
   if (path === 'session') return statementOnce(agentId);
-  const sub = await fetch(`${api.url}/api/workspaces/default/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: 'SELECT 42', agent_id: agentId }) });
+  const sub =
+    path === 'connector'
+      ? await fetch(`${api.url}/api/sql/sessions/${await sessionOn(agentId)}/statements`, { method: 'POST', headers, body: JSON.stringify({ sql: 'SELECT 42' }) })
+      : await fetch(`${api.url}/api/workspaces/default/queries`, { method: 'POST', headers, body: JSON.stringify({ sql: 'SELECT 42', agent_id: agentId }) });
   const q = (await sub.json()) as { id: string; status: string };
   if (sub.status !== 202) throw new Error(`submit: ${sub.status} ${JSON.stringify(q)}`);
   const final = q.status === 'done' ? q : ((await (await fetch(`${api.url}/api/queries/${q.id}?wait_timeout_s=30`, { headers })).json()) as { status: string });
@@ -31,16 +35,19 @@ async function once(agentId: string) {
   if (page.rows?.[0]?.['42'] !== 42) throw new Error(`rows: ${JSON.stringify(page)}`);
 }
 
-/** `SELECT 42` in the bench's SQL session (opened on first use): one request, waited, with its first page. */
+const post = async (route: string, body: unknown) => {
+  const r = await fetch(`${api.url}/api${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const answer = (await r.json()) as any;
+  if (r.status >= 300) throw new Error(`${route}: ${r.status} ${JSON.stringify(answer)}`);
+  return answer;
+};
+
+/** The bench's SQL session, opened on first use. */
+const sessionOn = async (agentId: string) => (session ??= (await post('/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 60 })).id as string);
+
+/** `SELECT 42` in the bench's SQL session: one request, waited, with its first page. */
 async function statementOnce(agentId: string) {
-  const post = async (route: string, body: unknown) => {
-    const r = await fetch(`${api.url}/api${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    const answer = (await r.json()) as any;
-    if (r.status >= 300) throw new Error(`${route}: ${r.status} ${JSON.stringify(answer)}`);
-    return answer;
-  };
-  session ??= (await post('/workspaces/default/sql/sessions', { agent_id: agentId, wait_timeout_s: 60 })).id as string;
-  const st = await post(`/sql/sessions/${session}/statements`, { sql: 'SELECT 42', wait_timeout_s: 30 });
+  const st = await post(`/sql/sessions/${await sessionOn(agentId)}/statements`, { sql: 'SELECT 42', wait_timeout_s: 30 });
   if (st.status !== 'done' || st.first_page?.rows?.[0]?.['42'] !== 42) throw new Error(`statement: ${JSON.stringify(st)}`);
 }
 

@@ -3,7 +3,8 @@
 import { Schema } from 'effect';
 import type { Queryable } from '../runtime/db.ts';
 import { exec, rows, sql } from '../runtime/sql.ts';
-import { hasPermission, type Principal } from './identity.ts';
+import { hasPermission, isUuid, type AlongWithCaller, type Caller, type Principal } from './identity.ts';
+import { CALLER_MEMBERSHIP_JOIN, SEEN_WORKSPACE_COLUMNS } from './workspaces.ts';
 import { AppError, notFound, unprocessable } from './errors.ts';
 import { decodeCursor, pageOf, staleCursor, type Page } from './pagination.ts';
 import { presignStaging, removeStagingArea, stagingRevocable, stagingUrisIn } from './sessionStaging.ts';
@@ -40,8 +41,9 @@ export type SqlSessionOut = Omit<SqlSessionRow, 'error_code' | 'created_at' | 'o
   closed_at: string | null;
 };
 
-const COLS = sql`id, workspace_id, user_id, agent_id, status, active_catalog, staging_uri, error, error_code, close_reason,
-  client_name, client_version, created_at, opened_at, last_active_at, closed_at`;
+const SESSION_COL_NAMES = ['id', 'workspace_id', 'user_id', 'agent_id', 'status', 'active_catalog', 'staging_uri', 'error', 'error_code', 'close_reason',
+  'client_name', 'client_version', 'created_at', 'opened_at', 'last_active_at', 'closed_at'];
+const COLS = sql.trusted(SESSION_COL_NAMES.join(', '));
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export const toSessionOut = (r: SqlSessionRow): SqlSessionOut => ({
@@ -79,10 +81,32 @@ export async function readSession(q: Queryable, id: string): Promise<SqlSessionR
 
 /** A session its owner or a query-admin may see: anyone else gets 404, as if it did not exist. */
 export async function findVisibleSession(q: Queryable, p: Principal, id: string): Promise<SqlSessionRow> {
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
-  const row = uuid ? await readSession(q, id) : undefined;
+  return visibleSession(p, isUuid(id) ? await readSession(q, id) : undefined);
+}
+
+function visibleSession(p: Principal, row: SqlSessionRow | undefined): SqlSessionRow {
   if (!row || (row.user_id !== p.user.id && !hasPermission(p, 'query-admin'))) throw notFound('SQL session');
   return row;
+}
+
+/**
+ * findVisibleSession's read made with the caller's credential (identity's AlongWithCaller), with the session's
+ * workspace and the caller's membership there as workspaceAccessOf reads them; undefined for an id that is no UUID.
+ */
+export function sessionWithCaller(id: string): AlongWithCaller | undefined {
+  if (!isUuid(id)) return undefined;
+  return {
+    select: `${SESSION_COL_NAMES.map((n) => `ss.${n} as ss_${n}`).join(', ')}, ${SEEN_WORKSPACE_COLUMNS}`,
+    join: `left join sql_sessions ss on ss.id = $2::uuid left join workspaces w on w.id = ss.workspace_id ${CALLER_MEMBERSHIP_JOIN}`,
+    params: [id],
+  };
+}
+
+/** The session sessionWithCaller read beside the caller's credential: the same answers as findVisibleSession. */
+export function visibleSessionOf(caller: Caller): SqlSessionRow {
+  const a = caller.along;
+  const row = a.ss_id === null || a.ss_id === undefined ? undefined : Schema.decodeUnknownSync(SqlSessionRowSchema)(Object.fromEntries(SESSION_COL_NAMES.map((n) => [n, a[`ss_${n}`]])));
+  return visibleSession(caller.principal, row);
 }
 
 /** A workspace's sessions, newest first: the caller's own, or everyone's for a query-admin. */

@@ -86,11 +86,17 @@ export async function resolveWorkspace(q: Queryable, p: Principal, ref: string, 
  */
 export function workspaceWithCaller(ref: string): AlongWithCaller {
   return {
-    select: 'w.id as ws_id, w.slug as ws_slug, w.name as ws_name, w.default_catalog_id as ws_default_catalog_id, w.created_at as ws_created_at, m.role as ws_member_role',
-    join: `left join workspaces w on ${isUuid(ref) ? 'w.id = $2::uuid' : 'w.slug = $2'} left join workspace_members m on m.workspace_id = w.id and m.user_id = f.id`,
+    select: SEEN_WORKSPACE_COLUMNS,
+    join: `left join workspaces w on ${isUuid(ref) ? 'w.id = $2::uuid' : 'w.slug = $2'} ${CALLER_MEMBERSHIP_JOIN}`,
     params: [ref],
   };
 }
+
+/** What workspaceAccessOf reads beside a credential: the workspace `w` and the caller's membership `m` in it (joined
+ *  by CALLER_MEMBERSHIP_JOIN), for a read that finds its workspace another way (a session's). */
+export const SEEN_WORKSPACE_COLUMNS =
+  'w.id as ws_id, w.slug as ws_slug, w.name as ws_name, w.default_catalog_id as ws_default_catalog_id, w.created_at as ws_created_at, m.role as ws_member_role';
+export const CALLER_MEMBERSHIP_JOIN = 'left join workspace_members m on m.workspace_id = w.id and m.user_id = f.id';
 
 /** The caller's access to the workspace workspaceWithCaller read beside its credential; the same answers as resolveWorkspace. */
 export function workspaceAccessOf(caller: Caller, min: WorkspaceRole = 'reader'): WorkspaceAccess {

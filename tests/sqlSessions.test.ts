@@ -379,6 +379,18 @@ describe('SQL sessions', () => {
     expect((await t.req('POST', `/api/queries/${q}/cancel`, as(reader))).status).toBe(403);
     expect((await t.req('POST', `/api/queries/${q}/cancel`, as(writer))).status).toBe(202);
     await expect.poll(async () => (await t.req('GET', `/api/queries/${q}`, as(owner))).body.status, { timeout: 15_000 }).toBe('cancelled');
+
+    // Sending a statement into it: another member finds no such session, a query-admin may not; its owner, once
+    // out of the workspace, finds no session either (the session and the role are read with the credential).
+    const { session: second } = await open(owner);
+    const send = (who: Caller) => t.req('POST', `/api/sql/sessions/${second.id}/statements`, { ...as(who), body: { sql: 'SELECT 1', wait_timeout_s: 5 } });
+    expect((await send(writer)).status).toBe(404);
+    expect((await send(admin)).status).toBe(403);
+    expect((await send(owner)).status).toBe(200);
+    await t.req('DELETE', `/api/workspaces/default/members/${owner.id}`, { as: admin });
+    const outside = await send(owner);
+    expect(outside.status, outside.text).toBe(404);
+    expect(outside.body.error).toBe('not_found');
   });
 
   it('deactivating a user closes their sessions and cancels what runs in them; the session reaper closes any left open', async () => {

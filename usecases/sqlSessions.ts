@@ -7,6 +7,7 @@ import * as sessions from '../domain/sqlSessions.ts';
 import { newQueryRow, queuedRow, readHeldResult, type HeldResult, type NewQuery, type QueryRow } from '../domain/queries.ts';
 import { runColumns } from '../actors/queryKind.ts';
 import type { QueryProjection } from '../machines/index.ts';
+import type { Projection } from '../actors/types.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs/attachments.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
 import type { AuditEvent } from '../domain/audit.ts';
@@ -119,11 +120,13 @@ async function submitSessionStatement(
   s: sessions.SqlSessionRow,
   body: StatementSubmission,
   statementId: string,
+  knownAccess?: () => WorkspaceAccess,
 ): Promise<NewQuery> {
   const c = ctx.config;
   if (s.status !== 'open') throw conflict(`the session is ${s.status}`, 'session_not_open');
-  // The caller's role in the session's workspace, as every workspace route resolves it.
-  const access = await resolveWorkspace(ctx.db, principal, s.workspace_id).catch(() => {
+  // The caller's role in the session's workspace, as every workspace route resolves it (`knownAccess`: as read with
+  // the credential).
+  const access = await (knownAccess ? Promise.resolve().then(knownAccess) : resolveWorkspace(ctx.db, principal, s.workspace_id)).catch(() => {
     throw notFound('SQL session');
   });
   const sender = { principal, access, audit, auditTarget: { kind: 'sql_session', id: s.id } };
@@ -178,7 +181,8 @@ async function submitSessionStatement(
  * as it then stands. The watch begins before the statement exists, so an end persisted at any moment is heard (no
  * read of where it stands first); when this replica persisted that end, the row is the one inserted with the end's
  * projection (runColumns: what the end's own write set; `result_held` then false: the projection does not say whether
- * the end carried its result inline), else it is read.
+ * the end carried its result inline), else it is read. Without a wait (`waitMs` 0) it is the row as inserted, with
+ * the last transition this replica persisted since, if any.
  */
 export async function submitAndAwait(
   ctx: AppContext,
@@ -187,16 +191,28 @@ export async function submitAndAwait(
   s: sessions.SqlSessionRow,
   body: StatementSubmission,
   waitMs: number,
+  knownAccess?: () => WorkspaceAccess,
 ): Promise<QueryRow> {
   const statementId = randomUUID();
   const watch = ctx.host.watchTerminal(['statement'], statementId);
+  // The last transition this replica persisted (a local notice carries what it wrote), for an answer without a wait.
+  let last: Projection | undefined;
+  const unsubscribe = ctx.host.subscribe('statement', statementId, (n) => {
+    if (n.projection) last = n.projection;
+  });
+  const as = (inserted: NewQuery, projection: Projection | undefined): QueryRow => ({
+    ...queuedRow(inserted, principal.user.name),
+    ...(projection ? runColumns(projection as QueryProjection) : {}),
+  });
   try {
-    const inserted = await submitSessionStatement(ctx, audit, principal, s, body, statementId);
-    if (waitMs <= 0) return await readQuery(ctx, statementId);
+    const inserted = await submitSessionStatement(ctx, audit, principal, s, body, statementId, knownAccess);
+    // Not waited for: where it stood when its spawn (and any transition persisted here since) was written.
+    if (waitMs <= 0) return as(inserted, last);
     const heard = await watch.wait('statement', waitMs);
-    if (heard.terminal && heard.projection) return { ...queuedRow(inserted, principal.user.name), ...runColumns(heard.projection as QueryProjection) };
+    if (heard.terminal && heard.projection) return as(inserted, heard.projection);
     return await readQuery(ctx, statementId);
   } finally {
+    unsubscribe();
     watch.cancel();
   }
 }
@@ -227,8 +243,9 @@ export async function runSessionStatement(
   principal: Principal,
   s: sessions.SqlSessionRow,
   body: StatementSubmission & { waitS: number; firstPageLimit: number },
+  knownAccess?: () => WorkspaceAccess,
 ) {
-  const row = await submitAndAwait(ctx, audit, principal, s, body, body.waitS * 1000);
+  const row = await submitAndAwait(ctx, audit, principal, s, body, body.waitS * 1000, knownAccess);
   const finished = body.waitS > 0 && !['queued', 'running'].includes(row.status);
   const firstPage =
     finished && body.firstPageLimit > 0 && row.status === 'done' && row.result_path

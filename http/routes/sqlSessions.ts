@@ -7,6 +7,7 @@ import { route, asArray, Limit, repeatable, Uuid } from '../route.ts';
 import { AppError, conflict, forbidden, unprocessable } from '../../domain/errors.ts';
 import * as queries from '../../domain/queries.ts';
 import * as sessions from '../../domain/sqlSessions.ts';
+import { workspaceAccessOf } from '../../domain/workspaces.ts';
 import type { AppContext } from '../../usecases/context.ts';
 import { QueryOutSchema } from '../../domain/queries.ts';
 import { RowsPage } from './queries.ts';
@@ -152,9 +153,11 @@ export const sqlSessionRoutes = [
       first_page_limit: Schema.optionalKey(Schema.NullOr(Schema.Finite.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0)))),
     }),
     responses: { 200: StatementOut, 202: StatementOut, 400: null, 403: null, 404: null, 409: null, 413: null, 422: null },
-    handler: async ({ ctx, req, principal, params, body }) => {
+    // The session, its workspace and the caller's role there, read with the credential.
+    along: (params) => sessions.sessionWithCaller(params.session_id ?? ''),
+    handler: async ({ ctx, req, principal, params, body, along }) => {
       const c = ctx.config;
-      const s = await sessions.findVisibleSession(ctx.db, principal, params.session_id);
+      const s = along ? sessions.visibleSessionOf({ principal, along }) : await sessions.findVisibleSession(ctx.db, principal, params.session_id);
       assertSessionOwner(principal, s);
       if (body.wait_timeout_s != null && body.wait_timeout_s > c.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S) {
         throw waitTooLong('wait_timeout_s', c.SQL_STATEMENT_MAX_WAIT_TIMEOUT_S, 'SQL_STATEMENT_MAX_WAIT_TIMEOUT_S');
@@ -165,7 +168,7 @@ export const sqlSessionRoutes = [
         timeout_s: body.timeout_s ?? null,
         waitS: body.wait_timeout_s ?? 0,
         firstPageLimit: body.first_page_limit ?? c.SQL_STATEMENT_FIRST_PAGE_LIMIT,
-      });
+      }, along ? () => workspaceAccessOf({ principal, along }) : undefined);
       const out = queries.toQueryOut(ran.row);
       if (!ran.finished) return { status: 202, body: out };
       return { status: 200, body: ran.firstPage ? { ...out, first_page: ran.firstPage } : out };
