@@ -128,6 +128,8 @@ export interface ObjectStore {
 
 interface RequestKeys {
   resolve(accessKeyId: string): string | undefined;
+  /** A revocable key's check, asked again once a put's body is written (see patchDirectoryRaces). */
+  revokedSince?: () => Promise<boolean>;
 }
 
 const keyContext = new AsyncLocalStorage<RequestKeys>();
@@ -138,6 +140,7 @@ interface S3rverStore {
   getBucketPath(bucket: string): string;
   getResourcePath(bucket: string, key: string | undefined, file: string): string;
   putMetadata(bucket: string, key: string, metadata: Record<string, unknown>, md5?: string): Promise<void>;
+  deleteObject(bucket: string, key: string): Promise<void>;
   listObjects(bucket: string, options: { delimiter?: string; prefix?: string; maxKeys: number; startAfter?: string }): Promise<ListResult>;
   __eiderAbsent?: Set<string>;
 }
@@ -192,6 +195,10 @@ const errCode = (e: unknown) => (e as NodeJS.ErrnoException).code;
  * directory (measured: 21 of 400 puts racing a delete of the directory's last object were lost). Here a directory
  * goes only while it is empty (rmdir refuses otherwise), and a put whose directory a delete removed between its
  * mkdir and its open makes the directory again; the object's file is complete before the put is answered.
+ * A put with a revocable (vended) key is checked when it begins; a revocation and the removal of what the key could
+ * reach (a SQL session's staging area at its end) could both happen while its body was still arriving, and its
+ * object would then land after the removal. So the key is checked again once the body is written, and a put whose
+ * key was revoked meanwhile is removed and refused (403).
  */
 function patchDirectoryRaces(FilesystemStore: { prototype: S3rverStorePrototype }): void {
   const proto = FilesystemStore.prototype;
@@ -229,6 +236,12 @@ function patchDirectoryRaces(FilesystemStore: { prototype: S3rverStorePrototype 
       }),
       file.createWriteStream(),
     );
+    const revokedSince = keyContext.getStore()?.revokedSince;
+    if (revokedSince && (await revokedSince())) {
+      await this.deleteObject(object.bucket, object.key);
+      const S3Error = require('@20minutes/s3rver/lib/models/error.js');
+      throw new S3Error('InvalidAccessKeyId', 'The vended credential was revoked while this object was uploaded; it was not kept.');
+    }
     const etag = md5.digest('hex');
     await this.putMetadata(object.bucket, object.key, object.metadata, etag);
     return { size, md5: etag };
@@ -588,7 +601,10 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
       if (revoked) return refuse(res, 403, 'InvalidAccessKeyId', 'The vended credential has been revoked; load the table again for fresh credentials.');
     }
     const secret = vendedSecret(signingSecret, accessKeyId);
-    return keyContext.run({ resolve: (id) => (id === accessKeyId ? secret : undefined) }, () => handler(req, res));
+    const isRevoked = opts.isRevoked;
+    // Asked again after a put's body: a metastore that cannot answer then keeps the put (the key was valid when it began).
+    const revokedSince = isRevoked && claims.warehouse !== PROBE_WAREHOUSE ? () => isRevoked(claims, accessKeyId).catch(() => false) : undefined;
+    return keyContext.run({ resolve: (id) => (id === accessKeyId ? secret : undefined), ...(revokedSince ? { revokedSince } : {}) }, () => handler(req, res));
   }
 
   const port = opts.port ?? 9000;

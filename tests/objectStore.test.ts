@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash, createHmac } from 'node:crypto';
 import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
 import {
   GetObjectCommand,
   ListObjectsV2Command,
@@ -30,6 +31,8 @@ let root: S3Client;
 const revoked = new Set<string>();
 /** Keys whose revocation check cannot be answered (the metastore down). */
 const unanswerable = new Set<string>();
+/** How many times each key's revocation was checked. */
+const checks = new Map<string, number>();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'eider-store-'));
@@ -39,6 +42,7 @@ beforeAll(async () => {
     bucket: 'warehouse',
     ...ROOT,
     isRevoked: async (_claims, id) => {
+      checks.set(id, (checks.get(id) ?? 0) + 1);
       if (unanswerable.has(id)) throw new Error('connect ECONNREFUSED');
       return revoked.has(id);
     },
@@ -191,6 +195,30 @@ describe('bundled object store', () => {
     vended.destroy();
     forged.destroy();
     old.destroy();
+  });
+
+  it('refuses a put whose vended key is revoked while its body arrives, and keeps nothing of it', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const key = deriveVendedKey(ROOT.secretKey, { warehouse: 'w', bucket: 'warehouse', prefix: 'staging/s1/', expiresAt: now + 60, epoch: 0 });
+    const vended = makeS3Client({ endpoint: store.endpoint, accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey });
+    const url = new URL(await getSignedUrl(vended, new PutObjectCommand({ Bucket: 'warehouse', Key: 'staging/s1/in.csv' }), { expiresIn: 60 }));
+    const answered = new Promise<number>((resolve, reject) => {
+      const req = httpRequest(url, { method: 'PUT', headers: { 'content-length': '12' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.write('id\n1\n');
+      // Once the store has checked the key (the put began), it is revoked, then the rest of the body arrives.
+      void (async () => {
+        while ((checks.get(key.accessKeyId) ?? 0) === 0) await new Promise((r) => setTimeout(r, 5));
+        revoked.add(key.accessKeyId);
+        req.end('id\n666\n');
+      })();
+    });
+    expect(await answered).toBe(403);
+    await expect(body(root, 'staging/s1/in.csv')).rejects.toMatchObject({ name: 'NoSuchKey' });
+    vended.destroy();
   });
 
   it('refuses x-amz-* headers a signature does not cover: a presigned PUT URL cannot be turned into a copy', async () => {
