@@ -200,16 +200,16 @@ export async function submitAndAwait(
   const unsubscribe = ctx.host.subscribe('statement', statementId, (n) => {
     if (n.projection) last = n.projection;
   });
-  const as = (inserted: NewQuery, projection: Projection | undefined): QueryRow => ({
+  const rowOf = (inserted: NewQuery, projection: Projection | undefined): QueryRow => ({
     ...queuedRow(inserted, principal.user.name),
     ...(projection ? runColumns(projection as QueryProjection) : {}),
   });
   try {
     const inserted = await submitSessionStatement(ctx, audit, principal, s, body, statementId, knownAccess);
     // Not waited for: where it stood when its spawn (and any transition persisted here since) was written.
-    if (waitMs <= 0) return as(inserted, last);
+    if (waitMs <= 0) return rowOf(inserted, last);
     const heard = await watch.wait('statement', waitMs);
-    if (heard.terminal && heard.projection) return as(inserted, heard.projection);
+    if (heard.terminal && heard.projection) return rowOf(inserted, heard.projection);
     return await readQuery(ctx, statementId);
   } finally {
     unsubscribe();
