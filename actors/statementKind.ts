@@ -7,6 +7,7 @@ import type { Tracing } from '../telemetry/tracing.ts';
 import type { ActorKind } from './types.ts';
 import { AGENT_RECONNECT_WAIT_MS, type AgentLink } from './agentLink.ts';
 import type { AgentSockets } from '../runtime/agentSockets.ts';
+import type { ParamType } from '../protocol/index.ts';
 import { dispatchCatalogs, dispatchScope, recordRunOutcome, runEntityWrite } from './queryKind.ts';
 import type { ElasticCompute } from './elasticCompute.ts';
 import type { LineageEnv } from '../domain/lineage/graph.ts';
@@ -21,7 +22,12 @@ export interface StatementKindDeps {
   /** The attached catalogs a statement of this session may reach (as a query's dispatch carries them). */
   catalogsFor: (
     statementId: string,
-  ) => Promise<{ catalogs: Array<Record<string, unknown>>; extras: Record<string, unknown>; params: (string | null)[] | null } | null>;
+  ) => Promise<{
+    catalogs: Array<Record<string, unknown>>;
+    extras: Record<string, unknown>;
+    params: (string | null)[] | null;
+    paramTypes: (ParamType | null)[] | null;
+  } | null>;
   catalogToken?: (scope: { warehouse: string; access: 'read' | 'write' }[], ttlSeconds: number) => Promise<string>;
   /** Presigned URLs of the staging files a session statement's SQL names, living `ttlSeconds`. */
   stagingFor?: (sessionId: string, sql: string, ttlSeconds: number) => Promise<Array<{ uri: string; get_url: string; put_url: string }>>;
@@ -60,6 +66,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
           }
           // `$n` values (the PostgreSQL wire endpoint's Bind): kept on the statement's row, sent beside its SQL.
           const params = found?.params ?? null;
+          const paramTypes = found?.paramTypes?.some((t) => t !== null) ? found.paramTypes : null;
           // The statement id is the idempotency key: the agent ignores a statement it has queued or run.
           // An agent whose replica just died is waited for while it reconnects (AGENT_RECONNECT_WAIT_MS).
           const sent = await link.sendWaiting(p.agentId, {
@@ -72,6 +79,7 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
               ...(token && found ? { catalogs: dispatchCatalogs(found.catalogs, token, await deps.elastic?.catalogUrlFor(p.agentId)) } : {}),
               ...(staging.length ? { staging } : {}),
               ...(params?.length ? { params } : {}),
+              ...(params?.length && paramTypes ? { param_types: paramTypes } : {}),
               ...(deps.tracing?.enabled ? { traceparent: deps.tracing.traceparent() } : {}),
             },
           }, AGENT_RECONNECT_WAIT_MS, async () => (await ctx.host.get('statement', p.statementId))?.state === 'queued');

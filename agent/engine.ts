@@ -3,12 +3,13 @@
 // known before it starts, a connection on a warm slot sandboxed and locked the same way (sandboxSlots.ts).
 // Order matters: sandbox first (EXPLAIN binds the statement, and binding read_csv already opens the file), then
 // EXPLAIN for the estimate, then the memory limit and profiling, then the configuration lock, then the statement.
-import { DuckDBInstance, StatementType as DuckStatementType, VARCHAR, version as duckdbVersion } from '@duckdb/node-api';
+import { DuckDBInstance, StatementType as DuckStatementType, version as duckdbVersion } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readFileSync, renameSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ColumnSchemaEntry, QueryProfile, StatementType } from '../protocol/index.ts';
+import type { ColumnSchemaEntry, ParamType, QueryProfile, StatementType } from '../protocol/index.ts';
+import { boundParams, type BoundParams } from './boundParams.ts';
 import type { AgentConfig } from './config.ts';
 import { estimatePeakBytesFromExplain } from './explainEstimate.ts';
 import { normalizeProfile } from './profile.ts';
@@ -420,18 +421,24 @@ export class QueryEngine {
    * Runs `sql`; a result grid goes to `results/<resultId>.parquet` (the engine's own id by default; a session names
    * each statement's). A session's partial file is written in its scratch directory, which the sandbox allows.
    */
-  async execute(sql: string, hooks?: StatementHooks, resultId: string = this.#queryId, params?: readonly (string | null)[]): Promise<ExecutionResult> {
+  async execute(
+    sql: string,
+    hooks?: StatementHooks,
+    resultId: string = this.#queryId,
+    params?: readonly (string | null)[],
+    paramTypes?: readonly (ParamType | null)[],
+  ): Promise<ExecutionResult> {
     this.#checkStopped();
     this.#executing++;
     try {
-      return await this.#execute(sql, hooks, resultId, params?.length ? params : undefined);
+      return await this.#execute(sql, hooks, resultId, params?.length ? boundParams(params, paramTypes) : undefined);
     } finally {
       // A stopped query keeps interrupting until it is closed; a session's statement interrupt ends with the statement.
       if (--this.#executing === 0 && !this.#stopRequested) this.#stopRepeating();
     }
   }
 
-  async #execute(sql: string, hooks: StatementHooks | undefined, resultId: string, params?: readonly (string | null)[]): Promise<ExecutionResult> {
+  async #execute(sql: string, hooks: StatementHooks | undefined, resultId: string, params?: BoundParams): Promise<ExecutionResult> {
     // A single statement (most queries) is prepared at once: DuckDB's statement extraction parses the text a second
     // time and cost a trivial query about 5% of the agent's CPU. The bridge's tables are prepared before (binding
     // reads them). Anything else (several statements, one DuckDB expands into several, an error) is extracted
@@ -443,9 +450,10 @@ export class QueryEngine {
     if (extracted.count === 0) throw new Error('the query contains no statement');
     const sizes = await this.#statementSizes(sql, extracted.count, hooks);
     if (params && sizes.length > 1) throw new Error('Binder Error: parameters bind to one statement; the script has several');
-    // `$n` values bound as VARCHAR: DuckDB casts each to the type its position asks for (never spliced into the text).
-    const values = params ? [...params] : undefined;
-    const valueTypes = params ? params.map(() => VARCHAR) : undefined;
+    // `$n` values bound as text (DuckDB casts each to the type its position asks for) or as their declared type;
+    // never spliced into the text.
+    const values = params?.values;
+    const valueTypes = params?.types;
     if (sizes.length > 1) {
       this.#readOnly = false;
       return this.#executeScript(extracted, sizes, hooks);
@@ -468,8 +476,8 @@ export class QueryEngine {
     const prepared = await prepare(main);
     this.#checkStopped();
     if (params) {
-      if (prepared.parameterCount !== params.length) throw new Error(`Binder Error: the statement takes ${prepared.parameterCount} parameters, ${params.length} were bound`);
-      params.forEach((v, i) => (v === null ? prepared.bindNull(i + 1) : prepared.bindVarchar(i + 1, v)));
+      if (prepared.parameterCount !== params.values.length) throw new Error(`Binder Error: the statement takes ${prepared.parameterCount} parameters, ${params.values.length} were bound`);
+      params.values.forEach((v, i) => (v === null ? prepared.bindNull(i + 1) : prepared.bindValue(i + 1, v, params.types[i])));
     }
     if (own || !['SELECT', 'EXPLAIN'].includes(STATEMENT_NAMES.get(prepared.statementType) ?? '')) this.#readOnly = false;
     if (!own && STATEMENT_NAMES.get(prepared.statementType) === 'EXPLAIN') return this.#explain(prepared, resultId, finish);
@@ -518,7 +526,7 @@ export class QueryEngine {
   }
 
   /** The hooks' work ahead of a single statement: its tables, and a maintenance procedure's own run. */
-  async #beforeStatement(hooks: StatementHooks, params: readonly (string | null)[] | undefined) {
+  async #beforeStatement(hooks: StatementHooks, params: BoundParams | undefined) {
     await hooks.before(0);
     this.#checkStopped();
     const own = (await hooks.run?.(0)) ?? null;

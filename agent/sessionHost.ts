@@ -319,7 +319,7 @@ export class SessionHost {
           ? attachedByBridge(bridge, p.sql)
           : await this.#executeFollowingTransaction(s, p.sql, () => {
               const stopProgress = reportProgress({ queryId: p.statement_id, read: () => s.engine.progress, send });
-              return s.engine.execute(sql, bridge ?? undefined, p.statement_id, p.params).finally(stopProgress);
+              return s.engine.execute(sql, bridge ?? undefined, p.statement_id, p.params, p.param_types).finally(stopProgress);
             });
       this.#memoryAsk.learn(p.sql, { wrote: result.wrote, peakBytes: result.profile?.summary.peak_memory_bytes });
       await this.#uploadStaging(staged.files);

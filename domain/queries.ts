@@ -352,7 +352,7 @@ export async function readQuery(q: Queryable, id: string): Promise<QueryRow | un
 }
 
 /** What a queued statement's dispatch is built from (its catalogs and write scope are derived at send time), and
- *  the `$n` values it was bound with. */
+ *  the `$n` values it was bound with (and their declared types). */
 export async function dispatchFactsOf(q: Queryable, id: string) {
   const [row] = await q.query<{
     workspace_id: string;
@@ -361,8 +361,9 @@ export async function dispatchFactsOf(q: Queryable, id: string) {
     statement_type: string | null;
     write_catalogs: string[] | null;
     params: (string | null)[] | null;
+    param_types: (string | null)[] | null;
   }>(
-    `select workspace_id, catalog, tables, statement_type, write_catalogs, params from queries where id = $1`,
+    `select workspace_id, catalog, tables, statement_type, write_catalogs, params, param_types from queries where id = $1`,
     [id],
   );
   return row;
@@ -416,14 +417,16 @@ export interface NewQuery {
   computePool?: string | null;
   /** a session statement's bound `$n` values (text form), as JSON */
   params?: string | null;
+  /** the types declared for them (ParamType or null each), as JSON; null when none was declared */
+  paramTypes?: string | null;
 }
 
 /** The INSERT of a new query's row, queued (its actor's initial projection): the actor host writes it in the spawn's statement. */
 export const newQueryRow = (r: NewQuery): SqlFragment =>
-  sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, write_catalogs, started_at, schedule_id, compute_pool, params)
+  sql`insert into queries (id, workspace_id, agent_id, user_id, sql, status, statement_type, origin, session_id, catalog, timeout_s, tables, write_catalogs, started_at, schedule_id, compute_pool, params, param_types)
     values (${r.id}, ${r.workspaceId}, ${r.agentId}, ${r.userId}, ${r.sql}, 'queued', ${r.statementType}, ${r.origin}, ${r.sessionId ?? null}, ${r.catalog},
       ${r.timeoutS}, ${JSON.stringify(r.tables)}::jsonb, ${r.writeCatalogs}::text[], ${new Date(r.startedAt).toISOString()}::timestamptz, ${r.scheduleId ?? null},
-      ${r.computePool ?? null}, ${r.params ?? null}::jsonb)`;
+      ${r.computePool ?? null}, ${r.params ?? null}::jsonb, ${r.paramTypes ?? null}::jsonb)`;
 
 /** The row newQueryRow inserts, as a read of it returns it (`userName`: the submitter's, which the read joins in). */
 export const queuedRow = (r: NewQuery, userName: string | null): QueryRow => ({

@@ -16,7 +16,7 @@ import { openSqlSession, submitAndAwait, withHeldResult } from '../usecases/sqlS
 import { readQuery } from '../usecases/querySubmission.ts';
 import { readRowsPage } from '../usecases/resultPages.ts';
 import * as wire from './wire.ts';
-import { OID, binaryParam, binaryValue, fieldsOf, resultFormat, textValue } from './types.ts';
+import { OID, binaryParam, binaryValue, declaredParamType, fieldsOf, resultFormat, textValue, type DeclaredParamType } from './types.ts';
 import { StatementFailed, WireError, errorFieldsOf } from './errors.ts';
 import { ScramServer, principalFromTokenId, rememberScramVerifier, scramVerifiersOf } from './scram.ts';
 import { CatalogMirror, isCatalogQuery } from './catalogMirror.ts';
@@ -495,7 +495,7 @@ export class WireConnection {
       const portal = this.#portals.get(name);
       if (!portal) throw new WireError('34000', `portal "${name}" does not exist`);
       // Describe of a portal runs it: its columns are what the statement produced (Execute then sends its rows).
-      portal.outcome ??= await this.#run(portal.stmt.sql, portal.params);
+      portal.outcome ??= await this.#run(portal.stmt.sql, portal.params, portal.stmt.paramTypes);
       const fields = portal.outcome.fields;
       this.#send(fields ? wire.rowDescription(fields, formatsOf(fields, portal.resultFormats)) : wire.noData());
     } catch (e) {
@@ -509,7 +509,7 @@ export class WireConnection {
     try {
       const portal = this.#portals.get(name);
       if (!portal) throw new WireError('34000', `portal "${name}" does not exist`);
-      portal.outcome ??= await this.#run(portal.stmt.sql, portal.params);
+      portal.outcome ??= await this.#run(portal.stmt.sql, portal.params, portal.stmt.paramTypes);
       const out = portal.outcome;
       const sent = await this.#sendRows(out, portal.sent, max > 0 ? max : Infinity, out.fields ? formatsOf(out.fields, portal.resultFormats) : []);
       portal.sent += sent;
@@ -528,8 +528,9 @@ export class WireConnection {
     this.#send(wire.closeComplete());
   }
 
-  /** One statement: answered here (client settings, SHOW, catalog queries) or run in the session. */
-  async #run(sql: string, params: (string | null)[]): Promise<Outcome> {
+  /** One statement: answered here (client settings, SHOW, catalog queries) or run in the session. `paramOids`: the
+   *  types Parse declared for its `$n` (0: unspecified). */
+  async #run(sql: string, params: (string | null)[], paramOids: readonly number[] = []): Promise<Outcome> {
     const c = classify(sql);
     if (c.kind === 'empty') return { fields: null, tag: '', rowCount: 0, rows: noRows };
     if (/^\s*(savepoint|release)\b/i.test(sql) || /^\s*rollback\s+(work\s+|transaction\s+)?to\b/i.test(sql)) {
@@ -561,7 +562,7 @@ export class WireConnection {
       const res = await this.#mirror.query(sql, params);
       return this.#constant(res.columns, res.rows, `SELECT ${res.rows.length}`);
     }
-    const row = await this.#statement(sql, params);
+    const row = await this.#statement(sql, params, params.map((_, i) => declaredParamType(paramOids[i] ?? 0)));
     if (c.ddl) this.#mirror?.invalidate();
     const tz = /^\s*set\s+(?:session\s+)?time\s*zone\s*(?:=|to)?\s*'([^']+)'/i.exec(sql) ?? /^\s*set\s+timezone\s*(?:=|to)\s*'([^']+)'/i.exec(sql);
     if (tz) {
@@ -617,14 +618,14 @@ export class WireConnection {
   }
 
   /** Runs `sql` in the session (the session API's admission) and waits for its end. */
-  async #statement(sql: string, params: (string | null)[]): Promise<QueryRow> {
+  async #statement(sql: string, params: (string | null)[], paramTypes: (DeclaredParamType | null)[]): Promise<QueryRow> {
     const { ctx } = this.#o;
     const s = await sessions.readSession(ctx.db, this.#sessionId!);
     if (!s) throw new WireError('08003', 'the session is gone');
     let row: QueryRow;
     try {
       const audit = (e: AuditEvent) => appendAudit(ctx.db, { replicaId: ctx.replica.id, requestId: this.#requestRef.id }, e);
-      row = await submitAndAwait(ctx, audit, this.#principal!, s, { sql, params, timeout_s: this.#timeoutS }, STATEMENT_WAIT_MS);
+      row = await submitAndAwait(ctx, audit, this.#principal!, s, { sql, params, paramTypes, timeout_s: this.#timeoutS }, STATEMENT_WAIT_MS);
     } catch (e) {
       if (e instanceof AppError && e.code === 'session_not_open') {
         // The session ended under the connection (idle, lifetime, admin close): so does the connection.

@@ -119,6 +119,26 @@ export function textValue(v: unknown, oid: number): string | null {
   }
 }
 
+/** The DuckDB type a parameter is bound as when Parse declared its type, for the types whose text DuckDB could not
+ *  place by position (`SELECT 40 + $1`): integers, floats and booleans (the agent's ParamType). Anything else, and
+ *  an unspecified type (0), is bound as text and cast by position. */
+export type DeclaredParamType = 'BIGINT' | 'DOUBLE' | 'BOOLEAN';
+export function declaredParamType(oid: number): DeclaredParamType | null {
+  switch (oid) {
+    case OID.int2:
+    case OID.int4:
+    case OID.int8:
+      return 'BIGINT';
+    case OID.float4:
+    case OID.float8:
+      return 'DOUBLE';
+    case OID.bool:
+      return 'BOOLEAN';
+    default:
+      return null;
+  }
+}
+
 /**
  * A Bind parameter in binary format as text, for the types clients send in binary (pgjdbc: integers, floats,
  * booleans, bytea, uuid); `oid` is what Parse declared. Unknown binary types are refused.

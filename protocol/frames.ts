@@ -231,6 +231,11 @@ const CloseSessionFrame = frame(
   Schema.Struct({ session_id: Uuid, reason: NonEmpty }),
 );
 // A statement's outcome comes back as query_started / query_done / query_failed with query_id = statement_id.
+/** The DuckDB type a declared `$n` is bound as (the declared types that text alone cannot say). */
+export const PARAM_TYPES = ['BIGINT', 'DOUBLE', 'BOOLEAN'] as const;
+export const ParamType = Schema.Literals(PARAM_TYPES);
+export type ParamType = (typeof PARAM_TYPES)[number];
+
 export const ExecuteStatementFrame = frame(
   'execute_statement',
   Schema.Struct({
@@ -244,6 +249,9 @@ export const ExecuteStatementFrame = frame(
     staging: Schema.optional(Schema.Array(Schema.Struct({ uri: NonEmpty, get_url: NonEmpty, put_url: NonEmpty }))),
     // `$n` values in text form (null: SQL NULL), bound through a DuckDB prepared statement, never spliced into sql.
     params: Schema.optional(Schema.Array(Schema.NullOr(Schema.String))),
+    // The type a client declared for each `$n` (the wire endpoint's Parse), where DuckDB could not tell it from the
+    // value's position (`40 + $1`); null or absent: bound as text, DuckDB casts it by position.
+    param_types: Schema.optional(Schema.Array(Schema.NullOr(ParamType))),
     traceparent: Schema.optional(NonEmpty),
   }),
 );

@@ -233,6 +233,7 @@ describe.skipIf(!python)('PostgreSQL wire endpoint (psycopg, SQLAlchemy, pandas)
     });
     const seen = JSON.parse(r.stdout);
     expect(seen.params).toEqual([42, "O'Brien"]);
+    expect(seen.declared).toEqual([42, 2.5, true]);
     expect(seen.typed).toEqual([2, '3.00', 'Decimal']);
     expect(seen.undefined_table).toBe('42P01');
     expect(seen.tables).toContain('orders');

@@ -14,6 +14,7 @@ import type { WorkspaceAccess } from '../domain/workspaces.ts';
 import type { ActorStatus, Projection } from '../actors/types.ts';
 import { runColumns } from '../actors/queryKind.ts';
 import type { QueryProjection } from '../machines/index.ts';
+import { PARAM_TYPES, type ParamType } from '../protocol/index.ts';
 import { admitStatement } from './admission.ts';
 import type { AppContext } from './context.ts';
 
@@ -89,7 +90,12 @@ export async function statementCatalogs(ctx: Pick<AppContext, 'db' | 'config' | 
   const row = await queries.dispatchFactsOf(ctx.db, statementId);
   if (!row) return null;
   const extras = await dispatchExtras(ctx, row.workspace_id, row.catalog, row.tables ?? [], undefined, mayWrite(row.statement_type), row.write_catalogs ?? undefined);
-  return { catalogs: extras.catalogs as Array<Record<string, unknown>>, extras: extras as Record<string, unknown>, params: row.params };
+  return {
+    catalogs: extras.catalogs as Array<Record<string, unknown>>,
+    extras: extras as Record<string, unknown>,
+    params: row.params,
+    paramTypes: row.param_types?.map((t) => (PARAM_TYPES as readonly (string | null)[]).includes(t) ? (t as ParamType) : null) ?? null,
+  };
 }
 
 /** Submits a checked statement: a queries row and its actor in one statement, then dispatch. */

@@ -8,6 +8,7 @@ import { newQueryRow, queuedRow, readHeldResult, type HeldResult, type NewQuery,
 import { runColumns } from '../actors/queryKind.ts';
 import type { QueryProjection } from '../machines/index.ts';
 import type { Projection } from '../actors/types.ts';
+import type { ParamType } from '../protocol/index.ts';
 import { listWorkspaceCatalogs } from '../domain/catalogs/attachments.ts';
 import { resolveWorkspace, type WorkspaceAccess } from '../domain/workspaces.ts';
 import type { AuditEvent } from '../domain/audit.ts';
@@ -106,6 +107,8 @@ export interface StatementSubmission {
   timeout_s?: number | null;
   /** `$n` values bound on the agent through a prepared statement (text form; null is SQL NULL), never spliced. */
   params?: readonly (string | null)[] | null;
+  /** the type the client declared for each (the wire endpoint's Parse); null: text, cast by its position */
+  paramTypes?: readonly (ParamType | null)[] | null;
 }
 
 /**
@@ -153,6 +156,7 @@ async function submitSessionStatement(
     writeCatalogs: writeTo,
     startedAt: now,
     params: body.params?.length ? JSON.stringify(body.params) : null,
+    paramTypes: body.params?.length && body.paramTypes?.some((t) => t !== null) ? JSON.stringify(body.paramTypes) : null,
   };
   const spawned = await ctx.host.spawn(
     'statement',
