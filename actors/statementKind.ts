@@ -66,7 +66,8 @@ export function statementKind(deps: StatementKindDeps): ActorKind {
           }
           // `$n` values (the PostgreSQL wire endpoint's Bind): kept on the statement's row, sent beside its SQL.
           const params = found?.params ?? null;
-          const paramTypes = found?.paramTypes?.some((t) => t !== null) ? found.paramTypes : null;
+          // Stored only when some were declared (usecases/sqlSessions.ts).
+          const paramTypes = found?.paramTypes ?? null;
           // The statement id is the idempotency key: the agent ignores a statement it has queued or run.
           // An agent whose replica just died is waited for while it reconnects (AGENT_RECONNECT_WAIT_MS).
           const sent = await link.sendWaiting(p.agentId, {

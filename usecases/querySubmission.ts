@@ -20,7 +20,6 @@ import type { AppContext } from './context.ts';
 
 /** Whether a statement of this type may write: only reads (SELECT, DESCRIBE/SHOW/SUMMARIZE) get a read-only catalog
  *  token, and only their done effect records nothing (actors/queryKind.ts recordProfile). */
-/** Whether a statement of this type may write (all but reads: SELECT, DESCRIBE). */
 export const mayWrite = (statementType: string | null) => !['select', 'describe'].includes(statementType ?? '');
 
 /** A query's row as stored (the caller just submitted it, or already checked it may see it). */

@@ -198,12 +198,15 @@ export async function submitAndAwait(
   knownAccess?: () => WorkspaceAccess,
 ): Promise<QueryRow> {
   const statementId = randomUUID();
-  const watch = ctx.host.watchTerminal(['statement'], statementId);
-  // The last transition this replica persisted (a local notice carries what it wrote), for an answer without a wait.
+  // Waited for: its end, watched from before it exists. Not: the last transition this replica persisted (a local
+  // notice carries what it wrote).
+  const watch = waitMs > 0 ? ctx.host.watchTerminal(['statement'], statementId) : null;
   let last: Projection | undefined;
-  const unsubscribe = ctx.host.subscribe('statement', statementId, (n) => {
-    if (n.projection) last = n.projection;
-  });
+  const unsubscribe = watch
+    ? () => undefined
+    : ctx.host.subscribe('statement', statementId, (n) => {
+        if (n.projection) last = n.projection;
+      });
   const rowOf = (inserted: NewQuery, projection: Projection | undefined): QueryRow => ({
     ...queuedRow(inserted, principal.user.name),
     ...(projection ? runColumns(projection as QueryProjection) : {}),
@@ -211,13 +214,13 @@ export async function submitAndAwait(
   try {
     const inserted = await submitSessionStatement(ctx, audit, principal, s, body, statementId, knownAccess);
     // Not waited for: where it stood when its spawn (and any transition persisted here since) was written.
-    if (waitMs <= 0) return rowOf(inserted, last);
+    if (!watch) return rowOf(inserted, last);
     const heard = await watch.wait('statement', waitMs);
     if (heard.terminal && heard.projection) return rowOf(inserted, heard.projection);
     return await readQuery(ctx, statementId);
   } finally {
     unsubscribe();
-    watch.cancel();
+    watch?.cancel();
   }
 }
 
